@@ -1,0 +1,34 @@
+package api
+
+import "github.com/gofiber/fiber/v2"
+
+// Mount registers every API route on r (the /api group). All routes of
+// the API are listed here.
+func (a *API) Mount(r fiber.Router) {
+	r.Use(a.auth)
+
+	// Global unsubscribers.
+	r.Get("/global-unsubscribes", a.listGlobalUnsubscribes)
+	r.Post("/global-unsubscribes/save", a.saveGlobalUnsubscribes)
+	r.Delete("/global-unsubscribes/delete", a.deleteGlobalUnsubscribe)
+	r.Post("/global-unsubscribes/bulk-delete", a.bulkDeleteGlobalUnsubscribes)
+
+	// Unsubscribe groups and their recipients.
+	r.Get("/unsubscribes-groups", a.listGroups)
+	r.Post("/unsubscribes-groups/save", a.saveGroup)
+	r.Get("/unsubscribes-groups/details", a.groupDetails)
+	r.Post("/unsubscribes-groups/update", a.updateGroup)
+	r.Post("/unsubscribes-groups/manually-add", a.addGroupRecipients)
+	r.Get("/unsubscribes-groups/recipients-list", a.listGroupRecipients)
+	r.Delete("/unsubscribes-groups/recipients-delete", a.deleteGroupRecipient)
+	r.Post("/unsubscribes-groups/recipients-bulk-delete", a.bulkDeleteGroupRecipients)
+
+	// Notification recipients.
+	r.Get("/notification-recipients", a.listNotificationRecipients)
+	r.Post("/notification-recipient/save", a.saveNotificationRecipient)
+	r.Delete("/notification-recipient/delete", a.deleteNotificationRecipient)
+	r.Post("/notification-recipient/bulk-delete", a.bulkDeleteNotificationRecipients)
+
+	// Anything else under /api/ is an unknown route, in the envelope.
+	r.Use(func(c *fiber.Ctx) error { return failure(c, fiber.StatusNotFound, "Not Found") })
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"herald/api"
+	"herald/service"
+	"herald/static"
+	"herald/web"
+)
+
+// bodyLimit is the largest request body (decisions.md section 1: 10 MB;
+// 413 beyond).
+const bodyLimit = 10 << 20
+
+// newApp wires the console, the API, the public pages, static files,
+// health and metrics into one Fiber app.
+func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, error) {
+	errorHandler := func(c *fiber.Ctx, err error) error {
+		if isAPI(c) {
+			return api.ErrorHandler(c, err)
+		}
+		return web.ErrorHandler(c, err)
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               "herald",
+		BodyLimit:             bodyLimit,
+		ErrorHandler:          errorHandler,
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          10 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
+	})
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newHTTPMetrics(reg)
+
+	app.Use(observe(m, errorHandler))
+	app.Use(recover.New(recover.Config{
+		EnableStackTrace: true,
+		StackTraceHandler: func(c *fiber.Ctx, e any) {
+			slog.Error("panic", "route", c.Route().Path, "panic", e)
+		},
+	}))
+
+	app.Get("/healthz", func(c *fiber.Ctx) error {
+		if err := svc.DB.Ping(c.UserContext()); err != nil {
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable"})
+		}
+		return c.JSON(fiber.Map{"status": "ok"})
+	})
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	app.Use("/static", filesystem.New(filesystem.Config{
+		Root:   http.FS(static.FS),
+		MaxAge: 3600,
+	}))
+
+	api.New(svc, api.Options{RatePerSecond: cfg.APIRate}).Mount(app.Group("/api"))
+
+	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL})
+	if err != nil {
+		return nil, err
+	}
+	w.Mount(app)
+	return app, nil
+}
+
+func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") || c.Path() == "/api" }
+
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_http_requests_total", Help: "HTTP requests answered, by method, route and status.",
+		}, []string{"method", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "herald_http_request_duration_seconds", Help: "Time to answer HTTP requests, by method, route and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"method", "route", "status"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// observe logs one line per request and records its metrics. It answers
+// errors itself (through errorHandler) so that the status it records is
+// the one sent. Nothing secret is logged: no headers, no bodies, no query.
+func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		if err := c.Next(); err != nil {
+			if herr := errorHandler(c, err); herr != nil {
+				_ = c.SendStatus(fiber.StatusInternalServerError)
+			}
+		}
+		elapsed := time.Since(start)
+		status := c.Response().StatusCode()
+		route := c.Route().Path
+		method := c.Method()
+		st := strconv.Itoa(status)
+		m.requests.WithLabelValues(method, route, st).Inc()
+		m.latency.WithLabelValues(method, route, st).Observe(elapsed.Seconds())
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		attrs := []slog.Attr{
+			slog.String("method", method), slog.String("path", c.Path()), slog.String("route", route),
+			slog.Int("status", status), slog.Duration("duration", elapsed),
+		}
+		if id, ok := c.Locals("account").(int64); ok {
+			attrs = append(attrs, slog.Int64("account", id))
+		}
+		slog.LogAttrs(c.UserContext(), level, "request", attrs...)
+		return nil
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// config is what the environment sets (decisions.md section 1).
+type config struct {
+	Addr     string  // HERALD_ADDR
+	Database string  // HERALD_DATABASE: SQLite path or postgres:// URL
+	BaseURL  string  // HERALD_BASE_URL: the public address put in mails
+	SMTPURL  string  // HERALD_SMTP_URL: unset = the outbox
+	APIRate  float64 // HERALD_API_RATE: API requests per second per key
+	LogLevel slog.Level
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		Addr:     or(getenv("HERALD_ADDR"), ":8080"),
+		Database: or(getenv("HERALD_DATABASE"), "data/herald.db"),
+		BaseURL:  strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
+		SMTPURL:  getenv("HERALD_SMTP_URL"),
+		APIRate:  100,
+	}
+	if v := getenv("HERALD_API_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 {
+			return c, fmt.Errorf("HERALD_API_RATE: %q is not a number of requests per second", v)
+		}
+		c.APIRate = r
+	}
+	if v := getenv("HERALD_LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			return c, fmt.Errorf("HERALD_LOG_LEVEL: %w", err)
+		}
+	}
+	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
+		return c, fmt.Errorf("HERALD_BASE_URL: %q must start with http:// or https://", c.BaseURL)
+	}
+	return c, nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"herald/service"
+)
+
+const usage = `usage:
+  herald serve                      serve the console and the API on HERALD_ADDR
+  herald migrate                    apply the database migrations and exit
+  herald account create --email E --password P --name N
+  herald account rotate-keys --email E`
+
+// run is the whole program; main only calls it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	if len(args) < 2 {
+		return errors.New(usage)
+	}
+	switch args[1] {
+	case "serve":
+		return serve(ctx, cfg)
+	case "migrate":
+		db, err := openDB(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	case "account":
+		return accountCmd(ctx, cfg, args[2:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[1], usage)
+}
+
+// openDB opens and migrates the configured database.
+func openDB(ctx context.Context, cfg config) (*service.DB, error) {
+	db, err := service.OpenDB(cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return db, nil
+}
+
+func serve(ctx context.Context, cfg config) error {
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := service.New(db)
+	app, err := newApp(ctx, svc, cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL)
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	slog.Info("herald shutting down")
+	if err := app.ShutdownWithTimeout(15 * time.Second); err != nil {
+		return err
+	}
+	return nil
+}
+
+type keysOut struct {
+	UserID    int64  `json:"user_id"`
+	PublicKey string `json:"public_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+func accountCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet("account "+args[0], flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	email := fs.String("email", "", "account email")
+	password := fs.String("password", "", "account password")
+	name := fs.String("name", "", "account name")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := service.New(db)
+	var out keysOut
+	switch args[0] {
+	case "create":
+		u, keys, err := svc.Accounts.Create(ctx, service.AccountInput{Name: *name, Email: *email, Password: *password})
+		if err != nil {
+			return err
+		}
+		out = keysOut{u.ID, keys.PublicKey, keys.SecretKey}
+	case "rotate-keys":
+		u, err := svc.Accounts.ByEmail(ctx, *email)
+		if err != nil {
+			return fmt.Errorf("no account with email %q", *email)
+		}
+		keys, err := svc.Accounts.RotateKeys(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		out = keysOut{u.ID, keys.PublicKey, keys.SecretKey}
+	default:
+		return fmt.Errorf("unknown account command %q\n%s", args[0], usage)
+	}
+	return json.NewEncoder(stdout).Encode(out)
+}

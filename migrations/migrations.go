@@ -1,0 +1,50 @@
+// Package migrations holds the versioned SQL schema for each dialect,
+// embedded in the binary and applied in order by goose.
+package migrations
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed sqlite/*.sql postgres/*.sql
+var files embed.FS
+
+// Up applies every migration not yet applied, each in its own transaction.
+// dialect is "sqlite" or "postgres". On PostgreSQL an advisory lock makes
+// concurrent starts of several processes apply each migration once.
+func Up(ctx context.Context, db *sql.DB, dialect string) error {
+	var (
+		gd   goose.Dialect
+		opts []goose.ProviderOption
+	)
+	switch dialect {
+	case "sqlite":
+		gd = goose.DialectSQLite3
+	case "postgres":
+		gd = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	default:
+		return fmt.Errorf("migrations: unknown dialect %q", dialect)
+	}
+	sub, err := fs.Sub(files, dialect)
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(gd, db, sub, opts...)
+	if err != nil {
+		return err
+	}
+	_, err = p.Up(ctx)
+	return err
+}

@@ -1,0 +1,136 @@
+package service
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"herald/migrations"
+	"herald/models"
+)
+
+// DB is the storage: W takes every write (and reads inside a write), R
+// serves plain reads. On SQLite W is one connection with immediate
+// transactions, the only writer SQLite allows, and R is a pool of read
+// connections (WAL lets them read while W writes). On PostgreSQL both are
+// the same pool.
+type DB struct {
+	W, R    *gorm.DB
+	Dialect string // "sqlite" or "postgres"
+}
+
+// IsPostgres reports whether dsn selects PostgreSQL rather than an SQLite file.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// OpenDB opens dsn: a postgres:// URL or the path of an SQLite file (created,
+// with its folder, when absent). It does not migrate; call Migrate.
+func OpenDB(dsn string) (*DB, error) {
+	cfg := func() *gorm.Config {
+		return &gorm.Config{
+			SkipDefaultTransaction: true,
+			NowFunc:                models.Now,
+			Logger:                 logger.Discard,
+			TranslateError:         false,
+		}
+	}
+	if IsPostgres(dsn) {
+		g, err := gorm.Open(postgres.Open(dsn), cfg())
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		sqlDB, err := g.DB()
+		if err != nil {
+			return nil, err
+		}
+		sqlDB.SetMaxOpenConns(20)
+		sqlDB.SetMaxIdleConns(20)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+		return &DB{W: g, R: g, Dialect: "postgres"}, nil
+	}
+
+	path := strings.TrimPrefix(dsn, "sqlite://")
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	// Pragmas go in the DSN so that every pooled connection gets them.
+	base := "file:" + path + "?_busy_timeout=10000&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=on"
+	w, err := gorm.Open(sqlite.Open(base+"&_txlock=immediate"), cfg())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite writer: %w", err)
+	}
+	wdb, err := w.DB()
+	if err != nil {
+		return nil, err
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	if err := wdb.Ping(); err != nil {
+		return nil, fmt.Errorf("open sqlite writer: %w", err)
+	}
+	r, err := gorm.Open(sqlite.Open(base+"&_query_only=1"), cfg())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite readers: %w", err)
+	}
+	rdb, err := r.DB()
+	if err != nil {
+		return nil, err
+	}
+	n := max(4, 2*runtime.NumCPU())
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	return &DB{W: w, R: r, Dialect: "sqlite"}, nil
+}
+
+// Migrate applies the embedded migrations of the dialect.
+func (d *DB) Migrate(ctx context.Context) error {
+	sqlDB, err := d.W.DB()
+	if err != nil {
+		return err
+	}
+	return migrations.Up(ctx, sqlDB, d.Dialect)
+}
+
+// Ping checks that the database answers.
+func (d *DB) Ping(ctx context.Context) error {
+	sqlDB, err := d.R.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close closes both pools.
+func (d *DB) Close() error {
+	var first error
+	for _, g := range []*gorm.DB{d.W, d.R} {
+		sqlDB, err := g.DB()
+		if err == nil {
+			err = sqlDB.Close()
+		}
+		if err != nil && first == nil && !strings.Contains(err.Error(), "closed") {
+			first = err
+		}
+		if d.W == d.R {
+			break
+		}
+	}
+	return first
+}
+
+// SQL exposes the writer's database/sql handle (used by bulk paths).
+func (d *DB) SQL() (*sql.DB, error) { return d.W.DB() }

@@ -1,0 +1,154 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Groups keeps unsubscribe groups and the addresses that left each one.
+type Groups struct{ db *DB }
+
+// GroupInput is the body of a group save or update.
+type GroupInput struct {
+	GroupName   string
+	Description string
+	IsDisplay   string
+}
+
+func (in GroupInput) validate() (name, desc string, display int, err error) {
+	p := Problems{}
+	name = strings.TrimSpace(in.GroupName)
+	desc = strings.TrimSpace(in.Description)
+	if p.required("group_name", name) {
+		p.maxLen("group_name", name, 255)
+	}
+	if p.required("description", desc) {
+		p.maxLen("description", desc, 65535)
+	}
+	if p.required("is_display", in.IsDisplay) {
+		display = p.flag("is_display", in.IsDisplay)
+	}
+	return name, desc, display, p.Err()
+}
+
+// Each calls fn for every group of the account with its recipient count.
+func (g *Groups) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.UnsubscribeGroupCount) error) error {
+	return each(ctx, f, "unsubscribe_groups", func() *gorm.DB {
+		q := g.db.R.Table("unsubscribe_groups").
+			Select("unsubscribe_groups.*, (SELECT COUNT(*) FROM unsubscribers u WHERE u.unsubscribe_groups_id = unsubscribe_groups.id) AS unsubscribe_clients_count").
+			Where("unsubscribe_groups.user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(group_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(r *models.UnsubscribeGroupCount) int64 { return r.ID }, fn)
+}
+
+// Create saves a new group. Errors: validation.
+func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*models.UnsubscribeGroup, error) {
+	name, desc, display, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	grp := &models.UnsubscribeGroup{
+		UserID: accountID, RandID: randomID(8), GroupName: name, Description: desc, IsDisplay: display,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	if err := g.db.W.WithContext(ctx).Create(grp).Error; err != nil {
+		return nil, err
+	}
+	return grp, nil
+}
+
+// Get returns one group of the account. Errors: ErrNotFound.
+func (g *Groups) Get(ctx context.Context, accountID, id int64) (*models.UnsubscribeGroup, error) {
+	var grp models.UnsubscribeGroup
+	if err := g.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&grp).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &grp, nil
+}
+
+// Update changes a group. Errors: ErrNotFound, validation.
+func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput) (*models.UnsubscribeGroup, error) {
+	if _, err := g.Get(ctx, accountID, id); err != nil {
+		return nil, err
+	}
+	name, desc, display, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	res := g.db.W.WithContext(ctx).Model(&models.UnsubscribeGroup{}).Where("user_id = ? AND id = ?", accountID, id).
+		Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": models.Now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	return g.Get(ctx, accountID, id)
+}
+
+// RecipientsInput is the body of a manual add to a group.
+type RecipientsInput struct {
+	GroupID      string
+	EmailAddress string
+}
+
+// AddRecipients adds addresses (separated by commas) to a group; those
+// already in it stay as they are. It returns how many were new.
+// Errors: validation, ErrNotFound (group not the account's).
+func (g *Groups) AddRecipients(ctx context.Context, accountID int64, in RecipientsInput) (int, error) {
+	p := Problems{}
+	p.required("unsubscribe_groups_id", in.GroupID)
+	emails, err := parseEmailList("email_address", in.EmailAddress)
+	if err != nil {
+		for k, v := range err.(*Error).Fields {
+			p[k] = v
+		}
+	}
+	if err := p.Err(); err != nil {
+		return 0, err
+	}
+	gid, err := ParseID(in.GroupID)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := g.Get(ctx, accountID, gid); err != nil {
+		return 0, err
+	}
+	return insertUnsubscribers(ctx, g.db.W, accountID, &gid, emails)
+}
+
+// EachRecipient calls fn for every recipient of the account's group.
+// Errors: ErrNotFound (group).
+func (g *Groups) EachRecipient(ctx context.Context, accountID, groupID int64, f ListFilter, fn func(*models.Unsubscriber) error) error {
+	if _, err := g.Get(ctx, accountID, groupID); err != nil {
+		return err
+	}
+	return each(ctx, f, "", func() *gorm.DB {
+		q := g.db.R.Model(&models.Unsubscriber{}).Where("user_id = ? AND unsubscribe_groups_id = ?", accountID, groupID)
+		if f.Search != "" {
+			q = q.Where(`email_address LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(u *models.Unsubscriber) int64 { return u.ID }, fn)
+}
+
+func groupScope(q *gorm.DB) *gorm.DB { return q.Where("unsubscribe_groups_id IS NOT NULL") }
+
+// DeleteRecipient removes one group recipient. Errors: ErrNotFound.
+func (g *Groups) DeleteRecipient(ctx context.Context, accountID, id int64) error {
+	return deleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, []int64{id}, groupScope)
+}
+
+// BulkDeleteRecipients removes all the listed group recipients, or none.
+// Errors: ErrNotFound when any id is not one of the account's.
+func (g *Groups) BulkDeleteRecipients(ctx context.Context, accountID int64, ids []int64) error {
+	return deleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, ids, groupScope)
+}

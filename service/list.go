@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+// ListFilter narrows a list. Page and PerPage (beyond the spec) return one
+// page; without them the whole collection is read in batches.
+type ListFilter struct {
+	Search  string
+	Page    int
+	PerPage int
+}
+
+// batchSize is how many rows a list reads per query: large enough that a
+// query's cost is spread over many rows, small enough that memory stays
+// flat however long the list is.
+const batchSize = 1000
+
+// maxPerPage caps one page.
+const maxPerPage = 1000
+
+// each runs fn for every row of the query built by q, ordered by id. The
+// whole collection is read by keyset batches (id > last), so no query
+// holds a connection while fn runs and memory does not grow with the
+// collection. idOf returns a row's id. table qualifies the id column.
+func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, idOf func(*T) int64, fn func(*T) error) error {
+	idCol := "id"
+	if table != "" {
+		idCol = table + ".id"
+	}
+	if f.PerPage > 0 {
+		per := min(f.PerPage, maxPerPage)
+		page := max(f.Page, 1)
+		var rows []T
+		if err := q().WithContext(ctx).Order(idCol).Limit(per).Offset((page - 1) * per).Find(&rows).Error; err != nil {
+			return err
+		}
+		for i := range rows {
+			if err := fn(&rows[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var last int64
+	rows := make([]T, 0, batchSize)
+	for {
+		rows = rows[:0]
+		if err := q().WithContext(ctx).Where(idCol+" > ?", last).Order(idCol).Limit(batchSize).Find(&rows).Error; err != nil {
+			return err
+		}
+		for i := range rows {
+			if err := fn(&rows[i]); err != nil {
+				return err
+			}
+		}
+		if len(rows) < batchSize {
+			return nil
+		}
+		last = idOf(&rows[len(rows)-1])
+	}
+}
+
+// likePattern makes a case-insensitive substring pattern for LIKE, with
+// the wildcards of the search text escaped.
+func likePattern(s string) string {
+	r := make([]rune, 0, len(s)+2)
+	r = append(r, '%')
+	for _, c := range s {
+		if c == '%' || c == '_' || c == '\\' {
+			r = append(r, '\\')
+		}
+		r = append(r, c)
+	}
+	return string(append(r, '%'))
+}

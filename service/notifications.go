@@ -1,0 +1,78 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"herald/models"
+)
+
+// Notifications keeps the addresses that receive the account's
+// notifications (a send completed, an import ended).
+type Notifications struct{ db *DB }
+
+// NotificationInput is the body of a notification recipient save.
+type NotificationInput struct {
+	EmailAddress string
+	EmailOwner   string
+}
+
+// Each calls fn for every notification recipient of the account.
+func (n *Notifications) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.NotificationRecipient) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := n.db.R.Model(&models.NotificationRecipient{}).Where("user_id = ?", accountID)
+		if f.Search != "" {
+			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			q = q.Where(`(email_address LIKE ? ESCAPE '\' OR LOWER(email_owner) LIKE ? ESCAPE '\')`, pat, pat)
+		}
+		return q
+	}, func(r *models.NotificationRecipient) int64 { return r.ID }, fn)
+}
+
+// Save adds a recipient; saving an address already there updates its
+// owner's name instead of adding it twice. Errors: validation.
+func (n *Notifications) Save(ctx context.Context, accountID int64, in NotificationInput) (*models.NotificationRecipient, error) {
+	p := Problems{}
+	email, ok := NormalizeEmail(in.EmailAddress)
+	if p.required("email_address", in.EmailAddress) && !ok {
+		p.Add("email_address", msgEmail("email_address"))
+	}
+	owner := strings.TrimSpace(in.EmailOwner)
+	if owner == "" {
+		// The spec documents this one text without the usual period.
+		p.Add("email_owner", "The name field is required")
+	} else {
+		p.maxLen("email_owner", owner, 255)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	r := &models.NotificationRecipient{UserID: accountID, EmailAddress: email, EmailOwner: owner, CreatedAt: now, UpdatedAt: now}
+	err := n.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "user_id"}, {Name: "email_address"}},
+			DoUpdates: clause.AssignmentColumns([]string{"email_owner", "updated_at"}),
+		}).Create(r).Error; err != nil {
+			return err
+		}
+		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Delete removes one recipient. Errors: ErrNotFound.
+func (n *Notifications) Delete(ctx context.Context, accountID, id int64) error {
+	return deleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, []int64{id}, noScope)
+}
+
+// BulkDelete removes all the listed recipients, or none. Errors: ErrNotFound.
+func (n *Notifications) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
+	return deleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, ids, noScope)
+}

@@ -1,0 +1,99 @@
+// Package service holds every rule of herald: validation, account scoping,
+// transactions and typed errors. Pages (web/) and the API (api/) call the
+// same methods; nothing here knows of HTTP or HTML.
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"herald/models"
+)
+
+// Service gathers the areas; build it with New.
+type Service struct {
+	DB            *DB
+	Accounts      *Accounts
+	Unsubscribers *Unsubscribers
+	Groups        *Groups
+	Notifications *Notifications
+	Settings      *Settings
+}
+
+// New wires every area to db.
+func New(db *DB) *Service {
+	return &Service{
+		DB: db,
+		Accounts: &Accounts{
+			db:     db,
+			keys:   &keyCache{m: map[string]keyEntry{}},
+			logins: &loginLimiter{failures: map[string][]time.Time{}, max: 5, window: 15 * time.Minute},
+		},
+		Unsubscribers: &Unsubscribers{db: db},
+		Groups:        &Groups{db: db},
+		Notifications: &Notifications{db: db},
+		Settings:      &Settings{db: db},
+	}
+}
+
+// Settings keeps process-wide values in the database.
+type Settings struct{ db *DB }
+
+// Secret returns the value stored under key, creating it from n random
+// bytes (hex) the first time. Every process sharing the database gets the
+// same value.
+func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error) {
+	var st models.Setting
+	err := s.db.R.WithContext(ctx).Where("name = ?", key).First(&st).Error
+	if err == nil {
+		return st.Value, nil
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", err
+	}
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	st = models.Setting{Name: key, Value: hex.EncodeToString(b)}
+	if err := s.db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
+		return "", err
+	}
+	// Another process may have won the race: read what is stored.
+	if err := s.db.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
+		return "", err
+	}
+	return st.Value, nil
+}
+
+// randomID returns n random bytes as hex.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// deleteAll deletes the account's rows of model with ids, all or none:
+// when any id is missing (or another account's) nothing is deleted and
+// ErrNotFound is returned. scope narrows further (e.g. to one kind of row).
+func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []int64, scope func(*gorm.DB) *gorm.DB) error {
+	return db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		q := func() *gorm.DB {
+			return scope(tx.Model(model).Where("user_id = ? AND id IN ?", accountID, ids))
+		}
+		var n int64
+		if err := q().Count(&n).Error; err != nil {
+			return err
+		}
+		if n != int64(len(ids)) {
+			return ErrNotFound
+		}
+		return q().Delete(model).Error
+	})
+}
+
+func noScope(q *gorm.DB) *gorm.DB { return q }

@@ -1,0 +1,149 @@
+package service
+
+import (
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Label is how a field is named in a message, Laravel-style: snake case
+// with spaces ("strIds" → "str ids", "email_address" → "email address").
+func Label(field string) string {
+	var b strings.Builder
+	for i, r := range field {
+		if unicode.IsUpper(r) {
+			if i > 0 && !strings.HasSuffix(b.String(), "_") {
+				b.WriteByte(' ')
+			}
+			r = unicode.ToLower(r)
+		}
+		if r == '_' {
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// The message texts, in the spec's (Laravel's) wording.
+func msgRequired(field string) string { return "The " + Label(field) + " field is required." }
+func msgEmail(field string) string    { return "The " + Label(field) + " must be a valid email address." }
+func msgMin(field string, n int) string {
+	return fmt.Sprintf("The %s must be at least %d characters.", Label(field), n)
+}
+func msgMax(field string, n int) string {
+	return fmt.Sprintf("The %s may not be greater than %d characters.", Label(field), n)
+}
+func msgBoolean(field string) string { return "The " + Label(field) + " field must be true or false." }
+func msgInteger(field string) string { return "The " + Label(field) + " must be an integer." }
+
+// required records a message when v is blank and reports whether it was present.
+func (p Problems) required(field, v string) bool {
+	if strings.TrimSpace(v) == "" {
+		p.Add(field, msgRequired(field))
+		return false
+	}
+	return true
+}
+
+// maxLen records a message when v is longer than n characters.
+func (p Problems) maxLen(field, v string, n int) {
+	if utf8.RuneCountInString(v) > n {
+		p.Add(field, msgMax(field, n))
+	}
+}
+
+// minLen records a message when v is shorter than n characters.
+func (p Problems) minLen(field, v string, n int) {
+	if utf8.RuneCountInString(strings.TrimSpace(v)) < n {
+		p.Add(field, msgMin(field, n))
+	}
+}
+
+// flag parses a boolean-like value (1, 0, true, false, on, off) into 0 or 1.
+func (p Problems) flag(field, v string) int {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "on", "yes":
+		return 1
+	case "0", "false", "off", "no":
+		return 0
+	}
+	p.Add(field, msgBoolean(field))
+	return 0
+}
+
+// NormalizeEmail trims and lower-cases an address and reports whether it is
+// a plain valid address (local@domain, no display name, a dot in the domain).
+func NormalizeEmail(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" || len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>\"") {
+		return s, false
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s {
+		return s, false
+	}
+	at := strings.LastIndexByte(s, '@')
+	if at < 1 || at > 64 {
+		return s, false
+	}
+	domain := s[at+1:]
+	if !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
+		return s, false
+	}
+	return s, true
+}
+
+// splitEmails splits a list of addresses separated by commas (semicolons,
+// spaces and new lines are accepted too), lower-cases them and drops
+// repeats. bad holds the items that are not valid addresses.
+func splitEmails(s string) (good, bad []string) {
+	seen := map[string]bool{}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool {
+		return r == ',' || r == ';' || unicode.IsSpace(r)
+	}) {
+		e, ok := NormalizeEmail(part)
+		if !ok {
+			bad = append(bad, strings.TrimSpace(part))
+			continue
+		}
+		if !seen[e] {
+			seen[e] = true
+			good = append(good, e)
+		}
+	}
+	return good, bad
+}
+
+// ParseID reads a positive integer id; anything else is ErrNotFound, since
+// a malformed id names no record (decisions.md section 2).
+func ParseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, ErrNotFound
+	}
+	return id, nil
+}
+
+// ParseIDs reads every id of a bulk operation; one bad id fails them all.
+func ParseIDs(field string, items []string) ([]int64, error) {
+	if len(items) == 0 {
+		return nil, Invalid(field, msgRequired(field))
+	}
+	seen := make(map[int64]bool, len(items))
+	ids := make([]int64, 0, len(items))
+	for _, s := range items {
+		id, err := ParseID(s)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
