@@ -89,6 +89,10 @@ func fiberText(fe *fiber.Error) string {
 		return textBadBody
 	case fiber.StatusInternalServerError:
 		return textInternal
+	case fiber.StatusNotFound:
+		return "Not Found" // Fiber's own text names the path
+	case fiber.StatusMethodNotAllowed:
+		return "Method Not Allowed"
 	}
 	return fe.Message
 }

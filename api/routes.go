@@ -28,7 +28,4 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/notification-recipient/save", a.saveNotificationRecipient)
 	r.Delete("/notification-recipient/delete", a.deleteNotificationRecipient)
 	r.Post("/notification-recipient/bulk-delete", a.bulkDeleteNotificationRecipients)
-
-	// Anything else under /api/ is an unknown route, in the envelope.
-	r.Use(func(c *fiber.Ctx) error { return failure(c, fiber.StatusNotFound, "Not Found") })
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"herald/service"
 )
 
@@ -81,5 +83,7 @@ func Open(t testing.TB) *service.DB {
 // Service returns a service over a fresh database.
 func Service(t testing.TB) *service.Service {
 	t.Helper()
-	return service.New(Open(t))
+	svc := service.New(Open(t))
+	svc.Accounts.SetPasswordCost(bcrypt.MinCost) // bcrypt's cost is no part of what tests check
+	return svc
 }

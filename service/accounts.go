@@ -36,7 +36,12 @@ type Accounts struct {
 	db     *DB
 	keys   *keyCache
 	logins *loginLimiter
+	cost   int // bcrypt cost of new passwords
 }
+
+// SetPasswordCost sets the bcrypt cost of passwords hashed from now on
+// (tests lower it; the default is bcrypt.DefaultCost).
+func (a *Accounts) SetPasswordCost(cost int) { a.cost = cost }
 
 // keyTTL is how long a checked key is trusted without asking the database.
 // A rotation in this process takes effect at once; in another process
@@ -62,7 +67,7 @@ func (a *Accounts) Create(ctx context.Context, in AccountInput) (*models.User, K
 	if err := p.Err(); err != nil {
 		return nil, Keys{}, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), bcrypt.DefaultCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
 	if err != nil {
 		return nil, Keys{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -34,6 +35,7 @@ func New(db *DB) *Service {
 			db:     db,
 			keys:   &keyCache{m: map[string]keyEntry{}},
 			logins: &loginLimiter{failures: map[string][]time.Time{}, max: 5, window: 15 * time.Minute},
+			cost:   bcrypt.DefaultCost,
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},

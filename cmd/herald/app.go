@@ -114,7 +114,7 @@ func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
 		elapsed := time.Since(start)
 		status := c.Response().StatusCode()
 		route := c.Route().Path
-		method := c.Method()
+		method := strings.Clone(c.Method()) // fasthttp reuses the bytes; the metric keeps the label
 		st := strconv.Itoa(status)
 		m.requests.WithLabelValues(method, route, st).Inc()
 		m.latency.WithLabelValues(method, route, st).Observe(elapsed.Seconds())
