@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -178,3 +179,5 @@ func list[T any](t *testing.T, r reply, key string) []T {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

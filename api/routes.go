@@ -28,4 +28,37 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/notification-recipient/save", a.saveNotificationRecipient)
 	r.Delete("/notification-recipient/delete", a.deleteNotificationRecipient)
 	r.Post("/notification-recipient/bulk-delete", a.bulkDeleteNotificationRecipients)
+
+	// Contact types.
+	r.Get("/contacts-type", a.listContactTypes)
+	r.Post("/contacts-type/add", a.addContactType)
+	r.Get("/contacts-type/view", a.viewContactType)
+	r.Post("/contacts-type/update", a.updateContactType)
+	r.Delete("/contacts-type/delete", a.deleteContactType)
+
+	// Fields.
+	r.Get("/reserve-fields", a.reservedFields)
+	r.Get("/custom-fields", a.customFields)
+	r.Post("/custom-fields/save", a.saveCustomField)
+	r.Delete("/custom-fields/delete", a.deleteCustomField)
+
+	// Contacts.
+	r.Get("/contacts/list", a.listContacts)
+	r.Post("/contacts/add", a.addContact)
+	r.Get("/contacts/details", a.contactDetails)
+	r.Post("/contacts/update", a.updateContact)
+	r.Delete("/contacts/delete", a.deleteContact)
+	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)
+
+	// Lookup.
+	r.Get("/get/country-state-city", a.countryStateCity)
+
+	// Segments.
+	r.Get("/segment/list", a.listSegments)
+	r.Post("/segment/store", a.storeSegment)
+	r.Post("/segment/update", a.updateSegment)
+	r.Delete("/segment/delete", a.deleteSegment)
+	r.Get("/segment/email/list", a.listSegmentEmails)
+	r.Post("/segment/email/store", a.storeSegmentEmail)
+	r.Delete("/segment/email/delete", a.deleteSegmentEmail)
 }

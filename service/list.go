@@ -65,15 +65,5 @@ func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm
 }
 
 // likePattern makes a case-insensitive substring pattern for LIKE, with
-// the wildcards of the search text escaped.
-func likePattern(s string) string {
-	r := make([]rune, 0, len(s)+2)
-	r = append(r, '%')
-	for _, c := range s {
-		if c == '%' || c == '_' || c == '\\' {
-			r = append(r, '\\')
-		}
-		r = append(r, c)
-	}
-	return string(append(r, '%'))
-}
+// the wildcards of the search text escaped (use with ESCAPE '\').
+func likePattern(s string) string { return "%" + likeEscape(s) + "%" }

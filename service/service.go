@@ -25,12 +25,21 @@ type Service struct {
 	Groups        *Groups
 	Notifications *Notifications
 	Settings      *Settings
+	ContactTypes  *ContactTypes
+	Fields        *Fields
+	Contacts      *Contacts
+	Segments      *Segments
 }
 
 // New wires every area to db.
 func New(db *DB) *Service {
+	segments := &Segments{db: db}
 	return &Service{
-		DB: db,
+		ContactTypes: &ContactTypes{db: db},
+		Fields:       &Fields{db: db, segments: segments},
+		Contacts:     &Contacts{db: db, segments: segments},
+		Segments:     segments,
+		DB:           db,
 		Accounts: &Accounts{
 			db:     db,
 			keys:   &keyCache{m: map[string]keyEntry{}},

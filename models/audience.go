@@ -1,0 +1,136 @@
+package models
+
+// ContactType groups contacts; a contact's email is unique within its type.
+type ContactType struct {
+	ID        int64      `gorm:"primaryKey" json:"id"`
+	UserID    int64      `json:"user_id"`
+	Name      string     `json:"name"`
+	DeletedAt *Timestamp `json:"deleted_at"`
+	CreatedAt Timestamp  `json:"created_at"`
+	UpdatedAt Timestamp  `json:"updated_at"`
+}
+
+// TableName names the table.
+func (ContactType) TableName() string { return "contact_types" }
+
+// ContactTypeCount is a contact type as the list answers it.
+type ContactTypeCount struct {
+	ContactType
+	ContactsCount int64 `json:"contacts_count"`
+}
+
+// Field is a reserved field (UserID nil) or one of an account's custom fields.
+type Field struct {
+	ID         int64      `gorm:"primaryKey" json:"id"`
+	UserID     *int64     `json:"user_id"`
+	FieldName  string     `json:"field_name"`
+	FieldType  string     `json:"field_type"`
+	IsReserved int        `json:"is_reserved"`
+	CreatedAt  *Timestamp `json:"created_at"`
+	UpdatedAt  *Timestamp `json:"updated_at"`
+}
+
+// TableName names the table.
+func (Field) TableName() string { return "fields" }
+
+// Contact is one address of a contact type with its reserved and custom
+// field values. CustomFields holds the stored JSON object {name: value};
+// the API shape (custom_field, fullname, country name) is built by the
+// service into ContactView.
+type Contact struct {
+	ID                  int64      `gorm:"primaryKey" json:"id"`
+	UserID              int64      `json:"user_id"`
+	ContactTypeID       int64      `json:"contact_type_id"`
+	FirstName           string     `json:"first_name"`
+	LastName            string     `json:"last_name"`
+	Email               string     `json:"email"`
+	AltEmail            *string    `json:"alt_email"`
+	Country             string     `json:"country"`
+	State               string     `json:"state"`
+	City                string     `json:"city"`
+	AddressLine1        string     `gorm:"column:address_line1" json:"address_line1"`
+	AddressLine2        string     `gorm:"column:address_line2" json:"address_line2"`
+	StateProvinceRegion string     `json:"state_province_region"`
+	PostalCode          string     `json:"postal_code"`
+	CustomFields        JSONText   `json:"-"`
+	DeletedAt           *Timestamp `json:"deleted_at"`
+	CreatedAt           Timestamp  `json:"created_at"`
+	UpdatedAt           Timestamp  `json:"updated_at"`
+}
+
+// TableName names the table.
+func (Contact) TableName() string { return "contacts" }
+
+// CustomValue is one custom field of a contact as the API shows it.
+type CustomValue struct {
+	FieldName  string  `json:"field_name"`
+	FieldValue *string `json:"field_value"`
+}
+
+// ContactView is a contact as the API answers it.
+type ContactView struct {
+	Contact
+	CustomField map[string]CustomValue `json:"custom_field"`
+	Fullname    string                 `json:"fullname"`
+	ContactType *ContactType           `json:"contact_type,omitempty"`
+}
+
+// Segment is a saved set of conditions over one contact type.
+type Segment struct {
+	ID             int64       `gorm:"primaryKey" json:"id"`
+	UserID         int64       `json:"user_id"`
+	ContactTypeID  int64       `json:"contact_type_id"`
+	SegmentName    string      `json:"segment_name"`
+	SelectField    StringArray `json:"select_field"`
+	SelectOperator StringArray `json:"select_operator"`
+	Value          StringArray `json:"value"`
+	QueryType      *string     `json:"query_type"`
+	DeletedAt      *Timestamp  `json:"deleted_at"`
+	CreatedAt      Timestamp   `json:"created_at"`
+	UpdatedAt      Timestamp   `json:"updated_at"`
+}
+
+// TableName names the table.
+func (Segment) TableName() string { return "segments" }
+
+// SegmentCount is a segment as the list answers it.
+type SegmentCount struct {
+	Segment
+	SegmentEmailsCount int64 `json:"segment_emails_count"`
+}
+
+// SegmentEmail is a stored segment recipient: a matching contact
+// (ContactID set) or an address added by hand.
+type SegmentEmail struct {
+	ID        int64     `gorm:"primaryKey" json:"id"`
+	UserID    int64     `json:"user_id"`
+	SegmentID int64     `json:"segment_id"`
+	ContactID *int64    `json:"contact_id"`
+	FirstName string    `json:"first_name"`
+	LastName  string    `json:"last_name"`
+	Email     string    `json:"email"`
+	CreatedAt Timestamp `json:"created_at"`
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// TableName names the table.
+func (SegmentEmail) TableName() string { return "segment_emails" }
+
+// SegmentRecipient is a segment recipient as the API answers it: a
+// contact's current values, or the hand-added address.
+type SegmentRecipient struct {
+	ID           int64     `json:"id"`
+	UserID       int64     `json:"user_id"`
+	SegmentID    int64     `json:"segment_id"`
+	ContactID    *int64    `json:"contact_id"`
+	FirstName    string    `json:"first_name"`
+	LastName     string    `json:"last_name"`
+	Email        string    `json:"email"`
+	Country      *string   `json:"country"`
+	State        *string   `json:"state"`
+	City         *string   `json:"city"`
+	AddressLine1 *string   `gorm:"column:address_line1" json:"address_line1"`
+	CreatedAt    Timestamp `json:"created_at"`
+	UpdatedAt    Timestamp `json:"updated_at"`
+	Fullname     string    `gorm:"-" json:"fullname"`
+}

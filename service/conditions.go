@@ -1,0 +1,275 @@
+package service
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"herald/models"
+	"herald/world"
+)
+
+// Operators a segment condition may use (decisions.md section 4).
+var Operators = []string{
+	"equals", "not_equals", "contains", "not_contains", "starts_with", "ends_with",
+	"is_empty", "is_not_empty", "greater_than", "less_than", "in",
+}
+
+// OperatorsFor returns the operators that make sense for a field type.
+func OperatorsFor(fieldType string) []string {
+	switch fieldType {
+	case "number", "datetime-local", "created_at":
+		return []string{"equals", "not_equals", "greater_than", "less_than", "is_empty", "is_not_empty", "in"}
+	}
+	return []string{"equals", "not_equals", "contains", "not_contains", "starts_with", "ends_with", "is_empty", "is_not_empty", "in"}
+}
+
+// Condition is one compiled test of a segment.
+type Condition struct {
+	Field    string // field name
+	Type     string // text, number, datetime-local, created_at
+	Custom   bool
+	Operator string
+	Values   []string // normalised; several for `in`
+}
+
+// compileConditions validates the three parallel lists of a segment
+// against the account's fields and normalises the values.
+func compileConditions(fields, ops, values []string, customs []models.Field, p Problems) []Condition {
+	n := max(len(fields), len(ops))
+	conds := make([]Condition, 0, n)
+	for i := 0; i < n; i++ {
+		key := func(name string) string { return fmt.Sprintf("%s.%d", name, i) }
+		var f, op, v string
+		if i < len(fields) {
+			f = strings.TrimSpace(fields[i])
+		}
+		if i < len(ops) {
+			op = strings.TrimSpace(strings.ToLower(ops[i]))
+		}
+		if i < len(values) {
+			v = values[i]
+		}
+		c := Condition{Field: f, Operator: op}
+		switch {
+		case f == "":
+			p.Add(key("select_field"), msgRequired(key("select_field")))
+			continue
+		case f == "created_at":
+			c.Type = "created_at"
+		case IsReservedField(f):
+			c.Type = "text"
+		default:
+			var typ string
+			ok := false
+			for _, cf := range customs {
+				// A custom field may be named by its id as text too.
+				if cf.FieldName == f || strconv.FormatInt(cf.ID, 10) == f {
+					typ, ok, f = cf.FieldType, true, cf.FieldName
+					break
+				}
+			}
+			if !ok {
+				p.Add(key("select_field"), "The selected "+Label(key("select_field"))+" is invalid.")
+				continue
+			}
+			c.Field, c.Type, c.Custom = f, typ, true
+		}
+		if !oneOf(op, OperatorsFor(c.Type)) {
+			p.Add(key("select_operator"), "The selected "+Label(key("select_operator"))+" is invalid.")
+			continue
+		}
+		if op == "is_empty" || op == "is_not_empty" {
+			conds = append(conds, c)
+			continue
+		}
+		raw := []string{v}
+		if op == "in" {
+			raw = strings.Split(v, "|")
+		}
+		for _, r := range raw {
+			nv, ok := normaliseValue(c, r)
+			if !ok {
+				p.Add(key("value"), fmt.Sprintf("The %s does not fit the %s field.", Label(key("value")), c.Field))
+				break
+			}
+			c.Values = append(c.Values, nv)
+		}
+		if len(c.Values) == 0 || (op != "in" && strings.TrimSpace(v) == "") {
+			if !p.Has(key("value")) {
+				p.Add(key("value"), msgRequired(key("value")))
+			}
+			continue
+		}
+		conds = append(conds, c)
+	}
+	return conds
+}
+
+// normaliseValue turns a condition value into the stored form it is
+// compared with: lower-cased trimmed text, a number, an ISO date, or a
+// country id.
+func normaliseValue(c Condition, v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	switch c.Type {
+	case "number":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return "", false
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), true
+	case "datetime-local":
+		return NormaliseDateTime(v)
+	case "created_at":
+		t, ok := parseDateTime(v)
+		if !ok {
+			return "", false
+		}
+		return t.UTC().Format(time.RFC3339Nano), true
+	}
+	if c.Field == "country" && v != "" {
+		if ct, ok := world.LookupCountry(v); ok {
+			return strconv.FormatInt(ct.ID, 10), true
+		}
+	}
+	return strings.ToLower(v), true
+}
+
+var dateLayouts = []string{
+	"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02",
+	time.RFC3339, time.RFC3339Nano,
+}
+
+func parseDateTime(v string) (time.Time, bool) {
+	for _, l := range dateLayouts {
+		if t, err := time.Parse(l, strings.TrimSpace(v)); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// NormaliseDateTime reads a datetime-local value (or a date) and returns
+// its stored form `YYYY-MM-DDTHH:MM:SS`, which sorts as text.
+func NormaliseDateTime(v string) (string, bool) {
+	t, ok := parseDateTime(v)
+	if !ok {
+		return "", false
+	}
+	return t.Format("2006-01-02T15:04:05"), true
+}
+
+// sqlCondition renders the conditions as a WHERE fragment over contacts
+// aliased c, with its arguments. An empty list matches every contact.
+func sqlCondition(dialect string, conds []Condition, or bool) (string, []any) {
+	if len(conds) == 0 {
+		return "1=1", nil
+	}
+	parts := make([]string, 0, len(conds))
+	var args []any
+	for _, c := range conds {
+		s, a := sqlOne(dialect, c)
+		parts = append(parts, "("+s+")")
+		args = append(args, a...)
+	}
+	join := " AND "
+	if or {
+		join = " OR "
+	}
+	return strings.Join(parts, join), args
+}
+
+func sqlOne(dialect string, c Condition) (string, []any) {
+	var raw string
+	switch {
+	case c.Type == "created_at":
+		raw = "c.created_at"
+	case c.Custom && dialect == "postgres":
+		raw = "(c.custom_fields->>'" + c.Field + "')"
+	case c.Custom:
+		raw = "json_extract(c.custom_fields, '" + jsonPath(c.Field) + "')"
+	default:
+		raw = "c." + c.Field
+	}
+	if c.Type == "created_at" {
+		switch c.Operator {
+		case "is_empty":
+			return "1=0", nil
+		case "is_not_empty":
+			return "1=1", nil
+		}
+		ts := make([]any, len(c.Values))
+		for i, v := range c.Values {
+			t, _ := time.Parse(time.RFC3339Nano, v)
+			ts[i] = t
+		}
+		return cmpSQL(raw, c.Operator, ts)
+	}
+	text := "LOWER(TRIM(COALESCE(" + raw + ", '')))"
+	switch c.Operator {
+	case "is_empty":
+		return "TRIM(COALESCE(" + raw + ", '')) = ''", nil
+	case "is_not_empty":
+		return "TRIM(COALESCE(" + raw + ", '')) <> ''", nil
+	case "contains", "not_contains", "starts_with", "ends_with":
+		pat := likeEscape(c.Values[0])
+		switch c.Operator {
+		case "contains", "not_contains":
+			pat = "%" + pat + "%"
+		case "starts_with":
+			pat += "%"
+		case "ends_with":
+			pat = "%" + pat
+		}
+		not := ""
+		if c.Operator == "not_contains" {
+			not = "NOT "
+		}
+		return text + " " + not + `LIKE ? ESCAPE '\'`, []any{pat}
+	}
+	if c.Type == "number" {
+		num := "CAST(NULLIF(TRIM(COALESCE(" + raw + ", '')), '') AS REAL)"
+		if dialect == "postgres" {
+			num = "CAST(NULLIF(TRIM(COALESCE(" + raw + ", '')), '') AS DOUBLE PRECISION)"
+		}
+		vals := make([]any, len(c.Values))
+		for i, v := range c.Values {
+			vals[i], _ = strconv.ParseFloat(v, 64)
+		}
+		return cmpSQL(num, c.Operator, vals)
+	}
+	vals := make([]any, len(c.Values))
+	for i, v := range c.Values {
+		vals[i] = v
+	}
+	if c.Type == "datetime-local" {
+		return cmpSQL("TRIM(COALESCE("+raw+", ''))", c.Operator, vals)
+	}
+	return cmpSQL(text, c.Operator, vals)
+}
+
+// cmpSQL compares expr with one value (or several for `in`). A value
+// that is absent never equals and never differs from a given value in
+// the ordering operators; not_equals counts an absent value as different.
+func cmpSQL(expr, op string, vals []any) (string, []any) {
+	switch op {
+	case "equals":
+		return expr + " = ?", vals[:1]
+	case "not_equals":
+		return "COALESCE(" + expr + " <> ?, 1=1)", vals[:1]
+	case "greater_than":
+		return expr + " > ?", vals[:1]
+	case "less_than":
+		return expr + " < ?", vals[:1]
+	case "in":
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")
+		return expr + " IN (" + marks + ")", vals
+	}
+	return "1=0", nil
+}
+
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}

@@ -1,0 +1,127 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// ContactTypes keeps the account's contact types.
+type ContactTypes struct{ db *DB }
+
+func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {
+	var ct models.ContactType
+	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&ct).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &ct, nil
+}
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+// validName checks a contact type name (spec Limits: at least 2
+// characters) and that no other type of the account has it.
+func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, selfID int64, name string) (string, error) {
+	p := Problems{}
+	name = strings.TrimSpace(name)
+	if p.required("name", name) {
+		p.minLen("name", name, 2)
+		p.maxLen("name", name, 255)
+	}
+	if err := p.Err(); err != nil {
+		return "", err
+	}
+	var n int64
+	if err := tx.WithContext(ctx).Model(&models.ContactType{}).
+		Where("user_id = ? AND deleted_at IS NULL AND LOWER(name) = ? AND id <> ?", accountID, strings.ToLower(name), selfID).
+		Count(&n).Error; err != nil {
+		return "", err
+	}
+	if n > 0 {
+		return "", Invalid("name", "The name has already been taken.")
+	}
+	return name, nil
+}
+
+// Create adds a contact type. Errors: validation.
+func (s *ContactTypes) Create(ctx context.Context, accountID int64, name string) (*models.ContactType, error) {
+	var ct *models.ContactType
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		n, err := s.validName(ctx, tx, accountID, 0, name)
+		if err != nil {
+			return err
+		}
+		now := models.NewTimestamp(models.Now())
+		ct = &models.ContactType{UserID: accountID, Name: n, CreatedAt: now, UpdatedAt: now}
+		return tx.Create(ct).Error
+	})
+	return ct, err
+}
+
+// Get returns one contact type. Errors: ErrNotFound.
+func (s *ContactTypes) Get(ctx context.Context, accountID, id int64) (*models.ContactType, error) {
+	return contactType(ctx, s.db.R, accountID, id)
+}
+
+// Update renames a contact type. Errors: ErrNotFound, validation.
+func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name string) (*models.ContactType, error) {
+	var ct *models.ContactType
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if ct, err = contactType(ctx, tx, accountID, id); err != nil {
+			return err
+		}
+		n, err := s.validName(ctx, tx, accountID, id, name)
+		if err != nil {
+			return err
+		}
+		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(models.Now())
+		return tx.Model(&models.ContactType{}).Where("id = ?", id).Updates(map[string]any{"name": n, "updated_at": ct.UpdatedAt}).Error
+	})
+	return ct, err
+}
+
+// Delete soft-deletes a contact type with its contacts and segments.
+// Errors: ErrNotFound.
+func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := contactType(ctx, tx, accountID, id); err != nil {
+			return err
+		}
+		now := models.Now()
+		for _, q := range []string{
+			"UPDATE contact_types SET deleted_at = ? WHERE id = ?",
+			"UPDATE contacts SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",
+			"UPDATE segments SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",
+		} {
+			if err := tx.Exec(q, now, id).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Exec("DELETE FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE contact_type_id = ?)", id).Error
+	})
+}
+
+// Each calls fn for every contact type of the account with its number of contacts.
+func (s *ContactTypes) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.ContactTypeCount) error) error {
+	return each(ctx, f, "contact_types", func() *gorm.DB {
+		q := s.db.R.Table("contact_types").
+			Select("contact_types.*, (SELECT COUNT(*) FROM contacts c WHERE c.contact_type_id = contact_types.id AND c.deleted_at IS NULL) AS contacts_count").
+			Where("contact_types.user_id = ? AND contact_types.deleted_at IS NULL", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(r *models.ContactTypeCount) int64 { return r.ID }, fn)
+}
+
+// All returns every contact type of the account (for forms and lookups).
+func (s *ContactTypes) All(ctx context.Context, accountID int64) ([]models.ContactType, error) {
+	var out []models.ContactType
+	err := s.db.R.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Order("name").Find(&out).Error
+	return out, err
+}

@@ -1,0 +1,409 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+	"herald/world"
+)
+
+// Contacts keeps the account's contacts and their custom field values;
+// every change keeps the segments of the contact's type current.
+type Contacts struct {
+	db       *DB
+	segments *Segments
+}
+
+// ContactInput is the body of contacts/add and contacts/update (ContactID
+// only for update). Custom holds custom field values by field name.
+type ContactInput struct {
+	ContactID           string
+	ContactTypeID       string
+	FirstName           string
+	LastName            string
+	Email               string
+	AltEmail            string
+	Country             string
+	State               string
+	City                string
+	AddressLine1        string
+	AddressLine2        string
+	StateProvinceRegion string
+	PostalCode          string
+	Custom              map[string]string
+}
+
+// ContactFilter narrows a contact list.
+type ContactFilter struct {
+	ListFilter
+	ContactTypeID int64
+}
+
+// cleanContact validates the values of a contact (no database access) and
+// returns them in stored form. custom holds the account's custom fields;
+// values of fields not given are left out of the returned map.
+func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, p Problems) (models.Contact, map[string]string) {
+	var c models.Contact
+	email, ok := NormalizeEmail(in.Email)
+	if p.required("email", in.Email) && !ok {
+		p.Add("email", msgEmail("email"))
+	}
+	c.Email = email
+	if alt := strings.TrimSpace(in.AltEmail); alt != "" {
+		a, ok := NormalizeEmail(alt)
+		if !ok {
+			p.Add("alt_email", msgEmail("alt_email"))
+		}
+		c.AltEmail = &a
+	}
+	country := strings.TrimSpace(in.Country)
+	switch {
+	case country == "" && requireCountry:
+		p.Add("country", msgRequired("country"))
+	case country != "":
+		if ct, ok := world.LookupCountry(country); ok {
+			c.Country = strconv.FormatInt(ct.ID, 10)
+		} else {
+			p.Add("country", "The selected country is invalid.")
+		}
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+		v    string
+	}{
+		{"first_name", &c.FirstName, in.FirstName}, {"last_name", &c.LastName, in.LastName},
+		{"state", &c.State, in.State}, {"city", &c.City, in.City},
+		{"address_line1", &c.AddressLine1, in.AddressLine1}, {"address_line2", &c.AddressLine2, in.AddressLine2},
+		{"state_province_region", &c.StateProvinceRegion, in.StateProvinceRegion}, {"postal_code", &c.PostalCode, in.PostalCode},
+	} {
+		*f.dst = strings.TrimSpace(f.v)
+		p.maxLen(f.name, *f.dst, 255)
+	}
+	values := make(map[string]string, len(in.Custom))
+	for name, v := range in.Custom {
+		key := "custom_field." + name
+		var fld *models.Field
+		for i := range customs {
+			if customs[i].FieldName == name {
+				fld = &customs[i]
+				break
+			}
+		}
+		if fld == nil {
+			p.Add(key, "The custom field "+name+" does not exist.")
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if v == "" {
+			values[name] = ""
+			continue
+		}
+		switch fld.FieldType {
+		case "number":
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				p.Add(key, "The "+Label(name)+" must be a number.")
+				continue
+			}
+			v = strconv.FormatFloat(f, 'f', -1, 64)
+		case "datetime-local":
+			d, ok := NormaliseDateTime(v)
+			if !ok {
+				p.Add(key, "The "+Label(name)+" is not a valid date.")
+				continue
+			}
+			v = d
+		default:
+			if len([]rune(v)) > 65535 {
+				p.Add(key, msgMax(name, 65535))
+			}
+		}
+		values[name] = v
+	}
+	return c, values
+}
+
+// mergeCustom applies values (empty = remove) onto a stored JSON object.
+func mergeCustom(stored models.JSONText, values map[string]string) models.JSONText {
+	m := map[string]string{}
+	if stored != "" {
+		_ = json.Unmarshal([]byte(stored), &m)
+	}
+	for k, v := range values {
+		if v == "" {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	b, _ := json.Marshal(m)
+	return models.JSONText(b)
+}
+
+// Create adds a contact. Errors: validation (including an email already in
+// the type), ErrNotFound (contact type).
+func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
+	var out *models.ContactView
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		customs, err := customFields(ctx, tx, accountID)
+		if err != nil {
+			return err
+		}
+		p := Problems{}
+		p.required("contact_type_id", in.ContactTypeID)
+		c, values := cleanContact(in, customs, true, p)
+		if err := p.Err(); err != nil {
+			return err
+		}
+		typeID, err := ParseID(in.ContactTypeID)
+		if err != nil {
+			return err
+		}
+		if _, err := contactType(ctx, tx, accountID, typeID); err != nil {
+			return err
+		}
+		if err := emailFree(ctx, tx, typeID, c.Email, 0); err != nil {
+			return err
+		}
+		now := models.NewTimestamp(models.Now())
+		c.UserID, c.ContactTypeID, c.CreatedAt, c.UpdatedAt = accountID, typeID, now, now
+		c.CustomFields = mergeCustom("", values)
+		if err := tx.Create(&c).Error; err != nil {
+			return translateUnique(err, "email")
+		}
+		if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, []int64{c.ID}); err != nil {
+			return err
+		}
+		out = view(&c, customs, nil)
+		return nil
+	})
+	return out, err
+}
+
+// Update changes a contact; custom field values not given stay as they
+// were. Errors: validation, ErrNotFound (contact or contact type).
+func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
+	var out *models.ContactView
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		customs, err := customFields(ctx, tx, accountID)
+		if err != nil {
+			return err
+		}
+		p := Problems{}
+		p.required("contact_id", in.ContactID)
+		p.required("contact_type_id", in.ContactTypeID)
+		c, values := cleanContact(in, customs, true, p)
+		if err := p.Err(); err != nil {
+			return err
+		}
+		id, err := ParseID(in.ContactID)
+		if err != nil {
+			return err
+		}
+		old, err := contact(ctx, tx, accountID, id)
+		if err != nil {
+			return err
+		}
+		typeID, err := ParseID(in.ContactTypeID)
+		if err != nil {
+			return err
+		}
+		if _, err := contactType(ctx, tx, accountID, typeID); err != nil {
+			return err
+		}
+		if err := emailFree(ctx, tx, typeID, c.Email, id); err != nil {
+			return err
+		}
+		c.ID, c.UserID, c.ContactTypeID, c.CreatedAt = id, accountID, typeID, old.CreatedAt
+		c.UpdatedAt = models.NewTimestamp(models.Now())
+		c.CustomFields = mergeCustom(old.CustomFields, values)
+		if err := tx.Model(&models.Contact{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&c).Error; err != nil {
+			return translateUnique(err, "email")
+		}
+		if old.ContactTypeID != typeID {
+			if err := s.segments.refreshContacts(ctx, tx, accountID, old.ContactTypeID, []int64{id}); err != nil {
+				return err
+			}
+		}
+		if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, []int64{id}); err != nil {
+			return err
+		}
+		out = view(&c, customs, nil)
+		return nil
+	})
+	return out, err
+}
+
+func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, selfID int64) error {
+	var n int64
+	if err := tx.WithContext(ctx).Model(&models.Contact{}).
+		Where("contact_type_id = ? AND email = ? AND deleted_at IS NULL AND id <> ?", typeID, email, selfID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n > 0 {
+		return Invalid("email", "The email has already been taken.")
+	}
+	return nil
+}
+
+// translateUnique turns a unique-index violation (a concurrent insert on
+// PostgreSQL) into the validation message of field.
+func translateUnique(err error, field string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") || errors.Is(err, gorm.ErrDuplicatedKey) {
+		return Invalid(field, "The "+Label(field)+" has already been taken.")
+	}
+	return err
+}
+
+func contact(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Contact, error) {
+	var c models.Contact
+	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&c).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &c, nil
+}
+
+// Get returns one contact as the API shows it. Errors: ErrNotFound.
+func (s *Contacts) Get(ctx context.Context, accountID, id int64) (*models.ContactView, error) {
+	c, err := contact(ctx, s.db.R, accountID, id)
+	if err != nil {
+		return nil, err
+	}
+	customs, err := customFields(ctx, s.db.R, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return view(c, customs, nil), nil
+}
+
+// Each calls fn for every contact of the account (narrowed by the filter),
+// with its contact type embedded, reading in batches.
+func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, fn func(*models.ContactView) error) error {
+	customs, err := customFields(ctx, s.db.R, accountID)
+	if err != nil {
+		return err
+	}
+	var types []models.ContactType
+	if err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Find(&types).Error; err != nil {
+		return err
+	}
+	byID := make(map[int64]*models.ContactType, len(types))
+	for i := range types {
+		byID[types[i].ID] = &types[i]
+	}
+	return each(ctx, f.ListFilter, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Contact{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		if f.ContactTypeID > 0 {
+			q = q.Where("contact_type_id = ?", f.ContactTypeID)
+		}
+		if f.Search != "" {
+			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
+		}
+		return q
+	}, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
+		return fn(view(c, customs, byID[c.ContactTypeID]))
+	})
+}
+
+// Count returns how many contacts match the filter (for the console's pages).
+func (s *Contacts) Count(ctx context.Context, accountID int64, f ContactFilter) (int64, error) {
+	q := s.db.R.WithContext(ctx).Model(&models.Contact{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+	if f.ContactTypeID > 0 {
+		q = q.Where("contact_type_id = ?", f.ContactTypeID)
+	}
+	if f.Search != "" {
+		pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+		q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
+	}
+	var n int64
+	return n, q.Count(&n).Error
+}
+
+// Delete soft-deletes one contact. Errors: ErrNotFound.
+func (s *Contacts) Delete(ctx context.Context, accountID, id int64) error {
+	return s.BulkDelete(ctx, accountID, []int64{id})
+}
+
+// BulkDelete soft-deletes all the listed contacts, or none.
+// Errors: ErrNotFound when any id is not one of the account's live contacts.
+func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rows []models.Contact
+		if err := tx.Select("id", "contact_type_id").Where("user_id = ? AND id IN ? AND deleted_at IS NULL", accountID, ids).Find(&rows).Error; err != nil {
+			return err
+		}
+		if len(rows) != len(ids) {
+			return ErrNotFound
+		}
+		if err := tx.Model(&models.Contact{}).Where("id IN ?", ids).Update("deleted_at", models.Now()).Error; err != nil {
+			return err
+		}
+		byType := map[int64][]int64{}
+		for _, r := range rows {
+			byType[r.ContactTypeID] = append(byType[r.ContactTypeID], r.ID)
+		}
+		for typeID, list := range byType {
+			if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, list); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// view shapes a contact as the API answers it: custom_field with a label
+// and value per custom field of the account (null when it has none),
+// fullname, and the country's name when its id is known.
+func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *models.ContactView {
+	v := &models.ContactView{Contact: *c, Fullname: fullname(c.FirstName, c.LastName), ContactType: ct}
+	v.Country = countryName(c.Country)
+	if len(customs) > 0 {
+		stored := map[string]string{}
+		if c.CustomFields != "" && c.CustomFields != "{}" {
+			_ = json.Unmarshal([]byte(c.CustomFields), &stored)
+		}
+		v.CustomField = make(map[string]models.CustomValue, len(customs))
+		for _, f := range customs {
+			cv := models.CustomValue{FieldName: FieldLabel(f.FieldName)}
+			if s, ok := stored[f.FieldName]; ok {
+				cv.FieldValue = &s
+			}
+			v.CustomField[f.FieldName] = cv
+		}
+	}
+	return v
+}
+
+// FieldLabel is a field's display label: "company_name" → "Company Name".
+func FieldLabel(name string) string {
+	words := strings.Fields(strings.ReplaceAll(name, "_", " "))
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
+
+func fullname(first, last string) string { return strings.TrimSpace(first + " " + last) }
+
+// countryName answers a stored country id as the country's name; any other
+// text is answered as it is.
+func countryName(stored string) string {
+	if id, err := strconv.ParseInt(stored, 10, 64); err == nil {
+		if ct, ok := world.CountryByID(id); ok {
+			return ct.Name
+		}
+	}
+	return stored
+}

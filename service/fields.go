@@ -1,0 +1,143 @@
+package service
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Fields keeps the reserved fields (shared by every account) and each
+// account's custom fields.
+type Fields struct {
+	db       *DB
+	segments *Segments
+}
+
+// ReservedFieldNames are the contact columns, in the spec's order.
+var ReservedFieldNames = []string{
+	"first_name", "last_name", "email", "alt_email", "country", "state", "city",
+	"address_line1", "address_line2", "state_province_region", "postal_code",
+}
+
+// FieldTypes are the allowed custom field types.
+var FieldTypes = []string{"text", "number", "datetime-local"}
+
+var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+
+// IsReservedField reports whether name is a reserved field (or created_at,
+// which segments may also test).
+func IsReservedField(name string) bool {
+	for _, r := range ReservedFieldNames {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldInput is the body of a custom field save.
+type FieldInput struct {
+	FieldName string
+	FieldType string
+}
+
+// Reserved returns the reserved fields.
+func (f *Fields) Reserved(ctx context.Context) ([]models.Field, error) {
+	var out []models.Field
+	err := f.db.R.WithContext(ctx).Where("user_id IS NULL").Order("id").Find(&out).Error
+	return out, err
+}
+
+// Custom returns the account's custom fields in the order they were made.
+func (f *Fields) Custom(ctx context.Context, accountID int64) ([]models.Field, error) {
+	return customFields(ctx, f.db.R, accountID)
+}
+
+func customFields(ctx context.Context, q *gorm.DB, accountID int64) ([]models.Field, error) {
+	var out []models.Field
+	err := q.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&out).Error
+	return out, err
+}
+
+// Create adds a custom field. Errors: validation (name form, reserved or
+// taken name, unknown type).
+func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*models.Field, error) {
+	p := Problems{}
+	name := strings.TrimSpace(in.FieldName)
+	typ := strings.TrimSpace(in.FieldType)
+	if p.required("field_name", name) {
+		switch {
+		case !fieldNameRE.MatchString(name):
+			p.Add("field_name", "The field name format is invalid.")
+		case len(name) > 64:
+			p.Add("field_name", msgMax("field_name", 64))
+		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id"):
+			p.Add("field_name", "The field name is reserved.")
+		}
+	}
+	if p.required("field_type", typ) && !oneOf(typ, FieldTypes) {
+		p.Add("field_type", "The selected field type is invalid.")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	fld := &models.Field{UserID: &accountID, FieldName: name, FieldType: typ, CreatedAt: &now, UpdatedAt: &now}
+	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&models.Field{}).Where("user_id = ? AND LOWER(field_name) = ?", accountID, strings.ToLower(name)).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return Invalid("field_name", "The field name has already been taken.")
+		}
+		return tx.Create(fld).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fld, nil
+}
+
+// Delete removes a custom field and its value from every contact of the
+// account; segments testing it are evaluated again. Errors: ErrNotFound.
+func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
+	return f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var fld models.Field
+		if err := tx.Where("user_id = ? AND id = ?", accountID, id).First(&fld).Error; err != nil {
+			return notFound(err)
+		}
+		if err := tx.Delete(&models.Field{}, fld.ID).Error; err != nil {
+			return err
+		}
+		var drop string
+		if f.db.Dialect == "postgres" {
+			drop = "UPDATE contacts SET custom_fields = custom_fields - ? WHERE user_id = ? AND custom_fields ? ?"
+			if err := tx.Exec(strings.Replace(drop, "custom_fields ? ?", "jsonb_exists(custom_fields, ?)", 1), fld.FieldName, accountID, fld.FieldName).Error; err != nil {
+				return err
+			}
+		} else {
+			if err := tx.Exec(`UPDATE contacts SET custom_fields = json_remove(custom_fields, ?) WHERE user_id = ? AND json_type(custom_fields, ?) IS NOT NULL`,
+				jsonPath(fld.FieldName), accountID, jsonPath(fld.FieldName)).Error; err != nil {
+				return err
+			}
+		}
+		return f.segments.rebuildUsing(ctx, tx, accountID, fld.FieldName)
+	})
+}
+
+// jsonPath is the SQLite JSON path of a custom field (names are [A-Za-z0-9_]).
+func jsonPath(name string) string { return `$."` + name + `"` }
+
+func oneOf(v string, set []string) bool {
+	for _, s := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,373 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Segments keeps segments and their recipients: the contacts of the
+// segment's type that match its conditions, kept current as contacts
+// change, plus addresses added by hand.
+type Segments struct{ db *DB }
+
+// SegmentInput is the body of segment/store and segment/update.
+type SegmentInput struct {
+	ContactTypeID  string
+	SegmentName    string
+	SelectField    []string
+	SelectOperator []string
+	Value          []string
+	QueryType      string
+}
+
+// SegmentEmailInput is the body of segment/email/store.
+type SegmentEmailInput struct {
+	SegmentID string
+	FirstName string
+	LastName  string
+	Email     string
+}
+
+// validate checks the input and compiles its conditions.
+func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in SegmentInput) (*models.Segment, []Condition, error) {
+	p := Problems{}
+	name := strings.TrimSpace(in.SegmentName)
+	hasType := p.required("contact_type_id", in.ContactTypeID)
+	if p.required("segment_name", name) {
+		p.maxLen("segment_name", name, 255)
+	}
+	qt := strings.ToLower(strings.TrimSpace(in.QueryType))
+	if qt != "" && qt != "and" && qt != "or" {
+		p.Add("query_type", "The selected query type is invalid.")
+	}
+	customs, err := customFields(ctx, q, accountID)
+	if err != nil {
+		return nil, nil, err
+	}
+	conds := compileConditions(in.SelectField, in.SelectOperator, in.Value, customs, p)
+	if err := p.Err(); err != nil {
+		return nil, nil, err
+	}
+	var typeID int64
+	if hasType {
+		if typeID, err = ParseID(in.ContactTypeID); err != nil {
+			return nil, nil, err
+		}
+		if _, err := contactType(ctx, q, accountID, typeID); err != nil {
+			return nil, nil, err
+		}
+	}
+	seg := &models.Segment{UserID: accountID, ContactTypeID: typeID, SegmentName: name}
+	// Every condition compiled (else validation failed), so conds[i] is
+	// the i-th condition given.
+	seg.SelectField, seg.SelectOperator, seg.Value = []string{}, []string{}, []string{}
+	for i, c := range conds {
+		v := ""
+		if i < len(in.Value) {
+			v = strings.TrimSpace(in.Value[i])
+		}
+		seg.SelectField = append(seg.SelectField, c.Field)
+		seg.SelectOperator = append(seg.SelectOperator, c.Operator)
+		seg.Value = append(seg.Value, v)
+	}
+	if qt != "" {
+		seg.QueryType = &qt
+	}
+	return seg, conds, nil
+}
+
+// Create saves a segment and materialises its recipients.
+// Errors: validation, ErrNotFound (contact type).
+func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput) (*models.Segment, error) {
+	var seg *models.Segment
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var conds []Condition
+		var err error
+		seg, conds, err = s.validate(ctx, tx, accountID, in)
+		if err != nil {
+			return err
+		}
+		now := models.NewTimestamp(models.Now())
+		seg.CreatedAt, seg.UpdatedAt = now, now
+		if err := tx.Create(seg).Error; err != nil {
+			return err
+		}
+		return s.materialise(tx, seg, conds)
+	})
+	return seg, err
+}
+
+// Update changes a segment's name, type or conditions and materialises its
+// recipients again; hand-added recipients stay. Errors: validation, ErrNotFound.
+func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentInput) (*models.Segment, error) {
+	var seg *models.Segment
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		old, err := segment(ctx, tx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(in.ContactTypeID) == "" {
+			in.ContactTypeID = itoa(old.ContactTypeID)
+		}
+		var conds []Condition
+		seg, conds, err = s.validate(ctx, tx, accountID, in)
+		if err != nil {
+			return err
+		}
+		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(models.Now())
+		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Updates(map[string]any{
+			"contact_type_id": seg.ContactTypeID, "segment_name": seg.SegmentName, "select_field": seg.SelectField,
+			"select_operator": seg.SelectOperator, "value": seg.Value, "query_type": seg.QueryType, "updated_at": seg.UpdatedAt,
+		}).Error; err != nil {
+			return err
+		}
+		return s.materialise(tx, seg, conds)
+	})
+	return seg, err
+}
+
+// materialise replaces the contact recipients of seg with the contacts that
+// match now, in one INSERT … SELECT.
+func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Condition) error {
+	if err := tx.Exec("DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IS NOT NULL", seg.ID).Error; err != nil {
+		return err
+	}
+	where, args := sqlCondition(s.db.Dialect, conds, isOr(seg))
+	now := models.Now()
+	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
+		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
+		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
+	return tx.Exec(q, append([]any{seg.ID, now, now, seg.UserID, seg.ContactTypeID}, args...)...).Error
+}
+
+func isOr(seg *models.Segment) bool { return seg.QueryType != nil && *seg.QueryType == "or" }
+
+// conditionsOf compiles a stored segment's conditions leniently: a field
+// that no longer exists reads as empty.
+func conditionsOf(seg *models.Segment, customs []models.Field) []Condition {
+	known := append([]models.Field{}, customs...)
+	for _, f := range seg.SelectField {
+		if f != "created_at" && !IsReservedField(f) && !hasField(customs, f) {
+			known = append(known, models.Field{FieldName: f, FieldType: "text"})
+		}
+	}
+	return compileConditions(seg.SelectField, seg.SelectOperator, seg.Value, known, Problems{})
+}
+
+func hasField(fs []models.Field, name string) bool {
+	for _, f := range fs {
+		if f.FieldName == name {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshContacts brings the recipients of every segment of the contacts'
+// type up to date for those contacts only: rows of contacts that no longer
+// match (or were deleted) go, newly matching ones come. It runs inside the
+// caller's write transaction; ids hold at most a batch of contacts.
+func (s *Segments) refreshContacts(ctx context.Context, tx *gorm.DB, accountID, typeID int64, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var segs []models.Segment
+	if err := tx.WithContext(ctx).Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", accountID, typeID).Find(&segs).Error; err != nil {
+		return err
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	customs, err := customFields(ctx, tx, accountID)
+	if err != nil {
+		return err
+	}
+	now := models.Now()
+	for i := range segs {
+		seg := &segs[i]
+		where, args := sqlCondition(s.db.Dialect, conditionsOf(seg, customs), isOr(seg))
+		matching := `SELECT c.id FROM contacts c WHERE c.id IN ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
+		del := `DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IN ? AND contact_id NOT IN (` + matching + `)`
+		if err := tx.Exec(del, append([]any{seg.ID, ids, ids, typeID}, args...)...).Error; err != nil {
+			return err
+		}
+		ins := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
+			SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
+			WHERE c.id IN ? AND c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)
+			AND NOT EXISTS (SELECT 1 FROM segment_emails e WHERE e.segment_id = ? AND e.contact_id = c.id)`
+		a := append([]any{seg.ID, now, now, ids, accountID, typeID}, args...)
+		if err := tx.Exec(ins, append(a, seg.ID)...).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildUsing materialises again every segment of the account that tests
+// the field (after the field was deleted).
+func (s *Segments) rebuildUsing(ctx context.Context, tx *gorm.DB, accountID int64, field string) error {
+	var segs []models.Segment
+	if err := tx.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Find(&segs).Error; err != nil {
+		return err
+	}
+	customs, err := customFields(ctx, tx, accountID)
+	if err != nil {
+		return err
+	}
+	for i := range segs {
+		if hasString(segs[i].SelectField, field) {
+			if err := s.materialise(tx, &segs[i], conditionsOf(&segs[i], customs)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func hasString(list []string, v string) bool {
+	for _, s := range list {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func segment(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Segment, error) {
+	var seg models.Segment
+	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&seg).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &seg, nil
+}
+
+// Get returns one segment of the account. Errors: ErrNotFound.
+func (s *Segments) Get(ctx context.Context, accountID, id int64) (*models.Segment, error) {
+	return segment(ctx, s.db.R, accountID, id)
+}
+
+// Each calls fn for every segment of the account with its recipient count.
+func (s *Segments) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SegmentCount) error) error {
+	return each(ctx, f, "segments", func() *gorm.DB {
+		q := s.db.R.Table("segments").
+			Select("segments.*, (SELECT COUNT(*) FROM segment_emails e WHERE e.segment_id = segments.id) AS segment_emails_count").
+			Where("segments.user_id = ? AND segments.deleted_at IS NULL", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(segment_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(r *models.SegmentCount) int64 { return r.ID }, fn)
+}
+
+// Count returns how many contacts of the type match the conditions, without
+// saving anything (the console's live count). Errors: validation, ErrNotFound.
+func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) (int64, error) {
+	if strings.TrimSpace(in.SegmentName) == "" {
+		in.SegmentName = "count"
+	}
+	seg, conds, err := s.validate(ctx, s.db.R, accountID, in)
+	if err != nil {
+		return 0, err
+	}
+	where, args := sqlCondition(s.db.Dialect, conds, isOr(seg))
+	var n int64
+	err = s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
+		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error
+	return n, err
+}
+
+// Delete soft-deletes a segment and drops its recipients. Errors: ErrNotFound.
+func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := segment(ctx, tx, accountID, id); err != nil {
+			return err
+		}
+		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", models.Now()).Error; err != nil {
+			return err
+		}
+		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
+	})
+}
+
+// EachEmail calls fn for every recipient of the account's segment, with
+// the contact's current values. Errors: ErrNotFound (segment).
+func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f ListFilter, fn func(*models.SegmentRecipient) error) error {
+	if _, err := s.Get(ctx, accountID, segmentID); err != nil {
+		return err
+	}
+	return each(ctx, f, "e", func() *gorm.DB {
+		q := s.db.R.Table("segment_emails e").
+			Select(`e.id, e.user_id, e.segment_id, e.contact_id,
+				COALESCE(c.first_name, e.first_name) AS first_name, COALESCE(c.last_name, e.last_name) AS last_name,
+				COALESCE(c.email, e.email) AS email, c.country, c.state, c.city, c.address_line1, e.created_at, e.updated_at`).
+			Joins("LEFT JOIN contacts c ON c.id = e.contact_id").
+			Where("e.segment_id = ? AND e.user_id = ?", segmentID, accountID)
+		if f.Search != "" {
+			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			q = q.Where(`(LOWER(COALESCE(c.email, e.email)) LIKE ? ESCAPE '\' OR LOWER(COALESCE(c.first_name, e.first_name) || ' ' || COALESCE(c.last_name, e.last_name)) LIKE ? ESCAPE '\')`, pat, pat)
+		}
+		return q
+	}, func(r *models.SegmentRecipient) int64 { return r.ID }, func(r *models.SegmentRecipient) error {
+		r.Fullname = fullname(r.FirstName, r.LastName)
+		if r.Country != nil {
+			name := countryName(*r.Country)
+			r.Country = &name
+		}
+		return fn(r)
+	})
+}
+
+// AddEmail adds an address to a segment by hand; it stays whatever the
+// conditions say. Errors: validation, ErrNotFound (segment).
+func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmailInput) (*models.SegmentEmail, error) {
+	p := Problems{}
+	p.required("segment_id", in.SegmentID)
+	first, last := strings.TrimSpace(in.FirstName), strings.TrimSpace(in.LastName)
+	if p.required("first_name", first) {
+		p.maxLen("first_name", first, 255)
+	}
+	if p.required("last_name", last) {
+		p.maxLen("last_name", last, 255)
+	}
+	email, ok := NormalizeEmail(in.Email)
+	if p.required("email", in.Email) && !ok {
+		p.Add("email", msgEmail("email"))
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	sid, err := ParseID(in.SegmentID)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	row := &models.SegmentEmail{UserID: accountID, SegmentID: sid, FirstName: first, LastName: last, Email: email, CreatedAt: now, UpdatedAt: now}
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := segment(ctx, tx, accountID, sid); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&models.SegmentEmail{}).Where("segment_id = ? AND contact_id IS NULL AND email = ?", sid, email).Count(&n).Error; err != nil {
+			return err
+		}
+		if n > 0 {
+			return Invalid("email", "The email has already been taken.")
+		}
+		return tx.Create(row).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return row, nil
+}
+
+// DeleteEmail removes one recipient of a segment. A matching contact that
+// is removed comes back when it changes and still matches.
+// Errors: ErrNotFound.
+func (s *Segments) DeleteEmail(ctx context.Context, accountID, id int64) error {
+	return deleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, noScope)
+}
