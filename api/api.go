@@ -19,17 +19,23 @@ type Options struct {
 	// RatePerSecond is the requests per second allowed per key (burst
 	// twice that); 0 means no limit.
 	RatePerSecond float64
+	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB).
+	MaxUploadBytes int64
 }
 
 // API holds what every handler needs.
 type API struct {
 	svc     *service.Service
+	opt     Options
 	limiter *keyLimiter
 }
 
 // New builds the API over svc.
 func New(svc *service.Service, opt Options) *API {
-	a := &API{svc: svc}
+	if opt.MaxUploadBytes <= 0 {
+		opt.MaxUploadBytes = 1024 << 20
+	}
+	a := &API{svc: svc, opt: opt}
 	if opt.RatePerSecond > 0 {
 		a.limiter = &keyLimiter{r: rate.Limit(opt.RatePerSecond), burst: max(1, int(2*opt.RatePerSecond)), m: map[int64]*limitEntry{}}
 	}

@@ -35,7 +35,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	svc := dbtest.Service(t)
-	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler, BodyLimit: 10 << 20})
+	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler, BodyLimit: 10 << 20, StreamRequestBody: true, DisablePreParseMultipartForm: true})
 	api.New(svc, api.Options{}).Mount(app.Group("/api"))
 	e := &env{app: app, svc: svc}
 	e.a = e.account(t, "a@example.com")
@@ -181,3 +181,23 @@ func list[T any](t *testing.T, r reply, key string) []T {
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+type rawReply struct {
+	code              int
+	contentType, body string
+}
+
+// doRaw makes a request with the client's keys and returns the answer as is.
+func doRaw(t *testing.T, c *client, method, path string) rawReply {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	req.Header.Set("PublicKey", c.keys.PublicKey)
+	req.Header.Set("SecretKey", c.keys.SecretKey)
+	resp, err := c.app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return rawReply{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
+}

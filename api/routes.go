@@ -46,6 +46,8 @@ func (a *API) Mount(r fiber.Router) {
 	r.Get("/contacts/list", a.listContacts)
 	r.Post("/contacts/add", a.addContact)
 	r.Get("/contacts/details", a.contactDetails)
+	r.Get("/contacts/csv-sample/download", a.csvSample)
+	r.Post("/contacts/upload-csv", a.uploadCSV)
 	r.Post("/contacts/update", a.updateContact)
 	r.Delete("/contacts/delete", a.deleteContact)
 	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)

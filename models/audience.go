@@ -134,3 +134,32 @@ type SegmentRecipient struct {
 	UpdatedAt    Timestamp `json:"updated_at"`
 	Fullname     string    `gorm:"-" json:"fullname"`
 }
+
+// Import is one CSV import: progress while it runs, report after.
+type Import struct {
+	ID            int64          `gorm:"primaryKey" json:"id"`
+	UserID        int64          `json:"user_id"`
+	ContactTypeID int64          `json:"contact_type_id"`
+	FileName      string         `json:"file_name"`
+	Status        string         `json:"status"` // running, done, failed
+	BytesTotal    int64          `json:"bytes_total"`
+	BytesRead     int64          `json:"bytes_read"`
+	RowsRead      int64          `json:"rows"`
+	Created       int64          `json:"created"`
+	Updated       int64          `json:"updated"`
+	Skipped       int64          `json:"skipped"`
+	Problems      ImportProblems `json:"rejected"`
+	Message       string         `json:"message,omitempty"`
+	CreatedAt     Timestamp      `json:"created_at"`
+	UpdatedAt     Timestamp      `json:"updated_at"`
+	FinishedAt    *Timestamp     `json:"finished_at"`
+}
+
+// TableName names the table.
+func (Import) TableName() string { return "imports" }
+
+// ImportProblem is a rejected row (Line 0: a note about the whole file).
+type ImportProblem struct {
+	Line   int64  `json:"line"`
+	Reason string `json:"reason"`
+}

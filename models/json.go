@@ -73,3 +73,32 @@ func (a StringArray) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal([]string(a))
 }
+
+// ImportProblems is the rejected rows of an import, stored as JSON text.
+type ImportProblems []ImportProblem
+
+// Scan reads the JSON array.
+func (p *ImportProblems) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		*p = ImportProblems{}
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("models: cannot scan %T into ImportProblems", src)
+	}
+	return json.Unmarshal(b, (*[]ImportProblem)(p))
+}
+
+// Value stores the array as JSON text.
+func (p ImportProblems) Value() (driver.Value, error) {
+	if p == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]ImportProblem(p))
+	return string(b), err
+}

@@ -29,6 +29,7 @@ type Service struct {
 	Fields        *Fields
 	Contacts      *Contacts
 	Segments      *Segments
+	Imports       *Imports
 }
 
 // New wires every area to db.
@@ -39,6 +40,7 @@ func New(db *DB) *Service {
 		Fields:       &Fields{db: db, segments: segments},
 		Contacts:     &Contacts{db: db, segments: segments},
 		Segments:     segments,
+		Imports:      &Imports{db: db, segments: segments},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,

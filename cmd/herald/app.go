@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -36,13 +37,19 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 		return web.ErrorHandler(c, err)
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               "herald",
-		BodyLimit:             bodyLimit,
-		ErrorHandler:          errorHandler,
-		DisableStartupMessage: true,
-		ReadTimeout:           60 * time.Second,
-		WriteTimeout:          10 * time.Minute,
-		IdleTimeout:           2 * time.Minute,
+		AppName:      "herald",
+		BodyLimit:    bodyLimit,
+		ErrorHandler: errorHandler,
+		// Bodies over BodyLimit are not refused by fasthttp but handed over
+		// as a stream: the upload routes read them as one, limitBody refuses
+		// them everywhere else. Multipart bodies are not parsed ahead, so an
+		// upload is imported while it arrives.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
+		DisableStartupMessage:        true,
+		ReadTimeout:                  60 * time.Second,
+		WriteTimeout:                 10 * time.Minute,
+		IdleTimeout:                  2 * time.Minute,
 	})
 
 	reg := prometheus.NewRegistry()
@@ -50,6 +57,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	m := newHTTPMetrics(reg)
 
 	app.Use(observe(m, errorHandler))
+	app.Use(limitBody(bodyLimit, api.UploadPath))
 	app.Use(recover.New(recover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -69,7 +77,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 		MaxAge: 3600,
 	}))
 
-	api.New(svc, api.Options{RatePerSecond: cfg.APIRate}).Mount(app.Group("/api"))
+	api.New(svc, api.Options{RatePerSecond: cfg.APIRate, MaxUploadBytes: cfg.MaxUploadMB << 20}).Mount(app.Group("/api"))
 
 	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL})
 	if err != nil {
@@ -77,6 +85,34 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	}
 	w.Mount(app)
 	return app, nil
+}
+
+// limitBody refuses (413) a body over limit on every route but the upload
+// paths, which read their streamed bodies with their own limit.
+func limitBody(limit int, uploads ...string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		for _, p := range uploads {
+			if c.Path() == p {
+				return c.Next()
+			}
+		}
+		req := c.Request()
+		if cl := req.Header.ContentLength(); cl > limit {
+			return fiber.ErrRequestEntityTooLarge
+		}
+		if req.IsBodyStream() && req.Header.ContentLength() < 0 {
+			// Chunked: read at most limit+1 bytes before deciding.
+			body, err := io.ReadAll(io.LimitReader(req.BodyStream(), int64(limit)+1))
+			if err != nil {
+				return fiber.ErrBadRequest
+			}
+			if len(body) > limit {
+				return fiber.ErrRequestEntityTooLarge
+			}
+			req.SetBody(body)
+		}
+		return c.Next()
+	}
 }
 
 func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") || c.Path() == "/api" }

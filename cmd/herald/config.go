@@ -14,16 +14,26 @@ type config struct {
 	BaseURL  string  // HERALD_BASE_URL: the public address put in mails
 	SMTPURL  string  // HERALD_SMTP_URL: unset = the outbox
 	APIRate  float64 // HERALD_API_RATE: API requests per second per key
-	LogLevel slog.Level
+	// MaxUploadMB bounds a CSV upload (HERALD_MAX_UPLOAD_MB).
+	MaxUploadMB int64
+	LogLevel    slog.Level
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
-		Addr:     or(getenv("HERALD_ADDR"), ":8080"),
-		Database: or(getenv("HERALD_DATABASE"), "data/herald.db"),
-		BaseURL:  strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
-		SMTPURL:  getenv("HERALD_SMTP_URL"),
-		APIRate:  100,
+		Addr:        or(getenv("HERALD_ADDR"), ":8080"),
+		Database:    or(getenv("HERALD_DATABASE"), "data/herald.db"),
+		BaseURL:     strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
+		SMTPURL:     getenv("HERALD_SMTP_URL"),
+		APIRate:     100,
+		MaxUploadMB: 1024,
+	}
+	if v := getenv("HERALD_MAX_UPLOAD_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("HERALD_MAX_UPLOAD_MB: %q is not a positive number of megabytes", v)
+		}
+		c.MaxUploadMB = n
 	}
 	if v := getenv("HERALD_API_RATE"); v != "" {
 		r, err := strconv.ParseFloat(v, 64)

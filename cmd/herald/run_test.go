@@ -171,21 +171,40 @@ func TestServe(t *testing.T) {
 		t.Fatalf("unknown route: %d %s", code, body)
 	}
 	// Over the 10 MB limit: 413 in the envelope.
-	// The server answers from the headers, before the body is sent.
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(conn, "POST /api/global-unsubscribes/save HTTP/1.1\r\nHost: x\r\nPublicKey: %s\r\nSecretKey: %s\r\n"+
-		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n\r\nemail_address=", keys.PublicKey, keys.SecretKey, 11<<20)
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	conn.Close()
-	if resp.StatusCode != 413 || string(b) != `{"status":"failed","errors":"The request body is too large."}` {
-		t.Fatalf("body limit: %d %.200s", resp.StatusCode, b)
+	// Over the limit: 413, in the envelope, however the body is sent.
+	for _, chunked := range []bool{false, true} {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			w := bufio.NewWriter(conn)
+			fmt.Fprintf(w, "POST /api/global-unsubscribes/save HTTP/1.1\r\nHost: x\r\nPublicKey: %s\r\nSecretKey: %s\r\n"+
+				"Content-Type: application/x-www-form-urlencoded\r\n", keys.PublicKey, keys.SecretKey)
+			chunk := strings.Repeat("a", 1<<20)
+			if chunked {
+				fmt.Fprintf(w, "Transfer-Encoding: chunked\r\n\r\n")
+				for i := 0; i < 11; i++ {
+					fmt.Fprintf(w, "%x\r\n%s\r\n", len(chunk), chunk)
+				}
+				fmt.Fprintf(w, "0\r\n\r\n")
+			} else {
+				fmt.Fprintf(w, "Content-Length: %d\r\n\r\n", 11<<20)
+				for i := 0; i < 11; i++ {
+					w.WriteString(chunk)
+				}
+			}
+			w.Flush() // the server may close first: errors are expected
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode != 413 || string(b) != `{"status":"failed","errors":"The request body is too large."}` {
+			t.Fatalf("body limit (chunked %v): %d %.200s", chunked, resp.StatusCode, b)
+		}
 	}
 	code, metrics := get("/metrics", nil, "GET")
 	if code != 200 || !strings.Contains(metrics, `herald_http_requests_total{method="GET",route="/api/global-unsubscribes",status="200"} 1`) ||

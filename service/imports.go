@@ -1,0 +1,514 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Imports runs CSV imports of contacts: streamed, in batches, so memory
+// stays flat whatever the size of the file.
+type Imports struct {
+	db       *DB
+	segments *Segments
+	// OnBatch, when set, is called after each committed batch with the ids
+	// of the contacts it created or changed (automations enrol from it).
+	OnBatch func(ctx context.Context, accountID, typeID int64, ids []int64)
+}
+
+// importBatch is how many rows go into one upsert statement and one
+// transaction: 1000 rows x 16 columns stays under SQLite's bind limit and
+// keeps each write short enough for other writers to interleave.
+const importBatch = 1000
+
+// maxProblems is how many rejected rows an import keeps with their reason;
+// the count of skipped rows is always exact.
+const maxProblems = 1000
+
+// importColumns are the contact columns of the upsert, in order.
+var importColumns = []string{
+	"user_id", "contact_type_id", "first_name", "last_name", "email", "alt_email", "country", "state", "city",
+	"address_line1", "address_line2", "state_province_region", "postal_code", "custom_fields", "created_at", "updated_at",
+}
+
+// ImportFile is the upload of contacts/upload-csv.
+type ImportFile struct {
+	ContactTypeID string
+	FileName      string // as sent; only the .csv extension is allowed
+	Present       bool   // a file part was sent
+}
+
+// CheckImport validates the form fields of an upload before its file is
+// read. Errors: validation (keys contact_type_id, file), ErrNotFound.
+func (s *Imports) CheckImport(ctx context.Context, accountID int64, in ImportFile) (int64, error) {
+	p := Problems{}
+	p.required("contact_type_id", in.ContactTypeID)
+	if !in.Present {
+		p.Add("file", msgRequired("file"))
+	} else if !strings.EqualFold(filepath.Ext(in.FileName), ".csv") {
+		p.Add("file", "The file must be a file of type: csv.")
+	}
+	if err := p.Err(); err != nil {
+		return 0, err
+	}
+	typeID, err := ParseID(in.ContactTypeID)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := contactType(ctx, s.db.R, accountID, typeID); err != nil {
+		return 0, err
+	}
+	return typeID, nil
+}
+
+// Start records a new running import of a file of size bytes (-1 unknown).
+func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName string, size int64) (*models.Import, error) {
+	now := models.NewTimestamp(models.Now())
+	imp := &models.Import{
+		UserID: accountID, ContactTypeID: typeID, FileName: filepath.Base(fileName), Status: "running",
+		BytesTotal: size, Problems: models.ImportProblems{}, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.db.W.WithContext(ctx).Create(imp).Error; err != nil {
+		return nil, err
+	}
+	return imp, nil
+}
+
+// Get returns an import of the account (progress or report). Errors: ErrNotFound.
+func (s *Imports) Get(ctx context.Context, accountID, id int64) (*models.Import, error) {
+	var imp models.Import
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&imp).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &imp, nil
+}
+
+// Recent returns the account's latest imports, newest first.
+func (s *Imports) Recent(ctx context.Context, accountID int64, n int) ([]models.Import, error) {
+	var out []models.Import
+	err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(n).Find(&out).Error
+	return out, err
+}
+
+// countingReader counts the bytes read, for progress.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// errNoEmail marks a file that cannot be imported at all; the import is
+// recorded as failed.
+var errNoEmail = Invalid("file", "The file must have a header row with an email column.")
+
+// Run reads the CSV from r into the import's contact type: existing
+// contacts (same email) are updated with the columns the file has, new
+// ones created; rows with errors are skipped and reported by line. It
+// records progress on imp as it goes and its report at the end.
+// Errors: validation (empty file, no email column); others are failures
+// of the database and leave the import marked failed.
+func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) error {
+	err := s.run(ctx, imp, r)
+	imp.Status = "done"
+	if err != nil {
+		imp.Status = "failed"
+		var se *Error
+		if errors.As(err, &se) && len(se.Fields) > 0 {
+			imp.Message = strings.Join(se.Fields["file"], " ")
+		} else {
+			imp.Message = "The import stopped: " + err.Error()
+		}
+	}
+	now := models.NewTimestamp(models.Now())
+	imp.FinishedAt, imp.UpdatedAt = &now, now
+	if uerr := s.db.W.WithContext(context.WithoutCancel(ctx)).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
+		"status": imp.Status, "message": imp.Message, "bytes_read": imp.BytesRead, "rows_read": imp.RowsRead,
+		"created": imp.Created, "updated": imp.Updated, "skipped": imp.Skipped, "problems": imp.Problems,
+		"finished_at": now, "updated_at": now,
+	}).Error; uerr != nil && err == nil {
+		err = uerr
+	}
+	return err
+}
+
+func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) error {
+	cr := &countingReader{r: r}
+	br := bufio.NewReaderSize(cr, 256<<10)
+	if bom, _ := br.Peek(3); len(bom) == 3 && bom[0] == 0xEF && bom[1] == 0xBB && bom[2] == 0xBF {
+		_, _ = br.Discard(3)
+	}
+	rd := csv.NewReader(br)
+	rd.FieldsPerRecord = -1
+	rd.ReuseRecord = true
+
+	header, err := rd.Read()
+	if err == io.EOF {
+		return Invalid("file", "The file is empty.")
+	}
+	if err != nil {
+		return Invalid("file", "The header row cannot be read: "+err.Error())
+	}
+	customs, err := customFields(ctx, s.db.R, imp.UserID)
+	if err != nil {
+		return err
+	}
+	cols, notes := mapHeader(header, customs)
+	if cols.email < 0 {
+		return errNoEmail
+	}
+	imp.Problems = append(imp.Problems, notes...)
+
+	up := &upserter{s: s, imp: imp, cols: cols}
+	batch := make([]importRow, 0, importBatch)
+	index := make(map[string]int, importBatch)
+	lastProgress := time.Now()
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		if err := up.write(ctx, batch); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		clear(index)
+		imp.BytesRead = cr.n.Load()
+		if time.Since(lastProgress) > 300*time.Millisecond {
+			lastProgress = time.Now()
+			s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
+				"bytes_read": imp.BytesRead, "rows_read": imp.RowsRead, "created": imp.Created,
+				"updated": imp.Updated, "skipped": imp.Skipped, "updated_at": models.Now(),
+			})
+		}
+		return nil
+	}
+	reject := func(line int64, reason string) {
+		imp.Skipped++
+		if len(imp.Problems) < maxProblems {
+			imp.Problems = append(imp.Problems, models.ImportProblem{Line: line, Reason: reason})
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := rd.FieldPos(0)
+		imp.RowsRead++
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				reject(int64(pe.StartLine), "malformed CSV: "+pe.Err.Error())
+				continue
+			}
+			return err
+		}
+		row, reason := cols.row(rec, customs)
+		if reason != "" {
+			reject(int64(line), reason)
+			continue
+		}
+		row.line = int64(line)
+		if i, dup := index[row.c.Email]; dup {
+			batch[i] = mergeRows(batch[i], row) // the later row of a file wins
+			continue
+		}
+		index[row.c.Email] = len(batch)
+		batch = append(batch, row)
+		if len(batch) == importBatch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	imp.BytesRead = cr.n.Load()
+	if imp.RowsRead == 0 && imp.Skipped == 0 {
+		imp.Problems = append(imp.Problems, models.ImportProblem{Line: 0, Reason: "The file has a header row but no contacts."})
+	}
+	return nil
+}
+
+// headerMap is where each contact value is in a CSV record (-1: absent).
+type headerMap struct {
+	email, first, last, alt, country, state, city, addr1, addr2, region, postal int
+	custom                                                                      map[string]int // field name → column
+	present                                                                     []string       // contact columns the file sets
+}
+
+func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
+	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
+	var notes models.ImportProblems
+	slots := map[string]*int{
+		"email": &h.email, "first_name": &h.first, "last_name": &h.last, "alt_email": &h.alt, "country": &h.country,
+		"state": &h.state, "city": &h.city, "address_line1": &h.addr1, "address_line2": &h.addr2,
+		"state_province_region": &h.region, "postal_code": &h.postal,
+	}
+	seen := map[string]bool{}
+	for i, raw := range header {
+		name := strings.ToLower(strings.Join(strings.Fields(strings.TrimSpace(raw)), "_"))
+		if name == "" {
+			continue
+		}
+		if seen[name] {
+			notes = append(notes, models.ImportProblem{Line: 1, Reason: fmt.Sprintf("column %q appears twice; the first one is used", raw)})
+			continue
+		}
+		seen[name] = true
+		if slot, ok := slots[name]; ok {
+			*slot = i
+			if name != "email" {
+				h.present = append(h.present, name)
+			}
+			continue
+		}
+		found := false
+		for _, f := range customs {
+			if strings.EqualFold(f.FieldName, name) {
+				h.custom[f.FieldName] = i
+				found = true
+				break
+			}
+		}
+		if !found {
+			notes = append(notes, models.ImportProblem{Line: 1, Reason: fmt.Sprintf("column %q ignored: no field has that name", raw)})
+		}
+	}
+	return h, notes
+}
+
+type importRow struct {
+	line   int64
+	c      models.Contact
+	custom map[string]string // non-empty custom values given
+}
+
+func cell(rec []string, i int) string {
+	if i < 0 || i >= len(rec) {
+		return ""
+	}
+	return rec[i]
+}
+
+// row validates one record. It returns the reason when the row is rejected.
+func (h headerMap) row(rec []string, customs []models.Field) (importRow, string) {
+	for _, v := range rec {
+		if !utf8.ValidString(v) {
+			return importRow{}, "invalid UTF-8"
+		}
+	}
+	in := ContactInput{
+		Email: cell(rec, h.email), FirstName: cell(rec, h.first), LastName: cell(rec, h.last), AltEmail: cell(rec, h.alt),
+		Country: cell(rec, h.country), State: cell(rec, h.state), City: cell(rec, h.city),
+		AddressLine1: cell(rec, h.addr1), AddressLine2: cell(rec, h.addr2), StateProvinceRegion: cell(rec, h.region), PostalCode: cell(rec, h.postal),
+	}
+	if len(h.custom) > 0 {
+		in.Custom = make(map[string]string, len(h.custom))
+		for name, i := range h.custom {
+			if v := strings.TrimSpace(cell(rec, i)); v != "" {
+				in.Custom[name] = v // an empty cell leaves a stored value as it is
+			}
+		}
+	}
+	p := Problems{}
+	c, values := cleanContact(in, customs, false, p)
+	if len(p) > 0 {
+		var msgs []string
+		for _, k := range []string{"email", "alt_email", "country"} {
+			msgs = append(msgs, p[k]...)
+			delete(p, k)
+		}
+		for _, m := range p {
+			msgs = append(msgs, m...)
+		}
+		return importRow{}, strings.Join(msgs, " ")
+	}
+	return importRow{c: c, custom: values}, ""
+}
+
+// mergeRows applies a later row of the same address onto an earlier one.
+func mergeRows(old, new importRow) importRow {
+	for k, v := range old.custom {
+		if _, ok := new.custom[k]; !ok {
+			if new.custom == nil {
+				new.custom = map[string]string{}
+			}
+			new.custom[k] = v
+		}
+	}
+	return new
+}
+
+// upserter writes batches of rows with one multi-row upsert each.
+type upserter struct {
+	s    *Imports
+	imp  *models.Import
+	cols headerMap
+	sql  map[int]string // statement by row count
+}
+
+func (u *upserter) statement(n int) string {
+	if q, ok := u.sql[n]; ok {
+		return q
+	}
+	pg := u.s.db.Dialect == "postgres"
+	var b strings.Builder
+	b.WriteString("INSERT INTO contacts (" + strings.Join(importColumns, ", ") + ") VALUES ")
+	arg := 0
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('(')
+		for j := range importColumns {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			arg++
+			if pg {
+				b.WriteString("$" + strconv.Itoa(arg))
+				if importColumns[j] == "custom_fields" {
+					b.WriteString("::jsonb")
+				}
+			} else {
+				b.WriteByte('?')
+			}
+		}
+		b.WriteByte(')')
+	}
+	b.WriteString(" ON CONFLICT (contact_type_id, email) WHERE deleted_at IS NULL DO UPDATE SET ")
+	for _, c := range u.cols.present {
+		b.WriteString(c + " = excluded." + c + ", ")
+	}
+	if len(u.cols.custom) > 0 {
+		if pg {
+			b.WriteString("custom_fields = contacts.custom_fields || excluded.custom_fields, ")
+		} else {
+			b.WriteString("custom_fields = json_patch(contacts.custom_fields, excluded.custom_fields), ")
+		}
+	}
+	b.WriteString("updated_at = excluded.updated_at RETURNING id")
+	if u.sql == nil {
+		u.sql = map[int]string{}
+	}
+	u.sql[n] = b.String()
+	return u.sql[n]
+}
+
+// write upserts one batch in one transaction and brings the segments of
+// the type up to date for its contacts.
+func (u *upserter) write(ctx context.Context, batch []importRow) error {
+	imp := u.imp
+	now := models.Now()
+	args := make([]any, 0, len(batch)*len(importColumns))
+	emails := make([]any, len(batch))
+	for i := range batch {
+		r := &batch[i]
+		c := &r.c
+		var alt any
+		if c.AltEmail != nil {
+			alt = *c.AltEmail
+		}
+		custom := "{}"
+		if len(r.custom) > 0 {
+			b, _ := json.Marshal(r.custom)
+			custom = string(b)
+		}
+		args = append(args, imp.UserID, imp.ContactTypeID, c.FirstName, c.LastName, c.Email, alt, c.Country, c.State, c.City,
+			c.AddressLine1, c.AddressLine2, c.StateProvinceRegion, c.PostalCode, custom, now, now)
+		emails[i] = c.Email
+	}
+	ids := make([]int64, 0, len(batch))
+	var existing int64
+	err := u.s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		conn := tx.Statement.ConnPool
+		if err := tx.Raw("SELECT COUNT(*) FROM contacts WHERE contact_type_id = ? AND deleted_at IS NULL AND email IN ?", imp.ContactTypeID, emails).Scan(&existing).Error; err != nil {
+			return err
+		}
+		rows, err := conn.QueryContext(ctx, u.statement(len(batch)), args...)
+		if err != nil {
+			return err
+		}
+		if err := scanIDs(rows, &ids); err != nil {
+			return err
+		}
+		if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	imp.Created += int64(len(batch)) - existing
+	imp.Updated += existing
+	if u.s.OnBatch != nil {
+		u.s.OnBatch(ctx, imp.UserID, imp.ContactTypeID, ids)
+	}
+	return nil
+}
+
+func scanIDs(rows *sql.Rows, ids *[]int64) error {
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		*ids = append(*ids, id)
+	}
+	return rows.Err()
+}
+
+// WriteSample writes the sample CSV of the account: the header row (the
+// reserved fields, then the account's custom fields) and one example row.
+func (s *Imports) WriteSample(ctx context.Context, accountID int64, w io.Writer) error {
+	customs, err := customFields(ctx, s.db.R, accountID)
+	if err != nil {
+		return err
+	}
+	header := []string{"email", "first_name", "last_name", "alt_email", "country", "state", "city",
+		"address_line1", "address_line2", "state_province_region", "postal_code"}
+	example := []string{"jane.doe@example.com", "Jane", "Doe", "", "US", "California", "San Francisco",
+		"1 Market Street", "Suite 100", "CA", "94105"}
+	for _, f := range customs {
+		header = append(header, f.FieldName)
+		switch f.FieldType {
+		case "number":
+			example = append(example, "42")
+		case "datetime-local":
+			example = append(example, "2026-01-31T09:30")
+		default:
+			example = append(example, "example "+strings.ReplaceAll(f.FieldName, "_", " "))
+		}
+	}
+	cw := csv.NewWriter(w)
+	_ = cw.Write(header)
+	_ = cw.Write(example)
+	cw.Flush()
+	return cw.Error()
+}
