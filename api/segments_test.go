@@ -46,7 +46,9 @@ func TestSegments(t *testing.T) {
 		expectOK(t, e.a.send("POST", "/api/contacts/add", form("contact_type_id", typeID, "first_name", c.first, "last_name", "N"+strconv.Itoa(i),
 			"email", c.email, "country", c.country, "city", "Town", "custom_field[age]", c.age)), "Contact Added Successfully")
 	}
-	segs := func(c *client) []segment { return list[segment](t, c.send("GET", "/api/segment/list", nil), "segments") }
+	segs := func(c *client) []segment {
+		return list[segment](t, c.send("GET", "/api/segment/list", nil), "segments")
+	}
 
 	expectOK(t, e.a.send("POST", "/api/segment/store", form("contact_type_id", typeID, "segment_name", "Adults in US",
 		"select_field[0]", "country", "select_operator[0]", "equals", "value[0]", "United States",

@@ -6,5 +6,5 @@ import "embed"
 
 // FS holds every file of this folder but this one.
 //
-//go:embed css js vendor
+//go:embed css js vendor img
 var FS embed.FS

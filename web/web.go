@@ -4,8 +4,12 @@ package web
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"github.com/gorilla/sessions"
 
 	"herald/service"
 )
@@ -13,27 +17,117 @@ import (
 // Options tune the console.
 type Options struct {
 	BaseURL string // public address; https means Secure cookies
+
+	// AuthPerMinute caps the POSTs to /login and /signup one IP address
+	// may make in a minute; 0 means defaultAuthPerMinute. It comes on
+	// top of the service's limit of failed logins per email address.
+	AuthPerMinute int
 }
+
+const defaultAuthPerMinute = 20
 
 // Web holds what every console handler needs.
 type Web struct {
-	svc *service.Service
-	opt Options
+	svc       *service.Service
+	opt       Options
+	store     *sessions.CookieStore
+	authLimit fiber.Handler
 }
 
-// New builds the console over svc.
+// New builds the console over svc. It reads (or, the first time, makes)
+// the session keys kept in the database, so that every herald process
+// sharing it accepts the others' cookies.
 func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
-	return &Web{svc: svc, opt: opt}, nil
+	store, err := newStore(ctx, svc.Settings, strings.HasPrefix(opt.BaseURL, "https://"))
+	if err != nil {
+		return nil, err
+	}
+	perMinute := opt.AuthPerMinute
+	if perMinute <= 0 {
+		perMinute = defaultAuthPerMinute
+	}
+	w := &Web{svc: svc, opt: opt, store: store}
+	w.authLimit = limiter.New(limiter.Config{
+		Max:        perMinute,
+		Expiration: time.Minute,
+		LimitReached: func(*fiber.Ctx) error {
+			return &service.Error{Code: service.CodeRateLimited, Message: "Too many attempts from your address. Wait a minute and try again."}
+		},
+	})
+	return w, nil
 }
 
-// Mount registers every console and public route on app.
-func (w *Web) Mount(app *fiber.App) {}
+// Mount registers every console route on app. All of them are listed here.
+func (w *Web) Mount(app *fiber.App) {
+	app.Use(w.console)
 
-// ErrorHandler answers errors of console routes.
-func ErrorHandler(c *fiber.Ctx, err error) error {
-	code := fiber.StatusInternalServerError
-	if fe, ok := err.(*fiber.Error); ok {
-		code = fe.Code
+	app.Get("/", w.root)
+	app.Get("/login", w.loginPage)
+	app.Post("/login", w.authLimit, w.login)
+	app.Get("/signup", w.signupPage)
+	app.Post("/signup", w.authLimit, w.signup)
+	app.Post("/logout", w.logout)
+
+	in := w.requireLogin
+	app.Get("/dashboard", in, w.dashboard)
+
+	app.Get("/account", in, w.account)
+	app.Get("/account/keys", in, w.showKeys)
+	app.Post("/account/keys", in, w.rotateKeys)
+
+	app.Get("/suppressions", in, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
+	app.Get("/suppressions/global", in, w.listGlobal)
+	app.Post("/suppressions/global", in, w.addGlobal)
+	app.Post("/suppressions/global/bulk-delete", in, w.bulkDeleteGlobal)
+	app.Post("/suppressions/global/:id/delete", in, w.deleteGlobal)
+
+	app.Get("/suppressions/groups", in, w.listGroups)
+	app.Post("/suppressions/groups", in, w.createGroup)
+	app.Get("/suppressions/groups/:id", in, w.listGroupRecipients)
+	app.Post("/suppressions/groups/:id", in, w.updateGroup)
+	app.Get("/suppressions/groups/:id/edit", in, w.editGroup)
+	app.Get("/suppressions/groups/:id/row", in, w.groupRow)
+	app.Post("/suppressions/groups/:id/recipients", in, w.addGroupRecipients)
+	app.Post("/suppressions/groups/:id/recipients/bulk-delete", in, w.bulkDeleteGroupRecipients)
+	app.Post("/suppressions/groups/:id/recipients/:rid/delete", in, w.deleteGroupRecipient)
+
+	app.Get("/notifications", in, w.listNotifications)
+	app.Post("/notifications", in, w.addNotification)
+	app.Post("/notifications/bulk-delete", in, w.bulkDeleteNotifications)
+	app.Post("/notifications/:id/delete", in, w.deleteNotification)
+}
+
+// contentSecurityPolicy allows only this site's own files: no inline
+// script or style, no eval (htmx is told not to use it), no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+
+// console runs around every path but the API's and the static files':
+// it loads the session, checks the CSRF token of state-changing
+// requests, sets the headers every page shares, and saves the session
+// after the handler when it changed.
+func (w *Web) console(c *fiber.Ctx) error {
+	p := c.Path()
+	if p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/static/") {
+		return c.Next()
 	}
-	return c.Status(code).SendString(fiber.ErrInternalServerError.Message)
+	s, err := w.loadSession(c)
+	if err != nil {
+		return err
+	}
+	c.Locals(localSession, s)
+	c.Vary("HX-Request")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy)
+	err = checkCSRF(c, s)
+	if err == nil {
+		err = c.Next()
+	}
+	if serr := s.save(c); serr != nil && err == nil {
+		err = serr
+	}
+	return err
 }

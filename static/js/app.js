@@ -1,1 +1,202 @@
-// console behaviour
+// Herald console behaviour: small enhancements over pages that work
+// without it. htmx (vendored) does the requests; this file only adds the
+// menu drawer, flash dismissal, row selection, key copying, confirmation
+// of plain forms, and error messages for failed htmx requests.
+// No inline scripts: the Content-Security-Policy forbids them.
+(function () {
+  "use strict";
+
+  // --- Menu drawer (phones). Without JS the menu link opens the drawer
+  // through :target; with JS a class does, and Escape closes it.
+  function setNav(open) {
+    var sidebar = document.getElementById("sidebar");
+    if (!sidebar) return;
+    sidebar.classList.toggle("is-open", open);
+    document.body.classList.toggle("nav-open", open);
+    document.querySelectorAll("[data-nav-toggle]").forEach(function (t) {
+      t.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+    if (open) {
+      var first = sidebar.querySelector(".nav-link[href]");
+      if (first) first.focus();
+    }
+  }
+
+  document.addEventListener("click", function (e) {
+    var toggle = e.target.closest("[data-nav-toggle]");
+    if (toggle) {
+      e.preventDefault();
+      var sidebar = document.getElementById("sidebar");
+      setNav(!(sidebar && sidebar.classList.contains("is-open")));
+      return;
+    }
+    if (e.target.closest("[data-nav-close]")) {
+      e.preventDefault();
+      setNav(false);
+      return;
+    }
+    var dismiss = e.target.closest("[data-dismiss]");
+    if (dismiss) {
+      var flash = dismiss.closest("[data-flash]");
+      if (flash) flash.remove();
+      return;
+    }
+    var copy = e.target.closest("[data-copy]");
+    if (copy) {
+      copyFrom(copy);
+    }
+  });
+
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape" && document.body.classList.contains("nav-open")) {
+      setNav(false);
+    }
+  });
+
+  // --- Copy an API key to the clipboard.
+  function copyFrom(button) {
+    var input = document.querySelector(button.getAttribute("data-copy"));
+    if (!input) return;
+    var label = button.querySelector("span");
+    var done = function () {
+      if (!label) return;
+      var old = label.textContent;
+      label.textContent = "Copied";
+      button.classList.add("is-done");
+      setTimeout(function () {
+        label.textContent = old;
+        button.classList.remove("is-done");
+      }, 1800);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(input.value).then(done, function () {
+        input.select();
+      });
+    } else {
+      input.select();
+      try {
+        document.execCommand("copy");
+        done();
+      } catch (err) {
+        /* the text stays selected for the person to copy */
+      }
+    }
+  }
+
+  // --- Row selection: "select all" and the bulk delete button.
+  function syncSelection(form) {
+    if (!form) return;
+    var boxes = form.querySelectorAll('input[type="checkbox"][name="ids"]');
+    var checked = form.querySelectorAll('input[type="checkbox"][name="ids"]:checked');
+    var all = form.querySelector("[data-select-all]");
+    if (all) {
+      all.checked = boxes.length > 0 && checked.length === boxes.length;
+      all.indeterminate = checked.length > 0 && checked.length < boxes.length;
+    }
+    var bulk = form.querySelector("[data-bulk-delete]");
+    if (bulk) {
+      bulk.disabled = checked.length === 0;
+      var label = bulk.querySelector("span");
+      if (label) {
+        label.textContent = checked.length > 0 ? "Delete selected (" + checked.length + ")" : "Delete selected";
+      }
+    }
+    form.querySelectorAll("tbody tr").forEach(function (tr) {
+      var box = tr.querySelector('input[name="ids"]');
+      tr.classList.toggle("is-selected", !!(box && box.checked));
+    });
+  }
+
+  document.addEventListener("change", function (e) {
+    var t = e.target;
+    if (t.matches("[data-select-all]")) {
+      var form = t.closest("form");
+      form.querySelectorAll('input[type="checkbox"][name="ids"]').forEach(function (b) {
+        b.checked = t.checked;
+      });
+      syncSelection(form);
+    } else if (t.matches('input[type="checkbox"][name="ids"]')) {
+      syncSelection(t.closest("form"));
+    }
+  });
+
+  // --- Confirmation of plain (non-htmx) forms, e.g. rotating keys.
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    var question = form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      e.preventDefault();
+    }
+  });
+
+  // --- Flash messages written from here (htmx failures).
+  function showFlash(kind, text) {
+    var area = document.getElementById("flash");
+    if (!area) return;
+    var box = document.createElement("div");
+    box.className = "flash flash-" + kind;
+    box.setAttribute("role", kind === "error" ? "alert" : "status");
+    box.setAttribute("data-flash", "");
+    var p = document.createElement("p");
+    p.textContent = text;
+    var close = document.createElement("button");
+    close.type = "button";
+    close.className = "flash-close";
+    close.setAttribute("data-dismiss", "");
+    close.setAttribute("aria-label", "Dismiss");
+    close.textContent = "\u00d7";
+    box.appendChild(p);
+    box.appendChild(close);
+    area.replaceChildren(box);
+  }
+
+  // Success messages fade after a while; errors stay until dismissed.
+  function autoDismiss(root) {
+    root.querySelectorAll(".flash-success[data-flash]").forEach(function (f) {
+      if (f.dataset.timer) return;
+      f.dataset.timer = "1";
+      setTimeout(function () {
+        f.classList.add("is-leaving");
+        setTimeout(function () {
+          f.remove();
+        }, 400);
+      }, 6000);
+    });
+  }
+
+  // The console answers its own errors with a message retargeted to the
+  // flash area (HX-Retarget); an error without it (a proxy, a crash) must
+  // not be swapped into the page.
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var d = e.detail;
+    if (d.isError && !d.xhr.getResponseHeader("HX-Retarget")) {
+      d.shouldSwap = false;
+      showFlash("error", "Something went wrong (" + d.xhr.status + "). Reload the page and try again.");
+    }
+  });
+
+  document.addEventListener("htmx:sendError", function () {
+    showFlash("error", "Could not reach the server. Check your connection and try again.");
+  });
+
+  function init(root) {
+    (root.querySelectorAll ? root : document).querySelectorAll("form").forEach(function (f) {
+      if (f.querySelector("[data-select-all]")) syncSelection(f);
+    });
+    if (root.matches && root.matches("form") && root.querySelector("[data-select-all]")) {
+      syncSelection(root);
+    }
+    autoDismiss(document);
+  }
+
+  document.addEventListener("htmx:load", function (e) {
+    init(e.target);
+  });
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () {
+      init(document);
+    });
+  } else {
+    init(document);
+  }
+})();

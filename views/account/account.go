@@ -1,0 +1,18 @@
+// Package account holds the account page and the one-time display of
+// API keys.
+package account
+
+import "herald/models"
+
+// Data is the account page.
+type Data struct {
+	User *models.User
+	CSRF string
+}
+
+// Keys are freshly issued API keys, shown once.
+type Keys struct {
+	PublicKey string
+	SecretKey string
+	New       bool // true after sign-up, false after a rotation
+}

@@ -1,0 +1,49 @@
+package views
+
+import "strings"
+
+// Field describes one form control with its label, help and errors.
+type Field struct {
+	ID           string
+	Name         string
+	Label        string
+	Type         string // input type; "text" when empty
+	Value        string
+	Placeholder  string
+	Help         string
+	Autocomplete string
+	Form         string // the id of the form the control belongs to, when outside it (table rows)
+	Rows         int    // textarea rows
+	HideLabel    bool   // keep the label for screen readers only
+	Autofocus    bool
+	Errors       []string
+}
+
+func (f Field) inputType() string {
+	if f.Type == "" {
+		return "text"
+	}
+	return f.Type
+}
+
+func (f Field) errorID() string { return f.ID + "-error" }
+func (f Field) helpID() string  { return f.ID + "-help" }
+
+// describedBy lists the ids of the help and error texts of the control.
+func (f Field) describedBy() string {
+	var ids []string
+	if f.Help != "" {
+		ids = append(ids, f.helpID())
+	}
+	if len(f.Errors) > 0 {
+		ids = append(ids, f.errorID())
+	}
+	return strings.Join(ids, " ")
+}
+
+func (f Field) rows() int {
+	if f.Rows <= 0 {
+		return 4
+	}
+	return f.Rows
+}

@@ -1,0 +1,137 @@
+// Package views holds the console's templ components: the layout, the
+// pieces every page shares (fields, flash messages, pagination, empty
+// states) and, in sub-packages mirroring web/, the pages themselves.
+// Components take plain data; they never call the service.
+package views
+
+import (
+	"encoding/json"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"herald/models"
+)
+
+// Page is what the layout needs besides the content.
+type Page struct {
+	Title string
+	Nav   string       // the active navigation entry (see the Nav* constants)
+	CSRF  string       // the session's token, put on <body hx-headers> and in forms
+	User  *models.User // nil on the pages shown before login
+	Flash *Flash       // shown once, then gone
+}
+
+// The navigation entries a page can mark as current.
+const (
+	NavDashboard     = "dashboard"
+	NavGlobal        = "global"
+	NavGroups        = "groups"
+	NavNotifications = "notifications"
+	NavAccount       = "account"
+)
+
+// Flash is a one-time message shown at the top of the content.
+type Flash struct {
+	Kind    string // FlashSuccess, FlashError or FlashInfo
+	Message string
+}
+
+// The kinds of flash message.
+const (
+	FlashSuccess = "success"
+	FlashError   = "error"
+	FlashInfo    = "info"
+)
+
+// Errors are validation messages per form field.
+type Errors map[string][]string
+
+// For returns the messages of field.
+func (e Errors) For(field string) []string { return e[field] }
+
+// Has reports whether field has a message.
+func (e Errors) Has(field string) bool { return len(e[field]) > 0 }
+
+// ListQuery is a list's search text and page number.
+type ListQuery struct {
+	Search string
+	Page   int
+}
+
+// Pager is a list's position: which page, and whether others exist.
+type Pager struct {
+	Base    string // the list's address, without query
+	Query   ListQuery
+	First   int // the number of the first row shown (1-based), 0 when none
+	Last    int // the number of the last row shown
+	HasNext bool
+}
+
+// HasPrev reports whether a page comes before this one.
+func (p Pager) HasPrev() bool { return p.Query.Page > 1 }
+
+// URL is the address of page n with the same search.
+func (p Pager) URL(n int) string {
+	v := url.Values{}
+	if p.Query.Search != "" {
+		v.Set("q", p.Query.Search)
+	}
+	if n > 1 {
+		v.Set("page", strconv.Itoa(n))
+	}
+	if len(v) == 0 {
+		return p.Base
+	}
+	return p.Base + "?" + v.Encode()
+}
+
+// csrfHeaders is the JSON of <body hx-headers>: htmx sends it with every request.
+func csrfHeaders(token string) string {
+	b, _ := json.Marshal(map[string]string{"X-CSRF-Token": token})
+	return string(b)
+}
+
+// htmxConfig is the one decision about how htmx swaps answers: 422 (a form
+// with its validation errors) swaps like a success; other errors swap too,
+// because the console answers them with a message retargeted to the flash
+// area (HX-Retarget); static/js/app.js refuses to swap an error that lacks
+// that header. History is not cached in localStorage (pages hold private
+// data); a back button reloads from the server.
+const htmxConfig = `{"responseHandling":[{"code":"204","swap":false},{"code":"[23]..","swap":true},{"code":"422","swap":true,"error":false},{"code":"[45]..","swap":true,"error":true}],"historyCacheSize":0,"refreshOnHistoryMiss":true,"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}`
+
+// Itoa formats an integer for a template.
+func Itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// Date formats a stored time as a short date, for lists.
+func Date(t models.Timestamp) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("Jan 2, 2006")
+}
+
+// DateTime formats a stored time with the minute, for titles.
+func DateTime(t models.Timestamp) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC1123)
+}
+
+// Plural picks the singular or plural word for n.
+func Plural[T ~int | ~int64](n T, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// initial is the first letter of name, upper-cased, for the avatar.
+func initial(name string) string {
+	for _, r := range name {
+		return strings.ToUpper(string(r))
+	}
+	return "?"
+}
