@@ -5,11 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,6 +39,50 @@ const importBatch = 1000
 // maxProblems is how many rejected rows an import keeps with their reason;
 // the count of skipped rows is always exact.
 const maxProblems = 1000
+
+// sharedParams is how many parameters of the upsert all rows share.
+const sharedParams = 3
+
+// customJSON writes custom values as a JSON object with sorted keys.
+func customJSON(m map[string]string) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := make([]byte, 0, 64)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		b = appendJSONString(b, m[k])
+	}
+	return string(append(b, '}'))
+}
+
+// appendJSONString appends s as a JSON string (s is valid UTF-8).
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
 
 // importColumns are the contact columns of the upsert, in order.
 var importColumns = []string{
@@ -178,39 +222,40 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	}
 	imp.Problems = append(imp.Problems, notes...)
 
+	// Two stages on two cores: this goroutine parses and validates rows
+	// into batches; the writer upserts them. A few batches in flight at
+	// most, so memory stays flat.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan importWork, 2)
 	up := &upserter{s: s, imp: imp, cols: cols}
+	werr := make(chan error, 1)
+	go func() {
+		err := up.writeAll(wctx, batches)
+		if err != nil {
+			cancel()
+		}
+		werr <- err
+	}()
+	send := func(w importWork) bool {
+		select {
+		case batches <- w:
+			return true
+		case <-wctx.Done():
+			return false
+		}
+	}
+
 	batch := make([]importRow, 0, importBatch)
 	index := make(map[string]int, importBatch)
-	lastProgress := time.Now()
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := up.write(ctx, batch); err != nil {
-			return err
-		}
-		batch = batch[:0]
-		clear(index)
-		imp.BytesRead = cr.n.Load()
-		if time.Since(lastProgress) > 300*time.Millisecond {
-			lastProgress = time.Now()
-			s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
-				"bytes_read": imp.BytesRead, "rows_read": imp.RowsRead, "created": imp.Created,
-				"updated": imp.Updated, "skipped": imp.Skipped, "updated_at": models.Now(),
-			})
-		}
-		return nil
-	}
 	reject := func(line int64, reason string) {
 		imp.Skipped++
 		if len(imp.Problems) < maxProblems {
 			imp.Problems = append(imp.Problems, models.ImportProblem{Line: line, Reason: reason})
 		}
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	var readErr error
+	for readErr == nil {
 		rec, err := rd.Read()
 		if err == io.EOF {
 			break
@@ -223,7 +268,8 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 				reject(int64(pe.StartLine), "malformed CSV: "+pe.Err.Error())
 				continue
 			}
-			return err
+			readErr = err
+			break
 		}
 		row, reason := cols.row(rec, customs)
 		if reason != "" {
@@ -238,12 +284,24 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		index[row.c.Email] = len(batch)
 		batch = append(batch, row)
 		if len(batch) == importBatch {
-			if err := flush(); err != nil {
-				return err
+			if !send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()}) {
+				break
 			}
+			batch = make([]importRow, 0, importBatch)
+			clear(index)
 		}
 	}
-	if err := flush(); err != nil {
+	if readErr == nil && len(batch) > 0 {
+		send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()})
+	}
+	close(batches)
+	if err := <-werr; err != nil {
+		return err
+	}
+	if readErr != nil {
+		return readErr
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	imp.BytesRead = cr.n.Load()
@@ -251,6 +309,12 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		imp.Problems = append(imp.Problems, models.ImportProblem{Line: 0, Reason: "The file has a header row but no contacts."})
 	}
 	return nil
+}
+
+// importWork is one batch of valid rows and the reader's counts after it.
+type importWork struct {
+	rows                         []importRow
+	rowsRead, skipped, bytesRead int64
 }
 
 // headerMap is where each contact value is in a CSV record (-1: absent).
@@ -365,10 +429,19 @@ func mergeRows(old, new importRow) importRow {
 
 // upserter writes batches of rows with one multi-row upsert each.
 type upserter struct {
-	s    *Imports
-	imp  *models.Import
-	cols headerMap
-	sql  map[int]string // statement by row count
+	s     *Imports
+	imp   *models.Import
+	cols  headerMap
+	sql   map[int]string // statement by row count
+	full  *sql.Stmt      // the statement of a full batch, prepared once
+	ready bool
+}
+
+// close releases the prepared statement.
+func (u *upserter) close() {
+	if u.full != nil {
+		u.full.Close()
+	}
 }
 
 func (u *upserter) statement(n int) string {
@@ -378,27 +451,28 @@ func (u *upserter) statement(n int) string {
 	pg := u.s.db.Dialect == "postgres"
 	var b strings.Builder
 	b.WriteString("INSERT INTO contacts (" + strings.Join(importColumns, ", ") + ") VALUES ")
-	arg := 0
+	// Parameters 1-3 (account, type, time) are shared by every row and
+	// bound once; each row binds its own 12 values after them. Both
+	// dialects take numbered parameters ($n, ?n).
+	mark := "?"
+	if pg {
+		mark = "$"
+	}
+	p := func(n int) string { return mark + strconv.Itoa(n) }
+	arg := sharedParams
 	for i := 0; i < n; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteByte('(')
-		for j := range importColumns {
-			if j > 0 {
-				b.WriteByte(',')
-			}
+		b.WriteString("(" + p(1) + "," + p(2))
+		for j := 2; j < len(importColumns)-2; j++ {
 			arg++
-			if pg {
-				b.WriteString("$" + strconv.Itoa(arg))
-				if importColumns[j] == "custom_fields" {
-					b.WriteString("::jsonb")
-				}
-			} else {
-				b.WriteByte('?')
+			b.WriteString("," + p(arg))
+			if pg && importColumns[j] == "custom_fields" {
+				b.WriteString("::jsonb")
 			}
 		}
-		b.WriteByte(')')
+		b.WriteString("," + p(3) + "," + p(3) + ")")
 	}
 	b.WriteString(" ON CONFLICT (contact_type_id, email) WHERE deleted_at IS NULL DO UPDATE SET ")
 	for _, c := range u.cols.present {
@@ -411,7 +485,9 @@ func (u *upserter) statement(n int) string {
 			b.WriteString("custom_fields = json_patch(contacts.custom_fields, excluded.custom_fields), ")
 		}
 	}
-	b.WriteString("updated_at = excluded.updated_at RETURNING id")
+	// created_at = updated_at only on rows this statement inserted: updated
+	// rows keep their created_at, and duplicates were merged beforehand.
+	b.WriteString("updated_at = excluded.updated_at RETURNING id, created_at = updated_at")
 	if u.sql == nil {
 		u.sql = map[int]string{}
 	}
@@ -419,13 +495,99 @@ func (u *upserter) statement(n int) string {
 	return u.sql[n]
 }
 
-// write upserts one batch in one transaction and brings the segments of
-// the type up to date for its contacts.
-func (u *upserter) write(ctx context.Context, batch []importRow) error {
+// txBatches is how many batches share a transaction at most: fewer
+// commits, while a transaction still holds the writer for well under a
+// second. A transaction is also committed whenever no batch is waiting.
+const txBatches = 5
+
+// writeAll upserts the batches as they come, committing every few, and
+// records progress after each commit.
+func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) error {
+	imp := u.imp
+	var tx *gorm.DB
+	inTx := 0
+	var pendingIDs []int64
+	var last importWork
+	lastProgress := time.Now()
+	commit := func() error {
+		if tx == nil {
+			return nil
+		}
+		err := tx.Commit().Error
+		tx, inTx = nil, 0
+		if err != nil {
+			return err
+		}
+		if u.s.OnBatch != nil && len(pendingIDs) > 0 {
+			u.s.OnBatch(ctx, imp.UserID, imp.ContactTypeID, pendingIDs)
+		}
+		pendingIDs = pendingIDs[:0]
+		if time.Since(lastProgress) > 300*time.Millisecond {
+			lastProgress = time.Now()
+			return u.s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
+				"bytes_read": last.bytesRead, "rows_read": last.rowsRead, "created": imp.Created,
+				"updated": imp.Updated, "skipped": last.skipped, "updated_at": models.Now(),
+			}).Error
+		}
+		return nil
+	}
+	defer func() {
+		if tx != nil {
+			tx.Rollback()
+		}
+	}()
+	for {
+		var w importWork
+		var ok bool
+		select {
+		case w, ok = <-batches:
+		default:
+			// Nothing waiting: commit what is written rather than hold the writer.
+			if err := commit(); err != nil {
+				return err
+			}
+			w, ok = <-batches
+		}
+		if !ok {
+			return commit()
+		}
+		if tx == nil {
+			if len(w.rows) == importBatch && !u.ready {
+				// Preparing a 15,000-parameter statement costs about as much
+				// as running it: do it once per import, outside a transaction
+				// (the writer is one connection; database/sql then re-uses
+				// the statement in each transaction on it).
+				u.ready = true
+				if sqlDB, err := u.s.db.W.DB(); err == nil {
+					u.full, _ = sqlDB.PrepareContext(ctx, u.statement(importBatch))
+				}
+			}
+			tx = u.s.db.W.WithContext(ctx).Begin()
+			if tx.Error != nil {
+				return tx.Error
+			}
+		}
+		ids, err := u.write(ctx, tx, w.rows)
+		if err != nil {
+			return err
+		}
+		pendingIDs = append(pendingIDs, ids...)
+		last = w
+		if inTx++; inTx >= txBatches {
+			if err := commit(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// write upserts one batch in tx and brings the segments of the type up
+// to date for its contacts. It returns the contacts' ids.
+func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([]int64, error) {
 	imp := u.imp
 	now := models.Now()
-	args := make([]any, 0, len(batch)*len(importColumns))
-	emails := make([]any, len(batch))
+	args := make([]any, 0, sharedParams+len(batch)*(len(importColumns)-4))
+	args = append(args, imp.UserID, imp.ContactTypeID, now)
 	for i := range batch {
 		r := &batch[i]
 		c := &r.c
@@ -433,53 +595,44 @@ func (u *upserter) write(ctx context.Context, batch []importRow) error {
 		if c.AltEmail != nil {
 			alt = *c.AltEmail
 		}
-		custom := "{}"
-		if len(r.custom) > 0 {
-			b, _ := json.Marshal(r.custom)
-			custom = string(b)
-		}
-		args = append(args, imp.UserID, imp.ContactTypeID, c.FirstName, c.LastName, c.Email, alt, c.Country, c.State, c.City,
-			c.AddressLine1, c.AddressLine2, c.StateProvinceRegion, c.PostalCode, custom, now, now)
-		emails[i] = c.Email
+		args = append(args, c.FirstName, c.LastName, c.Email, alt, c.Country, c.State, c.City,
+			c.AddressLine1, c.AddressLine2, c.StateProvinceRegion, c.PostalCode, customJSON(r.custom))
+	}
+	var rows *sql.Rows
+	var err error
+	if sqlTx, ok := tx.Statement.ConnPool.(*sql.Tx); ok && u.full != nil && len(batch) == importBatch {
+		rows, err = sqlTx.StmtContext(ctx, u.full).QueryContext(ctx, args...)
+	} else {
+		rows, err = tx.Statement.ConnPool.QueryContext(ctx, u.statement(len(batch)), args...)
+	}
+	if err != nil {
+		return nil, err
 	}
 	ids := make([]int64, 0, len(batch))
-	var existing int64
-	err := u.s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		conn := tx.Statement.ConnPool
-		if err := tx.Raw("SELECT COUNT(*) FROM contacts WHERE contact_type_id = ? AND deleted_at IS NULL AND email IN ?", imp.ContactTypeID, emails).Scan(&existing).Error; err != nil {
-			return err
-		}
-		rows, err := conn.QueryContext(ctx, u.statement(len(batch)), args...)
-		if err != nil {
-			return err
-		}
-		if err := scanIDs(rows, &ids); err != nil {
-			return err
-		}
-		if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	var created int64
+	if err := scanIDs(rows, &ids, &created); err != nil {
+		return nil, err
 	}
-	imp.Created += int64(len(batch)) - existing
-	imp.Updated += existing
-	if u.s.OnBatch != nil {
-		u.s.OnBatch(ctx, imp.UserID, imp.ContactTypeID, ids)
+	if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
+		return nil, err
 	}
-	return nil
+	imp.Created += created
+	imp.Updated += int64(len(ids)) - created
+	return ids, nil
 }
 
-func scanIDs(rows *sql.Rows, ids *[]int64) error {
+func scanIDs(rows *sql.Rows, ids *[]int64, created *int64) error {
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var isNew bool
+		if err := rows.Scan(&id, &isNew); err != nil {
 			return err
 		}
 		*ids = append(*ids, id)
+		if isNew {
+			*created++
+		}
 	}
 	return rows.Err()
 }

@@ -82,9 +82,13 @@ func NormalizeEmail(s string) (string, bool) {
 	if s == "" || len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>\"") {
 		return s, false
 	}
-	a, err := mail.ParseAddress(s)
-	if err != nil || a.Address != s {
-		return s, false
+	// Plain ASCII addresses (nearly all) are checked here; anything else
+	// goes through net/mail's full RFC 5322 parser.
+	if !plainAddress(s) {
+		a, err := mail.ParseAddress(s)
+		if err != nil || a.Address != s {
+			return s, false
+		}
 	}
 	at := strings.LastIndexByte(s, '@')
 	if at < 1 || at > 64 {
@@ -95,6 +99,42 @@ func NormalizeEmail(s string) (string, bool) {
 		return s, false
 	}
 	return s, true
+}
+
+// plainAddress reports whether s is dot-atom@domain in plain ASCII: the
+// local part's atext characters with single dots between atoms, and a
+// domain of letters, digits, hyphens and dots.
+func plainAddress(s string) bool {
+	at := strings.IndexByte(s, '@')
+	if at <= 0 || at != strings.LastIndexByte(s, '@') {
+		return false
+	}
+	prevDot := true // no leading dot
+	for i := 0; i < at; i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if prevDot {
+				return false
+			}
+			prevDot = true
+			continue
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.IndexByte("!#$%&'*+/=?^_`{|}~-", c) >= 0:
+		default:
+			return false
+		}
+		prevDot = false
+	}
+	if prevDot { // trailing dot
+		return false
+	}
+	for i := at + 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // splitEmails splits a list of addresses separated by commas (semicolons,
