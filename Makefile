@@ -17,6 +17,19 @@ run: build
 test:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+# Benchmarks (docs/BENCHMARKS.md): herald's list endpoints beside a bare
+# Fiber handler under wrk over loopback, then the Go micro-benchmarks.
+# BENCH_FLAGS: -rounds 3 -duration 10s -warmup 3s -c 64 -t 2 -calibrate=false;
+# HERALD_BENCH_DATABASE=postgres://… runs herald on PostgreSQL.
+BENCH_FLAGS ?=
+
+bench:
+	$(GO) build -o $(BIN) ./cmd/herald
+	$(GO) build -o bin/bare ./bench/bare
+	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -o DPkg::Lock::Timeout=600 >/dev/null && apt-get install -y -o DPkg::Lock::Timeout=600 wrk >/dev/null; }
+	$(GO) run ./bench/api -herald $(BIN) -bare bin/bare $(BENCH_FLAGS)
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
 generate:
 	$(GO) tool templ generate
 

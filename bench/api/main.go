@@ -1,0 +1,621 @@
+// Command api is the API load benchmark of `make bench`. It builds nothing:
+// it expects bin/herald and bin/bare (the Makefile builds them) and wrk on
+// the PATH (Debian: apt-get install -y wrk).
+//
+// It starts herald on a fresh database (an SQLite file in a temporary
+// folder; or, when HERALD_BENCH_DATABASE is a postgres:// URL, a new schema
+// on that server, dropped at the end) with HERALD_API_RATE=0, creates an
+// account, seeds exactly 100 global unsubscribers and 10 unsubscribe
+// groups through the API, starts the bare Fiber server, and then loads,
+// with wrk over loopback (the same PublicKey and SecretKey headers on
+// every target):
+//
+//	bare                     GET /                         (bin/bare)
+//	global-unsubscribes      GET /api/global-unsubscribes  (100 rows)
+//	unsubscribes-groups      GET /api/unsubscribes-groups  (10 groups)
+//	bare, N-byte answer      GET /bytes/N                  (bin/bare; -calibrate)
+//
+// The last one answers a ready-made body as large as the 100-row list: what
+// the answer's bytes alone cost, the ceiling of any list endpoint.
+//
+// The targets alternate: after one warm-up pass, each round runs every
+// target once, the starting target shifting from round to round, so that
+// the noise of a shared machine falls on all of them alike. It prints the
+// per-round numbers and a markdown table of medians with the ratio of each
+// target's requests per second to the bare handler's. It asserts nothing
+// about speed: the exit status only says whether the run itself worked.
+//
+//	go run ./bench/api -rounds 3 -duration 10s
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"herald/service"
+)
+
+type options struct {
+	herald, bare   string
+	rounds         int
+	duration       time.Duration
+	warmup         time.Duration
+	connections    int
+	threads        int
+	database       string // postgres:// URL, or "" for a fresh SQLite file
+	targetFraction float64
+	calibrate      bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.herald, "herald", "bin/herald", "herald binary")
+	flag.StringVar(&o.bare, "bare", "bin/bare", "bare Fiber server binary")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every target once")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "wrk duration of one target in one round (whole seconds)")
+	flag.DurationVar(&o.warmup, "warmup", 3*time.Second, "warm-up per target before the rounds (0: none)")
+	flag.IntVar(&o.connections, "c", 64, "wrk connections")
+	flag.IntVar(&o.threads, "t", 2, "wrk threads")
+	flag.Float64Var(&o.targetFraction, "target", 0.40, "fraction of the bare handler's req/s the endpoints should reach (reported, not enforced)")
+	flag.BoolVar(&o.calibrate, "calibrate", true, "also load bin/bare serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
+	flag.Parse()
+	o.database = os.Getenv("HERALD_BENCH_DATABASE")
+	if o.database != "" && !strings.HasPrefix(o.database, "postgres://") && !strings.HasPrefix(o.database, "postgresql://") {
+		fatal(fmt.Errorf("HERALD_BENCH_DATABASE must be a postgres:// URL (unset: a fresh SQLite file), got %q", o.database))
+	}
+	if o.rounds < 1 || o.duration < time.Second || o.connections < 1 || o.threads < 1 || o.threads > o.connections {
+		fatal(errors.New("need -rounds >= 1, -duration >= 1s, -c >= 1 and 1 <= -t <= -c"))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+// target is one URL under load.
+type target struct {
+	name      string
+	url       string
+	bodyBytes int // size of one answer, for the table
+}
+
+// sample is one wrk run.
+type sample struct {
+	rps float64
+	p99 time.Duration
+}
+
+func run(ctx context.Context, o options) error {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		return errors.New("wrk is not installed: install it with `apt-get install -y wrk` (make bench does this), then run again")
+	}
+	for _, bin := range []string{o.herald, o.bare} {
+		if _, err := os.Stat(bin); err != nil {
+			return fmt.Errorf("%s is missing: build it first (make bench builds bin/herald and bin/bare)", bin)
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "herald-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	// Herald: a fresh database, one account, the seed rows.
+	dialect, dbAddr := "sqlite", filepath.Join(dir, "herald.db")
+	if o.database != "" {
+		dialect = "postgres"
+		var drop func()
+		if dbAddr, drop, err = freshSchema(o.database); err != nil {
+			return err
+		}
+		defer drop()
+	}
+	heraldAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	env := append(os.Environ(),
+		"HERALD_ADDR="+heraldAddr,
+		"HERALD_DATABASE="+dbAddr,
+		"HERALD_API_RATE=0",
+		"HERALD_LOG_LEVEL=error",
+	)
+	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
+	keys, err := createAccount(ctx, o.herald, env, email)
+	if err != nil {
+		return err
+	}
+	herald, err := start(ctx, "herald", o.herald, []string{"serve"}, env, filepath.Join(dir, "herald.log"), "http://"+heraldAddr+"/healthz")
+	if err != nil {
+		return err
+	}
+	defer herald.stop()
+
+	bareAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	bare, err := start(ctx, "bare", o.bare, nil, append(os.Environ(), "BARE_ADDR="+bareAddr), filepath.Join(dir, "bare.log"), "http://"+bareAddr+"/")
+	if err != nil {
+		return err
+	}
+	defer bare.stop()
+
+	c := &client{base: "http://" + heraldAddr + "/api", keys: keys}
+	if err := c.seed(ctx); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	targets := []*target{
+		{name: "bare", url: "http://" + bareAddr + "/"},
+		{name: "global-unsubscribes", url: c.base + "/global-unsubscribes"},
+		{name: "unsubscribes-groups", url: c.base + "/unsubscribes-groups"},
+	}
+	// Check every answer once, and note its size.
+	for _, t := range targets {
+		n, err := c.check(ctx, t)
+		if err != nil {
+			return err
+		}
+		t.bodyBytes = n
+	}
+	if o.calibrate {
+		n := targets[1].bodyBytes
+		t := &target{name: fmt.Sprintf("bare, %d-byte answer", n), url: fmt.Sprintf("http://%s/bytes/%d", bareAddr, n)}
+		if t.bodyBytes, err = c.check(ctx, t); err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+
+	w := wrkRunner{path: wrk, threads: o.threads, connections: o.connections, headers: []string{
+		"PublicKey: " + keys.PublicKey, "SecretKey: " + keys.SecretKey,
+	}}
+	fmt.Printf("# herald API benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Printf("machine: %d CPUs (%s), %s/%s; database: %s; wrk -t%d -c%d -d%s --latency; %d rounds, warm-up %s per target\n\n",
+		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, dialect, o.threads, o.connections, wholeSeconds(o.duration), o.rounds, o.warmup)
+
+	if o.warmup >= time.Second {
+		for _, t := range targets {
+			if _, err := w.run(ctx, t.url, o.warmup); err != nil {
+				return fmt.Errorf("warm-up %s: %w", t.name, err)
+			}
+		}
+	}
+	samples := map[string][]sample{}
+	for r := range o.rounds {
+		for i := range targets {
+			t := targets[(r+i)%len(targets)] // shift the start every round
+			s, err := w.run(ctx, t.url, o.duration)
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
+			}
+			samples[t.name] = append(samples[t.name], s)
+			fmt.Printf("round %d  %-24s %10s req/s   p99 %s\n", r+1, t.name, thousands(s.rps), ms(s.p99))
+		}
+	}
+	fmt.Println()
+	printTable(os.Stdout, targets, samples, o.targetFraction)
+	return nil
+}
+
+// printTable writes the markdown table and the reading of the target.
+func printTable(out io.Writer, targets []*target, samples map[string][]sample, frac float64) {
+	bareRPS := median(rpsOf(samples["bare"]))
+	fmt.Fprintln(out, "| target | median req/s | median p99 | ratio to bare | req/s per round | answer bytes |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---|---:|")
+	for _, t := range targets {
+		ss := samples[t.name]
+		rps := median(rpsOf(ss))
+		p99s := make([]float64, len(ss))
+		rounds := make([]string, len(ss))
+		for i, s := range ss {
+			p99s[i] = float64(s.p99)
+			rounds[i] = thousands(s.rps)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %.0f %% | %s | %d |\n",
+			t.name, thousands(rps), ms(time.Duration(median(p99s))), 100*rps/bareRPS, strings.Join(rounds, ", "), t.bodyBytes)
+	}
+	fmt.Fprintln(out)
+	// Ratios per round too: the targets of one round ran minutes apart at
+	// most, so these are the least disturbed by drift on a shared machine.
+	for _, t := range targets[1:] {
+		if strings.HasPrefix(t.name, "bare") {
+			continue // the calibration target is not under the target
+		}
+		var per []string
+		ok := median(rpsOf(samples[t.name]))/bareRPS >= frac
+		for i, s := range samples[t.name] {
+			per = append(per, fmt.Sprintf("%.0f %%", 100*s.rps/samples["bare"][i].rps))
+		}
+		verdict := "met"
+		if !ok {
+			verdict = "NOT met"
+		}
+		fmt.Fprintf(out, "%s: %.0f %% of bare (per round: %s); target >= %.0f %%: %s\n",
+			t.name, 100*median(rpsOf(samples[t.name]))/bareRPS, strings.Join(per, ", "), 100*frac, verdict)
+	}
+}
+
+// --- wrk ---
+
+type wrkRunner struct {
+	path                 string
+	threads, connections int
+	headers              []string
+}
+
+var (
+	reRPS    = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
+	reP99    = regexp.MustCompile(`(?m)^\s*99(?:\.000)?%\s+([0-9.]+)(us|ms|s|m|h)\s*$`)
+	reNon2xx = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
+	reSocket = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
+)
+
+func (w wrkRunner) run(ctx context.Context, u string, d time.Duration) (sample, error) {
+	args := []string{"-t", strconv.Itoa(w.threads), "-c", strconv.Itoa(w.connections), "-d", wholeSeconds(d), "--timeout", "5s", "--latency"}
+	for _, h := range w.headers {
+		args = append(args, "-H", h)
+	}
+	args = append(args, u)
+	var out, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, w.path, args...)
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		return sample{}, fmt.Errorf("wrk: %v: %s%s", err, stderr.String(), out.String())
+	}
+	return parseWrk(out.String())
+}
+
+// parseWrk reads Requests/sec and the 99th percentile latency from wrk's
+// --latency output; any non-2xx answer or socket error fails the run (a
+// 401 or 429 is fast and would flatter the numbers).
+func parseWrk(s string) (sample, error) {
+	var smp sample
+	m := reRPS.FindStringSubmatch(s)
+	if m == nil {
+		return smp, fmt.Errorf("no Requests/sec in wrk output:\n%s", s)
+	}
+	smp.rps, _ = strconv.ParseFloat(m[1], 64)
+	m = reP99.FindStringSubmatch(s)
+	if m == nil {
+		return smp, fmt.Errorf("no 99%% latency in wrk output (was --latency given?):\n%s", s)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	unit := map[string]time.Duration{"us": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour}[m[2]]
+	smp.p99 = time.Duration(v * float64(unit))
+	if m := reNon2xx.FindStringSubmatch(s); m != nil && m[1] != "0" {
+		return smp, fmt.Errorf("%s answers were not 2xx:\n%s", m[1], s)
+	}
+	if m := reSocket.FindStringSubmatch(s); m != nil {
+		for _, n := range m[1:] {
+			if n != "0" {
+				return smp, fmt.Errorf("socket errors:\n%s", s)
+			}
+		}
+	}
+	return smp, nil
+}
+
+// --- processes ---
+
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+// start runs bin and waits until ready answers 200.
+func start(ctx context.Context, name, bin string, args, env []string, logPath, ready string) (*proc, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited before it was ready: %s", name, p.tail())
+		case <-ctx.Done():
+			p.stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := http.Get(ready)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, fmt.Errorf("%s not ready at %s after 20 s: %s", name, ready, p.tail())
+		}
+	}
+}
+
+// stop asks the process to end (SIGTERM) and kills it after 10 s.
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (p *proc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// freshSchema makes an empty schema on the PostgreSQL server of base and
+// returns base with its search_path set to it, and a function dropping it.
+func freshSchema(base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
+	}
+	admin, err := service.OpenDB(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "bench_" + hex.EncodeToString(b)
+	if err := admin.W.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: create schema: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	drop := func() {
+		admin.W.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	}
+	return u.String(), drop, nil
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+type accountKeys struct {
+	UserID    int64  `json:"user_id"`
+	PublicKey string `json:"public_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+// createAccount runs `herald account create` (which also migrates).
+func createAccount(ctx context.Context, bin string, env []string, email string) (accountKeys, error) {
+	var keys accountKeys
+	cmd := exec.CommandContext(ctx, bin, "account", "create", "--email", email, "--password", "bench-password-1", "--name", "Bench")
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return keys, fmt.Errorf("herald account create: %v: %s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, &keys); err != nil || keys.PublicKey == "" || keys.SecretKey == "" {
+		return keys, fmt.Errorf("herald account create printed %q", out)
+	}
+	return keys, nil
+}
+
+// --- seeding through the API ---
+
+type client struct {
+	base string
+	keys accountKeys
+}
+
+func (c *client) do(ctx context.Context, method, u string, form url.Values) ([]byte, error) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("PublicKey", c.keys.PublicKey)
+	req.Header.Set("SecretKey", c.keys.SecretKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return b, fmt.Errorf("%s %s: %d %s", method, u, resp.StatusCode, b)
+	}
+	var env struct {
+		Status string `json:"status"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil || env.Status != "success" {
+		return b, fmt.Errorf("%s %s: not a success envelope: %.300s", method, u, b)
+	}
+	return b, nil
+}
+
+const (
+	seedUnsubscribers = 100
+	seedGroups        = 10
+)
+
+// seed adds exactly 100 global unsubscribers (one save) and 10 groups.
+func (c *client) seed(ctx context.Context) error {
+	emails := make([]string, seedUnsubscribers)
+	for i := range emails {
+		emails[i] = fmt.Sprintf("unsubscribed%03d@example.com", i+1)
+	}
+	if _, err := c.do(ctx, http.MethodPost, c.base+"/global-unsubscribes/save", url.Values{"email_address": {strings.Join(emails, ",")}}); err != nil {
+		return err
+	}
+	for i := range seedGroups {
+		form := url.Values{
+			"group_name":  {fmt.Sprintf("Group %02d", i+1)},
+			"description": {fmt.Sprintf("Benchmark group number %d", i+1)},
+			"is_display":  {"1"},
+		}
+		if _, err := c.do(ctx, http.MethodPost, c.base+"/unsubscribes-groups/save", form); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check fetches a target once, verifies the seeded counts, and returns the
+// size of the answer.
+func (c *client) check(ctx context.Context, t *target) (int, error) {
+	b, err := c.do(ctx, http.MethodGet, t.url, nil)
+	if err != nil {
+		return 0, fmt.Errorf("check %s: %w", t.name, err)
+	}
+	want, key := 0, ""
+	switch t.name {
+	case "global-unsubscribes":
+		want, key = seedUnsubscribers, "unSubscribers"
+	case "unsubscribes-groups":
+		want, key = seedGroups, "unsubscribesGroups"
+	default:
+		return len(b), nil
+	}
+	var env struct {
+		Message map[string][]json.RawMessage `json:"message"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return 0, fmt.Errorf("check %s: %w", t.name, err)
+	}
+	if got := len(env.Message[key]); got != want {
+		return 0, fmt.Errorf("check %s: %d rows in message.%s, want %d", t.name, got, key, want)
+	}
+	return len(b), nil
+}
+
+// --- formatting ---
+
+func wholeSeconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second))) + "s"
+}
+
+func rpsOf(ss []sample) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = s.rps
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+// thousands formats a rate as 123,456.
+func thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
