@@ -30,6 +30,7 @@ type Service struct {
 	Contacts      *Contacts
 	Segments      *Segments
 	Imports       *Imports
+	Lookup        Lookup
 }
 
 // New wires every area to db.
