@@ -28,6 +28,7 @@ type API struct {
 	svc     *service.Service
 	opt     Options
 	limiter *keyLimiter
+	cache   *listCache
 }
 
 // New builds the API over svc.
@@ -35,7 +36,7 @@ func New(svc *service.Service, opt Options) *API {
 	if opt.MaxUploadBytes <= 0 {
 		opt.MaxUploadBytes = 1024 << 20
 	}
-	a := &API{svc: svc, opt: opt}
+	a := &API{svc: svc, opt: opt, cache: newListCache()}
 	if opt.RatePerSecond > 0 {
 		a.limiter = &keyLimiter{r: rate.Limit(opt.RatePerSecond), burst: max(1, int(2*opt.RatePerSecond)), m: map[int64]*limitEntry{}}
 	}

@@ -6,11 +6,12 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
+	"herald/service"
 )
 
 func (a *API) listContactTypes(c *fiber.Ctx) error {
-	acct, f := account(c), filter(c)
-	return list(c, "contactTypes", func(ctx context.Context, fn func(*models.ContactTypeCount) error) error {
+	acct := account(c)
+	return list(c, "contactTypes", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.ContactTypeCount) error) error {
 		return a.svc.ContactTypes.Each(ctx, acct, f, fn)
 	})
 }

@@ -10,10 +10,9 @@ import (
 )
 
 func (a *API) listContacts(c *fiber.Ctx) error {
-	acct := account(c)
-	f := service.ContactFilter{ListFilter: filter(c), ContactTypeID: int64(c.QueryInt("contact_type_id"))}
-	return list(c, "contacts", func(ctx context.Context, fn func(*models.ContactView) error) error {
-		return a.svc.Contacts.Each(ctx, acct, f, fn)
+	acct, typeID := account(c), int64(c.QueryInt("contact_type_id"))
+	return list(c, "contacts", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.ContactView) error) error {
+		return a.svc.Contacts.Each(ctx, acct, service.ContactFilter{ListFilter: f, ContactTypeID: typeID}, fn)
 	})
 }
 

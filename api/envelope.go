@@ -2,15 +2,15 @@ package api
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/models"
 	"herald/service"
 )
 
@@ -104,81 +104,109 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 	return fail(c, err)
 }
 
-// streamThreshold is how much of a list is buffered before the answer
-// switches to streaming: short lists go out in one piece with a
+// streamThreshold is how much of a list is built in memory before the
+// answer switches to streaming: short lists go out in one piece with a
 // Content-Length; long ones are streamed so memory stays flat.
 const streamThreshold = 64 << 10
 
-// list answers {"status":"success","message":{key:[rows…]}}, rows coming
-// from each. each runs in its own goroutine writing into a pipe: an error
-// it returns before the first streamThreshold bytes (such as not found)
-// becomes a normal failure envelope; past that the body is streamed and
-// an error can only cut it short (logged).
-func list[T any](c *fiber.Ctx, key string, each func(ctx context.Context, fn func(*T) error) error, notFoundText ...string) error {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.UserContext()))
-	pr, pw := io.Pipe()
-	prefix := `{"status":"success","message":{` + jsonString(key) + `:[`
-	go func() {
-		bw := bufio.NewWriterSize(pw, streamThreshold)
-		_, _ = bw.WriteString(prefix)
-		first := true
-		err := each(ctx, func(row *T) error {
-			if !first {
-				if err := bw.WriteByte(','); err != nil {
-					return err
-				}
-			}
-			first = false
-			b, err := json.Marshal(row)
-			if err != nil {
-				return err
-			}
-			_, err = bw.Write(b)
-			return err
-		})
-		if err == nil {
-			_, _ = bw.WriteString("]}}")
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
+// errStream stops the in-memory pass of a list that outgrew streamThreshold.
+var errStream = errors.New("api: list continues as a stream")
 
-	buf := make([]byte, streamThreshold)
-	n, err := io.ReadFull(pr, buf)
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, streamThreshold+4096); return &b }}
+
+// appendRow appends a row's JSON: hand-written for the hot lists
+// (rows.go), encoding/json for the others.
+func appendRow(b []byte, row any) ([]byte, error) {
+	switch r := row.(type) {
+	case *models.Unsubscriber:
+		return appendUnsubscriber(b, r), nil
+	case *models.UnsubscribeGroupCount:
+		return appendGroup(b, r), nil
+	case *models.NotificationRecipient:
+		return appendNotification(b, r), nil
+	}
+	j, err := json.Marshal(row)
+	return append(b, j...), err
+}
+
+// lister reads a list: from the start (f.AfterID 0) or after an id.
+type lister[T any] func(ctx context.Context, f service.ListFilter, fn func(*T) error) error
+
+// list answers {"status":"success","message":{key:[rows…]}}. The first
+// rows are read in the handler into a pooled buffer, so an error before
+// any output (such as not found) is a normal failure envelope and a short
+// list costs no goroutine. Past streamThreshold the rest is read after the
+// last id sent, while the answer streams; an error then can only cut the
+// body short (logged).
+func list[T any, PT interface {
+	*T
+	RowID() int64
+}](c *fiber.Ctx, key string, f service.ListFilter, read lister[T], notFoundText ...string) error {
+	ctx := c.UserContext()
+	bp := bufPool.Get().(*[]byte)
+	buf := append((*bp)[:0], `{"status":"success","message":{`...)
+	buf = append(buf, jsonString(key)...)
+	buf = append(buf, ":["...)
+	var last int64
+	n := 0
+	err := read(ctx, f, func(row *T) error {
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		var err error
+		if buf, err = appendRow(buf, row); err != nil {
+			return err
+		}
+		n++
+		last = PT(row).RowID()
+		if len(buf) > streamThreshold && f.PerPage == 0 {
+			return errStream
+		}
+		return nil
+	})
 	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		cancel()
+	case err == nil:
+		buf = append(buf, "]}}"...)
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-		return c.Status(fiber.StatusOK).Send(buf[:n])
-	case err != nil:
-		cancel()
+		c.Status(fiber.StatusOK)
+		c.Response().SetBody(buf) // copies: the buffer goes back to the pool
+		*bp = buf
+		bufPool.Put(bp)
+		return nil
+	case !errors.Is(err, errStream):
+		*bp = buf
+		bufPool.Put(bp)
 		return fail(c, err, notFoundText...)
 	}
+	// Long list: stream the rest. Nothing of *fiber.Ctx is used below.
+	head := buf
+	rest := f
+	rest.AfterID = last
+	bg := context.WithoutCancel(ctx)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
 	c.Status(fiber.StatusOK)
-	c.Context().SetBodyStream(&streamBody{Reader: io.MultiReader(bytes.NewReader(buf[:n]), pr), pr: pr, cancel: cancel}, -1)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer func() { *bp = head[:0]; bufPool.Put(bp) }()
+		if _, err := w.Write(head); err != nil {
+			return
+		}
+		out := make([]byte, 0, 4096)
+		err := read(bg, rest, func(row *T) error {
+			out = append(out[:0], ',')
+			var err error
+			if out, err = appendRow(out, row); err != nil {
+				return err
+			}
+			_, err = w.Write(out)
+			return err
+		})
+		if err != nil {
+			slog.Error("api: list cut short", "list", key, "err", err)
+			return
+		}
+		_, _ = w.WriteString("]}}")
+	})
 	return nil
-}
-
-// streamBody is the rest of a streamed list; fasthttp closes it when the
-// answer is written or the client has gone, which stops the producer.
-type streamBody struct {
-	io.Reader
-	pr     *io.PipeReader
-	cancel context.CancelFunc
-}
-
-func (s *streamBody) Read(p []byte) (int, error) {
-	n, err := s.Reader.Read(p)
-	if err != nil && err != io.EOF {
-		slog.Error("api: list cut short", "err", err)
-	}
-	return n, err
-}
-
-func (s *streamBody) Close() error {
-	s.cancel()
-	return s.pr.Close()
 }
 
 func jsonString(s string) string {

@@ -6,12 +6,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
+	"herald/service"
 )
 
 func (a *API) listGlobalUnsubscribes(c *fiber.Ctx) error {
-	acct, f := account(c), filter(c)
-	return list(c, "unSubscribers", func(ctx context.Context, fn func(*models.Unsubscriber) error) error {
-		return a.svc.Unsubscribers.Each(ctx, acct, f, fn)
+	return a.cachedList(c, func() error {
+		acct := account(c)
+		return list(c, "unSubscribers", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.Unsubscriber) error) error {
+			return a.svc.Unsubscribers.Each(ctx, acct, f, fn)
+		})
 	})
 }
 

@@ -10,9 +10,11 @@ import (
 )
 
 func (a *API) listNotificationRecipients(c *fiber.Ctx) error {
-	acct, f := account(c), filter(c)
-	return list(c, "notifications", func(ctx context.Context, fn func(*models.NotificationRecipient) error) error {
-		return a.svc.Notifications.Each(ctx, acct, f, fn)
+	return a.cachedList(c, func() error {
+		acct := account(c)
+		return list(c, "notifications", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.NotificationRecipient) error) error {
+			return a.svc.Notifications.Each(ctx, acct, f, fn)
+		})
 	})
 }
 

@@ -13,8 +13,8 @@ import (
 const textRecordNotFoundLower = "Record not found"
 
 func (a *API) listSegments(c *fiber.Ctx) error {
-	acct, f := account(c), filter(c)
-	return list(c, "segments", func(ctx context.Context, fn func(*models.SegmentCount) error) error {
+	acct := account(c)
+	return list(c, "segments", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.SegmentCount) error) error {
 		return a.svc.Segments.Each(ctx, acct, f, fn)
 	})
 }
@@ -72,8 +72,8 @@ func (a *API) listSegmentEmails(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
-	acct, f := account(c), filter(c)
-	return list(c, "contactEmails", func(ctx context.Context, fn func(*models.SegmentRecipient) error) error {
+	acct := account(c)
+	return list(c, "contactEmails", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.SegmentRecipient) error) error {
 		return a.svc.Segments.EachEmail(ctx, acct, id, f, fn)
 	}, textRecordNotFoundLower)
 }

@@ -10,9 +10,11 @@ import (
 )
 
 func (a *API) listGroups(c *fiber.Ctx) error {
-	acct, f := account(c), filter(c)
-	return list(c, "unsubscribesGroups", func(ctx context.Context, fn func(*models.UnsubscribeGroupCount) error) error {
-		return a.svc.Groups.Each(ctx, acct, f, fn)
+	return a.cachedList(c, func() error {
+		acct := account(c)
+		return list(c, "unsubscribesGroups", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.UnsubscribeGroupCount) error) error {
+			return a.svc.Groups.Each(ctx, acct, f, fn)
+		})
 	})
 }
 
@@ -75,9 +77,11 @@ func (a *API) listGroupRecipients(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	acct, f := account(c), filter(c)
-	return list(c, "recipients", func(ctx context.Context, fn func(*models.Unsubscriber) error) error {
-		return a.svc.Groups.EachRecipient(ctx, acct, id, f, fn)
+	acct := account(c)
+	return a.cachedList(c, func() error {
+		return list(c, "recipients", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.Unsubscriber) error) error {
+			return a.svc.Groups.EachRecipient(ctx, acct, id, f, fn)
+		})
 	})
 }
 

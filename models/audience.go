@@ -163,3 +163,15 @@ type ImportProblem struct {
 	Line   int64  `json:"line"`
 	Reason string `json:"reason"`
 }
+
+// RowID is the row's id, by which lists are read in order (keyset).
+func (t *ContactType) RowID() int64 { return t.ID }
+
+// RowID is the row's id.
+func (c *Contact) RowID() int64 { return c.ID }
+
+// RowID is the row's id.
+func (s *Segment) RowID() int64 { return s.ID }
+
+// RowID is the row's id.
+func (r *SegmentRecipient) RowID() int64 { return r.ID }

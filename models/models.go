@@ -71,3 +71,12 @@ func (UnsubscribeGroup) TableName() string { return "unsubscribe_groups" }
 
 // TableName names the settings table.
 func (Setting) TableName() string { return "settings" }
+
+// RowID is the row's id, by which lists are read in order (keyset).
+func (u *Unsubscriber) RowID() int64 { return u.ID }
+
+// RowID is the row's id.
+func (g *UnsubscribeGroup) RowID() int64 { return g.ID }
+
+// RowID is the row's id.
+func (n *NotificationRecipient) RowID() int64 { return n.ID }

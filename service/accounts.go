@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,6 +38,10 @@ type Accounts struct {
 	keys   *keyCache
 	logins *loginLimiter
 	cost   int // bcrypt cost of new passwords
+
+	versionOnce sync.Once
+	versionStmt *sql.Stmt
+	versionErr  error
 }
 
 // SetPasswordCost sets the bcrypt cost of passwords hashed from now on
@@ -156,6 +161,34 @@ func (a *Accounts) Authenticate(ctx context.Context, publicKey, secretKey string
 	copy(h[:], u.SecretHash)
 	a.keys.put(strings.Clone(publicKey), keyEntry{accountID: u.ID, hash: h, expires: time.Now().Add(keyTTL)})
 	return u.ID, nil
+}
+
+// ListVersion returns the account's suppression-list version: it changes
+// with every change to its unsubscribers, groups and notification
+// recipients (a cache of those lists is current while it is unchanged).
+// It is one primary-key read, prepared once.
+func (a *Accounts) ListVersion(ctx context.Context, accountID int64) (int64, error) {
+	a.versionOnce.Do(func() {
+		sqlDB, err := a.db.R.DB()
+		if err != nil {
+			a.versionErr = err
+			return
+		}
+		q := "SELECT list_version FROM users WHERE id = ?"
+		if a.db.Dialect == "postgres" {
+			q = "SELECT list_version FROM users WHERE id = $1"
+		}
+		a.versionStmt, a.versionErr = sqlDB.PrepareContext(context.Background(), q)
+	})
+	if a.versionErr != nil {
+		return 0, a.versionErr
+	}
+	var v int64
+	err := a.versionStmt.QueryRowContext(context.WithoutCancel(ctx), accountID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return v, err
 }
 
 // Login checks a password. After too many failures for one address it

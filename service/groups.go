@@ -59,7 +59,13 @@ func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*m
 		UserID: accountID, RandID: randomID(8), GroupName: name, Description: desc, IsDisplay: display,
 		CreatedAt: now, UpdatedAt: now,
 	}
-	if err := g.db.W.WithContext(ctx).Create(grp).Error; err != nil {
+	err = g.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(grp).Error; err != nil {
+			return err
+		}
+		return touchLists(tx, accountID)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return grp, nil
@@ -83,13 +89,19 @@ func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput)
 	if err != nil {
 		return nil, err
 	}
-	res := g.db.W.WithContext(ctx).Model(&models.UnsubscribeGroup{}).Where("user_id = ? AND id = ?", accountID, id).
-		Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": models.Now()})
-	if res.Error != nil {
-		return nil, res.Error
-	}
-	if res.RowsAffected == 0 {
-		return nil, ErrNotFound
+	err = g.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.UnsubscribeGroup{}).Where("user_id = ? AND id = ?", accountID, id).
+			Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": models.Now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		return touchLists(tx, accountID)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return g.Get(ctx, accountID, id)
 }

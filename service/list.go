@@ -12,6 +12,8 @@ type ListFilter struct {
 	Search  string
 	Page    int
 	PerPage int
+	// AfterID resumes a whole-collection read after this id (keyset).
+	AfterID int64
 }
 
 // batchSize is how many rows a list reads per query: large enough that a
@@ -45,8 +47,8 @@ func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm
 		}
 		return nil
 	}
-	var last int64
-	rows := make([]T, 0, batchSize)
+	last := f.AfterID
+	var rows []T // Find grows it to the batch's size: short lists stay small
 	for {
 		rows = rows[:0]
 		if err := q().WithContext(ctx).Where(idCol+" > ?", last).Order(idCol).Limit(batchSize).Find(&rows).Error; err != nil {

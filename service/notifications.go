@@ -59,7 +59,10 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 		}).Create(r).Error; err != nil {
 			return err
 		}
-		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
+		if err := tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error; err != nil {
+			return err
+		}
+		return touchLists(tx, accountID)
 	})
 	if err != nil {
 		return nil, err

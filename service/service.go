@@ -91,6 +91,13 @@ func randomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// touchLists records a change to the account's suppression lists
+// (unsubscribers, groups, notification recipients), inside the change's
+// transaction, so that cached answers of those lists are refused after it.
+func touchLists(tx *gorm.DB, accountID int64) error {
+	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
+}
+
 // deleteAll deletes the account's rows of model with ids, all or none:
 // when any id is missing (or another account's) nothing is deleted and
 // ErrNotFound is returned. scope narrows further (e.g. to one kind of row).
@@ -106,7 +113,10 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		if n != int64(len(ids)) {
 			return ErrNotFound
 		}
-		return q().Delete(model).Error
+		if err := q().Delete(model).Error; err != nil {
+			return err
+		}
+		return touchLists(tx, accountID)
 	})
 }
 

@@ -83,7 +83,7 @@ func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group
 			}
 			added += int(res.RowsAffected)
 		}
-		return nil
+		return touchLists(tx, accountID)
 	})
 	return added, err
 }

@@ -2,7 +2,8 @@ package world
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"herald/jsonw"
 )
 
 // The Append*JSON functions write the same bytes as encoding/json.Marshal
@@ -15,11 +16,11 @@ func AppendCountryJSON(b []byte, c *Country) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, c.ID, 10)
 	b = append(b, `,"name":`...)
-	b = appendString(b, c.Name)
+	b = jsonw.AppendString(b, c.Name)
 	b = append(b, `,"iso2":`...)
-	b = appendString(b, c.ISO2)
+	b = jsonw.AppendString(b, c.ISO2)
 	b = append(b, `,"iso3":`...)
-	b = appendString(b, c.ISO3)
+	b = jsonw.AppendString(b, c.ISO3)
 	return append(b, '}')
 }
 
@@ -30,9 +31,9 @@ func AppendStateJSON(b []byte, s *State) []byte {
 	b = append(b, `,"country_id":`...)
 	b = strconv.AppendInt(b, s.CountryID, 10)
 	b = append(b, `,"code":`...)
-	b = appendString(b, s.Code)
+	b = jsonw.AppendString(b, s.Code)
 	b = append(b, `,"name":`...)
-	b = appendString(b, s.Name)
+	b = jsonw.AppendString(b, s.Name)
 	return append(b, '}')
 }
 
@@ -45,7 +46,7 @@ func AppendCityJSON(b []byte, c *City) []byte {
 	b = append(b, `,"state_id":`...)
 	b = strconv.AppendInt(b, c.StateID, 10)
 	b = append(b, `,"name":`...)
-	b = appendString(b, c.Name)
+	b = jsonw.AppendString(b, c.Name)
 	return append(b, '}')
 }
 
@@ -90,67 +91,4 @@ func AppendCitiesJSON(b []byte, countryID, stateID int64) []byte {
 		b = AppendCityJSON(b, &d.cities[i])
 	}
 	return append(b, ']')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// safe[c] is true for ASCII bytes written as they are inside a JSON string.
-var safe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	return
-}()
-
-// appendString appends s as a JSON string, escaped as encoding/json does.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default: // other control characters and <, >, &
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
