@@ -38,7 +38,9 @@ func TestListCacheFollowsEveryChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	groups := func() []group { return list[group](t, e.a.send("GET", "/api/unsubscribes-groups", nil), "unsubscribesGroups") }
+	groups := func() []group {
+		return list[group](t, e.a.send("GET", "/api/unsubscribes-groups", nil), "unsubscribesGroups")
+	}
 	if gs := groups(); len(gs) != 1 || *gs[0].UnsubscribeClientsCount != 0 {
 		t.Fatalf("after group create: %+v", gs)
 	}
@@ -59,7 +61,9 @@ func TestListCacheFollowsEveryChange(t *testing.T) {
 		t.Fatalf("after update: %+v", gs)
 	}
 
-	ns := func() int { return len(list[notification](t, e.a.send("GET", "/api/notification-recipients", nil), "notifications")) }
+	ns := func() int {
+		return len(list[notification](t, e.a.send("GET", "/api/notification-recipients", nil), "notifications"))
+	}
 	if ns() != 0 {
 		t.Fatal("notifications")
 	}
