@@ -29,6 +29,31 @@ var routes = []struct{ method, path string }{
 	{"POST", "/api/notification-recipient/save"},
 	{"DELETE", "/api/notification-recipient/delete?id=1"},
 	{"POST", "/api/notification-recipient/bulk-delete"},
+	{"GET", "/api/contacts-type"},
+	{"POST", "/api/contacts-type/add"},
+	{"GET", "/api/contacts-type/view?contact_type_id=1"},
+	{"POST", "/api/contacts-type/update"},
+	{"DELETE", "/api/contacts-type/delete?contact_type_id=1"},
+	{"GET", "/api/reserve-fields"},
+	{"GET", "/api/custom-fields"},
+	{"POST", "/api/custom-fields/save"},
+	{"DELETE", "/api/custom-fields/delete?id=1"},
+	{"GET", "/api/contacts/list"},
+	{"POST", "/api/contacts/add"},
+	{"GET", "/api/contacts/csv-sample/download"},
+	{"POST", "/api/contacts/upload-csv"},
+	{"GET", "/api/contacts/details?contact_id=1"},
+	{"POST", "/api/contacts/update"},
+	{"DELETE", "/api/contacts/delete?contact_id=1"},
+	{"POST", "/api/contacts/bulk-delete"},
+	{"GET", "/api/segment/list"},
+	{"POST", "/api/segment/store"},
+	{"POST", "/api/segment/update"},
+	{"DELETE", "/api/segment/delete?segment_id=1"},
+	{"GET", "/api/segment/email/list?segment_id=1"},
+	{"POST", "/api/segment/email/store"},
+	{"DELETE", "/api/segment/email/delete?segment_recipient_id=1"},
+	{"GET", "/api/get/country-state-city"},
 }
 
 func TestAuthentication(t *testing.T) {
@@ -139,7 +164,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 func TestMalformedBodies(t *testing.T) {
 	e := newEnv(t)
 	for _, rt := range routes {
-		if rt.method != "POST" {
+		if rt.method != "POST" || rt.path == "/api/contacts/upload-csv" { // upload: its own tests
 			continue
 		}
 		for name, body := range map[string]rawBody{
