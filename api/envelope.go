@@ -124,6 +124,8 @@ func appendRow(b []byte, row any) ([]byte, error) {
 		return appendGroup(b, r), nil
 	case *models.NotificationRecipient:
 		return appendNotification(b, r), nil
+	case *models.ContactView:
+		return appendContactView(b, r), nil
 	}
 	j, err := json.Marshal(row)
 	return append(b, j...), err

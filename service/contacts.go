@@ -302,8 +302,8 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	for i := range types {
 		byID[types[i].ID] = &types[i]
 	}
-	return each(ctx, f.ListFilter, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Contact{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+	return eachFetched(ctx, f.ListFilter, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.Dialect)).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
 			q = q.Where("contact_type_id = ?", f.ContactTypeID)
 		}
@@ -312,9 +312,42 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 			q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
-	}, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
+	}, scanContacts, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
 		return fn(view(c, customs, byID[c.ContactTypeID]))
 	})
+}
+
+// contactColumns are the columns scanContacts reads, in its order (a live
+// contact's deleted_at is null: not read). On SQLite the times are read as
+// text: models.Timestamp parses the stored form by hand, several times
+// faster than the driver's general date parsing.
+func contactColumns(dialect string) string {
+	times := "created_at, updated_at"
+	if dialect == "sqlite" {
+		times = "CAST(created_at AS TEXT), CAST(updated_at AS TEXT)"
+	}
+	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
+		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + times
+}
+
+// scanContacts reads a batch of contacts without GORM's reflection: a
+// list of 100,000 contacts spends most of its time here otherwise.
+func scanContacts(q *gorm.DB, dst *[]models.Contact) error {
+	rows, err := q.Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c models.Contact
+		if err := rows.Scan(&c.ID, &c.UserID, &c.ContactTypeID, &c.FirstName, &c.LastName, &c.Email, &c.AltEmail,
+			&c.Country, &c.State, &c.City, &c.AddressLine1, &c.AddressLine2, &c.StateProvinceRegion, &c.PostalCode,
+			&c.CustomFields, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			return err
+		}
+		*dst = append(*dst, c)
+	}
+	return rows.Err()
 }
 
 // Count returns how many contacts match the filter (for the console's pages).
@@ -370,10 +403,7 @@ func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *mo
 	v := &models.ContactView{Contact: *c, Fullname: fullname(c.FirstName, c.LastName), ContactType: ct}
 	v.Country = countryName(c.Country)
 	if len(customs) > 0 {
-		stored := map[string]string{}
-		if c.CustomFields != "" && c.CustomFields != "{}" {
-			_ = json.Unmarshal([]byte(c.CustomFields), &stored)
-		}
+		stored := parseCustom(string(c.CustomFields))
 		v.CustomField = make(map[string]models.CustomValue, len(customs))
 		for _, f := range customs {
 			cv := models.CustomValue{FieldName: FieldLabel(f.FieldName)}
@@ -384,6 +414,86 @@ func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *mo
 		}
 	}
 	return v
+}
+
+// parseCustom reads a stored custom-values object. Documents without
+// escapes (nearly all) are read by hand, a list of 100,000 contacts reads
+// 100,000 of them; others go through encoding/json.
+func parseCustom(doc string) map[string]string {
+	m := map[string]string{}
+	if doc == "" || doc == "{}" {
+		return m
+	}
+	if !strings.Contains(doc, `\`) {
+		if flat, ok := parseFlat(doc, m); ok {
+			return flat
+		}
+		clear(m)
+	}
+	_ = json.Unmarshal([]byte(doc), &m)
+	return m
+}
+
+// parseFlat reads {"k":"v", …} with string values and no escapes; it
+// reports false for anything else (numbers, nesting), left to encoding/json.
+func parseFlat(s string, m map[string]string) (map[string]string, bool) {
+	i := 0
+	ws := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+	}
+	str := func() (string, bool) {
+		if i >= len(s) || s[i] != '"' {
+			return "", false
+		}
+		end := strings.IndexByte(s[i+1:], '"')
+		if end < 0 {
+			return "", false
+		}
+		v := s[i+1 : i+1+end]
+		i += end + 2
+		return v, true
+	}
+	ws()
+	if i >= len(s) || s[i] != '{' {
+		return nil, false
+	}
+	i++
+	for {
+		ws()
+		if i < len(s) && s[i] == '}' && len(m) == 0 {
+			i++
+			break
+		}
+		k, ok := str()
+		if !ok {
+			return nil, false
+		}
+		ws()
+		if i >= len(s) || s[i] != ':' {
+			return nil, false
+		}
+		i++
+		ws()
+		v, ok := str()
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		ws()
+		if i < len(s) && s[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(s) && s[i] == '}' {
+			i++
+			break
+		}
+		return nil, false
+	}
+	ws()
+	return m, i == len(s)
 }
 
 // FieldLabel is a field's display label: "company_name" → "Company Name".

@@ -29,6 +29,15 @@ const maxPerPage = 1000
 // holds a connection while fn runs and memory does not grow with the
 // collection. idOf returns a row's id. table qualifies the id column.
 func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, idOf func(*T) int64, fn func(*T) error) error {
+	return eachFetched(ctx, f, table, q, findInto[T], idOf, fn)
+}
+
+// findInto reads the rows of q into dst with GORM.
+func findInto[T any](q *gorm.DB, dst *[]T) error { return q.Find(dst).Error }
+
+// eachFetched is each with its own way of reading a batch (fetch), for
+// lists whose rows are scanned by hand.
+func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, fetch func(*gorm.DB, *[]T) error, idOf func(*T) int64, fn func(*T) error) error {
 	idCol := "id"
 	if table != "" {
 		idCol = table + ".id"
@@ -37,7 +46,7 @@ func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm
 		per := min(f.PerPage, maxPerPage)
 		page := max(f.Page, 1)
 		var rows []T
-		if err := q().WithContext(ctx).Order(idCol).Limit(per).Offset((page - 1) * per).Find(&rows).Error; err != nil {
+		if err := fetch(q().WithContext(ctx).Order(idCol).Limit(per).Offset((page-1)*per), &rows); err != nil {
 			return err
 		}
 		for i := range rows {
@@ -51,7 +60,7 @@ func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm
 	var rows []T // Find grows it to the batch's size: short lists stay small
 	for {
 		rows = rows[:0]
-		if err := q().WithContext(ctx).Where(idCol+" > ?", last).Order(idCol).Limit(batchSize).Find(&rows).Error; err != nil {
+		if err := fetch(q().WithContext(ctx).Where(idCol+" > ?", last).Order(idCol).Limit(batchSize), &rows); err != nil {
 			return err
 		}
 		for i := range rows {
