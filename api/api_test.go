@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,3 +202,5 @@ func doRaw(t *testing.T, c *client, method, path string) rawReply {
 	b, _ := io.ReadAll(resp.Body)
 	return rawReply{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
 }
+
+var regexpDateTime = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)

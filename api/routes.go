@@ -55,6 +55,18 @@ func (a *API) Mount(r fiber.Router) {
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)
 
+	// Senders (the list answers GET and POST: decisions.md section 2).
+	r.Get("/senders", a.listSenders)
+	r.Post("/senders", a.listSenders)
+	r.Post("/sender/save", a.saveSender)
+	r.Get("/sender/details", a.senderDetails)
+	r.Post("/sender/update", a.updateSender)
+	r.Delete("/sender/delete", a.deleteSender)
+	r.Get("/sender/resend-mail", a.resendSenderMail)
+
+	// Templates and dynamic content.
+	r.Get("/get-dynamic/content", a.dynamicContent)
+
 	// Segments.
 	r.Get("/segment/list", a.listSegments)
 	r.Post("/segment/store", a.storeSegment)

@@ -141,3 +141,20 @@ func oneOf(v string, set []string) bool {
 	}
 	return false
 }
+
+// SenderPlaceholders are the placeholders filled from the send itself.
+var SenderPlaceholders = []string{"sender_name", "sender_address", "unsubscribe_preferences"}
+
+// Placeholders returns every placeholder name usable in the account's
+// designs: the reserved fields, its custom fields, then the sender values.
+func (f *Fields) Placeholders(ctx context.Context, accountID int64) ([]string, error) {
+	customs, err := customFields(ctx, f.db.R, accountID)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]string{}, ReservedFieldNames...)
+	for _, c := range customs {
+		out = append(out, c.FieldName)
+	}
+	return append(out, SenderPlaceholders...), nil
+}

@@ -31,6 +31,7 @@ type Service struct {
 	Segments      *Segments
 	Imports       *Imports
 	Lookup        Lookup
+	Senders       *Senders
 }
 
 // New wires every area to db.
@@ -42,6 +43,7 @@ func New(db *DB) *Service {
 		Contacts:     &Contacts{db: db, segments: segments},
 		Segments:     segments,
 		Imports:      &Imports{db: db, segments: segments},
+		Senders:      &Senders{db: db},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,

@@ -1,0 +1,31 @@
+package models
+
+// Sender is a from identity of an account. It must be verified (a link
+// mailed to FromEmail) before mail can be sent with it.
+type Sender struct {
+	ID              int64      `gorm:"primaryKey" json:"id"`
+	UserID          int64      `json:"user_id"`
+	FromName        string     `json:"from_name"`
+	FromEmail       string     `json:"from_email"`
+	ReplyToEmail    string     `json:"reply_to_email"`
+	CountryID       int64      `json:"country_id"`
+	StateID         int64      `json:"state_id"`
+	CityID          int64      `json:"city_id"`
+	ZipCode         string     `json:"zip_code"`
+	CompanyAddress  string     `json:"company_address"`
+	CompanyAddress2 string     `gorm:"column:company_address2" json:"company_address2"`
+	Nickname        string     `json:"nickname"`
+	IsVerified      int        `json:"is_verified"`
+	Utr             string     `json:"utr"`
+	VerifyToken     string     `json:"-"`
+	SendAt          DateTime   `json:"send_at"`
+	CreatedAt       Timestamp  `json:"created_at"`
+	UpdatedAt       Timestamp  `json:"updated_at"`
+	DeletedAt       *Timestamp `json:"deleted_at"`
+}
+
+// TableName names the table.
+func (Sender) TableName() string { return "senders" }
+
+// RowID is the row's id.
+func (s *Sender) RowID() int64 { return s.ID }
