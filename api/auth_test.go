@@ -62,6 +62,7 @@ var routes = []struct{ method, path string }{
 	{"DELETE", "/api/sender/delete?sender_id=1"},
 	{"GET", "/api/sender/resend-mail?sender_id=1"},
 	{"GET", "/api/get-dynamic/content"},
+	{"GET", "/api/get-design/template"},
 }
 
 func TestAuthentication(t *testing.T) {

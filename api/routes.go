@@ -66,6 +66,7 @@ func (a *API) Mount(r fiber.Router) {
 
 	// Templates and dynamic content.
 	r.Get("/get-dynamic/content", a.dynamicContent)
+	r.Get("/get-design/template", a.designTemplates)
 
 	// Segments.
 	r.Get("/segment/list", a.listSegments)

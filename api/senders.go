@@ -89,3 +89,11 @@ func (a *API) dynamicContent(c *fiber.Ctx) error {
 	}
 	return success(c, fiber.Map{"contents": names})
 }
+
+func (a *API) designTemplates(c *fiber.Ctx) error {
+	lib, err := a.svc.Templates.Library()
+	if err != nil {
+		return fail(c, err)
+	}
+	return success(c, fiber.Map{"templates": lib})
+}

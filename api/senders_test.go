@@ -129,3 +129,26 @@ func TestDynamicContent(t *testing.T) {
 		t.Fatal("b sees a's custom field")
 	}
 }
+
+type designTemplate struct {
+	ID           int64   `json:"id"`
+	TemplateName string  `json:"template_name"`
+	PreviewImage string  `json:"preview_image"`
+	JSONCode     *string `json:"json_code"`
+	HTMLCode     string  `json:"html_code"`
+	IsBlank      int     `json:"is_blank"`
+	CreatedAt    *string `json:"created_at"`
+}
+
+func TestDesignTemplates(t *testing.T) {
+	e := newEnv(t)
+	ts := list[designTemplate](t, e.a.send("GET", "/api/get-design/template", nil), "templates")
+	if len(ts) < 7 || ts[0].ID != 1 || ts[0].IsBlank != 1 || ts[1].IsBlank != 0 {
+		t.Fatalf("templates: %d, first %+v", len(ts), ts[0])
+	}
+	for _, d := range ts {
+		if d.TemplateName == "" || !strings.HasSuffix(d.PreviewImage, ".png") || !strings.Contains(d.HTMLCode, "((unsubscribe_preferences))") || d.JSONCode == nil {
+			t.Fatalf("design %d: %+v", d.ID, d.TemplateName)
+		}
+	}
+}

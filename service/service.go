@@ -32,6 +32,7 @@ type Service struct {
 	Imports       *Imports
 	Lookup        Lookup
 	Senders       *Senders
+	Templates     Templates
 }
 
 // New wires every area to db.
