@@ -33,6 +33,7 @@ type Service struct {
 	Lookup        Lookup
 	Senders       *Senders
 	Templates     Templates
+	Outbox        *Outbox
 }
 
 // New wires every area to db.
@@ -45,6 +46,7 @@ func New(db *DB) *Service {
 		Segments:     segments,
 		Imports:      &Imports{db: db, segments: segments},
 		Senders:      &Senders{db: db},
+		Outbox:       &Outbox{db: db},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,
