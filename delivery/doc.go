@@ -1,0 +1,17 @@
+// Package delivery turns designs into mail and hands it to a transport.
+//
+//   - Placeholders: Compile parses ((name)) once; Template.Render fills it per
+//     recipient.
+//   - Messages: Build writes an RFC 5322 multipart/alternative message (text part
+//     derived by HTMLToText), with List-Unsubscribe (RFC 8058) and a hidden
+//     preheader.
+//   - DKIM: GenerateDKIM / ParseDKIMKey keys, DNSRecord to publish, Sign; SPFRecord
+//     and DMARCRecord for the sender's other DNS records.
+//   - Transports: the outbox (NewOutbox over an OutboxStore the service layer
+//     implements) and the SMTP pool (NewSMTPPool), chosen by OpenTransport from
+//     HERALD_SMTP_URL. Every Send failure is a *SendError saying whether a retry
+//     may succeed.
+//
+// The package imports no HTTP, web or api code; what it needs from the rest of
+// herald it declares as small interfaces (OutboxStore).
+package delivery

@@ -1,0 +1,516 @@
+package delivery
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+)
+
+// TLSMode is how a connection to the relay is secured (the tls= of HERALD_SMTP_URL).
+type TLSMode string
+
+const (
+	TLSNone     TLSMode = "none"     // plain text (a relay on the same host or network)
+	TLSStartTLS TLSMode = "starttls" // plain connect, then STARTTLS, required (port 587)
+	TLSImplicit TLSMode = "tls"      // TLS from the first byte (port 465)
+)
+
+// SMTPConfig says how to reach the relay. ParseSMTPURL fills it from
+// HERALD_SMTP_URL; zero timeouts take the defaults of NewSMTPPool.
+type SMTPConfig struct {
+	Host     string
+	Port     int
+	Username string // empty: no AUTH
+	Password string
+	TLS      TLSMode
+	// Auth is "plain", "login", or empty for PLAIN when the server offers it,
+	// else LOGIN.
+	Auth string
+	// LocalName is the name given in EHLO; empty: "localhost".
+	LocalName string
+	// TLSConfig overrides the TLS settings (tests: RootCAs, ServerName). nil: the
+	// system roots, ServerName = Host.
+	TLSConfig *tls.Config
+
+	DialTimeout    time.Duration // the whole connection setup: TCP, TLS, greeting, EHLO, AUTH (default 30s)
+	CommandTimeout time.Duration // each command's answer (default 1m)
+	DataTimeout    time.Duration // the answer after the message's final dot (default 5m)
+	IdleTimeout    time.Duration // an idle connection older than this is closed, not reused (default 1m)
+
+	// Debug, when set, receives the SMTP conversation of every connection
+	// (AUTH exchanges included, base64-encoded: keep it out of shared logs). It
+	// must be safe for concurrent use.
+	Debug io.Writer
+}
+
+// Addr is host:port.
+func (c SMTPConfig) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// String is the configuration as a URL with the password left out, for logs.
+func (c SMTPConfig) String() string {
+	u := url.URL{Scheme: "smtp", Host: c.Addr(), RawQuery: "tls=" + string(c.TLS)}
+	if c.Username != "" {
+		u.User = url.User(c.Username)
+	}
+	if c.Auth != "" {
+		u.RawQuery += "&auth=" + c.Auth
+	}
+	return u.String()
+}
+
+// ParseSMTPURL reads HERALD_SMTP_URL: smtp://user:pass@host:port?tls=none|starttls|tls,
+// with optional auth=plain|login and helo=name. smtps:// means tls=tls. Without
+// tls=, port 465 means tls and any other port starttls; without a port, 25 for
+// none, 587 for starttls, 465 for tls. The user and password are URL-decoded
+// (write "@" in a password as %40). Unknown parameters are refused, so that a typo
+// does not silently send in plain text.
+func ParseSMTPURL(raw string) (SMTPConfig, error) {
+	var c SMTPConfig
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return c, fmt.Errorf("delivery: HERALD_SMTP_URL: %w", err)
+	}
+	bad := func(format string, args ...any) (SMTPConfig, error) {
+		return SMTPConfig{}, fmt.Errorf("delivery: HERALD_SMTP_URL: "+format, args...)
+	}
+	switch u.Scheme {
+	case "smtp":
+	case "smtps":
+		c.TLS = TLSImplicit
+	default:
+		return bad("scheme %q (want smtp or smtps)", u.Scheme)
+	}
+	c.Host = u.Hostname()
+	if c.Host == "" {
+		return bad("no host")
+	}
+	if p := u.Port(); p != "" {
+		c.Port, err = strconv.Atoi(p)
+		if err != nil || c.Port <= 0 || c.Port > 65535 {
+			return bad("port %q", p)
+		}
+	}
+	if u.User != nil {
+		c.Username = u.User.Username()
+		c.Password, _ = u.User.Password()
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return bad("%v", err)
+	}
+	for key, vals := range q {
+		v := strings.ToLower(vals[len(vals)-1])
+		switch key {
+		case "tls":
+			switch TLSMode(v) {
+			case TLSNone, TLSStartTLS, TLSImplicit:
+				if c.TLS == TLSImplicit && TLSMode(v) != TLSImplicit {
+					return bad("smtps:// with tls=%s", v)
+				}
+				c.TLS = TLSMode(v)
+			default:
+				return bad("tls=%q (want none, starttls or tls)", v)
+			}
+		case "auth":
+			if v != "plain" && v != "login" {
+				return bad("auth=%q (want plain or login)", v)
+			}
+			c.Auth = v
+		case "helo":
+			c.LocalName = vals[len(vals)-1]
+		default:
+			return bad("unknown parameter %q", key)
+		}
+	}
+	if c.TLS == "" {
+		c.TLS = TLSStartTLS
+		if c.Port == 465 {
+			c.TLS = TLSImplicit
+		}
+	}
+	if c.Port == 0 {
+		c.Port = map[TLSMode]int{TLSNone: 25, TLSStartTLS: 587, TLSImplicit: 465}[c.TLS]
+	}
+	return c, nil
+}
+
+func (c SMTPConfig) withDefaults() SMTPConfig {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&c.DialTimeout, 30*time.Second)
+	set(&c.CommandTimeout, time.Minute)
+	set(&c.DataTimeout, 5*time.Minute)
+	set(&c.IdleTimeout, time.Minute)
+	if c.TLS == "" {
+		c.TLS = TLSStartTLS
+	}
+	if c.LocalName == "" {
+		c.LocalName = "localhost"
+	}
+	return c
+}
+
+// SMTPPool is the Transport that relays through one SMTP server over at most
+// maxConns connections, reused from one message to the next.
+type SMTPPool struct {
+	cfg   SMTPConfig
+	tls   *tls.Config
+	slots chan struct{} // one per Send in progress, so connections ≤ maxConns
+
+	mu     sync.Mutex
+	idle   []*smtpConn // most recently used last
+	closed bool
+
+	open  atomic.Int64
+	dials atomic.Int64
+}
+
+type smtpConn struct {
+	c        *smtp.Client
+	raw      net.Conn
+	lastUsed time.Time
+}
+
+// NewSMTPPool returns a pool for cfg; it dials lazily, on the first Send.
+// maxConns < 1 means 1 (HERALD_SMTP_MAX_CONNS defaults to 10).
+func NewSMTPPool(cfg SMTPConfig, maxConns int) *SMTPPool {
+	if maxConns < 1 {
+		maxConns = 1
+	}
+	cfg = cfg.withDefaults()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.TLSConfig != nil {
+		tc = cfg.TLSConfig.Clone()
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = cfg.Host
+	}
+	return &SMTPPool{cfg: cfg, tls: tc, slots: make(chan struct{}, maxConns)}
+}
+
+// PoolStats is a snapshot of an SMTPPool, for metrics and tests.
+type PoolStats struct {
+	Open  int   // connections open now, idle or in use
+	Idle  int   // of which idle
+	Dials int64 // connections made since the pool was created
+}
+
+// Stats returns the pool's current counts.
+func (p *SMTPPool) Stats() PoolStats {
+	p.mu.Lock()
+	idle := len(p.idle)
+	p.mu.Unlock()
+	return PoolStats{Open: int(p.open.Load()), Idle: idle, Dials: p.dials.Load()}
+}
+
+// Send relays msg over a pooled connection: an idle one after an RSET that
+// clears any earlier transaction and proves the connection alive, else a new
+// one. If a reused connection turns out dead at MAIL FROM, Send retries once on a
+// fresh connection (nothing was transferred yet). All recipients must be
+// accepted: one refused recipient fails the whole message. Errors are *SendError.
+func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byte) error {
+	if err := checkEnvelope(from, to); err != nil {
+		return err
+	}
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return ctxError(ctx, StageConnect)
+	}
+	defer func() { <-p.slots }()
+
+	for attempt := 0; ; attempt++ {
+		sc, reused, err := p.get(ctx)
+		if err != nil {
+			return err
+		}
+		serr, broken := p.transact(ctx, sc, from, to, msg)
+		if serr == nil {
+			p.put(sc)
+			return nil
+		}
+		if broken {
+			p.discard(sc)
+		} else {
+			p.put(sc) // the RSET before its next use ends the failed transaction
+		}
+		if broken && reused && attempt == 0 && serr.Stage == StageMail && ctx.Err() == nil {
+			continue
+		}
+		return serr
+	}
+}
+
+// get returns an idle connection that answered RSET, or a new one.
+func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, false, &SendError{Temporary: true, Stage: StageConnect, Message: ErrClosed.Error(), Err: ErrClosed}
+		}
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			break
+		}
+		sc = p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+
+		if time.Since(sc.lastUsed) > p.cfg.IdleTimeout {
+			p.discard(sc)
+			continue
+		}
+		if err := guard(ctx, sc.raw, sc.c.Reset); err != nil {
+			// Dropped by the server (idle timeout, restart) or a 421: try the next.
+			p.discard(sc)
+			if ctx.Err() != nil {
+				return nil, false, ctxError(ctx, StageConnect)
+			}
+			continue
+		}
+		return sc, true, nil
+	}
+	sc, err = p.dial(ctx)
+	return sc, false, err
+}
+
+func (p *SMTPPool) put(sc *smtpConn) {
+	sc.lastUsed = time.Now()
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.discard(sc)
+		return
+	}
+	// Connections at the bottom of the stack have waited longest: drop the
+	// stale ones now rather than keep their sockets until the next burst.
+	var stale []*smtpConn
+	for len(p.idle) > 0 && time.Since(p.idle[0].lastUsed) > p.cfg.IdleTimeout {
+		stale = append(stale, p.idle[0])
+		p.idle = p.idle[1:]
+	}
+	p.idle = append(p.idle, sc)
+	p.mu.Unlock()
+	for _, s := range stale {
+		p.discard(s)
+	}
+}
+
+func (p *SMTPPool) discard(sc *smtpConn) {
+	sc.c.Close()
+	p.open.Add(-1)
+}
+
+// dial connects, secures, greets and authenticates a new connection, all within
+// DialTimeout.
+func (p *SMTPPool) dial(ctx context.Context) (*smtpConn, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+
+	d := &net.Dialer{}
+	var raw net.Conn
+	var err error
+	if p.cfg.TLS == TLSImplicit {
+		raw, err = (&tls.Dialer{NetDialer: d, Config: p.tls}).DialContext(ctx, "tcp", p.cfg.Addr())
+	} else {
+		raw, err = d.DialContext(ctx, "tcp", p.cfg.Addr())
+	}
+	if err != nil {
+		return nil, connectError(ctx, err)
+	}
+	p.dials.Add(1)
+	p.open.Add(1)
+	sc := &smtpConn{raw: raw}
+
+	// go-smtp has no contexts: closing the socket is what interrupts a stuck
+	// greeting or handshake.
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	serr := p.setup(sc)
+	if !stop() {
+		serr = ctxError(ctx, StageConnect)
+	}
+	if serr != nil {
+		if sc.c != nil {
+			sc.c.Close()
+		} else {
+			raw.Close()
+		}
+		p.open.Add(-1)
+		return nil, serr
+	}
+	return sc, nil
+}
+
+func (p *SMTPPool) setup(sc *smtpConn) *SendError {
+	var err error
+	if p.cfg.TLS == TLSStartTLS {
+		// Greets, says EHLO, refuses a server without STARTTLS, then TLS.
+		if sc.c, err = smtp.NewClientStartTLS(sc.raw, p.tls); err != nil {
+			return classify(StageConnect, err)
+		}
+	} else {
+		sc.c = smtp.NewClient(sc.raw)
+	}
+	sc.c.CommandTimeout = p.cfg.CommandTimeout
+	sc.c.SubmissionTimeout = p.cfg.DataTimeout
+	sc.c.DebugWriter = p.cfg.Debug
+	if err := sc.c.Hello(p.cfg.LocalName); err != nil {
+		return classify(StageConnect, err)
+	}
+	if p.cfg.Username == "" {
+		return nil
+	}
+	var mech sasl.Client
+	switch {
+	case p.cfg.Auth == "login", p.cfg.Auth == "" && !sc.c.SupportsAuth(sasl.Plain) && sc.c.SupportsAuth(sasl.Login):
+		mech = sasl.NewLoginClient(p.cfg.Username, p.cfg.Password)
+	case p.cfg.Auth == "plain", p.cfg.Auth == "" && sc.c.SupportsAuth(sasl.Plain):
+		mech = sasl.NewPlainClient("", p.cfg.Username, p.cfg.Password)
+	default:
+		return &SendError{Stage: StageAuth, Message: "the server offers neither AUTH PLAIN nor AUTH LOGIN"}
+	}
+	if err := sc.c.Auth(mech); err != nil {
+		return classify(StageAuth, err)
+	}
+	return nil
+}
+
+// transact runs MAIL, RCPT and DATA. broken reports a connection that cannot
+// carry another message.
+func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to []string, msg []byte) (serr *SendError, broken bool) {
+	opts := &smtp.MailOptions{Size: int64(len(msg))}
+	if !isASCII(from) || !allASCII(to) {
+		if ok, _ := sc.c.Extension("SMTPUTF8"); !ok {
+			return &SendError{Stage: StageMail, Message: "non-ASCII address and the server lacks SMTPUTF8"}, false
+		}
+		opts.UTF8 = true
+	}
+	stage := StageMail
+	err := guard(ctx, sc.raw, func() error {
+		if err := sc.c.Mail(from, opts); err != nil {
+			return err
+		}
+		stage = StageRcpt
+		for _, r := range to {
+			if err := sc.c.Rcpt(r, nil); err != nil {
+				return err
+			}
+		}
+		stage = StageData
+		w, err := sc.c.Data()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(msg); err != nil {
+			return err
+		}
+		return w.Close()
+	})
+	if err == nil {
+		return nil, false
+	}
+	if ctx.Err() != nil {
+		return ctxError(ctx, stage), true
+	}
+	var se *smtp.SMTPError
+	broken = !errors.As(err, &se) || se.Code == 421
+	return classify(stage, err), broken
+}
+
+// guard runs f, closing the connection if ctx ends first (go-smtp only knows
+// deadlines) and reporting ctx's error then.
+func guard(ctx context.Context, raw net.Conn, f func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	err := f()
+	if !stop() {
+		return ctx.Err()
+	}
+	return err
+}
+
+// Close says QUIT on the idle connections and closes them; connections in use are
+// closed when their Send ends. Send after Close fails with ErrClosed.
+func (p *SMTPPool) Close() error {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sc := range idle {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc.c.CommandTimeout = 2 * time.Second // a polite QUIT, not a wait
+			_ = sc.c.Quit()
+			p.discard(sc)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// classify turns an error of go-smtp into a SendError: an SMTP answer by its
+// code (5xx permanent, anything else temporary), any other failure (network,
+// TLS, a dropped connection) temporary.
+func classify(stage string, err error) *SendError {
+	var se *smtp.SMTPError
+	if errors.As(err, &se) {
+		return &SendError{Temporary: se.Code < 500, Code: se.Code, Message: se.Message, Stage: stage, Err: err}
+	}
+	return &SendError{Temporary: true, Message: err.Error(), Stage: stage, Err: err}
+}
+
+func connectError(ctx context.Context, err error) *SendError {
+	if ctx.Err() != nil {
+		return ctxError(ctx, StageConnect)
+	}
+	return classify(StageConnect, err)
+}
+
+// ctxError reports a cancelled or timed-out context: temporary, since the
+// message may be sent again.
+func ctxError(ctx context.Context, stage string) *SendError {
+	err := context.Cause(ctx)
+	if err == nil {
+		err = context.Canceled
+	}
+	return &SendError{Temporary: true, Stage: stage, Message: err.Error(), Err: err}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func allASCII(ss []string) bool {
+	for _, s := range ss {
+		if !isASCII(s) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,98 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Transport hands built messages to whatever carries them: the SMTP pool or the
+// outbox. Implementations are safe for concurrent use.
+type Transport interface {
+	// Send delivers msg to the envelope recipients to with envelope sender from.
+	// Every failure is a *SendError. A nil error means the relay (or the outbox)
+	// took responsibility for the message for every recipient.
+	Send(ctx context.Context, from string, to []string, msg []byte) error
+	// Close releases connections; Send after Close fails.
+	Close() error
+}
+
+// Stages of a send, reported in SendError.Stage. A permanent failure in
+// StageConnect or StageAuth is the relay's or the configuration's fault, not the
+// recipient's: callers should not count it as a bounce.
+const (
+	StageEnvelope = "envelope" // the addresses given to Send are unusable
+	StageConnect  = "connect"  // dial, TLS, greeting, EHLO
+	StageAuth     = "auth"
+	StageMail     = "mail"  // MAIL FROM
+	StageRcpt     = "rcpt"  // RCPT TO
+	StageData     = "data"  // DATA, the message, and the final answer
+	StageStore    = "store" // the outbox store
+)
+
+// SendError is the one error type Transport.Send returns.
+type SendError struct {
+	// Temporary is true for 4xx answers and for connection failures: sending the
+	// same message later may succeed. False for 5xx answers: it never will.
+	Temporary bool
+	Code      int    // SMTP reply code; 0 when there was no answer
+	Message   string // the server's text, or what went wrong
+	Stage     string // Stage… constant: where it failed
+	Err       error  // the underlying error, for errors.Is/As
+}
+
+func (e *SendError) Error() string {
+	kind := "permanent"
+	if e.Temporary {
+		kind = "temporary"
+	}
+	if e.Code != 0 {
+		return fmt.Sprintf("delivery: %s failure at %s: %d %s", kind, e.Stage, e.Code, e.Message)
+	}
+	return fmt.Sprintf("delivery: %s failure at %s: %s", kind, e.Stage, e.Message)
+}
+
+func (e *SendError) Unwrap() error { return e.Err }
+
+// ErrClosed is wrapped by the SendError of a Send on a closed transport.
+var ErrClosed = errors.New("delivery: transport closed")
+
+// checkEnvelope refuses addresses that would break the SMTP command line.
+func checkEnvelope(from string, to []string) error {
+	bad := func(msg string) error {
+		return &SendError{Stage: StageEnvelope, Message: msg}
+	}
+	if len(to) == 0 {
+		return bad("no recipient")
+	}
+	if strings.ContainsAny(from, "\r\n<> ") {
+		return bad(fmt.Sprintf("envelope sender %q", from))
+	}
+	for _, r := range to {
+		if r == "" || strings.ContainsAny(r, "\r\n<> ") {
+			return bad(fmt.Sprintf("recipient %q", r))
+		}
+	}
+	return nil
+}
+
+// DefaultMaxConns is HERALD_SMTP_MAX_CONNS when unset.
+const DefaultMaxConns = 10
+
+// OpenTransport picks the transport HERALD_SMTP_URL asks for: the outbox over
+// store when smtpURL is empty, else an SMTP pool of maxConns connections
+// (DefaultMaxConns when maxConns < 1). It fails only on a malformed URL.
+func OpenTransport(smtpURL string, maxConns int, store OutboxStore) (Transport, error) {
+	if strings.TrimSpace(smtpURL) == "" {
+		return NewOutbox(store), nil
+	}
+	cfg, err := ParseSMTPURL(smtpURL)
+	if err != nil {
+		return nil, err
+	}
+	if maxConns < 1 {
+		maxConns = DefaultMaxConns
+	}
+	return NewSMTPPool(cfg, maxConns), nil
+}
