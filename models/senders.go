@@ -29,3 +29,17 @@ func (Sender) TableName() string { return "senders" }
 
 // RowID is the row's id.
 func (s *Sender) RowID() int64 { return s.ID }
+
+// SenderDomain is the DKIM key of one sending domain of an account.
+type SenderDomain struct {
+	ID         int64     `gorm:"primaryKey" json:"id"`
+	UserID     int64     `json:"user_id"`
+	Domain     string    `json:"domain"`
+	Selector   string    `json:"selector"`
+	Algorithm  string    `json:"algorithm"`
+	PrivateKey string    `json:"-"`
+	CreatedAt  Timestamp `json:"created_at"`
+}
+
+// TableName names the table.
+func (SenderDomain) TableName() string { return "sender_domains" }

@@ -34,6 +34,7 @@ type Service struct {
 	Senders       *Senders
 	Templates     Templates
 	Outbox        *Outbox
+	Mail          *Mail // set by UseTransport
 }
 
 // New wires every area to db.

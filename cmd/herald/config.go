@@ -5,14 +5,22 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"herald/delivery"
+	"herald/service"
 )
 
 // config is what the environment sets (decisions.md section 1).
 type config struct {
-	Addr     string  // HERALD_ADDR
-	Database string  // HERALD_DATABASE: SQLite path or postgres:// URL
-	BaseURL  string  // HERALD_BASE_URL: the public address put in mails
-	SMTPURL  string  // HERALD_SMTP_URL: unset = the outbox
+	Addr     string // HERALD_ADDR
+	Database string // HERALD_DATABASE: SQLite path or postgres:// URL
+	BaseURL  string // HERALD_BASE_URL: the public address put in mails
+	SMTPURL  string // HERALD_SMTP_URL: unset = the outbox
+	// SMTPMaxConns is HERALD_SMTP_MAX_CONNS: connections to the relay.
+	SMTPMaxConns int
+	// MailFrom is HERALD_MAIL_FROM: the address of herald's own mail
+	// (sender verification); default no-reply@<host of HERALD_BASE_URL>.
+	MailFrom string
 	APIRate  float64 // HERALD_API_RATE: API requests per second per key
 	// MaxUploadMB bounds a CSV upload (HERALD_MAX_UPLOAD_MB).
 	MaxUploadMB int64
@@ -21,12 +29,20 @@ type config struct {
 
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
-		Addr:        or(getenv("HERALD_ADDR"), ":8080"),
-		Database:    or(getenv("HERALD_DATABASE"), "data/herald.db"),
-		BaseURL:     strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
-		SMTPURL:     getenv("HERALD_SMTP_URL"),
-		APIRate:     100,
-		MaxUploadMB: 1024,
+		Addr:         or(getenv("HERALD_ADDR"), ":8080"),
+		Database:     or(getenv("HERALD_DATABASE"), "data/herald.db"),
+		BaseURL:      strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
+		SMTPURL:      getenv("HERALD_SMTP_URL"),
+		APIRate:      100,
+		MaxUploadMB:  1024,
+		SMTPMaxConns: 10,
+	}
+	if v := getenv("HERALD_SMTP_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("HERALD_SMTP_MAX_CONNS: %q is not a positive number", v)
+		}
+		c.SMTPMaxConns = n
 	}
 	if v := getenv("HERALD_MAX_UPLOAD_MB"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -49,6 +65,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
 		return c, fmt.Errorf("HERALD_BASE_URL: %q must start with http:// or https://", c.BaseURL)
+	}
+	c.MailFrom = or(getenv("HERALD_MAIL_FROM"), service.DefaultSystemFrom(c.BaseURL))
+	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
+		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"herald/delivery"
 	"herald/service"
 )
 
@@ -69,6 +70,12 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	defer db.Close()
 	svc := service.New(db)
+	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, svc.Outbox)
+	if err != nil {
+		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
+	}
+	defer transport.Close()
+	svc.UseTransport(transport, cfg.BaseURL, cfg.MailFrom)
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		return err
@@ -77,7 +84,12 @@ func serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL)
+	mailer := "outbox"
+	if cfg.SMTPURL != "" {
+		c, _ := delivery.ParseSMTPURL(cfg.SMTPURL)
+		mailer = c.String() // without the password
+	}
+	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL, "mail", mailer)
 	errc := make(chan error, 1)
 	go func() { errc <- app.Listener(ln) }()
 	select {

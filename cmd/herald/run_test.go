@@ -88,8 +88,10 @@ func freeAddr(t *testing.T) string {
 // startServer runs `herald serve` in the test process and waits for health.
 func startServer(t *testing.T, env map[string]string) (base string, stop func() error) {
 	t.Helper()
-	addr := freeAddr(t)
-	env["HERALD_ADDR"] = addr
+	if env["HERALD_ADDR"] == "" {
+		env["HERALD_ADDR"] = freeAddr(t)
+	}
+	addr := env["HERALD_ADDR"]
 	env["HERALD_LOG_LEVEL"] = "error"
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

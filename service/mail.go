@@ -1,0 +1,138 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/mail"
+	"net/url"
+	"strings"
+
+	"gorm.io/gorm/clause"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Mail sends herald's own messages (sender verification) through the
+// configured transport, DKIM-signed when their domain has a key.
+type Mail struct {
+	db        *DB
+	transport delivery.Transport
+	baseURL   string
+	from      mail.Address
+}
+
+// UseTransport wires the mail transport: sender verification links are
+// mailed from systemFrom with links under baseURL. Until it is called, no
+// mail is sent.
+func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string) {
+	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom}}
+	s.Senders.SetMailer(s.Mail)
+}
+
+// DefaultSystemFrom is the address herald's own mail comes from when none
+// is configured: no-reply at the host of the public address.
+func DefaultSystemFrom(baseURL string) string {
+	host := "localhost"
+	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	return "no-reply@" + host
+}
+
+// VerifyURL is the link that verifies a sender.
+func (m *Mail) VerifyURL(s *models.Sender) string {
+	return m.baseURL + "/senders/verify/" + url.PathEscape(s.VerifyToken)
+}
+
+// SendVerification mails the sender its verification link.
+func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
+	link := m.VerifyURL(s)
+	name := html.EscapeString(s.FromName)
+	body := fmt.Sprintf(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Verify your sender address</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
+<table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
+<tr><td style="padding:32px">
+<h1 style="margin:0 0 16px;font-size:22px">Verify your sender address</h1>
+<p style="margin:0 0 16px;line-height:1.5">Someone added <strong>%s</strong> as the sender “%s” in Herald. Confirm that this address is yours to send campaigns from it.</p>
+<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">Verify this address</a></td></tr></table>
+<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">If you did not ask for this, ignore this mail: nothing is sent from your address until it is verified.</p>
+</td></tr></table></td></tr></table></body></html>`, html.EscapeString(s.FromEmail), name, html.EscapeString(link))
+	msg := &delivery.Message{
+		From: m.from, To: mail.Address{Name: s.FromName, Address: s.FromEmail},
+		Subject: "Verify your sender address", HTML: body, Preheader: "Confirm " + s.FromEmail + " to send from it",
+	}
+	raw, err := delivery.Build(msg)
+	if err != nil {
+		return err
+	}
+	return m.transport.Send(WithAccount(ctx, s.UserID), m.from.Address, []string{s.FromEmail}, raw)
+}
+
+// dkimSelector is the DNS selector of the keys herald makes.
+const dkimSelector = "herald"
+
+// DomainKey returns the account's DKIM key for domain, making and storing
+// an RSA 2048 key the first time (several processes agree on one).
+func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*delivery.DKIMKey, error) {
+	return domainKey(ctx, m.db, accountID, domain)
+}
+
+func domainKey(ctx context.Context, db *DB, accountID int64, domain string) (*delivery.DKIMKey, error) {
+	domain = strings.ToLower(strings.TrimSpace(domain))
+	var row models.SenderDomain
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error
+	if err != nil {
+		if !IsNotFound(notFound(err)) {
+			return nil, err
+		}
+		key, err := delivery.GenerateDKIM(domain, dkimSelector, delivery.DKIMRSA)
+		if err != nil {
+			return nil, err
+		}
+		pem, err := key.PrivateKeyPEM()
+		if err != nil {
+			return nil, err
+		}
+		row = models.SenderDomain{UserID: accountID, Domain: domain, Selector: dkimSelector, Algorithm: delivery.DKIMRSA,
+			PrivateKey: pem, CreatedAt: models.NewTimestamp(models.Now())}
+		if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+			return nil, err
+		}
+		if err := db.W.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error; err != nil {
+			return nil, err
+		}
+	}
+	return delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
+}
+
+// DNSRecord is one TXT record a sender's domain should publish.
+type DNSRecord struct {
+	Purpose string // DKIM, SPF, DMARC
+	Name    string
+	Value   string
+}
+
+// DNSRecords returns the records the sender's domain should publish: its
+// DKIM public key (made now if needed), SPF and DMARC.
+// Errors: ErrNotFound (sender).
+func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]DNSRecord, error) {
+	snd, err := s.Get(ctx, accountID, senderID)
+	if err != nil {
+		return nil, err
+	}
+	domain := snd.FromEmail[strings.LastIndexByte(snd.FromEmail, '@')+1:]
+	key, err := domainKey(ctx, s.db, accountID, domain)
+	if err != nil {
+		return nil, err
+	}
+	var out []DNSRecord
+	n, v := key.DNSRecord()
+	out = append(out, DNSRecord{"DKIM", n, v})
+	n, v = delivery.SPFRecord(domain, "")
+	out = append(out, DNSRecord{"SPF", n, v})
+	n, v = delivery.DMARCRecord(domain)
+	return append(out, DNSRecord{"DMARC", n, v}), nil
+}
