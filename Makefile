@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/herald
 PKGS    := ./...
 
-.PHONY: build run test generate bench vet fmt clean
+.PHONY: build run test generate bench bench-audience vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -28,7 +28,20 @@ bench:
 	$(GO) build -o bin/bare ./bench/bare
 	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -o DPkg::Lock::Timeout=600 >/dev/null && apt-get install -y -o DPkg::Lock::Timeout=600 wrk >/dev/null; }
 	$(GO) run ./bench/api -herald $(BIN) -bare bin/bare $(BENCH_FLAGS)
+	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Audience benchmark (docs/BENCHMARKS.md): a 1,000,000-row CSV imported
+# through the API (rows/s, herald's peak RSS), a three-condition segment
+# over it, and contacts/list of 100,000 contacts (first byte, whole answer,
+# memory). BENCH_AUDIENCE_FLAGS: -rows 1000000 -import-runs 3
+# -list-rows 100000 -list-runs 3; HERALD_BENCH_DATABASE=postgres://… runs
+# herald on PostgreSQL.
+BENCH_AUDIENCE_FLAGS ?=
+
+bench-audience:
+	$(GO) build -o $(BIN) ./cmd/herald
+	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
 
 generate:
 	$(GO) tool templ generate

@@ -28,6 +28,8 @@ type Field struct {
 	IsReserved int        `json:"is_reserved"`
 	CreatedAt  *Timestamp `json:"created_at"`
 	UpdatedAt  *Timestamp `json:"updated_at"`
+	// Label is the display label ("join_date" → "Join Date"), set by the service.
+	Label string `gorm:"-" json:"-"`
 }
 
 // TableName names the table.

@@ -294,7 +294,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	if err != nil {
 		return err
 	}
-	var types []models.ContactType
+	var types []models.ContactType // labels are made once per list, not per row
 	if err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Find(&types).Error; err != nil {
 		return err
 	}
@@ -406,7 +406,7 @@ func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *mo
 		stored := parseCustom(string(c.CustomFields))
 		v.CustomField = make(map[string]models.CustomValue, len(customs))
 		for _, f := range customs {
-			cv := models.CustomValue{FieldName: FieldLabel(f.FieldName)}
+			cv := models.CustomValue{FieldName: f.Label}
 			if s, ok := stored[f.FieldName]; ok {
 				cv.FieldValue = &s
 			}

@@ -60,6 +60,9 @@ func (f *Fields) Custom(ctx context.Context, accountID int64) ([]models.Field, e
 func customFields(ctx context.Context, q *gorm.DB, accountID int64) ([]models.Field, error) {
 	var out []models.Field
 	err := q.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&out).Error
+	for i := range out {
+		out[i].Label = FieldLabel(out[i].FieldName)
+	}
 	return out, err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"herald/delivery"
 	"herald/service"
+	"herald/world"
 )
 
 const usage = `usage:
@@ -69,6 +70,7 @@ func serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer db.Close()
+	go world.Load() // the world data is read once, before the first request needs it
 	svc := service.New(db)
 	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, svc.Outbox)
 	if err != nil {
