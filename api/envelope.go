@@ -192,23 +192,78 @@ func list[T any, PT interface {
 		if _, err := w.Write(head); err != nil {
 			return
 		}
-		out := make([]byte, 0, 4096)
-		err := read(bg, rest, func(row *T) error {
-			out = append(out[:0], ',')
-			var err error
-			if out, err = appendRow(out, row); err != nil {
-				return err
-			}
-			_, err = w.Write(out)
-			return err
-		})
-		if err != nil {
+		if err := streamRows(bg, w, rest, read); err != nil {
 			slog.Error("api: list cut short", "list", key, "err", err)
 			return
 		}
 		_, _ = w.WriteString("]}}")
 	})
 	return nil
+}
+
+// streamBatch is how many rows pass at once from the reading goroutine to
+// the encoding one.
+const streamBatch = 256
+
+var errClientGone = errors.New("api: client gone")
+
+// streamRows writes ",row" for every row of read, in two stages on two
+// cores: one goroutine reads (and shapes) rows, copying them into batches;
+// this one encodes and writes them. At most a few batches are in flight.
+func streamRows[T any](ctx context.Context, w *bufio.Writer, f service.ListFilter, read lister[T]) error {
+	batches := make(chan []T, 4)
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([]T, 0, streamBatch)
+		err := read(ctx, f, func(row *T) error {
+			batch = append(batch, *row) // the reader re-uses its rows
+			if len(batch) < streamBatch {
+				return nil
+			}
+			select {
+			case batches <- batch:
+			case <-done:
+				return errClientGone
+			}
+			batch = make([]T, 0, streamBatch)
+			return nil
+		})
+		if err == nil && len(batch) > 0 {
+			select {
+			case batches <- batch:
+			case <-done:
+			}
+		}
+		errc <- err
+	}()
+	out := make([]byte, 0, 64<<10)
+	var werr error
+	for batch := range batches {
+		if werr != nil {
+			continue // drain so the reader ends
+		}
+		for i := range batch {
+			out = append(out, ',')
+			var err error
+			if out, err = appendRow(out, &batch[i]); err != nil {
+				werr = err
+				break
+			}
+		}
+		if werr == nil {
+			_, werr = w.Write(out)
+		}
+		out = out[:0]
+		if werr != nil {
+			close(done)
+		}
+	}
+	if err := <-errc; err != nil && !errors.Is(err, errClientGone) {
+		return err
+	}
+	return werr
 }
 
 func jsonString(s string) string {
