@@ -1,6 +1,10 @@
 package views
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/a-h/templ"
+)
 
 // Field describes one form control with its label, help and errors.
 type Field struct {
@@ -16,7 +20,15 @@ type Field struct {
 	Rows         int    // textarea rows
 	HideLabel    bool   // keep the label for screen readers only
 	Autofocus    bool
+	Required     bool
 	Errors       []string
+	Attrs        templ.Attributes // more attributes of the control (htmx, min, step…)
+}
+
+// Option is one choice of a select.
+type Option struct {
+	Value string
+	Label string
 }
 
 func (f Field) inputType() string {

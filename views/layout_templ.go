@@ -26,8 +26,8 @@ type navSection struct {
 var navSections = []navSection{
 	{Items: []navItem{{Key: NavDashboard, Label: "Dashboard", Href: "/dashboard", Icon: "dashboard"}}},
 	{Label: "Audience", Items: []navItem{
-		{Label: "Contacts", Icon: "contacts", Soon: true},
-		{Label: "Segments", Icon: "segments", Soon: true},
+		{Key: NavContacts, Label: "Contacts", Href: "/contacts", Icon: "contacts"},
+		{Key: NavSegments, Label: "Segments", Href: "/segments", Icon: "segments"},
 	}},
 	{Label: "Campaigns", Items: []navItem{
 		{Label: "Single sends", Icon: "send", Soon: true},

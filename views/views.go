@@ -26,6 +26,8 @@ type Page struct {
 // The navigation entries a page can mark as current.
 const (
 	NavDashboard     = "dashboard"
+	NavContacts      = "contacts"
+	NavSegments      = "segments"
 	NavGlobal        = "global"
 	NavGroups        = "groups"
 	NavNotifications = "notifications"
@@ -64,8 +66,10 @@ type ListQuery struct {
 type Pager struct {
 	Base    string // the list's address, without query
 	Query   ListQuery
-	First   int // the number of the first row shown (1-based), 0 when none
-	Last    int // the number of the last row shown
+	Extra   url.Values // other filters the page links keep (a contact type)
+	First   int        // the number of the first row shown (1-based), 0 when none
+	Last    int        // the number of the last row shown
+	Total   int64      // the number of rows of the whole list, when counted (0: not shown)
 	HasNext bool
 }
 
@@ -75,6 +79,13 @@ func (p Pager) HasPrev() bool { return p.Query.Page > 1 }
 // URL is the address of page n with the same search.
 func (p Pager) URL(n int) string {
 	v := url.Values{}
+	for k, vs := range p.Extra {
+		for _, x := range vs {
+			if x != "" {
+				v.Add(k, x)
+			}
+		}
+	}
 	if p.Query.Search != "" {
 		v.Set("q", p.Query.Search)
 	}
@@ -103,6 +114,24 @@ const htmxConfig = `{"responseHandling":[{"code":"204","swap":false},{"code":"[2
 
 // Itoa formats an integer for a template.
 func Itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }
+
+// Count formats a number with thousands separators: 12,345.
+func Count[T ~int | ~int64](n T) string {
+	s := strconv.FormatInt(int64(n), 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
 
 // Date formats a stored time as a short date, for lists.
 func Date(t models.Timestamp) string {

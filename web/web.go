@@ -62,6 +62,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Use(w.console)
 
 	app.Get("/", w.root)
+	w.mountPublic(app)
 	app.Get("/login", w.loginPage)
 	app.Post("/login", w.authLimit, w.login)
 	app.Get("/signup", w.signupPage)
@@ -91,6 +92,47 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/suppressions/groups/:id/recipients/bulk-delete", in, w.bulkDeleteGroupRecipients)
 	app.Post("/suppressions/groups/:id/recipients/:rid/delete", in, w.deleteGroupRecipient)
 
+	// Audience. Fixed paths come before the /:id ones they would match.
+	app.Get("/contacts", in, w.listContacts)
+	app.Post("/contacts", in, w.createContact)
+	app.Get("/contacts/new", in, w.newContact)
+	app.Post("/contacts/bulk-delete", in, w.bulkDeleteContacts)
+	app.Get("/contacts/states", in, w.states)
+	app.Get("/contacts/cities", in, w.cities)
+
+	app.Get("/contacts/types", in, w.listTypes)
+	app.Post("/contacts/types", in, w.createType)
+	app.Post("/contacts/types/:id", in, w.updateType)
+	app.Get("/contacts/types/:id/edit", in, w.editType)
+	app.Get("/contacts/types/:id/row", in, w.typeRow)
+	app.Post("/contacts/types/:id/delete", in, w.deleteType)
+
+	app.Get("/contacts/fields", in, w.listFields)
+	app.Post("/contacts/fields", in, w.createField)
+	app.Post("/contacts/fields/:id/delete", in, w.deleteField)
+
+	app.Get("/contacts/import", in, w.showImport)
+	app.Post(UploadPath, in, w.uploadImport)
+	app.Get("/contacts/import/sample.csv", in, w.sampleCSV)
+	app.Get("/contacts/import/:id", in, w.importReport)
+	app.Get("/contacts/import/:id/progress", in, w.importProgress)
+
+	app.Post("/contacts/:id", in, w.updateContact)
+	app.Get("/contacts/:id/edit", in, w.editContact)
+	app.Post("/contacts/:id/delete", in, w.deleteContact)
+
+	app.Get("/segments", in, w.listSegments)
+	app.Post("/segments", in, w.createSegment)
+	app.Get("/segments/new", in, w.newSegment)
+	app.Post("/segments/count", in, w.countSegment)
+	app.Post("/segments/conditions", in, w.editConditions)
+	app.Get("/segments/:id", in, w.listSegmentRecipients)
+	app.Post("/segments/:id", in, w.updateSegment)
+	app.Get("/segments/:id/edit", in, w.editSegment)
+	app.Post("/segments/:id/delete", in, w.deleteSegment)
+	app.Post("/segments/:id/recipients", in, w.addSegmentRecipient)
+	app.Post("/segments/:id/recipients/:rid/delete", in, w.deleteSegmentRecipient)
+
 	app.Get("/notifications", in, w.listNotifications)
 	app.Post("/notifications", in, w.addNotification)
 	app.Post("/notifications/bulk-delete", in, w.bulkDeleteNotifications)
@@ -111,8 +153,14 @@ func (w *Web) console(c *fiber.Ctx) error {
 	if p == "/api" || strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/static/") {
 		return c.Next()
 	}
-	s, err := w.loadSession(c)
-	if err != nil {
+	// The CSV upload is a stream: neither the session nor the CSRF check
+	// may read its body (see imports.go).
+	upload := isUpload(c)
+	var s *session
+	var err error
+	if upload {
+		s = w.loadUploadSession(c)
+	} else if s, err = w.loadSession(c); err != nil {
 		return err
 	}
 	c.Locals(localSession, s)
@@ -122,7 +170,11 @@ func (w *Web) console(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderXFrameOptions, "DENY")
 	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
 	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy)
-	err = checkCSRF(c, s)
+	if upload {
+		err = checkUploadCSRF(c, s)
+	} else {
+		err = checkCSRF(c, s)
+	}
 	if err == nil {
 		err = c.Next()
 	}

@@ -57,7 +57,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	m := newHTTPMetrics(reg)
 
 	app.Use(observe(m, errorHandler))
-	app.Use(limitBody(bodyLimit, api.UploadPath))
+	app.Use(limitBody(bodyLimit, api.UploadPath, web.UploadPath))
 	app.Use(recover.New(recover.Config{
 		EnableStackTrace: true,
 		StackTraceHandler: func(c *fiber.Ctx, e any) {

@@ -1,7 +1,8 @@
 // Herald console behaviour: small enhancements over pages that work
 // without it. htmx (vendored) does the requests; this file only adds the
 // menu drawer, flash dismissal, row selection, key copying, confirmation
-// of plain forms, and error messages for failed htmx requests.
+// of plain forms, upload progress, and error messages for failed htmx
+// requests.
 // No inline scripts: the Content-Security-Policy forbids them.
 (function () {
   "use strict";
@@ -123,9 +124,29 @@
   // --- Confirmation of plain (non-htmx) forms, e.g. rotating keys.
   document.addEventListener("submit", function (e) {
     var form = e.target;
+    if (e.defaultPrevented) return; // htmx took it (and asks with hx-confirm)
     var question = form.getAttribute("data-confirm");
     if (question && !window.confirm(question)) {
       e.preventDefault();
+    }
+  });
+
+  // --- Upload progress of a file sent through htmx (the CSV import): the
+  // bar fills as the browser sends the file; the server's own progress
+  // panel takes over once it has it all.
+  document.addEventListener("htmx:xhr:progress", function (e) {
+    var form = e.target.closest && e.target.closest("[data-upload]");
+    if (!form) return;
+    var box = form.querySelector("[data-upload-progress]");
+    if (!box) return;
+    box.hidden = false;
+    var bar = box.querySelector("progress");
+    var label = box.querySelector("[data-upload-text]");
+    var d = e.detail;
+    if (d.lengthComputable && d.total > 0) {
+      var pc = Math.floor((d.loaded * 100) / d.total);
+      if (bar) bar.value = pc;
+      if (label) label.textContent = pc < 100 ? "Uploading… " + pc + "%" : "Uploaded. Starting the import…";
     }
   });
 

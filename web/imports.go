@@ -1,0 +1,369 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"io/fs"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"herald/models"
+	"herald/service"
+	"herald/views"
+	"herald/views/contacts"
+)
+
+// UploadPath is the one console route whose body may exceed the 10 MB
+// limit of every other body: the CSV upload, read as a stream.
+const UploadPath = contacts.ImportURL
+
+// maxUploadBytes bounds an upload: HERALD_MAX_UPLOAD_MB's default (the
+// setting does not reach the console yet).
+const maxUploadBytes int64 = 1024 << 20
+
+// recentImports is how many imports the import page lists.
+const recentImports = 10
+
+var errUploadTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge, "The file is larger than 1024 MB.")
+
+// The CSV upload and CSRF. A multipart body is never parsed to find the
+// token: that would read the whole file into memory (or onto disk)
+// before anything is checked, and for a request that may be forged. So
+// the upload's token comes only from the X-CSRF-Token header (htmx sends
+// it from <body hx-headers>) or from the query string of the form's
+// action (a browser without JavaScript); console checks it with
+// checkUploadCSRF instead of checkCSRF.
+
+// loadUploadSession reads the session of an upload from its cookie
+// alone: loadSession hands gorilla/sessions the whole request converted
+// by Fiber's adaptor, which reads a streamed body into memory first.
+// (Requests on this path do not renew the cookie; other pages do.)
+func (w *Web) loadUploadSession(c *fiber.Ctx) *session {
+	r := &http.Request{Header: http.Header{}}
+	if ck := c.Get(fiber.HeaderCookie); ck != "" {
+		r.Header.Set("Cookie", strings.Clone(ck))
+	}
+	s, err := w.store.New(r, sessionName)
+	if err != nil { // a forged or expired cookie: a new session
+		s, _ = w.store.New(&http.Request{Header: http.Header{}}, sessionName)
+	}
+	return &session{s: s, r: r}
+}
+
+// isUpload reports whether the request is on the upload's path, whose
+// body (of any method: the body limit does not guard the path) is never
+// read but by the upload's handler.
+func isUpload(c *fiber.Ctx) bool { return c.Path() == UploadPath }
+
+// checkUploadCSRF refuses (403) a state-changing request to the upload
+// path whose token, from the header or the query string, is not the
+// session's. It never reads the body.
+func checkUploadCSRF(c *fiber.Ctx, s *session) error {
+	want := csrfToken(c, s)
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions, fiber.MethodTrace:
+		return nil
+	}
+	got := c.Get(csrfHeader)
+	if got == "" {
+		got = c.Query(csrfField)
+	}
+	if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return errCSRF
+	}
+	return nil
+}
+
+// typeNames maps the account's contact types to their names.
+func (w *Web) typeNames(c *fiber.Ctx) (map[int64]string, []models.ContactType, error) {
+	types, err := w.svc.ContactTypes.All(c.UserContext(), accountID(c))
+	if err != nil {
+		return nil, nil, err
+	}
+	names := make(map[int64]string, len(types))
+	for _, t := range types {
+		names[t.ID] = t.Name
+	}
+	return names, types, nil
+}
+
+// importPage reads what the import page shows besides the form.
+func (w *Web) importPage(c *fiber.Ctx, form contacts.ImportForm) (contacts.ImportPage, error) {
+	names, types, err := w.typeNames(c)
+	if err != nil {
+		return contacts.ImportPage{}, err
+	}
+	form.Types, form.CSRF = types, csrf(c)
+	if form.ContactTypeID == "" && len(types) == 1 {
+		form.ContactTypeID = views.Itoa(types[0].ID)
+	}
+	d := contacts.ImportPage{Form: form}
+	recent, err := w.svc.Imports.Recent(c.UserContext(), accountID(c), recentImports)
+	if err != nil {
+		return d, err
+	}
+	for _, imp := range recent {
+		d.Recent = append(d.Recent, contacts.Progress{Import: imp, TypeName: names[imp.ContactTypeID]})
+	}
+	return d, nil
+}
+
+func (w *Web) showImport(c *fiber.Ctx) error {
+	// The query only: the body of a request on this path is not read.
+	d, err := w.importPage(c, contacts.ImportForm{ContactTypeID: strings.TrimSpace(strings.Clone(c.Query("type")))})
+	if err != nil {
+		return err
+	}
+	return page(c, fiber.StatusOK, "Import contacts", views.NavContacts, contacts.ImportsPage(d))
+}
+
+// sampleCSV answers the account's sample file: the header row (reserved
+// then custom fields) and an example row.
+func (w *Web) sampleCSV(c *fiber.Ctx) error {
+	var b bytes.Buffer
+	if err := w.svc.Imports.WriteSample(c.UserContext(), accountID(c), &b); err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
+	c.Set(fiber.HeaderContentDisposition, `attachment; filename="contacts-sample.csv"`)
+	return c.Send(b.Bytes())
+}
+
+// upload is what a multipart upload brought: the form's fields and the
+// file, spooled to a temporary file.
+type upload struct {
+	in   service.ImportFile
+	file *os.File
+	size int64
+}
+
+// discard removes the spooled file, unless an import took it.
+func (u *upload) discard() {
+	if u.file != nil {
+		u.file.Close()
+		os.Remove(u.file.Name())
+		u.file = nil
+	}
+}
+
+// limitedReader fails once more than n bytes were read.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errUploadTooLarge
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n, errUploadTooLarge
+	}
+	return n, err
+}
+
+// receive reads the multipart body as it arrives, part by part: the
+// contact type, and the file, copied to a temporary file (never held in
+// memory). A file already known to be refused (a wrong type or name) is
+// read past, not kept.
+func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
+	u := &upload{}
+	boundary := string(c.Request().Header.MultipartFormBoundary())
+	if boundary == "" {
+		// Not multipart, so no file: say what is missing without reading
+		// a body that may be of any size.
+		u.in.ContactTypeID = strings.TrimSpace(strings.Clone(c.Query("contact_type_id")))
+		return u, nil
+	}
+	var body io.Reader = c.Context().RequestBodyStream()
+	if body == nil {
+		body = bytes.NewReader(c.Body())
+	}
+	mr := multipart.NewReader(&limitedReader{r: body, n: maxUploadBytes}, boundary)
+	ctx, acct := c.UserContext(), accountID(c)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return u, nil
+		}
+		if err != nil {
+			return u, uploadErr(err)
+		}
+		switch part.FormName() {
+		case "contact_type_id":
+			v, _ := io.ReadAll(io.LimitReader(part, 64))
+			u.in.ContactTypeID = strings.TrimSpace(string(v))
+		case "file":
+			if u.in.Present || part.FileName() == "" { // a second file, or none chosen
+				break
+			}
+			u.in.Present, u.in.FileName = true, strings.Clone(part.FileName())
+			if u.in.ContactTypeID != "" {
+				if _, err := w.svc.Imports.CheckImport(ctx, acct, u.in); err != nil {
+					break // answered after the body is read
+				}
+			}
+			if u.file, err = os.CreateTemp("", "herald-import-*.csv"); err != nil {
+				return u, err
+			}
+			if u.size, err = io.Copy(u.file, part); err != nil {
+				return u, uploadErr(err)
+			}
+		}
+		// NextPart skips what is left of this part.
+		part.Close()
+	}
+}
+
+// uploadErr classifies a failure to read an upload: too large (413), a
+// broken body (400), or a failure of ours (the temporary file: 500).
+func uploadErr(err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, errUploadTooLarge):
+		return errUploadTooLarge
+	case errors.As(err, &pe):
+		return err
+	}
+	return fiber.ErrBadRequest
+}
+
+// uploadImport receives a CSV file, starts its import in the background
+// and answers at once: to htmx the emptied form, the import's progress
+// panel (which then polls) and the recent imports, out of band; to a
+// browser a redirect to the import's page. A refused upload answers the
+// form with its errors (422).
+func (w *Web) uploadImport(c *fiber.Ctx) error {
+	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > maxUploadBytes {
+		return errUploadTooLarge
+	}
+	ctx, acct := c.UserContext(), accountID(c)
+	u, err := w.receive(c)
+	defer u.discard()
+	if err != nil {
+		return err
+	}
+	typeID, err := w.svc.Imports.CheckImport(ctx, acct, u.in)
+	if isValidation(err) {
+		form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Errors: fieldErrors(err)}
+		for field, msgs := range form.Errors {
+			if field != "contact_type_id" && field != "file" {
+				form.Other = append(form.Other, msgs...)
+			}
+		}
+		d, derr := w.importPage(c, form)
+		if derr != nil {
+			return derr
+		}
+		if partial(c) {
+			return render(c, fiber.StatusUnprocessableEntity, contacts.ImportFormView(d.Form))
+		}
+		return page(c, fiber.StatusUnprocessableEntity, "Import contacts", views.NavContacts, contacts.ImportsPage(d))
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := u.file.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	imp, err := w.svc.Imports.Start(ctx, acct, typeID, u.in.FileName, u.size)
+	if err != nil {
+		return err
+	}
+	shown := *imp // Run changes imp from now on
+	file := u.file
+	u.file = nil // the import removes it
+	go w.runImport(imp, file)
+
+	if !partial(c) {
+		return c.Redirect(contacts.ImportReportURL(shown.ID), fiber.StatusSeeOther)
+	}
+	d, err := w.importPage(c, contacts.ImportForm{ContactTypeID: u.in.ContactTypeID})
+	if err != nil {
+		return err
+	}
+	names, _, err := w.typeNames(c)
+	if err != nil {
+		return err
+	}
+	p := contacts.Progress{Import: shown, TypeName: names[shown.ContactTypeID], OnImportPage: true}
+	c.Set("HX-Reswap", "outerHTML show:#import-current:top") // on a phone the panel is below the form
+	return render(c, fiber.StatusOK, contacts.ImportFormView(d.Form), contacts.CurrentOOB(p), contacts.RecentImports(d.Recent, true))
+}
+
+// runImport imports the spooled file, then removes it. It outlives the
+// request: it takes nothing of it (the import's strings are its own) and
+// runs under a context of its own. The import records its progress and
+// its end (done or failed) itself; a failure of the database is logged.
+func (w *Web) runImport(imp *models.Import, file *os.File) {
+	defer func() {
+		file.Close()
+		os.Remove(file.Name())
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("import panicked", "import", imp.ID, "panic", p)
+		}
+	}()
+	if err := w.svc.Imports.Run(context.Background(), imp, file); err != nil && !isValidation(err) {
+		slog.Error("import failed", "import", imp.ID, "error", err)
+	}
+}
+
+// importParam reads the route's import and finds it. Errors: ErrNotFound.
+func (w *Web) importParam(c *fiber.Ctx) (contacts.Progress, error) {
+	id, err := service.ParseID(c.Params("id"))
+	if err != nil {
+		return contacts.Progress{}, err
+	}
+	imp, err := w.svc.Imports.Get(c.UserContext(), accountID(c), id)
+	if err != nil {
+		return contacts.Progress{}, err
+	}
+	names, _, err := w.typeNames(c)
+	if err != nil {
+		return contacts.Progress{}, err
+	}
+	return contacts.Progress{Import: *imp, TypeName: names[imp.ContactTypeID]}, nil
+}
+
+// importReport shows one import: its progress while it runs, its report after.
+func (w *Web) importReport(c *fiber.Ctx) error {
+	p, err := w.importParam(c)
+	if err != nil {
+		return err
+	}
+	return page(c, fiber.StatusOK, "Import of "+p.Import.FileName, views.NavContacts, contacts.ReportPage(p))
+}
+
+// importProgress answers the progress panel that polls it; once the
+// import has ended, the panel it answers polls no more (and, on the
+// import page, the recent imports are redrawn with it, out of band).
+func (w *Web) importProgress(c *fiber.Ctx) error {
+	p, err := w.importParam(c)
+	if err != nil {
+		return err
+	}
+	if !partial(c) {
+		return c.Redirect(contacts.ImportReportURL(p.Import.ID), fiber.StatusSeeOther)
+	}
+	p.OnImportPage = c.Query("recent") == "1"
+	if p.Running() || !p.OnImportPage {
+		return render(c, fiber.StatusOK, contacts.ProgressPanel(p))
+	}
+	d, err := w.importPage(c, contacts.ImportForm{})
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, contacts.ProgressPanel(p), contacts.RecentImports(d.Recent, true))
+}
