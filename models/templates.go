@@ -11,3 +11,21 @@ type DesignTemplate struct {
 	CreatedAt    *Timestamp `json:"created_at"`
 	UpdatedAt    *Timestamp `json:"updated_at"`
 }
+
+// Design is an account's own design, made in the editor.
+type Design struct {
+	ID           int64     `gorm:"primaryKey" json:"id"`
+	UserID       int64     `json:"user_id"`
+	Name         string    `json:"name"`
+	TemplateID   int64     `json:"template_id"` // the library design it started from
+	TemplateJSON string    `json:"template_json"`
+	TemplateHTML string    `json:"template_html"`
+	CreatedAt    Timestamp `json:"created_at"`
+	UpdatedAt    Timestamp `json:"updated_at"`
+}
+
+// TableName names the table.
+func (Design) TableName() string { return "designs" }
+
+// RowID is the row's id.
+func (d *Design) RowID() int64 { return d.ID }

@@ -35,6 +35,7 @@ type Service struct {
 	Templates     Templates
 	Outbox        *Outbox
 	Mail          *Mail // set by UseTransport
+	Designs       *Designs
 }
 
 // New wires every area to db.
@@ -48,6 +49,7 @@ func New(db *DB) *Service {
 		Imports:      &Imports{db: db, segments: segments},
 		Senders:      &Senders{db: db},
 		Outbox:       &Outbox{db: db},
+		Designs:      &Designs{db: db},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,

@@ -1,0 +1,148 @@
+package service
+
+import (
+	"context"
+
+	"strconv"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Designs keeps the account's own designs made in the editor.
+type Designs struct {
+	db        *DB
+	templates Templates
+}
+
+// DesignInput is a design as the editor saves it.
+type DesignInput struct {
+	Name         string
+	TemplateID   string // the library design it started from (default 1)
+	TemplateJSON string
+	TemplateHTML string
+}
+
+// maxDesignBytes bounds one design (JSON and HTML each).
+const maxDesignBytes = 5 << 20
+
+func (in DesignInput) validate() (models.Design, error) {
+	p := Problems{}
+	d := models.Design{Name: strings.TrimSpace(in.Name), TemplateID: 1, TemplateJSON: in.TemplateJSON, TemplateHTML: in.TemplateHTML}
+	if p.required("name", d.Name) {
+		p.maxLen("name", d.Name, 255)
+	}
+	if v := strings.TrimSpace(in.TemplateID); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if _, derr := (Templates{}).Design(id); err != nil || derr != nil {
+			p.Add("template_id", "The selected template id is invalid.")
+		}
+		d.TemplateID = id
+	}
+	if strings.TrimSpace(d.TemplateHTML) == "" {
+		p.Add("template_html", msgRequired("template_html"))
+	}
+	if len(d.TemplateHTML) > maxDesignBytes || len(d.TemplateJSON) > maxDesignBytes {
+		p.Add("template_html", "The design may not be greater than 5 MB.")
+	}
+	return d, p.Err()
+}
+
+// Create saves a new design. Errors: validation.
+func (s *Designs) Create(ctx context.Context, accountID int64, in DesignInput) (*models.Design, error) {
+	d, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	d.UserID, d.CreatedAt, d.UpdatedAt = accountID, now, now
+	if err := s.db.W.WithContext(ctx).Create(&d).Error; err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
+
+// Update replaces a design. Errors: validation, ErrNotFound.
+func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInput) (*models.Design, error) {
+	d, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	res := s.db.W.WithContext(ctx).Model(&models.Design{}).Where("user_id = ? AND id = ?", accountID, id).Updates(map[string]any{
+		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": models.Now(),
+	})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	return s.Get(ctx, accountID, id)
+}
+
+// Get returns one design of the account. Errors: ErrNotFound.
+func (s *Designs) Get(ctx context.Context, accountID, id int64) (*models.Design, error) {
+	var d models.Design
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&d).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &d, nil
+}
+
+// Each calls fn for every design of the account (without its JSON).
+func (s *Designs) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Design) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Design{}).Select("id", "user_id", "name", "template_id", "template_html", "created_at", "updated_at").Where("user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(d *models.Design) int64 { return d.ID }, fn)
+}
+
+// Delete removes a design. Errors: ErrNotFound.
+func (s *Designs) Delete(ctx context.Context, accountID, id int64) error {
+	return deleteAll(ctx, s.db, accountID, &models.Design{}, []int64{id}, noScope)
+}
+
+// Preview renders a design's HTML with a contact's values (contactID > 0)
+// or the sample values, the way a mail would show it: values HTML-escaped,
+// unknown placeholders empty. Errors: ErrNotFound (contact).
+func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string, contactID int64) (string, error) {
+	values := s.templates.SampleValues()
+	if contactID > 0 {
+		c, err := (&Contacts{db: s.db}).Get(ctx, accountID, contactID)
+		if err != nil {
+			return "", err
+		}
+		values = ContactValues(c)
+		for _, k := range SenderPlaceholders {
+			if v, ok := s.templates.SampleValues()[k]; ok {
+				values[k] = v
+			}
+		}
+	}
+	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), nil
+}
+
+// ContactValues are a contact's placeholder values: the reserved fields
+// (country by name) and its custom fields.
+func ContactValues(c *models.ContactView) map[string]string {
+	v := map[string]string{
+		"first_name": c.FirstName, "last_name": c.LastName, "email": c.Email, "country": c.Country,
+		"state": c.State, "city": c.City, "address_line1": c.AddressLine1, "address_line2": c.AddressLine2,
+		"state_province_region": c.StateProvinceRegion, "postal_code": c.PostalCode, "full_name": c.Fullname,
+	}
+	if c.AltEmail != nil {
+		v["alt_email"] = *c.AltEmail
+	}
+	for name, cv := range c.CustomField {
+		if cv.FieldValue != nil {
+			v[name] = *cv.FieldValue
+		}
+	}
+	return v
+}
