@@ -665,3 +665,16 @@ func (s *Imports) WriteSample(ctx context.Context, accountID int64, w io.Writer)
 	cw.Flush()
 	return cw.Error()
 }
+
+// FailAbandoned marks failed the imports still "running" that no process
+// has advanced for longer than idle: their process stopped (a restart, a
+// crash). A running import records progress at least every few seconds
+// while rows arrive.
+func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64, error) {
+	now := models.Now()
+	res := s.db.W.WithContext(ctx).Model(&models.Import{}).
+		Where("status = ? AND updated_at < ?", "running", now.Add(-idle)).
+		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
+			"finished_at": now, "updated_at": now})
+	return res.RowsAffected, res.Error
+}

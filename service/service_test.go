@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"herald/dbtest"
 	"herald/models"
@@ -215,5 +216,26 @@ func TestCreateAccountValidation(t *testing.T) {
 	_, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "x", Email: "X@example.com", Password: "password123"})
 	if e, _ := err.(*service.Error); e == nil || e.Fields["email"][0] != "The email has already been taken." {
 		t.Fatalf("taken: %v", err)
+	}
+}
+
+func TestFailAbandonedImports(t *testing.T) {
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	acct := newAccount(t, svc, "i@example.com")
+	ct, _ := svc.ContactTypes.Create(ctx, acct, "Type")
+	imp, err := svc.Imports.Start(ctx, acct, ct.ID, "x.csv", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := svc.Imports.FailAbandoned(ctx, time.Hour); n != 0 {
+		t.Fatalf("a fresh import was marked failed (%d)", n)
+	}
+	if n, _ := svc.Imports.FailAbandoned(ctx, -time.Second); n != 1 {
+		t.Fatalf("the idle import was not marked failed (%d)", n)
+	}
+	got, _ := svc.Imports.Get(ctx, acct, imp.ID)
+	if got.Status != "failed" || got.FinishedAt == nil {
+		t.Fatalf("%+v", got)
 	}
 }

@@ -72,6 +72,11 @@ func serve(ctx context.Context, cfg config) error {
 	defer db.Close()
 	go world.Load() // the world data is read once, before the first request needs it
 	svc := service.New(db)
+	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
+		return err
+	} else if n > 0 {
+		slog.Warn("imports left running by a stopped process marked failed", "imports", n)
+	}
 	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, svc.Outbox)
 	if err != nil {
 		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
