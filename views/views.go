@@ -21,6 +21,11 @@ type Page struct {
 	CSRF  string       // the session's token, put on <body hx-headers> and in forms
 	User  *models.User // nil on the pages shown before login
 	Flash *Flash       // shown once, then gone
+
+	// Styles and Scripts are the page's own files under /static, loaded
+	// after the console's (the editor's GrapesJS).
+	Styles  []string
+	Scripts []string
 }
 
 // The navigation entries a page can mark as current.
@@ -32,6 +37,9 @@ const (
 	NavGroups        = "groups"
 	NavNotifications = "notifications"
 	NavAccount       = "account"
+	NavTemplates     = "templates"
+	NavSenders       = "senders"
+	NavOutbox        = "outbox"
 )
 
 // Flash is a one-time message shown at the top of the content.

@@ -29,10 +29,18 @@ const UploadPath = contacts.ImportURL
 // setting does not reach the console yet).
 const maxUploadBytes int64 = 1024 << 20
 
+// maxUpload is the configured upload limit.
+func (w *Web) maxUpload() int64 {
+	if w.opt.MaxUploadBytes > 0 {
+		return w.opt.MaxUploadBytes
+	}
+	return maxUploadBytes
+}
+
 // recentImports is how many imports the import page lists.
 const recentImports = 10
 
-var errUploadTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge, "The file is larger than 1024 MB.")
+var errUploadTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge, "The file is larger than the upload limit (HERALD_MAX_UPLOAD_MB).")
 
 // The CSV upload and CSRF. A multipart body is never parsed to find the
 // token: that would read the whole file into memory (or onto disk)
@@ -189,7 +197,7 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	mr := multipart.NewReader(&limitedReader{r: body, n: maxUploadBytes}, boundary)
+	mr := multipart.NewReader(&limitedReader{r: body, n: w.maxUpload()}, boundary)
 	ctx, acct := c.UserContext(), accountID(c)
 	for {
 		part, err := mr.NextPart()
@@ -244,7 +252,7 @@ func uploadErr(err error) error {
 // browser a redirect to the import's page. A refused upload answers the
 // form with its errors (422).
 func (w *Web) uploadImport(c *fiber.Ctx) error {
-	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > maxUploadBytes {
+	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > w.maxUpload() {
 		return errUploadTooLarge
 	}
 	ctx, acct := c.UserContext(), accountID(c)

@@ -13,6 +13,7 @@ import (
 // account: here, the sender verification link.
 func (w *Web) mountPublic(app *fiber.App) {
 	app.Get("/senders/verify/:token", w.verifySender)
+	app.Get("/designs/:id/preview", w.publicPreview)
 }
 
 // verifySender opens a sender's verification link (a GET, as mailed).

@@ -22,6 +22,9 @@ type Options struct {
 	// may make in a minute; 0 means defaultAuthPerMinute. It comes on
 	// top of the service's limit of failed logins per email address.
 	AuthPerMinute int
+
+	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB); 0 means 1024 MB.
+	MaxUploadBytes int64
 }
 
 const defaultAuthPerMinute = 20
@@ -132,6 +135,30 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/segments/:id/delete", in, w.deleteSegment)
 	app.Post("/segments/:id/recipients", in, w.addSegmentRecipient)
 	app.Post("/segments/:id/recipients/:rid/delete", in, w.deleteSegmentRecipient)
+
+	app.Get("/senders", in, w.listSenders)
+	app.Post("/senders", in, w.createSender)
+	app.Get("/senders/new", in, w.newSender)
+	app.Get("/senders/states", in, w.senderStates)
+	app.Get("/senders/cities", in, w.senderCities)
+	app.Get("/senders/:id", in, w.showSender)
+	app.Post("/senders/:id", in, w.updateSender)
+	app.Get("/senders/:id/edit", in, w.editSender)
+	app.Post("/senders/:id/resend", in, w.resendSender)
+	app.Post("/senders/:id/delete", in, w.deleteSender)
+
+	app.Get("/outbox", in, w.listOutbox)
+	app.Get("/outbox/:id", in, w.showOutboxMessage)
+	app.Get("/outbox/:id/raw", in, w.rawOutboxMessage)
+
+	app.Get("/templates", in, w.gallery)
+	app.Get("/templates/editor", in, w.newDesign)
+	app.Get("/templates/library/:id/preview", in, w.previewLibrary)
+	app.Post("/templates/designs", in, w.createDesign)
+	app.Post("/templates/designs/:id", in, w.updateDesign)
+	app.Get("/templates/designs/:id/edit", in, w.editDesign)
+	app.Get("/templates/designs/:id/preview", in, w.previewDesign)
+	app.Post("/templates/designs/:id/delete", in, w.deleteDesign)
 
 	app.Get("/notifications", in, w.listNotifications)
 	app.Post("/notifications", in, w.addNotification)

@@ -55,6 +55,26 @@
   });
 
   // --- Copy an API key to the clipboard.
+  // textOf is what a copy button copies: an input's value, or the text
+  // of a code block.
+  function textOf(el) {
+    return typeof el.select === "function" ? el.value : el.textContent;
+  }
+
+  // selectText selects what a copy button copies, for the person to copy
+  // by hand when the clipboard is out of reach (plain http).
+  function selectText(el) {
+    if (typeof el.select === "function") {
+      el.select();
+      return;
+    }
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+
   function copyFrom(button) {
     var input = document.querySelector(button.getAttribute("data-copy"));
     if (!input) return;
@@ -70,11 +90,11 @@
       }, 1800);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(input.value).then(done, function () {
-        input.select();
+      navigator.clipboard.writeText(textOf(input)).then(done, function () {
+        selectText(input);
       });
     } else {
-      input.select();
+      selectText(input);
       try {
         document.execCommand("copy");
         done();

@@ -1,0 +1,172 @@
+// Herald design editor: starts GrapesJS with the newsletter preset on the
+// editor page (views/designs EditorPage) and saves the design. The page
+// works without this file: its form posts the name and the HTML.
+// Config kept off the network (static/vendor/grapesjs/README.md): no
+// telemetry, no Font Awesome link, no local storage, no preset blocks
+// with remote placeholder images.
+(function () {
+  "use strict";
+
+  var form = document.querySelector("form[data-editor]");
+  var dataEl = document.getElementById("editor-data");
+  if (!form || !dataEl || !window.grapesjs) return;
+  var data = JSON.parse(dataEl.textContent);
+
+  var visual = document.getElementById("editor-visual");
+  var htmlPane = document.getElementById("editor-html");
+  var htmlArea = document.getElementById("design-html");
+  var nameInput = document.getElementById("design-name");
+  var status = document.getElementById("editor-status");
+  var tabs = form.querySelector("[data-editor-tabs]");
+  var mode = "visual";
+
+  visual.hidden = false;
+  htmlPane.hidden = true;
+  tabs.hidden = false;
+
+  var editor = window.grapesjs.init({
+    container: "#gjs",
+    height: "70vh",
+    fromElement: false,
+    telemetry: false,
+    cssIcons: "",
+    storageManager: false,
+    plugins: ["grapesjs-preset-newsletter"],
+    pluginsOpts: {
+      "grapesjs-preset-newsletter": {
+        blocks: ["sect100", "sect50", "sect30", "sect37", "button", "divider", "text", "text-sect", "image", "quote", "link", "link-block"],
+      },
+    },
+  });
+  window.heraldEditor = editor;
+
+  function loadHTML(html) {
+    editor.setComponents(html || "");
+  }
+
+  if (data.template_json) {
+    try {
+      editor.loadProjectData(JSON.parse(data.template_json));
+    } catch (err) {
+      loadHTML(data.template_html);
+    }
+  } else {
+    loadHTML(data.template_html);
+  }
+
+  function escapeHTML(s) {
+    return s.replace(/[&<>"]/g, function (c) {
+      return { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c];
+    });
+  }
+
+  // documentOf wraps the preset's inlined HTML (a <body> fragment) into a
+  // whole document, as the library designs are.
+  function documentOf(inlined) {
+    var body = inlined.trim();
+    if (!/^<body[\s>]/i.test(body)) body = "<body>" + body + "</body>";
+    return (
+      "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n" +
+      "<title>" + escapeHTML(nameInput.value) + "</title>\n</head>\n" + body + "\n</html>\n"
+    );
+  }
+
+  function setTab(next) {
+    if (next === mode) return;
+    if (next === "html") {
+      htmlArea.value = documentOf(editor.runCommand("gjs-get-inlined-html"));
+    } else {
+      loadHTML(htmlArea.value);
+    }
+    mode = next;
+    visual.hidden = mode !== "visual";
+    htmlPane.hidden = mode !== "html";
+    tabs.querySelectorAll("[data-editor-tab]").forEach(function (t) {
+      var on = t.getAttribute("data-editor-tab") === mode;
+      t.classList.toggle("is-active", on);
+      t.setAttribute("aria-selected", on ? "true" : "false");
+    });
+  }
+
+  tabs.addEventListener("click", function (e) {
+    var t = e.target.closest("[data-editor-tab]");
+    if (t) setTab(t.getAttribute("data-editor-tab"));
+  });
+
+  function say(kind, text) {
+    status.className = "editor-status flash flash-" + kind;
+    status.textContent = text;
+  }
+
+  function showErrors(errors) {
+    form.querySelectorAll(".field-errors[data-editor-error]").forEach(function (el) {
+      el.remove();
+    });
+    Object.keys(errors || {}).forEach(function (field) {
+      var input = form.querySelector('[name="' + field + '"]');
+      var box = document.createElement("ul");
+      box.className = "field-errors";
+      box.setAttribute("data-editor-error", "");
+      errors[field].forEach(function (m) {
+        var li = document.createElement("li");
+        li.textContent = m;
+        box.appendChild(li);
+      });
+      if (input && input.type !== "hidden" && !(input === htmlArea && mode === "visual")) {
+        input.closest(".field").appendChild(box);
+      } else {
+        status.after(box);
+      }
+    });
+  }
+
+  // Save: the editor's project JSON and inlined HTML (visual tab), or
+  // the HTML alone (HTML tab: the JSON is emptied), posted with the
+  // session's CSRF token in the X-CSRF-Token header.
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var body = new URLSearchParams();
+    body.set("name", nameInput.value);
+    body.set("template_id", form.querySelector('[name="template_id"]').value);
+    if (mode === "visual") {
+      body.set("template_json", JSON.stringify(editor.getProjectData()));
+      body.set("template_html", documentOf(editor.runCommand("gjs-get-inlined-html")));
+    } else {
+      body.set("template_json", "");
+      body.set("template_html", htmlArea.value);
+    }
+    var token = form.querySelector('[name="_csrf"]').value;
+    var button = document.getElementById("design-save");
+    button.disabled = true;
+    say("info", "Saving…");
+    fetch(data.save_url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Accept": "application/json", "X-CSRF-Token": token },
+      body: body,
+    })
+      .then(function (resp) {
+        return resp.json().then(function (answer) {
+          return { ok: resp.ok, answer: answer };
+        });
+      })
+      .then(function (r) {
+        button.disabled = false;
+        showErrors(r.answer.errors);
+        if (!r.ok) {
+          say("error", r.answer.message || "The design could not be saved.");
+          return;
+        }
+        if (!data.id) {
+          window.location.assign(r.answer.url);
+          return;
+        }
+        say("success", r.answer.message);
+      })
+      .catch(function () {
+        button.disabled = false;
+        say("error", "The design could not be saved: the server did not answer. Try again.");
+      });
+  });
+})();
