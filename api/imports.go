@@ -28,24 +28,6 @@ func (a *API) csvSample(c *fiber.Ctx) error {
 	return c.Send(b.Bytes())
 }
 
-// limitedReader fails once more than n bytes were read.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n < 0 {
-		return 0, errUploadTooLarge
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	if l.n < 0 {
-		return n, errUploadTooLarge
-	}
-	return n, err
-}
-
 // uploadCSV streams the multipart body: the CSV part is imported as it
 // arrives, never held in memory. A contact_type_id sent after the file
 // part is handled by spooling the file to a temporary file first.
@@ -69,7 +51,7 @@ func (a *API) uploadCSV(c *fiber.Ctx) error {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	mr := multipart.NewReader(&limitedReader{r: body, n: a.opt.MaxUploadBytes}, boundary)
+	mr := multipart.NewReader(service.LimitReader(body, a.opt.MaxUploadBytes, errUploadTooLarge), boundary)
 	var spooled *os.File
 	defer func() {
 		if spooled != nil {

@@ -162,24 +162,6 @@ func (u *upload) discard() {
 	}
 }
 
-// limitedReader fails once more than n bytes were read.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n < 0 {
-		return 0, errUploadTooLarge
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	if l.n < 0 {
-		return n, errUploadTooLarge
-	}
-	return n, err
-}
-
 // receive reads the multipart body as it arrives, part by part: the
 // contact type, and the file, copied to a temporary file (never held in
 // memory). A file already known to be refused (a wrong type or name) is
@@ -197,7 +179,7 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
-	mr := multipart.NewReader(&limitedReader{r: body, n: w.maxUpload()}, boundary)
+	mr := multipart.NewReader(service.LimitReader(body, w.maxUpload(), errUploadTooLarge), boundary)
 	ctx, acct := c.UserContext(), accountID(c)
 	for {
 		part, err := mr.NextPart()

@@ -31,19 +31,7 @@ func TestBrowserConsole(t *testing.T) {
 	}
 	base := startConsoleServer(t)
 
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.WindowSize(1280, 900),
-	)
+	allocCtx, cancelAlloc := newAllocator(chromium)
 	defer cancelAlloc()
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -334,4 +322,23 @@ func startConsoleServer(t *testing.T) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// newAllocator starts headless Chromium with the flags that work on this
+// kind of machine (NOTES.md): no sandbox as root, no GPU, and none of the
+// background connections a closed network refuses.
+func newAllocator(chromium string) (context.Context, context.CancelFunc) {
+	return chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromium),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.WindowSize(1280, 900),
+	)
 }
