@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/herald
 PKGS    := ./...
 
-.PHONY: build run test generate bench bench-audience vet fmt clean
+.PHONY: build run test generate bench bench-audience bench-mail vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -29,6 +29,7 @@ bench:
 	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -o DPkg::Lock::Timeout=600 >/dev/null && apt-get install -y -o DPkg::Lock::Timeout=600 wrk >/dev/null; }
 	$(GO) run ./bench/api -herald $(BIN) -bare bin/bare $(BENCH_FLAGS)
 	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
+	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Audience benchmark (docs/BENCHMARKS.md): a 1,000,000-row CSV imported
@@ -42,6 +43,16 @@ BENCH_AUDIENCE_FLAGS ?=
 bench-audience:
 	$(GO) build -o $(BIN) ./cmd/herald
 	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
+
+# Mail benchmark (docs/BENCHMARKS.md): messages built and DKIM-signed per
+# second from a 20 KB template, and the SMTP pool against a plain go-smtp
+# client into a loopback sink run as a second process. BENCH_MAIL_FLAGS:
+# -n 20000 -build-rounds 3 -workers N -rounds 3 -duration 5s -warmup 1s
+# -c 10 -small -skip-build -skip-smtp
+BENCH_MAIL_FLAGS ?=
+
+bench-mail:
+	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
 
 generate:
 	$(GO) tool templ generate
