@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"net/mail"
@@ -68,7 +69,56 @@ func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
 	if err != nil {
 		return err
 	}
+	// Signed when the domain can have a key (not "localhost", the default
+	// of a development machine, whose mail is kept in the outbox anyway).
+	key, err := m.SystemKey(ctx)
+	switch {
+	case errors.Is(err, delivery.ErrInvalidDKIM):
+	case err != nil:
+		return err
+	default:
+		if raw, err = delivery.SignMessage(raw, key); err != nil {
+			return err
+		}
+	}
 	return m.transport.Send(WithAccount(ctx, s.UserID), m.from.Address, []string{s.FromEmail}, raw)
+}
+
+// SystemKey is the DKIM key of the domain of herald's own mail
+// (HERALD_MAIL_FROM), made the first time and kept in the settings table.
+func (m *Mail) SystemKey(ctx context.Context) (*delivery.DKIMKey, error) {
+	return systemKey(ctx, m.db, m.from.Address)
+}
+
+// SystemKey returns the DKIM key herald signs its own mail from address
+// with (see Mail.SystemKey).
+func (s *Settings) SystemKey(ctx context.Context, from string) (*delivery.DKIMKey, error) {
+	return systemKey(ctx, s.db, from)
+}
+
+func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, error) {
+	domain := strings.ToLower(from[strings.LastIndexByte(from, '@')+1:])
+	name := "dkim_system_" + domain
+	var st models.Setting
+	err := db.R.WithContext(ctx).Where("name = ?", name).First(&st).Error
+	if IsNotFound(notFound(err)) {
+		key, gerr := delivery.GenerateDKIM(domain, dkimSelector, delivery.DKIMRSA)
+		if gerr != nil {
+			return nil, gerr
+		}
+		pem, gerr := key.PrivateKeyPEM()
+		if gerr != nil {
+			return nil, gerr
+		}
+		if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&models.Setting{Name: name, Value: pem}).Error; err != nil {
+			return nil, err
+		}
+		err = db.W.WithContext(ctx).Where("name = ?", name).First(&st).Error
+	}
+	if err != nil {
+		return nil, err
+	}
+	return delivery.ParseDKIMKey(domain, dkimSelector, st.Value)
 }
 
 // dkimSelector is the DNS selector of the keys herald makes.
@@ -134,5 +184,14 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	n, v = delivery.SPFRecord(domain, "")
 	out = append(out, DNSRecord{"SPF", n, v})
 	n, v = delivery.DMARCRecord(domain)
-	return append(out, DNSRecord{"DMARC", n, v}), nil
+	out = append(out, DNSRecord{"DMARC", n, v})
+	if s.notify != nil {
+		if m, ok := s.notify.(*Mail); ok {
+			if sys, err := m.SystemKey(ctx); err == nil && sys.Domain != domain {
+				n, v = sys.DNSRecord()
+				out = append(out, DNSRecord{"DKIM of herald's own mail (" + sys.Domain + ", verification links)", n, v})
+			}
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-smtp"
 
 	"herald/dbtest"
@@ -127,6 +129,26 @@ func TestSenderVerificationMail(t *testing.T) {
 	parsed, err := mail.ReadMessage(bytes.NewReader(m.data))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Signed with the key of herald's own mail domain, which verifies.
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := service.New(db).Settings.SystemKey(context.Background(), m.from)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordName, recordValue := key.DNSRecord()
+	verifications, err := dkim.VerifyWithOptions(bytes.NewReader(m.data), &dkim.VerifyOptions{LookupTXT: func(domain string) ([]string, error) {
+		if domain != recordName {
+			return nil, fmt.Errorf("no record %s", domain)
+		}
+		return []string{recordValue}, nil
+	}})
+	if err != nil || len(verifications) != 1 || verifications[0].Err != nil {
+		t.Fatalf("DKIM: %v %+v", err, verifications)
 	}
 	if parsed.Header.Get("Subject") != "Verify your sender address" || parsed.Header.Get("Message-Id") == "" {
 		t.Fatalf("headers: %v", parsed.Header)
