@@ -184,6 +184,11 @@ type smtpConn struct {
 	c        *smtp.Client
 	raw      net.Conn
 	lastUsed time.Time
+	// dirty: its last transaction failed and must be ended with RSET before
+	// the next. After a success no RSET is needed (RFC 5321 3.3: MAIL starts
+	// a new transaction), which saves RSET and the EHLO go-smtp sends after
+	// it, two round trips per message.
+	dirty bool
 }
 
 // NewSMTPPool returns a pool for cfg; it dials lazily, on the first Send.
@@ -218,9 +223,8 @@ func (p *SMTPPool) Stats() PoolStats {
 	return PoolStats{Open: int(p.open.Load()), Idle: idle, Dials: p.dials.Load()}
 }
 
-// Send relays msg over a pooled connection: an idle one after an RSET that
-// clears any earlier transaction and proves the connection alive, else a new
-// one. If a reused connection turns out dead at MAIL FROM, Send retries once on a
+// Send relays msg over a pooled connection: an idle one (after an RSET when
+// its last transaction failed), else a new one. If a reused connection turns out dead at MAIL FROM, Send retries once on a
 // fresh connection (nothing was transferred yet). All recipients must be
 // accepted: one refused recipient fails the whole message. Errors are *SendError.
 func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byte) error {
@@ -241,12 +245,14 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 		}
 		serr, broken := p.transact(ctx, sc, from, to, msg)
 		if serr == nil {
+			sc.dirty = false
 			p.put(sc)
 			return nil
 		}
 		if broken {
 			p.discard(sc)
 		} else {
+			sc.dirty = true
 			p.put(sc) // the RSET before its next use ends the failed transaction
 		}
 		if broken && reused && attempt == 0 && serr.Stage == StageMail && ctx.Err() == nil {
@@ -256,7 +262,9 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 	}
 }
 
-// get returns an idle connection that answered RSET, or a new one.
+// get returns an idle connection (after an RSET if its last transaction
+// failed), or a new one. A clean idle connection that the server dropped
+// shows it at MAIL FROM, where Send retries once on a fresh connection.
 func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err error) {
 	for {
 		p.mu.Lock()
@@ -276,6 +284,9 @@ func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err erro
 		if time.Since(sc.lastUsed) > p.cfg.IdleTimeout {
 			p.discard(sc)
 			continue
+		}
+		if !sc.dirty {
+			return sc, true, nil
 		}
 		if err := guard(ctx, sc.raw, sc.c.Reset); err != nil {
 			// Dropped by the server (idle timeout, restart) or a 421: try the next.
