@@ -29,17 +29,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -48,13 +44,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"herald/service"
+	"herald/bench/harness"
 )
 
 type options struct {
@@ -136,12 +131,12 @@ func run(ctx context.Context, o options) error {
 	if o.database != "" {
 		dialect = "postgres"
 		var drop func()
-		if dbAddr, drop, err = freshSchema(o.database); err != nil {
+		if dbAddr, drop, err = harness.FreshSchema(o.database); err != nil {
 			return err
 		}
 		defer drop()
 	}
-	heraldAddr, err := freeAddr()
+	heraldAddr, err := harness.FreeAddr()
 	if err != nil {
 		return err
 	}
@@ -152,25 +147,25 @@ func run(ctx context.Context, o options) error {
 		"HERALD_LOG_LEVEL=error",
 	)
 	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
-	keys, err := createAccount(ctx, o.herald, env, email)
+	keys, err := harness.CreateAccount(ctx, o.herald, env, email)
 	if err != nil {
 		return err
 	}
-	herald, err := start(ctx, "herald", o.herald, []string{"serve"}, env, filepath.Join(dir, "herald.log"), "http://"+heraldAddr+"/healthz")
+	herald, err := harness.Start(ctx, "herald", o.herald, []string{"serve"}, env, filepath.Join(dir, "herald.log"), "http://"+heraldAddr+"/healthz")
 	if err != nil {
 		return err
 	}
-	defer herald.stop()
+	defer herald.Stop()
 
-	bareAddr, err := freeAddr()
+	bareAddr, err := harness.FreeAddr()
 	if err != nil {
 		return err
 	}
-	bare, err := start(ctx, "bare", o.bare, nil, append(os.Environ(), "BARE_ADDR="+bareAddr), filepath.Join(dir, "bare.log"), "http://"+bareAddr+"/")
+	bare, err := harness.Start(ctx, "bare", o.bare, nil, append(os.Environ(), "BARE_ADDR="+bareAddr), filepath.Join(dir, "bare.log"), "http://"+bareAddr+"/")
 	if err != nil {
 		return err
 	}
-	defer bare.stop()
+	defer bare.Stop()
 
 	c := &client{base: "http://" + heraldAddr + "/api", keys: keys}
 	if err := c.seed(ctx); err != nil {
@@ -203,7 +198,7 @@ func run(ctx context.Context, o options) error {
 	}}
 	fmt.Printf("# herald API benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d CPUs (%s), %s/%s; database: %s; wrk -t%d -c%d -d%s --latency; %d rounds, warm-up %s per target\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, dialect, o.threads, o.connections, wholeSeconds(o.duration), o.rounds, o.warmup)
+		runtime.NumCPU(), harness.CPUModel(), runtime.GOOS, runtime.GOARCH, dialect, o.threads, o.connections, wholeSeconds(o.duration), o.rounds, o.warmup)
 
 	if o.warmup >= time.Second {
 		for _, t := range targets {
@@ -221,7 +216,7 @@ func run(ctx context.Context, o options) error {
 				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
 			}
 			samples[t.name] = append(samples[t.name], s)
-			fmt.Printf("round %d  %-24s %10s req/s   p99 %s\n", r+1, t.name, thousands(s.rps), ms(s.p99))
+			fmt.Printf("round %d  %-24s %10s req/s   p99 %s\n", r+1, t.name, harness.Thousands(s.rps), ms(s.p99))
 		}
 	}
 	fmt.Println()
@@ -231,20 +226,20 @@ func run(ctx context.Context, o options) error {
 
 // printTable writes the markdown table and the reading of the target.
 func printTable(out io.Writer, targets []*target, samples map[string][]sample, frac float64) {
-	bareRPS := median(rpsOf(samples["bare"]))
+	bareRPS := harness.Median(rpsOf(samples["bare"]))
 	fmt.Fprintln(out, "| target | median req/s | median p99 | ratio to bare | req/s per round | answer bytes |")
 	fmt.Fprintln(out, "|---|---:|---:|---:|---|---:|")
 	for _, t := range targets {
 		ss := samples[t.name]
-		rps := median(rpsOf(ss))
+		rps := harness.Median(rpsOf(ss))
 		p99s := make([]float64, len(ss))
 		rounds := make([]string, len(ss))
 		for i, s := range ss {
 			p99s[i] = float64(s.p99)
-			rounds[i] = thousands(s.rps)
+			rounds[i] = harness.Thousands(s.rps)
 		}
 		fmt.Fprintf(out, "| %s | %s | %s | %.0f %% | %s | %d |\n",
-			t.name, thousands(rps), ms(time.Duration(median(p99s))), 100*rps/bareRPS, strings.Join(rounds, ", "), t.bodyBytes)
+			t.name, harness.Thousands(rps), ms(time.Duration(harness.Median(p99s))), 100*rps/bareRPS, strings.Join(rounds, ", "), t.bodyBytes)
 	}
 	fmt.Fprintln(out)
 	// Ratios per round too: the targets of one round ran minutes apart at
@@ -254,7 +249,7 @@ func printTable(out io.Writer, targets []*target, samples map[string][]sample, f
 			continue // the calibration target is not under the target
 		}
 		var per []string
-		ok := median(rpsOf(samples[t.name]))/bareRPS >= frac
+		ok := harness.Median(rpsOf(samples[t.name]))/bareRPS >= frac
 		for i, s := range samples[t.name] {
 			per = append(per, fmt.Sprintf("%.0f %%", 100*s.rps/samples["bare"][i].rps))
 		}
@@ -263,7 +258,7 @@ func printTable(out io.Writer, targets []*target, samples map[string][]sample, f
 			verdict = "NOT met"
 		}
 		fmt.Fprintf(out, "%s: %.0f %% of bare (per round: %s); target >= %.0f %%: %s\n",
-			t.name, 100*median(rpsOf(samples[t.name]))/bareRPS, strings.Join(per, ", "), 100*frac, verdict)
+			t.name, 100*harness.Median(rpsOf(samples[t.name]))/bareRPS, strings.Join(per, ", "), 100*frac, verdict)
 	}
 }
 
@@ -327,149 +322,11 @@ func parseWrk(s string) (sample, error) {
 	return smp, nil
 }
 
-// --- processes ---
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
-}
-
-// start runs bin and waits until ready answers 200.
-func start(ctx context.Context, name, bin string, args, env []string, logPath, ready string) (*proc, error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("%s exited before it was ready: %s", name, p.tail())
-		case <-ctx.Done():
-			p.stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		resp, err := http.Get(ready)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("%s not ready at %s after 20 s: %s", name, ready, p.tail())
-		}
-	}
-}
-
-// stop asks the process to end (SIGTERM) and kills it after 10 s.
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *proc) tail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// freshSchema makes an empty schema on the PostgreSQL server of base and
-// returns base with its search_path set to it, and a function dropping it.
-func freshSchema(base string) (string, func(), error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
-	}
-	admin, err := service.OpenDB(base)
-	if err != nil {
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "bench_" + hex.EncodeToString(b)
-	if err := admin.W.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		admin.Close()
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: create schema: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	drop := func() {
-		admin.W.Exec("DROP SCHEMA " + schema + " CASCADE")
-		admin.Close()
-	}
-	return u.String(), drop, nil
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-type accountKeys struct {
-	UserID    int64  `json:"user_id"`
-	PublicKey string `json:"public_key"`
-	SecretKey string `json:"secret_key"`
-}
-
-// createAccount runs `herald account create` (which also migrates).
-func createAccount(ctx context.Context, bin string, env []string, email string) (accountKeys, error) {
-	var keys accountKeys
-	cmd := exec.CommandContext(ctx, bin, "account", "create", "--email", email, "--password", "bench-password-1", "--name", "Bench")
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return keys, fmt.Errorf("herald account create: %v: %s", err, stderr.String())
-	}
-	if err := json.Unmarshal(out, &keys); err != nil || keys.PublicKey == "" || keys.SecretKey == "" {
-		return keys, fmt.Errorf("herald account create printed %q", out)
-	}
-	return keys, nil
-}
-
 // --- seeding through the API ---
 
 type client struct {
 	base string
-	keys accountKeys
+	keys harness.AccountKeys
 }
 
 func (c *client) do(ctx context.Context, method, u string, form url.Values) ([]byte, error) {
@@ -576,46 +433,4 @@ func rpsOf(ss []sample) []float64 {
 	return out
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
-// thousands formats a rate as 123,456.
-func thousands(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
-}

@@ -54,8 +54,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -63,12 +61,10 @@ import (
 	"io"
 	mrand "math/rand/v2"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -79,7 +75,7 @@ import (
 	"syscall"
 	"time"
 
-	"herald/service"
+	"herald/bench/harness"
 )
 
 // The issue's targets (reported, never enforced).
@@ -168,7 +164,7 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("# herald audience benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d CPUs (%s), %s/%s, %s; database: %s; load average at start: %s\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, memTotal(), r.dialect, loadAvg())
+		runtime.NumCPU(), harness.CPUModel(), runtime.GOOS, runtime.GOARCH, harness.MemTotal(), r.dialect, harness.LoadAvg())
 
 	failed := func(step string, err error) error {
 		msg := fmt.Sprintf("%s: %v", step, err)
@@ -194,7 +190,7 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
-	fmt.Printf("load average at end: %s\n\n", loadAvg())
+	fmt.Printf("load average at end: %s\n\n", harness.LoadAvg())
 	printTable(os.Stdout, r)
 	if len(r.errs) > 0 {
 		return fmt.Errorf("%d step(s) failed: %s", len(r.errs), strings.Join(r.errs, "; "))
@@ -227,7 +223,7 @@ type segmentResult struct {
 }
 
 func importAndSegment(ctx context.Context, o options, dir string, r *report) error {
-	fmt.Printf("## import of %s rows, then a segment (%d runs, each on a fresh database)\n\n", thousands(float64(o.rows)), o.importRuns)
+	fmt.Printf("## import of %s rows, then a segment (%d runs, each on a fresh database)\n\n", harness.Thousands(float64(o.rows)), o.importRuns)
 	csvPath := filepath.Join(dir, "import.csv")
 	t0 := time.Now()
 	gen, err := generateCSV(csvPath, o.rows)
@@ -237,7 +233,7 @@ func importAndSegment(ctx context.Context, o options, dir string, r *report) err
 	if !o.keep {
 		defer os.Remove(csvPath)
 	}
-	fmt.Printf("CSV generated (untimed): %s rows, %s, in %s\n\n", thousands(float64(o.rows)), mib(gen.bytes), t0Since(t0))
+	fmt.Printf("CSV generated (untimed): %s rows, %s, in %s\n\n", harness.Thousands(float64(o.rows)), mib(gen.bytes), t0Since(t0))
 	for i := range o.importRuns {
 		if err := importOnce(ctx, o, dir, r, gen, csvPath, i+1); err != nil {
 			return fmt.Errorf("run %d: %w", i+1, err)
@@ -267,7 +263,7 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 	}
 	time.Sleep(time.Second) // let the start-up settle before the baseline
 
-	res := importResult{rows: o.rows, csvBytes: gen.bytes, loadBefore: loadAvg()}
+	res := importResult{rows: o.rows, csvBytes: gen.bytes, loadBefore: harness.LoadAvg()}
 	res.rssBefore, _, _ = procMem(h.pid())
 	fmt.Printf("run %d: herald pid %d, RSS before the import %s, load average %s; uploading…\n", n, h.pid(), mib(res.rssBefore), res.loadBefore)
 	w := watchMem(h.pid(), o.sample)
@@ -276,7 +272,7 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 	if err != nil {
 		return fmt.Errorf("upload: %w", err)
 	}
-	res.loadAfter = loadAvg()
+	res.loadAfter = harness.LoadAvg()
 	res.elapsed = up.elapsed
 	res.created, res.updated, res.skipped, res.rowsRead = up.Created, up.Updated, up.Skipped, up.RowsRead
 	if h.sqlitePath != "" {
@@ -284,8 +280,8 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 	}
 	r.imp = append(r.imp, res)
 	fmt.Printf("run %d: import of %s rows in %s = %s rows/s; report: rows %s, created %s, updated %s, skipped %s\n",
-		n, thousands(float64(o.rows)), secs(res.elapsed), thousands(res.rate()),
-		thousands(float64(up.RowsRead)), thousands(float64(up.Created)), thousands(float64(up.Updated)), thousands(float64(up.Skipped)))
+		n, harness.Thousands(float64(o.rows)), secs(res.elapsed), harness.Thousands(res.rate()),
+		harness.Thousands(float64(up.RowsRead)), harness.Thousands(float64(up.Created)), harness.Thousands(float64(up.Updated)), harness.Thousands(float64(up.Skipped)))
 	fmt.Printf("run %d: herald memory during the import: %s; load average after %s\n", n, res.mem, res.loadAfter)
 	if res.dbBytes > 0 {
 		fmt.Printf("run %d: SQLite files after the import: %s\n", n, mib(res.dbBytes))
@@ -309,7 +305,7 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 	}
 	r.seg = append(r.seg, seg)
 	fmt.Printf("run %d: segment/store (3 conditions over %s contacts): %s; segment_emails_count %s (expected %s); herald memory %s\n\n",
-		n, thousands(float64(o.rows)), secs(seg.elapsed), thousands(float64(seg.count)), thousands(float64(seg.expected)), seg.mem)
+		n, harness.Thousands(float64(o.rows)), secs(seg.elapsed), harness.Thousands(float64(seg.count)), harness.Thousands(float64(seg.expected)), seg.mem)
 	if seg.count != seg.expected {
 		return fmt.Errorf("the segment holds %d contacts, the generator expects %d", seg.count, seg.expected)
 	}
@@ -330,7 +326,7 @@ type listRun struct {
 }
 
 func listStep(ctx context.Context, o options, dir string, r *report) error {
-	fmt.Printf("## contacts/list of %s contacts\n\n", thousands(float64(o.listRows)))
+	fmt.Printf("## contacts/list of %s contacts\n\n", harness.Thousands(float64(o.listRows)))
 	csvPath := filepath.Join(dir, "list.csv")
 	gen, err := generateCSV(csvPath, o.listRows)
 	if err != nil {
@@ -356,7 +352,7 @@ func listStep(ctx context.Context, o options, dir string, r *report) error {
 		return fmt.Errorf("the import created %d contacts, want %d", up.Created, o.listRows)
 	}
 	fmt.Printf("seeded %s contacts through the import (%s); restarting herald so the list starts from an idle server\n",
-		thousands(float64(up.Created)), secs(up.elapsed))
+		harness.Thousands(float64(up.Created)), secs(up.elapsed))
 	if err := h.restart(ctx); err != nil {
 		return err
 	}
@@ -380,7 +376,7 @@ func listStep(ctx context.Context, o options, dir string, r *report) error {
 		}
 		r.list = append(r.list, lr)
 		fmt.Printf("run %d: first byte %s, whole answer %s, %s (%s contacts); herald RSS before %s, %s, after %s\n",
-			i+1, ms(lr.ttfb), ms(lr.total), mib(lr.bytes), thousands(float64(lr.contacts)),
+			i+1, ms(lr.ttfb), ms(lr.total), mib(lr.bytes), harness.Thousands(float64(lr.contacts)),
 			mib(lr.rssBefore), lr.mem, mib(lr.rssAfter))
 		if lr.contacts != o.listRows {
 			return fmt.Errorf("run %d: %d contacts in the answer, want %d", i+1, lr.contacts, o.listRows)
@@ -411,7 +407,7 @@ func printTable(out io.Writer, r *report) {
 	dur := func(x float64) string { return ms(time.Duration(x)) }
 	sec := func(x float64) string { return secs(time.Duration(x)) }
 	mb := func(x float64) string { return mib(int64(x)) }
-	rps := func(x float64) string { return thousands(x) }
+	rps := func(x float64) string { return harness.Thousands(x) }
 	fmt.Fprintln(out, "| measure | median | per run | target | verdict |")
 	fmt.Fprintln(out, "|---|---:|---|---|---|")
 	if len(r.imp) > 0 {
@@ -425,15 +421,15 @@ func printTable(out io.Writer, r *report) {
 		}
 		i := r.imp[0]
 		fmt.Fprintf(out, "| import of %s rows (%s CSV): upload wall time | %s | %s | | |\n",
-			thousands(float64(i.rows)), mib(i.csvBytes), sec(median(wall)), per(wall, sec))
+			harness.Thousands(float64(i.rows)), mib(i.csvBytes), sec(harness.Median(wall)), per(wall, sec))
 		fmt.Fprintf(out, "| import rate, rows/s | %s | %s | ≥ %s | %s |\n",
-			rps(median(rate)), per(rate, rps), thousands(targetImportRate), verdict(median(rate) >= targetImportRate))
+			rps(harness.Median(rate)), per(rate, rps), harness.Thousands(targetImportRate), verdict(harness.Median(rate) >= targetImportRate))
 		fmt.Fprintf(out, "| herald CPU time during the import (cores busy) | %s (%.2f) | %s | | |\n",
-			sec(median(cpu)), median(cores), per(cpu, sec))
+			sec(harness.Median(cpu)), harness.Median(cores), per(cpu, sec))
 		fmt.Fprintf(out, "| herald peak RSS during the import (VmHWM) | %s | %s | < %s | %s |\n",
-			mb(median(peak)), per(peak, mb), mib(targetImportRSS), verdict(slices.Max(peak) < targetImportRSS))
+			mb(harness.Median(peak)), per(peak, mb), mib(targetImportRSS), verdict(slices.Max(peak) < targetImportRSS))
 		fmt.Fprintf(out, "| import report (run 1) | created %s, updated %s, skipped %s | | all %s created | %s |\n",
-			thousands(float64(i.created)), thousands(float64(i.updated)), thousands(float64(i.skipped)), thousands(float64(i.rows)),
+			harness.Thousands(float64(i.created)), harness.Thousands(float64(i.updated)), harness.Thousands(float64(i.skipped)), harness.Thousands(float64(i.rows)),
 			verdict(i.created == int64(i.rows) && i.skipped == 0))
 	}
 	if len(r.seg) > 0 {
@@ -444,8 +440,8 @@ func printTable(out io.Writer, r *report) {
 			ok = ok && s.count == s.expected
 		}
 		fmt.Fprintf(out, "| segment/store, 3 conditions over %s contacts (%s recipients%s) | %s | %s | < %s | %s |\n",
-			thousands(float64(r.imp[0].rows)), thousands(float64(r.seg[0].count)), map[bool]string{true: ", as expected", false: ", WRONG COUNT"}[ok],
-			sec(median(t)), per(t, sec), secs(targetSegment), verdict(ok && time.Duration(median(t)) < targetSegment))
+			harness.Thousands(float64(r.imp[0].rows)), harness.Thousands(float64(r.seg[0].count)), map[bool]string{true: ", as expected", false: ", WRONG COUNT"}[ok],
+			sec(harness.Median(t)), per(t, sec), secs(targetSegment), verdict(ok && time.Duration(harness.Median(t)) < targetSegment))
 	}
 	if len(r.list) > 0 {
 		var ttfb, total, peak, cpu []float64
@@ -455,15 +451,15 @@ func printTable(out io.Writer, r *report) {
 			peak = append(peak, float64(l.mem.peak()))
 			cpu = append(cpu, float64(l.mem.cpu))
 		}
-		n := thousands(float64(r.listRows))
+		n := harness.Thousands(float64(r.listRows))
 		fmt.Fprintf(out, "| contacts/list of %s: first byte | %s | %s | < %s | %s |\n",
-			n, dur(median(ttfb)), per(ttfb, dur), ms(targetTTFB), verdict(time.Duration(median(ttfb)) < targetTTFB))
+			n, dur(harness.Median(ttfb)), per(ttfb, dur), ms(targetTTFB), verdict(time.Duration(harness.Median(ttfb)) < targetTTFB))
 		fmt.Fprintf(out, "| contacts/list of %s: whole answer (%s) | %s | %s | < %s | %s |\n",
-			n, mib(r.list[0].bytes), dur(median(total)), per(total, dur), secs(targetListTotal), verdict(time.Duration(median(total)) < targetListTotal))
+			n, mib(r.list[0].bytes), dur(harness.Median(total)), per(total, dur), secs(targetListTotal), verdict(time.Duration(harness.Median(total)) < targetListTotal))
 		fmt.Fprintf(out, "| contacts/list of %s: herald CPU time per answer | %s | %s | | |\n",
-			n, sec(median(cpu)), per(cpu, sec))
+			n, sec(harness.Median(cpu)), per(cpu, sec))
 		fmt.Fprintf(out, "| contacts/list of %s: herald peak RSS (idle before run 1: %s) | %s | %s | flat | see the reading |\n",
-			n, mib(r.list[0].rssBefore), mb(median(peak)), per(peak, mb))
+			n, mib(r.list[0].rssBefore), mb(harness.Median(peak)), per(peak, mb))
 	}
 	fmt.Fprintln(out)
 }
@@ -476,7 +472,7 @@ type herald struct {
 	env        []string
 	addr       string
 	log        string
-	proc       *proc
+	proc       *harness.Proc
 	client     *client
 	sqlitePath string
 	drop       func()
@@ -487,14 +483,14 @@ func newHerald(ctx context.Context, o options, dir, name string) (*herald, error
 	dbAddr := filepath.Join(dir, name+".db")
 	if o.database != "" {
 		var err error
-		if dbAddr, h.drop, err = freshSchema(o.database); err != nil {
+		if dbAddr, h.drop, err = harness.FreshSchema(o.database); err != nil {
 			return nil, err
 		}
 	} else {
 		h.sqlitePath = dbAddr
 	}
 	var err error
-	if h.addr, err = freeAddr(); err != nil {
+	if h.addr, err = harness.FreeAddr(); err != nil {
 		h.close()
 		return nil, err
 	}
@@ -504,7 +500,7 @@ func newHerald(ctx context.Context, o options, dir, name string) (*herald, error
 		"HERALD_API_RATE=0",
 		"HERALD_LOG_LEVEL=error",
 	)
-	keys, err := createAccount(ctx, o.herald, h.env, fmt.Sprintf("bench-%s-%d@example.com", name, time.Now().UnixNano()))
+	keys, err := harness.CreateAccount(ctx, o.herald, h.env, fmt.Sprintf("bench-%s-%d@example.com", name, time.Now().UnixNano()))
 	if err != nil {
 		h.close()
 		return nil, err
@@ -520,9 +516,9 @@ func newHerald(ctx context.Context, o options, dir, name string) (*herald, error
 // restart stops herald if it runs and starts it again on the same database.
 func (h *herald) restart(ctx context.Context) error {
 	if h.proc != nil {
-		h.proc.stop()
+		h.proc.Stop()
 	}
-	p, err := start(ctx, "herald", h.o.herald, []string{"serve"}, h.env, h.log, "http://"+h.addr+"/healthz")
+	p, err := harness.Start(ctx, "herald", h.o.herald, []string{"serve"}, h.env, h.log, "http://"+h.addr+"/healthz")
 	if err != nil {
 		return err
 	}
@@ -530,11 +526,11 @@ func (h *herald) restart(ctx context.Context) error {
 	return nil
 }
 
-func (h *herald) pid() int { return h.proc.cmd.Process.Pid }
+func (h *herald) pid() int { return h.proc.Cmd.Process.Pid }
 
 func (h *herald) close() {
 	if h.proc != nil {
-		h.proc.stop()
+		h.proc.Stop()
 	}
 	if h.drop != nil {
 		h.drop()
@@ -630,7 +626,7 @@ func generateCSV(path string, n int) (generated, error) {
 
 type client struct {
 	base string
-	keys accountKeys
+	keys harness.AccountKeys
 }
 
 func (c *client) auth(req *http.Request) {
@@ -1062,158 +1058,7 @@ func procMem(pid int) (rss, hwm int64, err error) {
 	return rss, hwm, nil
 }
 
-// --- processes (as bench/api) ---
-
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
-}
-
-// start runs bin and waits until ready answers 200. The log is appended to.
-func start(ctx context.Context, name, bin string, args, env []string, logPath, ready string) (*proc, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), log: logPath}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("%s exited before it was ready: %s", name, p.tail())
-		case <-ctx.Done():
-			p.stop()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		resp, err := http.Get(ready)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			p.stop()
-			return nil, fmt.Errorf("%s not ready at %s after 20 s: %s", name, ready, p.tail())
-		}
-	}
-}
-
-// stop asks the process to end (SIGTERM) and kills it after 10 s.
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-func (p *proc) tail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return strings.TrimSpace(string(b))
-}
-
-// freshSchema makes an empty schema on the PostgreSQL server of base and
-// returns base with its search_path set to it, and a function dropping it.
-func freshSchema(base string) (string, func(), error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
-	}
-	admin, err := service.OpenDB(base)
-	if err != nil {
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "bench_" + hex.EncodeToString(b)
-	if err := admin.W.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		admin.Close()
-		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: create schema: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	drop := func() {
-		admin.W.Exec("DROP SCHEMA " + schema + " CASCADE")
-		admin.Close()
-	}
-	return u.String(), drop, nil
-}
-
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-type accountKeys struct {
-	UserID    int64  `json:"user_id"`
-	PublicKey string `json:"public_key"`
-	SecretKey string `json:"secret_key"`
-}
-
-// createAccount runs `herald account create` (which also migrates).
-func createAccount(ctx context.Context, bin string, env []string, email string) (accountKeys, error) {
-	var keys accountKeys
-	cmd := exec.CommandContext(ctx, bin, "account", "create", "--email", email, "--password", "bench-password-1", "--name", "Bench")
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return keys, fmt.Errorf("herald account create: %v: %s", err, stderr.String())
-	}
-	if err := json.Unmarshal(out, &keys); err != nil || keys.PublicKey == "" || keys.SecretKey == "" {
-		return keys, fmt.Errorf("herald account create printed %q", out)
-	}
-	return keys, nil
-}
-
 // --- formatting and the machine ---
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
@@ -1222,19 +1067,6 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 func t0Since(t time.Time) string { return secs(time.Since(t)) }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-// thousands formats a number as 123,456.
-func thousands(v float64) string {
-	s := strconv.FormatInt(int64(v+0.5), 10)
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 // filesSize sums the sizes of the files matching pattern.
 func filesSize(pattern string) int64 {
@@ -1246,51 +1078,4 @@ func filesSize(pattern string) int64 {
 		}
 	}
 	return n
-}
-
-// loadAvg is the first three fields of /proc/loadavg.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-// memTotal is MemTotal of /proc/meminfo, in GiB.
-func memTotal() string {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return "unknown memory"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && k == "MemTotal" {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return fmt.Sprintf("%.0f GiB RAM", float64(n)/(1<<20))
-			}
-		}
-	}
-	return "unknown memory"
-}
-
-// cpuModel is the first "model name" of /proc/cpuinfo.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }

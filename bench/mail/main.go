@@ -80,6 +80,7 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 	"github.com/emersion/go-smtp"
 
+	"herald/bench/harness"
 	"herald/delivery"
 )
 
@@ -154,7 +155,7 @@ func fatal(err error) {
 
 func run(o options) error {
 	start := time.Now()
-	loadStart := loadAvg()
+	loadStart := harness.LoadAvg()
 	fmt.Printf("# herald mail benchmark, %s\n\n", start.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d CPUs (%s), %s/%s, %s; GOMAXPROCS %d\n", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.GOMAXPROCS(0))
 	fmt.Printf("load average at start: %s\n", loadStart)
@@ -179,7 +180,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	fmt.Printf("\nload average at end: %s; whole run %s\n", loadAvg(), time.Since(start).Round(time.Second))
+	fmt.Printf("\nload average at end: %s; whole run %s\n", harness.LoadAvg(), time.Since(start).Round(time.Second))
 	return nil
 }
 
@@ -409,7 +410,7 @@ func (b *bench) runBuild(o options) error {
 				return err
 			}
 			samples[j] = append(samples[j], s)
-			fmt.Printf("round %d  %-52s %8s msg/s  CPU %7.1f µs/msg  %.2f cores\n", r+1, ps[j].name, comma(s.rate), us(s.cpu), s.cores)
+			fmt.Printf("round %d  %-52s %8s msg/s  CPU %7.1f µs/msg  %.2f cores\n", r+1, ps[j].name, harness.Thousands(s.rate), us(s.cpu), s.cores)
 		}
 	}
 
@@ -418,17 +419,17 @@ func (b *bench) runBuild(o options) error {
 	for j, p := range ps {
 		ss := samples[j]
 		med[j] = buildSample{
-			rate:  median(mapf(ss, func(s buildSample) float64 { return s.rate })),
-			cpu:   time.Duration(median(mapf(ss, func(s buildSample) float64 { return float64(s.cpu) }))),
-			cores: median(mapf(ss, func(s buildSample) float64 { return s.cores })),
+			rate:  harness.Median(mapf(ss, func(s buildSample) float64 { return s.rate })),
+			cpu:   time.Duration(harness.Median(mapf(ss, func(s buildSample) float64 { return float64(s.cpu) }))),
+			cores: harness.Median(mapf(ss, func(s buildSample) float64 { return s.cores })),
 			bytes: ss[0].bytes,
 		}
-		rates := strings.Join(mapf(ss, func(s buildSample) string { return comma(s.rate) }), ", ")
+		rates := strings.Join(mapf(ss, func(s buildSample) string { return harness.Thousands(s.rate) }), ", ")
 		bytesCol := "–"
 		if p.build {
-			bytesCol = comma(float64(med[j].bytes))
+			bytesCol = harness.Thousands(float64(med[j].bytes))
 		}
-		fmt.Printf("| %s | %s | %.1f | %s | %.2f | %s |\n", p.name, comma(med[j].rate), us(med[j].cpu), rates, med[j].cores, bytesCol)
+		fmt.Printf("| %s | %s | %.1f | %s | %.2f | %s |\n", p.name, harness.Thousands(med[j].rate), us(med[j].cpu), rates, med[j].cores, bytesCol)
 	}
 
 	// Stage costs as differences of the medians' CPU per message.
@@ -534,7 +535,7 @@ func (b *bench) runSMTP(o options) error {
 		kind = "small (-small)"
 	}
 	fmt.Printf("%d senders and %d connections per target; %d distinct RSA-signed messages (%s) of %s bytes on average, one recipient each; warm-up %s per target, %d rounds of %s\n",
-		o.conns, o.conns, len(msgs), kind, comma(float64(avg)), o.warmup, o.rounds, o.duration)
+		o.conns, o.conns, len(msgs), kind, harness.Thousands(float64(avg)), o.warmup, o.rounds, o.duration)
 
 	// The commands each target sends for a message on a connection already
 	// used once, read from the client's protocol trace.
@@ -579,7 +580,7 @@ func (b *bench) runSMTP(o options) error {
 			}
 			samples[j] = append(samples[j], s)
 			fmt.Printf("round %d  %-11s %8s msg/s  %6.1f MB/s  client CPU %5.1f µs/msg  sink CPU %5.1f µs/msg  sink +%d = sent %d\n",
-				r+1, targets[j].name, comma(s.rate), s.rate*float64(avg)/1e6, us(s.clientCPU), us(s.sinkCPU), s.sinkGot, s.sent)
+				r+1, targets[j].name, harness.Thousands(s.rate), s.rate*float64(avg)/1e6, us(s.clientCPU), us(s.sinkCPU), s.sinkGot, s.sent)
 		}
 	}
 	if st := pool.Stats(); slices.ContainsFunc(targets, func(t *smtpTarget) bool { return t.name == "pool" }) {
@@ -589,23 +590,23 @@ func (b *bench) runSMTP(o options) error {
 	bothCPU := func(s smtpSample) float64 { return us(s.clientCPU + s.sinkCPU) }
 	plainMed, plainCPU := math.NaN(), math.NaN() // without the plain target the ratios print as NaN
 	if plainIdx >= 0 {
-		plainMed = median(mapf(samples[plainIdx], func(s smtpSample) float64 { return s.rate }))
-		plainCPU = median(mapf(samples[plainIdx], bothCPU))
+		plainMed = harness.Median(mapf(samples[plainIdx], func(s smtpSample) float64 { return s.rate }))
+		plainCPU = harness.Median(mapf(samples[plainIdx], bothCPU))
 	}
 	fmt.Printf("\n| target | median msg/s | ratio to plain | msg/s per round | MB/s | client CPU µs/msg | sink CPU µs/msg | client+sink CPU µs/msg (ratio to plain) | sink count = sent |\n|---|---:|---:|---|---:|---:|---:|---:|---|\n")
 	for j, t := range targets {
 		ss := samples[j]
-		m := median(mapf(ss, func(s smtpSample) float64 { return s.rate }))
+		m := harness.Median(mapf(ss, func(s smtpSample) float64 { return s.rate }))
 		var sent int64
 		for _, s := range ss {
 			sent += s.sent
 		}
-		both := median(mapf(ss, bothCPU))
-		fmt.Printf("| %s | %s | %.0f %% | %s | %.1f | %.1f | %.1f | %.1f (%.0f %%) | yes (%s messages) |\n", t.name, comma(m), 100*m/plainMed,
-			strings.Join(mapf(ss, func(s smtpSample) string { return comma(s.rate) }), ", "), m*float64(avg)/1e6,
-			median(mapf(ss, func(s smtpSample) float64 { return us(s.clientCPU) })),
-			median(mapf(ss, func(s smtpSample) float64 { return us(s.sinkCPU) })),
-			both, 100*both/plainCPU, comma(float64(sent)))
+		both := harness.Median(mapf(ss, bothCPU))
+		fmt.Printf("| %s | %s | %.0f %% | %s | %.1f | %.1f | %.1f | %.1f (%.0f %%) | yes (%s messages) |\n", t.name, harness.Thousands(m), 100*m/plainMed,
+			strings.Join(mapf(ss, func(s smtpSample) string { return harness.Thousands(s.rate) }), ", "), m*float64(avg)/1e6,
+			harness.Median(mapf(ss, func(s smtpSample) float64 { return us(s.clientCPU) })),
+			harness.Median(mapf(ss, func(s smtpSample) float64 { return us(s.sinkCPU) })),
+			both, 100*both/plainCPU, harness.Thousands(float64(sent)))
 	}
 	fmt.Println()
 	for j := range targets {
@@ -832,19 +833,6 @@ func (l *lockedBuffer) From(off int) []byte {
 
 // --- helpers ---
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
 func mapf[T, U any](xs []T, f func(T) U) []U {
 	out := make([]U, len(xs))
 	for i, x := range xs {
@@ -854,31 +842,6 @@ func mapf[T, U any](xs []T, f func(T) U) []U {
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-// comma formats x rounded to an integer with thousands separators.
-func comma(x float64) string {
-	s := strconv.FormatInt(int64(x+0.5), 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
 
 func cpuModel() string {
 	out, err := exec.Command("lscpu").Output()

@@ -1,0 +1,246 @@
+// Package harness holds the helpers the benchmark programs under bench/
+// share: starting and stopping processes, a fresh database per run, an
+// account to call the API with, and a few facts about the machine.
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"herald/service"
+)
+
+// --- processes ---
+
+// Proc is a process started by Start, logging to a file.
+type Proc struct {
+	name string
+	Cmd  *exec.Cmd
+	done chan struct{}
+	log  string
+}
+
+// Start runs bin and waits until ready answers 200. The log is appended to.
+func Start(ctx context.Context, name, bin string, args, env []string, logPath, ready string) (*Proc, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Proc{name: name, Cmd: cmd, done: make(chan struct{}), log: logPath}
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("%s exited before it was ready: %s", name, p.Tail())
+		case <-ctx.Done():
+			p.Stop()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		resp, err := http.Get(ready)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.Stop()
+			return nil, fmt.Errorf("%s not ready at %s after 20 s: %s", name, ready, p.Tail())
+		}
+	}
+}
+
+// Stop asks the process to end (SIGTERM) and kills it after 10 s.
+func (p *Proc) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.Cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Tail is the last 2000 bytes of the process's log, trimmed.
+func (p *Proc) Tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// --- database, network, account ---
+
+// FreshSchema makes an empty schema on the PostgreSQL server of base and
+// returns base with its search_path set to it, and a function dropping it.
+func FreshSchema(base string) (string, func(), error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
+	}
+	admin, err := service.OpenDB(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: %w", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "bench_" + hex.EncodeToString(b)
+	if err := admin.W.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		admin.Close()
+		return "", nil, fmt.Errorf("HERALD_BENCH_DATABASE: create schema: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	drop := func() {
+		admin.W.Exec("DROP SCHEMA " + schema + " CASCADE")
+		admin.Close()
+	}
+	return u.String(), drop, nil
+}
+
+// FreeAddr returns a loopback address with a port free right now.
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// AccountKeys is what `herald account create` prints.
+type AccountKeys struct {
+	UserID    int64  `json:"user_id"`
+	PublicKey string `json:"public_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+// CreateAccount runs `herald account create` (which also migrates).
+func CreateAccount(ctx context.Context, bin string, env []string, email string) (AccountKeys, error) {
+	var keys AccountKeys
+	cmd := exec.CommandContext(ctx, bin, "account", "create", "--email", email, "--password", "bench-password-1", "--name", "Bench")
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return keys, fmt.Errorf("herald account create: %v: %s", err, stderr.String())
+	}
+	if err := json.Unmarshal(out, &keys); err != nil || keys.PublicKey == "" || keys.SecretKey == "" {
+		return keys, fmt.Errorf("herald account create printed %q", out)
+	}
+	return keys, nil
+}
+
+// --- numbers and the machine ---
+
+// Median is the median of xs, 0 for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Thousands formats v rounded to an integer as 123,456.
+func Thousands(v float64) string {
+	s := strconv.FormatInt(int64(v+0.5), 10)
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// LoadAvg is the first three fields of /proc/loadavg.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// MemTotal is MemTotal of /proc/meminfo, in GiB.
+func MemTotal() string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "unknown memory"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == "MemTotal" {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return fmt.Sprintf("%.0f GiB RAM", float64(n)/(1<<20))
+			}
+		}
+	}
+	return "unknown memory"
+}
+
+// CPUModel is the first "model name" of /proc/cpuinfo.
+func CPUModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
