@@ -60,10 +60,10 @@ func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*m
 		CreatedAt: now, UpdatedAt: now,
 	}
 	err = g.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(grp).Error; err != nil {
+		if err := touchLists(tx, accountID); err != nil {
 			return err
 		}
-		return touchLists(tx, accountID)
+		return tx.Create(grp).Error
 	})
 	if err != nil {
 		return nil, err
@@ -90,6 +90,9 @@ func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput)
 		return nil, err
 	}
 	err = g.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := touchLists(tx, accountID); err != nil {
+			return err
+		}
 		res := tx.Model(&models.UnsubscribeGroup{}).Where("user_id = ? AND id = ?", accountID, id).
 			Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": models.Now()})
 		if res.Error != nil {
@@ -98,7 +101,7 @@ func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput)
 		if res.RowsAffected == 0 {
 			return ErrNotFound
 		}
-		return touchLists(tx, accountID)
+		return nil
 	})
 	if err != nil {
 		return nil, err

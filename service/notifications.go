@@ -53,16 +53,16 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 	now := models.NewTimestamp(models.Now())
 	r := &models.NotificationRecipient{UserID: accountID, EmailAddress: email, EmailOwner: owner, CreatedAt: now, UpdatedAt: now}
 	err := n.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := touchLists(tx, accountID); err != nil {
+			return err
+		}
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "user_id"}, {Name: "email_address"}},
 			DoUpdates: clause.AssignmentColumns([]string{"email_owner", "updated_at"}),
 		}).Create(r).Error; err != nil {
 			return err
 		}
-		if err := tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error; err != nil {
-			return err
-		}
-		return touchLists(tx, accountID)
+		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
 	})
 	if err != nil {
 		return nil, err

@@ -102,6 +102,9 @@ func randomID(n int) string {
 // touchLists records a change to the account's suppression lists
 // (unsubscribers, groups, notification recipients), inside the change's
 // transaction, so that cached answers of those lists are refused after it.
+// Called first in the transaction, it also takes the account row's lock:
+// concurrent changes of one account's lists run one after the other
+// instead of deadlocking on each other's rows (PostgreSQL).
 func touchLists(tx *gorm.DB, accountID int64) error {
 	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
 }
@@ -111,6 +114,9 @@ func touchLists(tx *gorm.DB, accountID int64) error {
 // ErrNotFound is returned. scope narrows further (e.g. to one kind of row).
 func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []int64, scope func(*gorm.DB) *gorm.DB) error {
 	return db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := touchLists(tx, accountID); err != nil {
+			return err
+		}
 		q := func() *gorm.DB {
 			return scope(tx.Model(model).Where("user_id = ? AND id IN ?", accountID, ids))
 		}
@@ -121,10 +127,7 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		if n != int64(len(ids)) {
 			return ErrNotFound
 		}
-		if err := q().Delete(model).Error; err != nil {
-			return err
-		}
-		return touchLists(tx, accountID)
+		return q().Delete(model).Error
 	})
 }
 

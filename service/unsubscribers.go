@@ -70,6 +70,9 @@ func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group
 	now := models.NewTimestamp(models.Now())
 	added := 0
 	err := w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := touchLists(tx, accountID); err != nil {
+			return err
+		}
 		const chunk = 500
 		for start := 0; start < len(emails); start += chunk {
 			part := emails[start:min(start+chunk, len(emails))]
@@ -83,7 +86,7 @@ func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group
 			}
 			added += int(res.RowsAffected)
 		}
-		return touchLists(tx, accountID)
+		return nil
 	})
 	return added, err
 }
