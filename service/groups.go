@@ -167,3 +167,12 @@ func (g *Groups) DeleteRecipient(ctx context.Context, accountID, id int64) error
 func (g *Groups) BulkDeleteRecipients(ctx context.Context, accountID int64, ids []int64) error {
 	return deleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, ids, groupScope)
 }
+
+// DeleteRecipientsOf removes the listed recipients of one group, all or
+// none (the console acts on one group's page). Errors: ErrNotFound when any
+// id is not a recipient of that group of the account.
+func (g *Groups) DeleteRecipientsOf(ctx context.Context, accountID, groupID int64, ids []int64) error {
+	return deleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, ids, func(q *gorm.DB) *gorm.DB {
+		return q.Where("unsubscribe_groups_id = ?", groupID)
+	})
+}

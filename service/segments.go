@@ -371,3 +371,11 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 func (s *Segments) DeleteEmail(ctx context.Context, accountID, id int64) error {
 	return deleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, noScope)
 }
+
+// DeleteEmailOf removes one recipient of one segment (the console acts on
+// one segment's page). Errors: ErrNotFound when it is not that segment's.
+func (s *Segments) DeleteEmailOf(ctx context.Context, accountID, segmentID, id int64) error {
+	return deleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, func(q *gorm.DB) *gorm.DB {
+		return q.Where("segment_id = ?", segmentID)
+	})
+}

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -237,5 +238,41 @@ func TestFailAbandonedImports(t *testing.T) {
 	got, _ := svc.Imports.Get(ctx, acct, imp.ID)
 	if got.Status != "failed" || got.FinishedAt == nil {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// The console deletes a recipient from the page of one group or segment:
+// another group's or segment's recipient is not found there.
+func TestScopedRecipientDeletes(t *testing.T) {
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	acct := newAccount(t, svc, "s@example.com")
+	g1, _ := svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "One", Description: "d", IsDisplay: "1"})
+	g2, _ := svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "Two", Description: "d", IsDisplay: "1"})
+	if _, err := svc.Groups.AddRecipients(ctx, acct, service.RecipientsInput{GroupID: strconv.FormatInt(g1.ID, 10), EmailAddress: "r@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	var rid int64
+	_ = svc.Groups.EachRecipient(ctx, acct, g1.ID, service.ListFilter{}, func(u *models.Unsubscriber) error { rid = u.ID; return nil })
+	if err := svc.Groups.DeleteRecipientsOf(ctx, acct, g2.ID, []int64{rid}); !service.IsNotFound(err) {
+		t.Fatalf("deleted group one's recipient through group two: %v", err)
+	}
+	if err := svc.Groups.DeleteRecipientsOf(ctx, acct, g1.ID, []int64{rid}); err != nil {
+		t.Fatal(err)
+	}
+
+	ct, _ := svc.ContactTypes.Create(ctx, acct, "Type")
+	typeID := strconv.FormatInt(ct.ID, 10)
+	s1, _ := svc.Segments.Create(ctx, acct, service.SegmentInput{ContactTypeID: typeID, SegmentName: "A"})
+	s2, _ := svc.Segments.Create(ctx, acct, service.SegmentInput{ContactTypeID: typeID, SegmentName: "B"})
+	row, err := svc.Segments.AddEmail(ctx, acct, service.SegmentEmailInput{SegmentID: strconv.FormatInt(s1.ID, 10), FirstName: "A", LastName: "B", Email: "e@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Segments.DeleteEmailOf(ctx, acct, s2.ID, row.ID); !service.IsNotFound(err) {
+		t.Fatalf("deleted segment A's recipient through segment B: %v", err)
+	}
+	if err := svc.Segments.DeleteEmailOf(ctx, acct, s1.ID, row.ID); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -44,8 +44,8 @@ func (w *Web) groupAddresses(c *fiber.Ctx) (*addresses, error) {
 		add: func(ctx context.Context, list string) (int, error) {
 			return svc.AddRecipients(ctx, acct, service.RecipientsInput{GroupID: strconv.FormatInt(gid, 10), EmailAddress: list})
 		},
-		remove:    func(ctx context.Context, id int64) error { return svc.DeleteRecipient(ctx, acct, id) },
-		removeAll: func(ctx context.Context, ids []int64) error { return svc.BulkDeleteRecipients(ctx, acct, ids) },
+		remove:    func(ctx context.Context, id int64) error { return svc.DeleteRecipientsOf(ctx, acct, gid, []int64{id}) },
+		removeAll: func(ctx context.Context, ids []int64) error { return svc.DeleteRecipientsOf(ctx, acct, gid, ids) },
 	}, nil
 }
 

@@ -103,7 +103,7 @@ func (w *Web) deleteSegmentRecipient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := w.svc.Segments.DeleteEmail(c.UserContext(), accountID(c), rid); err != nil {
+	if err := w.svc.Segments.DeleteEmailOf(c.UserContext(), accountID(c), seg.ID, rid); err != nil {
 		return err
 	}
 	const msg = "Recipient removed."
