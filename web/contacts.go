@@ -150,8 +150,8 @@ func (w *Web) countryOptions() []views.Option {
 // stateChoices are the states of a country, selected the one whose id is
 // selected. A selected value that is no state's id (a name stored before)
 // is kept as a choice of its own, so saving the form does not lose it.
-func (w *Web) stateChoices(countryID int64, selected string) contacts.Choices {
-	ch := contacts.Choices{Selected: selected, Empty: "Choose a country first"}
+func (w *Web) stateChoices(countryID int64, selected string) views.Choices {
+	ch := views.Choices{Selected: selected, Empty: "Choose a country first"}
 	if countryID == 0 {
 		return keepChoice(ch)
 	}
@@ -169,8 +169,8 @@ func (w *Web) stateChoices(countryID int64, selected string) contacts.Choices {
 
 // cityChoices are the cities of a state, or of a country that has no
 // states (a country with states waits for one: it may have thousands).
-func (w *Web) cityChoices(countryID, stateID int64, selected string) contacts.Choices {
-	ch := contacts.Choices{Selected: selected, Empty: "Choose a country first"}
+func (w *Web) cityChoices(countryID, stateID int64, selected string) views.Choices {
+	ch := views.Choices{Selected: selected, Empty: "Choose a country first"}
 	if countryID == 0 {
 		return keepChoice(ch)
 	}
@@ -191,7 +191,7 @@ func (w *Web) cityChoices(countryID, stateID int64, selected string) contacts.Ch
 }
 
 // keepChoice adds the selected value as an option when none has it.
-func keepChoice(ch contacts.Choices) contacts.Choices {
+func keepChoice(ch views.Choices) views.Choices {
 	if ch.Selected == "" {
 		return ch
 	}
@@ -240,7 +240,7 @@ func (w *Web) placeNames(countryID int64, state, city string) (string, string) {
 
 // placeID finds the id of a stored state (city) name among the choices,
 // so the select shows it; a name no choice has is kept as it is.
-func placeID(ch contacts.Choices, name string) string {
+func placeID(ch views.Choices, name string) string {
 	if name == "" {
 		return ""
 	}
@@ -417,10 +417,10 @@ func contactField(key string) bool {
 // offers its cities at once.
 func (w *Web) states(c *fiber.Ctx) error {
 	countryID := parseInt(c.Query("country"))
-	return render(c, fiber.StatusOK, contacts.StatesAnswer(w.stateChoices(countryID, ""), w.cityChoices(countryID, 0, "")))
+	return render(c, fiber.StatusOK, views.StatesAnswer(w.stateChoices(countryID, ""), w.cityChoices(countryID, 0, ""), "contact-city"))
 }
 
 // cities answers the options of the city select for the chosen state.
 func (w *Web) cities(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, contacts.ChoiceOptions(w.cityChoices(parseInt(c.Query("country")), parseInt(c.Query("state")), "")))
+	return render(c, fiber.StatusOK, views.ChoiceOptions(w.cityChoices(parseInt(c.Query("country")), parseInt(c.Query("state")), "")))
 }

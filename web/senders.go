@@ -51,8 +51,8 @@ func (w *Web) senderParam(c *fiber.Ctx) (*models.Sender, error) {
 func (w *Web) senderForm(c *fiber.Ctx, f senders.Form) senders.Form {
 	f.Countries = w.countryOptions()
 	countryID := parseInt(f.CountryID)
-	f.States = senders.Choices(w.stateChoices(countryID, f.StateID))
-	f.Cities = senders.Choices(w.cityChoices(countryID, parseInt(f.StateID), f.CityID))
+	f.States = w.stateChoices(countryID, f.StateID)
+	f.Cities = w.cityChoices(countryID, parseInt(f.StateID), f.CityID)
 	f.CSRF = csrf(c)
 	return f
 }
@@ -262,10 +262,10 @@ func (w *Web) deleteSender(c *fiber.Ctx) error {
 // country, and refills the city select (out of band).
 func (w *Web) senderStates(c *fiber.Ctx) error {
 	countryID := parseInt(c.Query("country_id"))
-	return render(c, fiber.StatusOK, senders.StatesAnswer(senders.Choices(w.stateChoices(countryID, "")), senders.Choices(w.cityChoices(countryID, 0, ""))))
+	return render(c, fiber.StatusOK, views.StatesAnswer(w.stateChoices(countryID, ""), w.cityChoices(countryID, 0, ""), "sender-city"))
 }
 
 // senderCities answers the options of the city select for the chosen state.
 func (w *Web) senderCities(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, senders.ChoiceOptions(senders.Choices(w.cityChoices(parseInt(c.Query("country_id")), parseInt(c.Query("state_id")), ""))))
+	return render(c, fiber.StatusOK, views.ChoiceOptions(w.cityChoices(parseInt(c.Query("country_id")), parseInt(c.Query("state_id")), "")))
 }

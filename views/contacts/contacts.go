@@ -132,8 +132,8 @@ type Form struct {
 
 	Types     []models.ContactType
 	Countries []views.Option
-	States    Choices
-	Cities    Choices
+	States    views.Choices
+	Cities    views.Choices
 
 	Errors views.Errors
 	Other  []string // messages of no field of the form
@@ -146,14 +146,6 @@ func (f Form) Action() string {
 		return ListURL
 	}
 	return ContactURL(f.ID)
-}
-
-// Choices are the options of a chained select (states, cities) with the
-// text of its empty choice.
-type Choices struct {
-	Options  []views.Option
-	Selected string
-	Empty    string // the label of the empty option: "Choose a state first"…
 }
 
 // --- Custom fields

@@ -42,13 +42,6 @@ type List struct {
 	CSRF  string
 }
 
-// Choices are the options of a chained select (states, cities).
-type Choices struct {
-	Options  []views.Option
-	Selected string
-	Empty    string
-}
-
 // Form is a sender, new (ID 0) or edited, with the choices of its selects.
 type Form struct {
 	ID              int64
@@ -64,8 +57,8 @@ type Form struct {
 	CompanyAddress2 string
 
 	Countries []views.Option
-	States    Choices
-	Cities    Choices
+	States    views.Choices
+	Cities    views.Choices
 
 	Errors views.Errors
 	Other  []string // messages of no field of the form
