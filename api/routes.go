@@ -76,4 +76,14 @@ func (a *API) Mount(r fiber.Router) {
 	r.Get("/segment/email/list", a.listSegmentEmails)
 	r.Post("/segment/email/store", a.storeSegmentEmail)
 	r.Delete("/segment/email/delete", a.deleteSegmentEmail)
+
+	// Single sends (duplicate answers POST and GET: decisions.md section 2).
+	r.Get("/single-send/list", a.listSingleSends)
+	r.Post("/single/send/create", a.createSingleSend)
+	r.Post("/single/send/duplicate", a.duplicateSingleSend)
+	r.Get("/single/send/duplicate", a.duplicateSingleSend)
+	r.Get("/single-send/details", a.singleSendDetails)
+	r.Post("/single/send/update", a.updateSingleSend)
+	r.Delete("/single/send/delete", a.deleteSingleSend)
+	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)
 }

@@ -102,3 +102,56 @@ func (p ImportProblems) Value() (driver.Value, error) {
 	b, err := json.Marshal([]ImportProblem(p))
 	return string(b), err
 }
+
+// Targets is a list of single send targets stored as a JSON array.
+type Targets []Target
+
+// Scan reads the JSON array.
+func (t *Targets) Scan(src any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		*t = Targets{}
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("models: cannot scan %T into Targets", src)
+	}
+	var out []Target
+	if err := json.Unmarshal(b, &out); err != nil {
+		return err
+	}
+	if out == nil {
+		out = []Target{}
+	}
+	*t = out
+	return nil
+}
+
+// Value stores the list as JSON text.
+func (t Targets) Value() (driver.Value, error) {
+	if t == nil {
+		return "[]", nil
+	}
+	b, err := json.Marshal([]Target(t))
+	return string(b), err
+}
+
+// MarshalJSON writes [] rather than null for an empty list.
+func (t Targets) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]Target(t))
+}
+
+// MarshalJSON writes the stored document as it is ({} when empty).
+func (j JSONText) MarshalJSON() ([]byte, error) {
+	if j == "" || !json.Valid([]byte(j)) {
+		return []byte("{}"), nil
+	}
+	return []byte(j), nil
+}

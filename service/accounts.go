@@ -314,3 +314,14 @@ func (l *loginLimiter) reset(email string) {
 	delete(l.failures, email)
 	l.mu.Unlock()
 }
+
+// SetTimeZone sets the account's time zone (an IANA name such as
+// Europe/Paris), in which scheduled sends are read. Errors: validation.
+func (a *Accounts) SetTimeZone(ctx context.Context, accountID int64, tz string) error {
+	tz = strings.TrimSpace(tz)
+	if _, err := time.LoadLocation(tz); err != nil || tz == "" || strings.EqualFold(tz, "local") {
+		return Invalid("time_zone", "The time zone must be a valid zone.")
+	}
+	return a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
+		Updates(map[string]any{"time_zone": tz, "updated_at": models.Now()}).Error
+}

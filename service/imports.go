@@ -29,6 +29,9 @@ type Imports struct {
 	// OnBatch, when set, is called after each committed batch with the ids
 	// of the contacts it created or changed (automations enrol from it).
 	OnBatch func(ctx context.Context, accountID, typeID int64, ids []int64)
+	// OnDone, when set, is called when an import has ended (done or
+	// failed), with its final report (notification mails).
+	OnDone func(ctx context.Context, imp *models.Import)
 }
 
 // importBatch is how many rows go into one upsert statement and one
@@ -191,6 +194,9 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		"finished_at": now, "updated_at": now,
 	}).Error; uerr != nil && err == nil {
 		err = uerr
+	}
+	if s.OnDone != nil {
+		s.OnDone(context.WithoutCancel(ctx), imp)
 	}
 	return err
 }

@@ -36,6 +36,10 @@ type Service struct {
 	Outbox        *Outbox
 	Mail          *Mail // set by UseTransport
 	Designs       *Designs
+	SingleSends   *SingleSends
+	Suppressions  *Suppressions
+	Tracking      *Tracking
+	Sending       *Sending // set by NewSending
 }
 
 // New wires every area to db.
@@ -50,6 +54,9 @@ func New(db *DB) *Service {
 		Senders:      &Senders{db: db},
 		Outbox:       &Outbox{db: db},
 		Designs:      &Designs{db: db},
+		SingleSends:  &SingleSends{db: db, now: time.Now},
+		Suppressions: &Suppressions{db: db},
+		Tracking:     &Tracking{db: db},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,

@@ -62,6 +62,7 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 
 // Mount registers every console route on app. All of them are listed here.
 func (w *Web) Mount(app *fiber.App) {
+	w.mountRecipient(app) // before the console middleware: see tracking.go
 	app.Use(w.console)
 
 	app.Get("/", w.root)

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"herald/delivery"
 	"herald/service"
@@ -25,6 +26,11 @@ type config struct {
 	// MaxUploadMB bounds a CSV upload (HERALD_MAX_UPLOAD_MB).
 	MaxUploadMB int64
 	LogLevel    slog.Level
+	// SendRate is HERALD_SEND_RATE: messages per second per account, 0 no limit.
+	SendRate float64
+	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
+	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
+	RetryBackoff, RetryWindow time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -36,6 +42,27 @@ func loadConfig(getenv func(string) string) (config, error) {
 		APIRate:      100,
 		MaxUploadMB:  1024,
 		SMTPMaxConns: 10,
+		RetryBackoff: time.Minute,
+		RetryWindow:  24 * time.Hour,
+	}
+	if v := getenv("HERALD_SEND_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 {
+			return c, fmt.Errorf("HERALD_SEND_RATE: %q is not a number of messages per second", v)
+		}
+		c.SendRate = r
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"HERALD_RETRY_BACKOFF", &c.RetryBackoff}, {"HERALD_RETRY_WINDOW", &c.RetryWindow}} {
+		if v := getenv(d.name); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return c, fmt.Errorf("%s: %q is not a duration such as 1m or 24h", d.name, v)
+			}
+			*d.dst = t
+		}
 	}
 	if v := getenv("HERALD_SMTP_MAX_CONNS"); v != "" {
 		n, err := strconv.Atoi(v)

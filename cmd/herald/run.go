@@ -83,6 +83,24 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	defer transport.Close()
 	svc.UseTransport(transport, cfg.BaseURL, cfg.MailFrom)
+	sending, err := svc.NewSending(ctx, service.SendingConfig{
+		Conns: cfg.SMTPMaxConns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
+	})
+	if err != nil {
+		return err
+	}
+	// The engine stops after the server (no new sends), drains what is on
+	// the wire, and only then do the transport and the database close.
+	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
+	sendDone := make(chan struct{})
+	go func() {
+		defer close(sendDone)
+		sending.Run(sendCtx)
+	}()
+	defer func() {
+		stopSending()
+		<-sendDone
+	}()
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,107 @@
+package api
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"herald/models"
+	"herald/service"
+)
+
+
+func (a *API) listSingleSends(c *fiber.Ctx) error {
+	acct := account(c)
+	return list(c, "singleSends", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.SingleSend) error) error {
+		return a.svc.SingleSends.Each(ctx, acct, f, fn)
+	})
+}
+
+func singleSendInput(f *form) service.SingleSendInput {
+	return service.SingleSendInput{
+		Utr: f.Get("utr"), TemplateID: f.Get("template_id"), TemplateJSON: f.Get("template_json"), TemplateHTML: f.Get("template_html"),
+		SenderID: f.Get("sender_id"), UnsubscribeGroupID: f.Get("unsubscribe_group_id"), SingleSendName: f.Get("single_send_name"),
+		Subject: f.Get("subject"), Preheader: f.Get("preheader"),
+		RecipientID: f.Array("recipient_id"), ExcludeRecipientID: f.Array("exclude_specific_recipient_id"),
+		ScheduleType: f.Get("schedule_type"), ScheduleDate: f.Get("schedule_date"), ScheduleTime: f.Get("schedule_time"),
+	}
+}
+
+func (a *API) createSingleSend(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	in := singleSendInput(f)
+	in.Utr = ""
+	ss, err := a.svc.SingleSends.Create(c.UserContext(), account(c), in)
+	if err != nil {
+		return fail(c, err)
+	}
+	return success(c, fiber.Map{"utr": ss.Utr})
+}
+
+func (a *API) updateSingleSend(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	in := singleSendInput(f)
+	if strings.TrimSpace(in.Utr) == "" {
+		return fail(c, service.Invalid("utr", "The utr field is required."))
+	}
+	ss, err := a.svc.SingleSends.Update(c.UserContext(), account(c), in)
+	if err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, fiber.Map{"utr": ss.Utr})
+}
+
+// utrOf reads the utr of the query string (or the body).
+func utrOf(c *fiber.Ctx) string {
+	if v := c.Query("utr"); v != "" {
+		return strings.Clone(v)
+	}
+	if f, err := parseForm(c); err == nil {
+		return f.Get("utr")
+	}
+	return ""
+}
+
+func (a *API) duplicateSingleSend(c *fiber.Ctx) error {
+	if _, err := a.svc.SingleSends.Duplicate(c.UserContext(), account(c), utrOf(c)); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Duplicated Successfully")
+}
+
+func (a *API) singleSendDetails(c *fiber.Ctx) error {
+	ss, err := a.svc.SingleSends.Get(c.UserContext(), account(c), c.Query("utr"))
+	if err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, fiber.Map{"singleSend": []*models.SingleSend{ss}})
+}
+
+func (a *API) deleteSingleSend(c *fiber.Ctx) error {
+	if err := a.svc.SingleSends.Delete(c.UserContext(), account(c), utrOf(c)); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Deleted Successfully")
+}
+
+func (a *API) bulkDeleteSingleSends(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	ids := f.Array("strIds")
+	if len(ids) == 0 {
+		return fail(c, service.Invalid("strIds", "The str ids field is required."))
+	}
+	if err := a.svc.SingleSends.BulkDelete(c.UserContext(), account(c), ids); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Deleted Successfully")
+}

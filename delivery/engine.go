@@ -1,0 +1,289 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Job is one claimed message of the send ledger: one address of one send.
+type Job struct {
+	ID       int64 // ledger row
+	SendID   int64
+	Account  int64
+	From     string // envelope sender
+	To       string
+	Attempts int // failed attempts before this one
+	// Build renders and writes the message; it runs on a sending worker, so
+	// that rendering is spread over the cores. An error is permanent.
+	Build func() ([]byte, error)
+}
+
+// Outcome is what became of one Job.
+type Outcome struct {
+	Job *Job
+	// Err is nil when the relay (or the outbox) accepted the message. A
+	// *SendError says whether a retry may succeed; any other error is a
+	// message that could not be built (permanent).
+	Err error
+}
+
+// ErrSkip is what a Job's Build returns when its message must not be sent
+// any more (its send was deleted): nothing goes to the transport.
+var ErrSkip = errors.New("delivery: message no longer wanted")
+
+// Temporary reports whether the outcome should be retried later: a 4xx
+// answer, a dropped connection, or a permanent failure that is not the
+// recipient's (the relay refused the connection or the login).
+func (o Outcome) Temporary() bool {
+	var se *SendError
+	if !errors.As(o.Err, &se) {
+		return false
+	}
+	return se.Temporary || se.Stage == StageConnect || se.Stage == StageAuth || se.Stage == StageStore
+}
+
+// Store is the ledger the engine works from; the service layer implements
+// it over the database.
+type Store interface {
+	// Claim marks up to max due messages as this process's and returns
+	// them; none when nothing is due.
+	Claim(ctx context.Context, max int) ([]*Job, error)
+	// Record writes outcomes, all in one transaction (a group commit).
+	Record(ctx context.Context, outs []Outcome) error
+	// Release gives back claimed jobs that were never handed to the
+	// transport (shutdown).
+	Release(ctx context.Context, jobs []*Job) error
+}
+
+// EngineConfig tunes an Engine.
+type EngineConfig struct {
+	// Conns is how many messages are handed to the transport at once (the
+	// transport's connections). Default DefaultMaxConns.
+	Conns int
+	// Rate limits messages per second per account; 0 is no limit.
+	Rate float64
+	// Poll is how long an idle engine waits before looking for work again
+	// when nobody calls Wake. Default 500 ms.
+	Poll time.Duration
+	// Logger for failures of the store; default slog.Default().
+	Logger *slog.Logger
+}
+
+// Engine sends the ledger's messages: a claimer takes due messages in
+// batches, Conns workers build and send them, and a recorder writes the
+// outcomes in group commits. At most 2 x Conns messages are ever handed to
+// the transport without their outcome recorded: a crash resends at most
+// those.
+type Engine struct {
+	store     Store
+	transport Transport
+	cfg       EngineConfig
+
+	wake chan struct{}
+
+	mu       sync.Mutex
+	limiters map[int64]*rate.Limiter
+}
+
+// NewEngine builds an engine over store and t.
+func NewEngine(store Store, t Transport, cfg EngineConfig) *Engine {
+	if cfg.Conns < 1 {
+		cfg.Conns = DefaultMaxConns
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 500 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Engine{store: store, transport: t, cfg: cfg, wake: make(chan struct{}, 1), limiters: map[int64]*rate.Limiter{}}
+}
+
+// Wake tells an idle engine that messages may be due now.
+func (e *Engine) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) limiter(account int64) *rate.Limiter {
+	if e.cfg.Rate <= 0 {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	l := e.limiters[account]
+	if l == nil {
+		burst := int(e.cfg.Rate)
+		if burst < 1 {
+			burst = 1
+		}
+		l = rate.NewLimiter(rate.Limit(e.cfg.Rate), burst)
+		e.limiters[account] = l
+	}
+	return l
+}
+
+// Run sends until ctx ends. It then stops claiming, gives back the jobs it
+// has not started, lets the messages on the wire finish (within a grace
+// period) and records their outcomes before it returns.
+func (e *Engine) Run(ctx context.Context) {
+	inFlight := 2 * e.cfg.Conns
+	jobs := make(chan *Job, e.cfg.Conns)
+	outcomes := make(chan Outcome, inFlight)
+	slots := make(chan struct{}, inFlight) // a slot: sent or sending, not yet recorded
+
+	// The transport gets a context that outlives ctx by a grace period, so
+	// that a shutdown does not cut a message in the middle of DATA.
+	sendCtx, stopSends := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSends()
+	context.AfterFunc(ctx, func() { time.AfterFunc(10*time.Second, stopSends) })
+
+	var workers sync.WaitGroup
+	var unsentMu sync.Mutex
+	var unsent []*Job
+	for range e.cfg.Conns {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					unsentMu.Lock()
+					unsent = append(unsent, j)
+					unsentMu.Unlock()
+					continue
+				}
+				if l := e.limiter(j.Account); l != nil {
+					if err := l.Wait(ctx); err != nil {
+						unsentMu.Lock()
+						unsent = append(unsent, j)
+						unsentMu.Unlock()
+						continue
+					}
+				}
+				slots <- struct{}{}
+				outcomes <- Outcome{Job: j, Err: e.send(sendCtx, j)}
+			}
+		}()
+	}
+
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		e.record(sendCtx, outcomes, slots)
+	}()
+
+	e.claim(ctx, jobs)
+	close(jobs)
+	workers.Wait()
+	close(outcomes)
+	<-recorded
+	if len(unsent) > 0 {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := e.store.Release(rctx, unsent); err != nil {
+			e.cfg.Logger.Error("delivery: release unsent jobs", "jobs", len(unsent), "err", err)
+		}
+		cancel()
+	}
+}
+
+func (e *Engine) send(ctx context.Context, j *Job) error {
+	msg, err := j.Build()
+	if err != nil {
+		return err // ErrSkip included: nothing was sent
+	}
+	return e.transport.Send(ctx, j.From, []string{j.To}, msg)
+}
+
+// claim feeds jobs until ctx ends.
+func (e *Engine) claim(ctx context.Context, jobs chan<- *Job) {
+	batch := 4 * e.cfg.Conns
+	if batch < 64 {
+		batch = 64
+	}
+	backoff := e.cfg.Poll
+	for ctx.Err() == nil {
+		got, err := e.store.Claim(ctx, batch)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.cfg.Logger.Error("delivery: claim", "err", err)
+			}
+			e.idle(ctx, backoff)
+			continue
+		}
+		if len(got) == 0 {
+			e.idle(ctx, e.cfg.Poll)
+			continue
+		}
+		for i, j := range got {
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				// Not handed to a worker: give them back at once.
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				if err := e.store.Release(rctx, got[i:]); err != nil {
+					e.cfg.Logger.Error("delivery: release jobs", "err", err)
+				}
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+func (e *Engine) idle(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-e.wake:
+	case <-t.C:
+	}
+}
+
+// record writes outcomes as they come, each write taking all that is
+// waiting (a group commit across workers), and frees their slots after the
+// commit. A failed write is retried: an outcome is never dropped while the
+// process lives.
+func (e *Engine) record(ctx context.Context, outcomes <-chan Outcome, slots <-chan struct{}) {
+	buf := make([]Outcome, 0, cap(slots))
+	for o := range outcomes {
+		buf = append(buf[:0], o)
+	more:
+		for len(buf) < cap(buf) {
+			select {
+			case o, ok := <-outcomes:
+				if !ok {
+					break more
+				}
+				buf = append(buf, o)
+			default:
+				break more
+			}
+		}
+		wait := 50 * time.Millisecond
+		for {
+			err := e.store.Record(ctx, buf)
+			if err == nil {
+				break
+			}
+			e.cfg.Logger.Error("delivery: record outcomes", "outcomes", len(buf), "err", err)
+			if ctx.Err() != nil {
+				// Shutting down past the grace period: the claims stay and
+				// a later process sends these again (they were in flight).
+				break
+			}
+			time.Sleep(wait)
+			wait = min(wait*2, 2*time.Second)
+		}
+		for range buf {
+			<-slots
+		}
+	}
+}

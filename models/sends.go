@@ -1,0 +1,118 @@
+package models
+
+// Target is one item of a single send's recipient_id or
+// exclude_specific_recipient_id: Table is the kind ("contacts_" or
+// "segments_"), ID the contact type's or segment's id as text.
+type Target struct {
+	ID    string `json:"id"`
+	Table string `json:"table"`
+}
+
+// SingleSend is a one-off campaign. The fields after UpdatedAt are the
+// engine's and stay out of the API's answers.
+type SingleSend struct {
+	ID                         int64       `gorm:"primaryKey" json:"id"`
+	UserID                     int64       `json:"user_id"`
+	TemplateID                 int64       `json:"template_id"`
+	RecipientID                Targets     `json:"recipient_id"`
+	ExcludeSpecificRecipientID Targets     `json:"exclude_specific_recipient_id"`
+	SenderID                   int64       `json:"sender_id"`
+	UnsubscribeGroupID         int64       `json:"unsubscribe_group_id"`
+	SingleSendName             string      `json:"single_send_name"`
+	FromSender                 string      `json:"from_sender"`
+	ReplyTo                    string      `json:"reply_to"`
+	SenderName                 *string     `json:"sender_name"`
+	SenderAddress              *string     `json:"sender_address"`
+	Subject                    string      `json:"subject"`
+	Preheader                  string      `json:"preheader"`
+	ScheduleType               int         `json:"schedule_type"`
+	ScheduleDate               string      `json:"schedule_date"`
+	ScheduleTime               string      `json:"schedule_time"`
+	Status                     int         `json:"status"`
+	Utr                        string      `json:"utr"`
+	TemplateJSON               *string     `json:"template_json"`
+	TemplateHTML               *string     `json:"template_html"`
+	Triggered                  int64       `json:"triggered"`
+	Delivered                  int64       `json:"delivered"`
+	UniqueOpens                int64       `json:"unique_opens"`
+	TotalOpens                 int64       `json:"total_opens"`
+	UniqueClicks               int64       `json:"unique_clicks"`
+	TotalClicks                int64       `json:"total_clicks"`
+	Bounces                    int64       `json:"bounces"`
+	Unsubscribes               int64       `json:"unsubscribes"`
+	UniqueOpenToken            JSONText    `json:"unique_open_token"`
+	SentAt                     DateTime    `json:"sent_at"`
+	CreatedAt                  Timestamp   `json:"created_at"`
+	UpdatedAt                  Timestamp   `json:"updated_at"`
+	Armed                      int         `json:"-"`
+	SendAfter                  *Timestamp  `json:"-"`
+	Resolved                   int         `json:"-"`
+	Links                      StringArray `json:"-"`
+	CompletedAt                *Timestamp  `json:"-"`
+}
+
+// TableName names the table.
+func (SingleSend) TableName() string { return "single_sends" }
+
+// RowID is the row's id.
+func (s *SingleSend) RowID() int64 { return s.ID }
+
+// Single send statuses (api.md, States).
+const (
+	SendInitiate  = 0
+	SendReady     = 1
+	SendRunning   = 2
+	SendCompleted = 3
+)
+
+// SendMessage is one row of the send ledger: one address of one send.
+type SendMessage struct {
+	ID             int64      `gorm:"primaryKey" json:"id"`
+	SendID         int64      `json:"send_id"`
+	UserID         int64      `json:"user_id"`
+	ContactID      *int64     `json:"contact_id"`
+	Email          string     `json:"email"`
+	FirstName      string     `json:"first_name"`
+	LastName       string     `json:"last_name"`
+	State          int        `json:"state"`
+	Attempts       int        `json:"attempts"`
+	NextAt         int64      `json:"next_at"`
+	Worker         *string    `json:"-"`
+	Error          string     `json:"error"`
+	SentAt         *Timestamp `json:"sent_at"`
+	OpenedAt       *Timestamp `json:"opened_at"`
+	ClickedAt      *Timestamp `json:"clicked_at"`
+	UnsubscribedAt *Timestamp `json:"unsubscribed_at"`
+}
+
+// TableName names the table.
+func (SendMessage) TableName() string { return "send_messages" }
+
+// RowID is the row's id.
+func (m *SendMessage) RowID() int64 { return m.ID }
+
+// Ledger states of a SendMessage.
+const (
+	MessageQueued    = 0
+	MessageClaimed   = 1
+	MessageDelivered = 2
+	MessageBounced   = 3
+	MessageSkipped   = 4
+)
+
+// Suppression is an address that bounced for good; later sends of the
+// account leave it out until it is lifted.
+type Suppression struct {
+	ID        int64     `gorm:"primaryKey" json:"id"`
+	UserID    int64     `json:"user_id"`
+	Email     string    `json:"email"`
+	Reason    string    `json:"reason"`
+	SendID    *int64    `json:"send_id"`
+	CreatedAt Timestamp `json:"created_at"`
+}
+
+// TableName names the table.
+func (Suppression) TableName() string { return "suppressions" }
+
+// RowID is the row's id.
+func (s *Suppression) RowID() int64 { return s.ID }

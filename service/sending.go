@@ -1,0 +1,847 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/mail"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// SendingConfig tunes the sending engine (decisions.md section 1).
+type SendingConfig struct {
+	Conns   int           // HERALD_SMTP_MAX_CONNS
+	Rate    float64       // HERALD_SEND_RATE, messages per second per account; 0 no limit
+	Backoff time.Duration // HERALD_RETRY_BACKOFF, first retry delay (doubling); default 1m
+	Window  time.Duration // HERALD_RETRY_WINDOW; default 24h
+	Now     func() time.Time
+	// Tick is how often the scheduler looks for due sends, keeps this
+	// process's heartbeat and completes sends. Default 1 s.
+	Tick time.Duration
+	// DeadAfter is how long a process's heartbeat may be silent before its
+	// claims go back to the queue. Default 3 s.
+	DeadAfter time.Duration
+}
+
+// Sending is the engine's side in the service: it resolves audiences into
+// the send ledger, hands due messages to delivery.Engine and records what
+// became of them. Build it with Service.StartSending.
+type Sending struct {
+	db        *DB
+	mail      *Mail
+	cfg       SendingConfig
+	worker    string
+	key       []byte
+	engine    *delivery.Engine
+	now       func() time.Time
+	log       *slog.Logger
+	notify    *Notifications
+	tickWake  chan struct{}
+	resolving sync.Map // send id → struct{}: audiences this process is resolving
+
+	mu       sync.Mutex
+	running  []int64 // sends in status 2, refreshed by claim
+	readAt   time.Time
+	next     int // round robin over running
+	compiled map[int64]*compiledSend
+}
+
+// NewSending wires the engine over the transport UseTransport set. Call
+// Run to start it.
+func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, error) {
+	if s.Mail == nil {
+		return nil, errors.New("service: NewSending before UseTransport")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = time.Minute
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = 24 * time.Hour
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.DeadAfter <= 0 {
+		cfg.DeadAfter = 3 * time.Second
+	}
+	if cfg.Conns < 1 {
+		cfg.Conns = delivery.DefaultMaxConns
+	}
+	key, err := s.Settings.TrackingKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sg := &Sending{
+		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, now: cfg.Now,
+		log: slog.Default(), notify: s.Notifications, tickWake: make(chan struct{}, 1), compiled: map[int64]*compiledSend{},
+	}
+	sg.engine = delivery.NewEngine(sg, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate})
+	s.Sending = sg
+	s.SingleSends.now = cfg.Now
+	s.SingleSends.wake = sg.Wake
+	s.SingleSends.deleted = sg.cancel
+	s.Imports.OnDone = sg.importDone
+	return sg, nil
+}
+
+// TrackingKey is the key of tracking and unsubscribe tokens, shared by
+// every process through the settings table.
+func (s *Settings) TrackingKey(ctx context.Context) ([]byte, error) {
+	v, err := s.Secret(ctx, "tracking_key", 32)
+	return []byte(v), err
+}
+
+// Wake tells the scheduler and the engine that a send may be due now.
+func (sg *Sending) Wake() {
+	select {
+	case sg.tickWake <- struct{}{}:
+	default:
+	}
+	sg.engine.Wake()
+}
+
+// Run sends until ctx ends, then drains (see delivery.Engine.Run) and
+// gives back this process's claims.
+func (sg *Sending) Run(ctx context.Context) {
+	// The heartbeat has its own loop: a long audience resolution must not
+	// make other processes think this one died.
+	if err := sg.heartbeat(ctx); err != nil {
+		sg.log.Error("sending: heartbeat", "err", err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(sg.cfg.DeadAfter / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := sg.heartbeat(ctx); err != nil && ctx.Err() == nil {
+					sg.log.Error("sending: heartbeat", "err", err)
+				}
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(sg.cfg.Tick)
+		defer t.Stop()
+		for {
+			if err := sg.Tick(ctx); err != nil && ctx.Err() == nil {
+				sg.log.Error("sending: tick", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-sg.tickWake:
+			}
+		}
+	}()
+	sg.engine.Run(ctx)
+	wg.Wait()
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = sg.db.W.WithContext(bg).Exec("DELETE FROM send_workers WHERE id = ?", sg.worker).Error
+}
+
+func (sg *Sending) nowMS() int64 { return sg.now().UnixMilli() }
+
+func (sg *Sending) heartbeat(ctx context.Context) error {
+	return sg.db.W.WithContext(ctx).Exec(
+		"INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+		sg.worker, time.Now().UnixMilli()).Error
+}
+
+// Tick does the scheduler's rounds once: claims of dead processes go back
+// to the queue, due sends start (their audience is resolved into the
+// ledger), and sends with nothing left are completed.
+func (sg *Sending) Tick(ctx context.Context) error {
+	w := sg.db.W.WithContext(ctx)
+	// Heartbeats use the wall clock (processes agree on it), not the
+	// injectable one, which only decides what is due.
+	alive := time.Now().Add(-sg.cfg.DeadAfter).UnixMilli()
+	if err := w.Exec(`UPDATE send_messages SET state = 0, worker = NULL WHERE state = 1 AND worker IS NOT NULL
+		AND worker NOT IN (SELECT id FROM send_workers WHERE heartbeat_at >= ?)`, alive).Error; err != nil {
+		return err
+	}
+	if err := w.Exec("DELETE FROM send_workers WHERE heartbeat_at < ?", alive-int64(time.Hour/time.Millisecond)).Error; err != nil {
+		return err
+	}
+
+	var due []int64
+	now := models.NewTimestamp(sg.now())
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).
+		Where("armed = 1 AND (status = ? OR (status = ? AND send_after <= ?))", models.SendInitiate, models.SendReady, now).
+		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
+		return err
+	}
+	for _, id := range due {
+		res := w.Model(&models.SingleSend{}).Where("id = ? AND armed = 1 AND status IN ?", id, []int{models.SendInitiate, models.SendReady}).
+			Updates(map[string]any{"status": models.SendRunning, "updated_at": models.Now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 1 {
+			sg.startResolve(ctx, id)
+		}
+	}
+	// Sends whose resolution a dead process left half done.
+	var stuck []int64
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 0", models.SendRunning).Pluck("id", &stuck).Error; err != nil {
+		return err
+	}
+	for _, id := range stuck {
+		sg.startResolve(ctx, id)
+	}
+	return sg.completeSends(ctx)
+}
+
+// startResolve resolves a send's audience in the background (once per
+// process at a time; resolution is idempotent, so a second process doing
+// the same after a crash adds nothing twice).
+func (sg *Sending) startResolve(ctx context.Context, id int64) {
+	if _, busy := sg.resolving.LoadOrStore(id, struct{}{}); busy {
+		return
+	}
+	go func() {
+		defer sg.resolving.Delete(id)
+		if err := sg.resolve(ctx, id); err != nil && ctx.Err() == nil {
+			sg.log.Error("sending: resolve audience", "send", id, "err", err)
+		}
+		sg.engine.Wake()
+	}()
+}
+
+// resolveChunk is how many contacts one INSERT … SELECT of the audience
+// takes: short writes let other writers in between on SQLite.
+const resolveChunk = 5000
+
+// resolve writes the send's audience into the ledger: the union of its
+// targets less exclusions, global unsubscribers, the group's recipients
+// and suppressed addresses, one row per address.
+func (sg *Sending) resolve(ctx context.Context, id int64) error {
+	var ss models.SingleSend
+	if err := sg.db.R.WithContext(ctx).Where("id = ?", id).First(&ss).Error; err != nil {
+		return notFound(err)
+	}
+	if ss.Resolved == 1 {
+		return nil
+	}
+	c, err := sg.compile(ctx, &ss)
+	if err != nil {
+		return err
+	}
+	exclude, excludeArgs, err := exclusionSQL(ctx, sg.db.R, &ss)
+	if err != nil {
+		return err
+	}
+	cols := "(send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error)"
+	for _, t := range ss.RecipientID {
+		tid, _ := strconv.ParseInt(t.ID, 10, 64)
+		type source struct{ from, where, idCol string }
+		var sources []source
+		if t.Table == "contacts_" {
+			sources = []source{{"contacts c", "c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL", "c.id"}}
+		} else {
+			sources = []source{
+				{"segment_emails se JOIN contacts c ON c.id = se.contact_id", "se.user_id = ? AND se.segment_id = ? AND c.deleted_at IS NULL AND EXISTS (SELECT 1 FROM segments g WHERE g.id = se.segment_id AND g.deleted_at IS NULL)", "se.id"},
+			}
+		}
+		for _, src := range sources {
+			if err := sg.insertChunks(ctx, ss.ID, ss.UserID, tid, cols,
+				"SELECT ?, c.user_id, c.id, c.email, c.first_name, c.last_name, 0, 0, 0, '' FROM "+src.from+" WHERE "+src.where,
+				src.idCol, "c.email", exclude, excludeArgs); err != nil {
+				return err
+			}
+		}
+		if t.Table == "segments_" {
+			// Addresses added to the segment by hand.
+			if err := sg.insertChunks(ctx, ss.ID, ss.UserID, tid, cols,
+				"SELECT ?, se.user_id, NULL, se.email, se.first_name, se.last_name, 0, 0, 0, '' FROM segment_emails se WHERE se.user_id = ? AND se.segment_id = ? AND se.contact_id IS NULL AND EXISTS (SELECT 1 FROM segments g WHERE g.id = se.segment_id AND g.deleted_at IS NULL)",
+				"se.id", "se.email", exclude, excludeArgs); err != nil {
+				return err
+			}
+		}
+	}
+	var n int64
+	if err := sg.db.W.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ?", ss.ID).Count(&n).Error; err != nil {
+		return err
+	}
+	return sg.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
+		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
+}
+
+// insertChunks runs INSERT … SELECT of one audience source in chunks of
+// resolveChunk rows by idCol. The SELECT's first three placeholders are
+// the send id, the account and the target id; emailCol is what exclusions
+// compare.
+func (sg *Sending) insertChunks(ctx context.Context, sendID, accountID, targetID int64, cols, sel, idCol, emailCol, exclude string, excludeArgs []any) error {
+	excl := strings.ReplaceAll(exclude, "$E", emailCol)
+	w := sg.db.W.WithContext(ctx)
+	from := sel[strings.Index(sel, " FROM "):]
+	var lo int64
+	for {
+		// The chunk's upper bound: the resolveChunk-th id after lo.
+		var hi int64
+		bound := "SELECT " + idCol + from + " AND " + idCol + " > ? ORDER BY " + idCol + " LIMIT 1 OFFSET ?"
+		if err := sg.db.R.WithContext(ctx).Raw(bound, accountID, targetID, lo, resolveChunk-1).Scan(&hi).Error; err != nil {
+			return err
+		}
+		q := "INSERT INTO send_messages " + cols + " " + sel + " AND " + idCol + " > ?"
+		args := []any{sendID, accountID, targetID, lo}
+		if hi > 0 {
+			q += " AND " + idCol + " <= ?"
+			args = append(args, hi)
+		}
+		q += excl + " ON CONFLICT (send_id, email) DO NOTHING"
+		if err := w.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
+			return err
+		}
+		if hi == 0 {
+			return nil
+		}
+		lo = hi
+	}
+}
+
+// exclusions returns the SQL (with $E for the address column) that leaves
+// out the send's excluded targets, global unsubscribers, the group's
+// recipients and suppressed addresses.
+func exclusionSQL(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (string, []any, error) {
+	var b strings.Builder
+	var args []any
+	for _, t := range ss.ExcludeSpecificRecipientID {
+		tid, _ := strconv.ParseInt(t.ID, 10, 64)
+		if t.Table == "contacts_" {
+			b.WriteString(" AND NOT EXISTS (SELECT 1 FROM contacts x WHERE x.contact_type_id = ? AND x.user_id = ? AND x.email = $E AND x.deleted_at IS NULL)")
+			args = append(args, tid, ss.UserID)
+			continue
+		}
+		var typeID int64
+		if err := r.WithContext(ctx).Table("segments").Select("contact_type_id").Where("id = ? AND user_id = ?", tid, ss.UserID).Scan(&typeID).Error; err != nil {
+			return "", nil, err
+		}
+		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM segment_emails x WHERE x.segment_id = ? AND x.contact_id IS NULL AND x.email = $E)")
+		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM contacts y JOIN segment_emails x ON x.contact_id = y.id AND x.segment_id = ? WHERE y.contact_type_id = ? AND y.email = $E AND y.deleted_at IS NULL)")
+		args = append(args, tid, tid, typeID)
+	}
+	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM unsubscribers u WHERE u.user_id = ? AND u.unsubscribe_groups_id IS NULL AND u.email_address = $E)")
+	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM unsubscribers u WHERE u.unsubscribe_groups_id = ? AND u.email_address = $E)")
+	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.user_id = ? AND s.email = $E)")
+	args = append(args, ss.UserID, ss.UnsubscribeGroupID, ss.UserID)
+	return b.String(), args, nil
+}
+
+// completeSends moves running sends with nothing queued, claimed or
+// awaiting a retry to completed, and mails the summary.
+func (sg *Sending) completeSends(ctx context.Context) error {
+	var ids []int64
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1", models.SendRunning).Pluck("id", &ids).Error; err != nil {
+		return err
+	}
+	for _, id := range ids {
+		now := models.NewTimestamp(models.Now())
+		res := sg.db.W.WithContext(ctx).Exec(`UPDATE single_sends SET status = ?, completed_at = ?, updated_at = ?
+			WHERE id = ? AND status = ? AND resolved = 1 AND NOT EXISTS (SELECT 1 FROM send_messages m WHERE m.send_id = ? AND m.state IN (0, 1))`,
+			models.SendCompleted, now, now, id, models.SendRunning, id)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 1 {
+			sg.forget(id)
+			sg.sendSummary(ctx, id)
+		}
+	}
+	return nil
+}
+
+// Claim implements delivery.Store: due messages of running sends, taken
+// round robin across sends so that one large send does not hold back the
+// others.
+func (sg *Sending) Claim(ctx context.Context, max int) ([]*delivery.Job, error) {
+	sends, err := sg.runningSends(ctx)
+	if err != nil || len(sends) == 0 {
+		return nil, err
+	}
+	var jobs []*delivery.Job
+	sg.mu.Lock()
+	start := sg.next
+	sg.next++
+	sg.mu.Unlock()
+	for k := 0; k < len(sends) && len(jobs) < max; k++ {
+		id := sends[(start+k)%len(sends)]
+		got, err := sg.claimFrom(ctx, id, max-len(jobs))
+		if err != nil {
+			return jobs, err
+		}
+		jobs = append(jobs, got...)
+	}
+	return jobs, nil
+}
+
+func (sg *Sending) runningSends(ctx context.Context) ([]int64, error) {
+	sg.mu.Lock()
+	if time.Since(sg.readAt) < 500*time.Millisecond && len(sg.running) > 0 {
+		r := sg.running
+		sg.mu.Unlock()
+		return r, nil
+	}
+	sg.mu.Unlock()
+	var ids []int64
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ?", models.SendRunning).Order("id").Pluck("id", &ids).Error; err != nil {
+		return nil, err
+	}
+	live := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		live[id] = true
+	}
+	sg.mu.Lock()
+	sg.running, sg.readAt = ids, time.Now()
+	// A send no longer running (deleted, here or by another process) stops:
+	// its claimed messages are skipped.
+	for id, c := range sg.compiled {
+		if !live[id] {
+			c.cancelled.Store(true)
+			delete(sg.compiled, id)
+		}
+	}
+	sg.mu.Unlock()
+	return ids, nil
+}
+
+type claimedRow struct {
+	ID        int64
+	ContactID *int64
+	Email     string
+	FirstName string
+	LastName  string
+	Attempts  int
+}
+
+func (sg *Sending) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {
+	lock := ""
+	if sg.db.Dialect == "postgres" {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var rows []claimedRow
+	err := sg.db.W.WithContext(ctx).Raw(`UPDATE send_messages SET state = 1, worker = ? WHERE id IN (
+		SELECT id FROM send_messages WHERE send_id = ? AND state = 0 AND next_at <= ? ORDER BY id LIMIT ?`+lock+`)
+		RETURNING id, contact_id, email, first_name, last_name, attempts`, sg.worker, sendID, sg.nowMS(), n).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	c, err := sg.compiledFor(ctx, sendID)
+	if err != nil {
+		_ = sg.Release(ctx, jobsOf(sendID, rows))
+		if IsNotFound(err) {
+			return nil, nil // deleted meanwhile
+		}
+		return nil, err
+	}
+	var contacts map[int64]*models.Contact
+	if c.needsContact {
+		if contacts, err = sg.loadContacts(ctx, rows); err != nil {
+			_ = sg.Release(ctx, jobsOf(sendID, rows))
+			return nil, err
+		}
+	}
+	jobs := make([]*delivery.Job, len(rows))
+	for i := range rows {
+		r := rows[i]
+		var ct *models.Contact
+		if r.ContactID != nil {
+			ct = contacts[*r.ContactID]
+		}
+		jobs[i] = &delivery.Job{
+			ID: r.ID, SendID: sendID, Account: c.account, From: c.from.Address, To: r.Email, Attempts: r.Attempts,
+			Build: func() ([]byte, error) { return c.build(sg.key, r, ct) },
+		}
+	}
+	return jobs, nil
+}
+
+func jobsOf(sendID int64, rows []claimedRow) []*delivery.Job {
+	out := make([]*delivery.Job, len(rows))
+	for i, r := range rows {
+		out[i] = &delivery.Job{ID: r.ID, SendID: sendID}
+	}
+	return out
+}
+
+func (sg *Sending) loadContacts(ctx context.Context, rows []claimedRow) (map[int64]*models.Contact, error) {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.ContactID != nil {
+			ids = append(ids, *r.ContactID)
+		}
+	}
+	out := make(map[int64]*models.Contact, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var cs []models.Contact
+	if err := scanContacts(sg.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(sg.db.Dialect)).Where("id IN ?", ids), &cs); err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		out[cs[i].ID] = &cs[i]
+	}
+	return out, nil
+}
+
+// Release implements delivery.Store: claims given back to the queue.
+func (sg *Sending) Release(ctx context.Context, jobs []*delivery.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND state = 1 AND worker = ?", ids, sg.worker).Error
+}
+
+// Record implements delivery.Store: every outcome in one transaction, the
+// ledger rows and the send's counters together, so the counters are
+// exact (only rows this process still holds count).
+func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
+	type bounce struct {
+		id     int64
+		email  string
+		reason string
+	}
+	delivered := map[int64][]int64{}
+	bounced := map[int64][]bounce{}
+	type retry struct {
+		id      int64
+		attempt int
+		reason  string
+	}
+	var retries []retry
+	for _, o := range outs {
+		j := o.Job
+		switch {
+		case errors.Is(o.Err, delivery.ErrSkip):
+			// Its send was deleted: the ledger row is gone with it.
+		case o.Err == nil:
+			delivered[j.SendID] = append(delivered[j.SendID], j.ID)
+		case o.Temporary() && sg.retryable(j.Attempts+1):
+			retries = append(retries, retry{j.ID, j.Attempts + 1, errText(o.Err)})
+		default:
+			bounced[j.SendID] = append(bounced[j.SendID], bounce{j.ID, j.To, errText(o.Err)})
+		}
+	}
+	now := models.NewTimestamp(models.Now())
+	return sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for sendID, ids := range delivered {
+			res := tx.Exec("UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND state = 1 AND worker = ?", now, ids, sg.worker)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected > 0 {
+				if err := tx.Exec("UPDATE single_sends SET delivered = delivered + ?, sent_at = COALESCE(sent_at, ?) WHERE id = ?",
+					res.RowsAffected, now, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for sendID, bs := range bounced {
+			var accountID int64
+			if err := tx.Model(&models.SingleSend{}).Select("user_id").Where("id = ?", sendID).Scan(&accountID).Error; err != nil {
+				return err
+			}
+			var n int64
+			for _, b := range bs {
+				res := tx.Exec("UPDATE send_messages SET state = 3, worker = NULL, error = ? WHERE id = ? AND state = 1 AND worker = ?", b.reason, b.id, sg.worker)
+				if res.Error != nil {
+					return res.Error
+				}
+				if res.RowsAffected == 0 || accountID == 0 {
+					continue
+				}
+				n++
+				sid := sendID
+				if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, created_at) VALUES (?, ?, ?, ?, ?)
+					ON CONFLICT (user_id, email) DO NOTHING`, accountID, b.email, b.reason, sid, now).Error; err != nil {
+					return err
+				}
+			}
+			if n > 0 {
+				if err := tx.Exec("UPDATE single_sends SET bounces = bounces + ? WHERE id = ?", n, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for _, r := range retries {
+			next := sg.nowMS() + sg.backoff(r.attempt).Milliseconds()
+			if err := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND state = 1 AND worker = ?",
+				r.attempt, next, r.reason, r.id, sg.worker).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// backoff is the wait before retry number attempt (1, 2, …): Backoff,
+// doubling.
+func (sg *Sending) backoff(attempt int) time.Duration {
+	d := sg.cfg.Backoff
+	for i := 1; i < attempt && d < sg.cfg.Window; i++ {
+		d *= 2
+	}
+	return d
+}
+
+// retryable reports whether a message that failed for the attempt-th time
+// is still within the retry window: the waits so far plus the next one.
+func (sg *Sending) retryable(attempt int) bool {
+	var total time.Duration
+	for i := 1; i <= attempt; i++ {
+		total += sg.backoff(i)
+		if total > sg.cfg.Window {
+			return false
+		}
+	}
+	return true
+}
+
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 500 {
+		s = s[:500]
+	}
+	return s
+}
+
+// compiledFor returns the send's compiled message parts, made once per
+// process and send.
+func (sg *Sending) compiledFor(ctx context.Context, sendID int64) (*compiledSend, error) {
+	sg.mu.Lock()
+	c := sg.compiled[sendID]
+	sg.mu.Unlock()
+	if c != nil {
+		return c, nil
+	}
+	var ss models.SingleSend
+	if err := sg.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
+		return nil, notFound(err)
+	}
+	c, err := sg.compile(ctx, &ss)
+	if err != nil {
+		return nil, err
+	}
+	sg.mu.Lock()
+	sg.compiled[sendID] = c
+	sg.mu.Unlock()
+	return c, nil
+}
+
+func (sg *Sending) forget(sendID int64) {
+	sg.mu.Lock()
+	delete(sg.compiled, sendID)
+	sg.mu.Unlock()
+}
+
+// cancel stops deleted sends at once in this process.
+func (sg *Sending) cancel(ids []int64) {
+	sg.mu.Lock()
+	for _, id := range ids {
+		if c := sg.compiled[id]; c != nil {
+			c.cancelled.Store(true)
+			delete(sg.compiled, id)
+		}
+	}
+	sg.readAt = time.Time{}
+	sg.mu.Unlock()
+}
+
+// compiledSend is a send's message, parsed once: every per-recipient part
+// is a placeholder, filled by build.
+type compiledSend struct {
+	cancelled    atomic.Bool
+	send         *models.SingleSend
+	account      int64
+	from         mail.Address
+	replyTo      string
+	subject      *delivery.Template
+	html         *delivery.Template
+	text         *delivery.Template
+	links        []string
+	dkim         *delivery.DKIMKey
+	senderName   string
+	senderAddr   string
+	needsContact bool
+	baseURL      string
+}
+
+// tokenName is the placeholder the tracking token takes while a message is
+// compiled; it cannot clash with a field name (those start with a letter).
+const tokenName = "__tk"
+
+// compile makes a send's compiled message: links rewritten through the
+// click redirect, the open pixel, the preheader, the text part derived
+// once from the design.
+func (sg *Sending) compile(ctx context.Context, ss *models.SingleSend) (*compiledSend, error) {
+	return compileSend(ctx, sg.db, sg.mail.baseURL, ss)
+}
+
+func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend) (*compiledSend, error) {
+	html := ""
+	if ss.TemplateHTML != nil {
+		html = *ss.TemplateHTML
+	}
+	text := delivery.HTMLToText(html)
+	tracked, links := delivery.TrackLinks(html, func(i int, _ string) string {
+		return base + "/t/c/((" + tokenName + "))/" + strconv.Itoa(i)
+	})
+	tracked = delivery.InsertPreheader(tracked, ss.Preheader)
+	tracked = delivery.AddPixel(tracked, base+"/t/o/(("+tokenName+")).gif")
+	c := &compiledSend{
+		send: ss, account: ss.UserID, from: mail.Address{Address: ss.FromSender}, replyTo: ss.ReplyTo,
+		subject: delivery.Compile(ss.Subject), html: delivery.Compile(tracked), text: delivery.Compile(text),
+		links: links, baseURL: base,
+	}
+	if ss.SenderName != nil {
+		c.from.Name, c.senderName = *ss.SenderName, *ss.SenderName
+	}
+	if ss.SenderAddress != nil {
+		c.senderAddr = *ss.SenderAddress
+	}
+	for _, t := range []*delivery.Template{c.subject, c.html, c.text} {
+		for _, n := range t.Names() {
+			switch n {
+			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
+			default:
+				c.needsContact = true
+			}
+		}
+	}
+	// Signed when the account has a key for the sender's domain (made on
+	// the sender's DNS page); never made here, as the DNS record would be
+	// missing and the signature fail.
+	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])
+	var row models.SenderDomain
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
+	switch {
+	case err == nil:
+		if c.dkim, err = delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, err
+	}
+	return c, nil
+}
+
+// build renders and writes one recipient's message.
+func (c *compiledSend) build(key []byte, r claimedRow, ct *models.Contact) ([]byte, error) {
+	if c.cancelled.Load() {
+		return nil, delivery.ErrSkip
+	}
+	msg, err := c.message(key, r, ct)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := delivery.Build(msg)
+	if err != nil {
+		return nil, err
+	}
+	if c.dkim != nil {
+		return delivery.SignMessage(raw, c.dkim)
+	}
+	return raw, nil
+}
+
+// message renders one recipient's message.
+func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*delivery.Message, error) {
+	tok := delivery.SignToken(key, r.ID)
+	var custom map[string]string
+	lookup := func(name string) string {
+		switch name {
+		case tokenName:
+			return tok
+		case "email":
+			return r.Email
+		case "first_name":
+			if ct != nil {
+				return ct.FirstName
+			}
+			return r.FirstName
+		case "last_name":
+			if ct != nil {
+				return ct.LastName
+			}
+			return r.LastName
+		case "sender_name":
+			return c.senderName
+		case "sender_address":
+			return c.senderAddr
+		case "unsubscribe_preferences":
+			return c.baseURL + "/u/" + tok
+		case "view_in_browser":
+			return c.baseURL + "/m/" + tok
+		}
+		if ct == nil {
+			return ""
+		}
+		if v, ok := contactField(ct, name); ok {
+			return v
+		}
+		if custom == nil {
+			custom = parseCustom(string(ct.CustomFields))
+		}
+		return custom[name]
+	}
+	name := strings.TrimSpace(lookup("first_name") + " " + lookup("last_name"))
+	m := &delivery.Message{
+		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
+		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
+		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
+		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
+	}
+	return m, nil
+}
+
+// contactField is a reserved field's value for a placeholder.
+func contactField(c *models.Contact, name string) (string, bool) {
+	switch name {
+	case "alt_email":
+		if c.AltEmail != nil {
+			return *c.AltEmail, true
+		}
+		return "", true
+	case "country":
+		return countryName(c.Country), true
+	case "state":
+		return c.State, true
+	case "city":
+		return c.City, true
+	case "address_line1":
+		return c.AddressLine1, true
+	case "address_line2":
+		return c.AddressLine2, true
+	case "state_province_region":
+		return c.StateProvinceRegion, true
+	case "postal_code":
+		return c.PostalCode, true
+	}
+	return "", false
+}

@@ -1,0 +1,601 @@
+package service_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/mail"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"herald/dbtest"
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+	"herald/smtptest"
+)
+
+// sendFixture is an account with a verified sender and a group, wired to
+// a loopback SMTP server through the real engine.
+type sendFixture struct {
+	t      *testing.T
+	ctx    context.Context
+	svc    *service.Service
+	srv    *smtptest.Server
+	sg     *service.Sending
+	acct   int64
+	sender int64
+	group  int64
+
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (f *sendFixture) clock() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *sendFixture) advance(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}
+
+// newSendFixture starts the engine unless manual (then the test calls Tick
+// and runs the engine itself).
+func newSendFixture(t *testing.T, run bool) *sendFixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &sendFixture{t: t, ctx: ctx, svc: dbtest.Service(t), srv: smtptest.Start(t), now: time.Now()}
+	f.acct = newAccount(t, f.svc, "owner@herald.test")
+	tr, err := delivery.OpenTransport(f.srv.URL(), 4, f.svc.Outbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	snd, err := f.svc.Senders.Create(ctx, f.acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
+		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	f.sender = snd.ID
+	g, err := f.svc.Groups.Create(ctx, f.acct, service.GroupInput{GroupName: "Newsletter", Description: "Our monthly news", IsDisplay: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.group = g.ID
+	f.sg, err = f.svc.NewSending(ctx, service.SendingConfig{Conns: 4, Backoff: 30 * time.Millisecond, Window: time.Hour,
+		Tick: 20 * time.Millisecond, Now: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	if run {
+		go func() { defer close(done); f.sg.Run(ctx) }()
+	} else {
+		close(done)
+	}
+	t.Cleanup(func() { cancel(); <-done; tr.Close() })
+	// The sender's verification mail went through the sink: start counting
+	// from zero.
+	f.srv.WaitCount(1, 5*time.Second)
+	return f
+}
+
+func (f *sendFixture) contactType(name string, emails ...string) int64 {
+	f.t.Helper()
+	ct, err := f.svc.ContactTypes.Create(f.ctx, f.acct, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i, e := range emails {
+		if _, err := f.svc.Contacts.Create(f.ctx, f.acct, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10),
+			FirstName: "Name" + strconv.Itoa(i), LastName: "Last", Email: e, Country: "250"}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return ct.ID
+}
+
+func (f *sendFixture) input(name string, to []string, exclude []string) service.SingleSendInput {
+	return service.SingleSendInput{
+		TemplateID: "1", TemplateHTML: `<html><body><p>Hello ((first_name)) ((last_name))!</p><p>Your code: ((code))</p>` +
+			`<a href="https://shop.example.com/sale">Sale</a> <a href="https://shop.example.com/sale">Again</a> <a href="mailto:x@y.z">Mail</a>` +
+			`<p>((sender_name)), ((sender_address))</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`,
+		SenderID: strconv.FormatInt(f.sender, 10), UnsubscribeGroupID: strconv.FormatInt(f.group, 10),
+		SingleSendName: name, Subject: "Hi ((first_name))", Preheader: "News for ((first_name))",
+		RecipientID: to, ExcludeRecipientID: exclude, ScheduleType: "0",
+	}
+}
+
+func (f *sendFixture) create(in service.SingleSendInput) *models.SingleSend {
+	f.t.Helper()
+	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	if err != nil {
+		f.t.Fatalf("create: %v", err)
+	}
+	return ss
+}
+
+// waitStatus waits for a send to reach status.
+func (f *sendFixture) waitStatus(utr string, status int, d time.Duration) *models.SingleSend {
+	f.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ss, err := f.svc.SingleSends.Get(f.ctx, f.acct, utr)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if ss.Status == status {
+			return ss
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("send %s: status %d after %v, want %d (triggered %d delivered %d bounces %d)", utr, ss.Status, d, status, ss.Triggered, ss.Delivered, ss.Bounces)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sent returns the messages of one send (by its X-Herald-Send header).
+func (f *sendFixture) sent(utr string) []smtptest.Message {
+	var out []smtptest.Message
+	for _, m := range f.srv.Messages() {
+		if m.Header().Get("X-Herald-Send") == utr {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func recipients(ms []smtptest.Message) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.To)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestSendDeliversExactlyToTheAudience(t *testing.T) {
+	f := newSendFixture(t, true)
+	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	var a []string
+	for i := range 30 {
+		a = append(a, fmt.Sprintf("a%02d@example.com", i))
+	}
+	typeA := f.contactType("Customers", a...)
+	// B overlaps A on three addresses (one message each) and adds two.
+	typeB := f.contactType("Leads", "a00@example.com", "A01@Example.com", "a02@example.com", "b1@example.com", "b2@example.com")
+	// C is excluded: two of A.
+	typeC := f.contactType("Staff", "a03@example.com", "a04@example.com")
+	// A segment of A (first_name Name5) excluded too, and one address added to it by hand.
+	seg, err := f.svc.Segments.Create(f.ctx, f.acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Fives",
+		SelectField: []string{"first_name"}, SelectOperator: []string{"equals"}, Value: []string{"Name5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Segments.AddEmail(f.ctx, f.acct, service.SegmentEmailInput{SegmentID: strconv.FormatInt(seg.ID, 10), FirstName: "Bea", LastName: "Hand", Email: "b1@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	// Global unsubscriber, group recipient and a suppressed address.
+	if _, err := f.svc.Unsubscribers.Add(f.ctx, f.acct, "a06@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "a07@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DB.W.Create(&models.Suppression{UserID: f.acct, Email: "a08@example.com", Reason: "550", CreatedAt: models.NewTimestamp(models.Now())}).Error; err != nil {
+		t.Fatal(err)
+	}
+	// The contact of A with a custom value.
+	var c models.Contact
+	f.svc.DB.R.Where("email = ? AND contact_type_id = ?", "a09@example.com", typeA).First(&c)
+	if _, err := f.svc.Contacts.Update(f.ctx, f.acct, service.ContactInput{ContactID: strconv.FormatInt(c.ID, 10), ContactTypeID: strconv.FormatInt(typeA, 10),
+		Email: "a09@example.com", FirstName: "Zoé", Country: "250", Custom: map[string]string{"code": "X<9>"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	in := f.input("Spring sale", []string{"contacts_" + strconv.FormatInt(typeA, 10), "contacts_" + strconv.FormatInt(typeB, 10)},
+		[]string{"contacts_" + strconv.FormatInt(typeC, 10), "segments_" + strconv.FormatInt(seg.ID, 10)})
+	if n, err := f.svc.SingleSends.AudienceCount(f.ctx, f.acct, in.RecipientID, in.ExcludeRecipientID, f.group); err != nil || n != 25 {
+		t.Fatalf("audience count = %d, %v; want 25", n, err)
+	}
+	ss := f.create(in)
+	if ss.Status != models.SendInitiate {
+		t.Fatalf("status after create = %d, want 0", ss.Status)
+	}
+	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+
+	var want []string
+	skip := map[string]bool{"a03@example.com": true, "a04@example.com": true, "a05@example.com": true, "b1@example.com": true,
+		"a06@example.com": true, "a07@example.com": true, "a08@example.com": true}
+	for _, e := range append(a, "b2@example.com", "b1@example.com") {
+		if !skip[e] {
+			want = append(want, e)
+		}
+	}
+	sort.Strings(want)
+	msgs := f.sent(ss.Utr)
+	if got := recipients(msgs); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("recipients:\n got %v\nwant %v", got, want)
+	}
+	if done.Triggered != int64(len(want)) || done.Delivered != int64(len(want)) || done.Bounces != 0 || done.SentAt.IsZero() {
+		t.Fatalf("counters: triggered %d delivered %d bounces %d sent_at %v; want %d", done.Triggered, done.Delivered, done.Bounces, done.SentAt, len(want))
+	}
+
+	ids := map[string]bool{}
+	for _, m := range msgs {
+		h := m.Header()
+		if ids[h.Get("Message-Id")] {
+			t.Fatalf("Message-ID %s twice", h.Get("Message-Id"))
+		}
+		ids[h.Get("Message-Id")] = true
+		from, _ := mail.ParseAddress(h.Get("From"))
+		if from == nil || from.Address != "news@shop.example.com" || from.Name != "Shop" || h.Get("Reply-To") != "<help@shop.example.com>" {
+			t.Fatalf("From %q Reply-To %q", h.Get("From"), h.Get("Reply-To"))
+		}
+		lu := h.Get("List-Unsubscribe")
+		if !strings.HasPrefix(lu, "<http://herald.test/u/") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
+			t.Fatalf("List-Unsubscribe %q / %q", lu, h.Get("List-Unsubscribe-Post"))
+		}
+		subject, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+		htmlPart, textPart := parts(t, m.Data)
+		if m.To == "a09@example.com" {
+			if subject != "Hi Zoé" || !strings.Contains(htmlPart, "Your code: X&lt;9&gt;") || !strings.Contains(textPart, "Your code: X<9>") {
+				t.Fatalf("placeholders of a09: subject %q\n%s\n%s", subject, htmlPart, textPart)
+			}
+		}
+		if m.To == "a10@example.com" && (subject != "Hi Name10" || !strings.Contains(htmlPart, "Hello Name10 Last!")) {
+			t.Fatalf("placeholders of a10: %q %s", subject, htmlPart)
+		}
+		if !strings.Contains(htmlPart, "Shop, 1 rue de Rivoli, France") || !strings.Contains(htmlPart, "News for") {
+			t.Fatalf("sender placeholders or preheader missing: %s", htmlPart)
+		}
+		// Links go through the redirect, once per distinct link; mailto stays.
+		if strings.Count(htmlPart, "http://herald.test/t/c/") != 2 || !strings.Contains(htmlPart, "/t/c/") || !strings.Contains(htmlPart, `href="mailto:x@y.z"`) ||
+			strings.Contains(htmlPart, `href="https://shop.example.com/sale"`) || !strings.Contains(htmlPart, "http://herald.test/t/o/") ||
+			!strings.Contains(htmlPart, `href="http://herald.test/u/`) {
+			t.Fatalf("tracking: %s", htmlPart)
+		}
+	}
+}
+
+// parts returns the decoded HTML and text parts of a message.
+func parts(t *testing.T, data []byte) (htmlPart, textPart string) {
+	t.Helper()
+	msg, err := mail.ReadMessage(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(p) // multipart decodes quoted-printable
+		if strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") {
+			htmlPart = string(b)
+		} else {
+			textPart = string(b)
+		}
+	}
+}
+
+func tokenOf(t *testing.T, m smtptest.Message) string {
+	t.Helper()
+	lu := strings.Trim(m.Header().Get("List-Unsubscribe"), "<>")
+	u, err := url.Parse(lu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/u/")
+}
+
+func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
+	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
+	first := f.create(f.input("First", to, nil))
+	f.waitStatus(first.Utr, models.SendCompleted, 20*time.Second)
+	var bob smtptest.Message
+	for _, m := range f.sent(first.Utr) {
+		if m.To == "bob@example.com" {
+			bob = m
+		}
+	}
+	tok := tokenOf(t, bob)
+	if err := f.svc.Tracking.OneClick(f.ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Tracking.OneClick(f.ctx, tok); err != nil { // twice: counted once
+		t.Fatal(err)
+	}
+	if err := f.svc.Tracking.OneClick(f.ctx, tok[:len(tok)-2]+"xx"); !service.IsNotFound(err) {
+		t.Fatalf("forged token: %v", err)
+	}
+	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, first.Utr)
+	if got.Unsubscribes != 1 {
+		t.Fatalf("unsubscribes = %d, want 1", got.Unsubscribes)
+	}
+	second := f.create(f.input("Second", to, nil))
+	done := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second)
+	if r := recipients(f.sent(second.Utr)); strings.Join(r, ",") != "ann@example.com,cy@example.com" || done.Triggered != 2 {
+		t.Fatalf("second send went to %v (triggered %d)", r, done.Triggered)
+	}
+}
+
+func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Always("bad@example.com", 550)
+	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
+	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
+	ss := f.create(f.input("First", to, nil))
+	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	if done.Bounces != 1 || done.Delivered != 2 || done.Triggered != 3 {
+		t.Fatalf("triggered %d delivered %d bounces %d", done.Triggered, done.Delivered, done.Bounces)
+	}
+	var sup []*models.Suppression
+	_ = f.svc.Suppressions.Each(f.ctx, f.acct, service.ListFilter{}, func(s *models.Suppression) error { sup = append(sup, s); return nil })
+	if len(sup) != 1 || sup[0].Email != "bad@example.com" || !strings.Contains(sup[0].Reason, "550") {
+		t.Fatalf("suppressions: %+v", sup)
+	}
+	// A later send leaves it out; lifted, it is in again.
+	second := f.create(f.input("Second", to, nil))
+	if d := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 2 || d.Bounces != 0 {
+		t.Fatalf("second: triggered %d bounces %d", d.Triggered, d.Bounces)
+	}
+	if err := f.svc.Suppressions.Lift(f.ctx, f.acct, sup[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Suppressions.Lift(f.ctx, f.acct+1, sup[0].ID); !service.IsNotFound(err) {
+		t.Fatalf("lift of another account: %v", err)
+	}
+	third := f.create(f.input("Third", to, nil))
+	if d := f.waitStatus(third.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 {
+		t.Fatalf("third: triggered %d", d.Triggered)
+	}
+}
+
+func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Fail("slow@example.com", 451, 421)
+	typeA := f.contactType("Customers", "ann@example.com", "slow@example.com")
+	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	// Retries wait for the injected clock: move it past each backoff.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		if got.Status == models.SendCompleted {
+			if got.Delivered != 2 || got.Bounces != 0 {
+				t.Fatalf("delivered %d bounces %d", got.Delivered, got.Bounces)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not completed: %+v", got)
+		}
+		f.advance(50 * time.Millisecond)
+		f.sg.Wake()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := f.srv.PerRecipient()["slow@example.com"]; n != 1 {
+		t.Fatalf("slow@example.com got %d messages, want 1", n)
+	}
+}
+
+func TestRetryWindowEndsInABounce(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Always("down@example.com", 451)
+	typeA := f.contactType("Customers", "down@example.com")
+	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		if got.Status == models.SendCompleted {
+			if got.Bounces != 1 || got.Delivered != 0 {
+				t.Fatalf("delivered %d bounces %d", got.Delivered, got.Bounces)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not completed: %+v", got)
+		}
+		f.advance(10 * time.Minute) // the window is an hour
+		f.sg.Wake()
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestOpensAndClicksAreCounted(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	msgs := f.sent(ss.Utr)
+	var wg sync.WaitGroup
+	for _, m := range msgs {
+		tok := tokenOf(t, m)
+		for range 5 { // concurrent: no lost increments
+			wg.Add(2)
+			go func() { defer wg.Done(); _ = f.svc.Tracking.Open(f.ctx, tok) }()
+			go func() {
+				defer wg.Done()
+				to, err := f.svc.Tracking.Click(f.ctx, tok, 0)
+				if err != nil || to != "https://shop.example.com/sale" {
+					t.Errorf("click: %q %v", to, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	tok := tokenOf(t, msgs[0])
+	if _, err := f.svc.Tracking.Click(f.ctx, tok, 1); !service.IsNotFound(err) {
+		t.Fatalf("a link that was not in the message: %v", err)
+	}
+	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+	if got.TotalOpens != 10 || got.UniqueOpens != 2 || got.TotalClicks != 10 || got.UniqueClicks != 2 {
+		t.Fatalf("opens %d/%d clicks %d/%d", got.TotalOpens, got.UniqueOpens, got.TotalClicks, got.UniqueClicks)
+	}
+	buckets, links, err := f.svc.SingleSends.Activity(f.ctx, got)
+	if err != nil || len(links) != 1 || links[0].Clicks != 10 || len(buckets) == 0 {
+		t.Fatalf("activity: %v %+v %v", buckets, links, err)
+	}
+	var opens int64
+	for _, b := range buckets {
+		opens += b.Opens
+	}
+	if opens != 10 {
+		t.Fatalf("opens in buckets = %d", opens)
+	}
+	// Preferences: leave the group, then everything; join again.
+	p, err := f.svc.Tracking.Preferences(f.ctx, tok)
+	if err != nil || len(p.Groups) != 1 || p.Groups[0].Unsubscribed || p.All {
+		t.Fatalf("preferences: %+v %v", p, err)
+	}
+	if err := f.svc.Tracking.SavePreferences(f.ctx, tok, []int64{f.group}, true); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = f.svc.Tracking.Preferences(f.ctx, tok); !p.Groups[0].Unsubscribed || !p.All {
+		t.Fatalf("after leaving: %+v", p)
+	}
+	if err := f.svc.Tracking.SavePreferences(f.ctx, tok, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ = f.svc.Tracking.Preferences(f.ctx, tok); p.Groups[0].Unsubscribed || p.All {
+		t.Fatalf("after joining again: %+v", p)
+	}
+	subject, html, err := f.svc.Tracking.View(f.ctx, tok)
+	if err != nil || !strings.HasPrefix(subject, "Hi Name") || !strings.Contains(html, "Hello Name") {
+		t.Fatalf("view: %q %v", subject, err)
+	}
+}
+
+func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
+	f := newSendFixture(t, false)
+	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
+		t.Fatal(err)
+	}
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	f.mu.Lock()
+	f.now = time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo) // 08:00 in Tokyo
+	f.mu.Unlock()
+	typeA := f.contactType("Customers", "ann@example.com")
+	in := f.input("Later", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
+	ss := f.create(in)
+	if ss.Status != models.SendReady || ss.ScheduleTime != "09:30:00" || ss.ScheduleDate != "2030-05-01" {
+		t.Fatalf("scheduled send: status %d %s %s", ss.Status, ss.ScheduleDate, ss.ScheduleTime)
+	}
+	// In the past (07:00 Tokyo) it is refused.
+	in.ScheduleTime = "07:00"
+	if _, err := f.svc.SingleSends.Create(f.ctx, f.acct, in); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("a time in the past: %v", err)
+	}
+	tick := func() {
+		if err := f.sg.Tick(f.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick()
+	f.advance(89 * time.Minute) // 09:29
+	tick()
+	if got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr); got.Status != models.SendReady {
+		t.Fatalf("fired early: status %d", got.Status)
+	}
+	f.advance(2 * time.Minute) // 09:31: the process "was down" at 09:30; it fires once now
+	tick()
+	tick()
+	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+	if got.Status != models.SendRunning {
+		t.Fatalf("status %d after its time, want 2", got.Status)
+	}
+	// The engine (started now) sends it; the scheduler completes it.
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); f.sg.Run(ctx) }()
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	cancel()
+	<-done
+	if n := f.srv.PerRecipient()["ann@example.com"]; n != 1 {
+		t.Fatalf("ann got %d", n)
+	}
+}
+
+func TestDeletingARunningSendStopsIt(t *testing.T) {
+	f := newSendFixture(t, false)
+	var emails []string
+	for i := range 300 {
+		emails = append(emails, fmt.Sprintf("r%03d@example.com", i))
+	}
+	typeA := f.contactType("Customers", emails...)
+	ss := f.create(f.input("Big", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond, Now: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); slow.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if !f.srv.WaitCount(1+20, 20*time.Second) {
+		t.Fatal("the send did not start")
+	}
+	if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); err != nil {
+		t.Fatal(err)
+	}
+	at := f.srv.Count()
+	time.Sleep(500 * time.Millisecond)
+	if after := f.srv.Count(); after > at+4 { // at most what was on the wire
+		t.Fatalf("still sending after delete: %d then %d", at, after)
+	}
+	if f.srv.Count() > 1+150 {
+		t.Fatalf("rate limit of 50/s not applied: %d messages", f.srv.Count())
+	}
+}
+
+func TestSendTestMailsOneAddress(t *testing.T) {
+	f := newSendFixture(t, false)
+	in := f.input("", nil, nil)
+	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "not-an-address", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("bad address: %v", err)
+	}
+	in.Subject = ""
+	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "me@example.com", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("no subject: %v", err)
+	}
+	in.Subject = "Hi ((first_name))"
+	before := f.srv.Count()
+	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "Me@Example.com", f.svc.Mail); err != nil {
+		t.Fatal(err)
+	}
+	if !f.srv.WaitCount(before+1, 5*time.Second) {
+		t.Fatal("no test message")
+	}
+	m := f.srv.Messages()[before]
+	subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
+	if m.To != "me@example.com" || !strings.HasPrefix(subject, "[Test] Hi ") {
+		t.Fatalf("test message to %s: %q", m.To, subject)
+	}
+}

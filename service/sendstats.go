@@ -1,0 +1,211 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/mail"
+	"strings"
+	"time"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Progress is where a send stands, for the console's progress bar.
+type Progress struct {
+	Status    int
+	Triggered int64 // in the ledger (0 while the audience is resolved)
+	Resolved  bool
+	Done      int64 // delivered + bounced
+	Delivered int64
+	Bounces   int64
+	Retrying  int64 // waiting for a retry after a temporary failure
+	Rate      float64
+	Remaining time.Duration // estimated; 0 when unknown
+	Percent   int
+}
+
+// Progress reads a send's progress. rate is messages per second over the
+// last minute of deliveries. Errors: ErrNotFound.
+func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string) (*models.SingleSend, *Progress, error) {
+	ss, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Progress{Status: ss.Status, Triggered: ss.Triggered, Resolved: ss.Resolved == 1, Delivered: ss.Delivered, Bounces: ss.Bounces}
+	p.Done = ss.Delivered + ss.Bounces
+	if ss.Status == models.SendRunning {
+		since := models.NewTimestamp(models.Now().Add(-time.Minute))
+		var recent int64
+		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = 2 AND sent_at >= ?", ss.ID, since).Count(&recent).Error; err != nil {
+			return nil, nil, err
+		}
+		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = 0 AND attempts > 0", ss.ID).Count(&p.Retrying).Error; err != nil {
+			return nil, nil, err
+		}
+		window := time.Minute
+		if !ss.SentAt.IsZero() {
+			if d := time.Since(ss.SentAt.Time); d < window {
+				window = d
+			}
+		}
+		if window > time.Second {
+			p.Rate = float64(recent) / window.Seconds()
+		}
+		if p.Rate > 0 && p.Triggered > p.Done {
+			p.Remaining = time.Duration(float64(p.Triggered-p.Done) / p.Rate * float64(time.Second))
+		}
+	}
+	if p.Triggered > 0 {
+		p.Percent = int(p.Done * 100 / p.Triggered)
+	}
+	if ss.Status == models.SendCompleted {
+		p.Percent = 100
+	}
+	return ss, p, nil
+}
+
+// Bucket is the opens and clicks of one period.
+type Bucket struct {
+	At     time.Time
+	Opens  int64
+	Clicks int64
+}
+
+// LinkClicks is one tracked link of a send and its clicks.
+type LinkClicks struct {
+	URL    string
+	Clicks int64
+}
+
+// Activity returns a send's opens and clicks per hour (per minute when
+// the send is less than three hours old), and clicks per link.
+func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bucket, []LinkClicks, error) {
+	step := time.Hour
+	if ss.SentAt.IsZero() || time.Since(ss.SentAt.Time) < 3*time.Hour {
+		step = time.Minute
+	}
+	byAt := map[time.Time]*Bucket{}
+	links := make([]LinkClicks, len(ss.Links))
+	for i, l := range ss.Links {
+		links[i].URL = l
+	}
+	// Events are read in id batches: a send opened millions of times is
+	// read without holding them all.
+	var last int64
+	for {
+		var rows []struct {
+			ID   int64
+			Kind int
+			Link int
+			At   models.Timestamp
+		}
+		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at").
+			Where("send_id = ? AND id > ?", ss.ID, last).Order("id").Limit(5000).Scan(&rows).Error; err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rows {
+			at := r.At.Time.Truncate(step)
+			b := byAt[at]
+			if b == nil {
+				b = &Bucket{At: at}
+				byAt[at] = b
+			}
+			if r.Kind == 1 {
+				b.Opens++
+			} else {
+				b.Clicks++
+				if r.Link >= 0 && r.Link < len(links) {
+					links[r.Link].Clicks++
+				}
+			}
+		}
+		if len(rows) < 5000 {
+			break
+		}
+		last = rows[len(rows)-1].ID
+	}
+	var out []Bucket
+	if len(byAt) > 0 {
+		var lo, hi time.Time
+		for t := range byAt {
+			if lo.IsZero() || t.Before(lo) {
+				lo = t
+			}
+			if t.After(hi) {
+				hi = t
+			}
+		}
+		// Continuous buckets (empty ones included), at most 500.
+		for t := lo; !t.After(hi) && len(out) < 500; t = t.Add(step) {
+			if b := byAt[t]; b != nil {
+				out = append(out, *b)
+			} else {
+				out = append(out, Bucket{At: t})
+			}
+		}
+	}
+	return out, links, nil
+}
+
+// sendSummary mails the account's notification recipients the statistics
+// of a completed send.
+func (sg *Sending) sendSummary(ctx context.Context, sendID int64) {
+	var ss models.SingleSend
+	if err := sg.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "utr").Where("id = ?", sendID).First(&ss).Error; err != nil {
+		return
+	}
+	rows := [][2]string{
+		{"Recipients", fmt.Sprint(ss.Triggered)}, {"Delivered", fmt.Sprint(ss.Delivered)}, {"Bounces", fmt.Sprint(ss.Bounces)},
+	}
+	sg.notifyAll(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
+		"Your single send “"+ss.SingleSendName+"” has completed.", rows,
+		sg.mail.baseURL+"/single-sends/"+ss.Utr)
+}
+
+// importDone mails the account's notification recipients the report of a
+// CSV import.
+func (sg *Sending) importDone(ctx context.Context, imp *models.Import) {
+	rows := [][2]string{
+		{"File", imp.FileName}, {"Status", imp.Status}, {"Rows read", fmt.Sprint(imp.RowsRead)},
+		{"Created", fmt.Sprint(imp.Created)}, {"Updated", fmt.Sprint(imp.Updated)}, {"Skipped", fmt.Sprint(imp.Skipped)},
+	}
+	if imp.Message != "" {
+		rows = append(rows, [2]string{"Message", imp.Message})
+	}
+	sg.notifyAll(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, sg.mail.baseURL+"/contacts")
+}
+
+func (sg *Sending) notifyAll(ctx context.Context, accountID int64, subject, intro string, rows [][2]string, link string) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(subject) + `</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%;background:#ffffff;border-radius:8px"><tr><td style="padding:32px">
+<h1 style="margin:0 0 16px;font-size:20px">` + html.EscapeString(subject) + `</h1><p style="margin:0 0 16px">` + html.EscapeString(intro) + `</p>
+<table role="presentation" cellpadding="6" cellspacing="0" style="border-collapse:collapse">`)
+	for _, r := range rows {
+		b.WriteString(`<tr><td style="color:#52606d">` + html.EscapeString(r[0]) + `</td><td style="font-weight:bold">` + html.EscapeString(r[1]) + `</td></tr>`)
+	}
+	b.WriteString(`</table><p style="margin:16px 0 0"><a href="` + html.EscapeString(link) + `">Open in Herald</a></p></td></tr></table></body></html>`)
+	body := b.String()
+	err := (&Notifications{db: sg.db}).Each(ctx, accountID, ListFilter{}, func(n *models.NotificationRecipient) error {
+		msg := &delivery.Message{From: sg.mail.from, To: mail.Address{Name: n.EmailOwner, Address: n.EmailAddress}, Subject: subject, HTML: body}
+		raw, err := delivery.Build(msg)
+		if err != nil {
+			return err
+		}
+		if key, kerr := sg.mail.SystemKey(ctx); kerr == nil {
+			if signed, serr := delivery.SignMessage(raw, key); serr == nil {
+				raw = signed
+			}
+		}
+		if err := sg.mail.transport.Send(WithAccount(ctx, accountID), sg.mail.from.Address, []string{n.EmailAddress}, raw); err != nil {
+			sg.log.Warn("sending: notification mail", "account", accountID, "err", err)
+		}
+		return nil
+	})
+	if err != nil {
+		sg.log.Warn("sending: notification recipients", "account", accountID, "err", err)
+	}
+}

@@ -1,0 +1,592 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+	"herald/world"
+)
+
+// SingleSends keeps one-off campaigns; the engine (Sending) sends them.
+type SingleSends struct {
+	db        *DB
+	templates Templates
+	now       func() time.Time
+	wake      func()            // tells the engine a send may be due; nil: nothing to tell
+	deleted   func(ids []int64) // tells the engine sends were deleted
+}
+
+// SingleSendInput is the body of create and update (api.md, Single sends).
+type SingleSendInput struct {
+	Utr                string // update only
+	TemplateID         string
+	TemplateJSON       string
+	TemplateHTML       string
+	SenderID           string
+	UnsubscribeGroupID string
+	SingleSendName     string
+	Subject            string
+	Preheader          string
+	RecipientID        []string
+	ExcludeRecipientID []string
+	ScheduleType       string
+	ScheduleDate       string
+	ScheduleTime       string
+}
+
+// Messages of single send validation beyond a missing field.
+const (
+	msgSenderNotVerified = "The selected sender is not verified."
+	msgSendLocked        = "A running or completed single send cannot be updated."
+)
+
+// maxSendName bounds names, subjects and preheaders.
+const maxSendName = 255
+
+// ParseTargets reads recipient items of the form contacts_<id> or
+// segments_<id>. It reports false for any other form.
+func ParseTargets(items []string) (models.Targets, bool) {
+	out := models.Targets{}
+	seen := map[models.Target]bool{}
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		table, id, ok := strings.Cut(it, "_")
+		if !ok || (table != "contacts" && table != "segments") {
+			return nil, false
+		}
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, false
+		}
+		t := models.Target{ID: strconv.FormatInt(n, 10), Table: table + "_"}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, true
+}
+
+// targetsExist reports whether every target is the account's live contact
+// type or segment.
+func targetsExist(ctx context.Context, q *gorm.DB, accountID int64, ts models.Targets) (bool, error) {
+	for _, t := range ts {
+		table := "contact_types"
+		if t.Table == "segments_" {
+			table = "segments"
+		}
+		var n int64
+		if err := q.WithContext(ctx).Table(table).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, t.ID).Count(&n).Error; err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// validate checks the body and fills a send from it (without id, utr,
+// status or counters).
+func (s *SingleSends) validate(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	return s.check(ctx, accountID, in, false)
+}
+
+// check is validate; a test message (forTest) needs no audience or name.
+func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, forTest bool) (*models.SingleSend, error) {
+	p := Problems{}
+	q := s.db.R
+	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}"}
+
+	if p.required("template_id", in.TemplateID) {
+		id, err := strconv.ParseInt(strings.TrimSpace(in.TemplateID), 10, 64)
+		if err != nil {
+			p.Add("template_id", msgInteger("template_id"))
+		} else if _, derr := s.templates.Design(id); derr != nil {
+			p.Add("template_id", "The selected template id is invalid.")
+		}
+		ss.TemplateID = id
+	}
+	html, js := in.TemplateHTML, in.TemplateJSON
+	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
+		p.Add("template_html", "The design may not be greater than 5 MB.")
+	}
+	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
+		html = htmlOfJSON(js)
+		if html == "" {
+			p.Add("template_json", "The template json must hold an html string to be sent.")
+		}
+	}
+	if strings.TrimSpace(html) == "" {
+		if ss.TemplateID == 1 && !p.Has("template_json") {
+			p.Add("template_html", "The template html field is required when template id is 1.")
+		} else if d, err := s.templates.Design(ss.TemplateID); err == nil {
+			html = d.HTMLCode
+		}
+	}
+	if html != "" {
+		ss.TemplateHTML = &html
+	}
+	if js != "" {
+		ss.TemplateJSON = &js
+	}
+
+	if p.required("sender_id", in.SenderID) {
+		id, err := ParseID(in.SenderID)
+		var snd *models.Sender
+		if err == nil {
+			snd, err = sender(ctx, q, accountID, id)
+		}
+		switch {
+		case IsNotFound(err):
+			p.Add("sender_id", "The selected sender id is invalid.")
+		case err != nil:
+			return nil, err
+		case snd.IsVerified != 1:
+			p.Add("sender_id", msgSenderNotVerified)
+		default:
+			ss.SenderID = snd.ID
+			ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
+			name, addr := snd.FromName, postalAddress(snd)
+			ss.SenderName, ss.SenderAddress = &name, &addr
+		}
+	}
+	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
+		id, err := ParseID(in.UnsubscribeGroupID)
+		if err == nil {
+			_, err = (&Groups{db: s.db}).Get(ctx, accountID, id)
+		}
+		switch {
+		case IsNotFound(err):
+			p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
+		case err != nil:
+			return nil, err
+		default:
+			ss.UnsubscribeGroupID = id
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    string
+		dst  *string
+	}{{"single_send_name", in.SingleSendName, &ss.SingleSendName}, {"subject", in.Subject, &ss.Subject}, {"preheader", in.Preheader, &ss.Preheader}} {
+		v := strings.TrimSpace(f.v)
+		if forTest && f.name == "single_send_name" {
+			continue
+		}
+		if p.required(f.name, v) {
+			p.maxLen(f.name, v, maxSendName)
+		}
+		*f.dst = v
+	}
+	for _, f := range []struct {
+		name     string
+		items    []string
+		required bool
+		dst      *models.Targets
+	}{{"recipient_id", in.RecipientID, true, &ss.RecipientID}, {"exclude_specific_recipient_id", in.ExcludeRecipientID, false, &ss.ExcludeSpecificRecipientID}} {
+		items := nonBlank(f.items)
+		if len(items) == 0 {
+			if f.required && !forTest {
+				p.Add(f.name, msgRequired(f.name))
+			}
+			*f.dst = models.Targets{}
+			continue
+		}
+		ts, ok := ParseTargets(items)
+		if ok {
+			var err error
+			if ok, err = targetsExist(ctx, q, accountID, ts); err != nil {
+				return nil, err
+			}
+		}
+		if !ok {
+			p.Add(f.name, "The selected "+Label(f.name)+" is invalid.")
+		}
+		*f.dst = ts
+	}
+	if p.required("schedule_type", in.ScheduleType) {
+		ss.ScheduleType = p.flag("schedule_type", in.ScheduleType)
+	}
+	if ss.ScheduleType == 1 && !p.Has("schedule_type") {
+		at, err := s.scheduleAt(ctx, accountID, in.ScheduleDate, in.ScheduleTime, p)
+		if err != nil {
+			return nil, err
+		}
+		if !at.IsZero() {
+			ts := models.NewTimestamp(at)
+			ss.SendAfter = &ts
+			ss.ScheduleDate = strings.TrimSpace(in.ScheduleDate)
+			ss.ScheduleTime = normalTime(in.ScheduleTime)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+// scheduleAt reads a scheduled send's date and time in the account's time
+// zone and returns the UTC instant; zero (with problems recorded) when
+// missing, malformed or not in the future.
+func (s *SingleSends) scheduleAt(ctx context.Context, accountID int64, date, clock string, p Problems) (time.Time, error) {
+	date, clock = strings.TrimSpace(date), strings.TrimSpace(clock)
+	okDate, okTime := p.required("schedule_date", date), p.required("schedule_time", clock)
+	if !okDate || !okTime {
+		return time.Time{}, nil
+	}
+	loc, err := s.location(ctx, accountID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	d, err := time.ParseInLocation("2006-01-02", date, loc)
+	if err != nil {
+		p.Add("schedule_date", "The schedule date does not match the format Y-m-d.")
+	}
+	t, terr := time.Parse("15:04:05", normalTime(clock))
+	if terr != nil {
+		p.Add("schedule_time", "The schedule time does not match the format H:i:s.")
+	}
+	if err != nil || terr != nil {
+		return time.Time{}, nil
+	}
+	at := time.Date(d.Year(), d.Month(), d.Day(), t.Hour(), t.Minute(), t.Second(), 0, loc)
+	if !at.After(s.now()) {
+		p.Add("schedule_date", "The schedule date and time must be in the future.")
+		return time.Time{}, nil
+	}
+	return at.UTC(), nil
+}
+
+// normalTime turns H:i into H:i:s.
+func normalTime(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) == 5 && s[2] == ':' {
+		return s + ":00"
+	}
+	return s
+}
+
+// location is the account's time zone (UTC when unset or unknown).
+func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Location, error) {
+	var tz string
+	if err := s.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
+		return nil, err
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		return time.UTC, nil
+	}
+	return loc, nil
+}
+
+// htmlOfJSON takes the HTML out of a template_json document that carries
+// one under "html" (the editor's export); "" otherwise.
+func htmlOfJSON(doc string) string {
+	var v struct {
+		HTML string `json:"html"`
+	}
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return ""
+	}
+	return v.HTML
+}
+
+// postalAddress is the sender's postal address on one line, for the
+// ((sender_address)) placeholder (anti-spam laws ask for it in every mail).
+func postalAddress(s *models.Sender) string {
+	parts := []string{s.CompanyAddress, s.CompanyAddress2}
+	var city, state, country string
+	if c, ok := world.CityByID(s.CityID); ok {
+		city = c.Name
+	}
+	if st, ok := world.StateByID(s.StateID); ok {
+		state = st.Name
+	}
+	if c, ok := world.CountryByID(s.CountryID); ok {
+		country = c.Name
+	}
+	if z := strings.TrimSpace(s.ZipCode); z != "" {
+		city = strings.TrimSpace(z + " " + city)
+	}
+	parts = append(parts, city, state, country)
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func nonBlank(items []string) []string {
+	var out []string
+	for _, it := range items {
+		if strings.TrimSpace(it) != "" {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Create saves a send and arms it as schedule_type says: an immediate send
+// starts within seconds, a scheduled one at its time. It returns the utr.
+// Errors: validation.
+func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	ss, err := s.validate(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 1, models.StringArray{}
+	ss.Status = models.SendInitiate
+	if ss.ScheduleType == 1 {
+		ss.Status = models.SendReady
+	}
+	if err := s.db.W.WithContext(ctx).Create(ss).Error; err != nil {
+		return nil, err
+	}
+	s.poke()
+	return ss, nil
+}
+
+// Update replaces a send that has not started and arms it again.
+// Errors: ErrNotFound, validation (also when it is running or completed).
+func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	cur, err := s.Get(ctx, accountID, in.Utr)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Status >= models.SendRunning {
+		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	}
+	ss, err := s.validate(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	status := models.SendInitiate
+	if ss.ScheduleType == 1 {
+		status = models.SendReady
+	}
+	// Only a send still waiting changes: the engine may have started it
+	// since it was read.
+	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
+		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
+		Updates(map[string]any{
+			"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
+			"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
+			"sender_id": ss.SenderID, "unsubscribe_group_id": ss.UnsubscribeGroupID, "single_send_name": ss.SingleSendName,
+			"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
+			"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
+			"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
+			"status": status, "armed": 1, "updated_at": models.Now(),
+		})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	}
+	s.poke()
+	return s.Get(ctx, accountID, cur.Utr)
+}
+
+func (s *SingleSends) poke() {
+	if s.wake != nil {
+		s.wake()
+	}
+}
+
+// byUtr finds a send by utr (or by its integer id, which bulk delete takes too).
+func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
+	key = strings.TrimSpace(key)
+	if id, err := strconv.ParseInt(key, 10, 64); err == nil {
+		return q.Where("user_id = ? AND id = ?", accountID, id)
+	}
+	return q.Where("user_id = ? AND utr = ?", accountID, key)
+}
+
+// Get returns one send of the account by utr. Errors: ErrNotFound.
+func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
+	if strings.TrimSpace(utr) == "" {
+		return nil, ErrNotFound
+	}
+	var ss models.SingleSend
+	if err := byUtr(s.db.R.WithContext(ctx), accountID, utr).First(&ss).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &ss, nil
+}
+
+// GetByID returns one send of the account by id. Errors: ErrNotFound.
+func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
+	var ss models.SingleSend
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&ss).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &ss, nil
+}
+
+// Each calls fn for the account's sends, newest last, without their designs.
+func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.SingleSend{}).Where("user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(m *models.SingleSend) int64 { return m.ID }, fn)
+}
+
+// Duplicate copies a send as "Copy of <name>" in status 0; the copy sends
+// nothing until it is updated. Errors: ErrNotFound.
+func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
+	cur, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	cp := *cur
+	cp.ID, cp.Utr, cp.Status, cp.Armed, cp.Resolved = 0, uuid.NewString(), models.SendInitiate, 0, 0
+	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
+	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
+	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
+	cp.CreatedAt, cp.UpdatedAt = now, now
+	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// Delete removes a send; a running send stops (its ledger goes with it,
+// so no worker claims another of its messages). Errors: ErrNotFound.
+func (s *SingleSends) Delete(ctx context.Context, accountID int64, utr string) error {
+	return s.BulkDelete(ctx, accountID, []string{utr})
+}
+
+// BulkDelete removes sends by utr (or id), all or none. Errors: ErrNotFound.
+func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []string) error {
+	if len(utrs) == 0 {
+		return ErrNotFound
+	}
+	var ids []int64
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ids = make([]int64, 0, len(utrs))
+		seen := map[int64]bool{}
+		for _, u := range utrs {
+			if strings.TrimSpace(u) == "" {
+				return ErrNotFound
+			}
+			var id int64
+			if err := byUtr(tx.Model(&models.SingleSend{}), accountID, u).Select("id").Scan(&id).Error; err != nil {
+				return err
+			}
+			if id == 0 {
+				return ErrNotFound
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		// The ledger and events go first: SQLite's cascade would do it too,
+		// but PostgreSQL and SQLite then agree on the order of the work.
+		if err := tx.Where("send_id IN ?", ids).Delete(&models.SendMessage{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", ids).Error; err != nil {
+			return err
+		}
+		return tx.Where("user_id = ? AND id IN ?", accountID, ids).Delete(&models.SingleSend{}).Error
+	})
+	if err == nil && s.deleted != nil {
+		s.deleted(ids)
+	}
+	return err
+}
+
+// AudienceCount counts the distinct addresses a send with these targets
+// would go to now: targets less exclusions, global unsubscribers, the
+// group's recipients and suppressed addresses (the console's live count).
+// Targets that are malformed or not the account's are ignored.
+func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, exclude []string, groupID int64) (int64, error) {
+	ts, ok := ParseTargets(nonBlank(to))
+	if !ok || len(ts) == 0 {
+		return 0, nil
+	}
+	ex, ok := ParseTargets(nonBlank(exclude))
+	if !ok {
+		ex = nil
+	}
+	ss := &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID}
+	excl, exArgs, err := exclusionSQL(ctx, s.db.R, ss)
+	if err != nil {
+		return 0, err
+	}
+	var parts []string
+	var args []any
+	for _, t := range ts {
+		tid, _ := strconv.ParseInt(t.ID, 10, 64)
+		if t.Table == "contacts_" {
+			parts = append(parts, "SELECT c.email FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL"+strings.ReplaceAll(excl, "$E", "c.email"))
+			args = append(append(args, accountID, tid), exArgs...)
+			continue
+		}
+		parts = append(parts, "SELECT c.email FROM segment_emails se JOIN contacts c ON c.id = se.contact_id WHERE se.user_id = ? AND se.segment_id = ? AND c.deleted_at IS NULL"+strings.ReplaceAll(excl, "$E", "c.email"),
+			"SELECT se.email FROM segment_emails se WHERE se.user_id = ? AND se.segment_id = ? AND se.contact_id IS NULL"+strings.ReplaceAll(excl, "$E", "se.email"))
+		args = append(append(args, accountID, tid), exArgs...)
+		args = append(append(args, accountID, tid), exArgs...)
+	}
+	var n int64
+	err = s.db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error
+	return n, err
+}
+
+// SendTest mails one test message of the send described by in to the
+// address to, with sample values for the contact's fields; the audience,
+// name and schedule need not be set yet. Its tracking and unsubscribe
+// links lead nowhere (it has no ledger row). Errors: validation.
+func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSendInput, to string, m *Mail) error {
+	addr, ok := NormalizeEmail(to)
+	if !ok {
+		return Invalid("test_email", msgEmail("test_email"))
+	}
+	if m == nil {
+		return errors.New("service: SendTest before UseTransport")
+	}
+	in.ScheduleType = "0"
+	ss, err := s.check(ctx, accountID, in, true)
+	if err != nil {
+		return err
+	}
+	c, err := compileSend(ctx, s.db, m.baseURL, ss)
+	if err != nil {
+		return err
+	}
+	c.subject = delivery.Compile("[Test] " + ss.Subject)
+	sample := s.templates.SampleValues()
+	ct := &models.Contact{FirstName: sample["first_name"], LastName: sample["last_name"], Email: addr, Country: sample["country"],
+		State: sample["state"], City: sample["city"], AddressLine1: sample["address_line1"], PostalCode: sample["postal_code"]}
+	raw, err := c.build(make([]byte, 32), claimedRow{Email: addr, FirstName: ct.FirstName, LastName: ct.LastName}, ct)
+	if err != nil {
+		return err
+	}
+	return m.transport.Send(WithAccount(ctx, accountID), c.from.Address, []string{addr}, raw)
+}

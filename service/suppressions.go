@@ -1,0 +1,45 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Suppressions lists the addresses that bounced for good; later sends
+// leave them out until a person lifts them.
+type Suppressions struct{ db *DB }
+
+// Each calls fn for the account's suppressed addresses.
+func (s *Suppressions) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Suppression) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Suppression{}).Where("user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`email LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(m *models.Suppression) int64 { return m.ID }, fn)
+}
+
+// Lift removes one suppressed address: later sends include it again.
+// Errors: ErrNotFound.
+func (s *Suppressions) Lift(ctx context.Context, accountID, id int64) error {
+	res := s.db.W.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).Delete(&models.Suppression{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Count returns how many addresses the account has suppressed.
+func (s *Suppressions) Count(ctx context.Context, accountID int64) (int64, error) {
+	var n int64
+	err := s.db.R.WithContext(ctx).Model(&models.Suppression{}).Where("user_id = ?", accountID).Count(&n).Error
+	return n, err
+}

@@ -1,0 +1,316 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Tracking answers the public links inside sent mail: the open pixel, the
+// click redirect, one-click unsubscribe, the preference page and "view in
+// browser". Each link carries a signed token naming one ledger row.
+type Tracking struct {
+	db      *DB
+	baseURL string // set by UseTransport
+	key     []byte
+}
+
+func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
+	if t.key != nil {
+		return t.key, nil
+	}
+	k, err := (&Settings{db: t.db}).TrackingKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t.key = k
+	return k, nil
+}
+
+// Token is the token of ledger row id (for tests and the console's
+// "view in browser" of one recipient).
+func (t *Tracking) Token(ctx context.Context, id int64) (string, error) {
+	k, err := t.tokenKey(ctx)
+	if err != nil {
+		return "", err
+	}
+	return delivery.SignToken(k, id), nil
+}
+
+// message returns the ledger row a token names. Errors: ErrNotFound for a
+// forged, damaged or outdated token (its send deleted).
+func (t *Tracking) message(ctx context.Context, token string) (*models.SendMessage, error) {
+	k, err := t.tokenKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, ok := delivery.ParseToken(k, token)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	var m models.SendMessage
+	if err := t.db.R.WithContext(ctx).Where("id = ?", id).First(&m).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &m, nil
+}
+
+// Open counts an open of the message (total, and unique the first time).
+func (t *Tracking) Open(ctx context.Context, token string) error {
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return err
+	}
+	now := models.NewTimestamp(models.Now())
+	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE send_messages SET opened_at = ? WHERE id = ? AND opened_at IS NULL", now, m.ID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := tx.Exec("UPDATE single_sends SET total_opens = total_opens + 1, unique_opens = unique_opens + ? WHERE id = ?", res.RowsAffected, m.SendID).Error; err != nil {
+			return err
+		}
+		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 1, -1, ?)", m.SendID, now).Error
+	})
+}
+
+// Click counts a click on link i of the message and returns where it
+// goes: only a link that was in the message. Errors: ErrNotFound.
+func (t *Tracking) Click(ctx context.Context, token string, i int) (string, error) {
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	var ss models.SingleSend
+	if err := t.db.R.WithContext(ctx).Select("id", "links").Where("id = ?", m.SendID).First(&ss).Error; err != nil {
+		return "", notFound(err)
+	}
+	if i < 0 || i >= len(ss.Links) {
+		return "", ErrNotFound
+	}
+	target := ss.Links[i]
+	if strings.Contains(target, "((") {
+		// A link with placeholders goes where it went in this recipient's mail.
+		target = delivery.Compile(target).Render(func(name string) string {
+			switch name {
+			case "email":
+				return m.Email
+			case "first_name":
+				return m.FirstName
+			case "last_name":
+				return m.LastName
+			}
+			return ""
+		})
+	}
+	now := models.NewTimestamp(models.Now())
+	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE send_messages SET clicked_at = ? WHERE id = ? AND clicked_at IS NULL", now, m.ID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := tx.Exec("UPDATE single_sends SET total_clicks = total_clicks + 1, unique_clicks = unique_clicks + ? WHERE id = ?", res.RowsAffected, m.SendID).Error; err != nil {
+			return err
+		}
+		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 2, ?, ?)", m.SendID, i, now).Error
+	})
+	return target, err
+}
+
+// countUnsubscribe counts the message's unsubscribe once on its send.
+func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
+	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", models.Now(), m.ID)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return res.Error
+	}
+	return tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error
+}
+
+// OneClick is the RFC 8058 unsubscribe: the address joins the send's
+// unsubscribe group, which later sends avoid. Errors: ErrNotFound.
+func (t *Tracking) OneClick(ctx context.Context, token string) error {
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return err
+	}
+	var group int64
+	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
+		return err
+	}
+	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := addUnsubscriber(ctx, tx, m.UserID, &group, m.Email); err != nil {
+			return err
+		}
+		return countUnsubscribe(tx, m)
+	})
+}
+
+// addUnsubscriber adds one address to a group (or the global list when
+// group is nil) inside tx; already there is fine.
+func addUnsubscriber(ctx context.Context, tx *gorm.DB, accountID int64, group *int64, email string) error {
+	if err := touchLists(tx, accountID); err != nil {
+		return err
+	}
+	now := models.NewTimestamp(models.Now())
+	row := models.Unsubscriber{UserID: accountID, UnsubscribeGroupsID: group, EmailAddress: email, CreatedAt: now, UpdatedAt: now}
+	var n int64
+	q := tx.Model(&models.Unsubscriber{}).Where("user_id = ? AND email_address = ?", accountID, email)
+	if group == nil {
+		q = q.Where("unsubscribe_groups_id IS NULL")
+	} else {
+		q = q.Where("unsubscribe_groups_id = ?", *group)
+	}
+	if err := q.Count(&n).Error; err != nil || n > 0 {
+		return err
+	}
+	return tx.WithContext(ctx).Create(&row).Error
+}
+
+// PreferenceGroup is one group on the preference page.
+type PreferenceGroup struct {
+	ID           int64
+	Name         string
+	Description  string
+	Unsubscribed bool
+}
+
+// Preferences is what the preference page shows to one recipient.
+type Preferences struct {
+	Email  string
+	Groups []PreferenceGroup
+	All    bool // on the global unsubscribe list
+}
+
+// Preferences returns the recipient's choices: the account's displayed
+// groups (and the send's own group) and the global list.
+func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences, error) {
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	var sendGroup int64
+	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&sendGroup).Error; err != nil {
+		return nil, err
+	}
+	var groups []models.UnsubscribeGroup
+	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND (is_display = 1 OR id = ?)", m.UserID, sendGroup).Order("id").Find(&groups).Error; err != nil {
+		return nil, err
+	}
+	var in []struct {
+		UnsubscribeGroupsID *int64
+	}
+	if err := t.db.R.WithContext(ctx).Model(&models.Unsubscriber{}).Select("unsubscribe_groups_id").
+		Where("user_id = ? AND email_address = ?", m.UserID, m.Email).Scan(&in).Error; err != nil {
+		return nil, err
+	}
+	p := &Preferences{Email: m.Email}
+	member := map[int64]bool{}
+	for _, r := range in {
+		if r.UnsubscribeGroupsID == nil {
+			p.All = true
+		} else {
+			member[*r.UnsubscribeGroupsID] = true
+		}
+	}
+	for _, g := range groups {
+		p.Groups = append(p.Groups, PreferenceGroup{ID: g.ID, Name: g.GroupName, Description: g.Description, Unsubscribed: member[g.ID]})
+	}
+	return p, nil
+}
+
+// SavePreferences applies the recipient's choices: leave holds the ids of
+// the shown groups to be unsubscribed from (the others are joined again),
+// all puts the address on the global list (or takes it off). Changes
+// apply to every later send at once. Errors: ErrNotFound.
+func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []int64, all bool) error {
+	p, err := t.Preferences(ctx, token)
+	if err != nil {
+		return err
+	}
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return err
+	}
+	out := map[int64]bool{}
+	for _, id := range leave {
+		out[id] = true
+	}
+	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		counted := false
+		for _, g := range p.Groups {
+			switch {
+			case out[g.ID] && !g.Unsubscribed:
+				gid := g.ID
+				if err := addUnsubscriber(ctx, tx, m.UserID, &gid, m.Email); err != nil {
+					return err
+				}
+				counted = true
+			case !out[g.ID] && g.Unsubscribed:
+				if err := touchLists(tx, m.UserID); err != nil {
+					return err
+				}
+				if err := tx.Where("user_id = ? AND unsubscribe_groups_id = ? AND email_address = ?", m.UserID, g.ID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
+					return err
+				}
+			}
+		}
+		switch {
+		case all && !p.All:
+			if err := addUnsubscriber(ctx, tx, m.UserID, nil, m.Email); err != nil {
+				return err
+			}
+			counted = true
+		case !all && p.All:
+			if err := touchLists(tx, m.UserID); err != nil {
+				return err
+			}
+			if err := tx.Where("user_id = ? AND unsubscribe_groups_id IS NULL AND email_address = ?", m.UserID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
+				return err
+			}
+		}
+		if counted {
+			return countUnsubscribe(tx, m)
+		}
+		return nil
+	})
+}
+
+// View renders the message as the recipient got it (its HTML), for the
+// "view in browser" page. Errors: ErrNotFound.
+func (t *Tracking) View(ctx context.Context, token string) (subject, html string, err error) {
+	m, err := t.message(ctx, token)
+	if err != nil {
+		return "", "", err
+	}
+	var ss models.SingleSend
+	if err := t.db.R.WithContext(ctx).Where("id = ?", m.SendID).First(&ss).Error; err != nil {
+		return "", "", notFound(err)
+	}
+	c, err := compileSend(ctx, t.db, t.baseURL, &ss)
+	if err != nil {
+		return "", "", err
+	}
+	var ct *models.Contact
+	if m.ContactID != nil {
+		var cs []models.Contact
+		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.Dialect)).Where("id = ?", *m.ContactID), &cs); err != nil {
+			return "", "", err
+		}
+		if len(cs) == 1 {
+			ct = &cs[0]
+		}
+	}
+	k, err := t.tokenKey(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	msg, err := c.message(k, claimedRow{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName}, ct)
+	if err != nil {
+		return "", "", err
+	}
+	return msg.Subject, msg.HTML, nil
+}

@@ -1,0 +1,211 @@
+// Package smtptest runs a real SMTP server (go-smtp's) on loopback for
+// tests and benchmarks: it keeps what it receives and answers chosen
+// codes for chosen recipients. It is test support; herald never imports it.
+package smtptest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+)
+
+// Message is one received message.
+type Message struct {
+	From string
+	To   string
+	Data []byte
+	At   time.Time
+}
+
+// Header parses the message's header.
+func (m Message) Header() mail.Header {
+	msg, err := mail.ReadMessage(bytes.NewReader(m.Data))
+	if err != nil {
+		return mail.Header{}
+	}
+	return msg.Header
+}
+
+// Server is a loopback SMTP server.
+type Server struct {
+	Addr string // host:port
+	srv  *smtp.Server
+	// Discard keeps only counts, not message bodies (benchmarks).
+	Discard bool
+
+	mu     sync.Mutex
+	msgs   []Message
+	count  int
+	byRcpt map[string]int
+	rules  map[string][]int // recipient → codes to answer, one per attempt; then accept
+	always map[string]int   // recipient → code answered every time
+	notify chan struct{}
+}
+
+// Start runs a server until the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("smtptest: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// Listen runs a server on addr until Close.
+func Listen(addr string) (*Server, error) {
+	s := &Server{byRcpt: map[string]int{}, rules: map[string][]int{}, always: map[string]int{}, notify: make(chan struct{}, 1)}
+	srv := smtp.NewServer(s)
+	srv.Domain = "sink.test"
+	srv.AllowInsecureAuth = true
+	srv.MaxRecipients = 100
+	srv.MaxMessageBytes = 50 << 20
+	srv.ReadTimeout = time.Minute
+	srv.WriteTimeout = time.Minute
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.srv, s.Addr = srv, ln.Addr().String()
+	go func() { _ = srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL is the HERALD_SMTP_URL of the server.
+func (s *Server) URL() string { return "smtp://" + s.Addr + "?tls=none" }
+
+// Close stops the server.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// Fail makes RCPT of rcpt answer codes, one per attempt, then accept.
+func (s *Server) Fail(rcpt string, codes ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rules[strings.ToLower(rcpt)] = codes
+}
+
+// Always makes RCPT of rcpt answer code every time.
+func (s *Server) Always(rcpt string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.always[strings.ToLower(rcpt)] = code
+}
+
+// Messages returns what was received, oldest first.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Message(nil), s.msgs...)
+}
+
+// Count is how many messages were accepted.
+func (s *Server) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+// PerRecipient returns how many messages each recipient got.
+func (s *Server) PerRecipient() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.byRcpt))
+	for k, v := range s.byRcpt {
+		out[k] = v
+	}
+	return out
+}
+
+// WaitCount waits until at least n messages were accepted or d passed; it
+// reports whether they were.
+func (s *Server) WaitCount(n int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if s.Count() >= n {
+			return true
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		select {
+		case <-s.notify:
+		case <-time.After(min(left, 50*time.Millisecond)):
+		}
+	}
+}
+
+// NewSession implements smtp.Backend.
+func (s *Server) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{s: s}, nil }
+
+type session struct {
+	s    *Server
+	from string
+	to   []string
+}
+
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error { ss.from = from; return nil }
+
+func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s := ss.s
+	key := strings.ToLower(to)
+	s.mu.Lock()
+	code := s.always[key]
+	if code == 0 {
+		if q := s.rules[key]; len(q) > 0 {
+			code, s.rules[key] = q[0], q[1:]
+		}
+	}
+	s.mu.Unlock()
+	if code != 0 {
+		return &smtp.SMTPError{Code: code, EnhancedCode: smtp.EnhancedCodeNotSet, Message: "test refusal"}
+	}
+	ss.to = append(ss.to, to)
+	return nil
+}
+
+func (ss *session) Data(r io.Reader) error {
+	s := ss.s
+	var data []byte
+	var err error
+	if s.Discard {
+		_, err = io.Copy(io.Discard, r)
+	} else {
+		data, err = io.ReadAll(r)
+	}
+	if err != nil {
+		return err
+	}
+	if len(ss.to) == 0 {
+		return errors.New("no recipient")
+	}
+	now := time.Now()
+	s.mu.Lock()
+	for _, to := range ss.to {
+		s.count++
+		s.byRcpt[strings.ToLower(to)]++
+		if !s.Discard {
+			s.msgs = append(s.msgs, Message{From: ss.from, To: to, Data: data, At: now})
+		}
+	}
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (ss *session) Reset()        { ss.from, ss.to = "", nil }
+func (ss *session) Logout() error { return nil }

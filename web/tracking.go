@@ -1,0 +1,131 @@
+package web
+
+import (
+	"encoding/base64"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"herald/service"
+	"herald/views/public"
+)
+
+// mountRecipient registers the links inside sent mail. They come before
+// the console's middleware: a mail client opening a pixel or posting a
+// one-click unsubscribe has no session and no CSRF token; the signed
+// token in the path is the only credential.
+func (w *Web) mountRecipient(app *fiber.App) {
+	app.Get("/t/o/:token", w.trackOpen)
+	app.Get("/t/c/:token/:link", w.trackClick)
+	app.Get("/u/:token", w.preferences)
+	app.Post("/u/:token", w.unsubscribe)
+	app.Get("/m/:token", w.viewInBrowser)
+}
+
+// pixel is a transparent 1x1 GIF.
+var pixel, _ = base64.StdEncoding.DecodeString("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+
+func recipientHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+}
+
+// trackOpen counts an open and answers the pixel whatever happens: a mail
+// client shows no error.
+func (w *Web) trackOpen(c *fiber.Ctx) error {
+	recipientHeaders(c)
+	tok := strings.TrimSuffix(strings.Clone(c.Params("token")), ".gif")
+	if err := w.svc.Tracking.Open(c.UserContext(), tok); err != nil && !service.IsNotFound(err) {
+		slog.ErrorContext(c.UserContext(), "web: count open", "err", err)
+	}
+	c.Set(fiber.HeaderContentType, "image/gif")
+	return c.Send(pixel)
+}
+
+// trackClick counts a click and redirects to the link of the message.
+func (w *Web) trackClick(c *fiber.Ctx) error {
+	recipientHeaders(c)
+	i, err := strconv.Atoi(c.Params("link"))
+	if err != nil {
+		return fiber.ErrNotFound
+	}
+	to, err := w.svc.Tracking.Click(c.UserContext(), strings.Clone(c.Params("token")), i)
+	if err != nil {
+		if service.IsNotFound(err) {
+			return fiber.ErrNotFound
+		}
+		return err
+	}
+	return c.Redirect(to, fiber.StatusFound)
+}
+
+// preferences shows the preference page.
+func (w *Web) preferences(c *fiber.Ctx) error {
+	recipientHeaders(c)
+	tok := strings.Clone(c.Params("token"))
+	p, err := w.svc.Tracking.Preferences(c.UserContext(), tok)
+	status := fiber.StatusOK
+	if err != nil {
+		if !service.IsNotFound(err) {
+			return err
+		}
+		status, p = fiber.StatusNotFound, nil
+	}
+	return render(c, status, public.PreferencesPage("/u/"+tok, p, c.Query("saved") == "1"))
+}
+
+// unsubscribe takes both POSTs of the link: the RFC 8058 one-click
+// (List-Unsubscribe=One-Click, from a mail client) and the preference
+// page's form.
+func (w *Web) unsubscribe(c *fiber.Ctx) error {
+	recipientHeaders(c)
+	tok := strings.Clone(c.Params("token"))
+	ctx := c.UserContext()
+	if c.FormValue("save") == "" {
+		// One-click: whatever the body, a POST to the link unsubscribes
+		// (RFC 8058 says the body is List-Unsubscribe=One-Click).
+		if err := w.svc.Tracking.OneClick(ctx, tok); err != nil {
+			if service.IsNotFound(err) {
+				return c.Status(fiber.StatusNotFound).SendString("unknown link")
+			}
+			return err
+		}
+		return c.SendString("unsubscribed")
+	}
+	var leave []int64
+	args := c.Request().PostArgs()
+	for _, v := range args.PeekMulti("leave[]") {
+		if id, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			leave = append(leave, id)
+		}
+	}
+	if err := w.svc.Tracking.SavePreferences(ctx, tok, leave, c.FormValue("all") == "1"); err != nil {
+		if service.IsNotFound(err) {
+			return fiber.ErrNotFound
+		}
+		return err
+	}
+	return c.Redirect("/u/"+tok+"?saved=1", fiber.StatusSeeOther)
+}
+
+// viewCSP keeps a mail shown in the browser from running anything; its
+// images load (as in a mail client) and its links open the page.
+const viewCSP = "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; default-src 'none'; img-src * data:; style-src 'unsafe-inline'"
+
+// viewInBrowser shows the message as its recipient got it.
+func (w *Web) viewInBrowser(c *fiber.Ctx) error {
+	recipientHeaders(c)
+	_, html, err := w.svc.Tracking.View(c.UserContext(), strings.Clone(c.Params("token")))
+	if err != nil {
+		if service.IsNotFound(err) {
+			return fiber.ErrNotFound
+		}
+		return err
+	}
+	c.Set(fiber.HeaderContentSecurityPolicy, viewCSP)
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	return c.SendString(html)
+}
