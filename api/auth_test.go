@@ -63,6 +63,14 @@ var routes = []struct{ method, path string }{
 	{"GET", "/api/sender/resend-mail?sender_id=1"},
 	{"GET", "/api/get-dynamic/content"},
 	{"GET", "/api/get-design/template"},
+	{"GET", "/api/single-send/list"},
+	{"POST", "/api/single/send/create"},
+	{"POST", "/api/single/send/duplicate?utr=x"},
+	{"GET", "/api/single/send/duplicate?utr=x"},
+	{"GET", "/api/single-send/details?utr=x"},
+	{"POST", "/api/single/send/update"},
+	{"DELETE", "/api/single/send/delete?utr=x"},
+	{"POST", "/api/single/send/bulk-delete"},
 }
 
 func TestAuthentication(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"herald/service"
 )
 
-
 func (a *API) listSingleSends(c *fiber.Ctx) error {
 	acct := account(c)
 	return list(c, "singleSends", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.SingleSend) error) error {
@@ -58,19 +57,29 @@ func (a *API) updateSingleSend(c *fiber.Ctx) error {
 	return success(c, fiber.Map{"utr": ss.Utr})
 }
 
-// utrOf reads the utr of the query string (or the body).
-func utrOf(c *fiber.Ctx) string {
-	if v := c.Query("utr"); v != "" {
-		return strings.Clone(v)
+// utrOf reads the utr of the query string, or of the body of a POST (a
+// body that cannot be parsed is 400, as on every POST).
+func utrOf(c *fiber.Ctx) (string, error) {
+	v := strings.Clone(c.Query("utr"))
+	if c.Method() != fiber.MethodPost {
+		return v, nil
 	}
-	if f, err := parseForm(c); err == nil {
-		return f.Get("utr")
+	f, err := parseForm(c)
+	if err != nil {
+		return "", err
 	}
-	return ""
+	if v == "" {
+		v = f.Get("utr")
+	}
+	return v, nil
 }
 
 func (a *API) duplicateSingleSend(c *fiber.Ctx) error {
-	if _, err := a.svc.SingleSends.Duplicate(c.UserContext(), account(c), utrOf(c)); err != nil {
+	utr, err := utrOf(c)
+	if err == nil {
+		_, err = a.svc.SingleSends.Duplicate(c.UserContext(), account(c), utr)
+	}
+	if err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
 	return success(c, "Duplicated Successfully")
@@ -85,7 +94,11 @@ func (a *API) singleSendDetails(c *fiber.Ctx) error {
 }
 
 func (a *API) deleteSingleSend(c *fiber.Ctx) error {
-	if err := a.svc.SingleSends.Delete(c.UserContext(), account(c), utrOf(c)); err != nil {
+	utr, err := utrOf(c)
+	if err == nil {
+		err = a.svc.SingleSends.Delete(c.UserContext(), account(c), utr)
+	}
+	if err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
 	return success(c, "Deleted Successfully")
