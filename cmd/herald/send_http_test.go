@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/dbtest"
+	"herald/smtptest"
+)
+
+// apiClient calls a running herald's API with an account's keys.
+type apiClient struct {
+	t    *testing.T
+	base string
+	keys keysOut
+}
+
+func (c *apiClient) call(method, path string, body url.Values) map[string]any {
+	c.t.Helper()
+	req, _ := http.NewRequest(method, c.base+path, strings.NewReader(body.Encode()))
+	req.Header.Set("PublicKey", c.keys.PublicKey)
+	req.Header.Set("SecretKey", c.keys.SecretKey)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil || resp.StatusCode != 200 || out["status"] != "success" {
+		c.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+	}
+	return out
+}
+
+// TestSendOverHTTP drives a whole single send through a running herald:
+// the API, the engine, a real SMTP relay, then the recipient's links.
+func TestSendOverHTTP(t *testing.T) {
+	relay := smtptest.Start(t)
+	dsn := dbtest.DSN(t)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "password123", "--name", "O"},
+		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+		t.Fatal(err)
+	}
+	c := &apiClient{t: t}
+	_ = json.Unmarshal(out.Bytes(), &c.keys)
+	addr := freeAddr(t)
+	c.base = "http://" + addr
+	startServer(t, map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": relay.URL(), "HERALD_BASE_URL": c.base, "HERALD_ADDR": addr})
+
+	c.call("POST", "/api/notification-recipient/save", url.Values{"email_address": {"boss@example.com"}, "email_owner": {"Boss"}})
+	c.call("POST", "/api/sender/save", url.Values{"from_name": {"Ann"}, "from_email": {"ann@shop.example.com"}, "reply_to_email": {"help@shop.example.com"},
+		"country_id": {"840"}, "company_address": {"1 Main St"}, "nickname": {"shop"}})
+	if !relay.WaitCount(1, 10*time.Second) {
+		t.Fatal("no verification mail")
+	}
+	body := strings.NewReplacer("=\r\n", "", "=3D", "=").Replace(string(relay.Messages()[0].Data))
+	link := regexp.MustCompile(`http://[^"\s]+/senders/verify/[0-9a-f]+`).FindString(body)
+	if resp, err := http.Get(link); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("verify %q: %v", link, err)
+	}
+	c.call("POST", "/api/contacts-type/add", url.Values{"name": {"Customers"}})
+	c.call("POST", "/api/unsubscribes-groups/save", url.Values{"group_name": {"News"}, "description": {"Monthly news"}, "is_display": {"1"}})
+	for _, e := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} {
+		c.call("POST", "/api/contacts/add", url.Values{"contact_type_id": {"1"}, "email": {e}, "first_name": {"F"}, "last_name": {"L"}, "country": {"840"}})
+	}
+	send := url.Values{"template_id": {"1"}, "template_html": {`<p>Hi ((first_name))</p><a href="https://shop.example.com/">Shop</a>`},
+		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {"First"}, "subject": {"Hello"}, "preheader": {"News"},
+		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
+	utr := c.call("POST", "/api/single/send/create", send)["message"].(map[string]any)["utr"].(string)
+	wait := func(utr string) map[string]any {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			d := c.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
+			if d["status"].(float64) == 3 {
+				return d
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("send not completed: %v", d)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	d := wait(utr)
+	if d["triggered"].(float64) != 3 || d["delivered"].(float64) != 3 || d["sent_at"] == nil {
+		t.Fatalf("statistics: %v", d)
+	}
+	var bob smtptest.Message
+	for _, m := range relay.Messages() {
+		if m.To == "bob@example.com" {
+			bob = m
+		}
+	}
+	h := bob.Header()
+	unsub := strings.Trim(h.Get("List-Unsubscribe"), "<>")
+	if !strings.HasPrefix(unsub, c.base+"/u/") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
+		t.Fatalf("headers: %v", h)
+	}
+	tok := strings.TrimPrefix(unsub, c.base+"/u/")
+	get := func(path string) *http.Response {
+		t.Helper()
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Get(c.base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := get("/t/o/" + tok + ".gif"); r.StatusCode != 200 || r.Header.Get("Content-Type") != "image/gif" {
+		t.Fatalf("pixel: %d %s", r.StatusCode, r.Header.Get("Content-Type"))
+	}
+	if r := get("/t/c/" + tok + "/0"); r.StatusCode != 302 || r.Header.Get("Location") != "https://shop.example.com/" {
+		t.Fatalf("click: %d %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	if r := get("/t/c/" + tok + "/7"); r.StatusCode != 404 {
+		t.Fatalf("click on a link not in the message: %d", r.StatusCode)
+	}
+	if r := get("/m/" + tok); r.StatusCode != 200 || !strings.Contains(r.Header.Get("Content-Security-Policy"), "sandbox") {
+		t.Fatalf("view in browser: %d %q", r.StatusCode, r.Header.Get("Content-Security-Policy"))
+	}
+	if r := get("/u/" + tok[:len(tok)-3] + "abc"); r.StatusCode != 404 {
+		t.Fatalf("forged token: %d", r.StatusCode)
+	}
+	// RFC 8058: a mail client's POST, no cookie, no CSRF token.
+	resp, err := http.Post(unsub, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("one-click: %v %d", err, resp.StatusCode)
+	}
+	resp.Body.Close()
+	d = c.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
+	if d["unsubscribes"].(float64) != 1 || d["total_opens"].(float64) != 1 || d["unique_opens"].(float64) != 1 {
+		t.Fatalf("after the links: %v", d)
+	}
+	// The preference page shows the group, now left.
+	presp, _ := http.Get(unsub)
+	page, _ := io.ReadAll(presp.Body)
+	presp.Body.Close()
+	if !strings.Contains(string(page), "Monthly news") || !strings.Contains(string(page), "checked") {
+		t.Fatalf("preference page: %s", page)
+	}
+
+	// A second send to the same audience skips bob.
+	send.Set("single_send_name", "Second")
+	utr2 := c.call("POST", "/api/single/send/create", send)["message"].(map[string]any)["utr"].(string)
+	if d := wait(utr2); d["triggered"].(float64) != 2 {
+		t.Fatalf("second send: %v", d)
+	}
+	if n := relay.PerRecipient()["bob@example.com"]; n != 1 {
+		t.Fatalf("bob got %d messages", n)
+	}
+	// The notification recipient got a summary of each send.
+	deadline := time.Now().Add(10 * time.Second)
+	for relay.PerRecipient()["boss@example.com"] < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("summaries: %d", relay.PerRecipient()["boss@example.com"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, m := range relay.Messages() {
+		if m.To == "boss@example.com" {
+			subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
+			if !strings.HasPrefix(subject, "Single send completed: ") {
+				t.Fatalf("summary subject %q", subject)
+			}
+		}
+	}
+}
