@@ -177,8 +177,10 @@ func (sg *Sending) Tick(ctx context.Context) error {
 	// Heartbeats use the wall clock (processes agree on it), not the
 	// injectable one, which only decides what is due.
 	alive := time.Now().Add(-sg.cfg.DeadAfter).UnixMilli()
-	if err := w.Exec(`UPDATE send_messages SET state = 0, worker = NULL WHERE state = 1 AND worker IS NOT NULL
-		AND worker NOT IN (SELECT id FROM send_workers WHERE heartbeat_at >= ?)`, alive).Error; err != nil {
+	// This process's own claims never go back: it is alive, even when a
+	// long write delayed its heartbeat.
+	if err := w.Exec(`UPDATE send_messages SET state = 0, worker = NULL WHERE state = 1 AND worker IS NOT NULL AND worker <> ?
+		AND worker NOT IN (SELECT id FROM send_workers WHERE heartbeat_at >= ?)`, sg.worker, alive).Error; err != nil {
 		return err
 	}
 	if err := w.Exec("DELETE FROM send_workers WHERE heartbeat_at < ?", alive-int64(time.Hour/time.Millisecond)).Error; err != nil {
