@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -16,10 +17,14 @@ import (
 type Tracking struct {
 	db      *DB
 	baseURL string // set by UseTransport
-	key     []byte
+
+	mu  sync.Mutex
+	key []byte
 }
 
 func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.key != nil {
 		return t.key, nil
 	}

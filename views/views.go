@@ -40,6 +40,8 @@ const (
 	NavTemplates     = "templates"
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"
+	NavSingleSends   = "single-sends"
+	NavBounced       = "bounced"
 )
 
 // Flash is a one-time message shown at the top of the content.

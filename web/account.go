@@ -1,6 +1,8 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"herald/views"
@@ -8,7 +10,37 @@ import (
 )
 
 func (w *Web) account(c *fiber.Ctx) error {
-	return page(c, fiber.StatusOK, "Account", views.NavAccount, account.Page(account.Data{User: user(c), CSRF: csrf(c)}))
+	u := user(c)
+	d := account.Data{User: u, CSRF: csrf(c), TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)}}
+	return page(c, fiber.StatusOK, "Account", views.NavAccount, account.Page(d))
+}
+
+// saveTimeZone sets the account's time zone. To htmx it answers the form
+// (422 with the message beside the select when the zone is unknown); to
+// a browser a redirect to the account page.
+func (w *Web) saveTimeZone(c *fiber.Ctx) error {
+	tz := strings.TrimSpace(formValue(c, "time_zone"))
+	err := w.svc.Accounts.SetTimeZone(c.UserContext(), accountID(c), tz)
+	f := account.ZoneForm{Value: tz, CSRF: csrf(c)}
+	if isValidation(err) {
+		for _, msgs := range fieldErrors(err) {
+			f.Errors = append(f.Errors, msgs...)
+		}
+		if partial(c) {
+			return render(c, fiber.StatusUnprocessableEntity, account.TimeZoneForm(f))
+		}
+		return page(c, fiber.StatusUnprocessableEntity, "Account", views.NavAccount, account.Page(account.Data{User: user(c), CSRF: csrf(c), TimeZone: f}))
+	}
+	if err != nil {
+		return err
+	}
+	msg := "Time zone set to " + tz + "."
+	if !partial(c) {
+		w.flash(c, views.FlashSuccess, msg)
+		return c.Redirect("/account", fiber.StatusSeeOther)
+	}
+	f.Saved = true
+	return render(c, fiber.StatusOK, account.TimeZoneForm(f), flashOOB(views.FlashSuccess, msg))
 }
 
 // rotateKeys replaces the account's keys and shows the new ones once.

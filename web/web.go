@@ -79,6 +79,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/account", in, w.account)
 	app.Get("/account/keys", in, w.showKeys)
 	app.Post("/account/keys", in, w.rotateKeys)
+	app.Post("/account/time-zone", in, w.saveTimeZone)
 
 	app.Get("/suppressions", in, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
 	app.Get("/suppressions/global", in, w.listGlobal)
@@ -95,6 +96,9 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/suppressions/groups/:id/recipients", in, w.addGroupRecipients)
 	app.Post("/suppressions/groups/:id/recipients/bulk-delete", in, w.bulkDeleteGroupRecipients)
 	app.Post("/suppressions/groups/:id/recipients/:rid/delete", in, w.deleteGroupRecipient)
+
+	app.Get("/suppressions/bounced", in, w.listBounced)
+	app.Post("/suppressions/bounced/:id/lift", in, w.liftBounced)
 
 	// Audience. Fixed paths come before the /:id ones they would match.
 	app.Get("/contacts", in, w.listContacts)
@@ -160,6 +164,21 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/templates/designs/:id/edit", in, w.editDesign)
 	app.Get("/templates/designs/:id/preview", in, w.previewDesign)
 	app.Post("/templates/designs/:id/delete", in, w.deleteDesign)
+
+	// Single sends. Fixed paths come before the /:utr ones they would match.
+	app.Get("/single-sends", in, w.listSends)
+	app.Post("/single-sends", in, w.createSend)
+	app.Get("/single-sends/new", in, w.newSend)
+	app.Post("/single-sends/bulk-delete", in, w.bulkDeleteSends)
+	app.Post("/single-sends/count", in, w.countSendAudience)
+	app.Post("/single-sends/test", in, w.testSend)
+	app.Get("/single-sends/preview", in, w.previewSendDesign)
+	app.Get("/single-sends/:utr", in, w.showSend)
+	app.Post("/single-sends/:utr", in, w.updateSend)
+	app.Get("/single-sends/:utr/edit", in, w.editSend)
+	app.Get("/single-sends/:utr/progress", in, w.sendProgress)
+	app.Post("/single-sends/:utr/duplicate", in, w.duplicateSend)
+	app.Post("/single-sends/:utr/delete", in, w.deleteSend)
 
 	app.Get("/notifications", in, w.listNotifications)
 	app.Post("/notifications", in, w.addNotification)

@@ -264,7 +264,7 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 	time.Sleep(time.Second) // let the start-up settle before the baseline
 
 	res := importResult{rows: o.rows, csvBytes: gen.bytes, loadBefore: harness.LoadAvg()}
-	res.rssBefore, _, _ = procMem(h.pid())
+	res.rssBefore, _, _ = harness.ProcMem(h.pid())
 	fmt.Printf("run %d: herald pid %d, RSS before the import %s, load average %s; uploading…\n", n, h.pid(), mib(res.rssBefore), res.loadBefore)
 	w := watchMem(h.pid(), o.sample)
 	up, err := h.client.upload(ctx, typeID, csvPath, gen.bytes)
@@ -362,7 +362,7 @@ func listStep(ctx context.Context, o options, dir string, r *report) error {
 	defer os.Remove(body)
 	for i := range o.listRuns {
 		var lr listRun
-		lr.rssBefore, _, _ = procMem(h.pid())
+		lr.rssBefore, _, _ = harness.ProcMem(h.pid())
 		w := watchMem(h.pid(), o.sample)
 		err := h.client.readList(ctx, body, &lr)
 		lr.mem = w.end()
@@ -370,7 +370,7 @@ func listStep(ctx context.Context, o options, dir string, r *report) error {
 			return fmt.Errorf("run %d: %w", i+1, err)
 		}
 		time.Sleep(200 * time.Millisecond)
-		lr.rssAfter, _, _ = procMem(h.pid())
+		lr.rssAfter, _, _ = harness.ProcMem(h.pid())
 		if lr.contacts, err = countContacts(body); err != nil {
 			return fmt.Errorf("run %d: the answer is not the expected JSON: %w", i+1, err)
 		}
@@ -972,7 +972,7 @@ type memWatch struct {
 func watchMem(pid int, every time.Duration) *memWatch {
 	w := &memWatch{pid: pid, stop: make(chan struct{}), done: make(chan struct{}), every: every}
 	w.res.hwmReset = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) == nil
-	w.cpu0 = procCPU(pid)
+	w.cpu0 = harness.ProcCPU(pid)
 	w.sample()
 	go func() {
 		defer close(w.done)
@@ -991,7 +991,7 @@ func watchMem(pid int, every time.Duration) *memWatch {
 }
 
 func (w *memWatch) sample() {
-	rss, _, err := procMem(w.pid)
+	rss, _, err := harness.ProcMem(w.pid)
 	if err != nil {
 		return
 	}
@@ -1005,57 +1005,12 @@ func (w *memWatch) end() memResult {
 	close(w.stop)
 	<-w.done
 	w.sample()
-	_, hwm, _ := procMem(w.pid)
-	cpu := procCPU(w.pid) - w.cpu0
+	_, hwm, _ := harness.ProcMem(w.pid)
+	cpu := harness.ProcCPU(w.pid) - w.cpu0
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.res.hwm, w.res.cpu = hwm, cpu
 	return w.res
-}
-
-// procCPU is the CPU time (user + system) of the process so far, from
-// /proc/<pid>/stat (clock ticks of 1/100 s, Linux's USER_HZ).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64) // field 14
-	stime, _ := strconv.ParseInt(f[12], 10, 64) // field 15
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// procMem reads VmRSS and VmHWM (bytes) from /proc/<pid>/status.
-func procMem(pid int) (rss, hwm int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
-			continue
-		}
-		f := strings.Fields(v) // "12345 kB"
-		if len(f) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		if k == "VmRSS" {
-			rss = n << 10
-		} else {
-			hwm = n << 10
-		}
-	}
-	return rss, hwm, nil
 }
 
 // --- formatting and the machine ---

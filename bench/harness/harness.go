@@ -169,6 +169,55 @@ func CreateAccount(ctx context.Context, bin string, env []string, email string) 
 	return keys, nil
 }
 
+// --- another process's CPU time and memory ---
+
+// ProcCPU is the CPU time (user + system) of the process so far, from
+// /proc/<pid>/stat (clock ticks of 1/100 s, Linux's USER_HZ); 0 when it
+// cannot be read.
+func ProcCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:])) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, _ := strconv.ParseInt(f[12], 10, 64) // field 15
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// ProcMem reads VmRSS and VmHWM (peak RSS), in bytes, from
+// /proc/<pid>/status.
+func ProcMem(pid int) (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "VmRSS" && k != "VmHWM") {
+			continue
+		}
+		f := strings.Fields(v) // "12345 kB"
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		if k == "VmRSS" {
+			rss = n << 10
+		} else {
+			hwm = n << 10
+		}
+	}
+	return rss, hwm, nil
+}
+
 // --- numbers and the machine ---
 
 // Median is the median of xs, 0 for none.
