@@ -71,6 +71,16 @@ var routes = []struct{ method, path string }{
 	{"POST", "/api/single/send/update"},
 	{"DELETE", "/api/single/send/delete?utr=x"},
 	{"POST", "/api/single/send/bulk-delete"},
+	{"GET", "/api/automations"},
+	{"POST", "/api/automations/create"},
+	{"GET", "/api/automations/duplicate?utr=x"},
+	{"GET", "/api/automations/details?utr=x"},
+	{"GET", "/api/automations/pause?utr=x"},
+	{"GET", "/api/automations/set-live?utr=x"},
+	{"DELETE", "/api/automations/delete?utr=x"},
+	{"POST", "/api/automations/bulk-delete"},
+	{"GET", "/api/automations/schedule?utr=x"},
+	{"POST", "/api/automations/schedule/create"},
 }
 
 func TestAuthentication(t *testing.T) {

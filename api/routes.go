@@ -86,4 +86,16 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/single/send/update", a.updateSingleSend)
 	r.Delete("/single/send/delete", a.deleteSingleSend)
 	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)
+
+	// Automations.
+	r.Get("/automations", a.listAutomations)
+	r.Post("/automations/create", a.createAutomation)
+	r.Get("/automations/duplicate", a.duplicateAutomation)
+	r.Get("/automations/details", a.automationDetails)
+	r.Get("/automations/pause", a.pauseAutomation)
+	r.Get("/automations/set-live", a.setLiveAutomation)
+	r.Delete("/automations/delete", a.deleteAutomation)
+	r.Post("/automations/bulk-delete", a.bulkDeleteAutomations)
+	r.Get("/automations/schedule", a.listAutomationSchedules)
+	r.Post("/automations/schedule/create", a.createAutomationSchedule)
 }

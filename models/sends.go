@@ -49,6 +49,7 @@ type SingleSend struct {
 	Resolved                   int         `json:"-"`
 	Links                      StringArray `json:"-"`
 	CompletedAt                *Timestamp  `json:"-"`
+	AutomationID               *int64      `json:"-"` // set on the rows that carry an automation step
 }
 
 // TableName names the table.

@@ -93,6 +93,8 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	s.SingleSends.now = cfg.Now
 	s.SingleSends.wake = sg.Wake
 	s.SingleSends.deleted = sg.cancel
+	s.Automations.changed = sg.refresh
+	s.Automations.wake = sg.Wake
 	s.Imports.OnDone = sg.importDone
 	return sg, nil
 }
@@ -212,7 +214,10 @@ func (sg *Sending) Tick(ctx context.Context) error {
 	for _, id := range stuck {
 		sg.startResolve(ctx, id)
 	}
-	return sg.completeSends(ctx)
+	if err := sg.completeSends(ctx); err != nil {
+		return err
+	}
+	return sg.tickAutomations(ctx)
 }
 
 // startResolve resolves a send's audience in the background (once per
@@ -355,7 +360,7 @@ func exclusionSQL(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (strin
 // awaiting a retry to completed, and mails the summary.
 func (sg *Sending) completeSends(ctx context.Context) error {
 	var ids []int64
-	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1", models.SendRunning).Pluck("id", &ids).Error; err != nil {
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1 AND automation_id IS NULL", models.SendRunning).Pluck("id", &ids).Error; err != nil {
 		return err
 	}
 	for _, id := range ids {
@@ -659,6 +664,17 @@ func (sg *Sending) compiledFor(ctx context.Context, sendID int64) (*compiledSend
 func (sg *Sending) forget(sendID int64) {
 	sg.mu.Lock()
 	delete(sg.compiled, sendID)
+	sg.mu.Unlock()
+}
+
+// refresh makes this process compile the sends again (an automation's
+// email changed) and read which sends run.
+func (sg *Sending) refresh(ids []int64) {
+	sg.mu.Lock()
+	for _, id := range ids {
+		delete(sg.compiled, id)
+	}
+	sg.readAt = time.Time{}
 	sg.mu.Unlock()
 }
 

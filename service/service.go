@@ -40,6 +40,7 @@ type Service struct {
 	Suppressions  *Suppressions
 	Tracking      *Tracking
 	Sending       *Sending // set by NewSending
+	Automations   *Automations
 }
 
 // New wires every area to db.
@@ -57,6 +58,7 @@ func New(db *DB) *Service {
 		SingleSends:  &SingleSends{db: db, now: time.Now},
 		Suppressions: &Suppressions{db: db},
 		Tracking:     &Tracking{db: db},
+		Automations:  &Automations{db: db},
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,

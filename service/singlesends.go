@@ -410,9 +410,9 @@ func (s *SingleSends) poke() {
 func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
 	key = strings.TrimSpace(key)
 	if id, err := strconv.ParseInt(key, 10, 64); err == nil {
-		return q.Where("user_id = ? AND id = ?", accountID, id)
+		return q.Where("user_id = ? AND id = ? AND automation_id IS NULL", accountID, id)
 	}
-	return q.Where("user_id = ? AND utr = ?", accountID, key)
+	return q.Where("user_id = ? AND utr = ? AND automation_id IS NULL", accountID, key)
 }
 
 // Get returns one send of the account by utr. Errors: ErrNotFound.
@@ -430,7 +430,7 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 // GetByID returns one send of the account by id. Errors: ErrNotFound.
 func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
 	var ss models.SingleSend
-	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&ss).Error; err != nil {
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ? AND automation_id IS NULL", accountID, id).First(&ss).Error; err != nil {
 		return nil, notFound(err)
 	}
 	return &ss, nil
@@ -439,7 +439,7 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 // Each calls fn for the account's sends, newest last, without their designs.
 func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
 	return each(ctx, f, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.SingleSend{}).Where("user_id = ?", accountID)
+		q := s.db.R.Model(&models.SingleSend{}).Where("user_id = ? AND automation_id IS NULL", accountID)
 		if f.Search != "" {
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}

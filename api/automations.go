@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"herald/models"
+	"herald/service"
+)
+
+func (a *API) listAutomations(c *fiber.Ctx) error {
+	acct := account(c)
+	// The spec answers NF for an account without automations.
+	n, err := a.svc.Automations.Count(c.UserContext(), acct)
+	if err != nil {
+		return fail(c, err)
+	}
+	if n == 0 {
+		return fail(c, service.ErrNotFound)
+	}
+	return list(c, "automations", filter(c), func(ctx context.Context, f service.ListFilter, fn func(*models.AutomationCount) error) error {
+		return a.svc.Automations.Each(ctx, acct, f, fn)
+	})
+}
+
+func (a *API) createAutomation(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	au, err := a.svc.Automations.Create(c.UserContext(), account(c), service.AutomationInput{
+		Type: f.Get("type"), AutomationFor: f.Get("automation_for"), AutomationName: f.Get("automation_name"),
+		UnsubscribeGroupID: f.Get("unsubscribe_group_id"), ExitCriteria: f.Get("exit_criteria"),
+	})
+	if err != nil {
+		return fail(c, err)
+	}
+	return success(c, fiber.Map{"utr": au.Utr})
+}
+
+func (a *API) duplicateAutomation(c *fiber.Ctx) error {
+	au, err := a.svc.Automations.Duplicate(c.UserContext(), account(c), strings.Clone(c.Query("utr")))
+	if err != nil {
+		return fail(c, err)
+	}
+	return success(c, fiber.Map{"utr": au.Utr})
+}
+
+func (a *API) automationDetails(c *fiber.Ctx) error {
+	au, err := a.svc.Automations.Get(c.UserContext(), account(c), strings.Clone(c.Query("utr")))
+	if err != nil {
+		return fail(c, err)
+	}
+	return success(c, fiber.Map{"automation": au})
+}
+
+func (a *API) pauseAutomation(c *fiber.Ctx) error {
+	if err := a.svc.Automations.Pause(c.UserContext(), account(c), strings.Clone(c.Query("utr"))); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Automation Paused Successfully")
+}
+
+func (a *API) setLiveAutomation(c *fiber.Ctx) error {
+	if err := a.svc.Automations.SetLive(c.UserContext(), account(c), strings.Clone(c.Query("utr"))); err != nil {
+		return fail(c, err)
+	}
+	return success(c, "Automation has been set live")
+}
+
+func (a *API) deleteAutomation(c *fiber.Ctx) error {
+	if err := a.svc.Automations.Delete(c.UserContext(), account(c), []string{strings.Clone(c.Query("utr"))}); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Deleted Successfully")
+}
+
+func (a *API) bulkDeleteAutomations(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	ids := f.Array("strIds")
+	if len(ids) == 0 {
+		return fail(c, service.Invalid("strIds", "The str ids field is required."))
+	}
+	if err := a.svc.Automations.Delete(c.UserContext(), account(c), ids); err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, "Deleted Successfully")
+}
+
+func (a *API) listAutomationSchedules(c *fiber.Ctx) error {
+	rows, err := a.svc.Automations.Schedules(c.UserContext(), account(c), strings.Clone(c.Query("utr")))
+	if err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	if rows == nil {
+		rows = []models.AutomationSchedule{}
+	}
+	return success(c, fiber.Map{"automation_schedules": rows})
+}
+
+func (a *API) createAutomationSchedule(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	in := service.ScheduleInput{
+		Utr: f.Get("utr"), SenderID: f.Get("sender_id"), Subject: f.Get("subject"), WaitingPeriod: f.Get("waiting_period"),
+		WaitingType: f.Get("waiting_type"), TemplateID: f.Get("template_id"), PreviewImg: f.Get("preview_img"),
+		TemplateJSON: f.Get("template_json"), TemplateHTML: f.Get("template_html"),
+	}
+	if strings.TrimSpace(in.Utr) == "" {
+		return fail(c, service.Invalid("utr", "The utr field is required."))
+	}
+	r, err := a.svc.Automations.AddSchedule(c.UserContext(), account(c), in)
+	if err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	return success(c, fiber.Map{"utr": r.Utr})
+}

@@ -1,0 +1,102 @@
+package models
+
+// Automation is a sequence of timed emails sent to the contacts that enter
+// its target (a contact type or a segment) after it is set live.
+type Automation struct {
+	ID                 int64      `gorm:"primaryKey" json:"id"`
+	UserID             int64      `json:"user_id"`
+	AutomationFor      int64      `json:"automation_for"`
+	AutomationForTable string     `json:"automation_for_table"`
+	AutomationName     string     `json:"automation_name"`
+	ExitCriteria       int        `json:"exit_criteria"`
+	UnsubscribeGroupID string     `json:"unsubscribe_group_id"`
+	AutomationType     int        `json:"automation_type"`
+	Utr                string     `json:"utr"`
+	Status             int        `json:"status"`
+	LiveAt             DateTime   `json:"live_at"`
+	TotalTriggered     int64      `gorm:"-" json:"total_triggered"`
+	TotalDelivered     int64      `gorm:"-" json:"total_delivered"`
+	TotalUniqueOpens   int64      `gorm:"-" json:"total_unique_opens"`
+	TotalOpens         int64      `gorm:"-" json:"total_opens"`
+	TotalBounces       int64      `gorm:"-" json:"total_bounces"`
+	TotalUnsubscribe   int64      `gorm:"-" json:"total_unsubscribe"`
+	DeletedAt          *Timestamp `json:"deleted_at"`
+	CreatedAt          Timestamp  `json:"created_at"`
+	UpdatedAt          Timestamp  `json:"updated_at"`
+	EnrolCursor        int64      `json:"-"`
+}
+
+// TableName names the table.
+func (Automation) TableName() string { return "automations" }
+
+// RowID is the row's id.
+func (a *Automation) RowID() int64 { return a.ID }
+
+// AutomationCount is an automation as the list answers it.
+type AutomationCount struct {
+	Automation
+	AutomationScheduleCount int64 `gorm:"-" json:"automation_schedule_count"`
+}
+
+// RowID is the row's id.
+func (a *AutomationCount) RowID() int64 { return a.ID }
+
+// Automation statuses (api.md, States).
+const (
+	AutomationDraft = 0
+	AutomationLive  = 1
+)
+
+// AutomationSchedule is one email of an automation.
+type AutomationSchedule struct {
+	ID            int64     `gorm:"primaryKey" json:"id"`
+	UserID        int64     `json:"user_id"`
+	AutomationID  int64     `json:"automation_id"`
+	SenderID      int64     `json:"sender_id"`
+	Subject       string    `json:"subject"`
+	WaitingPeriod int       `json:"waiting_period"`
+	WaitingType   string    `json:"waiting_type"`
+	Utr           string    `json:"utr"`
+	TemplateID    int64     `json:"template_id"`
+	PreviewImg    string    `json:"preview_img"`
+	TemplateJSON  *string   `json:"template_json"`
+	TemplateHTML  *string   `json:"template_html"`
+	Position      int       `json:"-"`
+	SendID        *int64    `json:"-"`
+	CreatedAt     Timestamp `json:"created_at"`
+	UpdatedAt     Timestamp `json:"updated_at"`
+	DesignURL     string    `gorm:"-" json:"design_url"`
+	Image         string    `gorm:"-" json:"image"`
+}
+
+// TableName names the table.
+func (AutomationSchedule) TableName() string { return "automation_schedules" }
+
+// RowID is the row's id.
+func (s *AutomationSchedule) RowID() int64 { return s.ID }
+
+// AutomationContact is a contact enrolled in an automation.
+type AutomationContact struct {
+	ID           int64 `gorm:"primaryKey"`
+	AutomationID int64
+	UserID       int64
+	ContactID    *int64
+	Email        string
+	FirstName    string
+	LastName     string
+	Step         int
+	DueAt        int64
+	State        int
+	EnrolledAt   Timestamp
+	UpdatedAt    Timestamp
+}
+
+// TableName names the table.
+func (AutomationContact) TableName() string { return "automation_contacts" }
+
+// Enrolment states.
+const (
+	EnrolActive = 0
+	EnrolDone   = 1
+	EnrolExited = 2
+)

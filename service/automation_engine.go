@@ -1,0 +1,243 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"herald/models"
+)
+
+// enrolBatch is how many new target rows one enrolment pass takes, and
+// stepBatch how many due emails one pass queues, per automation.
+const (
+	enrolBatch = 5000
+	stepBatch  = 2000
+)
+
+// tickAutomations runs one round for every live automation: contacts that
+// entered the target are enrolled, and due emails are queued into the send
+// ledger (where the engine sends them like any single send).
+func (sg *Sending) tickAutomations(ctx context.Context) error {
+	var live []models.Automation
+	if err := sg.db.R.WithContext(ctx).Where("status = ? AND deleted_at IS NULL", models.AutomationLive).Order("id").Find(&live).Error; err != nil {
+		return err
+	}
+	queued := false
+	for i := range live {
+		a := &live[i]
+		for {
+			n, err := sg.enrol(ctx, a)
+			if err != nil {
+				return err
+			}
+			if n < enrolBatch {
+				break
+			}
+		}
+		for {
+			n, err := sg.queueSteps(ctx, a)
+			if err != nil {
+				return err
+			}
+			queued = queued || n > 0
+			if n < stepBatch {
+				break
+			}
+		}
+	}
+	if queued {
+		sg.engine.Wake()
+	}
+	return nil
+}
+
+// enrol takes the target's rows after the automation's cursor: each is a
+// contact that entered the target (created in the contact type, or newly
+// matching the segment) since the automation went live.
+func (sg *Sending) enrol(ctx context.Context, a *models.Automation) (int, error) {
+	type row struct {
+		ID        int64
+		ContactID *int64
+		Email     string
+		FirstName string
+		LastName  string
+	}
+	var rows []row
+	var err error
+	r := sg.db.R.WithContext(ctx)
+	if a.AutomationForTable == "segments_" {
+		err = r.Raw(`SELECT se.id, se.contact_id, COALESCE(c.email, se.email) AS email, COALESCE(c.first_name, se.first_name) AS first_name,
+			COALESCE(c.last_name, se.last_name) AS last_name
+			FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id AND c.deleted_at IS NULL
+			WHERE se.segment_id = ? AND se.user_id = ? AND se.id > ? ORDER BY se.id LIMIT ?`, a.AutomationFor, a.UserID, a.EnrolCursor, enrolBatch).Scan(&rows).Error
+	} else {
+		err = r.Raw(`SELECT c.id, c.id AS contact_id, c.email, c.first_name, c.last_name FROM contacts c
+			WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND c.id > ? ORDER BY c.id LIMIT ?`,
+			a.UserID, a.AutomationFor, a.EnrolCursor, enrolBatch).Scan(&rows).Error
+	}
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	sched, err := orderedSchedules(sg.db.R.WithContext(ctx), a.ID)
+	if err != nil || len(sched) == 0 {
+		return 0, err
+	}
+	now := sg.now()
+	due := now.Add(waitOf(&sched[0])).UnixMilli()
+	ts := models.NewTimestamp(now)
+	last := rows[len(rows)-1].ID
+	err = sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The cursor moves only from where this pass read it: two processes
+		// never both enrol the same rows (and the unique address per
+		// automation would stop a second enrolment anyway).
+		res := tx.Model(&models.Automation{}).Where("id = ? AND enrol_cursor = ? AND status = ?", a.ID, a.EnrolCursor, models.AutomationLive).
+			Update("enrol_cursor", last)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		batch := make([]models.AutomationContact, 0, len(rows))
+		for _, r := range rows {
+			if r.Email == "" {
+				continue
+			}
+			batch = append(batch, models.AutomationContact{AutomationID: a.ID, UserID: a.UserID, ContactID: r.ContactID, Email: r.Email,
+				FirstName: r.FirstName, LastName: r.LastName, DueAt: due, EnrolledAt: ts, UpdatedAt: ts})
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(batch, 500).Error
+	})
+	a.EnrolCursor = last
+	return len(rows), err
+}
+
+// queueSteps queues the due emails of the automation's enrolled contacts
+// into the ledger of each email's carrier send and moves each contact to
+// its next email (or done). A contact that unsubscribed, bounced or met
+// the exit criteria leaves instead. The ledger's unique (send, address)
+// keeps an email from going twice to one contact, whatever the number of
+// processes doing this at once.
+func (sg *Sending) queueSteps(ctx context.Context, a *models.Automation) (int, error) {
+	now := sg.now()
+	var due []models.AutomationContact
+	if err := sg.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND due_at <= ?", a.ID, models.EnrolActive, now.UnixMilli()).
+		Order("due_at, id").Limit(stepBatch).Find(&due).Error; err != nil || len(due) == 0 {
+		return 0, err
+	}
+	sched, err := orderedSchedules(sg.db.R.WithContext(ctx), a.ID)
+	if err != nil {
+		return 0, err
+	}
+	var sendIDs []int64
+	for _, r := range sched {
+		if r.SendID != nil {
+			sendIDs = append(sendIDs, *r.SendID)
+		}
+	}
+	err = sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		triggered := map[int64]int64{}
+		for i := range due {
+			e := &due[i]
+			if e.Step >= len(sched) || sched[e.Step].SendID == nil {
+				if err := advance(tx, e, models.EnrolDone, 0); err != nil {
+					return err
+				}
+				continue
+			}
+			leave, err := sg.leaves(tx, a, e, sendIDs)
+			if err != nil {
+				return err
+			}
+			if leave {
+				if err := advance(tx, e, models.EnrolExited, 0); err != nil {
+					return err
+				}
+				continue
+			}
+			sendID := *sched[e.Step].SendID
+			res := tx.Exec(`INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error)
+				VALUES (?, ?, ?, ?, ?, ?, 0, 0, 0, '') ON CONFLICT (send_id, email) DO NOTHING`,
+				sendID, e.UserID, e.ContactID, e.Email, e.FirstName, e.LastName)
+			if res.Error != nil {
+				return res.Error
+			}
+			triggered[sendID] += res.RowsAffected
+			state, next := models.EnrolActive, int64(0)
+			if e.Step+1 >= len(sched) {
+				state = models.EnrolDone
+			} else {
+				next = now.Add(waitOf(&sched[e.Step+1])).UnixMilli()
+			}
+			if err := advance(tx, e, state, next); err != nil {
+				return err
+			}
+		}
+		for id, n := range triggered {
+			if n > 0 {
+				if err := tx.Exec("UPDATE single_sends SET triggered = triggered + ? WHERE id = ?", n, id).Error; err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return len(due), err
+}
+
+// advance moves an enrolment past its current email, if no other process
+// did it first.
+func advance(tx *gorm.DB, e *models.AutomationContact, state int, next int64) error {
+	step := e.Step + 1
+	if state == models.EnrolExited {
+		step = e.Step
+	}
+	return tx.Exec("UPDATE automation_contacts SET step = ?, state = ?, due_at = ?, updated_at = ? WHERE id = ? AND step = ? AND state = ?",
+		step, state, next, models.Now(), e.ID, e.Step, models.EnrolActive).Error
+}
+
+// leaves reports whether an enrolled contact leaves the automation before
+// its next email: unsubscribed (globally or from the automation's group),
+// suppressed after a bounce, or, by exit_criteria, out of the target (1) or
+// having opened or clicked one of its emails (2).
+func (sg *Sending) leaves(tx *gorm.DB, a *models.Automation, e *models.AutomationContact, sendIDs []int64) (bool, error) {
+	var n int64
+	group, _ := strconv.ParseInt(a.UnsubscribeGroupID, 10, 64)
+	if err := tx.Raw(`SELECT COUNT(*) FROM unsubscribers WHERE user_id = ? AND email_address = ?
+		AND (unsubscribe_groups_id IS NULL OR unsubscribe_groups_id = ?)`, a.UserID, e.Email, group).Scan(&n).Error; err != nil || n > 0 {
+		return n > 0, err
+	}
+	if err := tx.Raw("SELECT COUNT(*) FROM suppressions WHERE user_id = ? AND email = ?", a.UserID, e.Email).Scan(&n).Error; err != nil || n > 0 {
+		return n > 0, err
+	}
+	if a.ExitCriteria >= 1 {
+		if a.AutomationForTable == "segments_" {
+			err := tx.Raw(`SELECT COUNT(*) FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id
+				WHERE se.segment_id = ? AND (se.email = ? OR (c.email = ? AND c.deleted_at IS NULL))`, a.AutomationFor, e.Email, e.Email).Scan(&n).Error
+			if err != nil {
+				return false, err
+			}
+		} else if err := tx.Raw("SELECT COUNT(*) FROM contacts WHERE contact_type_id = ? AND email = ? AND deleted_at IS NULL", a.AutomationFor, e.Email).Scan(&n).Error; err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return true, nil
+		}
+	}
+	if a.ExitCriteria == 2 && len(sendIDs) > 0 {
+		if err := tx.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id IN ? AND email = ? AND (opened_at IS NOT NULL OR clicked_at IS NOT NULL)",
+			sendIDs, e.Email).Scan(&n).Error; err != nil {
+			return false, err
+		}
+		return n > 0, nil
+	}
+	return false, nil
+}
+
+// stepWait is exported for the console's timeline (how long after the
+// previous email).
+func StepWait(r *models.AutomationSchedule) time.Duration { return waitOf(r) }

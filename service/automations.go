@@ -1,0 +1,770 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Automations keeps automations and their emails (schedules). Their steps
+// are sent by the sending engine (Sending.Tick enrols contacts and queues
+// due steps into the send ledger).
+type Automations struct {
+	db        *DB
+	templates Templates
+	baseURL   string // set by UseTransport: design_url and image
+	changed   func(sendIDs []int64)
+	wake      func()
+}
+
+// AutomationInput is the body of automations/create.
+type AutomationInput struct {
+	Type               string
+	AutomationFor      string
+	AutomationName     string
+	UnsubscribeGroupID string
+	ExitCriteria       string // beyond the spec: 0, 1 or 2 (decisions.md section 6)
+}
+
+// ScheduleInput is the body of automations/schedule/create (and of the
+// console's edit of one email).
+type ScheduleInput struct {
+	Utr           string // the automation's
+	SenderID      string
+	Subject       string
+	WaitingPeriod string
+	WaitingType   string
+	TemplateID    string
+	PreviewImg    string
+	TemplateJSON  string
+	TemplateHTML  string
+}
+
+// Messages of automation state changes.
+const (
+	MsgGroupRequired   = "An unsubscribe group is required to make an automation live."
+	msgNoSchedule      = "An automation needs at least one email before it can go live."
+	msgScheduleSender  = "Every email of the automation needs a verified sender before it can go live."
+	msgNoTarget        = "An automation needs a contact type or segment to target before it can go live."
+	msgOnlyLivePaused  = "Only a live automation can be paused."
+	defaultWelcomeName = "Welcome series"
+	defaultCustomName  = "Custom automation"
+)
+
+// Waiting types of a schedule.
+var WaitingTypes = []string{"instantly", "hours", "days"}
+
+func (s *Automations) validate(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
+	p := Problems{}
+	a := &models.Automation{UserID: accountID, UnsubscribeGroupID: "0"}
+	switch typ := strings.TrimSpace(in.Type); {
+	case typ == "":
+		p.Add("type", msgRequired("type"))
+	case typ == "welcome":
+		a.AutomationType = 0
+	case typ == "custom":
+		a.AutomationType = 1
+	default:
+		p.Add("type", "The selected type is invalid.")
+	}
+	if v := strings.TrimSpace(in.AutomationFor); v != "" {
+		ts, ok := ParseTargets([]string{v})
+		if ok {
+			var err error
+			if ok, err = targetsExist(ctx, s.db.R, accountID, ts); err != nil {
+				return nil, err
+			}
+		}
+		if !ok || len(ts) != 1 {
+			p.Add("automation_for", "The selected automation for is invalid.")
+		} else {
+			a.AutomationFor, _ = strconv.ParseInt(ts[0].ID, 10, 64)
+			a.AutomationForTable = ts[0].Table
+		}
+	}
+	a.AutomationName = strings.TrimSpace(in.AutomationName)
+	p.maxLen("automation_name", a.AutomationName, maxSendName)
+	if a.AutomationName == "" {
+		a.AutomationName = defaultCustomName
+		if a.AutomationType == 0 {
+			a.AutomationName = defaultWelcomeName
+		}
+	}
+	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
+		v := strings.TrimSpace(in.UnsubscribeGroupID)
+		if v != "0" {
+			id, err := ParseID(v)
+			if err == nil {
+				_, err = (&Groups{db: s.db}).Get(ctx, accountID, id)
+			}
+			switch {
+			case IsNotFound(err):
+				p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
+			case err != nil:
+				return nil, err
+			default:
+				a.UnsubscribeGroupID = strconv.FormatInt(id, 10)
+			}
+		}
+	}
+	switch v := strings.TrimSpace(in.ExitCriteria); v {
+	case "", "0":
+	case "1", "2":
+		a.ExitCriteria = int(v[0] - '0')
+	default:
+		p.Add("exit_criteria", "The selected exit criteria is invalid.")
+	}
+	return a, p.Err()
+}
+
+// Create saves a draft automation; a welcome automation starts with a
+// three-email sequence. Errors: validation.
+func (s *Automations) Create(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
+	a, err := s.validate(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(a).Error; err != nil {
+			return err
+		}
+		if a.AutomationType != 0 {
+			return nil
+		}
+		var senderID int64
+		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
+			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
+			return err
+		}
+		for i, st := range welcomeSequence {
+			d, err := s.templates.Design(st.template)
+			if err != nil {
+				return err
+			}
+			html := d.HTMLCode
+			row := models.AutomationSchedule{UserID: accountID, AutomationID: a.ID, SenderID: senderID, Subject: st.subject,
+				WaitingPeriod: st.period, WaitingType: st.unit, Utr: uuid.NewString(), TemplateID: st.template, PreviewImg: d.PreviewImage,
+				TemplateHTML: &html, Position: i, CreatedAt: now, UpdatedAt: now}
+			if err := tx.Create(&row).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// welcomeSequence is the welcome automation's start: a welcome at once, a
+// getting-started mail two days later, an offer five days after that.
+var welcomeSequence = []struct {
+	subject     string
+	period      int
+	unit        string
+	template    int64
+	description string
+}{
+	{"Welcome, ((first_name))!", 0, "instantly", 5, "welcome"},
+	{"Getting the most out of your subscription", 2, "days", 3, "getting started"},
+	{"A little something for you, ((first_name))", 5, "days", 4, "offer"},
+}
+
+func automationQ(q *gorm.DB, accountID int64, key string) *gorm.DB {
+	key = strings.TrimSpace(key)
+	q = q.Where("user_id = ? AND deleted_at IS NULL", accountID)
+	if id, err := strconv.ParseInt(key, 10, 64); err == nil {
+		return q.Where("id = ?", id)
+	}
+	return q.Where("utr = ?", key)
+}
+
+// Get returns one automation by utr (or id), with its totals. Errors: ErrNotFound.
+func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
+	if strings.TrimSpace(utr) == "" {
+		return nil, ErrNotFound
+	}
+	var a models.Automation
+	if err := automationQ(s.db.R.WithContext(ctx), accountID, utr).First(&a).Error; err != nil {
+		return nil, notFound(err)
+	}
+	if err := s.totals(ctx, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// totals sums the statistics of the automation's steps.
+func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
+	var t struct {
+		Triggered, Delivered, UniqueOpens, TotalOpens, Bounces, Unsubscribes int64
+	}
+	err := s.db.R.WithContext(ctx).Model(&models.SingleSend{}).
+		Select("COALESCE(SUM(triggered),0) AS triggered, COALESCE(SUM(delivered),0) AS delivered, COALESCE(SUM(unique_opens),0) AS unique_opens, "+
+			"COALESCE(SUM(total_opens),0) AS total_opens, COALESCE(SUM(bounces),0) AS bounces, COALESCE(SUM(unsubscribes),0) AS unsubscribes").
+		Where("automation_id = ?", a.ID).Scan(&t).Error
+	a.TotalTriggered, a.TotalDelivered, a.TotalUniqueOpens, a.TotalOpens, a.TotalBounces, a.TotalUnsubscribe =
+		t.Triggered, t.Delivered, t.UniqueOpens, t.TotalOpens, t.Bounces, t.Unsubscribes
+	return err
+}
+
+// Each calls fn for the account's automations with their totals and
+// number of emails.
+func (s *Automations) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.AutomationCount) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(automation_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(m *models.AutomationCount) int64 { return m.ID }, func(a *models.AutomationCount) error {
+		if err := s.totals(ctx, &a.Automation); err != nil {
+			return err
+		}
+		if err := s.db.R.WithContext(ctx).Model(&models.AutomationSchedule{}).Where("automation_id = ?", a.ID).Count(&a.AutomationScheduleCount).Error; err != nil {
+			return err
+		}
+		return fn(a)
+	})
+}
+
+// Count returns how many automations the account has.
+func (s *Automations) Count(ctx context.Context, accountID int64) (int64, error) {
+	var n int64
+	err := s.db.R.WithContext(ctx).Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Count(&n).Error
+	return n, err
+}
+
+// Schedules returns the automation's emails in order, with their editor
+// and preview addresses. Errors: ErrNotFound.
+func (s *Automations) Schedules(ctx context.Context, accountID int64, utr string) ([]models.AutomationSchedule, error) {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	var rows []models.AutomationSchedule
+	if err := s.db.R.WithContext(ctx).Where("automation_id = ?", a.ID).Order("position, id").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		s.addresses(a, &rows[i])
+	}
+	return rows, nil
+}
+
+func (s *Automations) addresses(a *models.Automation, r *models.AutomationSchedule) {
+	r.DesignURL = s.baseURL + "/automations/" + a.Utr + "/emails/" + r.Utr + "/design"
+	img := r.PreviewImg
+	if img == "" {
+		img = "01-blank.png"
+	}
+	r.Image = s.baseURL + "/static/img/templates/" + img
+}
+
+// StepStats is one email of an automation with the statistics of its step.
+type StepStats struct {
+	Schedule models.AutomationSchedule
+	Send     *models.SingleSend // nil until the automation first went live
+}
+
+// Steps returns the automation's emails with their statistics.
+func (s *Automations) Steps(ctx context.Context, accountID int64, utr string) ([]StepStats, error) {
+	rows, err := s.Schedules(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StepStats, len(rows))
+	for i, r := range rows {
+		out[i].Schedule = r
+		if r.SendID != nil {
+			var ss models.SingleSend
+			if err := s.db.R.WithContext(ctx).Omit("template_html", "template_json").Where("id = ?", *r.SendID).First(&ss).Error; err == nil {
+				out[i].Send = &ss
+			}
+		}
+	}
+	return out, nil
+}
+
+func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, *models.Sender, error) {
+	p := Problems{}
+	r := &models.AutomationSchedule{UserID: accountID}
+	var snd *models.Sender
+	if p.required("sender_id", in.SenderID) {
+		id, err := ParseID(in.SenderID)
+		if err == nil {
+			snd, err = sender(ctx, s.db.R, accountID, id)
+		}
+		switch {
+		case IsNotFound(err):
+			p.Add("sender_id", "The selected sender id is invalid.")
+		case err != nil:
+			return nil, nil, err
+		case snd.IsVerified != 1:
+			p.Add("sender_id", msgSenderNotVerified)
+		default:
+			r.SenderID = snd.ID
+		}
+	}
+	r.Subject = strings.TrimSpace(in.Subject)
+	if p.required("subject", r.Subject) {
+		p.maxLen("subject", r.Subject, maxSendName)
+	}
+	r.WaitingType = strings.TrimSpace(in.WaitingType)
+	if p.required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
+		p.Add("waiting_type", "The selected waiting type is invalid.")
+	}
+	if p.required("waiting_period", in.WaitingPeriod) {
+		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
+		switch {
+		case err != nil:
+			p.Add("waiting_period", msgInteger("waiting_period"))
+		case n < 0:
+			p.Add("waiting_period", "The waiting period must be at least 0.")
+		case n > 3650:
+			p.Add("waiting_period", "The waiting period may not be greater than 3650.")
+		}
+		r.WaitingPeriod = n
+	}
+	if r.WaitingType == "instantly" {
+		r.WaitingPeriod = 0
+	}
+	if p.required("template_id", in.TemplateID) {
+		id, err := strconv.ParseInt(strings.TrimSpace(in.TemplateID), 10, 64)
+		if err != nil {
+			p.Add("template_id", msgInteger("template_id"))
+		} else if _, derr := s.templates.Design(id); derr != nil {
+			p.Add("template_id", "The selected template id is invalid.")
+		}
+		r.TemplateID = id
+	}
+	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
+	if p.required("preview_img", r.PreviewImg) {
+		p.maxLen("preview_img", r.PreviewImg, 255)
+	}
+	html, js := in.TemplateHTML, in.TemplateJSON
+	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
+		p.Add("template_html", "The design may not be greater than 5 MB.")
+	}
+	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
+		html = htmlOfJSON(js)
+		if html == "" {
+			p.Add("template_json", "The template json must hold an html string to be sent.")
+		}
+	}
+	if strings.TrimSpace(html) == "" {
+		if r.TemplateID == 1 && !p.Has("template_json") {
+			p.Add("template_html", "The template html field is required when template id is 1.")
+		} else if d, err := s.templates.Design(r.TemplateID); err == nil {
+			html = d.HTMLCode
+		}
+	}
+	if html != "" {
+		r.TemplateHTML = &html
+	}
+	if js != "" {
+		r.TemplateJSON = &js
+	}
+	return r, snd, p.Err()
+}
+
+// AddSchedule appends an email to the automation and returns it.
+// Errors: ErrNotFound (automation), validation.
+func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, error) {
+	a, err := s.Get(ctx, accountID, in.Utr)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := s.checkSchedule(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var last int
+		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
+			return err
+		}
+		r.Position = last + 1
+		if err := tx.Create(r).Error; err != nil {
+			return err
+		}
+		return s.syncSteps(ctx, tx, a.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.addresses(a, r)
+	return r, nil
+}
+
+// schedule finds one email of the account's automation. Errors: ErrNotFound.
+func (s *Automations) schedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string) (*models.Automation, *models.AutomationSchedule, error) {
+	a, err := s.Get(ctx, accountID, automationUtr)
+	if err != nil {
+		return nil, nil, err
+	}
+	var r models.AutomationSchedule
+	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND utr = ?", a.ID, strings.TrimSpace(scheduleUtr)).First(&r).Error; err != nil {
+		return nil, nil, notFound(err)
+	}
+	s.addresses(a, &r)
+	return a, &r, nil
+}
+
+// Schedule returns one email of an automation. Errors: ErrNotFound.
+func (s *Automations) Schedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string) (*models.AutomationSchedule, error) {
+	_, r, err := s.schedule(ctx, accountID, automationUtr, scheduleUtr)
+	return r, err
+}
+
+// UpdateSchedule changes one email; a live automation sends the new
+// version from now on. Errors: ErrNotFound, validation.
+func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, scheduleUtr string, in ScheduleInput) (*models.AutomationSchedule, error) {
+	a, cur, err := s.schedule(ctx, accountID, in.Utr, scheduleUtr)
+	if err != nil {
+		return nil, err
+	}
+	r, _, err := s.checkSchedule(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
+			"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
+			"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
+			"updated_at": models.Now(),
+		}).Error; err != nil {
+			return err
+		}
+		return s.syncSteps(ctx, tx, a.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Schedule(ctx, accountID, a.Utr, scheduleUtr)
+}
+
+// DeleteSchedule removes one email. Contacts waiting for a later email
+// move up by one. Errors: ErrNotFound.
+func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string) error {
+	a, r, err := s.schedule(ctx, accountID, automationUtr, scheduleUtr)
+	if err != nil {
+		return err
+	}
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		rows, err := orderedSchedules(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		idx := -1
+		for i := range rows {
+			if rows[i].ID == r.ID {
+				idx = i
+			}
+		}
+		if err := tx.Delete(&models.AutomationSchedule{}, r.ID).Error; err != nil {
+			return err
+		}
+		if r.SendID != nil {
+			// Its queued messages stop; its statistics stay in the totals.
+			if err := tx.Model(&models.SingleSend{}).Where("id = ?", *r.SendID).Update("status", models.SendCompleted).Error; err != nil {
+				return err
+			}
+			if err := tx.Where("send_id = ? AND state = 0", *r.SendID).Delete(&models.SendMessage{}).Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND step > ?", a.ID, idx).Error; err != nil {
+			return err
+		}
+		return renumber(tx, a.ID)
+	})
+}
+
+// MoveSchedule moves one email up (-1) or down (+1) in the sequence.
+// Errors: ErrNotFound.
+func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string, by int) error {
+	a, r, err := s.schedule(ctx, accountID, automationUtr, scheduleUtr)
+	if err != nil {
+		return err
+	}
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		rows, err := orderedSchedules(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			if rows[i].ID != r.ID {
+				continue
+			}
+			j := i + by
+			if j < 0 || j >= len(rows) {
+				return nil
+			}
+			rows[i], rows[j] = rows[j], rows[i]
+			break
+		}
+		for i := range rows {
+			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func orderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSchedule, error) {
+	var rows []models.AutomationSchedule
+	err := tx.Where("automation_id = ?", automationID).Order("position, id").Find(&rows).Error
+	return rows, err
+}
+
+func renumber(tx *gorm.DB, automationID int64) error {
+	rows, err := orderedSchedules(tx, automationID)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		if rows[i].Position != i {
+			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// syncSteps makes each email's ledger carrier (a single_sends row with
+// automation_id) match the email and the automation: content, sender,
+// group, and status 2 while live (the engine sends its queued messages),
+// 1 while not.
+func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID int64) error {
+	var a models.Automation
+	if err := tx.Where("id = ?", automationID).First(&a).Error; err != nil {
+		return err
+	}
+	rows, err := orderedSchedules(tx, automationID)
+	if err != nil {
+		return err
+	}
+	group, _ := strconv.ParseInt(a.UnsubscribeGroupID, 10, 64)
+	status := models.SendReady
+	if a.Status == models.AutomationLive && a.DeletedAt == nil {
+		status = models.SendRunning
+	}
+	var changed []int64
+	for i := range rows {
+		r := &rows[i]
+		var snd *models.Sender
+		if r.SenderID != 0 {
+			snd, _ = sender(ctx, tx, a.UserID, r.SenderID)
+		}
+		ss := models.SingleSend{UserID: a.UserID, TemplateID: r.TemplateID, TemplateHTML: r.TemplateHTML, TemplateJSON: r.TemplateJSON,
+			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(i+1),
+			Subject: r.Subject, Status: status, Resolved: 1, Armed: 0, UniqueOpenToken: "{}", Links: models.StringArray{},
+			RecipientID: models.Targets{}, ExcludeSpecificRecipientID: models.Targets{}, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00",
+			AutomationID: &a.ID}
+		if snd != nil {
+			name, addr := snd.FromName, postalAddress(snd)
+			ss.FromSender, ss.ReplyTo, ss.SenderName, ss.SenderAddress = snd.FromEmail, snd.ReplyToEmail, &name, &addr
+		}
+		now := models.NewTimestamp(models.Now())
+		if r.SendID == nil {
+			ss.Utr, ss.CreatedAt, ss.UpdatedAt = uuid.NewString(), now, now
+			if err := tx.Create(&ss).Error; err != nil {
+				return err
+			}
+			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", r.ID).Update("send_id", ss.ID).Error; err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tx.Model(&models.SingleSend{}).Where("id = ?", *r.SendID).Updates(map[string]any{
+			"template_id": ss.TemplateID, "template_html": ss.TemplateHTML, "template_json": ss.TemplateJSON, "sender_id": ss.SenderID,
+			"unsubscribe_group_id": group, "single_send_name": ss.SingleSendName, "subject": ss.Subject, "status": status,
+			"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
+			"updated_at": now,
+		}).Error; err != nil {
+			return err
+		}
+		changed = append(changed, *r.SendID)
+	}
+	if s.changed != nil && len(changed) > 0 {
+		s.changed(changed)
+	}
+	return nil
+}
+
+// SetLive makes a draft automation live: contacts entering its target from
+// now on are enrolled, and contacts enrolled before a pause go on from
+// where they were. Errors: ErrNotFound; validation (no group, no email, an
+// email without a verified sender, no target).
+func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) error {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return err
+	}
+	if a.UnsubscribeGroupID == "" || a.UnsubscribeGroupID == "0" {
+		return &Error{Code: CodeValidation, Message: MsgGroupRequired}
+	}
+	if a.AutomationFor == 0 {
+		return &Error{Code: CodeValidation, Message: msgNoTarget}
+	}
+	rows, err := orderedSchedules(s.db.R.WithContext(ctx), a.ID)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return &Error{Code: CodeValidation, Message: msgNoSchedule}
+	}
+	for _, r := range rows {
+		snd, err := sender(ctx, s.db.R, accountID, r.SenderID)
+		if err != nil || snd.IsVerified != 1 {
+			return &Error{Code: CodeValidation, Message: msgScheduleSender}
+		}
+	}
+	if a.Status == models.AutomationLive {
+		return nil
+	}
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// Contacts already in the target are not enrolled, nor those that
+		// entered while the automation was paused.
+		cursor, err := targetCursor(tx, a)
+		if err != nil {
+			return err
+		}
+		now := models.Now()
+		res := tx.Model(&models.Automation{}).Where("id = ? AND status = ?", a.ID, models.AutomationDraft).
+			Updates(map[string]any{"status": models.AutomationLive, "live_at": now, "enrol_cursor": cursor, "updated_at": now})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return s.syncSteps(ctx, tx, a.ID)
+	})
+	if err == nil && s.wake != nil {
+		s.wake()
+	}
+	return err
+}
+
+// targetCursor is the last id of the automation's target now.
+func targetCursor(tx *gorm.DB, a *models.Automation) (int64, error) {
+	var n int64
+	var err error
+	if a.AutomationForTable == "segments_" {
+		err = tx.Table("segment_emails").Select("COALESCE(MAX(id), 0)").Where("segment_id = ?", a.AutomationFor).Scan(&n).Error
+	} else {
+		err = tx.Table("contacts").Select("COALESCE(MAX(id), 0)").Where("user_id = ? AND contact_type_id = ?", a.UserID, a.AutomationFor).Scan(&n).Error
+	}
+	return n, err
+}
+
+// Pause stops a live automation's sends and enrolments; each enrolled
+// contact keeps its place. Errors: ErrNotFound; validation (not live).
+func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) error {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return err
+	}
+	if a.Status != models.AutomationLive {
+		return &Error{Code: CodeValidation, Message: msgOnlyLivePaused}
+	}
+	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": models.Now()}).Error; err != nil {
+			return err
+		}
+		return s.syncSteps(ctx, tx, a.ID)
+	})
+}
+
+// Duplicate copies an automation and its emails as a draft.
+// Errors: ErrNotFound.
+func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(models.Now())
+	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
+		AutomationName: truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
+		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&cp).Error; err != nil {
+			return err
+		}
+		rows, err := orderedSchedules(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			r.ID, r.AutomationID, r.Utr, r.SendID, r.CreatedAt, r.UpdatedAt = 0, cp.ID, uuid.NewString(), nil, now, now
+			if err := tx.Create(&r).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &cp, nil
+}
+
+// Delete removes automations by utr (or id), all or none; their sends
+// stop. Errors: ErrNotFound.
+func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string) error {
+	if len(utrs) == 0 {
+		return ErrNotFound
+	}
+	var stopped []int64
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ids []int64
+		for _, u := range utrs {
+			if strings.TrimSpace(u) == "" {
+				return ErrNotFound
+			}
+			var id int64
+			if err := automationQ(tx.Model(&models.Automation{}), accountID, u).Select("id").Scan(&id).Error; err != nil {
+				return err
+			}
+			if id == 0 {
+				return ErrNotFound
+			}
+			ids = append(ids, id)
+		}
+		now := models.Now()
+		if err := tx.Model(&models.Automation{}).Where("id IN ?", ids).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", ids).Pluck("id", &stopped).Error; err != nil {
+			return err
+		}
+		return tx.Model(&models.SingleSend{}).Where("automation_id IN ?", ids).Update("status", models.SendReady).Error
+	})
+	if err == nil && s.changed != nil {
+		s.changed(stopped)
+	}
+	return err
+}
+
+// waitOf is how long an email waits after the previous one.
+func waitOf(r *models.AutomationSchedule) time.Duration {
+	switch r.WaitingType {
+	case "hours":
+		return time.Duration(r.WaitingPeriod) * time.Hour
+	case "days":
+		return time.Duration(r.WaitingPeriod) * 24 * time.Hour
+	}
+	return 0
+}

@@ -1,0 +1,263 @@
+package service_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/models"
+	"herald/service"
+)
+
+// automation makes a live-ready custom automation on a contact type with
+// two emails: one at once, one after two days.
+func (f *sendFixture) automation(typeID int64, exit string) *models.Automation {
+	f.t.Helper()
+	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeID, 10),
+		AutomationName: "Onboarding", UnsubscribeGroupID: strconv.FormatInt(f.group, 10), ExitCriteria: exit})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i, st := range []struct{ period, unit string }{{"1", "instantly"}, {"2", "days"}} {
+		if _, err := f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.sender, 10),
+			Subject: fmt.Sprintf("Step %d for ((first_name))", i+1), WaitingPeriod: st.period, WaitingType: st.unit, TemplateID: "1", PreviewImg: "01-blank.png",
+			TemplateHTML: `<p>Step ` + strconv.Itoa(i+1) + ` <a href="https://shop.example.com/">shop</a></p>`}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return a
+}
+
+func (f *sendFixture) addContact(typeID int64, email string) {
+	f.t.Helper()
+	if _, err := f.svc.Contacts.Create(f.ctx, f.acct, service.ContactInput{ContactTypeID: strconv.FormatInt(typeID, 10), FirstName: "N", LastName: "L",
+		Email: email, Country: "250"}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// stepsOf counts, per recipient, the automation mails with subject prefix.
+func (f *sendFixture) stepsOf(email, prefix string) int {
+	n := 0
+	for _, m := range f.srv.Messages() {
+		if m.To == email && strings.HasPrefix(m.Header().Get("Subject"), prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// settle ticks and lets the engine send until the sink stops growing.
+func (f *sendFixture) settle() {
+	f.t.Helper()
+	for i := 0; i < 3; i++ {
+		if err := f.sg.Tick(f.ctx); err != nil {
+			f.t.Fatal(err)
+		}
+		before := -1
+		for before != f.srv.Count() {
+			before = f.srv.Count()
+			time.Sleep(150 * time.Millisecond)
+		}
+	}
+}
+
+func TestAutomationSendsEachStepOnTime(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "before@example.com")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "new@example.com")
+	f.settle()
+	if f.stepsOf("new@example.com", "Step 1") != 1 || f.stepsOf("new@example.com", "Step 2") != 0 {
+		t.Fatalf("after enrolment: step1 %d step2 %d", f.stepsOf("new@example.com", "Step 1"), f.stepsOf("new@example.com", "Step 2"))
+	}
+	if f.stepsOf("before@example.com", "Step") != 0 {
+		t.Fatal("a contact already in the type before set live was enrolled")
+	}
+	f.advance(47 * time.Hour)
+	f.settle()
+	if f.stepsOf("new@example.com", "Step 2") != 0 {
+		t.Fatal("step 2 went before two days")
+	}
+	f.advance(2 * time.Hour)
+	f.settle()
+	f.settle()
+	if f.stepsOf("new@example.com", "Step 1") != 1 || f.stepsOf("new@example.com", "Step 2") != 1 {
+		t.Fatalf("after two days: step1 %d step2 %d", f.stepsOf("new@example.com", "Step 1"), f.stepsOf("new@example.com", "Step 2"))
+	}
+	got, err := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
+	if err != nil || got.TotalTriggered != 2 || got.TotalDelivered != 2 {
+		t.Fatalf("totals: %+v %v", got, err)
+	}
+	steps, err := f.svc.Automations.Steps(f.ctx, f.acct, a.Utr)
+	if err != nil || len(steps) != 2 || steps[0].Send == nil || steps[0].Send.Delivered != 1 || steps[1].Send.Delivered != 1 {
+		t.Fatalf("steps: %+v %v", steps, err)
+	}
+	// Single send lists do not show the steps' carriers.
+	n := 0
+	_ = f.svc.SingleSends.Each(f.ctx, f.acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("%d carrier sends in the single send list", n)
+	}
+}
+
+func TestAutomationPauseAcrossADueTime(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.Pause(f.ctx, f.acct, a.Utr); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("pause of a draft: %v", err)
+	}
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "ann@example.com")
+	f.settle()
+	if err := f.svc.Automations.Pause(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "paused@example.com") // enters while paused: not enrolled
+	f.advance(3 * 24 * time.Hour)             // step 2 falls due while paused
+	f.settle()
+	if f.stepsOf("ann@example.com", "Step 2") != 0 {
+		t.Fatal("step 2 sent while paused")
+	}
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.settle()
+	f.settle()
+	if f.stepsOf("ann@example.com", "Step 1") != 1 || f.stepsOf("ann@example.com", "Step 2") != 1 {
+		t.Fatalf("after resume: step1 %d step2 %d", f.stepsOf("ann@example.com", "Step 1"), f.stepsOf("ann@example.com", "Step 2"))
+	}
+	if f.stepsOf("paused@example.com", "Step") != 0 {
+		t.Fatal("a contact that entered while paused was enrolled")
+	}
+}
+
+func TestAutomationExitCriteria(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers")
+	leave := f.automation(typeA, "1") // leaves when out of the target
+	opened := f.automation(typeA, "2")
+	for _, a := range []*models.Automation{leave, opened} {
+		if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.addContact(typeA, "gone@example.com")
+	f.addContact(typeA, "reader@example.com")
+	f.addContact(typeA, "unsub@example.com")
+	f.settle()
+	if n := f.stepsOf("gone@example.com", "Step 1"); n != 2 { // one per automation
+		t.Fatalf("step 1 to gone: %d", n)
+	}
+	// gone@ leaves the type; reader@ opens its first email of "opened";
+	// unsub@ unsubscribes globally.
+	var c models.Contact
+	f.svc.DB.R.Where("email = ?", "gone@example.com").First(&c)
+	if err := f.svc.Contacts.Delete(f.ctx, f.acct, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range f.srv.Messages() {
+		if m.To == "reader@example.com" {
+			if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := f.svc.Unsubscribers.Add(f.ctx, f.acct, "unsub@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	f.advance(3 * 24 * time.Hour)
+	f.settle()
+	f.settle()
+	if n := f.stepsOf("gone@example.com", "Step 2"); n != 0 {
+		t.Fatalf("step 2 to a contact out of the target: %d", n)
+	}
+	// reader@ opened: exits "opened" (criteria 2, which includes 1) and
+	// "leave" (criteria 1 only: still in the type) goes on.
+	if n := f.stepsOf("reader@example.com", "Step 2"); n != 1 {
+		t.Fatalf("step 2 to the reader: %d, want 1 (from the criteria-1 automation only)", n)
+	}
+	if n := f.stepsOf("unsub@example.com", "Step 2"); n != 0 {
+		t.Fatalf("step 2 to an unsubscribed contact: %d", n)
+	}
+}
+
+func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers")
+	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AutomationName != "Welcome series" || a.AutomationType != 0 {
+		t.Fatalf("welcome: %+v", a)
+	}
+	rows, _ := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+	if len(rows) != 3 || rows[0].WaitingType != "instantly" || rows[1].WaitingPeriod != 2 || rows[1].WaitingType != "days" || rows[0].SenderID != f.sender {
+		t.Fatalf("welcome sequence: %+v", rows)
+	}
+	err = f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr)
+	if se, ok := err.(*service.Error); !ok || se.Message != service.MsgGroupRequired {
+		t.Fatalf("set live without a group: %v", err)
+	}
+}
+
+// TestAutomationImportEnrolsEveryContactOnce enrols 10,000 contacts created
+// by one CSV import and checks each gets step 1 exactly once, with two
+// engines (as two processes would) working the same database.
+func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 contacts")
+	}
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, Now: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); second.Run(f.ctx) }()
+	const n = 10000
+	var b strings.Builder
+	b.WriteString("email,first_name\n")
+	for i := range n {
+		fmt.Fprintf(&b, "c%05d@example.com,C%d\n", i, i)
+	}
+	imp, err := f.svc.Imports.Start(f.ctx, f.acct, typeA, "contacts.csv", int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Imports.Run(f.ctx, imp, strings.NewReader(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	if imp.Created != n {
+		t.Fatalf("import created %d", imp.Created)
+	}
+	base := f.srv.Count()
+	if !f.srv.WaitCount(base+n, 2*time.Minute) {
+		t.Fatalf("step 1 reached %d of %d", f.srv.Count()-base, n)
+	}
+	f.settle()
+	per := f.srv.PerRecipient()
+	for i := range n {
+		if got := per[fmt.Sprintf("c%05d@example.com", i)]; got != 1 {
+			t.Fatalf("c%05d got %d messages", i, got)
+		}
+	}
+	got, _ := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
+	if got.TotalTriggered != n || got.TotalDelivered != n {
+		t.Fatalf("totals: triggered %d delivered %d", got.TotalTriggered, got.TotalDelivered)
+	}
+}
