@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/herald
 PKGS    := ./...
 
-.PHONY: build run test generate bench bench-audience bench-mail vet fmt clean
+.PHONY: build run test generate bench bench-audience bench-mail bench-send vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -30,6 +30,7 @@ bench:
 	$(GO) run ./bench/api -herald $(BIN) -bare bin/bare $(BENCH_FLAGS)
 	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
 	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
+	$(GO) run ./bench/send -herald $(BIN) $(BENCH_SEND_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # Audience benchmark (docs/BENCHMARKS.md): a 1,000,000-row CSV imported
@@ -53,6 +54,20 @@ BENCH_MAIL_FLAGS ?=
 
 bench-mail:
 	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
+
+# Sending benchmark (docs/BENCHMARKS.md): one single send of a library
+# design to 100,000 contacts through herald's engine into a loopback SMTP
+# sink run as a second process, from the API call to the last message
+# accepted, beside a plain go-smtp client's ceiling in alternating runs;
+# herald's CPU per message and peak RSS. BENCH_SEND_FLAGS: -contacts 100000
+# -conns 10 -runs 3 -ceilings plain+RSET,plain -ceiling-messages N
+# -template 2 -dkim -cpuprofile DIR; HERALD_BENCH_DATABASE=postgres://…
+# runs herald on PostgreSQL.
+BENCH_SEND_FLAGS ?=
+
+bench-send:
+	$(GO) build -o $(BIN) ./cmd/herald
+	$(GO) run ./bench/send -herald $(BIN) $(BENCH_SEND_FLAGS)
 
 generate:
 	$(GO) tool templ generate

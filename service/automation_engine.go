@@ -141,6 +141,10 @@ func (sg *Sending) queueSteps(ctx context.Context, a *models.Automation) (int, e
 	}
 	err = sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		triggered := map[int64]int64{}
+		leavers, err := sg.leaving(tx, a, due, sendIDs)
+		if err != nil {
+			return err
+		}
 		for i := range due {
 			e := &due[i]
 			if e.Step >= len(sched) || sched[e.Step].SendID == nil {
@@ -149,11 +153,7 @@ func (sg *Sending) queueSteps(ctx context.Context, a *models.Automation) (int, e
 				}
 				continue
 			}
-			leave, err := sg.leaves(tx, a, e, sendIDs)
-			if err != nil {
-				return err
-			}
-			if leave {
+			if leavers[e.Email] {
 				if err := advance(tx, e, models.EnrolExited, 0); err != nil {
 					return err
 				}
@@ -200,42 +200,64 @@ func advance(tx *gorm.DB, e *models.AutomationContact, state int, next int64) er
 		step, state, next, models.Now(), e.ID, e.Step, models.EnrolActive).Error
 }
 
-// leaves reports whether an enrolled contact leaves the automation before
-// its next email: unsubscribed (globally or from the automation's group),
-// suppressed after a bounce, or, by exit_criteria, out of the target (1) or
-// having opened or clicked one of its emails (2).
-func (sg *Sending) leaves(tx *gorm.DB, a *models.Automation, e *models.AutomationContact, sendIDs []int64) (bool, error) {
-	var n int64
-	group, _ := strconv.ParseInt(a.UnsubscribeGroupID, 10, 64)
-	if err := tx.Raw(`SELECT COUNT(*) FROM unsubscribers WHERE user_id = ? AND email_address = ?
-		AND (unsubscribe_groups_id IS NULL OR unsubscribe_groups_id = ?)`, a.UserID, e.Email, group).Scan(&n).Error; err != nil || n > 0 {
-		return n > 0, err
+// leaving returns the addresses of the batch that leave the automation
+// before their next email: unsubscribed (globally or from the
+// automation's group), suppressed after a bounce, or, by exit_criteria, out
+// of the target (1 and 2) or having opened or clicked one of its emails
+// (2). A few set queries per batch, not per contact.
+func (sg *Sending) leaving(tx *gorm.DB, a *models.Automation, due []models.AutomationContact, sendIDs []int64) (map[string]bool, error) {
+	emails := make([]string, len(due))
+	for i := range due {
+		emails[i] = due[i].Email
 	}
-	if err := tx.Raw("SELECT COUNT(*) FROM suppressions WHERE user_id = ? AND email = ?", a.UserID, e.Email).Scan(&n).Error; err != nil || n > 0 {
-		return n > 0, err
+	out := map[string]bool{}
+	add := func(q string, args ...any) error {
+		var got []string
+		if err := tx.Raw(q, args...).Scan(&got).Error; err != nil {
+			return err
+		}
+		for _, e := range got {
+			out[e] = true
+		}
+		return nil
+	}
+	group, _ := strconv.ParseInt(a.UnsubscribeGroupID, 10, 64)
+	if err := add(`SELECT email_address FROM unsubscribers WHERE user_id = ? AND email_address IN ?
+		AND (unsubscribe_groups_id IS NULL OR unsubscribe_groups_id = ?)`, a.UserID, emails, group); err != nil {
+		return nil, err
+	}
+	if err := add("SELECT email FROM suppressions WHERE user_id = ? AND email IN ?", a.UserID, emails); err != nil {
+		return nil, err
 	}
 	if a.ExitCriteria >= 1 {
+		var in []string
+		var err error
 		if a.AutomationForTable == "segments_" {
-			err := tx.Raw(`SELECT COUNT(*) FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id
-				WHERE se.segment_id = ? AND (se.email = ? OR (c.email = ? AND c.deleted_at IS NULL))`, a.AutomationFor, e.Email, e.Email).Scan(&n).Error
-			if err != nil {
-				return false, err
-			}
-		} else if err := tx.Raw("SELECT COUNT(*) FROM contacts WHERE contact_type_id = ? AND email = ? AND deleted_at IS NULL", a.AutomationFor, e.Email).Scan(&n).Error; err != nil {
-			return false, err
+			err = tx.Raw(`SELECT COALESCE(c.email, se.email) FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id AND c.deleted_at IS NULL
+				WHERE se.segment_id = ? AND (se.email IN ? OR c.email IN ?)`, a.AutomationFor, emails, emails).Scan(&in).Error
+		} else {
+			err = tx.Raw("SELECT email FROM contacts WHERE contact_type_id = ? AND email IN ? AND deleted_at IS NULL", a.AutomationFor, emails).Scan(&in).Error
 		}
-		if n == 0 {
-			return true, nil
+		if err != nil {
+			return nil, err
+		}
+		present := make(map[string]bool, len(in))
+		for _, e := range in {
+			present[e] = true
+		}
+		for _, e := range emails {
+			if !present[e] {
+				out[e] = true
+			}
 		}
 	}
 	if a.ExitCriteria == 2 && len(sendIDs) > 0 {
-		if err := tx.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id IN ? AND email = ? AND (opened_at IS NOT NULL OR clicked_at IS NOT NULL)",
-			sendIDs, e.Email).Scan(&n).Error; err != nil {
-			return false, err
+		if err := add("SELECT email FROM send_messages WHERE send_id IN ? AND email IN ? AND (opened_at IS NOT NULL OR clicked_at IS NOT NULL)",
+			sendIDs, emails); err != nil {
+			return nil, err
 		}
-		return n > 0, nil
 	}
-	return false, nil
+	return out, nil
 }
 
 // stepWait is exported for the console's timeline (how long after the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/models"
 	"herald/service"
@@ -114,4 +115,123 @@ func TestAccountsAreIsolated(t *testing.T) {
 	if got, err := svc.Groups.Get(ctx, acctA, g.ID); err != nil || got.GroupName != "Ann's group" {
 		t.Fatalf("A's group: %+v %v", got, err)
 	}
+}
+
+// Account B can neither see, preview, test, count, change, copy nor
+// delete account A's single sends, nor lift A's bounced addresses: each
+// is "not found" to B (404), and A's records stay as they were.
+func TestSingleSendsAreIsolated(t *testing.T) {
+	s := newSendSetup(t)
+	ctx := context.Background()
+	sendA := s.create("Secret send", func(in *service.SingleSendInput) {
+		in.TemplateID, in.TemplateHTML = "1", `<p>secret design</p>`
+	})
+	bounce := models.Suppression{UserID: s.acct, Email: "secret-bounce@example.com", Reason: "secret reason", CreatedAt: models.NewTimestamp(time.Now())}
+	if err := s.a.svc.DB.W.Create(&bounce).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	b, acctB := s.a.account("Bob", "bob@example.com")
+	ownB, err := s.a.svc.Groups.Create(ctx, acctB, service.GroupInput{GroupName: "Bob's", Description: "d", IsDisplay: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// B's pages show none of A's sends, senders, groups, audience or designs.
+	for _, path := range []string{"/single-sends", "/single-sends?q=send", "/single-sends/new", "/suppressions/bounced"} {
+		r := b.get(path)
+		wantStatus(t, r, http.StatusOK)
+		for _, leak := range []string{"Secret send", "secret", "Customers", "Org people", "Sale letter", "news@shop.example.com", "Members only"} {
+			if strings.Contains(r.body, leak) {
+				t.Fatalf("%s shows A's %q", path, leak)
+			}
+		}
+	}
+	// A's contact type counts nothing for B; A's design previews nothing.
+	if r := b.hxPost("/single-sends/count", url.Values{"recipient_id": {"contacts_" + itoa(s.ctype)}}); text(first(r.doc, "#send-count-value")) != "0" {
+		t.Fatal("B counts A's contacts")
+	}
+	if r := b.hxGet("/single-sends/preview?template=design-" + itoa(s.design)); first(r.doc, "iframe") != nil {
+		t.Fatal("B previews A's design")
+	}
+	// A send of B's made of A's pieces is refused, field by field.
+	r := b.hxPost("/single-sends", url.Values{
+		"single_send_name": {"Taken"}, "template": {"design-" + itoa(s.design)}, "sender_id": {itoa(s.sender)},
+		"unsubscribe_group_id": {itoa(s.group)}, "subject": {"x"}, "preheader": {"x"},
+		"recipient_id": {"contacts_" + itoa(s.ctype)}, "schedule_type": {"0"},
+	})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	for _, id := range []string{"send-template-error", "send-sender-error", "send-group-error", "send-to-error"} {
+		if first(r.doc, "#"+id) == nil {
+			t.Errorf("no %s", id)
+		}
+	}
+
+	utr := sendA.Utr
+	full := s.form("Taken over")
+	full.Set("sender_id", "")
+	full.Set("unsubscribe_group_id", itoa(ownB.ID))
+	testForm := url.Values{"utr": {utr}, "template": {"current"}, "subject": {"x"}, "preheader": {"x"}, "test_email": {"bob@example.com"}}
+	tests := []struct {
+		method, path string
+		form         url.Values
+	}{
+		{"GET", "/single-sends/" + utr, nil},
+		{"GET", "/single-sends/" + utr + "/edit", nil},
+		{"GET", "/single-sends/" + utr + "/progress", nil},
+		{"GET", "/single-sends/" + itoa(sendA.ID), nil}, // by id, as the service also finds sends
+		{"GET", "/single-sends/preview?template=current&utr=" + utr, nil},
+		{"POST", "/single-sends/" + utr, full},
+		{"POST", "/single-sends/" + utr + "/duplicate", nil},
+		{"POST", "/single-sends/" + utr + "/delete", nil},
+		{"POST", "/single-sends/bulk-delete", url.Values{"ids": {utr}}},
+		{"POST", "/single-sends/test", testForm},
+		{"POST", "/suppressions/bounced/" + itoa(bounce.ID) + "/lift", nil},
+	}
+	b.get("/single-sends")
+	for _, tt := range tests {
+		for _, hx := range []bool{false, true} {
+			name := tt.method + " " + tt.path
+			if hx {
+				name += " (htmx)"
+			}
+			t.Run(name, func(t *testing.T) {
+				var r *response
+				switch {
+				case tt.method == "GET":
+					r = b.do("GET", tt.path, nil, hx)
+				case hx:
+					r = b.hxPost(tt.path, tt.form)
+				default:
+					r = b.post(tt.path, tt.form)
+				}
+				wantStatus(t, r, http.StatusNotFound)
+				if strings.Contains(r.body, "secret") || strings.Contains(r.body, "Secret") {
+					t.Fatal("the 404 shows A's data")
+				}
+			})
+		}
+	}
+
+	// A's send and bounced address are still there, unchanged; B got no test.
+	got := s.get(utr)
+	if got.SingleSendName != "Secret send" || got.TemplateHTML == nil || *got.TemplateHTML != "<p>secret design</p>" {
+		t.Fatalf("A's send: %+v", got)
+	}
+	n := 0
+	_ = s.a.svc.SingleSends.Each(ctx, s.acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
+	if n != 1 {
+		t.Fatalf("A has %d sends", n)
+	}
+	if c, _ := s.a.svc.Suppressions.Count(ctx, s.acct); c != 1 {
+		t.Fatalf("A has %d bounced addresses", c)
+	}
+	_ = s.a.svc.SingleSends.Each(ctx, acctB, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
+	if n != 1 {
+		t.Fatal("B has a send (a duplicate of A's?)")
+	}
+	_ = s.a.svc.Outbox.Each(ctx, acctB, service.ListFilter{}, func(m *models.OutboxMessage) error {
+		t.Fatalf("B mailed %q", m.Subject)
+		return nil
+	})
 }

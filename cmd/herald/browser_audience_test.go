@@ -39,11 +39,19 @@ type browserSession struct {
 // the test ends. Confirmation dialogs are accepted.
 func newBrowserSession(t *testing.T) *browserSession {
 	t.Helper()
+	if findChromium() == "" {
+		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
+	}
+	return newBrowserSessionOn(t, startConsoleServer(t))
+}
+
+// newBrowserSessionOn starts the browser on the console at base.
+func newBrowserSessionOn(t *testing.T, base string) *browserSession {
+	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
-	base := startConsoleServer(t)
 	allocCtx, cancelAlloc := newAllocator(chromium)
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)

@@ -273,6 +273,13 @@ func findChromium() string {
 // and waits for /healthz; the server is stopped when the test ends.
 func startConsoleServer(t *testing.T) string {
 	t.Helper()
+	return startConsoleServerOn(t, dbtest.DSN(t))
+}
+
+// startConsoleServerOn is startConsoleServer over the database at dsn,
+// which the test may read too.
+func startConsoleServerOn(t *testing.T, dsn string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +289,7 @@ func startConsoleServer(t *testing.T) string {
 	base := "http://" + addr
 	env := map[string]string{
 		"HERALD_ADDR":      addr,
-		"HERALD_DATABASE":  dbtest.DSN(t),
+		"HERALD_DATABASE":  dsn,
 		"HERALD_LOG_LEVEL": "error",
 		"HERALD_BASE_URL":  base,
 	}

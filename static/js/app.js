@@ -1,8 +1,8 @@
 // Herald console behaviour: small enhancements over pages that work
 // without it. htmx (vendored) does the requests; this file only adds the
 // menu drawer, flash dismissal, row selection, key copying, confirmation
-// of plain forms, upload progress, and error messages for failed htmx
-// requests.
+// of plain forms, placeholder insertion, upload progress, and error
+// messages for failed htmx requests.
 // No inline scripts: the Content-Security-Policy forbids them.
 (function () {
   "use strict";
@@ -149,6 +149,54 @@
     if (question && !window.confirm(question)) {
       e.preventDefault();
     }
+  });
+
+  // --- Placeholders: a select beside a field inserts ((name)) at the
+  // cursor, then goes back to its prompt.
+  document.addEventListener("change", function (e) {
+    var pick = e.target;
+    if (!pick.matches || !pick.matches("select[data-insert-into]") || !pick.value) return;
+    var field = document.querySelector(pick.getAttribute("data-insert-into"));
+    var text = pick.value;
+    pick.value = "";
+    if (!field) return;
+    var start = typeof field.selectionStart === "number" ? field.selectionStart : field.value.length;
+    var end = typeof field.selectionEnd === "number" ? field.selectionEnd : start;
+    field.value = field.value.slice(0, start) + text + field.value.slice(end);
+    field.focus();
+    field.setSelectionRange(start + text.length, start + text.length);
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+  });
+
+  // --- Enter in a field that belongs to another button than the form's
+  // (the test address of a single send) presses that button.
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Enter" || !e.target.matches || !e.target.matches("[data-enter-clicks]")) return;
+    var button = document.querySelector(e.target.getAttribute("data-enter-clicks"));
+    if (button) {
+      e.preventDefault();
+      button.click();
+    }
+  });
+
+  // --- A single send saved to go now starts mailing at once: ask first.
+  var sendNowQuestion = "Save and send now? The mail starts going out within seconds.";
+  function sendsNow(form) {
+    var now = form.querySelector("#send-now");
+    return !!(now && now.checked);
+  }
+  document.addEventListener("htmx:confirm", function (e) {
+    var elt = e.detail.elt;
+    if (!elt.matches || !elt.matches("form[data-send-form]") || !sendsNow(elt)) return;
+    e.preventDefault();
+    if (window.confirm(sendNowQuestion)) e.detail.issueRequest(true);
+  });
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (e.defaultPrevented || !form.matches("form[data-send-form]")) return;
+    var by = e.submitter;
+    if (by && by.hasAttribute("formaction")) return; // the test, not the save
+    if (sendsNow(form) && !window.confirm(sendNowQuestion)) e.preventDefault();
   });
 
   // --- Upload progress of a file sent through htmx (the CSV import): the
