@@ -235,6 +235,7 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&b, "c%05d@example.com,C%d\n", i, i)
 	}
+	t0 := time.Now()
 	imp, err := f.svc.Imports.Start(f.ctx, f.acct, typeA, "contacts.csv", int64(b.Len()))
 	if err != nil {
 		t.Fatal(err)
@@ -245,10 +246,16 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	if imp.Created != n {
 		t.Fatalf("import created %d", imp.Created)
 	}
+	t.Logf("import: %v", time.Since(t0))
 	base := f.srv.Count()
+	for i := 0; i < 200 && f.srv.Count() == base; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("first step-1 mail: %v after the import", time.Since(t0))
 	if !f.srv.WaitCount(base+n, 2*time.Minute) {
 		t.Fatalf("step 1 reached %d of %d", f.srv.Count()-base, n)
 	}
+	t.Logf("all %d step-1 mails: %v after the import started", n, time.Since(t0))
 	f.settle()
 	per := f.srv.PerRecipient()
 	for i := range n {
