@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"herald/dbtest"
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+	"herald/smtptest"
+)
+
+// buildHerald compiles the herald binary into a temporary folder, without
+// -race (that flag applies to the test process only), and returns its path.
+func buildHerald(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "herald")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// heraldProcess is `herald serve` running as a child process.
+type heraldProcess struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startHerald runs `herald serve` as its own process with env (and no
+// HERALD_ variable of the test's environment), its output appended to log.
+func startHerald(t *testing.T, bin string, env map[string]string, log *os.File) *heraldProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HERALD_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start herald: %v", err)
+	}
+	p := &heraldProcess{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(p.kill)
+	return p
+}
+
+// kill ends the process with SIGKILL (no shutdown of any kind) and waits
+// until it is gone.
+func (p *heraldProcess) kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// TestSendSurvivesKill9 runs a 20,000-address single send in `herald
+// serve` and kills the process with SIGKILL several times while it sends
+// (decisions.md section 5): no address is lost, each kill resends at most
+// the messages in flight (2 x HERALD_SMTP_MAX_CONNS), the counters are
+// exact, and each restarted process resumes the send.
+func TestSendSurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts herald during a 20,000-message send")
+	}
+	const (
+		contacts = 20000
+		conns    = 4
+		bound    = 2 * conns // messages in flight at any moment
+	)
+	// Fractions of the send at which herald is killed; the first one soon
+	// after the send started, then three more (HERALD_SMTP_MAX_CONNS=4: at
+	// most 8 messages may be sent twice per kill).
+	kills := []float64{0.02, 0.15, 0.40, 0.65}
+	start := time.Now()
+	ctx := context.Background()
+
+	bin := buildHerald(t)
+	built := time.Now()
+	sink := smtptest.Start(t)
+	sink.Discard = true // only counts per recipient
+
+	// The database, prepared while herald is not running.
+	dsn := dbtest.DSN(t)
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(db)
+	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
+	svc.UseTransport(delivery.NewOutbox(svc.Outbox), "http://herald.test", "no-reply@herald.test")
+	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Crash", Email: "crash@herald.test", Password: "password123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := svc.ContactTypes.Create(ctx, u.ID, "Customers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := func(i int) string { return fmt.Sprintf("c%05d@example.com", i) }
+	var csv bytes.Buffer
+	csv.WriteString("email,first_name,last_name\n")
+	for i := range contacts {
+		fmt.Fprintf(&csv, "%s,Name%d,Last\n", addr(i), i)
+	}
+	imp, err := svc.Imports.Start(ctx, u.ID, ct.ID, "contacts.csv", int64(csv.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Imports.Run(ctx, imp, &csv); err != nil {
+		t.Fatal(err)
+	}
+	if imp.Created != contacts || imp.Skipped != 0 {
+		t.Fatalf("import: created %d skipped %d, want %d and 0", imp.Created, imp.Skipped, contacts)
+	}
+	snd, err := svc.Senders.Create(ctx, u.ID, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
+		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Groups.Create(ctx, u.ID, service.GroupInput{GroupName: "Newsletter", Description: "Our news", IsDisplay: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := svc.SingleSends.Create(ctx, u.ID, service.SingleSendInput{
+		TemplateID: "1", TemplateHTML: `<html><body><p>Hello ((first_name))!</p><a href="https://shop.example.com/sale">Sale</a>` +
+			`<a href="((unsubscribe_preferences))">Preferences</a></body></html>`,
+		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10),
+		SingleSendName: "Crash", Subject: "Hi ((first_name))", Preheader: "News for ((first_name))", RecipientID: []string{"contacts_" + strconv.FormatInt(ct.ID, 10)},
+		ScheduleType: "0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.Status != models.SendInitiate {
+		t.Fatalf("status after create = %d, want 0", ss.Status)
+	}
+	db.Close()
+	prepared := time.Now()
+
+	// The test only reads the database from now on.
+	db, err = service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc = service.New(db)
+	// ledger reads the send's row and how many of its ledger rows are
+	// recorded as delivered.
+	ledger := func() (models.SingleSend, int64) {
+		t.Helper()
+		var row models.SingleSend
+		var n int64
+		if err := db.R.Where("id = ?", ss.ID).First(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = 2", ss.ID).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return row, n
+	}
+
+	logf, err := os.Create(filepath.Join(t.TempDir(), "herald.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("herald's log (end):\n%s", b)
+		}
+	})
+	env := map[string]string{
+		"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": sink.URL(), "HERALD_SMTP_MAX_CONNS": strconv.Itoa(conns),
+		"HERALD_ADDR": freeAddr(t), "HERALD_BASE_URL": "http://herald.test", "HERALD_LOG_LEVEL": "warn",
+	}
+
+	// Kill herald when the sink has seen each fraction of the send, and
+	// restart it at once. snaps[k] is what each address had received when
+	// the k-th process was dead; inFlight[k] is how many messages the sink
+	// had accepted then that the ledger did not record as delivered (less
+	// those of the previous kills): those, and only those, must be sent
+	// again.
+	var snaps []map[string]int
+	var inFlight []int
+	unrecorded := 0
+	p := startHerald(t, bin, env, logf)
+	phaseStart := time.Now()
+	for k, f := range kills {
+		n := int(f * contacts)
+		if !waitSink(sink, p, n, 2*time.Minute) {
+			t.Fatalf("kill %d: the sink has %d messages, waiting for %d", k+1, sink.Count(), n)
+		}
+		p.kill()
+		// Bytes of a message already written by the dead process may still be
+		// in the sink's socket: let them land before the snapshot.
+		at := settle(sink)
+		snaps = append(snaps, sink.PerRecipient())
+		row, delivered := ledger()
+		inFlight = append(inFlight, at-int(delivered)-unrecorded)
+		unrecorded = at - int(delivered)
+		if row.Delivered != delivered {
+			t.Errorf("kill %d: delivered counter %d, but %d ledger rows delivered", k+1, row.Delivered, delivered)
+		}
+		t.Logf("kill %d at %d messages (%.0f %%), %v after its start: %d in flight (audience resolved %d, delivered counter %d)",
+			k+1, at, 100*float64(at)/contacts, time.Since(phaseStart).Round(time.Millisecond), inFlight[k], row.Resolved, row.Delivered)
+		if at >= contacts {
+			t.Fatalf("kill %d came after the send was over (%d messages): it proves nothing", k+1, at)
+		}
+
+		restart := time.Now()
+		p = startHerald(t, bin, env, logf)
+		phaseStart = restart
+		if !waitSink(sink, p, at+1, time.Minute) {
+			t.Fatalf("restart %d: no message within a minute (sink at %d)", k+1, sink.Count())
+		}
+		t.Logf("restart %d: next message after %v", k+1, time.Since(restart).Round(time.Millisecond))
+	}
+
+	// The last process finishes the send.
+	if !waitSink(sink, p, contacts, 3*time.Minute) {
+		t.Fatalf("the sink has %d messages, want at least %d", sink.Count(), contacts)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ss, err = svc.SingleSends.Get(ctx, u.ID, ss.Utr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ss.Status == models.SendCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send status %d after the sink got every address, want 3 (triggered %d delivered %d bounces %d)",
+				ss.Status, ss.Triggered, ss.Delivered, ss.Bounces)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("last process: completed %v after its start", time.Since(phaseStart).Round(time.Millisecond))
+	p.kill()
+	final := sink.PerRecipient()
+
+	// Every address got its message; the extra ones are each a message in
+	// flight at a kill: the address got it before that kill and again later.
+	var lost []string
+	audience := make(map[string]bool, contacts)
+	for i := range contacts {
+		audience[addr(i)] = true
+		if final[addr(i)] == 0 {
+			lost = append(lost, addr(i))
+		}
+	}
+	for a := range final {
+		if !audience[a] {
+			t.Errorf("a message to %s, who is not in the audience", a)
+		}
+	}
+	phases := append(snaps, final)
+	extraPerKill := make([]int, len(phases)) // by the phase of the earlier receipt
+	addrsPerKill := make([]int, len(phases))
+	var extra, twice int
+	for a, n := range final {
+		if n < 2 {
+			continue
+		}
+		twice++
+		extra += n - 1
+		// Each receipt but the last one is attributed to the phase it came in.
+		left := n - 1
+		for k := range phases {
+			got := phases[k][a]
+			if k > 0 {
+				got -= phases[k-1][a]
+			}
+			if got > left {
+				got = left
+			}
+			if got > 0 {
+				extraPerKill[k] += got
+				addrsPerKill[k]++
+			}
+			left -= got
+		}
+	}
+	for k := range kills {
+		t.Logf("kill %d: %d in flight, %d messages sent again to %d addresses (bound %d)", k+1, inFlight[k], extraPerKill[k], addrsPerKill[k], bound)
+	}
+	t.Logf("%d addresses got more than one message, %d extra messages in all (bound %d); %d messages to %d addresses",
+		twice, extra, bound*len(kills), sink.Count(), len(final))
+	t.Logf("build %v, prepare %v, send with %d kills %v, total %v", built.Sub(start).Round(time.Millisecond),
+		prepared.Sub(built).Round(time.Millisecond), len(kills), time.Since(prepared).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+
+	if len(lost) > 0 {
+		t.Errorf("%d addresses got no message, e.g. %v", len(lost), lost[:min(5, len(lost))])
+	}
+	if twice > bound*len(kills) || extra > bound*len(kills) {
+		t.Errorf("%d addresses got more than one message, %d extra messages: more than %d x %d kills in flight", twice, extra, bound, len(kills))
+	}
+	for k := range kills {
+		if inFlight[k] > bound || extraPerKill[k] > bound {
+			t.Errorf("kill %d: %d messages in flight, %d sent again; at most %d may be in flight", k+1, inFlight[k], extraPerKill[k], bound)
+		}
+		if extraPerKill[k] != inFlight[k] {
+			t.Errorf("kill %d: %d messages in flight (accepted by the relay, not recorded) but %d sent again", k+1, inFlight[k], extraPerKill[k])
+		}
+	}
+	if extraPerKill[len(kills)] > 0 {
+		t.Errorf("the last process, never killed, sent %d messages twice", extraPerKill[len(kills)])
+	}
+	if ss.Triggered != contacts || ss.Delivered != contacts || ss.Bounces != 0 || ss.SentAt.IsZero() {
+		t.Errorf("counters: triggered %d delivered %d bounces %d sent_at %v; want %d, %d, 0 and a time",
+			ss.Triggered, ss.Delivered, ss.Bounces, ss.SentAt, contacts, contacts)
+	}
+	var states []struct {
+		State int
+		N     int64
+	}
+	if err := db.R.Model(&models.SendMessage{}).Select("state, COUNT(*) AS n").Where("send_id = ?", ss.ID).Group("state").Scan(&states).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 1 || states[0].State != 2 || states[0].N != contacts {
+		t.Errorf("ledger rows by state: %+v, want %d delivered (2)", states, contacts)
+	}
+}
+
+// settle waits until the sink's count has not moved for 300 ms (or 10 s
+// passed) and returns it.
+func settle(sink *smtptest.Server) int {
+	n := sink.Count()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(300 * time.Millisecond)
+		m := sink.Count()
+		if m == n {
+			break
+		}
+		n = m
+	}
+	return n
+}
+
+// waitSink waits until the sink has at least n messages, or d passed, or
+// the process p exited; it reports whether the sink got there.
+func waitSink(sink *smtptest.Server, p *heraldProcess, n int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if sink.WaitCount(n, 5*time.Millisecond) {
+			return true
+		}
+		select {
+		case <-p.exited:
+			return sink.Count() >= n
+		default:
+		}
+	}
+	return sink.Count() >= n
+}
