@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -168,12 +169,34 @@ func TestSendOverHTTP(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// And a report when a CSV import ends.
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	_ = mw.WriteField("contact_type_id", "1")
+	fw, _ := mw.CreateFormFile("file", "more.csv")
+	_, _ = fw.Write([]byte("email,first_name\ndee@example.com,Dee\n"))
+	mw.Close()
+	req, _ := http.NewRequest("POST", c.base+"/api/contacts/upload-csv", &b)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("PublicKey", c.keys.PublicKey)
+	req.Header.Set("SecretKey", c.keys.SecretKey)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("upload: %v", err)
+	}
+	for relay.PerRecipient()["boss@example.com"] < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no import report")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var subjects []string
 	for _, m := range relay.Messages() {
 		if m.To == "boss@example.com" {
 			subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
-			if !strings.HasPrefix(subject, "Single send completed: ") {
-				t.Fatalf("summary subject %q", subject)
-			}
+			subjects = append(subjects, subject)
 		}
+	}
+	if len(subjects) != 3 || !strings.HasPrefix(subjects[0], "Single send completed: ") || subjects[2] != "Contact import done: more.csv" {
+		t.Fatalf("notification subjects: %q", subjects)
 	}
 }
