@@ -151,6 +151,24 @@ func TestSingleSendsAreIsolated(t *testing.T) {
 	if r := b.hxPost("/single-sends/count", url.Values{"recipient_id": {"contacts_" + itoa(s.ctype)}}); text(first(r.doc, "#send-count-value")) != "0" {
 		t.Fatal("B counts A's contacts")
 	}
+	// Nor do A's group and A's hand-added segment addresses: they would
+	// tell B whether an address of B's is on A's lists.
+	if _, err := s.a.svc.Groups.AddRecipients(ctx, s.acct, service.RecipientsInput{GroupID: itoa(s.group), EmailAddress: "shared@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.a.svc.Segments.AddEmail(ctx, s.acct, service.SegmentEmailInput{SegmentID: itoa(s.segment), FirstName: "Sha", LastName: "Red", Email: "shared@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	typeB := s.a.audience(acctB).contactType("Bob's people")
+	s.a.audience(acctB).contact(typeB, "shared@example.com", "Sha", "Red", "US", nil)
+	for _, form := range []url.Values{
+		{"recipient_id": {"contacts_" + itoa(typeB)}, "unsubscribe_group_id": {itoa(s.group)}},
+		{"recipient_id": {"contacts_" + itoa(typeB)}, "exclude_specific_recipient_id": {"segments_" + itoa(s.segment)}},
+	} {
+		if r := b.hxPost("/single-sends/count", form); text(first(r.doc, "#send-count-value")) != "1" {
+			t.Fatalf("A's lists change B's count (%v): %s", form, text(first(r.doc, "#send-count-value")))
+		}
+	}
 	if r := b.hxGet("/single-sends/preview?template=design-" + itoa(s.design)); first(r.doc, "iframe") != nil {
 		t.Fatal("B previews A's design")
 	}

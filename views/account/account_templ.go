@@ -287,7 +287,7 @@ func TimeZoneForm(f ZoneForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "\"><label for=\"time-zone-select\">Time zone</label> <select id=\"time-zone-select\" name=\"time_zone\" aria-describedby=\"time-zone-help\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "\"><label for=\"time-zone-select\">Your time zone</label> <select id=\"time-zone-select\" name=\"time_zone\" aria-describedby=\"time-zone-help\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

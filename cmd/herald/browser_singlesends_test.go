@@ -1,0 +1,309 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"herald/dbtest"
+	"herald/models"
+	"herald/service"
+)
+
+// TestBrowserSingleSend drives a single send from start to end with a
+// real browser on a real `herald serve` (its sending engine running, mail
+// kept in the outbox): sign up, import three contacts, add and verify a
+// sender, create a group, then write a single send (design preview, live
+// count, placeholder picker, test mail), send it now and watch its page
+// follow it through htmx polling until the statistics appear. Opening a
+// mail and clicking its link then shows on the chart and the link table.
+func TestBrowserSingleSend(t *testing.T) {
+	if findChromium() == "" {
+		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
+	}
+	dsn := dbtest.DSN(t)
+	base := startConsoleServerOn(t, dsn)
+	b := newBrowserSessionOn(t, base)
+	var problems consoleProblems
+	problems.watch(b)
+	poll := func(js string) chromedp.Action[chromedp.Void] {
+		return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(50*time.Millisecond))
+	}
+
+	b.do("sign up",
+		chromedp.Navigate(base+"/signup"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.ID("signup-name")),
+		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
+		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("secret-key")),
+	)
+
+	// The single sends page is in the menu; with nothing yet, it says so.
+	b.do("open single sends from the menu",
+		chromedp.Navigate(base+"/dashboard"),
+		b.idle,
+		chromedp.Click(chromedp.CSS(`.nav a.nav-link[href="/single-sends"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#sends-list .empty")),
+		b.idle,
+	)
+	b.capture("single-sends-empty")
+
+	// The audience: a contact type and three contacts imported.
+	b.do("create a contact type",
+		chromedp.Navigate(base+"/contacts/types"),
+		b.idle,
+		chromedp.SendKeys(chromedp.ID("type-create-name"), "Customers"),
+		chromedp.Click(chromedp.CSS(`#type-create button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#types-list tbody tr .cell-main a")),
+		b.idle,
+	)
+	contacts := []string{"ann@example.com", "bob@example.org", "cy@example.net"}
+	csv := "email,first_name,last_name,country\n"
+	for i, e := range contacts {
+		csv += fmt.Sprintf("%s,Person%d,Tester,US\n", e, i)
+	}
+	file := filepath.Join(t.TempDir(), "customers.csv")
+	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do("import the contacts",
+		chromedp.Navigate(base+"/contacts/import"),
+		b.idle,
+		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{file}),
+		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),
+		b.idle,
+	)
+	if got := b.text("created", "#import-created"); got != "3" {
+		t.Fatalf("%s contacts imported", got)
+	}
+
+	// A sender, verified by the link mailed to it (kept in the outbox).
+	b.do("add a sender",
+		chromedp.Navigate(base+"/senders/new"),
+		b.idle,
+		chromedp.SendKeys(chromedp.ID("sender-from-name"), "Ada at Example"),
+		chromedp.SendKeys(chromedp.ID("sender-from-email"), "news@example.com"),
+		chromedp.SendKeys(chromedp.ID("sender-reply-to"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("sender-nickname"), "News"),
+		chromedp.SendKeys(chromedp.ID("sender-address1"), "1 Main Street"),
+	)
+	b.do("choose a country",
+		choose("#sender-country", b.eval("germany", `[...document.querySelectorAll("#sender-country option")].find(o => o.textContent === "Germany").value`)),
+		poll(`document.querySelectorAll("#sender-state option").length > 1`),
+		b.idle,
+	)
+	b.do("save the sender",
+		chromedp.Click(chromedp.CSS(`#sender-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#dns-DKIM")),
+		b.idle,
+	)
+	b.do("open the verification mail",
+		chromedp.Navigate(base+"/outbox"),
+		b.idle,
+		chromedp.Click(chromedp.CSS("#outbox-list tbody tr .cell-main a")),
+		chromedp.WaitVisible(chromedp.ID("message-text")),
+	)
+	link := regexp.MustCompile(`https?://\S+/senders/verify/[A-Za-z0-9_-]+`).FindString(b.text("text part", "#message-text"))
+	if link == "" {
+		t.Fatal("no verification link in the mail")
+	}
+	b.do("verify", chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("body")))
+	b.do("see it verified", chromedp.Navigate(base+"/senders"), b.idle, chromedp.WaitVisible(chromedp.CSS("#senders-list .badge-success")))
+
+	// An unsubscribe group.
+	b.do("create a group",
+		chromedp.Navigate(base+"/suppressions/groups"),
+		b.idle,
+		chromedp.SendKeys(chromedp.ID("group-create-name"), "Newsletter"),
+		chromedp.SendKeys(chromedp.ID("group-create-description"), "The monthly letter"),
+		chromedp.Click(chromedp.CSS(`#group-create button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#groups-list tbody tr .cell-main a")),
+		b.idle,
+	)
+
+	// The form: the lone sender and group are chosen already.
+	b.do("open the form",
+		chromedp.Navigate(base+"/single-sends"),
+		b.idle,
+		chromedp.Click(chromedp.ID("new-send")),
+		chromedp.WaitVisible(chromedp.ID("send-form")),
+		b.idle,
+	)
+	if got := b.eval("sender", `document.getElementById("send-sender").value !== "" && document.getElementById("send-group").value !== "" ? "chosen" : "not chosen"`); got != "chosen" {
+		t.Fatal("the lone sender or group is not chosen")
+	}
+	b.do("name it and choose a design",
+		chromedp.SendKeys(chromedp.ID("send-name"), "October news"),
+		choose("#send-template", "library-2"),
+		chromedp.WaitVisible(chromedp.ID("send-preview-frame")),
+		b.idle,
+	)
+	if got := b.eval("frame", `document.getElementById("send-preview-frame").contentDocument ? "readable" : "opaque"`); got != "opaque" {
+		t.Fatalf("the sandboxed preview is %s from the page", got)
+	}
+	b.do("choose the audience",
+		chromedp.Click(chromedp.CSS(`#send-audience input[name="recipient_id"][value^="contacts_"]`)),
+		poll(`(document.querySelector("#send-count-value") || {}).textContent === "3"`),
+		b.idle,
+	)
+	b.do("write the subject with a placeholder",
+		chromedp.SendKeys(chromedp.ID("send-subject"), "Hello "),
+		choose("#send-subject-placeholder", "((first_name))"),
+		chromedp.SendKeys(chromedp.ID("send-preheader"), "What is new this month"),
+	)
+	if got := b.eval("subject", `document.getElementById("send-subject").value`); got != "Hello ((first_name))" {
+		t.Fatalf("subject %q", got)
+	}
+	if got := b.eval("picker reset", `document.getElementById("send-subject-placeholder").value`); got != "" {
+		t.Fatalf("the picker kept %q", got)
+	}
+	b.capture("single-send-form")
+
+	// A test mail to the account's own address, without leaving the form.
+	b.do("send a test",
+		chromedp.Evaluate[chromedp.Void](`window.heraldMarker = "still here"`),
+		chromedp.Click(chromedp.ID("send-test")),
+		chromedp.WaitVisible(chromedp.CSS("#send-test-result .alert-success")),
+		b.idle,
+	)
+	if got := b.eval("marker", `window.heraldMarker || ""`); got != "still here" {
+		t.Fatal("the test reloaded the page")
+	}
+	b.capture("single-send-test")
+
+	// Send now (the confirmation is accepted): the send's page follows it
+	// through polling, without a reload, until the statistics appear.
+	b.do("send now",
+		chromedp.Click(chromedp.ID("send-save")),
+		chromedp.WaitVisible(chromedp.ID("send-status")),
+		b.idle,
+		chromedp.Evaluate[chromedp.Void](`window.heraldMarker = "still here"`),
+	)
+	if got := b.eval("path", `location.pathname`); !strings.HasPrefix(got, "/single-sends/") {
+		t.Fatalf("after saving: %s", got)
+	}
+	utr := strings.TrimPrefix(b.eval("path", `location.pathname`), "/single-sends/")
+	b.do("watch it complete",
+		chromedp.Poll[chromedp.Void](`(document.getElementById("send-status") || {}).dataset.status === "Completed"`, chromedp.WithPollingInterval(100*time.Millisecond)),
+		chromedp.WaitVisible(chromedp.ID("send-statistics")),
+		b.idle,
+	)
+	if got := b.eval("marker", `window.heraldMarker || ""`); got != "still here" {
+		t.Fatal("the page was reloaded: the progress did not come through htmx")
+	}
+	for css, want := range map[string]string{"#stat-recipients .send-stat-value": "3", "#stat-delivered .send-stat-value": "3", "#stat-bounces .send-stat-value": "0"} {
+		if got := b.text(css, css); got != want {
+			t.Errorf("%s = %q, want %q", css, got, want)
+		}
+	}
+	if got := b.eval("polling", `document.getElementById("send-status").hasAttribute("hx-trigger") ? "polls" : "stopped"`); got != "stopped" {
+		t.Fatal("a completed send still polls")
+	}
+
+	// The outbox transport kept one message per contact, and the test.
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var kept []models.OutboxMessage
+	if err := db.R.Where("rcpt_to IN ?", append(contacts, "ada@example.com")).Order("id").Find(&kept).Error; err != nil {
+		t.Fatal(err)
+	}
+	per := map[string][]string{}
+	for _, m := range kept {
+		per[m.RcptTo] = append(per[m.RcptTo], m.Subject)
+	}
+	for i, e := range contacts {
+		if want := fmt.Sprintf("Hello Person%d", i); len(per[e]) != 1 || per[e][0] != want {
+			t.Errorf("outbox for %s: %q, want [%q]", e, per[e], want)
+		}
+	}
+	if got := per["ada@example.com"]; len(got) != 1 || !strings.HasPrefix(got[0], "[Test] Hello ") {
+		t.Errorf("test mail %q", got)
+	}
+
+	// A recipient opens the mail and clicks its first link: the chart and
+	// the link table show it.
+	var mail models.OutboxMessage
+	if err := db.R.Where("rcpt_to = ?", contacts[0]).First(&mail).Error; err != nil {
+		t.Fatal(err)
+	}
+	body := strings.NewReplacer("=\r\n", "", "=3D", "=").Replace(string(mail.Message))
+	pixel := regexp.MustCompile(regexp.QuoteMeta(base) + `/t/o/[A-Za-z0-9_-]+`).FindString(body)
+	click := regexp.MustCompile(regexp.QuoteMeta(base) + `/t/c/[A-Za-z0-9_-]+/0`).FindString(body)
+	if pixel == "" || click == "" {
+		t.Fatalf("no tracking in the mail:\n%.3000s", body)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, u := range []string{pixel, click} {
+		resp, err := noRedirect.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	b.do("reload the statistics",
+		chromedp.Navigate(base+"/single-sends/"+utr),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS("#send-chart svg polyline.chart-opens")),
+		chromedp.WaitVisible(chromedp.CSS("#send-links tbody tr")),
+	)
+	if got := b.text("opens", "#stat-unique-opens .send-stat-value"); got != "1" {
+		t.Errorf("unique opens %q", got)
+	}
+	if got := b.text("clicks", "#stat-unique-clicks .send-stat-rate"); got != "33.3%" {
+		t.Errorf("click rate %q", got)
+	}
+	if got := b.eval("link clicks", `[...document.querySelectorAll("#send-links tbody tr td.cell-num")].map(td => td.textContent.trim()).join(",")`); !strings.HasPrefix(got, "1") {
+		t.Errorf("link clicks %q", got)
+	}
+	b.capture("single-send-statistics")
+
+	// The list shows it completed, with its counts.
+	b.do("the list",
+		chromedp.Navigate(base+"/single-sends"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS("#sends-list tbody tr")),
+	)
+	if got := b.text("status", `#sends-list tbody tr td[data-label="Status"]`); got != "Completed" {
+		t.Fatalf("listed as %q", got)
+	}
+	if got := b.text("delivered", `#sends-list tbody tr td[data-label="Delivered"]`); got != "3" {
+		t.Fatalf("listed delivered %q", got)
+	}
+	b.capture("single-sends")
+
+	// The time zone, on the account page.
+	b.do("set the time zone",
+		chromedp.Navigate(base+"/account"),
+		b.idle,
+		choose("#time-zone-select", "Europe/Paris"),
+		chromedp.Click(chromedp.CSS(`#time-zone button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("time-zone-saved")),
+		b.idle,
+	)
+	b.capture("account-time-zone")
+	b.do("bounced addresses",
+		chromedp.Navigate(base+"/dashboard"),
+		b.idle,
+		chromedp.Click(chromedp.CSS(`.nav a.nav-link[href="/suppressions/bounced"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#bounced-list .empty")),
+	)
+	b.capture("bounced")
+
+	if msgs := problems.take(); len(msgs) > 0 {
+		t.Fatalf("the browser logged errors:\n%s", strings.Join(msgs, "\n"))
+	}
+}

@@ -1,0 +1,154 @@
+package singlesends
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Chart is the opens and clicks of a send over time, laid out for an
+// inline SVG: the server draws it, no script does.
+type Chart struct {
+	Opens     string // polyline points
+	Clicks    string
+	OpenDots  []Dot
+	ClickDots []Dot
+	YTicks    []Tick
+	XTicks    []Tick
+	Summary   string // what the chart shows, for screen readers
+	Empty     bool
+}
+
+// Dot is one point of a line with its tooltip.
+type Dot struct {
+	X, Y  string
+	Title string
+}
+
+// Tick is a labelled position on an axis.
+type Tick struct {
+	Pos    string
+	Label  string
+	Anchor string // text-anchor of an x label: start, middle or end
+}
+
+// The chart's geometry, in the units of its viewBox.
+const (
+	chartW      = 640
+	chartH      = 240
+	chartLeft   = 44
+	chartRight  = 12
+	chartTop    = 12
+	chartBottom = 30
+	maxDots     = 60 // more points than this draw lines only
+	maxXTicks   = 6
+)
+
+// ChartViewBox is the SVG's viewBox.
+const ChartViewBox = "0 0 640 240"
+
+// Plot area corners, for the axes.
+var (
+	plotLeft   = num(chartLeft)
+	plotRight  = num(chartW - chartRight)
+	plotBottom = num(chartH - chartBottom)
+)
+
+// NewChart lays points out; times are labelled in loc.
+func NewChart(points []Point, loc *time.Location) Chart {
+	if loc == nil {
+		loc = time.UTC
+	}
+	var c Chart
+	var top, opens, clicks int64
+	for _, p := range points {
+		top = max(top, p.Opens, p.Clicks)
+		opens += p.Opens
+		clicks += p.Clicks
+	}
+	if len(points) == 0 {
+		c.Empty = true
+		c.Summary = "No opens or clicks yet."
+		return c
+	}
+	step := niceStep(top)
+	yMax := step * ((top + step - 1) / step)
+	if yMax == 0 {
+		yMax = step
+	}
+	plotW := float64(chartW - chartLeft - chartRight)
+	plotH := float64(chartH - chartTop - chartBottom)
+	x := func(i int) float64 {
+		if len(points) == 1 {
+			return chartLeft + plotW/2
+		}
+		return chartLeft + plotW*float64(i)/float64(len(points)-1)
+	}
+	y := func(v int64) float64 { return chartTop + plotH - plotH*float64(v)/float64(yMax) }
+
+	var op, cl strings.Builder
+	span := points[len(points)-1].At.Sub(points[0].At)
+	layout := "15:04"
+	if span >= 24*time.Hour || points[0].At.In(loc).YearDay() != points[len(points)-1].At.In(loc).YearDay() {
+		layout = "Jan 2 15:04"
+	}
+	for i, p := range points {
+		xs := num(x(i))
+		op.WriteString(xs + "," + num(y(p.Opens)) + " ")
+		cl.WriteString(xs + "," + num(y(p.Clicks)) + " ")
+		if len(points) <= maxDots {
+			at := p.At.In(loc).Format(layout)
+			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: num(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
+			c.ClickDots = append(c.ClickDots, Dot{X: xs, Y: num(y(p.Clicks)), Title: at + ": " + strconv.FormatInt(p.Clicks, 10) + " " + plural(p.Clicks, "click", "clicks")})
+		}
+	}
+	c.Opens, c.Clicks = strings.TrimSpace(op.String()), strings.TrimSpace(cl.String())
+	for v := int64(0); v <= yMax; v += step {
+		c.YTicks = append(c.YTicks, Tick{Pos: num(y(v)), Label: strconv.FormatInt(v, 10)})
+	}
+	n := min(len(points), maxXTicks)
+	for k := range n {
+		i := 0
+		if n > 1 {
+			i = k * (len(points) - 1) / (n - 1)
+		}
+		anchor := "middle"
+		switch {
+		case n > 1 && k == 0:
+			anchor = "start"
+		case n > 1 && k == n-1:
+			anchor = "end"
+		}
+		c.XTicks = append(c.XTicks, Tick{Pos: num(x(i)), Label: points[i].At.In(loc).Format(layout), Anchor: anchor})
+	}
+	c.Summary = "Opens and clicks from " + points[0].At.In(loc).Format(layout) + " to " +
+		points[len(points)-1].At.In(loc).Format(layout) + ": " + strconv.FormatInt(opens, 10) + " " + plural(opens, "open", "opens") +
+		" and " + strconv.FormatInt(clicks, 10) + " " + plural(clicks, "click", "clicks") + "."
+	return c
+}
+
+// niceStep is a round step (1, 2 or 5 times a power of ten) that splits
+// 0..top into at most four intervals.
+func niceStep(top int64) int64 {
+	if top <= 4 {
+		return 1
+	}
+	raw := (top + 3) / 4
+	for p := int64(1); ; p *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if m*p >= raw {
+				return m * p
+			}
+		}
+	}
+}
+
+// num formats a coordinate with at most one decimal.
+func num(f float64) string { return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64) }
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

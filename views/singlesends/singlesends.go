@@ -1,0 +1,276 @@
+// Package singlesends holds the pages of one-off campaigns: the list,
+// the form that writes one (design, sender, audience with its live count,
+// subject, schedule, test mail), and a send's page with its progress
+// while it runs and its statistics once it has completed.
+package singlesends
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+
+	"herald/models"
+	"herald/views"
+)
+
+// The addresses of the single sends area.
+const (
+	ListURL       = "/single-sends"
+	NewURL        = "/single-sends/new"
+	BulkDeleteURL = "/single-sends/bulk-delete"
+	CountURL      = "/single-sends/count"
+	TestURL       = "/single-sends/test"
+	PreviewURL    = "/single-sends/preview"
+)
+
+// SendURL is a send's page (GET) and where its form is saved (POST).
+func SendURL(utr string) string { return ListURL + "/" + url.PathEscape(utr) }
+
+// EditURL is the page of a send's form.
+func EditURL(utr string) string { return SendURL(utr) + "/edit" }
+
+// ProgressURL is the status panel the send's page polls.
+func ProgressURL(utr string) string { return SendURL(utr) + "/progress" }
+
+// DuplicateURL copies a send (POST).
+func DuplicateURL(utr string) string { return SendURL(utr) + "/duplicate" }
+
+// DeleteURL deletes a send (POST).
+func DeleteURL(utr string) string { return SendURL(utr) + "/delete" }
+
+// List is a page of single sends.
+type List struct {
+	Rows  []models.SingleSend
+	Query views.ListQuery
+	Pager views.Pager
+	CSRF  string
+	Loc   *time.Location // the account's time zone
+}
+
+// Editable reports whether a send may still be changed: it has not started.
+func Editable(s models.SingleSend) bool { return s.Status < models.SendRunning }
+
+// Starting reports whether a send is armed to go now and waits for the
+// engine to pick it up.
+func Starting(s models.SingleSend) bool { return s.Status == models.SendInitiate && s.Armed == 1 }
+
+// StatusLabel names a send's state for people.
+func StatusLabel(s models.SingleSend) string {
+	switch {
+	case s.Status == models.SendCompleted:
+		return "Completed"
+	case s.Status == models.SendRunning:
+		return "Sending"
+	case s.Status == models.SendReady:
+		return "Scheduled"
+	case Starting(s):
+		return "Starting"
+	}
+	return "Draft"
+}
+
+func statusClass(s models.SingleSend) string {
+	switch StatusLabel(s) {
+	case "Completed":
+		return "badge-success"
+	case "Sending", "Starting":
+		return "badge-info"
+	case "Scheduled":
+		return "badge-warning"
+	}
+	return "badge-muted"
+}
+
+// Target is a contact type or a segment a send can go to or leave out.
+type Target struct {
+	Value string // contacts_<id> or segments_<id>
+	Label string
+	Count int64 // contacts or recipients it holds now
+}
+
+// Form is a send, new (Utr "") or edited, with the choices of its controls.
+type Form struct {
+	Utr          string
+	Name         string
+	Template     string // library-<id>, design-<id> or current
+	SenderID     string
+	GroupID      string
+	Subject      string
+	Preheader    string
+	Recipients   []string
+	Excludes     []string
+	ScheduleType string // "0" now, "1" at a date and time
+	ScheduleDate string // YYYY-MM-DD
+	ScheduleTime string // HH:MM
+	TestEmail    string
+
+	Library      []views.Option
+	Designs      []views.Option
+	Current      bool // the design saved with the send is offered
+	Senders      []views.Option
+	Groups       []views.Option
+	Types        []Target
+	Segments     []Target
+	Placeholders []string
+	TimeZone     string
+	Count        int64
+	Preview      Preview
+	Test         *TestResult // the answer to a test sent without JavaScript
+
+	Errors views.Errors
+	Other  []string // messages of no field of the form
+	CSRF   string
+}
+
+// Action is where the form is saved.
+func (f Form) Action() string {
+	if f.Utr == "" {
+		return ListURL
+	}
+	return SendURL(f.Utr)
+}
+
+// PreviewURL is where the design's preview is loaded from.
+func (f Form) PreviewURL() string {
+	if f.Utr == "" {
+		return PreviewURL
+	}
+	return PreviewURL + "?utr=" + url.QueryEscape(f.Utr)
+}
+
+// Later reports whether the form schedules the send.
+func (f Form) Later() bool { return f.ScheduleType == "1" }
+
+func checked(list []string, v string) bool { return slices.Contains(list, v) }
+
+// Preview is a design rendered with sample values, or nothing chosen yet.
+type Preview struct {
+	HTML string
+}
+
+// TestResult says how a test mail went.
+type TestResult struct {
+	OK       bool
+	Message  string
+	Problems []string
+}
+
+// Count is the live count of the audience.
+type Count struct {
+	N     int64
+	Empty bool // no contact type or segment chosen yet
+}
+
+// Progress is where a running send stands (a copy of the service's, for
+// the templates).
+type Progress struct {
+	Triggered int64
+	Resolved  bool
+	Done      int64
+	Delivered int64
+	Bounces   int64
+	Retrying  int64
+	Rate      float64
+	Remaining time.Duration
+	Percent   int
+}
+
+// Point is the opens and clicks of one period.
+type Point struct {
+	At     time.Time
+	Opens  int64
+	Clicks int64
+}
+
+// LinkRow is a tracked link and its clicks.
+type LinkRow struct {
+	URL    string
+	Clicks int64
+}
+
+// Status is the part of a send's page that follows it: the schedule,
+// the progress while it runs, the statistics once it has completed.
+type Status struct {
+	Send     models.SingleSend
+	Progress Progress
+	Points   []Point
+	Links    []LinkRow
+	TimeZone string
+	Loc      *time.Location
+}
+
+// Polls reports whether the panel asks again for its state: while the
+// send starts or runs.
+func (s Status) Polls() bool {
+	return s.Send.Status == models.SendRunning || Starting(s.Send)
+}
+
+// Detail is a send's page.
+type Detail struct {
+	Send     models.SingleSend
+	Status   Status
+	To       []string // the names of its contact types and segments
+	Exclude  []string
+	Group    string
+	Preview  string // the design rendered with sample values
+	TimeZone string
+	Loc      *time.Location
+	CSRF     string
+}
+
+// When formats an instant in loc for people: Jan 2, 2006 at 15:04.
+func When(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Jan 2, 2006 at 15:04")
+}
+
+// ISO is an instant for a <time datetime> attribute.
+func ISO(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// ScheduledAt is when a scheduled send goes, or the zero time.
+func ScheduledAt(s models.SingleSend) time.Time {
+	if s.SendAfter == nil {
+		return time.Time{}
+	}
+	return s.SendAfter.Time
+}
+
+// Rate is n out of of as a percentage with one decimal, "–" when of is 0.
+func Rate(n, of int64) string {
+	if of <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(float64(n)*100/float64(of), 'f', 1, 64) + "%"
+}
+
+// PerSecond formats a sending rate.
+func PerSecond(r float64) string {
+	if r <= 0 {
+		return "–"
+	}
+	if r < 10 {
+		return strconv.FormatFloat(r, 'f', 1, 64) + " msg/s"
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64) + " msg/s"
+}
+
+// Left formats the time a send still needs, roughly.
+func Left(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()+0.5))
+	case d < time.Hour:
+		return fmt.Sprintf("about %d min", int(d.Minutes()+0.5))
+	}
+	h := int(d.Hours())
+	return fmt.Sprintf("about %d h %d min", h, int(d.Minutes())-h*60)
+}

@@ -1,0 +1,739 @@
+package web
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"herald/models"
+	"herald/service"
+	"herald/views"
+	"herald/views/singlesends"
+)
+
+// accountZone is the account's time zone and its name (UTC when unset or
+// unknown): scheduled sends are read in it, and times shown in it.
+func accountZone(c *fiber.Ctx) (*time.Location, string) {
+	u := user(c)
+	if u == nil || u.TimeZone == "" {
+		return time.UTC, "UTC"
+	}
+	loc, err := time.LoadLocation(u.TimeZone)
+	if err != nil {
+		return time.UTC, "UTC"
+	}
+	return loc, u.TimeZone
+}
+
+// redirectTo sends htmx (HX-Redirect) or a browser (303) to url.
+func redirectTo(c *fiber.Ctx, url string) error {
+	if partial(c) {
+		c.Set("HX-Redirect", url)
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.Redirect(url, fiber.StatusSeeOther)
+}
+
+// sendsPage reads the page q of the account's single sends.
+func (w *Web) sendsPage(c *fiber.Ctx, q views.ListQuery) (singlesends.List, error) {
+	acct := accountID(c)
+	loc, _ := accountZone(c)
+	rows, pager, err := readPage(c.UserContext(), q, singlesends.ListURL, func(ctx context.Context, f service.ListFilter, fn func(*models.SingleSend) error) error {
+		return w.svc.SingleSends.Each(ctx, acct, f, fn)
+	})
+	return singlesends.List{Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c), Loc: loc}, err
+}
+
+func (w *Web) listSends(c *fiber.Ctx) error {
+	l, err := w.sendsPage(c, listQuery(c))
+	if err != nil {
+		return err
+	}
+	if partial(c) {
+		return render(c, fiber.StatusOK, singlesends.ListView(l))
+	}
+	return page(c, fiber.StatusOK, "Single sends", views.NavSingleSends, singlesends.ListPage(l))
+}
+
+// sendParam reads the route's send of the account. Errors: ErrNotFound.
+func (w *Web) sendParam(c *fiber.Ctx) (*models.SingleSend, error) {
+	return w.svc.SingleSends.Get(c.UserContext(), accountID(c), c.Params("utr"))
+}
+
+// sendFormOf reads the send form as posted.
+func sendFormOf(c *fiber.Ctx) singlesends.Form {
+	return singlesends.Form{
+		Name: formValue(c, "single_send_name"), Template: formValue(c, "template"),
+		SenderID: formValue(c, "sender_id"), GroupID: formValue(c, "unsubscribe_group_id"),
+		Subject: formValue(c, "subject"), Preheader: formValue(c, "preheader"),
+		Recipients: formList(c, "recipient_id"), Excludes: formList(c, "exclude_specific_recipient_id"),
+		ScheduleType: formValue(c, "schedule_type"), ScheduleDate: formValue(c, "schedule_date"), ScheduleTime: formValue(c, "schedule_time"),
+		TestEmail: formValue(c, "test_email"),
+	}
+}
+
+// designOf resolves a design choice of the form into what the service
+// takes: a library design by its id (the service copies its HTML), an
+// account design as custom HTML (id 1), or the design the send already
+// has (current). An unknown choice gives no id: the service asks for one.
+func (w *Web) designOf(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (id, html, js string, err error) {
+	kind, n, _ := strings.Cut(choice, "-")
+	switch {
+	case kind == "library" && n != "":
+		d, err := w.svc.Templates.Design(parseInt(n))
+		if service.IsNotFound(err) {
+			return n, "", "", nil // the service names the id invalid
+		}
+		if err != nil {
+			return "", "", "", err
+		}
+		return n, d.HTMLCode, "", nil
+	case kind == "design" && n != "":
+		d, err := w.svc.Designs.Get(ctx, acct, parseInt(n))
+		if service.IsNotFound(err) {
+			return "", "", "", nil
+		}
+		if err != nil {
+			return "", "", "", err
+		}
+		return "1", d.TemplateHTML, d.TemplateJSON, nil
+	case choice == "current" && cur != nil && cur.TemplateHTML != nil:
+		if cur.TemplateJSON != nil {
+			js = *cur.TemplateJSON
+		}
+		return strconv.FormatInt(cur.TemplateID, 10), *cur.TemplateHTML, js, nil
+	}
+	return "", "", "", nil
+}
+
+// sendInput turns the form into the service's input.
+func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur *models.SingleSend) (service.SingleSendInput, error) {
+	in := service.SingleSendInput{
+		SenderID: f.SenderID, UnsubscribeGroupID: f.GroupID, SingleSendName: f.Name, Subject: f.Subject, Preheader: f.Preheader,
+		RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
+		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
+	}
+	if cur != nil {
+		in.Utr = cur.Utr
+	}
+	var err error
+	in.TemplateID, in.TemplateHTML, in.TemplateJSON, err = w.designOf(ctx, acct, f.Template, cur)
+	return in, err
+}
+
+// sendMessages are the console's words for the service's messages that
+// name API fields: a missing or unknown choice of the form.
+var sendMessages = map[string]string{
+	"template_id":                   "Choose a design.",
+	"template_html":                 "Choose a design.",
+	"sender_id":                     "Choose a verified sender.",
+	"unsubscribe_group_id":          "Choose an unsubscribe group.",
+	"recipient_id":                  "Choose at least one contact type or segment.",
+	"exclude_specific_recipient_id": "A contact type or segment to leave out no longer exists.",
+	"single_send_name":              "Give this send a name.",
+	"schedule_date":                 "Choose the date.",
+	"schedule_time":                 "Choose the time.",
+	"test_email":                    "Enter the email address the test goes to.",
+}
+
+// friendly rewrites a service message about a field for the console.
+func friendly(field, msg string) string {
+	if alt, ok := sendMessages[field]; ok && (strings.HasSuffix(msg, "field is required.") || strings.HasPrefix(msg, "The selected "+service.Label(field))) {
+		return alt
+	}
+	if field == "test_email" && strings.HasSuffix(msg, "must be a valid email address.") {
+		return "Enter a valid email address for the test."
+	}
+	return msg
+}
+
+// sendErrors sorts a validation error's messages: beside the control of
+// their field (the design's fields all beside the design select), or
+// above the form.
+func sendErrors(err error) (views.Errors, []string) {
+	errs := views.Errors{}
+	var other []string
+	for field, msgs := range fieldErrors(err) {
+		key := field
+		switch field {
+		case "template_id", "template_html", "template_json":
+			key = "template"
+		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
+			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time":
+		default:
+			for _, m := range msgs {
+				other = append(other, friendly(field, m))
+			}
+			continue
+		}
+		for _, m := range msgs {
+			m = friendly(field, m)
+			if !contains(errs[key], m) {
+				errs[key] = append(errs[key], m)
+			}
+		}
+	}
+	if len(errs) == 0 && len(other) == 0 {
+		_, msg := describe(fiber.StatusUnprocessableEntity, err)
+		other = append(other, msg)
+	}
+	return errs, other
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fillSendForm adds the choices of the form's controls, the live count
+// and the design's preview to what was posted or stored.
+func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleSend) (singlesends.Form, error) {
+	ctx, acct := c.UserContext(), accountID(c)
+	if cur != nil {
+		f.Utr = cur.Utr
+		f.Current = cur.TemplateHTML != nil && *cur.TemplateHTML != ""
+	}
+	_, f.TimeZone = accountZone(c)
+	f.CSRF = csrf(c)
+	lib, err := w.svc.Templates.Library()
+	if err != nil {
+		return f, err
+	}
+	for _, d := range lib {
+		if d.IsBlank != 1 {
+			f.Library = append(f.Library, views.Option{Value: "library-" + strconv.FormatInt(d.ID, 10), Label: d.TemplateName})
+		}
+	}
+	err = w.svc.Designs.Each(ctx, acct, service.ListFilter{}, func(d *models.Design) error {
+		f.Designs = append(f.Designs, views.Option{Value: "design-" + strconv.FormatInt(d.ID, 10), Label: d.Name})
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	err = w.svc.Senders.Each(ctx, acct, service.ListFilter{}, func(s *models.Sender) error {
+		if s.IsVerified == 1 {
+			f.Senders = append(f.Senders, views.Option{Value: strconv.FormatInt(s.ID, 10), Label: s.FromName + " <" + s.FromEmail + ">"})
+		}
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(g *models.UnsubscribeGroupCount) error {
+		f.Groups = append(f.Groups, views.Option{Value: strconv.FormatInt(g.ID, 10), Label: g.GroupName})
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	err = w.svc.ContactTypes.Each(ctx, acct, service.ListFilter{}, func(t *models.ContactTypeCount) error {
+		f.Types = append(f.Types, singlesends.Target{Value: "contacts_" + strconv.FormatInt(t.ID, 10), Label: t.Name, Count: t.ContactsCount})
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	err = w.svc.Segments.Each(ctx, acct, service.ListFilter{}, func(s *models.SegmentCount) error {
+		f.Segments = append(f.Segments, singlesends.Target{Value: "segments_" + strconv.FormatInt(s.ID, 10), Label: s.SegmentName, Count: s.SegmentEmailsCount})
+		return nil
+	})
+	if err != nil {
+		return f, err
+	}
+	if f.Placeholders, err = w.svc.Fields.Placeholders(ctx, acct); err != nil {
+		return f, err
+	}
+	if f.Count, err = w.audienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
+		return f, err
+	}
+	f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur)
+	return f, err
+}
+
+// sendPreview renders the chosen design with sample values.
+func (w *Web) sendPreview(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (singlesends.Preview, error) {
+	_, html, _, err := w.designOf(ctx, acct, choice, cur)
+	if err != nil || html == "" {
+		return singlesends.Preview{}, err
+	}
+	out, err := w.svc.Designs.Preview(ctx, acct, html, 0)
+	return singlesends.Preview{HTML: out}, err
+}
+
+// sendFormPage renders the form page, under the policy that lets the
+// preview frame show the design's inline styles.
+func (w *Web) sendFormPage(c *fiber.Ctx, status int, f singlesends.Form) error {
+	c.Set(fiber.HeaderContentSecurityPolicy, previewCSP)
+	title := "New single send"
+	if f.Utr != "" {
+		title = "Edit " + f.Name
+	}
+	return page(c, status, title, views.NavSingleSends, singlesends.FormPage(f))
+}
+
+// onlyChoice is the value of the only option, or "".
+func onlyChoice(opts []views.Option) string {
+	if len(opts) == 1 {
+		return opts[0].Value
+	}
+	return ""
+}
+
+func (w *Web) newSend(c *fiber.Ctx) error {
+	f := singlesends.Form{ScheduleType: "0", TestEmail: user(c).Email}
+	f, err := w.fillSendForm(c, f, nil)
+	if err != nil {
+		return err
+	}
+	// A lone sender or group is the one to use.
+	f.SenderID, f.GroupID = onlyChoice(f.Senders), onlyChoice(f.Groups)
+	if f.GroupID != "" {
+		f.Count, err = w.audienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
+		if err != nil {
+			return err
+		}
+	}
+	return w.sendFormPage(c, fiber.StatusOK, f)
+}
+
+// editSend is the form of a send that has not started; a send that has
+// cannot change, so its page is shown instead.
+func (w *Web) editSend(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	if !singlesends.Editable(*ss) {
+		w.flash(c, views.FlashInfo, "This single send has started: it can no longer be changed.")
+		return c.Redirect(singlesends.SendURL(ss.Utr), fiber.StatusSeeOther)
+	}
+	f := singlesends.Form{
+		Name: ss.SingleSendName, SenderID: idString(ss.SenderID), GroupID: idString(ss.UnsubscribeGroupID),
+		Subject: ss.Subject, Preheader: ss.Preheader, ScheduleType: strconv.Itoa(ss.ScheduleType), TestEmail: user(c).Email,
+	}
+	for _, t := range ss.RecipientID {
+		f.Recipients = append(f.Recipients, t.Table+t.ID)
+	}
+	for _, t := range ss.ExcludeSpecificRecipientID {
+		f.Excludes = append(f.Excludes, t.Table+t.ID)
+	}
+	if ss.ScheduleType == 1 && ss.ScheduleDate != "0000-00-00" {
+		f.ScheduleDate, f.ScheduleTime = ss.ScheduleDate, ss.ScheduleTime
+		if len(f.ScheduleTime) > 5 {
+			f.ScheduleTime = f.ScheduleTime[:5]
+		}
+	}
+	if f.Template, err = w.storedChoice(c.UserContext(), accountID(c), ss); err != nil {
+		return err
+	}
+	if f, err = w.fillSendForm(c, f, ss); err != nil {
+		return err
+	}
+	return w.sendFormPage(c, fiber.StatusOK, f)
+}
+
+// storedChoice is the design choice that gives a stored send's HTML: its
+// library design when unchanged, the account's design with the same HTML,
+// or else the copy the send holds (current).
+func (w *Web) storedChoice(ctx context.Context, acct int64, ss *models.SingleSend) (string, error) {
+	if ss.TemplateHTML == nil || *ss.TemplateHTML == "" {
+		return "", nil
+	}
+	html := *ss.TemplateHTML
+	if ss.TemplateID != 1 {
+		if d, err := w.svc.Templates.Design(ss.TemplateID); err == nil && d.HTMLCode == html {
+			return "library-" + strconv.FormatInt(d.ID, 10), nil
+		}
+	}
+	choice := "current"
+	err := w.svc.Designs.Each(ctx, acct, service.ListFilter{}, func(d *models.Design) error {
+		if d.TemplateHTML == html {
+			choice = "design-" + strconv.FormatInt(d.ID, 10)
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		return "", err
+	}
+	return choice, nil
+}
+
+func (w *Web) createSend(c *fiber.Ctx) error { return w.saveSend(c, nil) }
+
+func (w *Web) updateSend(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	if !singlesends.Editable(*ss) {
+		return w.sendLocked(c, ss)
+	}
+	return w.saveSend(c, ss)
+}
+
+// sendLocked answers a change to a send that has started: its page, with
+// the reason.
+func (w *Web) sendLocked(c *fiber.Ctx, ss *models.SingleSend) error {
+	w.flash(c, views.FlashError, "This single send has started: it can no longer be changed.")
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
+// saveSend creates (cur nil) or updates a send. A validation error
+// answers the form with the messages beside each field (422); a saved
+// send goes to its page, which follows it.
+func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	f := sendFormOf(c)
+	in, err := w.sendInput(ctx, acct, f, cur)
+	if err != nil {
+		return err
+	}
+	var ss *models.SingleSend
+	if cur == nil {
+		ss, err = w.svc.SingleSends.Create(ctx, acct, in)
+	} else {
+		ss, err = w.svc.SingleSends.Update(ctx, acct, in)
+	}
+	if isValidation(err) {
+		if cur != nil && len(fieldErrors(err)) == 0 {
+			// The engine started it since the form was opened.
+			return w.sendLocked(c, cur)
+		}
+		f.Errors, f.Other = sendErrors(err)
+		if f, err = w.fillSendForm(c, f, cur); err != nil {
+			return err
+		}
+		if partial(c) {
+			return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
+		}
+		return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	msg := "Single send “" + ss.SingleSendName + "” saved: it starts within seconds."
+	if ss.ScheduleType == 1 {
+		loc, tz := accountZone(c)
+		msg = "Single send “" + ss.SingleSendName + "” scheduled for " + singlesends.When(singlesends.ScheduledAt(*ss), loc) + " (" + tz + ")."
+	}
+	w.flash(c, views.FlashSuccess, msg)
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
+// audienceCount counts the recipients of a form's audience. Only the
+// account's own contact types, segments and group reach the service:
+// its count leaves out a group's leavers and a segment's hand-added
+// addresses by their ids alone, so another account's ids would tell
+// whether an address is on that account's lists.
+func (w *Web) audienceCount(ctx context.Context, acct int64, to, ex []string, group string) (int64, error) {
+	types, err := w.svc.ContactTypes.All(ctx, acct)
+	if err != nil {
+		return 0, err
+	}
+	own := map[string]bool{}
+	for _, t := range types {
+		own["contacts_"+strconv.FormatInt(t.ID, 10)] = true
+	}
+	keep := func(items []string) ([]string, error) {
+		var out []string
+		for _, it := range items {
+			it = strings.TrimSpace(it)
+			if n, ok := strings.CutPrefix(it, "segments_"); ok && !own[it] {
+				_, err := w.svc.Segments.Get(ctx, acct, parseInt(n))
+				if service.IsNotFound(err) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				own[it] = true
+			}
+			if own[it] {
+				out = append(out, it)
+			}
+		}
+		return out, nil
+	}
+	if to, err = keep(to); err != nil {
+		return 0, err
+	}
+	if ex, err = keep(ex); err != nil {
+		return 0, err
+	}
+	groupID := parseInt(group)
+	if groupID != 0 {
+		if _, err := w.svc.Groups.Get(ctx, acct, groupID); service.IsNotFound(err) {
+			groupID = 0
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	return w.svc.SingleSends.AudienceCount(ctx, acct, to, ex, groupID)
+}
+
+// countSendAudience answers the live count of the form's audience.
+func (w *Web) countSendAudience(c *fiber.Ctx) error {
+	to, ex := formList(c, "recipient_id"), formList(c, "exclude_specific_recipient_id")
+	n, err := w.audienceCount(c.UserContext(), accountID(c), to, ex, formValue(c, "unsubscribe_group_id"))
+	if err != nil {
+		return err
+	}
+	empty := true
+	for _, t := range to {
+		if strings.TrimSpace(t) != "" {
+			empty = false
+		}
+	}
+	return render(c, fiber.StatusOK, singlesends.CountBody(singlesends.Count{N: n, Empty: empty}))
+}
+
+// testSend mails the send as the form stands to the test address. To
+// htmx it answers the result box (422 when the send is not complete
+// enough to be sent); to a browser the form again with the result.
+func (w *Web) testSend(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	f := sendFormOf(c)
+	var cur *models.SingleSend
+	if utr := formValue(c, "utr"); utr != "" {
+		var err error
+		if cur, err = w.svc.SingleSends.Get(ctx, acct, utr); err != nil {
+			return err
+		}
+	}
+	in, err := w.sendInput(ctx, acct, f, cur)
+	if err != nil {
+		return err
+	}
+	to := strings.TrimSpace(f.TestEmail)
+	err = w.svc.SingleSends.SendTest(ctx, acct, in, to, w.svc.Mail)
+	r := &singlesends.TestResult{OK: true, Message: "Test sent to " + to + "."}
+	status := fiber.StatusOK
+	switch {
+	case isValidation(err):
+		status = fiber.StatusUnprocessableEntity
+		r = &singlesends.TestResult{Message: "The test was not sent:"}
+		errs, other := sendErrors(err)
+		keys := make([]string, 0, len(errs))
+		for k := range errs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			r.Problems = append(r.Problems, errs[k]...)
+		}
+		r.Problems = append(r.Problems, other...)
+	case err != nil:
+		slog.ErrorContext(ctx, "single send test mail", "account", acct, "error", err)
+		r = &singlesends.TestResult{Message: "The test mail could not be sent. Try again in a moment."}
+	}
+	if partial(c) {
+		return render(c, status, singlesends.TestResultView(r))
+	}
+	f.Test = r
+	if f, err = w.fillSendForm(c, f, cur); err != nil {
+		return err
+	}
+	return w.sendFormPage(c, status, f)
+}
+
+// previewSendDesign answers the preview of the design chosen in the form
+// (?template=…; ?utr=… for the design a send already has).
+func (w *Web) previewSendDesign(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	var cur *models.SingleSend
+	if utr := c.Query("utr"); utr != "" {
+		var err error
+		if cur, err = w.svc.SingleSends.Get(ctx, acct, utr); err != nil {
+			return err
+		}
+	}
+	p, err := w.sendPreview(ctx, acct, c.Query("template"), cur)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentSecurityPolicy, previewCSP)
+	if partial(c) {
+		return render(c, fiber.StatusOK, singlesends.PreviewFrame(p))
+	}
+	return page(c, fiber.StatusOK, "Preview", views.NavSingleSends, singlesends.PreviewFrame(p))
+}
+
+// sendStatus is what the status panel shows: the progress of a send
+// that runs, the statistics and activity of one that has completed.
+func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progress) (singlesends.Status, error) {
+	loc, tz := accountZone(c)
+	st := singlesends.Status{Send: *ss, Loc: loc, TimeZone: tz, Progress: singlesends.Progress{
+		Triggered: p.Triggered, Resolved: p.Resolved, Done: p.Done, Delivered: p.Delivered, Bounces: p.Bounces,
+		Retrying: p.Retrying, Rate: p.Rate, Remaining: p.Remaining, Percent: p.Percent,
+	}}
+	if ss.Status != models.SendCompleted {
+		return st, nil
+	}
+	buckets, links, err := w.svc.SingleSends.Activity(c.UserContext(), ss)
+	if err != nil {
+		return st, err
+	}
+	for _, b := range buckets {
+		st.Points = append(st.Points, singlesends.Point{At: b.At, Opens: b.Opens, Clicks: b.Clicks})
+	}
+	for _, l := range links {
+		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks})
+	}
+	return st, nil
+}
+
+// showSend is a send's page: its state, what it is made of, its design.
+func (w *Web) showSend(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	ss, p, err := w.svc.SingleSends.Progress(ctx, acct, c.Params("utr"))
+	if err != nil {
+		return err
+	}
+	st, err := w.sendStatus(c, ss, p)
+	if err != nil {
+		return err
+	}
+	d := singlesends.Detail{Send: *ss, Status: st, Loc: st.Loc, TimeZone: st.TimeZone, CSRF: csrf(c)}
+	name, err := w.targetNamer(ctx, acct)
+	if err != nil {
+		return err
+	}
+	for _, t := range ss.RecipientID {
+		d.To = append(d.To, name(t))
+	}
+	for _, t := range ss.ExcludeSpecificRecipientID {
+		d.Exclude = append(d.Exclude, name(t))
+	}
+	g, err := w.svc.Groups.Get(ctx, acct, ss.UnsubscribeGroupID)
+	switch {
+	case err == nil:
+		d.Group = g.GroupName
+	case service.IsNotFound(err):
+		d.Group = "A deleted group"
+	default:
+		return err
+	}
+	if ss.TemplateHTML != nil && *ss.TemplateHTML != "" {
+		if d.Preview, err = w.svc.Designs.Preview(ctx, acct, *ss.TemplateHTML, 0); err != nil {
+			return err
+		}
+	}
+	c.Set(fiber.HeaderContentSecurityPolicy, previewCSP)
+	return page(c, fiber.StatusOK, ss.SingleSendName, views.NavSingleSends, singlesends.SendPage(d))
+}
+
+// targetNamer names the account's contact types and segments as a send
+// lists them.
+func (w *Web) targetNamer(ctx context.Context, acct int64) (func(models.Target) string, error) {
+	types, err := w.svc.ContactTypes.All(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	typeNames := map[string]string{}
+	for _, t := range types {
+		typeNames[strconv.FormatInt(t.ID, 10)] = t.Name
+	}
+	segNames := map[string]string{}
+	err = w.svc.Segments.Each(ctx, acct, service.ListFilter{}, func(s *models.SegmentCount) error {
+		segNames[strconv.FormatInt(s.ID, 10)] = s.SegmentName
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func(t models.Target) string {
+		if t.Table == "segments_" {
+			if n, ok := segNames[t.ID]; ok {
+				return "Segment: " + n
+			}
+			return "A deleted segment"
+		}
+		if n, ok := typeNames[t.ID]; ok {
+			return "Contact type: " + n
+		}
+		return "A deleted contact type"
+	}, nil
+}
+
+// sendProgress answers the status panel that polls it; once the send has
+// completed, the panel it answers polls no more.
+func (w *Web) sendProgress(c *fiber.Ctx) error {
+	ss, p, err := w.svc.SingleSends.Progress(c.UserContext(), accountID(c), c.Params("utr"))
+	if service.IsNotFound(err) && partial(c) {
+		// Deleted meanwhile (another tab): the page goes to the list
+		// rather than asking again every 2 s.
+		c.Set("HX-Redirect", singlesends.ListURL)
+	}
+	if err != nil {
+		return err
+	}
+	if !partial(c) {
+		return c.Redirect(singlesends.SendURL(ss.Utr), fiber.StatusSeeOther)
+	}
+	st, err := w.sendStatus(c, ss, p)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, singlesends.StatusPanel(st))
+}
+
+// duplicateSend copies a send and opens the copy's form: the copy sends
+// nothing until it is saved.
+func (w *Web) duplicateSend(c *fiber.Ctx) error {
+	cp, err := w.svc.SingleSends.Duplicate(c.UserContext(), accountID(c), c.Params("utr"))
+	if err != nil {
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Copied as “"+cp.SingleSendName+"”. It sends nothing until you save it.")
+	return redirectTo(c, singlesends.EditURL(cp.Utr))
+}
+
+// deleteSend deletes a send (a running one stops): to htmx the list as
+// it now is, to a browser a redirect to the list.
+func (w *Web) deleteSend(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	if err := w.svc.SingleSends.Delete(c.UserContext(), accountID(c), ss.Utr); err != nil {
+		return err
+	}
+	return w.sendsChanged(c, "Single send “"+ss.SingleSendName+"” deleted.")
+}
+
+// bulkDeleteSends deletes the selected sends, all or none.
+func (w *Web) bulkDeleteSends(c *fiber.Ctx) error {
+	utrs := formList(c, "ids")
+	if len(utrs) == 0 {
+		return w.refuse(c, listBack(singlesends.ListURL, c), "Select at least one single send first.")
+	}
+	if err := w.svc.SingleSends.BulkDelete(c.UserContext(), accountID(c), utrs); err != nil {
+		return err
+	}
+	return w.sendsChanged(c, deletedMessage(len(utrs), "single send", "single sends"))
+}
+
+// sendsChanged answers a deletion: to htmx the list and a flash message,
+// to a browser a redirect back to the list it came from.
+func (w *Web) sendsChanged(c *fiber.Ctx, message string) error {
+	if !partial(c) {
+		w.flash(c, views.FlashSuccess, message)
+		return c.Redirect(listBack(singlesends.ListURL, c), fiber.StatusSeeOther)
+	}
+	l, err := w.sendsPage(c, listQuery(c))
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, singlesends.ListView(l), flashOOB(views.FlashSuccess, message))
+}
