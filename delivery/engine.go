@@ -72,6 +72,9 @@ type EngineConfig struct {
 	Poll time.Duration
 	// Logger for failures of the store; default slog.Default().
 	Logger *slog.Logger
+	// JobContext, when set, derives the context a job's message is handed
+	// to the transport with (the outbox files a message under its account).
+	JobContext func(ctx context.Context, j *Job) context.Context
 }
 
 // Engine sends the ledger's messages: a claimer takes due messages in
@@ -197,6 +200,9 @@ func (e *Engine) send(ctx context.Context, j *Job) error {
 	msg, err := j.Build()
 	if err != nil {
 		return err // ErrSkip included: nothing was sent
+	}
+	if e.cfg.JobContext != nil {
+		ctx = e.cfg.JobContext(ctx, j)
 	}
 	return e.transport.Send(ctx, j.From, []string{j.To}, msg)
 }

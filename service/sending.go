@@ -88,7 +88,8 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, now: cfg.Now,
 		log: slog.Default(), notify: s.Notifications, tickWake: make(chan struct{}, 1), compiled: map[int64]*compiledSend{},
 	}
-	sg.engine = delivery.NewEngine(sg, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate})
+	sg.engine = delivery.NewEngine(sg, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate,
+		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	s.Sending = sg
 	s.SingleSends.now = cfg.Now
 	s.SingleSends.wake = sg.Wake
@@ -345,14 +346,14 @@ func exclusionSQL(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (strin
 		if err := r.WithContext(ctx).Table("segments").Select("contact_type_id").Where("id = ? AND user_id = ?", tid, ss.UserID).Scan(&typeID).Error; err != nil {
 			return "", nil, err
 		}
-		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM segment_emails x WHERE x.segment_id = ? AND x.contact_id IS NULL AND x.email = $E)")
-		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM contacts y JOIN segment_emails x ON x.contact_id = y.id AND x.segment_id = ? WHERE y.contact_type_id = ? AND y.email = $E AND y.deleted_at IS NULL)")
-		args = append(args, tid, tid, typeID)
+		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM segment_emails x WHERE x.segment_id = ? AND x.user_id = ? AND x.contact_id IS NULL AND x.email = $E)")
+		b.WriteString(" AND NOT EXISTS (SELECT 1 FROM contacts y JOIN segment_emails x ON x.contact_id = y.id AND x.segment_id = ? WHERE y.contact_type_id = ? AND y.user_id = ? AND y.email = $E AND y.deleted_at IS NULL)")
+		args = append(args, tid, ss.UserID, tid, typeID, ss.UserID)
 	}
 	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM unsubscribers u WHERE u.user_id = ? AND u.unsubscribe_groups_id IS NULL AND u.email_address = $E)")
-	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM unsubscribers u WHERE u.unsubscribe_groups_id = ? AND u.email_address = $E)")
+	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM unsubscribers u WHERE u.unsubscribe_groups_id = ? AND u.user_id = ? AND u.email_address = $E)")
 	b.WriteString(" AND NOT EXISTS (SELECT 1 FROM suppressions s WHERE s.user_id = ? AND s.email = $E)")
-	args = append(args, ss.UserID, ss.UnsubscribeGroupID, ss.UserID)
+	args = append(args, ss.UserID, ss.UnsubscribeGroupID, ss.UserID, ss.UserID)
 	return b.String(), args, nil
 }
 

@@ -599,3 +599,25 @@ func TestSendTestMailsOneAddress(t *testing.T) {
 		t.Fatalf("test message to %s: %q", m.To, subject)
 	}
 }
+
+func TestAudienceCountIgnoresAnotherAccountsLists(t *testing.T) {
+	f := newSendFixture(t, false)
+	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "x@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	other := newAccount(t, f.svc, "other@herald.test")
+	ct, err := f.svc.ContactTypes.Create(f.ctx, other, "Theirs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"x@example.com", "y@example.com"} {
+		if _, err := f.svc.Contacts.Create(f.ctx, other, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10), FirstName: "A", LastName: "B", Email: e, Country: "250"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The other account names this account's group: its recipients must not count.
+	n, err := f.svc.SingleSends.AudienceCount(f.ctx, other, []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil, f.group)
+	if err != nil || n != 2 {
+		t.Fatalf("count = %d, %v; want 2", n, err)
+	}
+}

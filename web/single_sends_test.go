@@ -679,17 +679,15 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 		t.Fatalf("delivered %q", got)
 	}
 	// One message per contact in the outbox (the transport without
-	// HERALD_SMTP_URL). The engine's messages are read from the table:
-	// delivery.Engine does not mark its context with the account
-	// (service.WithAccount), so they are stored under no account.
+	// HERALD_SMTP_URL), filed under the sending account.
 	var kept []models.OutboxMessage
 	if err := s.a.svc.DB.R.Select("rcpt_to", "subject", "user_id").Where("rcpt_to IN ?", []string{"ann@example.com", "bob@example.org", "cy@example.org"}).Find(&kept).Error; err != nil {
 		t.Fatal(err)
 	}
 	per := map[string]int{}
 	for _, m := range kept {
-		if !strings.HasPrefix(m.Subject, "Hello ") {
-			t.Fatalf("subject %q", m.Subject)
+		if !strings.HasPrefix(m.Subject, "Hello ") || m.UserID != s.acct {
+			t.Fatalf("subject %q, account %d (want %d)", m.Subject, m.UserID, s.acct)
 		}
 		per[m.RcptTo]++
 	}

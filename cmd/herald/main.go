@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // account time zones work on hosts without zoneinfo
 )
 
 func main() {
