@@ -31,7 +31,7 @@ var navSections = []navSection{
 	}},
 	{Label: "Campaigns", Items: []navItem{
 		{Key: NavSingleSends, Label: "Single sends", Href: "/single-sends", Icon: "send"},
-		{Label: "Automations", Icon: "automation", Soon: true},
+		{Key: NavAutomations, Label: "Automations", Href: "/automations", Icon: "automation"},
 		{Key: NavTemplates, Label: "Templates", Href: "/templates", Icon: "templates"},
 		{Key: NavSenders, Label: "Senders", Href: "/senders", Icon: "senders"},
 	}},

@@ -40,6 +40,7 @@ const (
 	NavTemplates     = "templates"
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"
+	NavAutomations   = "automations" // equals views/automations.NavAutomations
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"
 )

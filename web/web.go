@@ -184,6 +184,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/notifications", in, w.addNotification)
 	app.Post("/notifications/bulk-delete", in, w.bulkDeleteNotifications)
 	app.Post("/notifications/:id/delete", in, w.deleteNotification)
+
+	w.mountAutomations(app, in)
 }
 
 // contentSecurityPolicy allows only this site's own files: no inline

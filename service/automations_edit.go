@@ -1,0 +1,66 @@
+package service
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Messages of a change refused on a live automation.
+const (
+	msgLiveTarget = "The contact type or segment of a live automation cannot change. Pause it first."
+	msgLiveGroup  = "A live automation needs an unsubscribe group."
+)
+
+// Update changes an automation's name, target, unsubscribe group and exit
+// criteria (its type stays what it was created as). A live automation
+// keeps its target, and keeps some group; its emails' sends take the new
+// group and name at once. Errors: ErrNotFound; validation (the fields of
+// Create, a live automation's target or group).
+func (s *Automations) Update(ctx context.Context, accountID int64, utr string, in AutomationInput) (*models.Automation, error) {
+	cur, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	in.Type = "custom"
+	if cur.AutomationType == 0 {
+		in.Type = "welcome"
+	}
+	a, err := s.validate(ctx, accountID, in)
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The state is read again inside the transaction: it may have gone
+		// live since Get.
+		var now models.Automation
+		if err := tx.Where("id = ? AND deleted_at IS NULL", cur.ID).First(&now).Error; err != nil {
+			return notFound(err)
+		}
+		if now.Status == models.AutomationLive {
+			p := Problems{}
+			if a.AutomationFor != now.AutomationFor || a.AutomationForTable != now.AutomationForTable {
+				p.Add("automation_for", msgLiveTarget)
+			}
+			if a.UnsubscribeGroupID == "0" {
+				p.Add("unsubscribe_group_id", msgLiveGroup)
+			}
+			if err := p.Err(); err != nil {
+				return err
+			}
+		}
+		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
+			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": models.Now(),
+		}).Error; err != nil {
+			return err
+		}
+		return s.syncSteps(ctx, tx, cur.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, accountID, cur.Utr)
+}
