@@ -530,7 +530,10 @@ func (sg *Sending) Release(ctx context.Context, jobs []*delivery.Job) error {
 
 // Record implements delivery.Store: every outcome in one transaction, the
 // ledger rows and the send's counters together, so the counters are
-// exact (only rows this process still holds count).
+// exact (only rows this process still holds count). worker is set only
+// while a row is claimed (state 1), so "worker = ?" alone says so; adding
+// "state = 1" let PostgreSQL pick the partial worker index, which grows
+// with dead entries under a heavy send.
 func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 	type bounce struct {
 		id     int64
@@ -561,7 +564,7 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 	now := models.NewTimestamp(models.Now())
 	return sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for sendID, ids := range delivered {
-			res := tx.Exec("UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND state = 1 AND worker = ?", now, ids, sg.worker)
+			res := tx.Exec("UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?", now, ids, sg.worker)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -579,7 +582,7 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 			}
 			var n int64
 			for _, b := range bs {
-				res := tx.Exec("UPDATE send_messages SET state = 3, worker = NULL, error = ? WHERE id = ? AND state = 1 AND worker = ?", b.reason, b.id, sg.worker)
+				res := tx.Exec("UPDATE send_messages SET state = 3, worker = NULL, error = ? WHERE id = ? AND worker = ?", b.reason, b.id, sg.worker)
 				if res.Error != nil {
 					return res.Error
 				}
@@ -601,7 +604,7 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 		for _, r := range retries {
 			next := sg.nowMS() + sg.backoff(r.attempt).Milliseconds()
-			if err := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND state = 1 AND worker = ?",
+			if err := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?",
 				r.attempt, next, r.reason, r.id, sg.worker).Error; err != nil {
 				return err
 			}
