@@ -61,8 +61,8 @@ bench-mail:
 # accepted, beside a plain go-smtp client's ceiling in alternating runs;
 # herald's CPU per message and peak RSS. BENCH_SEND_FLAGS: -contacts 100000
 # -conns 10 -runs 3 -ceilings plain+RSET,plain -ceiling-messages N
-# -template 2 -dkim -cpuprofile DIR; HERALD_BENCH_DATABASE=postgres://…
-# runs herald on PostgreSQL.
+# -template 2 -dkim -cpuprofile DIR -overlay FILE; HERALD_BENCH_DATABASE=
+# postgres://… runs herald on PostgreSQL.
 BENCH_SEND_FLAGS ?=
 
 bench-send:
