@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -266,5 +267,46 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	got, _ := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
 	if got.TotalTriggered != n || got.TotalDelivered != n {
 		t.Fatalf("totals: triggered %d delivered %d", got.TotalTriggered, got.TotalDelivered)
+	}
+}
+
+// TestAutomationSurvivesARestart stops the engine after the first email
+// and starts a new one (as a restarted process would): the second email
+// goes at its time, once, and the first is not sent again.
+func TestAutomationSurvivesARestart(t *testing.T) {
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(f.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); f.sg.Run(ctx) }()
+	f.addContact(typeA, "ann@example.com")
+	if !f.srv.WaitCount(2, 20*time.Second) { // the sender's verification mail, then step 1
+		t.Fatal("step 1 not sent")
+	}
+	stop()
+	<-done
+
+	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond, Now: f.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.sg = again
+	ctx2, stop2 := context.WithCancel(f.ctx)
+	done2 := make(chan struct{})
+	go func() { defer close(done2); again.Run(ctx2) }()
+	defer func() { stop2(); <-done2 }()
+	f.settle()
+	if f.stepsOf("ann@example.com", "Step 2") != 0 {
+		t.Fatal("step 2 before its time after the restart")
+	}
+	f.advance(49 * time.Hour)
+	f.settle()
+	f.settle()
+	if f.stepsOf("ann@example.com", "Step 1") != 1 || f.stepsOf("ann@example.com", "Step 2") != 1 {
+		t.Fatalf("after the restart: step1 %d step2 %d", f.stepsOf("ann@example.com", "Step 1"), f.stepsOf("ann@example.com", "Step 2"))
 	}
 }
