@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/herald
 PKGS    := ./...
 
-.PHONY: build run test generate bench bench-audience bench-mail bench-send vet fmt clean
+.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation vet fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -68,6 +68,10 @@ BENCH_SEND_FLAGS ?=
 bench-send:
 	$(GO) build -o $(BIN) ./cmd/herald
 	$(GO) run ./bench/send -herald $(BIN) $(BENCH_SEND_FLAGS)
+
+bench-automation:
+	$(GO) build -o $(BIN) ./cmd/herald
+	$(GO) run ./bench/send -herald $(BIN) -automation $(BENCH_AUTOMATION_FLAGS)
 
 generate:
 	$(GO) tool templ generate

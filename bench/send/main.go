@@ -114,6 +114,7 @@ type options struct {
 	sample          time.Duration
 	keep            bool
 	timeout         time.Duration
+	automation      bool   // the -automation mode (automation.go)
 	database        string // postgres:// URL, or "" for an SQLite file
 }
 
@@ -138,6 +139,7 @@ func main() {
 	flag.DurationVar(&o.sample, "sample", 100*time.Millisecond, "interval of the VmRSS samples of herald")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, herald logs) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Minute, "bound on the whole run")
+	flag.BoolVar(&o.automation, "automation", false, "instead: time a CSV import of -contacts contacts into a live automation's target until every step-1 email is at the sink (automation.go)")
 	flag.Parse()
 
 	if *sink {
@@ -167,6 +169,12 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	if o.automation {
+		if err := runAutomation(ctx, o); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if err := run(ctx, o); err != nil {
 		fatal(err)
 	}
