@@ -338,42 +338,11 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	if r.WaitingType == "instantly" {
 		r.WaitingPeriod = 0
 	}
-	if p.required("template_id", in.TemplateID) {
-		id, err := strconv.ParseInt(strings.TrimSpace(in.TemplateID), 10, 64)
-		if err != nil {
-			p.Add("template_id", msgInteger("template_id"))
-		} else if _, derr := s.templates.Design(id); derr != nil {
-			p.Add("template_id", "The selected template id is invalid.")
-		}
-		r.TemplateID = id
-	}
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
 	if p.required("preview_img", r.PreviewImg) {
 		p.maxLen("preview_img", r.PreviewImg, 255)
 	}
-	html, js := in.TemplateHTML, in.TemplateJSON
-	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
-		p.Add("template_html", "The design may not be greater than 5 MB.")
-	}
-	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
-		html = htmlOfJSON(js)
-		if html == "" {
-			p.Add("template_json", "The template json must hold an html string to be sent.")
-		}
-	}
-	if strings.TrimSpace(html) == "" {
-		if r.TemplateID == 1 && !p.Has("template_json") {
-			p.Add("template_html", "The template html field is required when template id is 1.")
-		} else if d, err := s.templates.Design(r.TemplateID); err == nil {
-			html = d.HTMLCode
-		}
-	}
-	if html != "" {
-		r.TemplateHTML = &html
-	}
-	if js != "" {
-		r.TemplateJSON = &js
-	}
+	r.TemplateID, r.TemplateHTML, r.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 	return r, snd, p.Err()
 }
 

@@ -107,38 +107,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	q := s.db.R
 	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}"}
 
-	if p.required("template_id", in.TemplateID) {
-		id, err := strconv.ParseInt(strings.TrimSpace(in.TemplateID), 10, 64)
-		if err != nil {
-			p.Add("template_id", msgInteger("template_id"))
-		} else if _, derr := s.templates.Design(id); derr != nil {
-			p.Add("template_id", "The selected template id is invalid.")
-		}
-		ss.TemplateID = id
-	}
-	html, js := in.TemplateHTML, in.TemplateJSON
-	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
-		p.Add("template_html", "The design may not be greater than 5 MB.")
-	}
-	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
-		html = htmlOfJSON(js)
-		if html == "" {
-			p.Add("template_json", "The template json must hold an html string to be sent.")
-		}
-	}
-	if strings.TrimSpace(html) == "" {
-		if ss.TemplateID == 1 && !p.Has("template_json") {
-			p.Add("template_html", "The template html field is required when template id is 1.")
-		} else if d, err := s.templates.Design(ss.TemplateID); err == nil {
-			html = d.HTMLCode
-		}
-	}
-	if html != "" {
-		ss.TemplateHTML = &html
-	}
-	if js != "" {
-		ss.TemplateJSON = &js
-	}
+	ss.TemplateID, ss.TemplateHTML, ss.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 
 	if p.required("sender_id", in.SenderID) {
 		id, err := ParseID(in.SenderID)
@@ -287,6 +256,45 @@ func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Loca
 		return time.UTC, nil
 	}
 	return loc, nil
+}
+
+// checkDesign applies the design rules of single sends and automation
+// emails: template_id required and of the library; template 1 needs
+// template_html (or a template_json carrying one); another id with both
+// empty copies the library design. Problems are recorded in p.
+func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int64, htmlOut, jsOut *string) {
+	if p.required("template_id", templateID) {
+		var err error
+		id, err = strconv.ParseInt(strings.TrimSpace(templateID), 10, 64)
+		if err != nil {
+			p.Add("template_id", msgInteger("template_id"))
+		} else if _, derr := t.Design(id); derr != nil {
+			p.Add("template_id", "The selected template id is invalid.")
+		}
+	}
+	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
+		p.Add("template_html", "The design may not be greater than 5 MB.")
+	}
+	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
+		html = htmlOfJSON(js)
+		if html == "" {
+			p.Add("template_json", "The template json must hold an html string to be sent.")
+		}
+	}
+	if strings.TrimSpace(html) == "" {
+		if id == 1 && !p.Has("template_json") {
+			p.Add("template_html", "The template html field is required when template id is 1.")
+		} else if d, err := t.Design(id); err == nil {
+			html = d.HTMLCode
+		}
+	}
+	if html != "" {
+		htmlOut = &html
+	}
+	if js != "" {
+		jsOut = &js
+	}
+	return id, htmlOut, jsOut
 }
 
 // htmlOfJSON takes the HTML out of a template_json document that carries
