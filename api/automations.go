@@ -78,13 +78,9 @@ func (a *API) deleteAutomation(c *fiber.Ctx) error {
 }
 
 func (a *API) bulkDeleteAutomations(c *fiber.Ctx) error {
-	f, err := parseForm(c)
+	ids, err := strKeys(c)
 	if err != nil {
 		return fail(c, err)
-	}
-	ids := f.Array("strIds")
-	if len(ids) == 0 {
-		return fail(c, service.Invalid("strIds", "The str ids field is required."))
 	}
 	if err := a.svc.Automations.Delete(c.UserContext(), account(c), ids); err != nil {
 		return fail(c, err, textRecordNotFoundLower)

@@ -105,16 +105,26 @@ func (a *API) deleteSingleSend(c *fiber.Ctx) error {
 }
 
 func (a *API) bulkDeleteSingleSends(c *fiber.Ctx) error {
-	f, err := parseForm(c)
+	ids, err := strKeys(c)
 	if err != nil {
 		return fail(c, err)
-	}
-	ids := f.Array("strIds")
-	if len(ids) == 0 {
-		return fail(c, service.Invalid("strIds", "The str ids field is required."))
 	}
 	if err := a.svc.SingleSends.BulkDelete(c.UserContext(), account(c), ids); err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
 	return success(c, "Deleted Successfully")
+}
+
+// strKeys reads the strIds of a bulk delete of sends or automations: utrs
+// (or ids), resolved by the service.
+func strKeys(c *fiber.Ctx) ([]string, error) {
+	f, err := parseForm(c)
+	if err != nil {
+		return nil, err
+	}
+	keys := f.Array("strIds")
+	if len(keys) == 0 {
+		return nil, service.Invalid("strIds", "The str ids field is required.")
+	}
+	return keys, nil
 }

@@ -698,19 +698,11 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 	}
 	var stopped []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var ids []int64
-		for _, u := range utrs {
-			if strings.TrimSpace(u) == "" {
-				return ErrNotFound
-			}
-			var id int64
-			if err := automationQ(tx.Model(&models.Automation{}), accountID, u).Select("id").Scan(&id).Error; err != nil {
-				return err
-			}
-			if id == 0 {
-				return ErrNotFound
-			}
-			ids = append(ids, id)
+		ids, err := idsByKey(tx, utrs, func(q *gorm.DB, key string) *gorm.DB {
+			return automationQ(q.Model(&models.Automation{}), accountID, key)
+		})
+		if err != nil {
+			return err
 		}
 		now := models.Now()
 		if err := tx.Model(&models.Automation{}).Where("id IN ?", ids).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {

@@ -423,6 +423,30 @@ func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
 	return q.Where("user_id = ? AND utr = ? AND automation_id IS NULL", accountID, key)
 }
 
+// idsByKey resolves bulk-delete keys (utrs or ids) with find, each once;
+// ErrNotFound when any is blank or finds nothing (all or none).
+func idsByKey(tx *gorm.DB, keys []string, find func(q *gorm.DB, key string) *gorm.DB) ([]int64, error) {
+	ids := make([]int64, 0, len(keys))
+	seen := map[int64]bool{}
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return nil, ErrNotFound
+		}
+		var id int64
+		if err := find(tx, k).Select("id").Scan(&id).Error; err != nil {
+			return nil, err
+		}
+		if id == 0 {
+			return nil, ErrNotFound
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
 // Get returns one send of the account by utr. Errors: ErrNotFound.
 func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
 	if strings.TrimSpace(utr) == "" {
@@ -496,23 +520,11 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 	}
 	var ids []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ids = make([]int64, 0, len(utrs))
-		seen := map[int64]bool{}
-		for _, u := range utrs {
-			if strings.TrimSpace(u) == "" {
-				return ErrNotFound
-			}
-			var id int64
-			if err := byUtr(tx.Model(&models.SingleSend{}), accountID, u).Select("id").Scan(&id).Error; err != nil {
-				return err
-			}
-			if id == 0 {
-				return ErrNotFound
-			}
-			if !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
+		var err error
+		if ids, err = idsByKey(tx, utrs, func(q *gorm.DB, key string) *gorm.DB {
+			return byUtr(q.Model(&models.SingleSend{}), accountID, key)
+		}); err != nil {
+			return err
 		}
 		// The ledger and events go first: SQLite's cascade would do it too,
 		// but PostgreSQL and SQLite then agree on the order of the work.

@@ -575,27 +575,8 @@ func (w *Web) fillEmailForm(c *fiber.Ctx, f automations.EmailForm, a *models.Aut
 		f.Utr = cur.Utr
 		f.Current = cur.TemplateHTML != nil && *cur.TemplateHTML != ""
 	}
-	lib, err := w.svc.Templates.Library()
-	if err != nil {
-		return f, err
-	}
-	for _, d := range lib {
-		f.Library = append(f.Library, views.Option{Value: "library-" + strconv.FormatInt(d.ID, 10), Label: d.TemplateName})
-	}
-	err = w.svc.Designs.Each(ctx, acct, service.ListFilter{}, func(d *models.Design) error {
-		f.Designs = append(f.Designs, views.Option{Value: "design-" + strconv.FormatInt(d.ID, 10), Label: d.Name})
-		return nil
-	})
-	if err != nil {
-		return f, err
-	}
-	err = w.svc.Senders.Each(ctx, acct, service.ListFilter{}, func(s *models.Sender) error {
-		if s.IsVerified == 1 {
-			f.Senders = append(f.Senders, views.Option{Value: strconv.FormatInt(s.ID, 10), Label: s.FromName + " <" + s.FromEmail + ">"})
-		}
-		return nil
-	})
-	if err != nil {
+	var err error
+	if f.Library, f.Designs, f.Senders, err = w.designChoices(ctx, acct, true); err != nil {
 		return f, err
 	}
 	if f.Placeholders, err = w.svc.Fields.Placeholders(ctx, acct); err != nil {

@@ -204,31 +204,11 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	}
 	_, f.TimeZone = accountZone(c)
 	f.CSRF = csrf(c)
-	lib, err := w.svc.Templates.Library()
+	lib, designs, senders, err := w.designChoices(ctx, acct, false)
 	if err != nil {
 		return f, err
 	}
-	for _, d := range lib {
-		if d.IsBlank != 1 {
-			f.Library = append(f.Library, views.Option{Value: "library-" + strconv.FormatInt(d.ID, 10), Label: d.TemplateName})
-		}
-	}
-	err = w.svc.Designs.Each(ctx, acct, service.ListFilter{}, func(d *models.Design) error {
-		f.Designs = append(f.Designs, views.Option{Value: "design-" + strconv.FormatInt(d.ID, 10), Label: d.Name})
-		return nil
-	})
-	if err != nil {
-		return f, err
-	}
-	err = w.svc.Senders.Each(ctx, acct, service.ListFilter{}, func(s *models.Sender) error {
-		if s.IsVerified == 1 {
-			f.Senders = append(f.Senders, views.Option{Value: strconv.FormatInt(s.ID, 10), Label: s.FromName + " <" + s.FromEmail + ">"})
-		}
-		return nil
-	})
-	if err != nil {
-		return f, err
-	}
+	f.Library, f.Designs, f.Senders = lib, designs, senders
 	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(g *models.UnsubscribeGroupCount) error {
 		f.Groups = append(f.Groups, views.Option{Value: strconv.FormatInt(g.ID, 10), Label: g.GroupName})
 		return nil
@@ -736,4 +716,33 @@ func (w *Web) sendsChanged(c *fiber.Ctx, message string) error {
 		return err
 	}
 	return render(c, fiber.StatusOK, singlesends.ListView(l), flashOOB(views.FlashSuccess, message))
+}
+
+// designChoices lists what a mail can be made of and sent from: the
+// library's designs (the blank one only with withBlank), the account's own
+// designs, and its verified senders.
+func (w *Web) designChoices(ctx context.Context, acct int64, withBlank bool) (lib, designs, senders []views.Option, err error) {
+	all, err := w.svc.Templates.Library()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, d := range all {
+		if withBlank || d.IsBlank != 1 {
+			lib = append(lib, views.Option{Value: "library-" + strconv.FormatInt(d.ID, 10), Label: d.TemplateName})
+		}
+	}
+	err = w.svc.Designs.Each(ctx, acct, service.ListFilter{}, func(d *models.Design) error {
+		designs = append(designs, views.Option{Value: "design-" + strconv.FormatInt(d.ID, 10), Label: d.Name})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	err = w.svc.Senders.Each(ctx, acct, service.ListFilter{}, func(s *models.Sender) error {
+		if s.IsVerified == 1 {
+			senders = append(senders, views.Option{Value: strconv.FormatInt(s.ID, 10), Label: s.FromName + " <" + s.FromEmail + ">"})
+		}
+		return nil
+	})
+	return lib, designs, senders, err
 }
