@@ -180,17 +180,6 @@ type SMTPPool struct {
 	dials atomic.Int64
 }
 
-type smtpConn struct {
-	c        *smtp.Client
-	raw      net.Conn
-	lastUsed time.Time
-	// dirty: its last transaction failed and must be ended with RSET before
-	// the next. After a success no RSET is needed (RFC 5321 3.3: MAIL starts
-	// a new transaction), which saves RSET and the EHLO go-smtp sends after
-	// it, two round trips per message.
-	dirty bool
-}
-
 // NewSMTPPool returns a pool for cfg; it dials lazily, on the first Send.
 // maxConns < 1 means 1 (HERALD_SMTP_MAX_CONNS defaults to 10).
 func NewSMTPPool(cfg SMTPConfig, maxConns int) *SMTPPool {
@@ -288,7 +277,7 @@ func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err erro
 		if !sc.dirty {
 			return sc, true, nil
 		}
-		if err := guard(ctx, sc.raw, sc.c.Reset); err != nil {
+		if err := guard(ctx, sc.sock, sc.reset); err != nil {
 			// Dropped by the server (idle timeout, restart) or a 421: try the next.
 			p.discard(sc)
 			if ctx.Err() != nil {
@@ -325,7 +314,7 @@ func (p *SMTPPool) put(sc *smtpConn) {
 }
 
 func (p *SMTPPool) discard(sc *smtpConn) {
-	sc.c.Close()
+	sc.close()
 	p.open.Add(-1)
 }
 
@@ -348,21 +337,16 @@ func (p *SMTPPool) dial(ctx context.Context) (*smtpConn, error) {
 	}
 	p.dials.Add(1)
 	p.open.Add(1)
-	sc := &smtpConn{raw: raw}
+	sc := newSMTPConn(raw, &p.cfg)
 
-	// go-smtp has no contexts: closing the socket is what interrupts a stuck
-	// greeting or handshake.
+	// Closing the socket is what interrupts a stuck greeting or handshake.
 	stop := context.AfterFunc(ctx, func() { raw.Close() })
 	serr := p.setup(sc)
 	if !stop() {
 		serr = ctxError(ctx, StageConnect)
 	}
 	if serr != nil {
-		if sc.c != nil {
-			sc.c.Close()
-		} else {
-			raw.Close()
-		}
+		raw.Close()
 		p.open.Add(-1)
 		return nil, serr
 	}
@@ -370,19 +354,7 @@ func (p *SMTPPool) dial(ctx context.Context) (*smtpConn, error) {
 }
 
 func (p *SMTPPool) setup(sc *smtpConn) *SendError {
-	var err error
-	if p.cfg.TLS == TLSStartTLS {
-		// Greets, says EHLO, refuses a server without STARTTLS, then TLS.
-		if sc.c, err = smtp.NewClientStartTLS(sc.raw, p.tls); err != nil {
-			return classify(StageConnect, err)
-		}
-	} else {
-		sc.c = smtp.NewClient(sc.raw)
-	}
-	sc.c.CommandTimeout = p.cfg.CommandTimeout
-	sc.c.SubmissionTimeout = p.cfg.DataTimeout
-	sc.c.DebugWriter = p.cfg.Debug
-	if err := sc.c.Hello(p.cfg.LocalName); err != nil {
+	if err := sc.hello(p.tls, p.cfg.TLS == TLSStartTLS); err != nil {
 		return classify(StageConnect, err)
 	}
 	if p.cfg.Username == "" {
@@ -390,49 +362,34 @@ func (p *SMTPPool) setup(sc *smtpConn) *SendError {
 	}
 	var mech sasl.Client
 	switch {
-	case p.cfg.Auth == "login", p.cfg.Auth == "" && !sc.c.SupportsAuth(sasl.Plain) && sc.c.SupportsAuth(sasl.Login):
+	case p.cfg.Auth == "login", p.cfg.Auth == "" && !sc.supportsAuth(sasl.Plain) && sc.supportsAuth(sasl.Login):
 		mech = sasl.NewLoginClient(p.cfg.Username, p.cfg.Password)
-	case p.cfg.Auth == "plain", p.cfg.Auth == "" && sc.c.SupportsAuth(sasl.Plain):
+	case p.cfg.Auth == "plain", p.cfg.Auth == "" && sc.supportsAuth(sasl.Plain):
 		mech = sasl.NewPlainClient("", p.cfg.Username, p.cfg.Password)
 	default:
 		return &SendError{Stage: StageAuth, Message: "the server offers neither AUTH PLAIN nor AUTH LOGIN"}
 	}
-	if err := sc.c.Auth(mech); err != nil {
+	if err := sc.auth(mech); err != nil {
 		return classify(StageAuth, err)
 	}
 	return nil
 }
 
-// transact runs MAIL, RCPT and DATA. broken reports a connection that cannot
+// transact sends one message on sc. broken reports a connection that cannot
 // carry another message.
 func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to []string, msg []byte) (serr *SendError, broken bool) {
-	opts := &smtp.MailOptions{Size: int64(len(msg))}
+	utf8 := false
 	if !isASCII(from) || !allASCII(to) {
-		if ok, _ := sc.c.Extension("SMTPUTF8"); !ok {
+		if !sc.has("SMTPUTF8") {
 			return &SendError{Stage: StageMail, Message: "non-ASCII address and the server lacks SMTPUTF8"}, false
 		}
-		opts.UTF8 = true
+		utf8 = true
 	}
 	stage := StageMail
-	err := guard(ctx, sc.raw, func() error {
-		if err := sc.c.Mail(from, opts); err != nil {
-			return err
-		}
-		stage = StageRcpt
-		for _, r := range to {
-			if err := sc.c.Rcpt(r, nil); err != nil {
-				return err
-			}
-		}
-		stage = StageData
-		w, err := sc.c.Data()
-		if err != nil {
-			return err
-		}
-		if _, err := w.Write(msg); err != nil {
-			return err
-		}
-		return w.Close()
+	err := guard(ctx, sc.sock, func() error {
+		var err error
+		stage, broken, err = sc.transact(from, to, msg, utf8)
+		return err
 	})
 	if err == nil {
 		return nil, false
@@ -441,7 +398,9 @@ func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to [
 		return ctxError(ctx, stage), true
 	}
 	var se *smtp.SMTPError
-	broken = !errors.As(err, &se) || se.Code == 421
+	if errors.As(err, &se) && se.Code == 421 {
+		broken = true // the server is closing the connection
+	}
 	return classify(stage, err), broken
 }
 
@@ -471,8 +430,7 @@ func (p *SMTPPool) Close() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc.c.CommandTimeout = 2 * time.Second // a polite QUIT, not a wait
-			_ = sc.c.Quit()
+			sc.quit(2 * time.Second) // a polite QUIT, not a wait
 			p.discard(sc)
 		}()
 	}
