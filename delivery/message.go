@@ -10,7 +10,6 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
-	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
 	"net/url"
@@ -276,14 +275,18 @@ func (h *headerWriter) add(name, value string) {
 	}
 }
 
-// writeQP writes s quoted-printable with CRLF line breaks (quotedprintable's
-// text mode turns LF and CRLF into CRLF and keeps lines within 76 characters).
+// writeQP writes s quoted-printable with CRLF line breaks in a single Write,
+// byte for byte as mime/quotedprintable's Writer in text mode would (LF and CRLF
+// become CRLF, lines stay within 76 characters); see appendQP.
 func writeQP(w io.Writer, s string) error {
-	qp := quotedprintable.NewWriter(w)
-	if _, err := io.WriteString(qp, s); err != nil {
-		return err
+	bp := qpBufs.Get().(*[]byte)
+	buf := appendQP((*bp)[:0], s)
+	_, err := w.Write(buf)
+	if cap(buf) <= 1<<20 { // don't keep a rare huge buffer alive
+		*bp = buf
+		qpBufs.Put(bp)
 	}
-	return qp.Close()
+	return err
 }
 
 // preheaderStyle hides the preview text in every common client (mso-hide for
