@@ -138,7 +138,11 @@ func (e *Engine) limiter(account int64) *rate.Limiter {
 // period) and records their outcomes before it returns.
 func (e *Engine) Run(ctx context.Context) {
 	inFlight := 2 * e.cfg.Conns
-	jobs := make(chan *Job, e.cfg.Conns)
+	// A whole claim fits in the queue, so that the claimer takes the next
+	// batch while the workers still have this one: with a queue of Conns
+	// jobs the workers ran dry during every claim on PostgreSQL. Queued
+	// jobs are claimed, not in flight; a shutdown gives them back.
+	jobs := make(chan *Job, e.claimBatch())
 	outcomes := make(chan Outcome, inFlight)
 	slots := make(chan struct{}, inFlight) // a slot: sent or sending, not yet recorded
 
@@ -207,12 +211,12 @@ func (e *Engine) send(ctx context.Context, j *Job) error {
 	return e.transport.Send(ctx, j.From, []string{j.To}, msg)
 }
 
+// claimBatch is how many jobs one claim asks for.
+func (e *Engine) claimBatch() int { return max(4*e.cfg.Conns, 64) }
+
 // claim feeds jobs until ctx ends.
 func (e *Engine) claim(ctx context.Context, jobs chan<- *Job) {
-	batch := 4 * e.cfg.Conns
-	if batch < 64 {
-		batch = 64
-	}
+	batch := e.claimBatch()
 	backoff := e.cfg.Poll
 	for ctx.Err() == nil {
 		got, err := e.store.Claim(ctx, batch)
@@ -259,10 +263,12 @@ const gatherWait = 5 * time.Millisecond
 
 // record writes outcomes as they come, each write taking all that is
 // waiting (a group commit across workers), and frees their slots after the
-// commit. A failed write is retried: an outcome is never dropped while the
-// process lives.
+// commit. A commit carries at most half of the slots' outcomes, so that
+// the workers keep sending on the other half while it runs: with all of
+// them in one commit, every worker waited for every commit. A failed
+// write is retried: an outcome is never dropped while the process lives.
 func (e *Engine) record(ctx context.Context, outcomes <-chan Outcome, slots <-chan struct{}) {
-	buf := make([]Outcome, 0, cap(slots))
+	buf := make([]Outcome, 0, max(1, cap(slots)/2))
 	for o := range outcomes {
 		buf = append(buf[:0], o)
 		// Gather for a few milliseconds (or until every slot's outcome is
