@@ -256,6 +256,7 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	sg.freshStats(ctx, "contacts", "segment_emails")
 	exclude, excludeArgs, err := exclusionSQL(ctx, sg.db.R, &ss)
 	if err != nil {
 		return err
@@ -294,6 +295,30 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 	}
 	return sg.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
 		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
+}
+
+// freshStats analyzes those of tables whose PostgreSQL statistics lag far
+// behind their rows. Right after a large import autovacuum has not
+// analyzed yet, and the planner, taking the contacts table for nearly
+// empty, read every contact of the type for each chunk of the resolution
+// (measured at 100,000 contacts: 14 ms per 5,000-row chunk instead of
+// 1.7 ms, and growing with the square of the audience). A failure only
+// costs speed: it is logged.
+func (sg *Sending) freshStats(ctx context.Context, tables ...string) {
+	if sg.db.Dialect != "postgres" {
+		return
+	}
+	for _, t := range tables {
+		var stale bool
+		err := sg.db.W.WithContext(ctx).Raw(`SELECT COALESCE((SELECT n_mod_since_analyze > 1000 + n_live_tup / 10
+			FROM pg_stat_user_tables WHERE relid = ?::regclass), false)`, t).Scan(&stale).Error
+		if err == nil && stale {
+			err = sg.db.W.WithContext(ctx).Exec("ANALYZE " + t).Error
+		}
+		if err != nil && ctx.Err() == nil {
+			sg.log.Warn("sending: analyze before resolving an audience", "table", t, "err", err)
+		}
+	}
 }
 
 // insertChunks runs INSERT … SELECT of one audience source in chunks of
@@ -562,6 +587,16 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 	}
 	now := models.NewTimestamp(models.Now())
+	if sg.db.Dialect == "postgres" && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 {
+		// The usual group commit, deliveries of one send, as one statement:
+		// one round trip where the transaction below takes four.
+		for sendID, ids := range delivered {
+			return sg.db.W.WithContext(ctx).Exec(`WITH done AS (
+				UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ? RETURNING 1)
+				UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
+				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
+		}
+	}
 	return sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for sendID, ids := range delivered {
 			res := tx.Exec("UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?", now, ids, sg.worker)
