@@ -8,9 +8,13 @@
 //   - DKIM: GenerateDKIM / ParseDKIMKey keys, DNSRecord to publish, Sign; SPFRecord
 //     and DMARCRecord for the sender's other DNS records.
 //   - Transports: the outbox (NewOutbox over an OutboxStore the service layer
-//     implements) and the SMTP pool (NewSMTPPool), chosen by OpenTransport from
+//     implements) and the SMTP pool (NewSMTPPool: reused connections, PIPELINING
+//     when the relay offers it, smtpconn.go), chosen by OpenTransport from
 //     HERALD_SMTP_URL. Every Send failure is a *SendError saying whether a retry
 //     may succeed.
+//   - Sending: Engine claims ledger rows from a Store, builds and sends them on
+//     Conns workers and records outcomes in group commits, with at most
+//     2 x Conns messages handed to the transport and unrecorded.
 //
 // The package imports no HTTP, web or api code; what it needs from the rest of
 // herald it declares as small interfaces (OutboxStore).

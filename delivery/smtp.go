@@ -404,7 +404,7 @@ func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to [
 	return classify(stage, err), broken
 }
 
-// guard runs f, closing the connection if ctx ends first (go-smtp only knows
+// guard runs f, closing the connection if ctx ends first (the connection only knows
 // deadlines) and reporting ctx's error then.
 func guard(ctx context.Context, raw net.Conn, f func() error) error {
 	if err := ctx.Err(); err != nil {
@@ -438,7 +438,7 @@ func (p *SMTPPool) Close() error {
 	return nil
 }
 
-// classify turns an error of go-smtp into a SendError: an SMTP answer by its
+// classify turns a connection's error into a SendError: an SMTP answer by its
 // code (5xx permanent, anything else temporary), any other failure (network,
 // TLS, a dropped connection) temporary.
 func classify(stage string, err error) *SendError {
