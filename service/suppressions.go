@@ -37,6 +37,12 @@ func (s *Suppressions) Lift(ctx context.Context, accountID, id int64) error {
 	return nil
 }
 
+// LiftAll lifts the addresses ids, all or none: ErrNotFound when one of
+// them is not the account's.
+func (s *Suppressions) LiftAll(ctx context.Context, accountID int64, ids []int64) error {
+	return deleteAll(ctx, s.db, accountID, &models.Suppression{}, ids, noScope)
+}
+
 // Count returns how many addresses the account has suppressed.
 func (s *Suppressions) Count(ctx context.Context, accountID int64) (int64, error) {
 	var n int64

@@ -323,7 +323,7 @@ func TestPagesRequireLogin(t *testing.T) {
 	for _, path := range []string{
 		"/account/keys", "/suppressions/global", "/suppressions/global/1/delete", "/suppressions/global/bulk-delete",
 		"/suppressions/groups", "/suppressions/groups/1", "/suppressions/groups/1/recipients", "/notifications",
-		"/notifications/1/delete", "/notifications/bulk-delete",
+		"/notifications/1/delete", "/notifications/bulk-delete", "/suppressions/bounced/lift", "/suppressions/bounced/1/lift",
 	} {
 		t.Run("POST "+path, func(t *testing.T) {
 			wantRedirect(t, anon.post(path, url.Values{"ids": {"1"}}), "/login")

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -43,7 +44,31 @@ func (w *Web) liftBounced(c *fiber.Ctx) error {
 	if err := w.svc.Suppressions.Lift(c.UserContext(), accountID(c), id); err != nil {
 		return err
 	}
-	const msg = "Address lifted: later sends include it again."
+	return w.bouncedChanged(c, "Address lifted: later sends include it again.")
+}
+
+// bulkLiftBounced lifts the selected addresses, all or none.
+func (w *Web) bulkLiftBounced(c *fiber.Ctx) error {
+	ids, err := parseSelection(c)
+	if err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return w.refuse(c, listBack(suppressions.BouncedURL, c), "Select at least one address first.")
+	}
+	if err := w.svc.Suppressions.LiftAll(c.UserContext(), accountID(c), ids); err != nil {
+		return err
+	}
+	msg := "1 address lifted: later sends include it again."
+	if len(ids) > 1 {
+		msg = strconv.Itoa(len(ids)) + " addresses lifted: later sends include them again."
+	}
+	return w.bouncedChanged(c, msg)
+}
+
+// bouncedChanged answers a lift: to htmx the list as it now is with a
+// flash message, to a browser a redirect back to the list it came from.
+func (w *Web) bouncedChanged(c *fiber.Ctx, msg string) error {
 	if !partial(c) {
 		w.flash(c, views.FlashSuccess, msg)
 		return c.Redirect(listBack(suppressions.BouncedURL, c), fiber.StatusSeeOther)

@@ -205,6 +205,7 @@ func TestSingleSendsAreIsolated(t *testing.T) {
 		{"POST", "/single-sends/bulk-delete", url.Values{"ids": {utr}}},
 		{"POST", "/single-sends/test", testForm},
 		{"POST", "/suppressions/bounced/" + itoa(bounce.ID) + "/lift", nil},
+		{"POST", "/suppressions/bounced/lift", url.Values{"ids": {itoa(bounce.ID)}}},
 	}
 	b.get("/single-sends")
 	for _, tt := range tests {

@@ -661,6 +661,11 @@ func (w *Web) sendProgress(c *fiber.Ctx) error {
 	if !partial(c) {
 		return c.Redirect(singlesends.SendURL(ss.Utr), fiber.StatusSeeOther)
 	}
+	if c.Query("from") == "scheduled" && ss.Status != models.SendReady {
+		// Its time came (or someone edited it): the whole page changes,
+		// not only the panel.
+		c.Set("HX-Refresh", "true")
+	}
 	st, err := w.sendStatus(c, ss, p)
 	if err != nil {
 		return err

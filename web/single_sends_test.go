@@ -414,7 +414,8 @@ func TestSingleSendForm(t *testing.T) {
 	if !strings.Contains(text(first(r.doc, "#flash")), "scheduled for") {
 		t.Fatalf("flash %q", text(first(r.doc, "#flash")))
 	}
-	if panel := first(r.doc, "#send-status"); attr(panel, "hx-trigger") != "" || !strings.Contains(text(first(panel, "#send-schedule")), "10:30") {
+	if panel := first(r.doc, "#send-status"); attr(panel, "hx-trigger") != "every 15s" || attr(panel, "hx-get") != "/single-sends/"+utr2+"/progress?from=scheduled" ||
+		!strings.Contains(text(first(panel, "#send-schedule")), "10:30") {
 		t.Fatalf("scheduled panel:\n%s", text(panel))
 	}
 	if first(r.doc, "a#edit-send") == nil {
@@ -638,6 +639,22 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	if first(c.get("/single-sends/"+run.Utr).doc, "a#edit-send") != nil {
 		t.Fatal("a running send offers Edit")
 	}
+	// A scheduled send's page asks every 15 s; when the send has started,
+	// the answer makes the whole page reload.
+	sched := s.create("Scheduled")
+	s.exec("UPDATE single_sends SET status = 1, armed = 1, send_after = ? WHERE id = ?", models.NewTimestamp(time.Now().Add(time.Hour)), sched.ID)
+	r = c.hxGet("/single-sends/" + sched.Utr + "/progress?from=scheduled")
+	if r.header.Get("HX-Refresh") != "" || attr(first(r.doc, "#send-status"), "hx-trigger") != "every 15s" {
+		t.Fatalf("scheduled: HX-Refresh %q\n%s", r.header.Get("HX-Refresh"), r.body)
+	}
+	s.exec("UPDATE single_sends SET status = 2 WHERE id = ?", sched.ID)
+	r = c.hxGet("/single-sends/" + sched.Utr + "/progress?from=scheduled")
+	if r.header.Get("HX-Refresh") != "true" || attr(first(r.doc, "#send-status"), "hx-trigger") != "every 2s" {
+		t.Fatalf("started: HX-Refresh %q\n%s", r.header.Get("HX-Refresh"), r.body)
+	}
+	if r = c.hxGet("/single-sends/" + run.Utr + "/progress"); r.header.Get("HX-Refresh") != "" {
+		t.Fatal("a running send's own polling reloads the page")
+	}
 
 	// The real engine sends one to the end.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -645,7 +662,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.exec("DELETE FROM single_sends WHERE id = ?", run.ID) // not the engine's to finish
+	s.exec("DELETE FROM single_sends WHERE id IN (?, ?)", run.ID, sched.ID) // not the engine's to finish
 	done := make(chan struct{})
 	go func() { defer close(done); sg.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -774,9 +791,12 @@ func TestBouncedAddresses(t *testing.T) {
 		text(first(tr, "td[data-label=Bounced] time")) != "Mar 4, 2025" {
 		t.Fatalf("row:\n%s", text(tr))
 	}
-	lift := first(tr, "form")
-	if attr(lift, "hx-post") != "/suppressions/bounced/"+itoa(rows[0].ID)+"/lift" || attr(lift, "method") != "post" || first(lift, `input[name="_csrf"]`) == nil {
-		t.Fatal("no lift form")
+	form := first(r.doc, "form#bounced-form")
+	lift := first(tr, "button[data-lift]")
+	if attr(form, "hx-post") != "/suppressions/bounced/lift" || attr(form, "method") != "post" || first(form, `input[name="_csrf"]`) == nil ||
+		attr(lift, "hx-post") != "/suppressions/bounced/"+itoa(rows[0].ID)+"/lift" || attr(lift, "formaction") != attr(lift, "hx-post") ||
+		attr(first(tr, `input[name="ids"]`), "value") != itoa(rows[0].ID) || first(form, "button[data-bulk-lift]") == nil {
+		t.Fatalf("no lift form or buttons:\n%s", r.body)
 	}
 	r = c.hxGet("/suppressions/bounced?q=nodomain")
 	if got := texts(r.doc, "#bounced-list tbody td.cell-main"); len(got) != 1 || got[0] != "nodomain@example.invalid" {
@@ -796,6 +816,33 @@ func TestBouncedAddresses(t *testing.T) {
 	wantRedirect(t, r, "/suppressions/bounced")
 	if first(c.get("/suppressions/bounced").doc, "#bounced-list .empty") == nil {
 		t.Fatal("not empty after lifting both")
+	}
+
+	// Bulk lift: all or none, another account's id makes it none.
+	more := []models.Suppression{
+		{UserID: acct, Email: "a@example.net", Reason: "550", CreatedAt: at},
+		{UserID: acct, Email: "b@example.net", Reason: "550", CreatedAt: at},
+		{UserID: acct, Email: "c@example.net", Reason: "550", CreatedAt: at},
+	}
+	for i := range more {
+		if err := a.svc.DB.W.Create(&more[i]).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantStatus(t, c.hxPost("/suppressions/bounced/lift", url.Values{}), http.StatusUnprocessableEntity)
+	wantRedirect(t, c.post("/suppressions/bounced/lift", url.Values{}), "/suppressions/bounced")
+	wantStatus(t, c.hxPost("/suppressions/bounced/lift", url.Values{"ids": {itoa(more[0].ID), "999999"}}), http.StatusNotFound)
+	if n, _ := a.svc.Suppressions.Count(context.Background(), acct); n != 3 {
+		t.Fatalf("%d suppressed after a refused bulk lift, want 3", n)
+	}
+	r = c.hxPost("/suppressions/bounced/lift", url.Values{"ids": {itoa(more[0].ID), itoa(more[2].ID)}, "q": {""}, "page": {"1"}})
+	wantStatus(t, r, http.StatusOK)
+	if got := texts(r.doc, "#bounced-list tbody td.cell-main"); len(got) != 1 || got[0] != "b@example.net" || !strings.Contains(text(first(r.doc, "#flash")), "2 addresses lifted") {
+		t.Fatalf("after bulk lift %q, flash %q", got, text(first(r.doc, "#flash")))
+	}
+	wantRedirect(t, c.post("/suppressions/bounced/lift", url.Values{"ids": {itoa(more[1].ID)}}), "/suppressions/bounced")
+	if n, _ := a.svc.Suppressions.Count(context.Background(), acct); n != 0 {
+		t.Fatalf("%d suppressed after lifting all", n)
 	}
 }
 

@@ -301,7 +301,36 @@ func TestBrowserSingleSend(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.nav a.nav-link[href="/suppressions/bounced"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#bounced-list .empty")),
 	)
+	// Two addresses bounced (as a relay's 550 would record them): select
+	// both, the bulk button counts them, lift them (the confirmation is
+	// accepted) and the list is empty again.
+	var acct int64
+	if err := db.R.Model(&models.User{}).Where("email = ?", "ada@example.com").Pluck("id", &acct).Error; err != nil || acct == 0 {
+		t.Fatalf("account: %v", err)
+	}
+	for _, email := range []string{"gone@example.net", "left@example.net"} {
+		row := models.Suppression{UserID: acct, Email: email, Reason: "550 5.1.1 user unknown", CreatedAt: models.NewTimestamp(models.Now())}
+		if err := db.W.Create(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.do("bounced addresses listed",
+		chromedp.Reload(),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS(`#bounced-list tbody tr`)),
+		chromedp.Click(chromedp.CSS(`#bounced-list [data-select-all]`)),
+	)
+	if got := b.text("bulk lift label", `#bounced-list [data-bulk-lift] span`); got != "Lift selected (2)" {
+		t.Fatalf("bulk lift button says %q", got)
+	}
 	b.capture("bounced")
+	b.do("lift both",
+		chromedp.Click(chromedp.CSS(`#bounced-list [data-bulk-lift]`)),
+		chromedp.WaitVisible(chromedp.CSS("#bounced-list .empty")),
+	)
+	if got := b.text("flash", "#flash"); !strings.Contains(got, "2 addresses lifted") {
+		t.Fatalf("flash %q", got)
+	}
 
 	if msgs := problems.take(); len(msgs) > 0 {
 		t.Fatalf("the browser logged errors:\n%s", strings.Join(msgs, "\n"))

@@ -114,12 +114,13 @@
       all.checked = boxes.length > 0 && checked.length === boxes.length;
       all.indeterminate = checked.length > 0 && checked.length < boxes.length;
     }
-    var bulk = form.querySelector("[data-bulk-delete]");
+    var bulk = form.querySelector("[data-bulk-delete], [data-bulk-lift]");
     if (bulk) {
       bulk.disabled = checked.length === 0;
       var label = bulk.querySelector("span");
       if (label) {
-        label.textContent = checked.length > 0 ? "Delete selected (" + checked.length + ")" : "Delete selected";
+        var base = label.textContent.replace(/ \(\d+\)$/, "");
+        label.textContent = checked.length > 0 ? base + " (" + checked.length + ")" : base;
       }
     }
     form.querySelectorAll("tbody tr").forEach(function (tr) {
