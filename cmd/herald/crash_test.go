@@ -92,9 +92,10 @@ func TestSendSurvivesKill9(t *testing.T) {
 		conns    = 4
 		bound    = 2 * conns // messages in flight at any moment
 	)
-	// Fractions of the send at which herald is killed; the first one soon
-	// after the send started, then three more (HERALD_SMTP_MAX_CONNS=4: at
-	// most 8 messages may be sent twice per kill).
+	// Fractions of the send at which herald is killed, after a first kill
+	// during the audience's resolution: soon after the send started, then
+	// three more (HERALD_SMTP_MAX_CONNS=4: at most 8 messages may be sent
+	// twice per kill).
 	kills := []float64{0.02, 0.15, 0.40, 0.65}
 	start := time.Now()
 	ctx := context.Background()
@@ -220,11 +221,9 @@ func TestSendSurvivesKill9(t *testing.T) {
 	unrecorded := 0
 	p := startHerald(t, bin, env, logf)
 	phaseStart := time.Now()
-	for k, f := range kills {
-		n := int(f * contacts)
-		if !waitSink(sink, p, n, 2*time.Minute) {
-			t.Fatalf("kill %d: the sink has %d messages, waiting for %d", k+1, sink.Count(), n)
-		}
+	// killAndRestart kills the running process, takes the snapshot and
+	// the in-flight count, checks the counters, and starts the next one.
+	killAndRestart := func(k int) models.SingleSend {
 		p.kill()
 		// Bytes of a message already written by the dead process may still be
 		// in the sink's socket: let them land before the snapshot.
@@ -241,7 +240,6 @@ func TestSendSurvivesKill9(t *testing.T) {
 		if at >= contacts {
 			t.Fatalf("kill %d came after the send was over (%d messages): it proves nothing", k+1, at)
 		}
-
 		restart := time.Now()
 		p = startHerald(t, bin, env, logf)
 		phaseStart = restart
@@ -249,7 +247,44 @@ func TestSendSurvivesKill9(t *testing.T) {
 			t.Fatalf("restart %d: no message within a minute (sink at %d)", k+1, sink.Count())
 		}
 		t.Logf("restart %d: next message after %v", k+1, time.Since(restart).Round(time.Millisecond))
+		return row
 	}
+
+	// Kill 1 lands during the audience's resolution: part of the ledger is
+	// written (5,000-row chunks) and the send is not marked resolved yet.
+	// The engine may already be sending the rows that are there.
+	for deadline := time.Now().Add(time.Minute); ; {
+		var row models.SingleSend
+		var n int64
+		if err := db.R.Select("resolved").Where("id = ?", ss.ID).First(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.R.Model(&models.SendMessage{}).Where("send_id = ?", ss.ID).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if row.Resolved == 1 {
+			t.Fatalf("the resolution ended (%d ledger rows) before the test saw it under way: no kill during it", n)
+		}
+		if n > 0 {
+			t.Logf("kill 1 during the resolution: %d of %d ledger rows written", n, contacts)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no ledger row within a minute")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if row := killAndRestart(0); row.Resolved != 0 {
+		t.Fatal("kill 1 came after the resolution ended: it proves nothing about a kill during it")
+	}
+	for i, f := range kills {
+		n := int(f * contacts)
+		if !waitSink(sink, p, n, 2*time.Minute) {
+			t.Fatalf("kill %d: the sink has %d messages, waiting for %d", i+2, sink.Count(), n)
+		}
+		killAndRestart(i + 1)
+	}
+	kills = append([]float64{0}, kills...) // kill 1 is the resolution's
 
 	// The last process finishes the send.
 	if !waitSink(sink, p, contacts, 3*time.Minute) {
