@@ -745,6 +745,7 @@ func (b *bench) showCommands(cfg delivery.SMTPConfig, addr, from string, msg []b
 	cfg.Debug = &trace
 	p := delivery.NewSMTPPool(cfg, 1)
 	var poolCmds []string
+	var poolTrips int
 	for i := range 2 {
 		mark := trace.Len()
 		if err := p.Send(context.Background(), from, []string{rcpt}, msg); err != nil {
@@ -752,7 +753,7 @@ func (b *bench) showCommands(cfg delivery.SMTPConfig, addr, from string, msg []b
 			return err
 		}
 		if i == 1 {
-			poolCmds = commands(trace.From(mark))
+			poolCmds, poolTrips = commands(trace.From(mark)), roundTrips(trace.From(mark))
 		}
 	}
 	p.Close()
@@ -760,42 +761,66 @@ func (b *bench) showCommands(cfg delivery.SMTPConfig, addr, from string, msg []b
 		return fmt.Errorf("the pool dialled %d times for two messages, want 1", st.Dials)
 	}
 
-	plain := func(rset bool) ([]string, error) {
+	plain := func(rset bool) ([]string, int, error) {
 		var trace lockedBuffer
 		c, err := smtp.Dial(addr)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		defer c.Close()
 		c.DebugWriter = &trace
 		if err := c.Hello("localhost"); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		var cmds []string
+		var trips int
 		for i := range 2 {
 			mark := trace.Len()
 			if err := plainSend(c, from, rcpt, msg, rset); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if i == 1 {
-				cmds = commands(trace.From(mark))
+				cmds, trips = commands(trace.From(mark)), roundTrips(trace.From(mark))
 			}
 		}
-		return cmds, c.Quit()
+		return cmds, trips, c.Quit()
 	}
-	plainCmds, err := plain(false)
+	plainCmds, plainTrips, err := plain(false)
 	if err != nil {
 		return err
 	}
-	rsetCmds, err := plain(true)
+	rsetCmds, rsetTrips, err := plain(true)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("commands per message on a reused connection (each waits for its reply; \".\" ends the data):\n")
-	fmt.Printf("  pool:       %s (%d round trips)\n", strings.Join(poolCmds, " "), len(poolCmds))
-	fmt.Printf("  plain:      %s (%d round trips)\n", strings.Join(plainCmds, " "), len(plainCmds))
-	fmt.Printf("  plain+RSET: %s (%d round trips)\n\n", strings.Join(rsetCmds, " "), len(rsetCmds))
+	fmt.Printf("commands per message on a reused connection (\".\" ends the data; a round trip is what the client writes before it waits for replies):\n")
+	fmt.Printf("  pool:       %s (%d round trips; PIPELINING when the server offers it)\n", strings.Join(poolCmds, " "), poolTrips)
+	fmt.Printf("  plain:      %s (%d round trips)\n", strings.Join(plainCmds, " "), plainTrips)
+	fmt.Printf("  plain+RSET: %s (%d round trips)\n\n", strings.Join(rsetCmds, " "), rsetTrips)
 	return nil
+}
+
+// replyRE matches a server reply line in a trace.
+var replyRE = regexp.MustCompile(`^[2-5][0-9][0-9]([ -]|$)`)
+
+// roundTrips counts the turns of a trace: each run of client lines
+// followed by the server's replies is one round trip.
+func roundTrips(trace []byte) int {
+	n, client := 0, false
+	for _, line := range strings.Split(string(trace), "\r\n") {
+		if line == "" {
+			continue
+		}
+		if replyRE.MatchString(line) {
+			if client {
+				n++
+			}
+			client = false
+		} else {
+			client = true
+		}
+	}
+	return n
 }
 
 func commands(trace []byte) []string {
