@@ -345,23 +345,30 @@ func (sc *smtpConn) pipelined(mail string, to []string) (stage string, broken bo
 		return StageMail, true, err
 	}
 	var first error
-	note := func(s string, e error) {
-		if first == nil {
-			stage, first = s, e
+	// read takes the next answer. A connection that fails after a refusal
+	// (a server closing after 421) reports the refusal, the better reason.
+	read := func(s string, class int) (ok bool, failed error) {
+		_, err := sc.expect(class)
+		switch {
+		case err == nil:
+			return true, nil
+		case isReply(err):
+			if first == nil {
+				stage, first = s, err
+			}
+			return false, nil
+		case first != nil:
+			return false, first
 		}
+		stage = s
+		return false, err
 	}
-	if _, err := sc.expect(2); err != nil {
-		if !isReply(err) {
-			return StageMail, true, err
-		}
-		note(StageMail, err)
+	if _, err := read(StageMail, 2); err != nil {
+		return stage, true, err
 	}
 	for range to {
-		if _, err := sc.expect(2); err != nil {
-			if !isReply(err) {
-				return StageRcpt, true, err
-			}
-			note(StageRcpt, err)
+		if _, err := read(StageRcpt, 2); err != nil {
+			return stage, true, err
 		}
 	}
 	if !withData {
@@ -371,15 +378,14 @@ func (sc *smtpConn) pipelined(mail string, to []string) (stage string, broken bo
 		_, err := sc.cmd(3, "DATA")
 		return StageData, !isReply(err) && err != nil, err
 	}
-	_, err = sc.expect(3)
-	if err != nil && !isReply(err) {
-		return StageData, true, err
+	dataOK, err := read(StageData, 3)
+	if err != nil {
+		return stage, true, err
 	}
 	if first != nil {
-		return stage, err == nil, first
-	}
-	if err != nil {
-		return StageData, false, err
+		// A conforming server refused DATA too; one that accepted it waits
+		// for a message herald does not send.
+		return stage, dataOK, first
 	}
 	return "", false, nil
 }

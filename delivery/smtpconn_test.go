@@ -111,6 +111,10 @@ func (s *scripted) serve(c net.Conn) {
 			if strings.HasPrefix(r, "354") {
 				inData = true
 			}
+			if r, ok := strings.CutSuffix(r, "<close>"); ok {
+				c.Write([]byte(r)) // answer, then hang up at once
+				return
+			}
 			c.Write([]byte(r))
 			if line == "QUIT" {
 				return
@@ -249,6 +253,43 @@ func TestSMTPPipelining(t *testing.T) {
 			t.Fatalf("%d connections, want 2", n)
 		}
 	})
+}
+
+func TestSMTPPipelinedServerHangsUp(t *testing.T) {
+	// The server answers MAIL of one sender with 421 and closes: the RCPT
+	// and DATA answers never come. The error is the 421 at MAIL, and on a
+	// reused connection the pool tries once more on a fresh one.
+	ehlo := ehloWith("PIPELINING")
+	var mu sync.Mutex
+	flaky := 1
+	s := startScripted(t, func(line string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if line == "MAIL FROM:<flaky@herald.test>" && flaky > 0 {
+			flaky--
+			return "421 4.3.2 going down\r\n<close>"
+		}
+		return ehlo(line)
+	})
+	p := s.pool(t)
+	if err := send(t, p, "a@example.test", testMsg(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Send(context.Background(), "flaky@herald.test", []string{"b@example.test"}, testMsg(2)); err != nil {
+		t.Fatalf("reused connection: %v", err)
+	}
+	p.Close() // the scripted server serves one connection at a time
+	mu.Lock()
+	flaky = 1
+	mu.Unlock()
+	p2 := s.pool(t)
+	se := asSendError(t, p2.Send(context.Background(), "flaky@herald.test", []string{"b@example.test"}, testMsg(3)))
+	if !se.Temporary || se.Code != 421 || se.Stage != StageMail || se.Message != "going down" {
+		t.Fatalf("fresh connection: %+v", se)
+	}
+	if st := p2.Stats(); st.Open != 0 {
+		t.Fatalf("connection kept after 421: %+v", st)
+	}
 }
 
 func TestSMTPConversation(t *testing.T) {
