@@ -36,6 +36,13 @@ type Outcome struct {
 // any more (its send was deleted): nothing goes to the transport.
 var ErrSkip = errors.New("delivery: message no longer wanted")
 
+// ErrStale is what a Job's Build returns when its claim may no longer be
+// this process's: its heartbeat lapsed after the claim (the process was
+// stopped or starved), so another process may have taken the message
+// over. Nothing goes to the transport; the store gives the claim back if
+// it is still this process's.
+var ErrStale = errors.New("delivery: claim may have been taken over")
+
 // Temporary reports whether the outcome should be retried later: a 4xx
 // answer, a dropped connection, or a permanent failure that is not the
 // recipient's (the relay refused the connection or the login).
@@ -203,7 +210,7 @@ func (e *Engine) Run(ctx context.Context) {
 func (e *Engine) send(ctx context.Context, j *Job) error {
 	msg, err := j.Build()
 	if err != nil {
-		return err // ErrSkip included: nothing was sent
+		return err // ErrSkip and ErrStale included: nothing was sent
 	}
 	if e.cfg.JobContext != nil {
 		ctx = e.cfg.JobContext(ctx, j)

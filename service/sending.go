@@ -49,6 +49,10 @@ type Sending struct {
 	tickWake  chan struct{}
 	resolving sync.Map // send id → struct{}: audiences this process is resolving
 
+	beatMu    sync.Mutex
+	lastBeat  time.Time // when the last successful heartbeat was written
+	beatEpoch int64     // counts lapses: heartbeats further apart than lapseAfter
+
 	mu       sync.Mutex
 	running  []int64 // sends in status 2, refreshed by claim
 	readAt   time.Time
@@ -166,10 +170,50 @@ func (sg *Sending) Run(ctx context.Context) {
 
 func (sg *Sending) nowMS() int64 { return sg.now().UnixMilli() }
 
+// Heartbeat tells other processes this one is alive. Run does it every
+// third of DeadAfter; callers that drive Claim and Record themselves
+// (benchmarks) call it: jobs built without a recent heartbeat are stale.
+func (sg *Sending) Heartbeat(ctx context.Context) error { return sg.heartbeat(ctx) }
+
 func (sg *Sending) heartbeat(ctx context.Context) error {
-	return sg.db.W.WithContext(ctx).Exec(
+	at := time.Now()
+	err := sg.db.W.WithContext(ctx).Exec(
 		"INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
-		sg.worker, time.Now().UnixMilli()).Error
+		sg.worker, at.UnixMilli()).Error
+	if err == nil {
+		sg.beatMu.Lock()
+		if !sg.lastBeat.IsZero() && at.Sub(sg.lastBeat) > sg.lapseAfter() {
+			sg.beatEpoch++
+		}
+		sg.lastBeat = at
+		sg.beatMu.Unlock()
+	}
+	return err
+}
+
+// lapseAfter is the gap between heartbeats after which this process's
+// claims are no longer trusted: two thirds of DeadAfter, when other
+// processes take them over (heartbeats come every third of it).
+func (sg *Sending) lapseAfter() time.Duration { return sg.cfg.DeadAfter * 2 / 3 }
+
+// epoch is the heartbeat lapse count a claim is made under.
+func (sg *Sending) epoch() int64 {
+	sg.beatMu.Lock()
+	defer sg.beatMu.Unlock()
+	return sg.beatEpoch
+}
+
+// claimHeld reports whether a claim made under epoch is surely still this
+// process's: no heartbeat lapse since, and none going on now (a process
+// stopped with SIGSTOP resumes its workers before its next heartbeat).
+// Another process reclaims only after DeadAfter of silence, so a claim
+// that passes here was not taken over, and a queued job that fails it is
+// given back instead of sent: after a stall this process sends again only
+// what was already on the wire.
+func (sg *Sending) claimHeld(epoch int64) bool {
+	sg.beatMu.Lock()
+	defer sg.beatMu.Unlock()
+	return epoch == sg.beatEpoch && time.Since(sg.lastBeat) <= sg.lapseAfter()
 }
 
 // Tick does the scheduler's rounds once: claims of dead processes go back
@@ -475,6 +519,7 @@ func (sg *Sending) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliv
 	}
 	// ORDER BY next_at, id follows the index send_messages_claim: ordering
 	// by id alone sorted every queued row of the send on each claim.
+	epoch := sg.epoch()
 	var rows []claimedRow
 	err := sg.db.W.WithContext(ctx).Raw(`UPDATE send_messages SET state = 1, worker = ? WHERE id IN (
 		SELECT id FROM send_messages WHERE send_id = ? AND state = 0 AND next_at <= ? ORDER BY next_at, id LIMIT ?`+lock+`)
@@ -506,7 +551,12 @@ func (sg *Sending) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliv
 		}
 		jobs[i] = &delivery.Job{
 			ID: r.ID, SendID: sendID, Account: c.account, From: c.from.Address, To: r.Email, Attempts: r.Attempts,
-			Build: func() ([]byte, error) { return c.build(sg.key, r, ct) },
+			Build: func() ([]byte, error) {
+				if !sg.claimHeld(epoch) {
+					return nil, delivery.ErrStale
+				}
+				return c.build(sg.key, r, ct)
+			},
 		}
 	}
 	return jobs, nil
@@ -573,11 +623,14 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		reason  string
 	}
 	var retries []retry
+	var stale []int64
 	for _, o := range outs {
 		j := o.Job
 		switch {
 		case errors.Is(o.Err, delivery.ErrSkip):
 			// Its send was deleted: the ledger row is gone with it.
+		case errors.Is(o.Err, delivery.ErrStale):
+			stale = append(stale, j.ID)
 		case o.Err == nil:
 			delivered[j.SendID] = append(delivered[j.SendID], j.ID)
 		case o.Temporary() && sg.retryable(j.Attempts+1):
@@ -587,6 +640,12 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 	}
 	now := models.NewTimestamp(models.Now())
+	if len(stale) > 0 {
+		// Not sent: back to the queue, unless another process holds them.
+		if err := sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND worker = ?", stale, sg.worker).Error; err != nil {
+			return err
+		}
+	}
 	if sg.db.Dialect == "postgres" && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.

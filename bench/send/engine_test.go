@@ -118,6 +118,9 @@ func engineStages(b *testing.B, svc *service.Service, sg *service.Sending, f *fi
 	b.ResetTimer()
 	for range b.N {
 		for len(jobs) == 0 {
+			if err := sg.Heartbeat(ctx); err != nil { // as Run's heartbeat loop would
+				b.Fatal(err)
+			}
 			t := time.Now()
 			got, err := sg.Claim(ctx, 64)
 			claim += time.Since(t)
