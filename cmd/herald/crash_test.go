@@ -98,7 +98,6 @@ func TestSendSurvivesKill9(t *testing.T) {
 	// twice per kill).
 	kills := []float64{0.02, 0.15, 0.40, 0.65}
 	start := time.Now()
-	ctx := context.Background()
 
 	bin := buildHerald(t)
 	built := time.Now()
@@ -130,24 +129,8 @@ func TestSendSurvivesKill9(t *testing.T) {
 		return row, n
 	}
 
-	logf, err := os.Create(filepath.Join(t.TempDir(), "herald.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("herald's log (end):\n%s", b)
-		}
-	})
-	env := map[string]string{
-		"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": sink.URL(), "HERALD_SMTP_MAX_CONNS": strconv.Itoa(conns),
-		"HERALD_ADDR": freeAddr(t), "HERALD_BASE_URL": "http://herald.test", "HERALD_LOG_LEVEL": "warn",
-	}
+	logf := heraldLog(t)
+	env := sendEnv(t, dsn, sink, conns)
 
 	// Kill herald when the sink has seen each fraction of the send, and
 	// restart it at once. snaps[k] is what each address had received when
@@ -229,21 +212,7 @@ func TestSendSurvivesKill9(t *testing.T) {
 	if !waitSink(sink, p, contacts, 3*time.Minute) {
 		t.Fatalf("the sink has %d messages, want at least %d", sink.Count(), contacts)
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ss, err = svc.SingleSends.Get(ctx, u.ID, ss.Utr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ss.Status == models.SendCompleted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send status %d after the sink got every address, want 3 (triggered %d delivered %d bounces %d)",
-				ss.Status, ss.Triggered, ss.Delivered, ss.Bounces)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ss = waitCompleted(t, svc, u.ID, ss.Utr)
 	t.Logf("last process: completed %v after its start", time.Since(phaseStart).Round(time.Millisecond))
 	p.kill()
 	final := sink.PerRecipient()
@@ -319,16 +288,7 @@ func TestSendSurvivesKill9(t *testing.T) {
 		t.Errorf("counters: triggered %d delivered %d bounces %d sent_at %v; want %d, %d, 0 and a time",
 			ss.Triggered, ss.Delivered, ss.Bounces, ss.SentAt, contacts, contacts)
 	}
-	var states []struct {
-		State int
-		N     int64
-	}
-	if err := db.R.Model(&models.SendMessage{}).Select("state, COUNT(*) AS n").Where("send_id = ?", ss.ID).Group("state").Scan(&states).Error; err != nil {
-		t.Fatal(err)
-	}
-	if len(states) != 1 || states[0].State != 2 || states[0].N != contacts {
-		t.Errorf("ledger rows by state: %+v, want %d delivered (2)", states, contacts)
-	}
+	checkAllDelivered(t, db, ss.ID, contacts)
 }
 
 // prepareSend makes, while herald is not running, an account with a
@@ -404,6 +364,71 @@ func prepareSend(t *testing.T, n int) (dsn string, u *models.User, ss *models.Si
 	return dsn, u, ss, addr
 }
 
+// heraldLog is the file the test's herald processes write to; its end is
+// shown when the test fails.
+func heraldLog(t *testing.T) *os.File {
+	t.Helper()
+	f, err := os.Create(filepath.Join(t.TempDir(), "herald.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(f.Name())
+			if len(b) > 8000 {
+				b = b[len(b)-8000:]
+			}
+			t.Logf("herald's log (end):\n%s", b)
+		}
+		f.Close()
+	})
+	return f
+}
+
+// sendEnv is the environment of a `herald serve` that sends into sink
+// over conns connections, on its own address.
+func sendEnv(t *testing.T, dsn string, sink *smtptest.Server, conns int) map[string]string {
+	return map[string]string{
+		"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": sink.URL(), "HERALD_SMTP_MAX_CONNS": strconv.Itoa(conns),
+		"HERALD_ADDR": freeAddr(t), "HERALD_BASE_URL": "http://herald.test", "HERALD_LOG_LEVEL": "warn",
+	}
+}
+
+// waitCompleted waits (2 minutes at most) for the send to be completed.
+func waitCompleted(t *testing.T, svc *service.Service, account int64, utr string) *models.SingleSend {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ss, err := svc.SingleSends.Get(context.Background(), account, utr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ss.Status == models.SendCompleted {
+			return ss
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("send status %d, want 3 (triggered %d delivered %d bounces %d)", ss.Status, ss.Triggered, ss.Delivered, ss.Bounces)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// checkAllDelivered checks that the send's ledger holds n rows, all
+// delivered.
+func checkAllDelivered(t *testing.T, db *service.DB, sendID int64, n int64) {
+	t.Helper()
+	var states []struct {
+		State int
+		N     int64
+	}
+	if err := db.R.Model(&models.SendMessage{}).Select("state, COUNT(*) AS n").Where("send_id = ?", sendID).Group("state").Scan(&states).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 1 || states[0].State != 2 || states[0].N != n {
+		t.Errorf("ledger rows by state: %+v, want %d delivered (2)", states, n)
+	}
+}
+
 // settle waits until the sink's count has not moved for 300 ms (or 10 s
 // passed) and returns it.
 func settle(sink *smtptest.Server) int {
@@ -461,34 +486,14 @@ func TestSendSurvivesStalledProcess(t *testing.T) {
 		bound    = 2 * conns
 		stall    = 6 * time.Second // DeadAfter is 3 s
 	)
-	ctx := context.Background()
 	bin := buildHerald(t)
 	sink := smtptest.Start(t)
 	sink.Discard = true
 	dsn, u, ss, addr := prepareSend(t, contacts)
 
-	logf, err := os.Create(filepath.Join(t.TempDir(), "herald.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	t.Cleanup(func() {
-		if t.Failed() {
-			b, _ := os.ReadFile(logf.Name())
-			if len(b) > 8000 {
-				b = b[len(b)-8000:]
-			}
-			t.Logf("the processes' log (end):\n%s", b)
-		}
-	})
-	env := func() map[string]string {
-		return map[string]string{
-			"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": sink.URL(), "HERALD_SMTP_MAX_CONNS": strconv.Itoa(conns),
-			"HERALD_ADDR": freeAddr(t), "HERALD_BASE_URL": "http://herald.test", "HERALD_LOG_LEVEL": "warn",
-		}
-	}
-	stopped := startHerald(t, bin, env(), logf)
-	other := startHerald(t, bin, env(), logf)
+	logf := heraldLog(t)
+	stopped := startHerald(t, bin, sendEnv(t, dsn, sink, conns), logf)
+	other := startHerald(t, bin, sendEnv(t, dsn, sink, conns), logf)
 
 	if !waitSink(sink, stopped, contacts/5, 2*time.Minute) {
 		t.Fatalf("the sink has %d messages, waiting for %d", sink.Count(), contacts/5)
@@ -516,20 +521,7 @@ func TestSendSurvivesStalledProcess(t *testing.T) {
 	}
 	defer db.Close()
 	svc := service.New(db)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ss, err = svc.SingleSends.Get(ctx, u.ID, ss.Utr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ss.Status == models.SendCompleted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send status %d, want 3 (triggered %d delivered %d)", ss.Status, ss.Triggered, ss.Delivered)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	ss = waitCompleted(t, svc, u.ID, ss.Utr)
 	// Messages the resumed process had on the wire may land a little later.
 	settle(sink)
 	stopped.kill()
@@ -560,14 +552,5 @@ func TestSendSurvivesStalledProcess(t *testing.T) {
 	if ss.Triggered != contacts || ss.Delivered != contacts || ss.Bounces != 0 {
 		t.Errorf("counters: triggered %d delivered %d bounces %d; want %d, %d, 0", ss.Triggered, ss.Delivered, ss.Bounces, contacts, contacts)
 	}
-	var states []struct {
-		State int
-		N     int64
-	}
-	if err := db.R.Model(&models.SendMessage{}).Select("state, COUNT(*) AS n").Where("send_id = ?", ss.ID).Group("state").Scan(&states).Error; err != nil {
-		t.Fatal(err)
-	}
-	if len(states) != 1 || states[0].State != 2 || states[0].N != contacts {
-		t.Errorf("ledger rows by state: %+v, want %d delivered (2)", states, contacts)
-	}
+	checkAllDelivered(t, db, ss.ID, contacts)
 }
