@@ -161,12 +161,17 @@ func replyError(code int, text string) *smtp.SMTPError {
 	return e
 }
 
-// cmd sends one command line and reads its reply, within CommandTimeout.
-func (sc *smtpConn) cmd(want int, line string) (string, error) {
-	sc.deadline(sc.cfg.CommandTimeout)
+// writeLine sends one line; the exchange it starts must end within d.
+func (sc *smtpConn) writeLine(line string, d time.Duration) error {
+	sc.deadline(d)
 	sc.w.WriteString(line)
 	sc.w.WriteString("\r\n")
-	if err := sc.w.Flush(); err != nil {
+	return sc.w.Flush()
+}
+
+// cmd sends one command line and reads its reply, within CommandTimeout.
+func (sc *smtpConn) cmd(want int, line string) (string, error) {
+	if err := sc.writeLine(line, sc.cfg.CommandTimeout); err != nil {
 		return "", err
 	}
 	return sc.expect(want)
@@ -185,7 +190,7 @@ func (sc *smtpConn) hello(tlsConfig *tls.Config, starttls bool) error {
 	if !starttls {
 		return nil
 	}
-	if _, ok := sc.ext["STARTTLS"]; !ok {
+	if !sc.has("STARTTLS") {
 		return errors.New("smtp: server doesn't support STARTTLS")
 	}
 	if _, err := sc.cmd(2, "STARTTLS"); err != nil {
@@ -246,9 +251,7 @@ func (sc *smtpConn) auth(a sasl.Client) error {
 		line += " ="
 	}
 	for {
-		sc.deadline(sc.cfg.CommandTimeout)
-		sc.w.WriteString(line + "\r\n")
-		if err := sc.w.Flush(); err != nil {
+		if err := sc.writeLine(line, sc.cfg.CommandTimeout); err != nil {
 			return err
 		}
 		code, text, err := sc.readReply()
@@ -449,9 +452,7 @@ func (sc *smtpConn) reset() error {
 
 // quit says QUIT and waits at most d for the answer; the caller closes.
 func (sc *smtpConn) quit(d time.Duration) {
-	sc.deadline(d)
-	sc.w.WriteString("QUIT\r\n")
-	if sc.w.Flush() == nil {
+	if sc.writeLine("QUIT", d) == nil {
 		sc.readReply()
 	}
 }

@@ -99,16 +99,11 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
 		v := strings.TrimSpace(in.UnsubscribeGroupID)
 		if v != "0" {
-			id, err := ParseID(v)
-			if err == nil {
-				_, err = (&Groups{db: s.db}).Get(ctx, accountID, id)
-			}
-			switch {
-			case IsNotFound(err):
-				p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
-			case err != nil:
+			id, ok, err := accountGroup(ctx, s.db, p, accountID, v)
+			if err != nil {
 				return nil, err
-			default:
+			}
+			if ok {
 				a.UnsubscribeGroupID = strconv.FormatInt(id, 10)
 			}
 		}

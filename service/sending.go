@@ -603,6 +603,10 @@ func (sg *Sending) Release(ctx context.Context, jobs []*delivery.Job) error {
 	return sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND state = 1 AND worker = ?", ids, sg.worker).Error
 }
 
+// markDelivered records this worker's claimed rows ids as delivered at a
+// time: sent_at, ids, worker.
+const markDelivered = "UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?"
+
 // Record implements delivery.Store: every outcome in one transaction, the
 // ledger rows and the send's counters together, so the counters are
 // exact (only rows this process still holds count). worker is set only
@@ -650,15 +654,14 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			return sg.db.W.WithContext(ctx).Exec(`WITH done AS (
-				UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ? RETURNING 1)
+			return sg.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
 				UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
 				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
 		}
 	}
 	return sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for sendID, ids := range delivered {
-			res := tx.Exec("UPDATE send_messages SET state = 2, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?", now, ids, sg.worker)
+			res := tx.Exec(markDelivered, now, ids, sg.worker)
 			if res.Error != nil {
 				return res.Error
 			}

@@ -130,16 +130,11 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		}
 	}
 	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
-		id, err := ParseID(in.UnsubscribeGroupID)
-		if err == nil {
-			_, err = (&Groups{db: s.db}).Get(ctx, accountID, id)
-		}
-		switch {
-		case IsNotFound(err):
-			p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
-		case err != nil:
+		id, ok, err := accountGroup(ctx, s.db, p, accountID, in.UnsubscribeGroupID)
+		if err != nil {
 			return nil, err
-		default:
+		}
+		if ok {
 			ss.UnsubscribeGroupID = id
 		}
 	}
@@ -609,4 +604,22 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 		return err
 	}
 	return m.transport.Send(WithAccount(ctx, accountID), c.from.Address, []string{addr}, raw)
+}
+
+// accountGroup reads the unsubscribe_group_id of a form: one of the
+// account's groups (ok), or a problem on the field when it is malformed
+// or not the account's. err is a failure of the database only.
+func accountGroup(ctx context.Context, db *DB, p Problems, accountID int64, raw string) (id int64, ok bool, err error) {
+	id, err = ParseID(raw)
+	if err == nil {
+		_, err = (&Groups{db: db}).Get(ctx, accountID, id)
+	}
+	switch {
+	case IsNotFound(err):
+		p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	return id, true, nil
 }

@@ -27,14 +27,7 @@ func (s *Suppressions) Each(ctx context.Context, accountID int64, f ListFilter, 
 // Lift removes one suppressed address: later sends include it again.
 // Errors: ErrNotFound.
 func (s *Suppressions) Lift(ctx context.Context, accountID, id int64) error {
-	res := s.db.W.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).Delete(&models.Suppression{})
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return s.LiftAll(ctx, accountID, []int64{id})
 }
 
 // LiftAll lifts the addresses ids, all or none: ErrNotFound when one of
