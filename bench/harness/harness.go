@@ -96,6 +96,76 @@ func (p *Proc) Stop() {
 	}
 }
 
+// Child is this benchmark program re-executed as a helper process (the
+// loopback SMTP sinks): it prints "addr HOST:PORT" once listening, answers
+// each command line on its stdin with one line, and exits at the end of
+// its stdin.
+type Child struct {
+	Cmd  *exec.Cmd
+	Addr string
+	in   io.WriteCloser
+	out  *bufio.Reader
+}
+
+// StartChild runs this program with args and waits for its "addr" line.
+func StartChild(args ...string) (*Child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &Child{Cmd: cmd, in: in, out: bufio.NewReader(out)}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "addr ") {
+		c.Stop()
+		return nil, fmt.Errorf("%s did not start (%q, %v)", strings.Join(args, " "), line, err)
+	}
+	c.Addr = strings.TrimSpace(strings.TrimPrefix(line, "addr "))
+	return c, nil
+}
+
+// Ask sends one command line and returns the answer line.
+func (c *Child) Ask(command string) (string, error) {
+	if _, err := io.WriteString(c.in, command+"\n"); err != nil {
+		return "", err
+	}
+	return c.out.ReadString('\n')
+}
+
+// Stop closes the child's stdin, which ends it, and kills it if it lingers.
+func (c *Child) Stop() {
+	c.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.Cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		_ = c.Cmd.Process.Kill()
+		<-done
+	}
+}
+
+// SelfCPU is this process's user plus system time.
+func SelfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // Tail is the last 2000 bytes of the process's log, trimmed.
 func (p *Proc) Tail() string {
 	b, _ := os.ReadFile(p.log)

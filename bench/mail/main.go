@@ -356,7 +356,7 @@ func (b *bench) runPipeline(p pipeline, first, n, workers int) (buildSample, err
 	var firstErr error
 	var errOnce sync.Once
 	var wg sync.WaitGroup
-	cpu0, t0 := selfCPU(), time.Now()
+	cpu0, t0 := harness.SelfCPU(), time.Now()
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -378,7 +378,7 @@ func (b *bench) runPipeline(p pipeline, first, n, workers int) (buildSample, err
 		}()
 	}
 	wg.Wait()
-	wall, cpu := time.Since(t0), selfCPU()-cpu0
+	wall, cpu := time.Since(t0), harness.SelfCPU()-cpu0
 	if firstErr != nil {
 		return buildSample{}, fmt.Errorf("%s: %w", p.name, firstErr)
 	}
@@ -466,17 +466,17 @@ func keyOps() (rsaOp, edOp time.Duration, err error) {
 	}
 	digest := sha256.Sum256([]byte("DKIM-Signature: v=1; a=rsa-sha256; d=cafe-zoe.example.com"))
 	const nRSA, nEd = 300, 3000
-	c0 := selfCPU()
+	c0 := harness.SelfCPU()
 	for range nRSA {
 		if _, err := rsa.SignPKCS1v15(rand.Reader, rk, crypto.SHA256, digest[:]); err != nil {
 			return 0, 0, err
 		}
 	}
-	c1 := selfCPU()
+	c1 := harness.SelfCPU()
 	for range nEd {
 		_ = ed25519.Sign(ek, digest[:])
 	}
-	c2 := selfCPU()
+	c2 := harness.SelfCPU()
 	return (c1 - c0) / nRSA, (c2 - c1) / nEd, nil
 }
 
@@ -522,14 +522,14 @@ func (b *bench) runSMTP(o options) error {
 	if err != nil {
 		return err
 	}
-	defer sink.stop()
-	host, portText, _ := net.SplitHostPort(sink.addr)
+	defer sink.Stop()
+	host, portText, _ := net.SplitHostPort(sink.Addr)
 	port, _ := strconv.Atoi(portText)
 	cfg := delivery.SMTPConfig{Host: host, Port: port, TLS: delivery.TLSNone}
 	from := b.from.Address
 
 	fmt.Printf("\n## SMTP into a loopback sink\n\nsink: go-smtp %s server in its own process (pid %d) at %s, accepting everything, discarding the data\n",
-		goSMTPVersion(), sink.cmd.Process.Pid, sink.addr)
+		goSMTPVersion(), sink.Cmd.Process.Pid, sink.Addr)
 	kind := "20 KB template"
 	if o.small {
 		kind = "small (-small)"
@@ -539,7 +539,7 @@ func (b *bench) runSMTP(o options) error {
 
 	// The commands each target sends for a message on a connection already
 	// used once, read from the client's protocol trace.
-	if err := b.showCommands(cfg, sink.addr, from, msgs[0], rcpts[0]); err != nil {
+	if err := b.showCommands(cfg, sink.Addr, from, msgs[0], rcpts[0]); err != nil {
 		return err
 	}
 
@@ -549,10 +549,10 @@ func (b *bench) runSMTP(o options) error {
 	targets := []*smtpTarget{
 		{name: "pool", prepare: func() error { return nil }, finish: func() {},
 			send: func(_ int, msg []byte, rcpt string) error { return pool.Send(ctx, from, []string{rcpt}, msg) }},
-		plainTarget("plain", sink.addr, from, o.conns, false),
+		plainTarget("plain", sink.Addr, from, o.conns, false),
 	}
 	if o.explain {
-		targets = append(targets, plainTarget("plain+RSET", sink.addr, from, o.conns, true))
+		targets = append(targets, plainTarget("plain+RSET", sink.Addr, from, o.conns, true))
 	}
 	if o.only != "" {
 		want := strings.Split(o.only, ",")
@@ -694,7 +694,7 @@ func runSMTPTarget(t *smtpTarget, sink *sinkProc, conns int, d time.Duration, ms
 	var errOnce sync.Once
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	cpu0, t0 := selfCPU(), time.Now()
+	cpu0, t0 := harness.SelfCPU(), time.Now()
 	deadline := t0.Add(d)
 	for w := range conns {
 		wg.Add(1)
@@ -712,7 +712,7 @@ func runSMTPTarget(t *smtpTarget, sink *sinkProc, conns int, d time.Duration, ms
 		}()
 	}
 	wg.Wait()
-	wall, cpu := time.Since(t0), selfCPU()-cpu0
+	wall, cpu := time.Since(t0), harness.SelfCPU()-cpu0
 	n1, sinkCPU1, err := sink.stats()
 	if err != nil {
 		return smtpSample{}, err

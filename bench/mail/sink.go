@@ -8,13 +8,13 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"herald/bench/harness"
 )
 
 // The sink is this same program started with -sink: a go-smtp server on a
@@ -68,7 +68,7 @@ func runSink() error {
 	for in.Scan() {
 		switch strings.TrimSpace(in.Text()) {
 		case "stats":
-			fmt.Printf("stats %d %d\n", b.messages.Load(), selfCPU().Microseconds())
+			fmt.Printf("stats %d %d\n", b.messages.Load(), harness.SelfCPU().Microseconds())
 		default:
 			return fmt.Errorf("sink: unknown command %q", in.Text())
 		}
@@ -76,58 +76,21 @@ func runSink() error {
 	return in.Err()
 }
 
-// selfCPU is this process's user plus system time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // sinkProc is the parent's handle on the sink process.
-type sinkProc struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	addr string
-}
+type sinkProc struct{ *harness.Child }
 
 func startSink() (*sinkProc, error) {
-	exe, err := os.Executable()
+	c, err := harness.StartChild("-sink")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-sink")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &sinkProc{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	line, err := s.out.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "addr ") {
-		s.stop()
-		return nil, fmt.Errorf("sink did not start (%q, %v)", line, err)
-	}
-	s.addr = strings.TrimSpace(strings.TrimPrefix(line, "addr "))
-	return s, nil
+	return &sinkProc{c}, nil
 }
 
 // stats returns the messages the sink has received and the CPU time it has
 // used since it started.
 func (s *sinkProc) stats() (messages int64, cpu time.Duration, err error) {
-	if _, err := io.WriteString(s.in, "stats\n"); err != nil {
-		return 0, 0, err
-	}
-	line, err := s.out.ReadString('\n')
+	line, err := s.Ask("stats")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -136,19 +99,6 @@ func (s *sinkProc) stats() (messages int64, cpu time.Duration, err error) {
 		return 0, 0, fmt.Errorf("sink answered %q: %w", line, err)
 	}
 	return messages, time.Duration(us) * time.Microsecond, nil
-}
-
-// stop closes the sink's stdin, which ends it, and kills it if it lingers.
-func (s *sinkProc) stop() {
-	s.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
 }
 
 var errSinkCount = errors.New("the sink's count differs from the messages sent")

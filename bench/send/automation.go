@@ -108,9 +108,9 @@ func runAutomation(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer sink.stop()
+	defer sink.Stop()
 	b.sink = sink
-	fmt.Printf("sink: go-smtp server in its own process (pid %d) at %s\n\n", sink.cmd.Process.Pid, sink.addr)
+	fmt.Printf("sink: go-smtp server in its own process (pid %d) at %s\n\n", sink.Cmd.Process.Pid, sink.Addr)
 
 	r, err := b.automationRun(ctx, csvBody)
 	if err != nil {
@@ -138,7 +138,7 @@ func automationCSV(n int) []byte {
 
 func (b *bench) automationRun(ctx context.Context, csvBody []byte) (autoResult, error) {
 	r := autoResult{csvBytes: len(csvBody)}
-	h, err := b.startHerald(ctx, "automation", "smtp://"+b.sink.addr+"?tls=none")
+	h, err := b.startHerald(ctx, "automation", "smtp://"+b.sink.Addr+"?tls=none")
 	if err != nil {
 		return r, err
 	}

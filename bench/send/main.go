@@ -257,9 +257,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer sink.stop()
+	defer sink.Stop()
 	b.sink = sink
-	fmt.Printf("sink: go-smtp server in its own process (pid %d) at %s\n\n", sink.cmd.Process.Pid, sink.addr)
+	fmt.Printf("sink: go-smtp server in its own process (pid %d) at %s\n\n", sink.Cmd.Process.Pid, sink.Addr)
 
 	var results []result
 	ceilingRound := func(round int) error {

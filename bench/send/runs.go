@@ -170,7 +170,7 @@ func (b *bench) ceiling(ctx context.Context, variant string, round int) (result,
 		}
 	}()
 	for i := range clients {
-		c, err := smtp.Dial(b.sink.addr)
+		c, err := smtp.Dial(b.sink.Addr)
 		if err != nil {
 			return r, err
 		}
@@ -190,7 +190,7 @@ func (b *bench) ceiling(ctx context.Context, variant string, round int) (result,
 	var errOnce sync.Once
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	cpu0, t0 := selfCPU(), time.Now()
+	cpu0, t0 := harness.SelfCPU(), time.Now()
 	for _, c := range clients {
 		wg.Add(1)
 		go func() {
@@ -211,7 +211,7 @@ func (b *bench) ceiling(ctx context.Context, variant string, round int) (result,
 		}()
 	}
 	wg.Wait()
-	r.cpu = selfCPU() - cpu0
+	r.cpu = harness.SelfCPU() - cpu0
 	if firstErr != nil {
 		return r, firstErr
 	}
@@ -259,7 +259,7 @@ func plainSend(c *smtp.Client, from, rcpt string, msg []byte, rset bool) error {
 // waits for the sink to hold every message.
 func (b *bench) herald(ctx context.Context, round int) (result, error) {
 	r := result{target: "herald", round: round}
-	h, err := b.startHerald(ctx, fmt.Sprintf("run%d", round+1), "smtp://"+b.sink.addr+"?tls=none")
+	h, err := b.startHerald(ctx, fmt.Sprintf("run%d", round+1), "smtp://"+b.sink.Addr+"?tls=none")
 	if err != nil {
 		return r, err
 	}

@@ -7,14 +7,14 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/emersion/go-smtp"
+
+	"herald/bench/harness"
 )
 
 // The sink is this same program started with -sink: a go-smtp server on a
@@ -99,7 +99,7 @@ func runSink() error {
 			b.mu.Lock()
 			distinct := len(b.rcpts)
 			b.mu.Unlock()
-			fmt.Printf("stats %d %d %d %d %d\n", b.messages.Load(), b.bytes.Load(), b.last.Load(), distinct, selfCPU().Microseconds())
+			fmt.Printf("stats %d %d %d %d %d\n", b.messages.Load(), b.bytes.Load(), b.last.Load(), distinct, harness.SelfCPU().Microseconds())
 		case "reset":
 			b.mu.Lock()
 			b.rcpts = map[string]struct{}{}
@@ -112,22 +112,8 @@ func runSink() error {
 	return in.Err()
 }
 
-// selfCPU is this process's user plus system time.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // sinkProc is the parent's handle on the sink process.
-type sinkProc struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	addr string
-}
+type sinkProc struct{ *harness.Child }
 
 // sinkStats is one answer to "stats".
 type sinkStats struct {
@@ -139,39 +125,16 @@ type sinkStats struct {
 }
 
 func startSink() (*sinkProc, error) {
-	exe, err := os.Executable()
+	c, err := harness.StartChild("-sink")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, "-sink")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &sinkProc{cmd: cmd, in: in, out: bufio.NewReader(out)}
-	line, err := s.out.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "addr ") {
-		s.stop()
-		return nil, fmt.Errorf("sink did not start (%q, %v)", line, err)
-	}
-	s.addr = strings.TrimSpace(strings.TrimPrefix(line, "addr "))
-	return s, nil
+	return &sinkProc{c}, nil
 }
 
 func (s *sinkProc) stats() (sinkStats, error) {
 	var st sinkStats
-	if _, err := io.WriteString(s.in, "stats\n"); err != nil {
-		return st, err
-	}
-	line, err := s.out.ReadString('\n')
+	line, err := s.Ask("stats")
 	if err != nil {
 		return st, err
 	}
@@ -188,10 +151,7 @@ func (s *sinkProc) stats() (sinkStats, error) {
 
 // reset forgets the recipients seen so far.
 func (s *sinkProc) reset() error {
-	if _, err := io.WriteString(s.in, "reset\n"); err != nil {
-		return err
-	}
-	line, err := s.out.ReadString('\n')
+	line, err := s.Ask("reset")
 	if err != nil {
 		return err
 	}
@@ -199,17 +159,4 @@ func (s *sinkProc) reset() error {
 		return fmt.Errorf("sink answered %q to reset", line)
 	}
 	return nil
-}
-
-// stop closes the sink's stdin, which ends it, and kills it if it lingers.
-func (s *sinkProc) stop() {
-	s.in.Close()
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
 }
