@@ -824,18 +824,10 @@ func (w *Web) timelineChanged(c *fiber.Ctx, a *models.Automation, message string
 
 // --- An email's design, in the editor of the templates pages.
 
-// emailEditorPage renders the editor under its own policy, with GrapesJS
-// (the files web/designs.go's editorPage loads).
+// emailEditorPage renders the editor in the same layout as the library's.
 func (w *Web) emailEditorPage(c *fiber.Ctx, status int, e automations.DesignEditor) error {
-	c.Set(fiber.HeaderContentSecurityPolicy, editorCSP)
-	p := pageOf(c, "Design of email "+strconv.Itoa(e.N)+" · "+e.AutoName, automations.NavAutomations, true)
-	p.Styles = []string{"/static/vendor/grapesjs/grapes-0.23.6.min.css"}
-	p.Scripts = []string{
-		"/static/vendor/grapesjs/grapes-0.23.6.min.js",
-		"/static/vendor/grapesjs/grapesjs-preset-newsletter-1.0.2.min.js",
-		"/static/js/editor.js",
-	}
 	e.CSRF = csrf(c)
+	p := editorLayout(c, "Design of email "+strconv.Itoa(e.N)+" · "+e.AutoName, automations.NavAutomations)
 	return renderPage(c, status, p, automations.DesignPage(e))
 }
 

@@ -163,16 +163,23 @@ func contactLabel(v *models.ContactView) string {
 
 // editorPage renders the editor under its own policy, with GrapesJS.
 func (w *Web) editorPage(c *fiber.Ctx, status int, title string, e designs.Editor) error {
+	e.CSRF = csrf(c)
+	return renderPage(c, status, editorLayout(c, title, views.NavTemplates), designs.EditorPage(e))
+}
+
+// editorLayout is the page around the GrapesJS editor (a library design's
+// or an automation email's): its own content policy, GrapesJS's files and
+// herald's editor script.
+func editorLayout(c *fiber.Ctx, title, nav string) views.Page {
 	c.Set(fiber.HeaderContentSecurityPolicy, editorCSP)
-	p := pageOf(c, title, views.NavTemplates, true)
+	p := pageOf(c, title, nav, true)
 	p.Styles = []string{"/static/vendor/grapesjs/grapes-0.23.6.min.css"}
 	p.Scripts = []string{
 		"/static/vendor/grapesjs/grapes-0.23.6.min.js",
 		"/static/vendor/grapesjs/grapesjs-preset-newsletter-1.0.2.min.js",
 		"/static/js/editor.js",
 	}
-	e.CSRF = csrf(c)
-	return renderPage(c, status, p, designs.EditorPage(e))
+	return p
 }
 
 // newDesign opens the editor on a copy of a library design (?from=id,
