@@ -29,7 +29,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,24 +64,12 @@ func runAutomation(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.herald); err != nil {
 		return fmt.Errorf("%s is missing: build it first (make bench-automation builds bin/herald)", o.herald)
 	}
-	dir, err := os.MkdirTemp("", "herald-automation-")
+	dir, cleanup, err := begin(o, "herald automation enrolment benchmark", "herald-automation-")
 	if err != nil {
 		return err
 	}
-	if o.keep {
-		fmt.Printf("temporary folder kept: %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	dialect := "sqlite"
-	if o.database != "" {
-		dialect = "postgres"
-	}
+	defer cleanup()
 	start := time.Now()
-	fmt.Printf("# herald automation enrolment benchmark, %s\n\n", start.UTC().Format("2006-01-02 15:04 MST"))
-	fmt.Printf("machine: %d CPUs (%s), %s/%s, %s, %s; database: %s\n", runtime.NumCPU(), harness.CPUModel(), runtime.GOOS, runtime.GOARCH,
-		harness.MemTotal(), runtime.Version(), dialect)
-	fmt.Printf("load average at start: %s\n", harness.LoadAvg())
 	fmt.Printf("%s contacts imported by CSV into the automation's target, %d connections, library design %d, DKIM %v\n\n",
 		harness.Thousands(float64(o.contacts)), o.conns, o.template, o.dkim)
 

@@ -185,28 +185,39 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-func run(ctx context.Context, o options) error {
-	if _, err := os.Stat(o.herald); err != nil && o.overlay == "" && o.cpuProfile == "" {
-		return fmt.Errorf("%s is missing: build it first (make bench-send builds bin/herald)", o.herald)
-	}
-	dir, err := os.MkdirTemp("", "herald-send-")
+// begin makes the run's temporary folder (kept with -keep; cleanup removes
+// it otherwise) and prints the report's title, the machine and its load.
+func begin(o options, title, tmpPrefix string) (dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", tmpPrefix)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
+	cleanup = func() { os.RemoveAll(dir) }
 	if o.keep {
 		fmt.Printf("temporary folder kept: %s\n", dir)
-	} else {
-		defer os.RemoveAll(dir)
+		cleanup = func() {}
 	}
 	dialect := "sqlite"
 	if o.database != "" {
 		dialect = "postgres"
 	}
-	start := time.Now()
-	fmt.Printf("# herald send benchmark, %s\n\n", start.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Printf("# %s, %s\n\n", title, time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d CPUs (%s), %s/%s, %s, %s; database: %s\n", runtime.NumCPU(), harness.CPUModel(), runtime.GOOS, runtime.GOARCH,
 		harness.MemTotal(), runtime.Version(), dialect)
 	fmt.Printf("load average at start: %s\n", harness.LoadAvg())
+	return dir, cleanup, nil
+}
+
+func run(ctx context.Context, o options) error {
+	if _, err := os.Stat(o.herald); err != nil && o.overlay == "" && o.cpuProfile == "" {
+		return fmt.Errorf("%s is missing: build it first (make bench-send builds bin/herald)", o.herald)
+	}
+	dir, cleanup, err := begin(o, "herald send benchmark", "herald-send-")
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	start := time.Now()
 	fmt.Printf("%s contacts, %d connections, %d herald runs, ceilings %s of %s messages, library design %d, DKIM %v\n\n",
 		harness.Thousands(float64(o.contacts)), o.conns, o.runs, strings.Join(o.ceilings, " and "), harness.Thousands(float64(o.ceilingMessages)), o.template, o.dkim)
 
