@@ -74,9 +74,7 @@ func newBrowserSessionOn(t *testing.T, base string) *browserSession {
 	b := &browserSession{
 		t: t, base: base, ctx: browser, shots: os.Getenv("HERALD_SCREENSHOTS"),
 		// Loaded, and htmx idle: no request in flight, nothing swapping or settling.
-		idle: chromedp.Poll[chromedp.Void](`document.readyState === "complete" && !!window.htmx && `+
-			`!document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`,
-			chromedp.WithPollingInterval(20*time.Millisecond)),
+		idle: htmxIdle,
 	}
 	if b.shots != "" {
 		if err := os.MkdirAll(b.shots, 0o755); err != nil {
@@ -475,5 +473,29 @@ func TestConsoleUploadPastBodyLimit(t *testing.T) {
 			t.Fatalf("import did not finish:\n%.2000s", body)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// htmxIdle waits until the page has loaded and htmx is idle: started, no
+// request in flight, nothing swapping or settling. htmx processes new
+// content in its settle step; a click before that would reach a plain
+// link or form and navigate instead.
+var htmxIdle = acrossNavigation(chromedp.Poll[chromedp.Void](`document.readyState === "complete" && !!window.htmx && `+
+	`!document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`,
+	chromedp.WithPollingInterval(20*time.Millisecond)))
+
+// acrossNavigation runs a read-only action again when a navigation
+// replaced the page's JavaScript context under it ("Cannot find context
+// with specified id", chromedp/chromedp#1139): the page changed, nothing
+// failed. Seen once in CI on the first Poll after a navigation.
+func acrossNavigation(a chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			v, err := a(ctx, t)
+			if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "Cannot find context with specified id") {
+				return v, err
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }

@@ -51,13 +51,7 @@ func TestBrowserConsole(t *testing.T) {
 		}
 	}()
 
-	// idle waits until the page has loaded and htmx is idle: started, no
-	// request in flight, nothing swapping or settling. htmx processes new
-	// content in its settle step; a click before that would reach a plain
-	// link or form and navigate instead.
-	idle := chromedp.Poll[chromedp.Void](`document.readyState === "complete" && !!window.htmx && `+
-		`!document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling, .htmx-added")`,
-		chromedp.WithPollingInterval(20*time.Millisecond))
+	idle := htmxIdle
 
 	do := func(step string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
