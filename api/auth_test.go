@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -216,7 +217,7 @@ func TestPanicIsEnvelope(t *testing.T) {
 	// alone must turn an unexpected error into a 500 envelope without detail.
 	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler})
 	app.Get("/api/boom", func(c *fiber.Ctx) error { return fmt.Errorf("secret detail: %s", "stack") })
-	req, _ := http.NewRequest("GET", "/api/boom", nil)
+	req := httptest.NewRequest("GET", "/api/boom", nil)
 	resp, err := app.Test(req, -1)
 	if err != nil {
 		t.Fatal(err)

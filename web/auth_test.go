@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -338,7 +339,7 @@ func TestSessionCookie(t *testing.T) {
 		secure bool
 	}{{"http://localhost:8080", false}, {"https://mail.example.com", true}} {
 		a := newTestApp(t, web.Options{BaseURL: tt.base})
-		req, _ := http.NewRequest("GET", "/login", nil)
+		req := httptest.NewRequest("GET", "/login", nil)
 		resp, err := a.app.Test(req, -1)
 		if err != nil {
 			t.Fatal(err)

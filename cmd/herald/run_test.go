@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -236,7 +237,7 @@ func TestPanicAnswersEnvelope(t *testing.T) {
 	if err != nil || u == nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest("GET", "/api/test-panic", nil)
+	req := httptest.NewRequest("GET", "/api/test-panic", nil)
 	req.Header.Set("PublicKey", keys.PublicKey)
 	req.Header.Set("SecretKey", keys.SecretKey)
 	resp, err := app.Test(req, -1)
