@@ -63,6 +63,32 @@ func (p Problems) minLen(field, v string, n int) {
 	}
 }
 
+// msgLineBreak is decisions.md 8's refusal of a header-bound value with a
+// control character.
+func msgLineBreak(field string) string {
+	return "The " + Label(field) + " must not contain line breaks."
+}
+
+// HasControl reports whether s holds a character that must never reach a
+// mail header: a C0 or C1 control (CR, LF, TAB, NUL, DEL …) or a Unicode
+// line or paragraph separator.
+func HasControl(s string) bool {
+	for _, r := range s {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return true
+		}
+	}
+	return false
+}
+
+// singleLine records msgLineBreak when v holds a control character: every
+// name and subject that becomes a header (decisions.md 8).
+func (p Problems) singleLine(field, v string) {
+	if HasControl(v) {
+		p.Add(field, msgLineBreak(field))
+	}
+}
+
 // flag parses a boolean-like value (1, 0, true, false, on, off) into 0 or 1.
 func (p Problems) flag(field, v string) int {
 	switch strings.ToLower(strings.TrimSpace(v)) {
