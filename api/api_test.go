@@ -45,7 +45,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) account(t *testing.T, email string) *client {
-	u, keys, err := e.svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Test", Email: email, Password: "password123"})
+	u, keys, err := e.svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Test", Email: email, Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
 	}

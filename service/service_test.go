@@ -67,7 +67,7 @@ func TestParseIDs(t *testing.T) {
 
 func newAccount(t *testing.T, svc *service.Service, email string) int64 {
 	t.Helper()
-	u, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "T", Email: email, Password: "password123"})
+	u, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "T", Email: email, Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,10 +184,10 @@ func TestLogin(t *testing.T) {
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	newAccount(t, svc, "who@example.com")
-	if u, err := svc.Accounts.Login(ctx, " WHO@example.com", "password123"); err != nil || u.Email != "who@example.com" {
+	if u, err := svc.Accounts.Login(ctx, " WHO@example.com", "test-passphrase-9"); err != nil || u.Email != "who@example.com" {
 		t.Fatalf("login: %v %v", u, err)
 	}
-	if _, err := svc.Accounts.Login(ctx, "nobody@example.com", "password123"); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := svc.Accounts.Login(ctx, "nobody@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("unknown address: %v", err)
 	}
 	for i := 0; i < 5; i++ {
@@ -196,7 +196,7 @@ func TestLogin(t *testing.T) {
 		}
 	}
 	// Now even the right password is refused for a while.
-	if _, err := svc.Accounts.Login(ctx, "who@example.com", "password123"); service.ErrorCode(err) != service.CodeRateLimited {
+	if _, err := svc.Accounts.Login(ctx, "who@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeRateLimited {
 		t.Fatalf("after 5 failures: %v", err)
 	}
 }
@@ -214,7 +214,7 @@ func TestCreateAccountValidation(t *testing.T) {
 		t.Fatalf("short password: %v", err)
 	}
 	newAccount(t, svc, "x@example.com")
-	_, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "x", Email: "X@example.com", Password: "password123"})
+	_, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "x", Email: "X@example.com", Password: "test-passphrase-9"})
 	if e, _ := err.(*service.Error); e == nil || e.Fields["email"][0] != "The email has already been taken." {
 		t.Fatalf("taken: %v", err)
 	}

@@ -54,7 +54,7 @@ func TestSignupShowsKeysOnce(t *testing.T) {
 func TestRotateKeys(t *testing.T) {
 	a := newTestApp(t, web.Options{})
 	c := a.client()
-	oldPub, oldSec := c.signup("Ada", "ada@example.com", "password123")
+	oldPub, oldSec := c.signup("Ada", "ada@example.com", "test-passphrase-9")
 	c.get("/account")
 	r := c.post("/account/keys", nil)
 	wantRedirect(t, r, "/account/keys")
@@ -77,7 +77,7 @@ func TestRotateKeys(t *testing.T) {
 func TestSignupValidation(t *testing.T) {
 	a := newTestApp(t, web.Options{})
 	c := a.client()
-	c.signup("Ada", "ada@example.com", "password123")
+	c.signup("Ada", "ada@example.com", "test-passphrase-9")
 
 	tests := []struct {
 		name  string
@@ -86,9 +86,9 @@ func TestSignupValidation(t *testing.T) {
 		want  string
 	}{
 		{"empty", url.Values{}, "signup-name", "The name field is required."},
-		{"bad email", url.Values{"name": {"Bob"}, "email": {"bob@"}, "password": {"password123"}}, "signup-email", "The email must be a valid email address."},
+		{"bad email", url.Values{"name": {"Bob"}, "email": {"bob@"}, "password": {"test-passphrase-9"}}, "signup-email", "The email must be a valid email address."},
 		{"short password", url.Values{"name": {"Bob"}, "email": {"bob@example.com"}, "password": {"short"}}, "signup-password", "The password must be at least 8 characters."},
-		{"taken", url.Values{"name": {"Bob"}, "email": {"ADA@example.com"}, "password": {"password123"}}, "signup-email", "The email has already been taken."},
+		{"taken", url.Values{"name": {"Bob"}, "email": {"ADA@example.com"}, "password": {"test-passphrase-9"}}, "signup-email", "The email has already been taken."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +132,7 @@ func TestLogin(t *testing.T) {
 	t.Run("unknown address", func(t *testing.T) {
 		c := a.client()
 		c.get("/login")
-		r := c.post("/login", url.Values{"email": {"nobody@example.com"}, "password": {"password123"}})
+		r := c.post("/login", url.Values{"email": {"nobody@example.com"}, "password": {"test-passphrase-9"}})
 		wantStatus(t, r, http.StatusUnprocessableEntity)
 	})
 
@@ -140,7 +140,7 @@ func TestLogin(t *testing.T) {
 		c := a.client()
 		c.get("/login")
 		before := c.csrf
-		r := c.post("/login", url.Values{"email": {"ADA@example.com"}, "password": {"password123"}})
+		r := c.post("/login", url.Values{"email": {"ADA@example.com"}, "password": {"test-passphrase-9"}})
 		wantRedirect(t, r, "/dashboard")
 		r = c.get("/dashboard")
 		wantStatus(t, r, http.StatusOK)
@@ -162,7 +162,7 @@ func TestLogin(t *testing.T) {
 		if got := value(r.doc, `input[name="next"]`); got != "/suppressions/global?q=x" {
 			t.Fatalf("next = %q", got)
 		}
-		r = c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"password123"}, "next": {"/suppressions/global?q=x"}})
+		r = c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"test-passphrase-9"}, "next": {"/suppressions/global?q=x"}})
 		wantRedirect(t, r, "/suppressions/global?q=x")
 	})
 
@@ -170,7 +170,7 @@ func TestLogin(t *testing.T) {
 		for _, next := range []string{"//evil.example", "https://evil.example", `/\evil.example`} {
 			c := a.client()
 			c.get("/login")
-			r := c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"password123"}, "next": {next}})
+			r := c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"test-passphrase-9"}, "next": {next}})
 			wantRedirect(t, r, "/dashboard")
 		}
 	})
@@ -188,7 +188,7 @@ func TestLoginRateLimitPerAddress(t *testing.T) {
 		}
 	}
 	// Refused now, even with the right password.
-	r := c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"password123"}})
+	r := c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"test-passphrase-9"}})
 	wantStatus(t, r, http.StatusTooManyRequests)
 	if got := text(first(r.doc, ".alert-error")); !strings.Contains(got, "Too many failed logins") {
 		t.Fatalf("alert = %q", got)
@@ -298,8 +298,8 @@ func TestCSRF(t *testing.T) {
 
 	t.Run("login and sign-up need it", func(t *testing.T) {
 		anon := a.client()
-		wantStatus(t, anon.do("POST", "/login", url.Values{"email": {"ada@example.com"}, "password": {"password123"}}, false), http.StatusForbidden)
-		wantStatus(t, anon.do("POST", "/signup", url.Values{"name": {"B"}, "email": {"b@example.com"}, "password": {"password123"}}, false), http.StatusForbidden)
+		wantStatus(t, anon.do("POST", "/login", url.Values{"email": {"ada@example.com"}, "password": {"test-passphrase-9"}}, false), http.StatusForbidden)
+		wantStatus(t, anon.do("POST", "/signup", url.Values{"name": {"B"}, "email": {"b@example.com"}, "password": {"test-passphrase-9"}}, false), http.StatusForbidden)
 	})
 }
 

@@ -244,12 +244,12 @@ func (c *client) login(email, password string) {
 // account makes an account through the service and a client logged in to it.
 func (a *testApp) account(name, email string) (*client, int64) {
 	a.t.Helper()
-	u, _, err := a.svc.Accounts.Create(context.Background(), service.AccountInput{Name: name, Email: email, Password: "password123"})
+	u, _, err := a.svc.Accounts.Create(context.Background(), service.AccountInput{Name: name, Email: email, Password: "test-passphrase-9"})
 	if err != nil {
 		a.t.Fatal(err)
 	}
 	c := a.client()
-	c.login(email, "password123")
+	c.login(email, "test-passphrase-9")
 	return c, u.ID
 }
 

@@ -311,7 +311,7 @@ func prepareSend(t *testing.T, n int) (dsn string, u *models.User, ss *models.Si
 	svc := service.New(db)
 	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
 	svc.UseTransport(delivery.NewOutbox(svc.Outbox), "http://herald.test", "no-reply@herald.test")
-	u, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "Crash", Email: "crash@herald.test", Password: "password123"})
+	u, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "Crash", Email: "crash@herald.test", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
 	}

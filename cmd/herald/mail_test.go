@@ -87,7 +87,7 @@ func TestSenderVerificationMail(t *testing.T) {
 	relay, smtpURL := startSink(t)
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "password123", "--name", "O"},
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
 		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestSenderVerificationMail(t *testing.T) {
 func TestVerificationMailInOutbox(t *testing.T) {
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "O", Email: "o@example.com", Password: "password123"})
+	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "O", Email: "o@example.com", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
 	}

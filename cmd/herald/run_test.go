@@ -28,7 +28,7 @@ func TestAccountCommands(t *testing.T) {
 	env := envFrom(map[string]string{"HERALD_DATABASE": dbtest.DSN(t), "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()
 	var out bytes.Buffer
-	if err := run(ctx, []string{"herald", "account", "create", "--email", "Ann@Example.com", "--password", "password123", "--name", "Ann"}, env, &out); err != nil {
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "Ann@Example.com", "--password", "test-passphrase-9", "--name", "Ann"}, env, &out); err != nil {
 		t.Fatal(err)
 	}
 	line := strings.TrimSpace(out.String())
@@ -39,7 +39,7 @@ func TestAccountCommands(t *testing.T) {
 	if !strings.HasPrefix(line, `{"user_id":`) || created.UserID == 0 || created.PublicKey == "" || created.SecretKey == "" {
 		t.Fatalf("create printed %q", line)
 	}
-	if err := run(ctx, []string{"herald", "account", "create", "--email", "ann@example.com", "--password", "password123", "--name", "Ann"}, env, io.Discard); err == nil {
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "ann@example.com", "--password", "test-passphrase-9", "--name", "Ann"}, env, io.Discard); err == nil {
 		t.Fatal("a second account with the same email was created")
 	}
 
@@ -138,7 +138,7 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 func TestServe(t *testing.T) {
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "ops@example.com", "--password", "password123", "--name", "Ops"}, envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "ops@example.com", "--password", "test-passphrase-9", "--name", "Ops"}, envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
 		t.Fatal(err)
 	}
 	var keys keysOut
@@ -233,7 +233,7 @@ func TestPanicAnswersEnvelope(t *testing.T) {
 		t.Fatal(err)
 	}
 	app.Get("/api/test-panic", func(c *fiber.Ctx) error { panic("secret internals") })
-	u, keys, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "P", Email: "p@example.com", Password: "password123"})
+	u, keys, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "P", Email: "p@example.com", Password: "test-passphrase-9"})
 	if err != nil || u == nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestSendOverHTTP(t *testing.T) {
 	relay := smtptest.Start(t)
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "password123", "--name", "O"},
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
 		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
 		t.Fatal(err)
 	}
