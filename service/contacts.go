@@ -86,6 +86,9 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 		*f.dst = strings.TrimSpace(f.v)
 		p.maxLen(f.name, *f.dst, 255)
 	}
+	// The names go into the To header of every mail to the contact.
+	p.singleLine("first_name", c.FirstName)
+	p.singleLine("last_name", c.LastName)
 	values := make(map[string]string, len(in.Custom))
 	for name, v := range in.Custom {
 		key := "custom_field." + name
