@@ -167,3 +167,51 @@ func TestClickRedirectCannotSetHeaders(t *testing.T) {
 		t.Fatalf("a stored link with CR LF: %d Location %q cookies %v", r.StatusCode, r.Header.Get("Location"), r.Header.Values("Set-Cookie"))
 	}
 }
+
+// callStatus calls the API with a key pair and returns the status.
+func callStatus(t *testing.T, base string, keys keysOut, path string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("PublicKey", keys.PublicKey)
+	req.Header.Set("SecretKey", keys.SecretKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A key rotation by the CLI (another process on the same database) takes
+// effect at once in a running server (issue 11, finding 7): before, the
+// server trusted a key it had seen for up to 30 seconds.
+func TestKeyRotationTakesEffectAtOnce(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	old := h.keys
+	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
+		if s := callStatus(t, h.base, old, path); s != 200 {
+			t.Fatalf("%s with the keys: %d", path, s)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"herald", "account", "rotate-keys", "--email", "owner@example.com"},
+		envFrom(map[string]string{"HERALD_DATABASE": h.env["HERALD_DATABASE"], "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+		t.Fatal(err)
+	}
+	var fresh keysOut
+	if err := json.Unmarshal(out.Bytes(), &fresh); err != nil || fresh.SecretKey == old.SecretKey {
+		t.Fatalf("rotate-keys printed %q", out.String())
+	}
+	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
+		if s := callStatus(t, h.base, old, path); s != 401 {
+			t.Fatalf("%s with the old keys right after the rotation: %d", path, s)
+		}
+		if s := callStatus(t, h.base, fresh, path); s != 200 {
+			t.Fatalf("%s with the new keys: %d", path, s)
+		}
+	}
+	// The old public key with the new secret is no pair either.
+	if s := callStatus(t, h.base, keysOut{PublicKey: old.PublicKey, SecretKey: fresh.SecretKey}, "/api/senders"); s != 401 {
+		t.Fatalf("mixed pair: %d", s)
+	}
+}
