@@ -28,6 +28,9 @@ type config struct {
 	LogLevel    slog.Level
 	// SendRate is HERALD_SEND_RATE: messages per second per account, 0 no limit.
 	SendRate float64
+	// MetricsToken is HERALD_METRICS_TOKEN: when set, /metrics answers only
+	// a request with "Authorization: Bearer <token>".
+	MetricsToken string
 	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
 	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
 	RetryBackoff, RetryWindow time.Duration
@@ -39,6 +42,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Database:     or(getenv("HERALD_DATABASE"), "data/herald.db"),
 		BaseURL:      strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
 		SMTPURL:      getenv("HERALD_SMTP_URL"),
+		MetricsToken: getenv("HERALD_METRICS_TOKEN"),
 		APIRate:      100,
 		MaxUploadMB:  1024,
 		SMTPMaxConns: 10,

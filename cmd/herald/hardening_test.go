@@ -277,3 +277,31 @@ func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 		t.Fatalf("console, a 20 KB URL: %d %q", s, hd.Get("Content-Type"))
 	}
 }
+
+// /metrics takes HERALD_METRICS_TOKEN as a bearer token, and no public
+// recipient page may be framed by another site (issue 11, finding 8).
+func TestMetricsTokenAndFraming(t *testing.T) {
+	h := startLiveHerald(t, map[string]string{"HERALD_METRICS_TOKEN": "m3trics-t0ken"})
+	for _, auth := range []string{"", "Bearer wrong", "Basic m3trics-t0ken", "m3trics-t0ken"} {
+		var hdr []string
+		if auth != "" {
+			hdr = []string{"Authorization", auth}
+		}
+		if r, body := h.get("/metrics", hdr...); r.StatusCode != 401 || strings.Contains(body, "herald_http") {
+			t.Fatalf("/metrics with %q: %d", auth, r.StatusCode)
+		}
+	}
+	if r, body := h.get("/metrics", "Authorization", "Bearer m3trics-t0ken"); r.StatusCode != 200 || !strings.Contains(body, "herald_http_requests_total") {
+		t.Fatalf("/metrics with the token: %d", r.StatusCode)
+	}
+
+	h.send("Framed", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
+	m, _ := h.message("ann@example.com")
+	tok := h.token(m)
+	for _, path := range []string{"/u/" + tok, "/m/" + tok, "/u/unknown-token", "/t/c/" + tok + "/0", "/t/o/" + tok + ".gif"} {
+		r, _ := h.get(path)
+		if !strings.Contains(r.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || r.Header.Get("X-Frame-Options") != "DENY" {
+			t.Fatalf("%s: %d CSP %q XFO %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"), r.Header.Get("X-Frame-Options"))
+		}
+	}
+}
