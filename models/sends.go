@@ -50,6 +50,7 @@ type SingleSend struct {
 	Links                      StringArray `json:"-"`
 	CompletedAt                *Timestamp  `json:"-"`
 	AutomationID               *int64      `json:"-"` // set on the rows that carry an automation step
+	DeletedAt                  *Timestamp  `json:"-"` // deleted: kept for the links of its mails, out of every list
 }
 
 // TableName names the table.
@@ -84,6 +85,10 @@ type SendMessage struct {
 	OpenedAt       *Timestamp `json:"opened_at"`
 	ClickedAt      *Timestamp `json:"clicked_at"`
 	UnsubscribedAt *Timestamp `json:"unsubscribed_at"`
+	// When an open and a click were last counted in the send's totals
+	// (Unix ms): each counts at most once a minute.
+	OpenCountedAt  int64 `json:"-"`
+	ClickCountedAt int64 `json:"-"`
 }
 
 // TableName names the table.

@@ -49,6 +49,9 @@ type Sending struct {
 	tickWake  chan struct{}
 	resolving sync.Map // send id → struct{}: audiences this process is resolving
 
+	purge     func(context.Context) (int64, error) // SingleSends.PurgeDeleted
+	lastPurge atomic.Int64                         // Unix ms (injected clock): Tick purges once an hour
+
 	beatMu    sync.Mutex
 	lastBeat  time.Time // when the last successful heartbeat was written
 	beatEpoch int64     // counts lapses: heartbeats further apart than lapseAfter
@@ -96,8 +99,10 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	s.Sending = sg
 	s.SingleSends.now = cfg.Now
+	s.Tracking.now = cfg.Now
 	s.SingleSends.wake = sg.Wake
 	s.SingleSends.deleted = sg.cancel
+	sg.purge = s.SingleSends.PurgeDeleted
 	s.Automations.changed = sg.refresh
 	s.Automations.wake = sg.Wake
 	s.Imports.OnDone = sg.importDone
@@ -262,6 +267,13 @@ func (sg *Sending) Tick(ctx context.Context) error {
 	if err := sg.completeSends(ctx); err != nil {
 		return err
 	}
+	if last := sg.lastPurge.Load(); sg.nowMS()-last > time.Hour.Milliseconds() && sg.lastPurge.CompareAndSwap(last, sg.nowMS()) {
+		if n, err := sg.purge(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			sg.log.Info("sending: deleted sends purged with their ledgers", "sends", n)
+		}
+	}
 	return sg.tickAutomations(ctx)
 }
 
@@ -293,7 +305,7 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 	if err := sg.db.R.WithContext(ctx).Where("id = ?", id).First(&ss).Error; err != nil {
 		return notFound(err)
 	}
-	if ss.Resolved == 1 {
+	if ss.Resolved == 1 || ss.DeletedAt != nil {
 		return nil
 	}
 	c, err := sg.compile(ctx, &ss)
@@ -375,6 +387,11 @@ func (sg *Sending) insertChunks(ctx context.Context, sendID, accountID, targetID
 	from := sel[strings.Index(sel, " FROM "):]
 	var lo int64
 	for {
+		// A send deleted while its audience is resolved stops here.
+		var live int64
+		if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND deleted_at IS NULL", sendID).Count(&live).Error; err != nil || live == 0 {
+			return err
+		}
 		// The chunk's upper bound: the resolveChunk-th id after lo.
 		var hi int64
 		bound := "SELECT " + idCol + from + " AND " + idCol + " > ? ORDER BY " + idCol + " LIMIT 1 OFFSET ?"
@@ -627,12 +644,13 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		reason  string
 	}
 	var retries []retry
-	var stale []int64
+	var stale, skipped []int64
 	for _, o := range outs {
 		j := o.Job
 		switch {
 		case errors.Is(o.Err, delivery.ErrSkip):
-			// Its send was deleted: the ledger row is gone with it.
+			// Its send was deleted: the unsent message goes.
+			skipped = append(skipped, j.ID)
 		case errors.Is(o.Err, delivery.ErrStale):
 			stale = append(stale, j.ID)
 		case o.Err == nil:
@@ -644,6 +662,11 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 	}
 	now := models.NewTimestamp(models.Now())
+	if len(skipped) > 0 {
+		if err := sg.db.W.WithContext(ctx).Exec("DELETE FROM send_messages WHERE id IN ? AND worker = ?", skipped, sg.worker).Error; err != nil {
+			return err
+		}
+	}
 	if len(stale) > 0 {
 		// Not sent: back to the queue, unless another process holds them.
 		if err := sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND worker = ?", stale, sg.worker).Error; err != nil {

@@ -305,3 +305,35 @@ func TestMetricsTokenAndFraming(t *testing.T) {
 		}
 	}
 }
+
+// The unsubscribe and preference links of a mail keep working after its
+// send is deleted through the API (issue 11, finding 8): before, 404.
+func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	utr := h.send("Gone", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
+	m, _ := h.message("cy@example.com")
+	unsub := strings.Trim(m.Header().Get("List-Unsubscribe"), "<>")
+	h.call("DELETE", "/api/single/send/delete?utr="+utr, nil)
+	if r, page := h.get(strings.TrimPrefix(unsub, h.base)); r.StatusCode != 200 || !strings.Contains(page, "Monthly news") {
+		t.Fatalf("preference page after the delete: %d", r.StatusCode)
+	}
+	resp, err := http.Post(unsub, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("one-click after the delete: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	// The send itself is gone for its account.
+	req, _ := http.NewRequest("GET", h.base+"/api/single-send/details?utr="+utr, nil)
+	req.Header.Set("PublicKey", h.keys.PublicKey)
+	req.Header.Set("SecretKey", h.keys.SecretKey)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 404 {
+		t.Fatalf("details of the deleted send: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	// And cy is in the group now: a new send skips the address.
+	utr2 := h.send("Next", `<p>Again</p>`)
+	if d := h.details(utr2); d["triggered"].(float64) != 2 {
+		t.Fatalf("the next send: %v", d)
+	}
+}
