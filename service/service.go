@@ -41,6 +41,7 @@ type Service struct {
 	Tracking      *Tracking
 	Sending       *Sending // set by NewSending
 	Automations   *Automations
+	Sessions      *Sessions
 }
 
 // New wires every area to db.
@@ -61,15 +62,15 @@ func New(db *DB) *Service {
 		Automations:  &Automations{db: db},
 		DB:           db,
 		Accounts: &Accounts{
-			db:     db,
-			keys:   &keyCache{m: map[string]keyEntry{}},
-			logins: &loginLimiter{failures: map[string][]time.Time{}, max: 5, window: 15 * time.Minute},
-			cost:   bcrypt.DefaultCost,
+			db:   db,
+			keys: &keyCache{m: map[string]keyEntry{}},
+			cost: bcrypt.DefaultCost,
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      &Settings{db: db},
+		Sessions:      &Sessions{db: db},
 	}
 }
 
