@@ -30,6 +30,7 @@ type Mail struct {
 func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string) {
 	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom}}
 	s.Senders.SetMailer(s.Mail)
+	s.Accounts.mail = s.Mail
 	s.Tracking.baseURL = s.Mail.baseURL
 	s.Automations.baseURL = s.Mail.baseURL
 }

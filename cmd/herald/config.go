@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"herald/delivery"
 	"herald/service"
+	"herald/web"
 )
 
 // config is what the environment sets (decisions.md section 1).
@@ -34,6 +36,9 @@ type config struct {
 	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
 	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
 	RetryBackoff, RetryWindow time.Duration
+	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
+	// X-Forwarded-For names the client (login throttling, per-IP limits).
+	TrustedProxies []netip.Prefix
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -97,6 +102,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
 		return c, fmt.Errorf("HERALD_BASE_URL: %q must start with http:// or https://", c.BaseURL)
 	}
+	proxies, err := web.ParseTrustedProxies(getenv("HERALD_TRUSTED_PROXIES"))
+	if err != nil {
+		return c, fmt.Errorf("HERALD_TRUSTED_PROXIES: %w", err)
+	}
+	c.TrustedProxies = proxies
 	c.MailFrom = or(getenv("HERALD_MAIL_FROM"), service.DefaultSystemFrom(c.BaseURL))
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
