@@ -62,7 +62,8 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 
 // Mount registers every console route on app. All of them are listed here.
 func (w *Web) Mount(app *fiber.App) {
-	w.mountRecipient(app) // before the console middleware: see tracking.go
+	w.mountRecipient(app)    // before the console middleware: see tracking.go
+	w.mountSenderVerify(app) // likewise: see public.go
 	app.Use(w.console)
 
 	app.Get("/", w.root)
