@@ -102,6 +102,10 @@ func describe(status int, err error) (title, message string) {
 		}
 	case fiber.StatusUnauthorized:
 		return "Not logged in", "Log in to continue."
+	case fiber.StatusRequestEntityTooLarge:
+		if isFiber {
+			return "Too large", fe.Message
+		}
 	case fiber.StatusServiceUnavailable:
 		if isService && se.Message != "" {
 			return "Try again later", se.Message

@@ -25,6 +25,9 @@ type Options struct {
 
 	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB); 0 means 1024 MB.
 	MaxUploadBytes int64
+	// MaxSpoolBytes bounds a file kept on disk until its contact type
+	// arrives; 0 means service.MaxSpool (tests set less).
+	MaxSpoolBytes int64
 }
 
 const defaultAuthPerMinute = 20

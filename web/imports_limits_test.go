@@ -1,0 +1,89 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"herald/service"
+	"herald/web"
+)
+
+// The console's upload follows the API's rules (finding 5): a type after
+// the file is checked when it arrives, nothing is left in the temporary
+// folder, and uploads share the account's slots with the API's.
+func TestImportUploadSpoolAndSlots(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	a := newTestApp(t, web.Options{})
+	c, acct := a.account("Ada", "ada@example.com")
+	typeID := a.audience(acct).contactType("Customers")
+	c.get("/contacts/import")
+	empty := func() {
+		t.Helper()
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("the temporary folder holds %v", entries)
+		}
+	}
+
+	// A type after the file that names nothing.
+	r := c.upload("999999", "email\nx@example.com\n", uploadOpts{hx: true, typeAfter: true, fileName: "x.csv"})
+	wantStatus(t, r, http.StatusNotFound)
+	empty()
+
+	// A type after the file that is right: imported.
+	r = c.upload(itoa(typeID), "email\nlate@example.com\n", uploadOpts{hx: true, typeAfter: true, fileName: "late.csv"})
+	wantStatus(t, r, http.StatusOK)
+	if r = c.waitImport(startedImport(t, r)); attr(first(r.doc, "#import-progress"), "data-status") != "done" {
+		t.Fatalf("import:\n%s", r.body)
+	}
+	empty()
+
+	// Two uploads in progress elsewhere (the API, another process): the
+	// console's is refused.
+	ctx := context.Background()
+	r1, err := a.svc.Imports.AcquireUpload(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := a.svc.Imports.AcquireUpload(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = c.upload(itoa(typeID), "email\nthird@example.com\n", uploadOpts{hx: true, fileName: "third.csv"})
+	wantStatus(t, r, http.StatusTooManyRequests)
+	if got := text(first(r.doc, ".flash-error")); got != "Too many uploads at once. Wait for one to finish and try again." {
+		t.Fatalf("refusal %q:\n%s", got, r.body)
+	}
+	r1()
+	r = c.upload(itoa(typeID), "email\nthird@example.com\n", uploadOpts{hx: true, fileName: "third.csv"})
+	wantStatus(t, r, http.StatusOK)
+	c.waitImport(startedImport(t, r))
+	r2()
+	// The console's import gave its slot back when it ended: both are free.
+	for i := 0; i < service.MaxUploads; i++ {
+		release, err := a.svc.Imports.AcquireUpload(ctx, acct)
+		if err != nil {
+			t.Fatalf("slot %d after the imports: %v", i+1, err)
+		}
+		defer release()
+	}
+	empty()
+	n, _ := a.svc.Contacts.Count(ctx, acct, service.ContactFilter{})
+	if n != 2 {
+		t.Fatalf("%d contacts, want 2", n)
+	}
+}
+
+// startedImport is the id of the import an upload's answer shows running
+// (its panel polls /contacts/import/<id>/progress).
+func startedImport(t *testing.T, r *response) string {
+	t.Helper()
+	id, _, ok := strings.Cut(strings.TrimPrefix(attr(first(r.doc, "#import-progress"), "hx-get"), "/contacts/import/"), "/")
+	if !ok || id == "" {
+		t.Fatalf("no running import in:\n%.2000s", r.body)
+	}
+	return id
+}
