@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/service"
 	"herald/web"
@@ -44,14 +45,8 @@ func TestImportUploadSpoolAndSlots(t *testing.T) {
 	// Two uploads in progress elsewhere (the API, another process): the
 	// console's is refused.
 	ctx := context.Background()
-	r1, err := a.svc.Imports.AcquireUpload(ctx, acct)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2, err := a.svc.Imports.AcquireUpload(ctx, acct)
-	if err != nil {
-		t.Fatal(err)
-	}
+	held := holdSlots(t, a.svc, acct)
+	r1, r2 := held[0], held[1]
 	r = c.upload(itoa(typeID), "email\nthird@example.com\n", uploadOpts{hx: true, fileName: "third.csv"})
 	wantStatus(t, r, http.StatusTooManyRequests)
 	if got := text(first(r.doc, ".flash-error")); got != "Too many uploads at once. Wait for one to finish and try again." {
@@ -62,13 +57,9 @@ func TestImportUploadSpoolAndSlots(t *testing.T) {
 	wantStatus(t, r, http.StatusOK)
 	c.waitImport(startedImport(t, r))
 	r2()
-	// The console's import gave its slot back when it ended: both are free.
-	for i := 0; i < service.MaxUploads; i++ {
-		release, err := a.svc.Imports.AcquireUpload(ctx, acct)
-		if err != nil {
-			t.Fatalf("slot %d after the imports: %v", i+1, err)
-		}
-		defer release()
+	// The console's import gives its slot back when it ends: both are free.
+	for _, release := range holdSlots(t, a.svc, acct) {
+		release()
 	}
 	empty()
 	n, _ := a.svc.Contacts.Count(ctx, acct, service.ContactFilter{})
@@ -86,4 +77,31 @@ func startedImport(t *testing.T, r *response) string {
 		t.Fatalf("no running import in:\n%.2000s", r.body)
 	}
 	return id
+}
+
+// holdSlots takes all the account's upload slots. A console import frees
+// its slot just after it records its end, so this waits for that.
+func holdSlots(t *testing.T, svc *service.Service, acct int64) []func() {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var held []func()
+		for len(held) < service.MaxUploads {
+			release, err := svc.Imports.AcquireUpload(context.Background(), acct)
+			if err != nil {
+				break
+			}
+			held = append(held, release)
+		}
+		if len(held) == service.MaxUploads {
+			return held
+		}
+		for _, release := range held {
+			release()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the upload slots were not freed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
