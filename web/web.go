@@ -31,6 +31,9 @@ type Options struct {
 
 	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB); 0 means 1024 MB.
 	MaxUploadBytes int64
+	// MaxSpoolBytes bounds a file kept on disk until its contact type
+	// arrives; 0 means service.MaxSpool (tests set less).
+	MaxSpoolBytes int64
 }
 
 const defaultAuthPerMinute = 20
@@ -69,7 +72,8 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 
 // Mount registers every console route on app. All of them are listed here.
 func (w *Web) Mount(app *fiber.App) {
-	w.mountRecipient(app) // before the console middleware: see tracking.go
+	w.mountRecipient(app)    // before the console middleware: see tracking.go
+	w.mountSenderVerify(app) // likewise: see public.go
 	app.Use(w.console)
 
 	app.Get("/", w.root)
