@@ -17,19 +17,19 @@ import (
 	"herald/smtptest"
 )
 
-// clock is a test's time, moved by hand.
-type clock struct {
+// senderClock is a test's time, moved by hand.
+type senderClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time {
+func (c *senderClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) advance(d time.Duration) {
+func (c *senderClock) advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
@@ -37,7 +37,7 @@ func (c *clock) advance(d time.Duration) {
 
 // mailedSvc wires svc to a transport for smtpURL ("" = the outbox) and
 // the clock.
-func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *clock) {
+func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *senderClock) {
 	t.Helper()
 	tr, err := delivery.OpenTransport(smtpURL, 2, svc.Outbox)
 	if err != nil {
@@ -89,7 +89,7 @@ func wantLimited(t *testing.T, err error, wait time.Duration) {
 func TestVerificationMailsPerSender(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
-	c := &clock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
 	mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 
@@ -161,7 +161,7 @@ func TestVerificationMailsPerSender(t *testing.T) {
 func TestVerificationMailsPerAccount(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &clock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
 	mailedSvc(t, svc, "", c) // the outbox
 	acct := newAccount(t, svc, "owner@herald.test")
 	other := newAccount(t, svc, "other@herald.test")
@@ -215,7 +215,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 		return service.New(db)
 	}
 	one, two := open(), open()
-	c := &clock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
 	mailedSvc(t, one, "", c)
 	mailedSvc(t, two, "", c)
 	acct := newAccount(t, one, "owner@herald.test")
@@ -275,7 +275,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 func TestVerificationLinkExpires(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &clock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
 	mailedSvc(t, svc, "", c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	a, err := svc.Senders.Create(ctx, acct, senderIn("a@shop.example.com"))
@@ -326,7 +326,7 @@ func TestVerificationLinkExpires(t *testing.T) {
 func TestSenderNamesSingleLine(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
-	c := &clock{now: time.Now()}
+	c := &senderClock{now: time.Now()}
 	mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	in := senderIn("news@shop.example.com")
@@ -369,7 +369,7 @@ func deadRelay(t *testing.T) string {
 func TestSenderMailFailureStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &clock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
 	mailedSvc(t, svc, deadRelay(t), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	for i := 0; i < service.VerifyMailsPerSender+1; i++ {

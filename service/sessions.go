@@ -32,11 +32,13 @@ type Sessions struct {
 	now func() time.Time
 }
 
-// SetClock makes the session rules, the login throttle and sign-up links
-// read the time from now (tests move it instead of sleeping).
+// SetClock makes the session rules, the login throttle, sign-up links and
+// sender verification read the time from now (tests move it instead of
+// sleeping).
 func (s *Service) SetClock(now func() time.Time) {
 	s.Sessions.now = now
 	s.Accounts.now = now
+	s.Senders.SetClock(now)
 }
 
 func (s *Sessions) clock() time.Time {
