@@ -48,17 +48,6 @@ var ErrStale = errors.New("delivery: claim may have been taken over")
 // message back to the queue, to go when the send resumes.
 var ErrHeld = errors.New("delivery: send paused")
 
-// Temporary reports whether the outcome should be retried later: a 4xx
-// answer, a dropped connection, or a permanent failure that is not the
-// recipient's (the relay refused the connection or the login).
-func (o Outcome) Temporary() bool {
-	var se *SendError
-	if !errors.As(o.Err, &se) {
-		return false
-	}
-	return se.Temporary || se.Stage == StageConnect || se.Stage == StageAuth || se.Stage == StageStore
-}
-
 // Verdict classifies the outcome (see ClassifyError); final says the
 // message's retry window is over.
 func (o Outcome) Verdict(final bool) Verdict { return ClassifyError(o.Err, final) }
