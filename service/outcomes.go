@@ -84,7 +84,7 @@ func resumeSend(ctx context.Context, db *DB, ss *models.SingleSend) (int64, erro
 // Refusal is a stored failure reason (a ledger row's error, a send's last
 // block or failure) read for people.
 type Refusal struct {
-	Stage string // where it happened, for people: "the sender (MAIL FROM)", …; "" when not the relay's answer
+	Stage string // where in the exchange: "MAIL FROM", "RCPT TO", "DATA", …; "" when not the relay's answer
 	Reply string // the relay's answer ("553 5.7.1 Sender address rejected: …"), or what went wrong
 }
 
@@ -103,9 +103,9 @@ func ReadRefusal(reason string) Refusal {
 			break
 		}
 		words := map[string]string{
-			delivery.StageMail: "the sender (MAIL FROM)", delivery.StageRcpt: "the recipient (RCPT TO)",
-			delivery.StageData: "the message (DATA)", delivery.StageConnect: "the connection", delivery.StageAuth: "the login",
-			delivery.StageEnvelope: "the envelope", delivery.StageStore: "the outbox",
+			delivery.StageMail: "MAIL FROM", delivery.StageRcpt: "RCPT TO", delivery.StageData: "DATA",
+			delivery.StageConnect: "connecting", delivery.StageAuth: "login", delivery.StageEnvelope: "the envelope",
+			delivery.StageStore: "the outbox",
 		}[stage]
 		if words == "" {
 			break
@@ -118,12 +118,14 @@ func ReadRefusal(reason string) Refusal {
 // flatLine joins a multi-line reply into one line.
 func flatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// String is the refusal in one line: "the sender (MAIL FROM): 553 5.7.1 …".
+// String is the refusal in one line: "553 5.7.1 … (at MAIL FROM)". The
+// stage is told after the answer: Postfix gives a sender's refusal at
+// RCPT TO, so the answer says more than the stage.
 func (r Refusal) String() string {
 	if r.Stage == "" {
 		return r.Reply
 	}
-	return r.Stage + ": " + r.Reply
+	return r.Reply + " (at " + r.Stage + ")"
 }
 
 // Failure is a stored reason of a message that could not be built or

@@ -378,3 +378,34 @@ func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 		t.Fatalf("resume of an unknown email: %v", err)
 	}
 }
+
+func TestReadRefusalAndFailure(t *testing.T) {
+	refusals := []struct{ in, want string }{
+		{"delivery: permanent failure at mail: 553 5.7.1 Sender address rejected", "553 5.7.1 Sender address rejected (at MAIL FROM)"},
+		{"delivery: permanent failure at rcpt: 554 5.7.1 Service unavailable\nClient host blocked", "554 5.7.1 Service unavailable Client host blocked (at RCPT TO)"},
+		{"delivery: permanent failure at data: 550 5.7.1 Message content rejected", "550 5.7.1 Message content rejected (at DATA)"},
+		{"delivery: temporary failure at connect: dial tcp: connection refused", "dial tcp: connection refused (at connecting)"},
+		{"", ""},
+	}
+	for _, r := range refusals {
+		if got := service.ReadRefusal(r.in).String(); got != r.want {
+			t.Errorf("ReadRefusal(%q) = %q, want %q", r.in, got, r.want)
+		}
+	}
+	failures := []struct {
+		in    string
+		built bool
+		want  string
+	}{
+		{"delivery: invalid message: display name with a line break", true, "the message is not valid mail (display name with a line break)"},
+		{"delivery: invalid DKIM key: no PEM block", true, "the DKIM key of the sender's domain cannot be used: no PEM block"},
+		{"delivery: DKIM signing for shop.example.com: boom", true, "the message could not be signed with the sender domain's DKIM key (DKIM signing for shop.example.com: boom)"},
+		{`delivery: permanent failure at envelope: recipient "a b"`, false, `recipient "a b" (at the envelope)`},
+		{"delivery: temporary failure at connect: dial tcp: connection refused", false, "dial tcp: connection refused (at connecting)"},
+	}
+	for _, f := range failures {
+		if got := service.ReadFailure(f.in); got.Built != f.built || got.Text != f.want {
+			t.Errorf("ReadFailure(%q) = %+v, want %v %q", f.in, got, f.built, f.want)
+		}
+	}
+}

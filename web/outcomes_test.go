@@ -43,7 +43,7 @@ func TestPausedSendShowsTheRelaysAnswerAndResumes(t *testing.T) {
 	if note == nil {
 		t.Fatalf("no pause note:\n%.4000s", r.body)
 	}
-	if got := text(first(note, "#send-pause-reply")); got != "the sender (MAIL FROM): 553 5.7.1 Sender address rejected: not owned by user news@shop.example.com" {
+	if got := text(first(note, "#send-pause-reply")); got != "553 5.7.1 Sender address rejected: not owned by user news@shop.example.com (at MAIL FROM)" {
 		t.Fatalf("relay's answer %q", got)
 	}
 	if !strings.Contains(text(note), "nobody was suppressed") {
@@ -133,7 +133,7 @@ func TestPausedAutomationEmailShowsAndResumes(t *testing.T) {
 	r := c.get("/automations/" + a.Utr)
 	wantStatus(t, r, http.StatusOK)
 	note := first(r.doc, "[data-paused]")
-	if note == nil || !strings.Contains(text(note), "the recipient (RCPT TO): 554 5.7.1 <x@example.com>: Relay access denied") {
+	if note == nil || !strings.Contains(text(note), "554 5.7.1 <x@example.com>: Relay access denied (at RCPT TO)") {
 		t.Fatalf("pause note:\n%.4000s", r.body)
 	}
 	if got := text(first(r.doc, "[data-blocks]")); got != "3" {
