@@ -189,7 +189,7 @@ func (sg *Sending) pauseNotice(ctx context.Context, sendID int64) error {
 	intro := "The relay refused " + countOf(ss.BlockStreak, "message", "messages") + " of “" + ss.SingleSendName +
 		"” in a row, with none delivered in between, so Herald paused the send: nothing more goes out until you resume it. " +
 		"No address was suppressed: the refusal is about the sender, the content or the relay's rules, not the recipients. " +
-		"Fix what the relay objects to, then press Resume on the send's page: the refused messages go again."
+		"Fix what the relay objects to, then press Resume on its page in Herald (the link below): the refused messages go again."
 	rows := [][2]string{
 		{"Relay's answer", r.String()},
 		{"Refused so far", fmt.Sprint(ss.Blocks)},
