@@ -537,6 +537,8 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
 	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
 	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
+	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
+	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, err

@@ -195,6 +195,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/single-sends/:utr/progress", in, w.sendProgress)
 	app.Post("/single-sends/:utr/duplicate", in, w.duplicateSend)
 	app.Post("/single-sends/:utr/delete", in, w.deleteSend)
+	app.Post("/single-sends/:utr/resume", in, w.resumeSend)
 
 	app.Get("/notifications", in, w.listNotifications)
 	app.Post("/notifications", in, w.addNotification)
