@@ -2,9 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"html"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -50,41 +47,20 @@ func (m *Mail) VerifyURL(s *models.Sender) string {
 	return m.baseURL + "/senders/verify/" + url.PathEscape(s.VerifyToken)
 }
 
-// SendVerification mails the sender its verification link.
+// SendVerification mails the sender its verification link (filed under
+// the sender's account in the outbox).
 func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
-	link := m.VerifyURL(s)
-	name := html.EscapeString(s.FromName)
-	body := fmt.Sprintf(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Verify your sender address</title></head>
-<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
-<table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
-<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
-<tr><td style="padding:32px">
-<h1 style="margin:0 0 16px;font-size:22px">Verify your sender address</h1>
-<p style="margin:0 0 16px;line-height:1.5">Someone added <strong>%s</strong> as the sender “%s” in Herald. Confirm that this address is yours to send campaigns from it.</p>
-<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">Verify this address</a></td></tr></table>
-<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">The link works for 7 days; opening it shows a page where you confirm. If you did not ask for this, ignore this mail: nothing is sent from your address until it is verified.</p>
-</td></tr></table></td></tr></table></body></html>`, html.EscapeString(s.FromEmail), name, html.EscapeString(link))
-	msg := &delivery.Message{
-		From: m.from, To: mail.Address{Name: s.FromName, Address: s.FromEmail},
-		Subject: "Verify your sender address", HTML: body, Preheader: "Confirm " + s.FromEmail + " to send from it",
-	}
-	raw, err := delivery.Build(msg)
-	if err != nil {
-		return err
-	}
-	// Signed when the domain can have a key (not "localhost", the default
-	// of a development machine, whose mail is kept in the outbox anyway).
-	key, err := m.SystemKey(ctx)
-	switch {
-	case errors.Is(err, delivery.ErrInvalidDKIM):
-	case err != nil:
-		return err
-	default:
-		if raw, err = delivery.SignMessage(raw, key); err != nil {
-			return err
-		}
-	}
-	return m.transport.Send(WithAccount(ctx, s.UserID), m.from.Address, []string{s.FromEmail}, raw)
+	return m.sendSystem(WithAccount(ctx, s.UserID), mail.Address{Name: s.FromName, Address: s.FromEmail}, systemMail{
+		Subject:   "Verify your sender address",
+		Preheader: "Confirm " + s.FromEmail + " to send from it",
+		Heading:   "Verify your sender address",
+		Lines: []string{"Someone added " + s.FromEmail + " as the sender “" + s.FromName +
+			"” in Herald. Confirm that this address is yours to send campaigns from it."},
+		Button: "Verify this address",
+		Link:   m.VerifyURL(s),
+		Footer: "The link works for 7 days; opening it shows a page where you confirm. If you did not ask for this, " +
+			"ignore this mail: nothing is sent from your address until it is verified.",
+	})
 }
 
 // SystemKey is the DKIM key of the domain of herald's own mail

@@ -60,8 +60,8 @@ type systemMail struct {
 }
 
 // sendSystem builds, signs (DKIM, when the system domain can have a key)
-// and sends one of herald's own mails, as SendVerification does. It
-// belongs to no account (the outbox keeps it under account 0).
+// and sends one of herald's own mails (sender verification, sign-up),
+// filed in the outbox under the account WithAccount set on ctx (0: none).
 func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) error {
 	var lines string
 	for _, l := range sm.Lines {

@@ -453,38 +453,29 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 	found := 0
 	seen := map[int64]bool{}
 	ids := make([]int64, 0, len(wanted))
-	keep := func(rows []struct {
-		ID  int64
-		Utr string
-	}) {
-		for _, r := range rows {
-			if !seen[r.ID] {
-				seen[r.ID] = true
-				ids = append(ids, r.ID)
+	find := func(col string, part any) error {
+		var got []int64
+		if err := scope(tx).Where(col+" IN ?", part).Pluck("id", &got).Error; err != nil {
+			return err
+		}
+		found += len(got)
+		for _, id := range got {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
 			}
 		}
+		return nil
 	}
 	for _, part := range chunks(utrs, bulkChunk) {
-		var rows []struct {
-			ID  int64
-			Utr string
-		}
-		if err := scope(tx).Where("utr IN ?", part).Select("id", "utr").Scan(&rows).Error; err != nil {
+		if err := find("utr", part); err != nil {
 			return nil, err
 		}
-		found += len(rows)
-		keep(rows)
 	}
 	for _, part := range chunks(byID, bulkChunk) {
-		var rows []struct {
-			ID  int64
-			Utr string
-		}
-		if err := scope(tx).Where("id IN ?", part).Select("id", "utr").Scan(&rows).Error; err != nil {
+		if err := find("id", part); err != nil {
 			return nil, err
 		}
-		found += len(rows)
-		keep(rows)
 	}
 	if found != len(wanted) {
 		return nil, ErrNotFound
