@@ -7,6 +7,32 @@ import (
 	"testing"
 )
 
+// TestAutomationCreateMakesNoSchedules: decisions.md 6 (changed). An API
+// caller's welcome automation holds exactly the emails it created: none
+// at first, one after one schedule/create.
+func TestAutomationCreateMakesNoSchedules(t *testing.T) {
+	e := newEnv(t)
+	s := newSendSetup(t, e, e.a)
+	for _, typ := range []string{"welcome", "custom"} {
+		utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", typ, "automation_for", "contacts_"+itoa(s.ctype), "unsubscribe_group_id", itoa(s.group))))
+		if got := schedulesOf(t, e.a, utr); len(got) != 0 {
+			t.Fatalf("%s: created with %d schedules", typ, len(got))
+		}
+		utrOfReply(t, e.a.send("POST", "/api/automations/schedule/create", form("utr", utr, "sender_id", itoa(s.sender), "subject", "Only mine",
+			"waiting_period", "0", "waiting_type", "instantly", "template_id", "2", "preview_img", "02-newsletter.png")))
+		got := schedulesOf(t, e.a, utr)
+		if len(got) != 1 || got[0]["subject"] != "Only mine" {
+			t.Fatalf("%s: schedules after one create: %v", typ, got)
+		}
+		all := list[automation](t, e.a.send("GET", "/api/automations", nil), "automations")
+		for _, a := range all {
+			if a.Utr == utr && (a.AutomationScheduleCount == nil || *a.AutomationScheduleCount != 1) {
+				t.Fatalf("%s: automation_schedule_count %v", typ, a.AutomationScheduleCount)
+			}
+		}
+	}
+}
+
 func schedulesOf(t *testing.T, c *client, utr string) []map[string]any {
 	t.Helper()
 	r := c.send("GET", "/api/automations/schedule?utr="+utr, nil)

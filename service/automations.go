@@ -118,8 +118,9 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	return a, p.Err()
 }
 
-// Create saves a draft automation; a welcome automation starts with a
-// three-email sequence. Errors: validation.
+// Create saves a draft automation without emails, whatever its type
+// (decisions.md 6): an automation holds exactly the emails its owner
+// added, so no stock copy reaches real contacts unasked. Errors: validation.
 func (s *Automations) Create(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
 	a, err := s.validate(ctx, accountID, in)
 	if err != nil {
@@ -127,18 +128,34 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 	}
 	now := models.NewTimestamp(models.Now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
+	if err := s.db.W.WithContext(ctx).Create(a).Error; err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AddWelcomeSeries appends the three prefilled emails of a welcome series
+// (welcomeSequence) to the account's automation, from its first verified
+// sender (none when it has none yet: the automation cannot go live until
+// each email has one). Only the console's explicit choice calls it; each
+// email can then be edited or removed like any other. Errors: ErrNotFound.
+func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr string) ([]models.AutomationSchedule, error) {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]models.AutomationSchedule, 0, len(welcomeSequence))
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(a).Error; err != nil {
-			return err
-		}
-		if a.AutomationType != 0 {
-			return nil
-		}
 		var senderID int64
 		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
 			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
 			return err
 		}
+		var last int
+		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
+			return err
+		}
+		now := models.NewTimestamp(models.Now())
 		for i, st := range welcomeSequence {
 			d, err := s.templates.Design(st.template)
 			if err != nil {
@@ -147,21 +164,25 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 			html := d.HTMLCode
 			row := models.AutomationSchedule{UserID: accountID, AutomationID: a.ID, SenderID: senderID, Subject: st.subject,
 				WaitingPeriod: st.period, WaitingType: st.unit, Utr: uuid.NewString(), TemplateID: st.template, PreviewImg: d.PreviewImage,
-				TemplateHTML: &html, Position: i, CreatedAt: now, UpdatedAt: now}
+				TemplateHTML: &html, Position: last + 1 + i, CreatedAt: now, UpdatedAt: now}
 			if err := tx.Create(&row).Error; err != nil {
 				return err
 			}
+			rows = append(rows, row)
 		}
-		return nil
+		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	for i := range rows {
+		s.addresses(a, &rows[i])
+	}
+	return rows, nil
 }
 
-// welcomeSequence is the welcome automation's start: a welcome at once, a
-// getting-started mail two days later, an offer five days after that.
+// welcomeSequence is the console's prefilled welcome series: a welcome at
+// once, a getting-started mail two days later, an offer five days after that.
 var welcomeSequence = []struct {
 	subject     string
 	period      int
