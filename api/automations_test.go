@@ -115,7 +115,11 @@ func TestAutomations(t *testing.T) {
 	if s1.WaitingPeriod != 2 || s1.WaitingType != "days" || *s1.TemplateHTML != "<p>two</p>" {
 		t.Fatalf("schedule 1: %+v", s1)
 	}
-	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", "{}"), map[string][]string{"utr": {"The utr field is required."}})
+	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", "{}"), map[string][]string{"utr": {"The utr field is required."},
+		"sender_id": {"The sender id field is required."}, "subject": {"The subject field is required."},
+		"waiting_period": {"The waiting period field is required."}, "waiting_type": {"The waiting type field is required."},
+		"template_id": {"The template id field is required."}, "preview_img": {"The preview img field is required."},
+	})
 	expectNF(t, e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, sf("utr", "nope"))), "Record not found")
 	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, map[string]any{"utr": utr})), map[string][]string{
 		"sender_id": {"The sender id field is required."}, "subject": {"The subject field is required."},
@@ -166,7 +170,11 @@ func TestAutomations(t *testing.T) {
 	expectNF(t, e.b.send("GET", "/api/automations/schedule?utr="+utr, nil), "Record not found")
 	expectNF(t, e.b.send("GET", "/api/automations/duplicate?utr="+utr, nil), "Record Not Found")
 	expectNF(t, e.b.send("POST", "/api/automations/bulk-delete", form("strIds[]", utr)), "Record not found")
-	expectNF(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf())), "Record not found")
+	// b's own complete body for a's automation: not found; with a's
+	// sender, that sender is invalid first (the body is checked first).
+	bs := newSendSetup(t, e, e.b)
+	expectNF(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf("sender_id", itoa(bs.sender)))), "Record not found")
+	expectVAL(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf())), map[string][]string{"sender_id": {"The selected sender id is invalid."}})
 	expectVAL(t, e.b.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype), "unsubscribe_group_id", itoa(s.group))),
 		map[string][]string{"automation_for": {"The selected automation for is invalid."}, "unsubscribe_group_id": {"The selected unsubscribe group id is invalid."}})
 

@@ -311,9 +311,15 @@ func (s *Automations) Steps(ctx context.Context, accountID int64, utr string) ([
 	return out, nil
 }
 
-func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, *models.Sender, error) {
+// checkSchedule checks the body of an email and fills one from it. Every
+// problem is reported at once: each missing required parameter (the
+// automation's utr too, when withUtr) and each invalid one.
+func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput, withUtr bool) (*models.AutomationSchedule, *models.Sender, error) {
 	p := Problems{}
 	r := &models.AutomationSchedule{UserID: accountID}
+	if withUtr {
+		p.required("utr", in.Utr)
+	}
 	var snd *models.Sender
 	if p.required("sender_id", in.SenderID) {
 		id, err := ParseID(in.SenderID)
@@ -362,14 +368,16 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	return r, snd, p.Err()
 }
 
-// AddSchedule appends an email to the automation and returns it.
-// Errors: ErrNotFound (automation), validation.
+// AddSchedule appends an email to the automation and returns it. The
+// body is checked first, the automation's utr among its required
+// parameters: an automation that does not exist is not found only once
+// the body is complete and valid. Errors: validation, ErrNotFound.
 func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, error) {
-	a, err := s.Get(ctx, accountID, in.Utr)
+	r, _, err := s.checkSchedule(ctx, accountID, in, true)
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := s.checkSchedule(ctx, accountID, in)
+	a, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +428,7 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := s.checkSchedule(ctx, accountID, in)
+	r, _, err := s.checkSchedule(ctx, accountID, in, false)
 	if err != nil {
 		return nil, err
 	}

@@ -95,16 +95,24 @@ func targetsExist(ctx context.Context, q *gorm.DB, accountID int64, ts models.Ta
 	return true, nil
 }
 
-// validate checks the body and fills a send from it (without id, utr,
-// status or counters).
-func (s *SingleSends) validate(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
-	return s.check(ctx, accountID, in, false)
-}
+// checkMode says what a body is checked for.
+type checkMode int
 
-// check is validate; a test message (forTest) needs no audience or name.
-func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, forTest bool) (*models.SingleSend, error) {
+const (
+	forCreate checkMode = iota
+	forUpdate           // the utr is required too
+	forTest             // a test message needs no audience or name
+)
+
+// check checks the body and fills a send from it (without id, utr, status
+// or counters). Every problem of the body is reported at once: each
+// missing required parameter (the utr too, on update) and each invalid one.
+func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, mode checkMode) (*models.SingleSend, error) {
 	p := Problems{}
 	q := s.db.R
+	if mode == forUpdate {
+		p.required("utr", in.Utr)
+	}
 	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}"}
 
 	ss.TemplateID, ss.TemplateHTML, ss.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
@@ -144,7 +152,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		dst  *string
 	}{{"single_send_name", in.SingleSendName, &ss.SingleSendName}, {"subject", in.Subject, &ss.Subject}, {"preheader", in.Preheader, &ss.Preheader}} {
 		v := strings.TrimSpace(f.v)
-		if forTest && f.name == "single_send_name" {
+		if mode == forTest && f.name == "single_send_name" {
 			continue
 		}
 		if p.required(f.name, v) {
@@ -160,7 +168,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}{{"recipient_id", in.RecipientID, true, &ss.RecipientID}, {"exclude_specific_recipient_id", in.ExcludeRecipientID, false, &ss.ExcludeSpecificRecipientID}} {
 		items := nonBlank(f.items)
 		if len(items) == 0 {
-			if f.required && !forTest {
+			if f.required && mode != forTest {
 				p.Add(f.name, msgRequired(f.name))
 			}
 			*f.dst = models.Targets{}
@@ -345,7 +353,7 @@ func nonBlank(items []string) []string {
 // starts within seconds, a scheduled one at its time. It returns the utr.
 // Errors: validation.
 func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
-	ss, err := s.validate(ctx, accountID, in)
+	ss, err := s.check(ctx, accountID, in, forCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -362,19 +370,21 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 	return ss, nil
 }
 
-// Update replaces a send that has not started and arms it again.
-// Errors: ErrNotFound, validation (also when it is running or completed).
+// Update replaces a send that has not started and arms it again. The body
+// is checked first, the utr among its required parameters: a send that
+// does not exist is not found only once the body is complete and valid.
+// Errors: validation (also when it is running or completed), ErrNotFound.
 func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	ss, err := s.check(ctx, accountID, in, forUpdate)
+	if err != nil {
+		return nil, err
+	}
 	cur, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
 		return nil, err
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
-	}
-	ss, err := s.validate(ctx, accountID, in)
-	if err != nil {
-		return nil, err
 	}
 	status := models.SendInitiate
 	if ss.ScheduleType == 1 {
@@ -587,7 +597,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 		return errors.New("service: SendTest before UseTransport")
 	}
 	in.ScheduleType = "0"
-	ss, err := s.check(ctx, accountID, in, true)
+	ss, err := s.check(ctx, accountID, in, forTest)
 	if err != nil {
 		return err
 	}
