@@ -340,6 +340,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	r.Subject = strings.TrimSpace(in.Subject)
 	if p.required("subject", r.Subject) {
 		p.maxLen("subject", r.Subject, maxSendName)
+		p.singleLine("subject", in.Subject) // a header (decisions.md 8)
 	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
 	if p.required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {

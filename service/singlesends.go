@@ -157,6 +157,10 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		}
 		if p.required(f.name, v) {
 			p.maxLen(f.name, v, maxSendName)
+			if f.name == "subject" {
+				// The subject becomes a header (decisions.md 8).
+				p.singleLine(f.name, f.v)
+			}
 		}
 		*f.dst = v
 	}
