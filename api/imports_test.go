@@ -60,7 +60,7 @@ func TestUploadCSV(t *testing.T) {
 		"bad\xffutf8@example.com,Z,Z,US,1,1\r\n"
 	r, rep := upload(t, e.a, fields, "people.CSV", csvText)
 	expectOK(t, r, "Imported Successfully")
-	if rep.Status != "done" || rep.Created != 2 || rep.Updated != 0 || rep.Skipped != 4 || rep.Rows != 7 {
+	if rep.Status != "done" || rep.Created != 1 || rep.Updated != 0 || rep.Skipped != 5 || rep.Rows != 7 {
 		t.Fatalf("report: %+v", rep)
 	}
 	reasons := map[int64]string{}
@@ -68,22 +68,21 @@ func TestUploadCSV(t *testing.T) {
 		reasons[p.Line] = p.Reason
 	}
 	for line, want := range map[int64]string{
-		1: `column "shoe_size" ignored`, 5: "valid email", 6: "country is invalid", 7: "age must be a number", 9: "invalid UTF-8",
+		1: `column "shoe_size" ignored`, 3: "first name must not contain line breaks", 5: "valid email", 6: "country is invalid",
+		7: "age must be a number", 9: "invalid UTF-8",
 	} {
 		if !strings.Contains(reasons[line], want) {
 			t.Errorf("line %d: want %q, got %q (all: %+v)", line, want, reasons[line], rep.Problem)
 		}
 	}
 	cs := list[contact](t, e.a.send("GET", "/api/contacts/list", nil), "contacts")
-	if len(cs) != 2 {
+	if len(cs) != 1 {
 		t.Fatalf("contacts: %+v", cs)
 	}
-	// The later row of ann wins; bob's quoted newline is kept.
+	// The later row of ann wins; bob's name with a quoted newline would
+	// break the To header of his mail (decisions.md 8): his row is refused.
 	if cs[0].Email != "ann@example.com" || cs[0].FirstName != "Annie" || cs[0].LastName != "" || *cs[0].CustomField["age"].FieldValue != "32" || cs[0].Country != "United States" {
 		t.Fatalf("ann: %+v", cs[0])
-	}
-	if cs[1].FirstName != "Bob\nMulti" || cs[1].LastName != "Smith" || cs[1].Country != "Germany" || cs[1].CustomField["age"].FieldValue != nil {
-		t.Fatalf("bob: %+v", cs[1])
 	}
 
 	t.Run("updates only the columns given", func(t *testing.T) {

@@ -120,9 +120,5 @@ func strKeys(c *fiber.Ctx) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := f.Array("strIds")
-	if len(keys) == 0 {
-		return nil, service.Invalid("strIds", "The str ids field is required.")
-	}
-	return keys, nil
+	return service.BulkKeys("strIds", f.Array("strIds"))
 }

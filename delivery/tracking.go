@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"html"
+	"net/url"
 	"strings"
 
 	xhtml "golang.org/x/net/html"
@@ -75,9 +76,75 @@ func TrackLinks(doc string, rewrite func(i int, href string) string) (string, []
 	return b.String(), links
 }
 
+// trackable reports whether a link is rewritten through the click
+// redirect: an http(s) link that SafeRedirect accepts. A link carrying a
+// control character stays as written (decisions.md 8): its target would
+// otherwise reach the redirect's Location header.
 func trackable(href string) bool {
-	h := strings.ToLower(strings.TrimSpace(href))
-	return strings.HasPrefix(h, "http://") || strings.HasPrefix(h, "https://")
+	_, ok := SafeRedirect(strings.TrimSpace(href))
+	return ok
+}
+
+// SafeRedirect returns target as a Location header may carry it, and
+// whether it is one: an absolute http or https URL with a host and no
+// control character (CR and LF above all: they would end the header and
+// start another, such as a Set-Cookie on herald's own domain), no space
+// and no backslash. Anything else is refused, not repaired.
+func SafeRedirect(target string) (string, bool) {
+	for i := 0; i < len(target); i++ {
+		if c := target[i]; c < 0x21 || c == 0x7f || c == '\\' {
+			return "", false
+		}
+	}
+	for _, r := range target {
+		if r == '\u0085' || r == '\u2028' || r == '\u2029' || (r >= 0x80 && r <= 0x9f) {
+			return "", false
+		}
+	}
+	u, err := url.Parse(target)
+	if err != nil || u.Host == "" || u.User != nil {
+		return "", false
+	}
+	if scheme := strings.ToLower(u.Scheme); scheme != "http" && scheme != "https" {
+		return "", false
+	}
+	return target, true
+}
+
+// URLValue is a placeholder's value as it goes into a link: the bytes a
+// URL may not carry (controls, spaces, quotes, angle brackets, backslash,
+// non-ASCII) percent-encoded, everything else (such as the @ of an address
+// or the & of a query) as it is, so that a contact's value neither breaks
+// the link nor reaches the redirect's header raw.
+func URLValue(v string) string {
+	clean := true
+	for i := 0; i < len(v); i++ {
+		if urlUnsafe(v[i]) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return v
+	}
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	b.Grow(len(v) + 8)
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if urlUnsafe(c) {
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func urlUnsafe(c byte) bool {
+	return c < 0x21 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '`' || c == '{' || c == '}' || c == '|' || c == '^'
 }
 
 // AddPixel puts an invisible 1x1 image of src just before </body>, or at

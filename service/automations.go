@@ -723,20 +723,27 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 	}
 	var stopped []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ids, err := idsByKey(tx, utrs, func(q *gorm.DB, key string) *gorm.DB {
-			return automationQ(q.Model(&models.Automation{}), accountID, key)
+		ids, err := idsByKey(tx, utrs, func(q *gorm.DB) *gorm.DB {
+			return q.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		})
 		if err != nil {
 			return err
 		}
 		now := models.Now()
-		if err := tx.Model(&models.Automation{}).Where("id IN ?", ids).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
-			return err
+		for _, part := range chunks(ids, bulkChunk) {
+			if err := tx.Model(&models.Automation{}).Where("id IN ?", part).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
+				return err
+			}
+			var sends []int64
+			if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", part).Pluck("id", &sends).Error; err != nil {
+				return err
+			}
+			stopped = append(stopped, sends...)
+			if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", part).Update("status", models.SendReady).Error; err != nil {
+				return err
+			}
 		}
-		if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", ids).Pluck("id", &stopped).Error; err != nil {
-			return err
-		}
-		return tx.Model(&models.SingleSend{}).Where("automation_id IN ?", ids).Update("status", models.SendReady).Error
+		return nil
 	})
 	if err == nil && s.changed != nil {
 		s.changed(stopped)

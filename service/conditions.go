@@ -1,6 +1,7 @@
 package service
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,10 +35,21 @@ type Condition struct {
 	Values   []string // normalised; several for `in`
 }
 
+// Limits of a segment (decisions.md 8): its conditions, and the values of
+// one `in` condition. Beyond them a segment is refused, so that every
+// later change of a contact of its type can still keep it current.
+const (
+	MaxConditions = 50
+	MaxInValues   = 1000
+)
+
 // compileConditions validates the three parallel lists of a segment
 // against the account's fields and normalises the values.
 func compileConditions(fields, ops, values []string, customs []models.Field, p Problems) []Condition {
 	n := max(len(fields), len(ops))
+	if n > MaxConditions {
+		p.Add("select_field", fmt.Sprintf("The select field may not have more than %d items.", MaxConditions))
+	}
 	conds := make([]Condition, 0, n)
 	for i := 0; i < n; i++ {
 		key := func(name string) string { return fmt.Sprintf("%s.%d", name, i) }
@@ -87,6 +99,10 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		raw := []string{v}
 		if op == "in" {
 			raw = strings.Split(v, "|")
+			if len(raw) > MaxInValues {
+				p.Add(key("value"), fmt.Sprintf("The %s may not have more than %d items.", Label(key("value")), MaxInValues))
+				continue
+			}
 		}
 		for _, r := range raw {
 			nv, ok := normaliseValue(c, r)
@@ -177,7 +193,20 @@ func sqlCondition(dialect string, conds []Condition, or bool) (string, []any) {
 	if or {
 		join = " OR "
 	}
-	return strings.Join(parts, join), args
+	return balanced(parts, join), args
+}
+
+// balanced joins parts as a balanced tree of parenthesised pairs, in
+// order, so that the expression is about log2(n) deep instead of n:
+// SQLite refuses an expression tree deeper than 1,000, which a segment of
+// a few hundred conditions (stored before the limit of MaxConditions)
+// reached as a plain chain.
+func balanced(parts []string, join string) string {
+	if len(parts) <= 2 {
+		return strings.Join(parts, join)
+	}
+	mid := len(parts) / 2
+	return "(" + balanced(parts[:mid], join) + ")" + join + "(" + balanced(parts[mid:], join) + ")"
 }
 
 func sqlOne(dialect string, c Condition) (string, []any) {
@@ -203,6 +232,9 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 		for i, v := range c.Values {
 			t, _ := time.Parse(time.RFC3339Nano, v)
 			ts[i] = t
+		}
+		if c.Operator == "in" {
+			return inSQL(dialect, raw, "created_at", ts)
 		}
 		return cmpSQL(raw, c.Operator, ts)
 	}
@@ -237,6 +269,9 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 		for i, v := range c.Values {
 			vals[i], _ = strconv.ParseFloat(v, 64)
 		}
+		if c.Operator == "in" {
+			return inSQL(dialect, num, "number", vals)
+		}
 		return cmpSQL(num, c.Operator, vals)
 	}
 	vals := make([]any, len(c.Values))
@@ -244,10 +279,50 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 		vals[i] = v
 	}
 	if c.Type == "datetime-local" {
-		return cmpSQL("TRIM(COALESCE("+raw+", ''))", c.Operator, vals)
+		text = "TRIM(COALESCE(" + raw + ", ''))"
+	}
+	if c.Operator == "in" {
+		return inSQL(dialect, text, "text", vals)
 	}
 	return cmpSQL(text, c.Operator, vals)
 }
+
+// inSQL tests expr against a list of values passed as one JSON array, so
+// that a condition of a thousand values is one bind variable, not a
+// thousand (SQLite allows 32,766 per statement; a segment may hold 50
+// such conditions, and keeping it current adds a batch of contact ids).
+// kind is text, number or created_at: how the array's items are read.
+func inSQL(dialect, expr, kind string, vals []any) (string, []any) {
+	items := make([]any, len(vals))
+	for i, v := range vals {
+		if t, ok := v.(time.Time); ok {
+			// As each driver writes a time: the SQLite driver as text in its
+			// first layout, PostgreSQL read back as timestamptz.
+			if dialect == "postgres" {
+				v = t.UTC().Format(time.RFC3339Nano)
+			} else {
+				v = t.UTC().Format(sqliteTimeLayout)
+			}
+		}
+		items[i] = v
+	}
+	list, _ := json.Marshal(items)
+	if dialect != "postgres" {
+		return expr + " IN (SELECT value FROM json_each(?))", []any{string(list)}
+	}
+	elem := "jsonb_array_elements_text(CAST(? AS jsonb))"
+	switch kind {
+	case "number":
+		elem = "CAST(" + elem + " AS DOUBLE PRECISION)"
+	case "created_at":
+		elem = "CAST(" + elem + " AS TIMESTAMPTZ)"
+	}
+	return expr + " IN (SELECT " + elem + ")", []any{string(list)}
+}
+
+// sqliteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a
+// time.Time bind value, the form created_at is stored in.
+const sqliteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
 
 // cmpSQL compares expr with one value (or several for `in`). A value
 // that is absent never equals and never differs from a given value in
@@ -262,9 +337,6 @@ func cmpSQL(expr, op string, vals []any) (string, []any) {
 		return expr + " > ?", vals[:1]
 	case "less_than":
 		return expr + " < ?", vals[:1]
-	case "in":
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(vals)), ", ")
-		return expr + " IN (" + marks + ")", vals
 	}
 	return "1=0", nil
 }

@@ -86,6 +86,9 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 		*f.dst = strings.TrimSpace(f.v)
 		p.maxLen(f.name, *f.dst, 255)
 	}
+	// The names go into the To header of every mail to the contact.
+	p.singleLine("first_name", c.FirstName)
+	p.singleLine("last_name", c.LastName)
 	values := make(map[string]string, len(in.Custom))
 	for name, v := range in.Custom {
 		key := "custom_field." + name
@@ -372,24 +375,37 @@ func (s *Contacts) Delete(ctx context.Context, accountID, id int64) error {
 // BulkDelete soft-deletes all the listed contacts, or none.
 // Errors: ErrNotFound when any id is not one of the account's live contacts.
 func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
+	if err := tooMany(len(ids)); err != nil {
+		return err
+	}
 	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		parts := chunks(ids, bulkChunk)
 		var rows []models.Contact
-		if err := tx.Select("id", "contact_type_id").Where("user_id = ? AND id IN ? AND deleted_at IS NULL", accountID, ids).Find(&rows).Error; err != nil {
-			return err
+		for _, part := range parts {
+			var got []models.Contact
+			if err := tx.Select("id", "contact_type_id").Where("user_id = ? AND id IN ? AND deleted_at IS NULL", accountID, part).Find(&got).Error; err != nil {
+				return err
+			}
+			rows = append(rows, got...)
 		}
 		if len(rows) != len(ids) {
 			return ErrNotFound
 		}
-		if err := tx.Model(&models.Contact{}).Where("id IN ?", ids).Update("deleted_at", models.Now()).Error; err != nil {
-			return err
+		now := models.Now()
+		for _, part := range parts {
+			if err := tx.Model(&models.Contact{}).Where("id IN ?", part).Update("deleted_at", now).Error; err != nil {
+				return err
+			}
 		}
 		byType := map[int64][]int64{}
 		for _, r := range rows {
 			byType[r.ContactTypeID] = append(byType[r.ContactTypeID], r.ID)
 		}
 		for typeID, list := range byType {
-			if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, list); err != nil {
-				return err
+			for _, part := range chunks(list, bulkChunk) {
+				if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, part); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

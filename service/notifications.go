@@ -46,6 +46,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 		p.Add("email_owner", "The name field is required")
 	} else {
 		p.maxLen("email_owner", owner, 255)
+		p.singleLine("email_owner", owner) // the To name of the notification mails
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

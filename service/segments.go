@@ -340,9 +340,11 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 	first, last := strings.TrimSpace(in.FirstName), strings.TrimSpace(in.LastName)
 	if p.required("first_name", first) {
 		p.maxLen("first_name", first, 255)
+		p.singleLine("first_name", first)
 	}
 	if p.required("last_name", last) {
 		p.maxLen("last_name", last, 255)
+		p.singleLine("last_name", last)
 	}
 	email, ok := NormalizeEmail(in.Email)
 	if p.required("email", in.Email) && !ok {

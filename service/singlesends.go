@@ -432,26 +432,70 @@ func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
 	return q.Where("user_id = ? AND utr = ? AND automation_id IS NULL", accountID, key)
 }
 
-// idsByKey resolves bulk-delete keys (utrs or ids) with find, each once;
-// ErrNotFound when any is blank or finds nothing (all or none).
-func idsByKey(tx *gorm.DB, keys []string, find func(q *gorm.DB, key string) *gorm.DB) ([]int64, error) {
-	ids := make([]int64, 0, len(keys))
-	seen := map[int64]bool{}
+// idsByKey resolves bulk-delete keys (utrs, or integer ids) among the rows
+// scope selects (the account's sends or automations), bulkChunk keys a
+// query; each row once. ErrNotFound when any key is blank or finds
+// nothing (all or none).
+func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]int64, error) {
+	if err := tooMany(len(keys)); err != nil {
+		return nil, err
+	}
+	var utrs []string
+	var byID []int64
+	wanted := map[string]bool{}
 	for _, k := range keys {
-		if strings.TrimSpace(k) == "" {
+		k = strings.TrimSpace(k)
+		if k == "" {
 			return nil, ErrNotFound
 		}
-		var id int64
-		if err := find(tx, k).Select("id").Scan(&id).Error; err != nil {
+		if wanted[k] {
+			continue
+		}
+		wanted[k] = true
+		if id, err := strconv.ParseInt(k, 10, 64); err == nil {
+			byID = append(byID, id)
+		} else {
+			utrs = append(utrs, k)
+		}
+	}
+	found := 0
+	seen := map[int64]bool{}
+	ids := make([]int64, 0, len(wanted))
+	keep := func(rows []struct {
+		ID  int64
+		Utr string
+	}) {
+		for _, r := range rows {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				ids = append(ids, r.ID)
+			}
+		}
+	}
+	for _, part := range chunks(utrs, bulkChunk) {
+		var rows []struct {
+			ID  int64
+			Utr string
+		}
+		if err := scope(tx).Where("utr IN ?", part).Select("id", "utr").Scan(&rows).Error; err != nil {
 			return nil, err
 		}
-		if id == 0 {
-			return nil, ErrNotFound
+		found += len(rows)
+		keep(rows)
+	}
+	for _, part := range chunks(byID, bulkChunk) {
+		var rows []struct {
+			ID  int64
+			Utr string
 		}
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
+		if err := scope(tx).Where("id IN ?", part).Select("id", "utr").Scan(&rows).Error; err != nil {
+			return nil, err
 		}
+		found += len(rows)
+		keep(rows)
+	}
+	if found != len(wanted) {
+		return nil, ErrNotFound
 	}
 	return ids, nil
 }
@@ -530,20 +574,25 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 	var ids []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		if ids, err = idsByKey(tx, utrs, func(q *gorm.DB, key string) *gorm.DB {
-			return byUtr(q.Model(&models.SingleSend{}), accountID, key)
+		if ids, err = idsByKey(tx, utrs, func(q *gorm.DB) *gorm.DB {
+			return q.Model(&models.SingleSend{}).Where("user_id = ? AND automation_id IS NULL", accountID)
 		}); err != nil {
 			return err
 		}
-		// The ledger and events go first: SQLite's cascade would do it too,
-		// but PostgreSQL and SQLite then agree on the order of the work.
-		if err := tx.Where("send_id IN ?", ids).Delete(&models.SendMessage{}).Error; err != nil {
-			return err
+		for _, part := range chunks(ids, bulkChunk) {
+			// The ledger and events go first: SQLite's cascade would do it
+			// too, but PostgreSQL and SQLite then agree on the order of the work.
+			if err := tx.Where("send_id IN ?", part).Delete(&models.SendMessage{}).Error; err != nil {
+				return err
+			}
+			if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", part).Error; err != nil {
+				return err
+			}
+			if err := tx.Where("user_id = ? AND id IN ?", accountID, part).Delete(&models.SingleSend{}).Error; err != nil {
+				return err
+			}
 		}
-		if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", ids).Error; err != nil {
-			return err
-		}
-		return tx.Where("user_id = ? AND id IN ?", accountID, ids).Delete(&models.SingleSend{}).Error
+		return nil
 	})
 	if err == nil && s.deleted != nil {
 		s.deleted(ids)

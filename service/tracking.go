@@ -83,6 +83,10 @@ func (t *Tracking) Open(ctx context.Context, token string) error {
 	})
 }
 
+// SafeRedirect returns target when it may go into a Location header as it
+// is (delivery.SafeRedirect): the edge checks again where it writes one.
+func SafeRedirect(target string) (string, bool) { return delivery.SafeRedirect(target) }
+
 // Click counts a click on link i of the message and returns where it
 // goes: only a link that was in the message. Errors: ErrNotFound.
 func (t *Tracking) Click(ctx context.Context, token string, i int) (string, error) {
@@ -99,18 +103,25 @@ func (t *Tracking) Click(ctx context.Context, token string, i int) (string, erro
 	}
 	target := ss.Links[i]
 	if strings.Contains(target, "((") {
-		// A link with placeholders goes where it went in this recipient's mail.
+		// A link with placeholders goes where it went in this recipient's
+		// mail, its values percent-encoded where a URL may not hold them.
 		target = delivery.Compile(target).Render(func(name string) string {
 			switch name {
 			case "email":
-				return m.Email
+				return delivery.URLValue(m.Email)
 			case "first_name":
-				return m.FirstName
+				return delivery.URLValue(m.FirstName)
 			case "last_name":
-				return m.LastName
+				return delivery.URLValue(m.LastName)
 			}
 			return ""
 		})
+	}
+	// Only a target that can go into Location as it is: a link stored by
+	// an older version with a control character in it is not followed.
+	target, ok := delivery.SafeRedirect(target)
+	if !ok {
+		return "", ErrNotFound
 	}
 	now := models.NewTimestamp(models.Now())
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

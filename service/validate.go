@@ -194,10 +194,36 @@ func ParseID(s string) (int64, error) {
 	return id, nil
 }
 
-// ParseIDs reads every id of a bulk operation; one bad id fails them all.
-func ParseIDs(field string, items []string) ([]int64, error) {
+// MaxBulkIDs is how many ids (or utrs) one bulk operation takes
+// (decisions.md 8); the queries behind it take them bulkChunk at a time.
+const MaxBulkIDs = 10000
+
+// BulkKeys checks the items of a bulk operation: at least one, at most
+// MaxBulkIDs (`The str ids may not have more than 10000 items.`).
+func BulkKeys(field string, items []string) ([]string, error) {
 	if len(items) == 0 {
 		return nil, Invalid(field, msgRequired(field))
+	}
+	if len(items) > MaxBulkIDs {
+		return nil, Invalid(field, fmt.Sprintf("The %s may not have more than %d items.", Label(field), MaxBulkIDs))
+	}
+	return items, nil
+}
+
+// tooMany refuses a bulk operation of more than MaxBulkIDs items, whatever
+// edge it came from (the edges check first, with BulkKeys).
+func tooMany(n int) error {
+	if n > MaxBulkIDs {
+		return Invalid("strIds", fmt.Sprintf("The str ids may not have more than %d items.", MaxBulkIDs))
+	}
+	return nil
+}
+
+// ParseIDs reads every id of a bulk operation; one bad id fails them all.
+// Errors: validation (none, or more than MaxBulkIDs), ErrNotFound.
+func ParseIDs(field string, items []string) ([]int64, error) {
+	if _, err := BulkKeys(field, items); err != nil {
+		return nil, err
 	}
 	seen := make(map[int64]bool, len(items))
 	ids := make([]int64, 0, len(items))

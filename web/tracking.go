@@ -59,6 +59,12 @@ func (w *Web) trackClick(c *fiber.Ctx) error {
 		}
 		return err
 	}
+	// The service hands out only safe targets; checked again here, where
+	// the header is written, so that Location can never carry CR or LF.
+	to, ok := service.SafeRedirect(to)
+	if !ok {
+		return fiber.ErrNotFound
+	}
 	return c.Redirect(to, fiber.StatusFound)
 }
 

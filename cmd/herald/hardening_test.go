@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/dbtest"
+	"herald/service"
+	"herald/smtptest"
+)
+
+// liveHerald is a running herald (the real listener) with one account, a
+// verified sender, a group and a contact type of three contacts, mailing
+// through a real SMTP relay on loopback: the decisions.md 8 findings are
+// checked against it as an attacker would try them.
+type liveHerald struct {
+	*apiClient
+	relay *smtptest.Server
+	db    *service.DB
+	env   map[string]string
+}
+
+func startLiveHerald(t *testing.T, extraEnv map[string]string) *liveHerald {
+	t.Helper()
+	relay := smtptest.Start(t)
+	dsn := dbtest.DSN(t)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
+		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+		t.Fatal(err)
+	}
+	h := &liveHerald{apiClient: &apiClient{t: t}, relay: relay}
+	_ = json.Unmarshal(out.Bytes(), &h.keys)
+	addr := freeAddr(t)
+	h.base = "http://" + addr
+	h.env = map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": relay.URL(), "HERALD_BASE_URL": h.base, "HERALD_ADDR": addr,
+		"HERALD_API_RATE": "0"}
+	for k, v := range extraEnv {
+		h.env[k] = v
+	}
+	startServer(t, h.env)
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h.db = db
+
+	h.call("POST", "/api/sender/save", url.Values{"from_name": {"Ann"}, "from_email": {"ann@shop.example.com"}, "reply_to_email": {"help@shop.example.com"},
+		"country_id": {"840"}, "company_address": {"1 Main St"}, "nickname": {"shop"}})
+	if !relay.WaitCount(1, 10*time.Second) {
+		t.Fatal("no verification mail")
+	}
+	body := strings.NewReplacer("=\r\n", "", "=3D", "=").Replace(string(relay.Messages()[0].Data))
+	link := regexp.MustCompile(`http://[^"\s]+/senders/verify/[0-9a-f]+`).FindString(body)
+	if resp, err := http.Get(link); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("verify %q: %v", link, err)
+	}
+	h.call("POST", "/api/contacts-type/add", url.Values{"name": {"Customers"}})
+	h.call("POST", "/api/unsubscribes-groups/save", url.Values{"group_name": {"News"}, "description": {"Monthly news"}, "is_display": {"1"}})
+	for _, e := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} {
+		h.call("POST", "/api/contacts/add", url.Values{"contact_type_id": {"1"}, "email": {e}, "first_name": {"F"}, "last_name": {"L"}, "country": {"840"}})
+	}
+	return h
+}
+
+// send makes a single send of html to the contact type and waits until it
+// is completed; it returns its utr.
+func (h *liveHerald) send(name, html string) string {
+	h.t.Helper()
+	form := url.Values{"template_id": {"1"}, "template_html": {html},
+		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {name}, "subject": {"Hello"}, "preheader": {"News"},
+		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
+	utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
+	deadline := time.Now().Add(30 * time.Second)
+	for h.details(utr)["status"].(float64) != 3 {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("send %s not completed: %v", name, h.details(utr))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return utr
+}
+
+func (h *liveHerald) details(utr string) map[string]any {
+	h.t.Helper()
+	return h.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
+}
+
+// message returns the last mail the relay got for to, its header and its
+// decoded HTML part.
+func (h *liveHerald) message(to string) (smtptest.Message, string) {
+	h.t.Helper()
+	var m smtptest.Message
+	for _, x := range h.relay.Messages() {
+		if x.To == to {
+			m = x
+		}
+	}
+	if m.To == "" {
+		h.t.Fatalf("no message to %s", to)
+	}
+	body := strings.NewReplacer("=\r\n", "", "=3D", "=", "=0D", "\r", "=0A", "\n").Replace(string(m.Data))
+	return m, body
+}
+
+// token is the recipient token of a message (from its List-Unsubscribe).
+func (h *liveHerald) token(m smtptest.Message) string {
+	return strings.TrimPrefix(strings.Trim(m.Header().Get("List-Unsubscribe"), "<>"), h.base+"/u/")
+}
+
+// get fetches a path without following redirects.
+func (h *liveHerald) get(path string, header ...string) (*http.Response, string) {
+	h.t.Helper()
+	req, _ := http.NewRequest("GET", h.base+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestClickRedirectCannotSetHeaders is finding 1 of issue 11: a link whose
+// href decodes to a CR LF followed by a header was copied raw into the
+// click redirect's Location, and the answer carried the attacker's
+// Set-Cookie on herald's own domain.
+func TestClickRedirectCannotSetHeaders(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	evil := `https://b.example/&#13;&#10;Set-Cookie: herald_session=stolen; Path=/`
+	utr := h.send("Evil", `<p>Hi</p><a href="`+evil+`">Win</a> <a href="https://shop.example.com/ok">Shop</a>`)
+	m, body := h.message("bob@example.com")
+	// The link with control characters is left as written; the other one
+	// goes through the redirect as link 0.
+	if strings.Count(body, h.base+"/t/c/") != 1 || !strings.Contains(body, "Set-Cookie: herald_session=stolen") {
+		t.Fatalf("links of the message: %s", body)
+	}
+	tok := h.token(m)
+	if r, _ := h.get("/t/c/" + tok + "/0"); r.StatusCode != 302 || r.Header.Get("Location") != "https://shop.example.com/ok" {
+		t.Fatalf("the clean link: %d %q", r.StatusCode, r.Header.Get("Location"))
+	}
+	// A send stored before this check (its links list holds the decoded
+	// link) must not answer with the header either.
+	var id int64
+	if err := h.db.R.Raw("SELECT id FROM single_sends WHERE utr = ?", utr).Scan(&id).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := h.db.W.Exec("UPDATE single_sends SET links = ? WHERE id = ?",
+		`["https://b.example/\r\nSet-Cookie: herald_session=stolen; Path=/","https://shop.example.com/ok"]`, id).Error; err != nil {
+		t.Fatal(err)
+	}
+	r, _ := h.get("/t/c/" + tok + "/0")
+	if r.StatusCode != 404 || r.Header.Get("Location") != "" || len(r.Cookies()) != 0 {
+		t.Fatalf("a stored link with CR LF: %d Location %q cookies %v", r.StatusCode, r.Header.Get("Location"), r.Header.Values("Set-Cookie"))
+	}
+}
