@@ -43,7 +43,10 @@ func New(svc *service.Service, opt Options) *API {
 	return a
 }
 
-const localAccount = "account"
+const (
+	localAccount     = "account"
+	localListVersion = "list_version" // the account's, read with its keys
+)
 
 // account is the id of the authenticated account of the request.
 func account(c *fiber.Ctx) int64 { return c.Locals(localAccount).(int64) }
@@ -63,7 +66,7 @@ func (a *API) auth(c *fiber.Ctx) error {
 		}
 		return failure(c, fiber.StatusUnauthorized, errs)
 	}
-	id, err := a.svc.Accounts.Authenticate(c.UserContext(), pub, sec)
+	id, listVersion, err := a.svc.Accounts.Check(c.UserContext(), pub, sec)
 	if err != nil {
 		return fail(c, err)
 	}
@@ -74,6 +77,7 @@ func (a *API) auth(c *fiber.Ctx) error {
 		}
 	}
 	c.Locals(localAccount, id)
+	c.Locals(localListVersion, listVersion)
 	return c.Next()
 }
 

@@ -7,8 +7,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+
+	"herald/service"
 )
 
 // form is a request's input, whatever its encoding: multipart, URL-encoded
@@ -52,6 +55,11 @@ func parseForm(c *fiber.Ctx) (*form, error) {
 			return nil, errBadBody
 		}
 		for k, vs := range mf.Value {
+			for _, v := range vs {
+				if !utf8.ValidString(k) || !utf8.ValidString(v) {
+					return nil, service.NotUTF8(k)
+				}
+			}
 			f.body[k] = append(f.body[k], vs...)
 		}
 	case strings.HasPrefix(ct, fiber.MIMEApplicationForm):

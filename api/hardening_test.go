@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -265,4 +266,31 @@ func TestBulkOperationLimits(t *testing.T) {
 	if s := list[segment](t, e.a.send("GET", "/api/segment/list", nil), "segments"); s[0].SegmentEmailsCount != 100 {
 		t.Fatalf("segment after the bulk delete: %+v", s[0])
 	}
+}
+
+// Text that is not valid UTF-8 is refused (422), whatever carries it: a
+// query, a URL-encoded, multipart or JSON body (issue 11, finding 8).
+// Before, it was stored as sent on SQLite.
+func TestInvalidUTF8IsRefused(t *testing.T) {
+	e := newEnv(t)
+	typeID := e.a.newType(t, "Customers")
+	bad := "Ann\xff\xfe"
+	expectFieldError(t, e.a.send("POST", "/api/contacts/add", form("contact_type_id", typeID, "email", "a@example.com", "first_name", bad, "country", "840")),
+		"first_name", "The first name must be valid UTF-8.")
+	expectFieldError(t, e.a.send("POST", "/api/contacts-type/add", form("name", bad)), "name", "The name must be valid UTF-8.")
+	expectFieldError(t, e.a.send("GET", "/api/contacts/list?search=%FF", nil), "search", "The search must be valid UTF-8.")
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	_ = mw.WriteField("name", bad)
+	_ = mw.Close()
+	expectFieldError(t, e.a.send("POST", "/api/contacts-type/add", rawBody{mw.FormDataContentType(), b.String()}), "name", "The name must be valid UTF-8.")
+	r := e.a.send("POST", "/api/contacts-type/add", `{"name":"`+bad+`"}`)
+	if r.Code != 422 || r.text(r.Errors) != "The request must be valid UTF-8." {
+		t.Fatalf("JSON body: %d %s", r.Code, r.raw)
+	}
+	// Nothing was stored; valid text of any script is fine.
+	if ts := list[contactType](t, e.a.send("GET", "/api/contacts-type", nil), "contactTypes"); len(ts) != 1 {
+		t.Fatalf("contact types: %+v", ts)
+	}
+	expectOK(t, e.a.send("POST", "/api/contacts-type/add", form("name", "Клиенты 顧客")), "Added Successfully")
 }

@@ -5,7 +5,7 @@ import "github.com/gofiber/fiber/v2"
 // Mount registers every API route on r (the /api group). All routes of
 // the API are listed here.
 func (a *API) Mount(r fiber.Router) {
-	r.Use(a.auth)
+	r.Use(a.auth, checkUTF8)
 
 	// Global unsubscribers.
 	r.Get("/global-unsubscribes", a.listGlobalUnsubscribes)

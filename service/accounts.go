@@ -35,23 +35,17 @@ type AccountInput struct {
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
 	db     *DB
-	keys   *keyCache
 	logins *loginLimiter
 	cost   int // bcrypt cost of new passwords
 
-	versionOnce sync.Once
-	versionStmt *sql.Stmt
-	versionErr  error
+	keyOnce sync.Once
+	keyStmt *sql.Stmt
+	keyErr  error
 }
 
 // SetPasswordCost sets the bcrypt cost of passwords hashed from now on
 // (tests lower it; the default is bcrypt.DefaultCost).
 func (a *Accounts) SetPasswordCost(cost int) { a.cost = cost }
-
-// keyTTL is how long a checked key is trusted without asking the database.
-// A rotation in this process takes effect at once; in another process
-// sharing a PostgreSQL database, within keyTTL.
-const keyTTL = 30 * time.Second
 
 // Create opens an account and returns it with its first keys. Errors:
 // validation (missing name, bad email, short password, email taken).
@@ -126,69 +120,64 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 		return Keys{}, notFound(err)
 	}
 	keys, secretHash := newKeys()
+	// The list version moves too: cached list answers built under the old
+	// keys are not served again.
 	err := a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
-		Updates(map[string]any{"public_key": keys.PublicKey, "secret_hash": secretHash, "updated_at": models.Now()}).Error
+		Updates(map[string]any{"public_key": keys.PublicKey, "secret_hash": secretHash, "updated_at": models.Now(),
+			"list_version": gorm.Expr("list_version + 1")}).Error
 	if err != nil {
 		return Keys{}, err
 	}
-	a.keys.forget(old.PublicKey)
 	return keys, nil
 }
 
-// Authenticate returns the account id that owns the key pair. A pair seen
-// within keyTTL is checked from memory, without a database round trip.
+// Authenticate returns the account id that owns the key pair (see Check).
 // Errors: ErrUnauthorized.
 func (a *Accounts) Authenticate(ctx context.Context, publicKey, secretKey string) (int64, error) {
-	sum := sha256.Sum256([]byte(secretKey))
-	if e, ok := a.keys.get(publicKey); ok {
-		if subtle.ConstantTimeCompare(sum[:], e.hash[:]) == 1 {
-			return e.accountID, nil
-		}
-		return 0, ErrUnauthorized
-	}
-	var u models.User
-	err := a.db.R.WithContext(ctx).Select("id", "secret_hash").Where("public_key = ?", publicKey).First(&u).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return 0, ErrUnauthorized
-	}
-	if err != nil {
-		return 0, err
-	}
-	if subtle.ConstantTimeCompare(sum[:], u.SecretHash) != 1 {
-		return 0, ErrUnauthorized
-	}
-	var h [32]byte
-	copy(h[:], u.SecretHash)
-	a.keys.put(strings.Clone(publicKey), keyEntry{accountID: u.ID, hash: h, expires: time.Now().Add(keyTTL)})
-	return u.ID, nil
+	id, _, err := a.Check(ctx, publicKey, secretKey)
+	return id, err
 }
 
-// ListVersion returns the account's suppression-list version: it changes
-// with every change to its unsubscribers, groups and notification
-// recipients (a cache of those lists is current while it is unchanged).
-// It is one primary-key read, prepared once.
-func (a *Accounts) ListVersion(ctx context.Context, accountID int64) (int64, error) {
-	a.versionOnce.Do(func() {
-		sqlDB, err := a.db.R.DB()
-		if err != nil {
-			a.versionErr = err
-			return
-		}
-		q := "SELECT list_version FROM users WHERE id = ?"
-		if a.db.Dialect == "postgres" {
-			q = "SELECT list_version FROM users WHERE id = $1"
-		}
-		a.versionStmt, a.versionErr = sqlDB.PrepareContext(context.Background(), q)
+// Check authenticates a key pair against the database on every call, so a
+// rotation (from the console, the CLI or another process) takes effect at
+// once everywhere (decisions.md 8): one read by the unique public key,
+// prepared once, which also returns the account's suppression-list version
+// (it changes with every change to its unsubscribers, groups and notification
+// recipients), so that a cached list costs no second read. The secret is
+// compared as its SHA-256, in constant time. Errors: ErrUnauthorized.
+func (a *Accounts) Check(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
+	a.keyOnce.Do(func() {
+		a.keyStmt, a.keyErr = a.prepare("SELECT id, secret_hash, list_version FROM users WHERE public_key = ?")
 	})
-	if a.versionErr != nil {
-		return 0, a.versionErr
+	if a.keyErr != nil {
+		return 0, 0, a.keyErr
 	}
-	var v int64
-	err := a.versionStmt.QueryRowContext(context.WithoutCancel(ctx), accountID).Scan(&v)
+	var hash []byte
+	err = a.keyStmt.QueryRowContext(context.WithoutCancel(ctx), publicKey).Scan(&accountID, &hash, &listVersion)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, 0, ErrUnauthorized
 	}
-	return v, err
+	if err != nil {
+		return 0, 0, err
+	}
+	sum := sha256.Sum256([]byte(secretKey))
+	if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
+		return 0, 0, ErrUnauthorized
+	}
+	return accountID, listVersion, nil
+}
+
+// prepare makes a statement of one row read on the reader pool, its
+// placeholders written for the dialect.
+func (a *Accounts) prepare(q string) (*sql.Stmt, error) {
+	sqlDB, err := a.db.R.DB()
+	if err != nil {
+		return nil, err
+	}
+	if a.db.Dialect == "postgres" {
+		q = strings.Replace(q, "?", "$1", 1)
+	}
+	return sqlDB.PrepareContext(context.Background(), q)
 }
 
 // Login checks a password. After too many failures for one address it
@@ -230,43 +219,6 @@ func newKeys() (Keys, []byte) {
 	k := Keys{PublicKey: "pk_" + hex.EncodeToString(pub), SecretKey: "sk_" + hex.EncodeToString(sec)}
 	sum := sha256.Sum256([]byte(k.SecretKey))
 	return k, sum[:]
-}
-
-type keyEntry struct {
-	accountID int64
-	hash      [32]byte
-	expires   time.Time
-}
-
-// keyCache remembers recently checked key pairs.
-type keyCache struct {
-	mu sync.RWMutex
-	m  map[string]keyEntry
-}
-
-func (c *keyCache) get(pub string) (keyEntry, bool) {
-	c.mu.RLock()
-	e, ok := c.m[pub]
-	c.mu.RUnlock()
-	if !ok || time.Now().After(e.expires) {
-		return keyEntry{}, false
-	}
-	return e, true
-}
-
-func (c *keyCache) put(pub string, e keyEntry) {
-	c.mu.Lock()
-	if len(c.m) > 100_000 { // bound memory: a flood of keys empties it
-		clear(c.m)
-	}
-	c.m[pub] = e
-	c.mu.Unlock()
-}
-
-func (c *keyCache) forget(pub string) {
-	c.mu.Lock()
-	delete(c.m, pub)
-	c.mu.Unlock()
 }
 
 // loginLimiter counts failed logins per address in a sliding window.

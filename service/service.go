@@ -62,7 +62,6 @@ func New(db *DB) *Service {
 		DB:           db,
 		Accounts: &Accounts{
 			db:     db,
-			keys:   &keyCache{m: map[string]keyEntry{}},
 			logins: &loginLimiter{failures: map[string][]time.Time{}, max: 5, window: 15 * time.Minute},
 			cost:   bcrypt.DefaultCost,
 		},

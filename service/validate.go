@@ -63,6 +63,33 @@ func (p Problems) minLen(field, v string, n int) {
 	}
 }
 
+// NotUTF8 is the validation error of a request field whose text is not
+// valid UTF-8 (decisions.md 8: such text is refused, never stored). field
+// is the parameter's name, made printable.
+func NotUTF8(field string) *Error {
+	field = strings.ToValidUTF8(field, "\uFFFD")
+	if field == "" {
+		return &Error{Code: CodeValidation, Message: "The request must be valid UTF-8."}
+	}
+	return Invalid(field, "The "+Label(field)+" must be valid UTF-8.")
+}
+
+// FindNotUTF8 returns the first key whose name or value is not valid UTF-8
+// among the pairs each walk visits (a request's query, its form body).
+func FindNotUTF8(walks ...func(visit func(k, v []byte))) (key string, found bool) {
+	for _, walk := range walks {
+		walk(func(k, v []byte) {
+			if !found && (!utf8.Valid(k) || !utf8.Valid(v)) {
+				key, found = string(k), true
+			}
+		})
+		if found {
+			return key, true
+		}
+	}
+	return "", false
+}
+
 // msgLineBreak is decisions.md 8's refusal of a header-bound value with a
 // control character.
 func msgLineBreak(field string) string {

@@ -189,6 +189,19 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountAutomations(app, in)
 }
 
+// checkUTF8 refuses (422) a query or URL-encoded form whose text is not
+// valid UTF-8 (decisions.md 8); the upload's CSV is checked row by row.
+func checkUTF8(c *fiber.Ctx) error {
+	walks := []func(func(k, v []byte)){c.Context().QueryArgs().VisitAll}
+	if strings.HasPrefix(strings.ToLower(string(c.Request().Header.ContentType())), fiber.MIMEApplicationForm) {
+		walks = append(walks, c.Request().PostArgs().VisitAll)
+	}
+	if key, bad := service.FindNotUTF8(walks...); bad {
+		return service.NotUTF8(key)
+	}
+	return nil
+}
+
 // contentSecurityPolicy allows only this site's own files: no inline
 // script or style, no eval (htmx is told not to use it), no framing.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
@@ -222,7 +235,7 @@ func (w *Web) console(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy)
 	if upload {
 		err = checkUploadCSRF(c, s)
-	} else {
+	} else if err = checkUTF8(c); err == nil {
 		err = checkCSRF(c, s)
 	}
 	if err == nil {

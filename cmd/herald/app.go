@@ -31,7 +31,11 @@ const bodyLimit = 10 << 20
 // health and metrics into one Fiber app.
 func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, error) {
 	errorHandler := func(c *fiber.Ctx, err error) error {
-		if isAPI(c) {
+		// A request fasthttp could not read (a header block over the read
+		// buffer: 431; a malformed request line) never reached the router:
+		// its path is unknown, so it gets the API's envelope, which is what
+		// an API client needs and a browser still shows (decisions.md 8).
+		if isAPI(c) || c.Locals(localRouted) == nil {
 			return api.ErrorHandler(c, err)
 		}
 		return web.ErrorHandler(c, err)
@@ -46,10 +50,14 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 		// upload is imported while it arrives.
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
-		DisableStartupMessage:        true,
-		ReadTimeout:                  60 * time.Second,
-		WriteTimeout:                 10 * time.Minute,
-		IdleTimeout:                  2 * time.Minute,
+		// The request line and headers must fit the read buffer: 32 KiB
+		// lets an 8 KiB URL and ordinary headers through; a longer URL is
+		// refused by limitURI (414), a larger header block by fasthttp (431).
+		ReadBufferSize:        readBuffer,
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          10 * time.Minute,
+		IdleTimeout:           2 * time.Minute,
 	})
 
 	reg := prometheus.NewRegistry()
@@ -57,6 +65,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	m := newHTTPMetrics(reg)
 
 	app.Use(observe(m, errorHandler))
+	app.Use(limitURI(maxURI))
 	app.Use(limitBody(bodyLimit, api.UploadPath, web.UploadPath))
 	app.Use(recover.New(recover.Config{
 		EnableStackTrace: true,
@@ -85,6 +94,27 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	}
 	w.Mount(app)
 	return app, nil
+}
+
+// Sizes of a request's head: the read buffer every request line and
+// header block must fit, and the longest URL served (414 beyond).
+const (
+	readBuffer = 32 << 10
+	maxURI     = 16 << 10
+)
+
+// localRouted marks a request that reached the router (see errorHandler).
+const localRouted = "herald.routed"
+
+// limitURI refuses (414) a URL longer than max, in the envelope of its
+// edge: the API's JSON or the console's page.
+func limitURI(max int) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if len(c.Request().Header.RequestURI()) > max {
+			return fiber.ErrRequestURITooLong
+		}
+		return c.Next()
+	}
 }
 
 // limitBody refuses (413) a body over limit on every route but the upload
@@ -142,6 +172,7 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
+		c.Locals(localRouted, true)
 		if err := c.Next(); err != nil {
 			if herr := errorHandler(c, err); herr != nil {
 				_ = c.SendStatus(fiber.StatusInternalServerError)

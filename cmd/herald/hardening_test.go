@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -165,5 +167,113 @@ func TestClickRedirectCannotSetHeaders(t *testing.T) {
 	r, _ := h.get("/t/c/" + tok + "/0")
 	if r.StatusCode != 404 || r.Header.Get("Location") != "" || len(r.Cookies()) != 0 {
 		t.Fatalf("a stored link with CR LF: %d Location %q cookies %v", r.StatusCode, r.Header.Get("Location"), r.Header.Values("Set-Cookie"))
+	}
+}
+
+// callStatus calls the API with a key pair and returns the status.
+func callStatus(t *testing.T, base string, keys keysOut, path string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("PublicKey", keys.PublicKey)
+	req.Header.Set("SecretKey", keys.SecretKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// A key rotation by the CLI (another process on the same database) takes
+// effect at once in a running server (issue 11, finding 7): before, the
+// server trusted a key it had seen for up to 30 seconds.
+func TestKeyRotationTakesEffectAtOnce(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	old := h.keys
+	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
+		if s := callStatus(t, h.base, old, path); s != 200 {
+			t.Fatalf("%s with the keys: %d", path, s)
+		}
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"herald", "account", "rotate-keys", "--email", "owner@example.com"},
+		envFrom(map[string]string{"HERALD_DATABASE": h.env["HERALD_DATABASE"], "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+		t.Fatal(err)
+	}
+	var fresh keysOut
+	if err := json.Unmarshal(out.Bytes(), &fresh); err != nil || fresh.SecretKey == old.SecretKey {
+		t.Fatalf("rotate-keys printed %q", out.String())
+	}
+	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
+		if s := callStatus(t, h.base, old, path); s != 401 {
+			t.Fatalf("%s with the old keys right after the rotation: %d", path, s)
+		}
+		if s := callStatus(t, h.base, fresh, path); s != 200 {
+			t.Fatalf("%s with the new keys: %d", path, s)
+		}
+	}
+	// The old public key with the new secret is no pair either.
+	if s := callStatus(t, h.base, keysOut{PublicKey: old.PublicKey, SecretKey: fresh.SecretKey}, "/api/senders"); s != 401 {
+		t.Fatalf("mixed pair: %d", s)
+	}
+}
+
+// rawRequest writes req on a fresh connection and returns the status line,
+// the header and the body of the answer.
+func rawRequest(t *testing.T, addr, req string) (status int, header http.Header, body string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// Every /api/ answer is the JSON envelope, 414 and 431 included, and an
+// 8 KB URL is served (issue 11, finding 10): before, a 5,000-character
+// query got fasthttp's 431 in plain text.
+func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	addr := strings.TrimPrefix(h.base, "http://")
+	keys := "PublicKey: " + h.keys.PublicKey + "\r\nSecretKey: " + h.keys.SecretKey + "\r\n"
+	get := func(path, extra string) (int, http.Header, string) {
+		return rawRequest(t, addr, "GET "+path+" HTTP/1.1\r\nHost: "+addr+"\r\n"+keys+extra+"Connection: close\r\n\r\n")
+	}
+	envelope := func(what string, status int, header http.Header, body string, want int) {
+		t.Helper()
+		var env struct {
+			Status string `json:"status"`
+			Errors any    `json:"errors"`
+		}
+		if status != want || !strings.HasPrefix(header.Get("Content-Type"), "application/json") || json.Unmarshal([]byte(body), &env) != nil ||
+			env.Status != "failed" || env.Errors == nil {
+			t.Fatalf("%s: %d %q %q", what, status, header.Get("Content-Type"), body)
+		}
+	}
+	for _, n := range []int{5000, 8 << 10} {
+		if s, _, body := get("/api/global-unsubscribes?search="+strings.Repeat("a", n), ""); s != 200 || !strings.HasPrefix(body, `{"status":"success"`) {
+			t.Fatalf("a %d-character query: %d %q", n, s, body)
+		}
+	}
+	s, hd, body := get("/api/global-unsubscribes?search="+strings.Repeat("a", 20<<10), "")
+	envelope("a 20 KB URL", s, hd, body, 414)
+	s, hd, body = get("/api/global-unsubscribes", "X-Big: "+strings.Repeat("b", 40<<10)+"\r\n")
+	envelope("a 40 KB header", s, hd, body, 431)
+	s, hd, body = get("/api/global-unsubscribes?search="+strings.Repeat("a", 60<<10), "")
+	envelope("a 60 KB URL", s, hd, body, 431)
+	// The console answers a long URL with its page.
+	if s, hd, _ := get("/contacts?search="+strings.Repeat("a", 20<<10), ""); s != 414 || !strings.HasPrefix(hd.Get("Content-Type"), "text/html") {
+		t.Fatalf("console, a 20 KB URL: %d %q", s, hd.Get("Content-Type"))
 	}
 }
