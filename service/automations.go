@@ -206,7 +206,7 @@ func automationQ(q *gorm.DB, accountID int64, key string) *gorm.DB {
 
 // Get returns one automation by utr (or id), with its totals. Errors: ErrNotFound.
 func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
-	if strings.TrimSpace(utr) == "" {
+	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
 		return nil, ErrNotFound
 	}
 	var a models.Automation

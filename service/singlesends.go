@@ -445,7 +445,7 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 	wanted := map[string]bool{}
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
-		if k == "" {
+		if k == "" || !ValidText(k) { // no utr holds a NUL, which PostgreSQL refuses
 			return nil, ErrNotFound
 		}
 		if wanted[k] {
@@ -502,7 +502,7 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 
 // Get returns one send of the account by utr. Errors: ErrNotFound.
 func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
-	if strings.TrimSpace(utr) == "" {
+	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
 		return nil, ErrNotFound
 	}
 	var ss models.SingleSend
