@@ -1,8 +1,8 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"testing"
@@ -266,37 +266,50 @@ func TestNotFoundTexts(t *testing.T) {
 }
 
 // TestNULIsRefused: U+0000 is valid UTF-8, but PostgreSQL's text cannot
-// hold it: every insert or lookup with one answered 500 there (found by
-// FuzzAPI's seeds on PostgreSQL) while SQLite stored it. It is refused
-// like invalid UTF-8 (422) in a query, a URL-encoded, multipart or JSON
-// body, and a utr holding one is not found.
+// hold it: a single send, automation or automation email with one in a
+// text it stores, or a utr holding one, answered 500 there (found by
+// FuzzAPI's seeds on PostgreSQL) while SQLite stored it. Such text is
+// refused (422) on both databases, in every encoding, and a utr holding
+// one is not found.
 func TestNULIsRefused(t *testing.T) {
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
-	want := map[string][]string{"name": {"The name must be valid UTF-8."}}
-	expectVAL(t, e.a.send("POST", "/api/contacts-type/add", form("name", "A\x00B")), want)
-	expectVAL(t, e.a.send("POST", "/api/contacts-type/add", `{"name":"A\u0000B"}`), want)
-	expectVAL(t, e.a.send("POST", "/api/contacts-type/add", rawBody{"multipart/form-data; boundary=b",
-		"--b\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nA\x00B\r\n--b--\r\n"}), want)
-	expectVAL(t, e.a.send("GET", "/api/contacts/list?search=a%00", nil), map[string][]string{"search": {"The search must be valid UTF-8."}})
-	if r := e.a.send("GET", "/api/contacts-type", nil); strings.Contains(r.raw, "A\\u0000B") {
-		t.Fatalf("stored: %s", r.raw)
+	for field, value := range map[string]string{"single_send_name": "N\x00", "preheader": "P\x00", "template_html": "<p>\x00</p>"} {
+		want := map[string][]string{field: {"The " + service.Label(field) + " must not contain a NUL character."}}
+		expectVAL(t, e.a.send("POST", "/api/single/send/create", jsonBody(t, s.body(field, value))), want)
+		b := url.Values{}
+		for k, v := range s.body(field, value) {
+			switch v := v.(type) {
+			case string:
+				b.Set(k, v)
+			case []string:
+				b[k+"[]"] = v
+			}
+		}
+		expectVAL(t, e.a.send("POST", "/api/single/send/create", b), want)
 	}
+	expectVAL(t, e.a.send("POST", "/api/single/send/create", jsonBody(t, s.body("template_html", "", "template_json", `{"html":"<p>\u0000</p>"}`))),
+		map[string][]string{"template_html": {"The template html must not contain a NUL character."}})
+	expectVAL(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "unsubscribe_group_id", "0", "automation_name", "A\x00")),
+		map[string][]string{"automation_name": {"The automation name must not contain a NUL character."}})
 	utr := utrOfReply(t, e.a.send("POST", "/api/single/send/create", jsonBody(t, s.body())))
 	auto := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "unsubscribe_group_id", "0")))
-	expectVAL(t, e.a.send("POST", "/api/single/send/bulk-delete", `{"strIds":["`+utr+`\u0000"]}`), map[string][]string{"strIds[0]": {"The str ids[0] must be valid UTF-8."}})
-	expectVAL(t, e.a.send("GET", "/api/single-send/details?utr="+utr+"%00", nil), map[string][]string{"utr": {"The utr must be valid UTF-8."}})
-	ctx := context.Background()
-	if _, err := e.svc.SingleSends.Get(ctx, e.a.id, utr+"\x00"); !service.IsNotFound(err) {
-		t.Fatalf("send by a utr with a NUL: %v", err)
+	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", form("utr", auto, "sender_id", itoa(s.sender), "subject", "S",
+		"waiting_period", "0", "waiting_type", "instantly", "template_id", "2", "preview_img", "x\x00.png")),
+		map[string][]string{"preview_img": {"The preview img must not contain a NUL character."}})
+	if got := schedulesOf(t, e.a, auto); len(got) != 0 {
+		t.Fatalf("stored: %v", got)
 	}
-	if _, err := e.svc.Automations.Get(ctx, e.a.id, auto+"\x00"); !service.IsNotFound(err) {
-		t.Fatalf("automation by a utr with a NUL: %v", err)
-	}
-	if err := e.svc.SingleSends.BulkDelete(ctx, e.a.id, []string{utr + "\x00"}); !service.IsNotFound(err) {
-		t.Fatalf("bulk delete by a utr with a NUL: %v", err)
-	}
-	if err := e.svc.Automations.Delete(ctx, e.a.id, []string{auto + "\x00"}); !service.IsNotFound(err) {
-		t.Fatalf("automation delete by a utr with a NUL: %v", err)
+	expectNF(t, e.a.send("GET", "/api/single-send/details?utr="+utr+"%00", nil), "Record not found")
+	expectNF(t, e.a.send("GET", "/api/automations/details?utr="+auto+"%00", nil), "Record Not Found")
+	expectNF(t, e.a.send("POST", "/api/single/send/bulk-delete", `{"strIds":["`+utr+`\u0000"]}`), "Record not found")
+	expectNF(t, e.a.send("POST", "/api/automations/bulk-delete", form("strIds[]", auto+"\x00")), "Record not found")
+	expectNF(t, e.a.send("POST", "/api/single/send/update", jsonBody(t, s.body("utr", utr+"\x00"))), "Record Not Found")
+	// A search holding one (every list: it answered 500 on PostgreSQL).
+	for _, q := range []string{"/api/single-send/list", "/api/automations", "/api/contacts/list", "/api/unsubscribes-groups", "/api/segment/list",
+		"/api/senders", "/api/contacts-type", "/api/global-unsubscribes", "/api/notification-recipients"} {
+		if r := e.a.send("GET", q+"?search=%00", nil); r.Code != http.StatusOK {
+			t.Fatalf("%s?search=%%00: %d %s", q, r.Code, r.raw)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -48,15 +49,6 @@ func parseForm(c *fiber.Ctx) (*form, error) {
 		for k, v := range obj {
 			flatten(f.body, k, v)
 		}
-		// The raw body was checked for UTF-8; an escape (\u0000) decodes
-		// to what PostgreSQL's text cannot hold.
-		for k, vs := range f.body {
-			for _, v := range vs {
-				if !service.ValidText(k) || !service.ValidText(v) {
-					return nil, service.NotUTF8(k)
-				}
-			}
-		}
 	case strings.HasPrefix(ct, fiber.MIMEMultipartForm):
 		mf, err := c.MultipartForm()
 		if err != nil {
@@ -64,7 +56,7 @@ func parseForm(c *fiber.Ctx) (*form, error) {
 		}
 		for k, vs := range mf.Value {
 			for _, v := range vs {
-				if !service.ValidText(k) || !service.ValidText(v) {
+				if !utf8.ValidString(k) || !utf8.ValidString(v) {
 					return nil, service.NotUTF8(k)
 				}
 			}

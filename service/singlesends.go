@@ -160,6 +160,8 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 			if f.name == "subject" {
 				// The subject becomes a header (decisions.md 8).
 				p.singleLine(f.name, f.v)
+			} else {
+				p.noNUL(f.name, v)
 			}
 		}
 		*f.dst = v
@@ -282,11 +284,15 @@ func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int6
 	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
 		p.Add("template_html", "The design may not be greater than 5 MB.")
 	}
+	p.noNUL("template_json", js)
 	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
 		html = htmlOfJSON(js)
 		if html == "" {
 			p.Add("template_json", "The template json must hold an html string to be sent.")
 		}
+	}
+	if !p.Has("template_json") {
+		p.noNUL("template_html", html) // the JSON's html may decode to one
 	}
 	if strings.TrimSpace(html) == "" {
 		if id == 1 && !p.Has("template_json") {

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"fmt"
 	"net/mail"
 	"strconv"
@@ -65,9 +64,8 @@ func (p Problems) minLen(field, v string, n int) {
 }
 
 // NotUTF8 is the validation error of a request field whose text is not
-// valid UTF-8 (decisions.md 8: such text is refused, never stored), or
-// holds a NUL (see ValidText). field is the parameter's name, made
-// printable.
+// valid UTF-8 (decisions.md 8: such text is refused, never stored). field
+// is the parameter's name, made printable.
 func NotUTF8(field string) *Error {
 	field = strings.ToValidUTF8(field, "\uFFFD")
 	if field == "" {
@@ -78,19 +76,26 @@ func NotUTF8(field string) *Error {
 
 // ValidText reports whether s can be stored as text on both databases:
 // valid UTF-8 without a NUL. U+0000 is valid UTF-8, but PostgreSQL's text
-// cannot hold it (each insert or lookup with one failed there, 500, while
-// SQLite stored it).
+// cannot hold it (an insert or lookup with one fails there, while SQLite
+// stores it).
 func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
-func validText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+// msgNUL refuses a NUL in stored text.
+func msgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
 
-// FindNotUTF8 returns the first key whose name or value is not valid text
-// (ValidText) among the pairs each walk visits (a request's query, its
-// form body).
+// noNUL records msgNUL when v holds a NUL (see ValidText).
+func (p Problems) noNUL(field, v string) {
+	if strings.IndexByte(v, 0) >= 0 {
+		p.Add(field, msgNUL(field))
+	}
+}
+
+// FindNotUTF8 returns the first key whose name or value is not valid UTF-8
+// among the pairs each walk visits (a request's query, its form body).
 func FindNotUTF8(walks ...func(visit func(k, v []byte))) (key string, found bool) {
 	for _, walk := range walks {
 		walk(func(k, v []byte) {
-			if !found && (!validText(k) || !validText(v)) {
+			if !found && (!utf8.Valid(k) || !utf8.Valid(v)) {
 				key, found = string(k), true
 			}
 		})
