@@ -21,6 +21,9 @@ type Options struct {
 	RatePerSecond float64
 	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB).
 	MaxUploadBytes int64
+	// MaxSpoolBytes bounds a file kept on disk until its contact type
+	// arrives; 0 means service.MaxSpool (tests set less).
+	MaxSpoolBytes int64
 }
 
 // API holds what every handler needs.

@@ -36,7 +36,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	svc := dbtest.Service(t)
-	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler, BodyLimit: 10 << 20, StreamRequestBody: true, DisablePreParseMultipartForm: true})
+	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler, BodyLimit: 10 << 20, StreamRequestBody: true, DisablePreParseMultipartForm: true, DisableStartupMessage: true})
 	api.New(svc, api.Options{}).Mount(app.Group("/api"))
 	e := &env{app: app, svc: svc}
 	e.a = e.account(t, "a@example.com")

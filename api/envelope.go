@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -75,7 +77,12 @@ func fail(c *fiber.Ctx, err error, notFoundText ...string) error {
 	case service.CodeUnauthorized:
 		return failure(c, fiber.StatusUnauthorized, se.Message)
 	case service.CodeRateLimited:
+		if se.RetryAfter > 0 {
+			c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(int64((se.RetryAfter+time.Second-1)/time.Second), 10))
+		}
 		return failure(c, fiber.StatusTooManyRequests, se.Message)
+	case service.CodeUnavailable:
+		return failure(c, fiber.StatusServiceUnavailable, se.Message)
 	}
 	slog.ErrorContext(c.UserContext(), "api: internal error", "route", c.Route().Path, "err", err)
 	return failure(c, fiber.StatusInternalServerError, textInternal)

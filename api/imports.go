@@ -29,38 +29,55 @@ func (a *API) csvSample(c *fiber.Ctx) error {
 }
 
 // uploadCSV streams the multipart body: the CSV part is imported as it
-// arrives, never held in memory. A contact_type_id sent after the file
-// part is handled by spooling the file to a temporary file first.
+// arrives, never held in memory. The contact type is checked as soon as
+// it is known: from the query string before the body is read, from a
+// part before the file when the file arrives. A file that comes before
+// its type is kept in an unlinked temporary file (at most
+// service.MaxSpool bytes, and only when the account has a contact type at
+// all), and the type is checked the moment its part arrives. At most
+// service.MaxUploads uploads of one account run at once (429 beyond).
 func (a *API) uploadCSV(c *fiber.Ctx) error {
 	ctx, acct := c.UserContext(), account(c)
-	if cl := c.Request().Header.ContentLength(); cl > 0 && int64(cl) > a.opt.MaxUploadBytes {
+	cl := int64(c.Request().Header.ContentLength())
+	if cl > 0 && cl > a.opt.MaxUploadBytes {
 		return fail(c, errUploadTooLarge)
 	}
-	in := service.ImportFile{}
+	in := service.ImportFile{ContactTypeID: strings.TrimSpace(strings.Clone(c.Query("contact_type_id")))}
 	boundary := string(c.Request().Header.MultipartFormBoundary())
 	if boundary == "" { // not multipart: there is no file, say what is missing
 		f, err := parseForm(c)
 		if err != nil {
 			return fail(c, err)
 		}
-		in.ContactTypeID = f.Get("contact_type_id")
+		if v := f.Get("contact_type_id"); v != "" {
+			in.ContactTypeID = v
+		}
 		_, err = a.svc.Imports.CheckImport(ctx, acct, in)
 		return fail(c, err)
 	}
+	if in.ContactTypeID != "" {
+		if _, err := a.svc.Imports.CheckType(ctx, acct, in.ContactTypeID); err != nil {
+			return fail(c, err)
+		}
+	}
+	release, err := a.svc.Imports.AcquireUpload(ctx, acct)
+	if err != nil {
+		return fail(c, err)
+	}
+	defer release()
 	var body io.Reader = c.Context().RequestBodyStream()
 	if body == nil {
 		body = bytes.NewReader(c.Body())
 	}
 	mr := multipart.NewReader(service.LimitReader(body, a.opt.MaxUploadBytes, errUploadTooLarge), boundary)
-	var spooled *os.File
+	var spooled *os.File // the file, when it came before its type
+	var result error
+	imported := false
 	defer func() {
 		if spooled != nil {
 			spooled.Close()
-			os.Remove(spooled.Name())
 		}
 	}()
-	var result error
-	imported := false
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -76,17 +93,26 @@ func (a *API) uploadCSV(c *fiber.Ctx) error {
 		case "contact_type_id":
 			v, _ := io.ReadAll(io.LimitReader(part, 64))
 			in.ContactTypeID = strings.TrimSpace(string(v))
-		case "file":
-			in.Present, in.FileName = true, part.FileName()
-			if in.ContactTypeID == "" {
-				// The type comes later (or never): keep the file on disk.
-				if spooled, err = os.CreateTemp("", "herald-upload-*.csv"); err != nil {
+			if spooled != nil && !imported {
+				// The file came first: check its type now (the spool is
+				// closed, and so gone, on the way out).
+				if _, err := a.svc.Imports.CheckImport(ctx, acct, in); err != nil {
 					return fail(c, err)
 				}
-				if _, err := io.Copy(spooled, part); err != nil {
-					return fail(c, uploadErr(err))
+			}
+		case "file":
+			if in.Present || imported { // one file per upload: a second one is read past
+				break
+			}
+			in.Present, in.FileName = true, strings.Clone(part.FileName())
+			if in.ContactTypeID == "" {
+				if spooled, err = a.spool(c, acct, cl, part); err != nil {
+					if errors.Is(err, errSpoolTooLarge) {
+						return failure(c, fiber.StatusRequestEntityTooLarge, errSpoolTooLarge.Message)
+					}
+					return fail(c, err)
 				}
-				continue
+				break
 			}
 			typeID, err := a.svc.Imports.CheckImport(ctx, acct, in)
 			if err != nil {
@@ -96,17 +122,60 @@ func (a *API) uploadCSV(c *fiber.Ctx) error {
 		}
 		part.Close()
 	}
-	if !imported {
-		typeID, err := a.svc.Imports.CheckImport(ctx, acct, in)
-		if err != nil {
-			return fail(c, err)
-		}
-		if _, err := spooled.Seek(0, io.SeekStart); err != nil {
-			return fail(c, err)
-		}
-		result = a.runImport(c, acct, typeID, in.FileName, spooled)
+	if imported {
+		return result
 	}
-	return result
+	typeID, err := a.svc.Imports.CheckImport(ctx, acct, in)
+	if err != nil {
+		return fail(c, err)
+	}
+	if spooled == nil { // the account has no contact type: CheckImport said so
+		return fail(c, service.ErrNotFound)
+	}
+	if _, err := spooled.Seek(0, io.SeekStart); err != nil {
+		return fail(c, err)
+	}
+	return a.runImport(c, acct, typeID, in.FileName, spooled)
+}
+
+// errSpoolTooLarge refuses a file over service.MaxSpool that comes before
+// its contact type.
+var errSpoolTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge,
+	"The file is too large to be held until contact_type_id arrives: send contact_type_id before the file, or in the query string.")
+
+// spool keeps a file whose contact type is not known yet in an unlinked
+// temporary file. It keeps nothing (and reads the part past, returning
+// nil) when the account has no contact type: whatever type comes later,
+// the answer is a refusal. A body declared larger than the spool may hold
+// is refused before the file is read.
+func (a *API) spool(c *fiber.Ctx, acct, declared int64, part io.Reader) (*os.File, error) {
+	ok, err := a.svc.Imports.HasTypes(c.UserContext(), acct)
+	if err != nil || !ok {
+		return nil, err
+	}
+	if declared > a.maxSpool() {
+		return nil, errSpoolTooLarge
+	}
+	f, err := service.Spool()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(f, service.LimitReader(part, a.maxSpool(), errSpoolTooLarge)); err != nil {
+		f.Close()
+		if errors.Is(err, errSpoolTooLarge) {
+			return nil, errSpoolTooLarge
+		}
+		return nil, uploadErr(err)
+	}
+	return f, nil
+}
+
+// maxSpool is service.MaxSpool, or less by Options.
+func (a *API) maxSpool() int64 {
+	if a.opt.MaxSpoolBytes > 0 {
+		return a.opt.MaxSpoolBytes
+	}
+	return service.MaxSpool
 }
 
 func uploadErr(err error) error {

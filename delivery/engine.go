@@ -27,8 +27,8 @@ type Job struct {
 type Outcome struct {
 	Job *Job
 	// Err is nil when the relay (or the outbox) accepted the message. A
-	// *SendError says whether a retry may succeed; any other error is a
-	// message that could not be built (permanent).
+	// *SendError carries the relay's answer (Verdict reads it); any other
+	// error is a message that could not be built (a failure of the send).
 	Err error
 }
 
@@ -43,16 +43,14 @@ var ErrSkip = errors.New("delivery: message no longer wanted")
 // it is still this process's.
 var ErrStale = errors.New("delivery: claim may have been taken over")
 
-// Temporary reports whether the outcome should be retried later: a 4xx
-// answer, a dropped connection, or a permanent failure that is not the
-// recipient's (the relay refused the connection or the login).
-func (o Outcome) Temporary() bool {
-	var se *SendError
-	if !errors.As(o.Err, &se) {
-		return false
-	}
-	return se.Temporary || se.Stage == StageConnect || se.Stage == StageAuth || se.Stage == StageStore
-}
+// ErrHeld is what a Job's Build returns when its send was paused after
+// the claim: nothing goes to the transport and the store gives the
+// message back to the queue, to go when the send resumes.
+var ErrHeld = errors.New("delivery: send paused")
+
+// Verdict classifies the outcome (see ClassifyError); final says the
+// message's retry window is over.
+func (o Outcome) Verdict(final bool) Verdict { return ClassifyError(o.Err, final) }
 
 // Store is the ledger the engine works from; the service layer implements
 // it over the database.
@@ -210,7 +208,7 @@ func (e *Engine) Run(ctx context.Context) {
 func (e *Engine) send(ctx context.Context, j *Job) error {
 	msg, err := j.Build()
 	if err != nil {
-		return err // ErrSkip and ErrStale included: nothing was sent
+		return err // ErrSkip, ErrStale and ErrHeld included: nothing was sent
 	}
 	if e.cfg.JobContext != nil {
 		ctx = e.cfg.JobContext(ctx, j)

@@ -444,7 +444,7 @@ func (p *SMTPPool) Close() error {
 func classify(stage string, err error) *SendError {
 	var se *smtp.SMTPError
 	if errors.As(err, &se) {
-		return &SendError{Temporary: se.Code < 500, Code: se.Code, Message: se.Message, Stage: stage, Err: err}
+		return &SendError{Temporary: se.Code < 500, Code: se.Code, Enhanced: EnhancedCode(se.EnhancedCode), Message: se.Message, Stage: stage, Err: err}
 	}
 	return &SendError{Temporary: true, Message: err.Error(), Stage: stage, Err: err}
 }

@@ -139,26 +139,53 @@ func (sc *smtpConn) expect(want int) (string, error) {
 }
 
 // replyError is an unexpected answer as go-smtp reports it: the enhanced
-// status code (RFC 3463), when the text starts with one, taken out of it.
+// status code (RFC 3463) taken out of the text. RFC 2034 puts the code at
+// the start of every line; some servers (go-smtp's among them) put it on
+// the last line only, so the first line is tried, then the last. A code
+// whose class is not the reply's (a 550 saying "4.7.1") is text, not a
+// status code.
 func replyError(code int, text string) *smtp.SMTPError {
 	e := &smtp.SMTPError{Code: code, Message: text}
-	first, rest, ok := strings.Cut(text, " ")
-	if !ok {
+	lines := strings.Split(text, "\n")
+	var ec smtp.EnhancedCode
+	found := ""
+	for _, l := range []string{lines[0], lines[len(lines)-1]} {
+		if first, _, ok := strings.Cut(l, " "); ok {
+			if c, ok := parseEnhanced(first, code); ok {
+				ec, found = c, first
+				break
+			}
+		}
+	}
+	if found == "" {
 		return e
 	}
-	parts := strings.Split(first, ".")
+	e.EnhancedCode = ec
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, found+" ")
+	}
+	e.Message = strings.Join(lines, "\n")
+	return e
+}
+
+// parseEnhanced reads "5.7.1" as a status code of the reply code's class.
+func parseEnhanced(s string, code int) (smtp.EnhancedCode, bool) {
+	var ec smtp.EnhancedCode
+	parts := strings.Split(s, ".")
 	if len(parts) != 3 {
-		return e
+		return ec, false
 	}
 	for i, p := range parts {
 		n, err := strconv.Atoi(p)
-		if err != nil {
-			return e
+		if err != nil || n < 0 || n > 999 || len(p) > 3 {
+			return ec, false
 		}
-		e.EnhancedCode[i] = n
+		ec[i] = n
 	}
-	e.Message = strings.ReplaceAll(rest, "\n"+first+" ", "\n")
-	return e
+	if ec[0] != code/100 {
+		return ec, false
+	}
+	return ec, true
 }
 
 // writeLine sends one line; the exchange it starts must end within d.

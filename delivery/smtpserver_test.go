@@ -34,8 +34,9 @@ type testServer struct {
 	accepted int        // TCP connections accepted
 	conns    []net.Conn // open connections, to drop them
 	msgs     []received
-	rules    map[string]*rule // by recipient
-	mailRule map[string]*rule // by envelope sender
+	rules    map[string]*rule           // by recipient
+	mailRule map[string]*rule           // by envelope sender
+	refusals map[string]*smtp.SMTPError // "mail:"+sender, "rcpt:"+recipient, "data:"+recipient
 	user     string
 	pass     string
 }
@@ -63,7 +64,7 @@ type serverOpts struct {
 
 func startServer(t testing.TB, o serverOpts) *testServer {
 	t.Helper()
-	s := &testServer{rules: map[string]*rule{}, mailRule: map[string]*rule{}, user: o.user, pass: o.pass, host: "127.0.0.1"}
+	s := &testServer{rules: map[string]*rule{}, mailRule: map[string]*rule{}, refusals: map[string]*smtp.SMTPError{}, user: o.user, pass: o.pass, host: "127.0.0.1"}
 	srv := smtp.NewServer(&backend{s: s, login: o.login})
 	srv.Domain = "sink.test"
 	srv.ErrorLog = log.New(io.Discard, "", 0)
@@ -123,6 +124,28 @@ func (s *testServer) always(rcpt string, code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rules[rcpt] = &rule{always: code}
+}
+
+// refuse makes the server answer e every time at stage ("mail" for the
+// envelope sender addr, "rcpt" for the recipient addr, "data" after the
+// message of a transaction to the recipient addr); nil accepts again.
+func (s *testServer) refuse(stage, addr string, e *smtp.SMTPError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e == nil {
+		delete(s.refusals, stage+":"+addr)
+		return
+	}
+	s.refusals[stage+":"+addr] = e
+}
+
+func (s *testServer) refusal(stage, addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.refusals[stage+":"+addr]; e != nil {
+		return e
+	}
+	return nil
 }
 
 func (s *testServer) messages() []received {
@@ -214,6 +237,9 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.s.user != "" && ss.authUser == "" {
 		return smtp.ErrAuthRequired
 	}
+	if err := ss.s.refusal("mail", from); err != nil {
+		return err
+	}
 	ss.s.mu.Lock()
 	r := ss.s.mailRule[from]
 	ss.s.mu.Unlock()
@@ -243,6 +269,9 @@ func (s *testServer) answer(r *rule, addr string) error {
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if err := ss.s.refusal("rcpt", to); err != nil {
+		return err
+	}
 	ss.s.mu.Lock()
 	r := ss.s.rules[to]
 	ss.s.mu.Unlock()
@@ -257,6 +286,11 @@ func (ss *session) Data(r io.Reader) error {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return err
+	}
+	for _, to := range ss.to {
+		if err := ss.s.refusal("data", to); err != nil {
+			return err
+		}
 	}
 	_, isTLS := ss.conn.TLSConnectionState()
 	ss.s.mu.Lock()

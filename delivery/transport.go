@@ -36,21 +36,57 @@ type SendError struct {
 	// Temporary is true for 4xx answers and for connection failures: sending the
 	// same message later may succeed. False for 5xx answers: it never will.
 	Temporary bool
-	Code      int    // SMTP reply code; 0 when there was no answer
-	Message   string // the server's text, or what went wrong
-	Stage     string // Stage… constant: where it failed
-	Err       error  // the underlying error, for errors.Is/As
+	Code      int          // SMTP reply code; 0 when there was no answer
+	Enhanced  EnhancedCode // RFC 3463 status code of the reply, zero when it had none
+	Message   string       // the server's text (without the enhanced code), or what went wrong
+	Stage     string       // Stage… constant: where it failed
+	Err       error        // the underlying error, for errors.Is/As
 }
 
+// Error is the whole reply with where it came, as it is stored in the
+// ledger: "delivery: permanent failure at mail: 553 5.7.1 Sender address
+// rejected".
 func (e *SendError) Error() string {
 	kind := "permanent"
 	if e.Temporary {
 		kind = "temporary"
 	}
 	if e.Code != 0 {
+		if e.Enhanced.Valid() {
+			return fmt.Sprintf("delivery: %s failure at %s: %d %s %s", kind, e.Stage, e.Code, e.Enhanced, e.Message)
+		}
 		return fmt.Sprintf("delivery: %s failure at %s: %d %s", kind, e.Stage, e.Code, e.Message)
 	}
 	return fmt.Sprintf("delivery: %s failure at %s: %s", kind, e.Stage, e.Message)
+}
+
+// Reply is the server's answer as it came: "553 5.7.1 Sender address
+// rejected", or what went wrong when there was no answer.
+func (e *SendError) Reply() string {
+	switch {
+	case e.Code == 0:
+		return e.Message
+	case e.Enhanced.Valid():
+		return fmt.Sprintf("%d %s %s", e.Code, e.Enhanced, e.Message)
+	}
+	return fmt.Sprintf("%d %s", e.Code, e.Message)
+}
+
+// EnhancedCode is an RFC 3463 status code, class.subject.detail, as in
+// "5.7.1". The zero value is "none".
+type EnhancedCode [3]int
+
+// Valid reports whether the code is a real one: class 2, 4 or 5.
+func (c EnhancedCode) Valid() bool {
+	return (c[0] == 2 || c[0] == 4 || c[0] == 5) && c[1] >= 0 && c[2] >= 0
+}
+
+// String is "5.7.1", or "" for none.
+func (c EnhancedCode) String() string {
+	if !c.Valid() {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d.%d", c[0], c[1], c[2])
 }
 
 func (e *SendError) Unwrap() error { return e.Err }

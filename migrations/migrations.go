@@ -20,6 +20,27 @@ var files embed.FS
 // dialect is "sqlite" or "postgres". On PostgreSQL an advisory lock makes
 // concurrent starts of several processes apply each migration once.
 func Up(ctx context.Context, db *sql.DB, dialect string) error {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return err
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+// UpTo applies the migrations up to version (included) and no further:
+// tests of a repair migration fill the tables as an older herald left them
+// first.
+func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64) error {
+	p, err := provider(db, dialect)
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, version)
+	return err
+}
+
+func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	var (
 		gd   goose.Dialect
 		opts []goose.ProviderOption
@@ -31,20 +52,15 @@ func Up(ctx context.Context, db *sql.DB, dialect string) error {
 		gd = goose.DialectPostgres
 		locker, err := lock.NewPostgresSessionLocker()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	default:
-		return fmt.Errorf("migrations: unknown dialect %q", dialect)
+		return nil, fmt.Errorf("migrations: unknown dialect %q", dialect)
 	}
 	sub, err := fs.Sub(files, dialect)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p, err := goose.NewProvider(gd, db, sub, opts...)
-	if err != nil {
-		return err
-	}
-	_, err = p.Up(ctx)
-	return err
+	return goose.NewProvider(gd, db, sub, opts...)
 }

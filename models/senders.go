@@ -18,6 +18,7 @@ type Sender struct {
 	IsVerified      int        `json:"is_verified"`
 	Utr             string     `json:"utr"`
 	VerifyToken     string     `json:"-"`
+	VerifyIssuedAt  *Timestamp `json:"-"` // when VerifyToken was issued: links expire 7 days later
 	SendAt          DateTime   `json:"send_at"`
 	CreatedAt       Timestamp  `json:"created_at"`
 	UpdatedAt       Timestamp  `json:"updated_at"`

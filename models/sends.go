@@ -40,6 +40,7 @@ type SingleSend struct {
 	TotalClicks                int64       `json:"total_clicks"`
 	Bounces                    int64       `json:"bounces"`
 	Unsubscribes               int64       `json:"unsubscribes"`
+	Blocks                     int64       `json:"blocks"` // beyond the spec (decisions.md 8): messages the relay refused by policy
 	UniqueOpenToken            JSONText    `json:"unique_open_token"`
 	SentAt                     DateTime    `json:"sent_at"`
 	CreatedAt                  Timestamp   `json:"created_at"`
@@ -50,6 +51,24 @@ type SingleSend struct {
 	Links                      StringArray `json:"-"`
 	CompletedAt                *Timestamp  `json:"-"`
 	AutomationID               *int64      `json:"-"` // set on the rows that carry an automation step
+	DeletedAt                  *Timestamp  `json:"-"` // deleted: kept for the links of its mails, out of every list
+	// Messages that could not be built (or sent at all), with the first
+	// and the last reason: the send's own failures, never the recipients'.
+	Failures     int64  `json:"-"`
+	FirstFailure string `json:"-"`
+	LastFailure  string `json:"-"`
+	// LastBlock is the relay's last refusal counted in Blocks.
+	LastBlock string `json:"-"`
+	// BlockStreak counts the blocks since a delivery was last recorded
+	// (StreakDelivered is Delivered when the last block was counted); the
+	// pause rule reads it.
+	BlockStreak     int64 `json:"-"`
+	StreakDelivered int64 `json:"-"`
+	// PausedAt is set while the send is paused after repeated blocks (its
+	// status stays 2; the engine claims none of its messages), with the
+	// relay's reply that paused it.
+	PausedAt    *Timestamp `json:"-"`
+	PauseReason string     `json:"-"`
 }
 
 // TableName names the table.
@@ -84,6 +103,10 @@ type SendMessage struct {
 	OpenedAt       *Timestamp `json:"opened_at"`
 	ClickedAt      *Timestamp `json:"clicked_at"`
 	UnsubscribedAt *Timestamp `json:"unsubscribed_at"`
+	// When an open and a click were last counted in the send's totals
+	// (Unix ms): each counts at most once a minute.
+	OpenCountedAt  int64 `json:"-"`
+	ClickCountedAt int64 `json:"-"`
 }
 
 // TableName names the table.
@@ -99,6 +122,13 @@ const (
 	MessageDelivered = 2
 	MessageBounced   = 3
 	MessageSkipped   = 4
+	// MessageBlocked: the relay refused it by policy (the sender, the
+	// content, a 5.7.x code). The address is not suppressed; resuming a
+	// paused send queues these again.
+	MessageBlocked = 5
+	// MessageFailed: it could not be built (or herald could not put it on
+	// the wire): a failure of the send, never of the recipient.
+	MessageFailed = 6
 )
 
 // Suppression is an address that bounced for good; later sends of the

@@ -8,7 +8,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -34,9 +33,10 @@ type AccountInput struct {
 
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
-	db     *DB
-	logins *loginLimiter
-	cost   int // bcrypt cost of new passwords
+	db   *DB
+	cost int              // bcrypt cost of new passwords
+	now  func() time.Time // the clock of the login throttle and sign-up links (SetClock)
+	mail *Mail            // sign-up mail (set by UseTransport)
 
 	keyOnce sync.Once
 	keyStmt *sql.Stmt
@@ -48,46 +48,64 @@ type Accounts struct {
 func (a *Accounts) SetPasswordCost(cost int) { a.cost = cost }
 
 // Create opens an account and returns it with its first keys. Errors:
-// validation (missing name, bad email, short password, email taken).
+// validation (missing name or one with a line break, bad email, a password
+// too short, too long or too common, email taken).
 func (a *Accounts) Create(ctx context.Context, in AccountInput) (*models.User, Keys, error) {
-	p := Problems{}
-	name := strings.TrimSpace(in.Name)
-	if p.required("name", name) {
-		p.maxLen("name", name, 255)
-	}
-	email, ok := NormalizeEmail(in.Email)
-	if p.required("email", in.Email) && !ok {
-		p.Add("email", msgEmail("email"))
-	}
-	if p.required("password", in.Password) {
-		p.minLen("password", in.Password, 8)
-		p.maxLen("password", in.Password, 72) // bcrypt reads 72 bytes at most
-	}
-	if err := p.Err(); err != nil {
+	name, email, err := checkAccount(in)
+	if err != nil {
 		return nil, Keys{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
 	if err != nil {
 		return nil, Keys{}, err
 	}
+	var u *models.User
+	var keys Keys
+	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		u, keys, err = insertAccount(tx, name, email, string(hash))
+		return err
+	})
+	if err != nil {
+		return nil, Keys{}, err
+	}
+	return u, keys, nil
+}
+
+// checkAccount validates what a person gives to open an account and
+// returns the name and the address as stored.
+func checkAccount(in AccountInput) (name, email string, err error) {
+	p := Problems{}
+	name = strings.TrimSpace(in.Name)
+	if p.required("name", name) {
+		p.maxLen("name", name, 255)
+		p.singleLine("name", name)
+	}
+	email, ok := NormalizeEmail(in.Email)
+	if p.required("email", in.Email) && !ok {
+		p.Add("email", msgEmail("email"))
+	}
+	p.newPassword("password", in.Password)
+	return name, email, p.Err()
+}
+
+// insertAccount stores a new account with a password hash, inside tx.
+// Errors: validation (email taken).
+func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User, Keys, error) {
+	var n int64
+	if err := tx.Model(&models.User{}).Where("email = ?", email).Count(&n).Error; err != nil {
+		return nil, Keys{}, err
+	}
+	if n > 0 {
+		return nil, Keys{}, Invalid("email", "The email has already been taken.")
+	}
 	keys, secretHash := newKeys()
 	now := models.Now()
 	u := &models.User{
-		Name: name, Email: email, PasswordHash: string(hash),
+		Name: name, Email: email, PasswordHash: passwordHash,
 		PublicKey: keys.PublicKey, SecretHash: secretHash, TimeZone: "UTC",
 		CreatedAt: models.Timestamp{Time: now}, UpdatedAt: models.Timestamp{Time: now},
 	}
-	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&models.User{}).Where("email = ?", email).Count(&n).Error; err != nil {
-			return err
-		}
-		if n > 0 {
-			return Invalid("email", "The email has already been taken.")
-		}
-		return tx.Create(u).Error
-	})
-	if err != nil {
+	if err := tx.Create(u).Error; err != nil {
 		return nil, Keys{}, err
 	}
 	return u, keys, nil
@@ -180,16 +198,46 @@ func (a *Accounts) prepare(q string) (*sql.Stmt, error) {
 	return sqlDB.PrepareContext(context.Background(), q)
 }
 
-// Login checks a password. After too many failures for one address it
-// refuses for a while (CodeRateLimited), whatever the password.
+// LoginInput is one login attempt.
+type LoginInput struct {
+	Email    string
+	Password string
+	// IP is the client's address ("" when unknown): failures are
+	// throttled per IP as well as per address.
+	IP string
+	// Known says the browser logged in to this address before (the
+	// console keeps that in its signed cookie): the address's delay does
+	// not hold it back, so attacks on an address never keep its owner out
+	// of their usual browser. The IP's delay still applies.
+	Known bool
+}
+
+// Login checks a password. Failed logins slow the address and the client
+// IP down with growing delays (throttle.go); while one runs, every attempt
+// is refused (CodeRateLimited, with RetryAfter), whatever the password,
+// without counting as a failure. A success clears the address's delay.
 // Errors: validation (wrong address or password), rate limited.
-func (a *Accounts) Login(ctx context.Context, email, password string) (*models.User, error) {
-	e, _ := NormalizeEmail(email)
-	if wait := a.logins.blocked(e); wait > 0 {
-		return nil, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("Too many failed logins. Try again in %d seconds.", int(wait.Seconds())+1)}
+func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, error) {
+	e, _ := NormalizeEmail(in.Email)
+	t := throttle{db: a.db, now: a.clock}
+	byEmail := throttleKey{rule: throttleEmail, key: e}
+	byIP := throttleKey{rule: throttleIP}
+	if in.IP != "" {
+		byIP.key = IPKey(in.IP)
+	}
+	checked := []throttleKey{byIP}
+	if !in.Known {
+		checked = append(checked, byEmail)
+	}
+	wait, err := t.wait(ctx, checked...)
+	if err != nil {
+		return nil, err
+	}
+	if wait > 0 {
+		return nil, tooManyLogins(wait)
 	}
 	var u models.User
-	err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
+	err = a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, err
 	}
@@ -197,12 +245,85 @@ func (a *Accounts) Login(ctx context.Context, email, password string) (*models.U
 	if hash == "" {
 		hash = dummyHash // spend the same time when the address is unknown
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil || u.ID == 0 {
-		a.logins.fail(e)
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || u.ID == 0 {
+		if err := t.fail(ctx, byEmail, byIP); err != nil {
+			return nil, err
+		}
 		return nil, Invalid("email", "These credentials do not match our records.")
 	}
-	a.logins.reset(e)
+	if err := t.clear(ctx, byEmail); err != nil {
+		return nil, err
+	}
 	return &u, nil
+}
+
+func (a *Accounts) clock() time.Time {
+	if a.now != nil {
+		return a.now()
+	}
+	return time.Now()
+}
+
+// PasswordChange is the account page's form: the current password, the
+// new one twice, and the client's IP (for the throttle).
+type PasswordChange struct {
+	Current      string
+	Password     string
+	Confirmation string
+	IP           string
+}
+
+// ChangePassword sets a new password and ends every session of the
+// account (the caller starts a fresh one for the person who changed it).
+// A wrong current password counts as a failed login of the address and
+// the IP; while their delay runs the change is refused.
+// Errors: ErrNotFound, validation (current_password, password,
+// password_confirmation), rate limited.
+func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in PasswordChange) error {
+	u, err := a.Get(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	t := throttle{db: a.db, now: a.clock}
+	byEmail := throttleKey{rule: throttleEmail, key: u.Email}
+	byIP := throttleKey{rule: throttleIP}
+	if in.IP != "" {
+		byIP.key = IPKey(in.IP)
+	}
+	wait, err := t.wait(ctx, byEmail, byIP)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return tooManyLogins(wait)
+	}
+	p := Problems{}
+	if p.required("current_password", in.Current) &&
+		bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(in.Current)) != nil {
+		if err := t.fail(ctx, byEmail, byIP); err != nil {
+			return err
+		}
+		p.Add("current_password", "The current password is incorrect.")
+	}
+	p.newPassword("password", in.Password)
+	if !p.Has("password") && in.Confirmation != in.Password {
+		p.Add("password_confirmation", "The password confirmation does not match.")
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
+	if err != nil {
+		return err
+	}
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Model(&models.User{}).Where("id = ?", accountID).
+			Updates(map[string]any{"password_hash": string(hash), "updated_at": models.Now()}).Error
+		if err != nil {
+			return err
+		}
+		return tx.Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+	})
 }
 
 var dummyHash = func() string {
@@ -219,52 +340,6 @@ func newKeys() (Keys, []byte) {
 	k := Keys{PublicKey: "pk_" + hex.EncodeToString(pub), SecretKey: "sk_" + hex.EncodeToString(sec)}
 	sum := sha256.Sum256([]byte(k.SecretKey))
 	return k, sum[:]
-}
-
-// loginLimiter counts failed logins per address in a sliding window.
-type loginLimiter struct {
-	mu       sync.Mutex
-	failures map[string][]time.Time
-	max      int
-	window   time.Duration
-}
-
-func (l *loginLimiter) recent(email string, now time.Time) []time.Time {
-	ts := l.failures[email]
-	i := 0
-	for i < len(ts) && now.Sub(ts[i]) > l.window {
-		i++
-	}
-	ts = ts[i:]
-	if len(ts) == 0 {
-		delete(l.failures, email)
-	} else {
-		l.failures[email] = ts
-	}
-	return ts
-}
-
-func (l *loginLimiter) blocked(email string) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	ts := l.recent(email, now)
-	if len(ts) < l.max {
-		return 0
-	}
-	return l.window - now.Sub(ts[0])
-}
-
-func (l *loginLimiter) fail(email string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.failures[email] = append(l.recent(email, time.Now()), time.Now())
-}
-
-func (l *loginLimiter) reset(email string) {
-	l.mu.Lock()
-	delete(l.failures, email)
-	l.mu.Unlock()
 }
 
 // SetTimeZone sets the account's time zone (an IANA name such as

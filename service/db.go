@@ -105,6 +105,16 @@ func (d *DB) Migrate(ctx context.Context) error {
 	return migrations.Up(ctx, sqlDB, d.Dialect)
 }
 
+// MigrateTo applies the embedded migrations up to version and no further
+// (tests of a repair migration).
+func (d *DB) MigrateTo(ctx context.Context, version int64) error {
+	sqlDB, err := d.W.DB()
+	if err != nil {
+		return err
+	}
+	return migrations.UpTo(ctx, sqlDB, d.Dialect, version)
+}
+
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error {
 	sqlDB, err := d.R.DB()

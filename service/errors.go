@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -19,15 +20,19 @@ const (
 	CodeConflict     Code = "conflict"
 	CodeUnauthorized Code = "unauthorized"
 	CodeRateLimited  Code = "rate_limited"
+	CodeUnavailable  Code = "unavailable" // a service we depend on (the mail relay) failed: try again later
 	CodeInternal     Code = "internal"
 )
 
 // Error is the one error type service methods return for expected failures.
 // Fields holds, for validation, a list of messages per input field.
+// RetryAfter, when set on a rate-limited error, is how long until the
+// request may succeed (the edges send it as Retry-After).
 type Error struct {
-	Code    Code
-	Message string
-	Fields  map[string][]string
+	Code       Code
+	Message    string
+	Fields     map[string][]string
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

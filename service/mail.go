@@ -30,6 +30,7 @@ type Mail struct {
 func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string) {
 	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom}}
 	s.Senders.SetMailer(s.Mail)
+	s.Accounts.mail = s.Mail
 	s.Tracking.baseURL = s.Mail.baseURL
 	s.Automations.baseURL = s.Mail.baseURL
 }
@@ -61,7 +62,7 @@ func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
 <h1 style="margin:0 0 16px;font-size:22px">Verify your sender address</h1>
 <p style="margin:0 0 16px;line-height:1.5">Someone added <strong>%s</strong> as the sender “%s” in Herald. Confirm that this address is yours to send campaigns from it.</p>
 <table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">Verify this address</a></td></tr></table>
-<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">If you did not ask for this, ignore this mail: nothing is sent from your address until it is verified.</p>
+<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">The link works for 7 days; opening it shows a page where you confirm. If you did not ask for this, ignore this mail: nothing is sent from your address until it is verified.</p>
 </td></tr></table></td></tr></table></body></html>`, html.EscapeString(s.FromEmail), name, html.EscapeString(link))
 	msg := &delivery.Message{
 		From: m.from, To: mail.Address{Name: s.FromName, Address: s.FromEmail},

@@ -3,8 +3,11 @@ package service
 import (
 	"context"
 	"crypto/rand"
+	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -16,6 +19,7 @@ import (
 type Senders struct {
 	db     *DB
 	notify SenderMailer
+	now    func() time.Time // nil: models.Now
 }
 
 // SenderMailer mails a sender's verification link; the delivery wiring
@@ -50,6 +54,7 @@ func (in SenderInput) validate() (models.Sender, error) {
 	s.FromName = strings.TrimSpace(in.FromName)
 	if p.required("from_name", s.FromName) {
 		p.maxLen("from_name", s.FromName, 255)
+		p.singleLine("from_name", s.FromName) // the From header (decisions.md 8)
 	}
 	for _, f := range []struct {
 		name string
@@ -96,6 +101,7 @@ func (in SenderInput) validate() (models.Sender, error) {
 	s.Nickname = strings.TrimSpace(in.Nickname)
 	if p.required("nickname", s.Nickname) {
 		p.maxLen("nickname", s.Nickname, 255)
+		p.singleLine("nickname", s.Nickname)
 	}
 	return s, p.Err()
 }
@@ -112,19 +118,166 @@ func senderUtr() string {
 	return string(b)
 }
 
-// Create saves a sender (not verified) and mails it a verification link.
-// Errors: validation. A failure to mail is returned after the sender is saved.
+// The limits of verification mails (decisions.md 8): save, an update of
+// from_email and resend-mail count together.
+const (
+	VerifyMailsPerSender  = 3                  // per sender (or address of the account) …
+	VerifySenderWindow    = 10 * time.Minute   // … in this long
+	VerifyMailsPerAccount = 20                 // per account …
+	VerifyAccountWindow   = time.Hour          // … in this long
+	VerifyLinkLifetime    = 7 * 24 * time.Hour // a link verifies for this long after it is issued
+)
+
+// ErrVerificationMail is answered when the verification mail could not
+// be handed to the transport (the relay is down): nothing was stored.
+var ErrVerificationMail = &Error{Code: CodeUnavailable, Message: "The verification mail could not be sent. Try again later."}
+
+// ErrLinkExpired is answered for a verification link older than
+// VerifyLinkLifetime: a not-found error with its own text.
+var ErrLinkExpired = &Error{Code: CodeNotFound, Message: "This verification link has expired."}
+
+// SetClock replaces the clock the limits and link lifetimes are counted
+// with (tests).
+func (s *Senders) SetClock(now func() time.Time) { s.now = now }
+
+func (s *Senders) clock() time.Time {
+	if s.now != nil {
+		return s.now().UTC().Truncate(time.Microsecond)
+	}
+	return models.Now()
+}
+
+// tooManyMails is the refusal of a verification mail over a limit, with
+// how long until one may go (whole seconds, said in minutes).
+func tooManyMails(wait time.Duration) *Error {
+	secs := int64((wait + time.Second - 1) / time.Second)
+	mins := (secs + 59) / 60
+	unit := "minutes"
+	if mins == 1 {
+		unit = "minute"
+	}
+	return &Error{Code: CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,
+		Message: fmt.Sprintf("Too many verification mails. Try again in %d %s.", mins, unit)}
+}
+
+// mailRow is a verification mail already counted.
+type mailRow struct {
+	SenderID *int64
+	Email    string
+	SentAt   time.Time
+}
+
+// reserveMail records a verification mail about to go to email for the
+// account (and sender id, 0 for a sender not yet stored), unless it would
+// pass a limit: then a CodeRateLimited error with RetryAfter, and nothing
+// recorded. A sender's count also holds the account's earlier mails to the
+// same address, so deleting and adding a sender again does not reset it.
+// The count and the record are one transaction under the account's lock
+// (SQLite: the one writer), so concurrent requests, on any process
+// sharing the database, count each other. It returns the record's id.
+func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, email string, now time.Time) (int64, error) {
+	var id int64
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if s.db.Dialect == "postgres" {
+			var locked int64
+			if err := tx.Raw("SELECT id FROM users WHERE id = ? FOR UPDATE", accountID).Scan(&locked).Error; err != nil {
+				return err
+			}
+		}
+		since := now.Add(-VerifyAccountWindow)
+		// Older mails count no more: the table holds an hour per account.
+		if err := tx.Exec("DELETE FROM verification_mails WHERE user_id = ? AND sent_at <= ?", accountID, since).Error; err != nil {
+			return err
+		}
+		var rows []mailRow
+		if err := tx.Raw("SELECT sender_id, email, sent_at FROM verification_mails WHERE user_id = ? AND sent_at > ? ORDER BY sent_at, id",
+			accountID, since).Scan(&rows).Error; err != nil {
+			return err
+		}
+		var wait time.Duration
+		if n := len(rows); n >= VerifyMailsPerAccount {
+			wait = rows[n-VerifyMailsPerAccount].SentAt.Add(VerifyAccountWindow).Sub(now)
+		}
+		var mine []time.Time
+		for _, r := range rows {
+			same := r.Email == email || (senderID != 0 && r.SenderID != nil && *r.SenderID == senderID)
+			if same && r.SentAt.After(now.Add(-VerifySenderWindow)) {
+				mine = append(mine, r.SentAt)
+			}
+		}
+		if n := len(mine); n >= VerifyMailsPerSender {
+			wait = max(wait, mine[n-VerifyMailsPerSender].Add(VerifySenderWindow).Sub(now))
+		}
+		if wait > 0 {
+			// A clock ahead on another process cannot make the wait longer
+			// than a window.
+			return tooManyMails(min(wait, VerifyAccountWindow))
+		}
+		var sid any
+		if senderID != 0 {
+			sid = senderID
+		}
+		return tx.Raw("INSERT INTO verification_mails (user_id, sender_id, email, sent_at) VALUES (?, ?, ?, ?) RETURNING id",
+			accountID, sid, email, now).Scan(&id).Error
+	})
+	return id, err
+}
+
+// handOver mails snd its link, counted by the record reserved. When the
+// transport fails, the record is dropped (no mail went) and the answer is
+// ErrVerificationMail; the cause is logged.
+func (s *Senders) handOver(ctx context.Context, snd *models.Sender, reserved int64) error {
+	if s.notify == nil {
+		return nil
+	}
+	err := s.notify.SendVerification(ctx, snd)
+	if err == nil {
+		return nil
+	}
+	slog.WarnContext(ctx, "sender verification mail not handed over", "account", snd.UserID, "error", err)
+	if derr := s.db.W.WithContext(context.WithoutCancel(ctx)).Exec("DELETE FROM verification_mails WHERE id = ?", reserved).Error; derr != nil {
+		slog.ErrorContext(ctx, "sender verification: drop the count of a mail not sent", "error", derr)
+	}
+	return ErrVerificationMail
+}
+
+// issueLink gives snd a fresh verification token issued at now.
+func issueLink(snd *models.Sender, now time.Time) {
+	ts := models.NewTimestamp(now)
+	snd.VerifyToken, snd.VerifyIssuedAt, snd.SendAt = randomID(24), &ts, models.DateTime{Time: now}
+}
+
+// Create saves a sender (not verified) once its verification link is
+// mailed: nothing is stored when the mail is refused by a limit or
+// cannot be handed over. Errors: validation, CodeRateLimited (with
+// RetryAfter), ErrVerificationMail.
 func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (*models.Sender, error) {
 	snd, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
-	snd.UserID, snd.Utr, snd.VerifyToken, snd.CreatedAt, snd.UpdatedAt = accountID, senderUtr(), randomID(24), now, now
-	if err := s.db.W.WithContext(ctx).Create(&snd).Error; err != nil {
+	now := s.clock()
+	ts := models.NewTimestamp(now)
+	snd.UserID, snd.Utr, snd.CreatedAt, snd.UpdatedAt = accountID, senderUtr(), ts, ts
+	issueLink(&snd, now)
+	reserved, err := s.reserveMail(ctx, accountID, 0, snd.FromEmail, now)
+	if err != nil {
 		return nil, err
 	}
-	return &snd, s.sendVerification(ctx, &snd)
+	if err := s.handOver(ctx, &snd, reserved); err != nil {
+		return nil, err
+	}
+	// The mail went: store the sender even if the caller has gone.
+	err = s.db.W.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&snd).Error; err != nil {
+			return err
+		}
+		return tx.Exec("UPDATE verification_mails SET sender_id = ? WHERE id = ?", snd.ID, reserved).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &snd, nil
 }
 
 func sender(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Sender, error) {
@@ -141,7 +294,10 @@ func (s *Senders) Get(ctx context.Context, accountID, id int64) (*models.Sender,
 }
 
 // Update changes a sender. A changed from_email needs verifying again: it
-// is marked not verified and mailed a new link. Errors: validation, ErrNotFound.
+// is marked not verified and mailed a new link, and the change is stored
+// only once that mail is handed over (else the sender stays as it was).
+// Errors: validation, ErrNotFound, CodeRateLimited (with RetryAfter),
+// ErrVerificationMail.
 func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (*models.Sender, error) {
 	p := Problems{}
 	p.required("sender_id", in.SenderID)
@@ -163,17 +319,24 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 		return nil, err
 	}
 	changed := old.FromEmail != snd.FromEmail
-	snd.ID, snd.UserID, snd.Utr, snd.VerifyToken, snd.IsVerified, snd.SendAt, snd.CreatedAt =
-		old.ID, old.UserID, old.Utr, old.VerifyToken, old.IsVerified, old.SendAt, old.CreatedAt
+	snd.ID, snd.UserID, snd.Utr, snd.VerifyToken, snd.VerifyIssuedAt, snd.IsVerified, snd.SendAt, snd.CreatedAt =
+		old.ID, old.UserID, old.Utr, old.VerifyToken, old.VerifyIssuedAt, old.IsVerified, old.SendAt, old.CreatedAt
+	now := s.clock()
 	if changed {
-		snd.IsVerified, snd.VerifyToken = 0, randomID(24)
+		reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
+		if err != nil {
+			return nil, err
+		}
+		snd.IsVerified = 0
+		issueLink(&snd, now)
+		if err := s.handOver(ctx, &snd, reserved); err != nil {
+			return nil, err
+		}
+		ctx = context.WithoutCancel(ctx) // the mail went: store its link
 	}
-	snd.UpdatedAt = models.NewTimestamp(models.Now())
+	snd.UpdatedAt = models.NewTimestamp(now)
 	if err := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&snd).Error; err != nil {
 		return nil, err
-	}
-	if changed {
-		return &snd, s.sendVerification(ctx, &snd)
 	}
 	return &snd, nil
 }
@@ -202,45 +365,84 @@ func (s *Senders) Each(ctx context.Context, accountID int64, f ListFilter, fn fu
 	}, func(r *models.Sender) int64 { return r.ID }, fn)
 }
 
-// ResendVerification mails the verification link again.
-// Errors: ErrNotFound; a failure of the mail transport.
+// ResendVerification mails a fresh verification link (the earlier ones
+// stop working). Errors: ErrNotFound, CodeRateLimited (with RetryAfter),
+// ErrVerificationMail (the sender is kept as it was).
 func (s *Senders) ResendVerification(ctx context.Context, accountID, id int64) error {
 	snd, err := sender(ctx, s.db.W, accountID, id)
 	if err != nil {
 		return err
 	}
-	return s.sendVerification(ctx, snd)
-}
-
-func (s *Senders) sendVerification(ctx context.Context, snd *models.Sender) error {
-	now := models.Now()
-	snd.SendAt = models.DateTime{Time: now}
-	if err := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ?", snd.ID).Update("send_at", now).Error; err != nil {
+	now := s.clock()
+	reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
+	if err != nil {
 		return err
 	}
-	if s.notify == nil {
-		return nil
+	issueLink(snd, now)
+	if err := s.handOver(ctx, snd, reserved); err != nil {
+		return err
 	}
-	return s.notify.SendVerification(ctx, snd)
+	return s.db.W.WithContext(context.WithoutCancel(ctx)).Model(&models.Sender{}).Where("id = ?", id).Updates(map[string]any{
+		"verify_token": snd.VerifyToken, "verify_issued_at": snd.VerifyIssuedAt, "send_at": now, "updated_at": now,
+	}).Error
 }
 
-// Verify marks verified the sender whose link carries token, whoever
-// opens it (the link is the proof). Errors: ErrNotFound.
-func (s *Senders) Verify(ctx context.Context, token string) (*models.Sender, error) {
+// linkExpired reports whether snd's link was issued VerifyLinkLifetime
+// or longer before now.
+func linkExpired(snd *models.Sender, now time.Time) bool {
+	issued := snd.CreatedAt.Time
+	switch {
+	case snd.VerifyIssuedAt != nil:
+		issued = snd.VerifyIssuedAt.Time
+	case !snd.SendAt.IsZero():
+		issued = snd.SendAt.Time
+	}
+	return !now.Before(issued.Add(VerifyLinkLifetime))
+}
+
+// byToken finds the sender a verification link names, as Link describes.
+func (s *Senders) byToken(ctx context.Context, q *gorm.DB, token string) (*models.Sender, error) {
 	token = strings.TrimSpace(token)
 	if len(token) < 16 {
 		return nil, ErrNotFound
 	}
 	var snd models.Sender
-	if err := s.db.W.WithContext(ctx).Where("verify_token = ? AND deleted_at IS NULL", token).First(&snd).Error; err != nil {
+	if err := q.WithContext(ctx).Where("verify_token = ? AND deleted_at IS NULL", token).First(&snd).Error; err != nil {
 		return nil, notFound(err)
 	}
-	if snd.IsVerified == 0 {
-		if err := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ?", snd.ID).
-			Updates(map[string]any{"is_verified": 1, "updated_at": models.Now()}).Error; err != nil {
-			return nil, err
-		}
-		snd.IsVerified = 1
+	if snd.IsVerified == 0 && linkExpired(&snd, s.clock()) {
+		return nil, ErrLinkExpired
 	}
 	return &snd, nil
+}
+
+// Link returns the sender a verification link names, changing nothing
+// (the page that asks to confirm). A verified sender is returned whatever
+// the link's age. Errors: ErrNotFound (unknown token, deleted sender, or
+// a link replaced by a newer one), ErrLinkExpired.
+func (s *Senders) Link(ctx context.Context, token string) (*models.Sender, error) {
+	return s.byToken(ctx, s.db.R, token)
+}
+
+// Verify marks verified the sender whose link carries token, whoever
+// opens it (the link is the proof), while the link is younger than
+// VerifyLinkLifetime. Verifying twice is no error. Errors: ErrNotFound,
+// ErrLinkExpired.
+func (s *Senders) Verify(ctx context.Context, token string) (*models.Sender, error) {
+	snd, err := s.byToken(ctx, s.db.W, token)
+	if err != nil || snd.IsVerified == 1 {
+		return snd, err
+	}
+	// The token is in the condition: a resend that replaced it meanwhile
+	// wins, and this link names nothing any more.
+	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ? AND verify_token = ? AND deleted_at IS NULL", snd.ID, snd.VerifyToken).
+		Updates(map[string]any{"is_verified": 1, "updated_at": s.clock()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	snd.IsVerified = 1
+	return snd, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +50,9 @@ type Sending struct {
 	tickWake  chan struct{}
 	resolving sync.Map // send id → struct{}: audiences this process is resolving
 
+	purge     func(context.Context) (int64, error) // SingleSends.PurgeDeleted
+	lastPurge atomic.Int64                         // Unix ms (injected clock): Tick purges once an hour
+
 	beatMu    sync.Mutex
 	lastBeat  time.Time // when the last successful heartbeat was written
 	beatEpoch int64     // counts lapses: heartbeats further apart than lapseAfter
@@ -58,6 +62,7 @@ type Sending struct {
 	readAt   time.Time
 	next     int // round robin over running
 	compiled map[int64]*compiledSend
+	notices  []int64 // sends paused by this process, whose notice is not mailed yet
 }
 
 // NewSending wires the engine over the transport UseTransport set. Call
@@ -96,8 +101,10 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	s.Sending = sg
 	s.SingleSends.now = cfg.Now
+	s.Tracking.now = cfg.Now
 	s.SingleSends.wake = sg.Wake
 	s.SingleSends.deleted = sg.cancel
+	sg.purge = s.SingleSends.PurgeDeleted
 	s.Automations.changed = sg.refresh
 	s.Automations.wake = sg.Wake
 	s.Imports.OnDone = sg.importDone
@@ -262,6 +269,14 @@ func (sg *Sending) Tick(ctx context.Context) error {
 	if err := sg.completeSends(ctx); err != nil {
 		return err
 	}
+	if last := sg.lastPurge.Load(); sg.nowMS()-last > time.Hour.Milliseconds() && sg.lastPurge.CompareAndSwap(last, sg.nowMS()) {
+		if n, err := sg.purge(ctx); err != nil {
+			return err
+		} else if n > 0 {
+			sg.log.Info("sending: deleted sends purged with their ledgers", "sends", n)
+		}
+	}
+	sg.mailNotices(ctx)
 	return sg.tickAutomations(ctx)
 }
 
@@ -293,7 +308,7 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 	if err := sg.db.R.WithContext(ctx).Where("id = ?", id).First(&ss).Error; err != nil {
 		return notFound(err)
 	}
-	if ss.Resolved == 1 {
+	if ss.Resolved == 1 || ss.DeletedAt != nil {
 		return nil
 	}
 	c, err := sg.compile(ctx, &ss)
@@ -375,6 +390,11 @@ func (sg *Sending) insertChunks(ctx context.Context, sendID, accountID, targetID
 	from := sel[strings.Index(sel, " FROM "):]
 	var lo int64
 	for {
+		// A send deleted while its audience is resolved stops here.
+		var live int64
+		if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND deleted_at IS NULL", sendID).Count(&live).Error; err != nil || live == 0 {
+			return err
+		}
 		// The chunk's upper bound: the resolveChunk-th id after lo.
 		var hi int64
 		bound := "SELECT " + idCol + from + " AND " + idCol + " > ? ORDER BY " + idCol + " LIMIT 1 OFFSET ?"
@@ -430,13 +450,13 @@ func exclusionSQL(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (strin
 // awaiting a retry to completed, and mails the summary.
 func (sg *Sending) completeSends(ctx context.Context) error {
 	var ids []int64
-	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1 AND automation_id IS NULL", models.SendRunning).Pluck("id", &ids).Error; err != nil {
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1 AND automation_id IS NULL AND paused_at IS NULL", models.SendRunning).Pluck("id", &ids).Error; err != nil {
 		return err
 	}
 	for _, id := range ids {
 		now := models.NewTimestamp(models.Now())
 		res := sg.db.W.WithContext(ctx).Exec(`UPDATE single_sends SET status = ?, completed_at = ?, updated_at = ?
-			WHERE id = ? AND status = ? AND resolved = 1 AND NOT EXISTS (SELECT 1 FROM send_messages m WHERE m.send_id = ? AND m.state IN (0, 1))`,
+			WHERE id = ? AND status = ? AND resolved = 1 AND paused_at IS NULL AND NOT EXISTS (SELECT 1 FROM send_messages m WHERE m.send_id = ? AND m.state IN (0, 1))`,
 			models.SendCompleted, now, now, id, models.SendRunning, id)
 		if res.Error != nil {
 			return res.Error
@@ -466,7 +486,14 @@ func (sg *Sending) Claim(ctx context.Context, max int) ([]*delivery.Job, error) 
 		id := sends[(start+k)%len(sends)]
 		got, err := sg.claimFrom(ctx, id, max-len(jobs))
 		if err != nil {
-			return jobs, err
+			if len(jobs) > 0 {
+				// The engine drops the jobs of a failed claim: these are
+				// claimed already, so they go now and the error waits for
+				// the next round.
+				sg.log.Error("sending: claim", "send", id, "err", err)
+				return jobs, nil
+			}
+			return nil, err
 		}
 		jobs = append(jobs, got...)
 	}
@@ -481,20 +508,38 @@ func (sg *Sending) runningSends(ctx context.Context) ([]int64, error) {
 		return r, nil
 	}
 	sg.mu.Unlock()
-	var ids []int64
-	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ?", models.SendRunning).Order("id").Pluck("id", &ids).Error; err != nil {
+	var rows []struct {
+		ID     int64
+		Paused int
+	}
+	if err := sg.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("id, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END AS paused").
+		Where("status = ?", models.SendRunning).Order("id").Scan(&rows).Error; err != nil {
 		return nil, err
 	}
-	live := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		live[id] = true
+	ids := make([]int64, 0, len(rows))
+	paused := map[int64]bool{}
+	for _, r := range rows {
+		if r.Paused == 1 {
+			paused[r.ID] = true
+		} else {
+			ids = append(ids, r.ID)
+		}
 	}
 	sg.mu.Lock()
 	sg.running, sg.readAt = ids, time.Now()
 	// A send no longer running (deleted, here or by another process) stops:
-	// its claimed messages are skipped.
+	// its claimed messages are skipped. A paused one (here or by another
+	// process) gives its claimed messages back to the queue.
+	running := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		running[id] = true
+	}
 	for id, c := range sg.compiled {
-		if !live[id] {
+		switch {
+		case paused[id]:
+			c.held.Store(true)
+			delete(sg.compiled, id)
+		case !running[id]:
 			c.cancelled.Store(true)
 			delete(sg.compiled, id)
 		}
@@ -613,44 +658,69 @@ const markDelivered = "UPDATE send_messages SET state = 2, worker = NULL, sent_a
 // while a row is claimed (state 1), so "worker = ?" alone says so; adding
 // "state = 1" let PostgreSQL pick the partial worker index, which grows
 // with dead entries under a heavy send.
+//
+// What an outcome becomes is delivery.ClassifyError's verdict: delivered;
+// retried with backoff; a bounce (the recipient's mailbox refused it: the
+// only outcome that suppresses the address); a block (the relay refused
+// the sender, the content or by policy: kept, and counted in blocks); a
+// failure (it could not be built: counted on the send). Blocks feed the
+// pause rule (pauseAfterBlocks). Deliveries alone take the same one or
+// two statements as ever: the block and failure work is on their own
+// paths.
 func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
-	type bounce struct {
-		id     int64
-		email  string
-		reason string
-	}
 	delivered := map[int64][]int64{}
-	bounced := map[int64][]bounce{}
+	bounced := map[int64][]refusal{}
+	blocked := map[int64][]refusal{}
+	failed := map[int64][]refusal{}
 	type retry struct {
 		id      int64
 		attempt int
 		reason  string
 	}
 	var retries []retry
-	var stale []int64
+	var back, skipped []int64
 	for _, o := range outs {
 		j := o.Job
 		switch {
 		case errors.Is(o.Err, delivery.ErrSkip):
-			// Its send was deleted: the ledger row is gone with it.
-		case errors.Is(o.Err, delivery.ErrStale):
-			stale = append(stale, j.ID)
+			// Its send was deleted: the unsent message goes.
+			skipped = append(skipped, j.ID)
+		case errors.Is(o.Err, delivery.ErrStale), errors.Is(o.Err, delivery.ErrHeld):
+			back = append(back, j.ID)
 		case o.Err == nil:
 			delivered[j.SendID] = append(delivered[j.SendID], j.ID)
-		case o.Temporary() && sg.retryable(j.Attempts+1):
-			retries = append(retries, retry{j.ID, j.Attempts + 1, errText(o.Err)})
 		default:
-			bounced[j.SendID] = append(bounced[j.SendID], bounce{j.ID, j.To, errText(o.Err)})
+			v := o.Verdict(false)
+			if v == delivery.VerdictRetry && !sg.retryable(j.Attempts+1) {
+				v = o.Verdict(true)
+			}
+			r := refusal{j.ID, j.To, errText(o.Err)}
+			switch v {
+			case delivery.VerdictRetry:
+				retries = append(retries, retry{j.ID, j.Attempts + 1, r.reason})
+			case delivery.VerdictBounce:
+				bounced[j.SendID] = append(bounced[j.SendID], r)
+			case delivery.VerdictBlock:
+				blocked[j.SendID] = append(blocked[j.SendID], r)
+			default:
+				failed[j.SendID] = append(failed[j.SendID], r)
+			}
 		}
 	}
 	now := models.NewTimestamp(models.Now())
-	if len(stale) > 0 {
-		// Not sent: back to the queue, unless another process holds them.
-		if err := sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND worker = ?", stale, sg.worker).Error; err != nil {
+	if len(skipped) > 0 {
+		if err := sg.db.W.WithContext(ctx).Exec("DELETE FROM send_messages WHERE id IN ? AND worker = ?", skipped, sg.worker).Error; err != nil {
 			return err
 		}
 	}
-	if sg.db.Dialect == "postgres" && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 {
+	if len(back) > 0 {
+		// Not sent (a stale claim, a paused send): back to the queue,
+		// unless another process holds them.
+		if err := sg.db.W.WithContext(ctx).Exec("UPDATE send_messages SET state = 0, worker = NULL WHERE id IN ? AND worker = ?", back, sg.worker).Error; err != nil {
+			return err
+		}
+	}
+	if sg.db.Dialect == "postgres" && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
@@ -659,9 +729,13 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
 		}
 	}
-	return sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		for sendID, ids := range delivered {
-			res := tx.Exec(markDelivered, now, ids, sg.worker)
+	var paused []int64
+	err := sg.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		paused = paused[:0]
+		// Sends in id order, the same in every process, so that two
+		// processes' group commits do not wait on each other's rows.
+		for _, sendID := range sortedKeys(delivered) {
+			res := tx.Exec(markDelivered, now, delivered[sendID], sg.worker)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -672,14 +746,14 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 				}
 			}
 		}
-		for sendID, bs := range bounced {
+		for _, sendID := range sortedKeys(bounced) {
 			var accountID int64
 			if err := tx.Model(&models.SingleSend{}).Select("user_id").Where("id = ?", sendID).Scan(&accountID).Error; err != nil {
 				return err
 			}
 			var n int64
-			for _, b := range bs {
-				res := tx.Exec("UPDATE send_messages SET state = 3, worker = NULL, error = ? WHERE id = ? AND worker = ?", b.reason, b.id, sg.worker)
+			for _, b := range bounced[sendID] {
+				res := tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?", models.MessageBounced, b.reason, b.id, sg.worker)
 				if res.Error != nil {
 					return res.Error
 				}
@@ -699,6 +773,39 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 				}
 			}
 		}
+		for _, sendID := range sortedKeys(blocked) {
+			stop, err := sg.recordBlocks(tx, sendID, blocked[sendID], now)
+			if err != nil {
+				return err
+			}
+			if stop {
+				paused = append(paused, sendID)
+			}
+		}
+		for _, sendID := range sortedKeys(failed) {
+			fs := failed[sendID]
+			var n int64
+			first, last := "", ""
+			for _, f := range fs {
+				res := tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?", models.MessageFailed, f.reason, f.id, sg.worker)
+				if res.Error != nil {
+					return res.Error
+				}
+				if res.RowsAffected > 0 {
+					n++
+					if first == "" {
+						first = f.reason
+					}
+					last = f.reason
+				}
+			}
+			if n > 0 {
+				if err := tx.Exec(`UPDATE single_sends SET failures = failures + ?, last_failure = ?,
+					first_failure = CASE WHEN first_failure = '' THEN ? ELSE first_failure END WHERE id = ?`, n, last, first, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
 		for _, r := range retries {
 			next := sg.nowMS() + sg.backoff(r.attempt).Milliseconds()
 			if err := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?",
@@ -708,6 +815,87 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 		return nil
 	})
+	if err == nil && len(paused) > 0 {
+		sg.pausedNow(paused)
+	}
+	return err
+}
+
+// refusal is a message that was not delivered, with why (the ledger's
+// error text).
+type refusal struct {
+	id     int64
+	email  string
+	reason string
+}
+
+// pauseAfterBlocks is the pause rule: a send pauses itself when this many
+// of its messages in a row were blocked with no delivery recorded between
+// them (counted in the database, so across group commits and processes),
+// or, in a send of fewer messages, when every one of them was blocked so.
+const pauseAfterBlocks = 10
+
+// recordBlocks marks a send's blocked messages, counts them and the
+// streak of blocks, and pauses the send by the rule. It reports whether
+// this call paused it (once per pause: the pause is set only where none
+// is).
+func (sg *Sending) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now models.Timestamp) (bool, error) {
+	var n int64
+	last := ""
+	for _, b := range bs {
+		res := tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?", models.MessageBlocked, b.reason, b.id, sg.worker)
+		if res.Error != nil {
+			return false, res.Error
+		}
+		if res.RowsAffected > 0 {
+			n++
+			last = b.reason
+		}
+	}
+	if n == 0 {
+		return false, nil
+	}
+	// A delivery recorded since the last block (delivered moved) ends the
+	// streak. SET reads the row as it was, in both dialects.
+	if err := tx.Exec(`UPDATE single_sends SET blocks = blocks + ?, last_block = ?,
+		block_streak = CASE WHEN delivered = streak_delivered THEN block_streak + ? ELSE ? END,
+		streak_delivered = delivered WHERE id = ?`, n, last, n, n, sendID).Error; err != nil {
+		return false, err
+	}
+	res := tx.Exec(`UPDATE single_sends SET paused_at = ?, pause_reason = last_block, updated_at = ?
+		WHERE id = ? AND status = ? AND paused_at IS NULL
+		AND block_streak >= CASE WHEN triggered BETWEEN 1 AND ? THEN triggered ELSE ? END`,
+		now, now, sendID, models.SendRunning, pauseAfterBlocks-1, pauseAfterBlocks)
+	return res.RowsAffected == 1, res.Error
+}
+
+// pausedNow stops this process's sending of sends it just paused (their
+// claimed messages go back to the queue) and has the scheduler mail the
+// notice.
+func (sg *Sending) pausedNow(ids []int64) {
+	sg.mu.Lock()
+	for _, id := range ids {
+		if c := sg.compiled[id]; c != nil {
+			c.held.Store(true)
+			delete(sg.compiled, id)
+		}
+	}
+	sg.readAt = time.Time{}
+	sg.notices = append(sg.notices, ids...)
+	sg.mu.Unlock()
+	select {
+	case sg.tickWake <- struct{}{}:
+	default:
+	}
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // backoff is the wait before retry number attempt (1, 2, …): Backoff,
@@ -797,7 +985,9 @@ func (sg *Sending) cancel(ids []int64) {
 // compiledSend is a send's message, parsed once: every per-recipient part
 // is a placeholder, filled by build.
 type compiledSend struct {
-	cancelled    atomic.Bool
+	cancelled    atomic.Bool // deleted: its messages are skipped
+	held         atomic.Bool // paused: its claimed messages go back to the queue
+	dkimErr      error       // the sender domain's DKIM key cannot sign: every message fails with it
 	send         *models.SingleSend
 	account      int64
 	from         mail.Address
@@ -863,9 +1053,10 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
 	switch {
 	case err == nil:
-		if c.dkim, err = delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey); err != nil {
-			return nil, err
-		}
+		// A key that cannot be read fails each message with its reason
+		// (a failure of the send, shown on it), rather than the whole send
+		// failing to start, unseen, on every claim.
+		c.dkim, c.dkimErr = delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return nil, err
 	}
@@ -876,6 +1067,12 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 func (c *compiledSend) build(key []byte, r claimedRow, ct *models.Contact) ([]byte, error) {
 	if c.cancelled.Load() {
 		return nil, delivery.ErrSkip
+	}
+	if c.held.Load() {
+		return nil, delivery.ErrHeld
+	}
+	if c.dkimErr != nil {
+		return nil, c.dkimErr
 	}
 	msg, err := c.message(key, r, ct)
 	if err != nil {

@@ -17,9 +17,11 @@ type Progress struct {
 	Status    int
 	Triggered int64 // in the ledger (0 while the audience is resolved)
 	Resolved  bool
-	Done      int64 // delivered + bounced
+	Done      int64 // delivered, bounced, blocked or failed
 	Delivered int64
 	Bounces   int64
+	Blocks    int64 // refused by the relay's policy (kept; a resume sends them again)
+	Failures  int64 // could not be built
 	Retrying  int64 // waiting for a retry after a temporary failure
 	Rate      float64
 	Remaining time.Duration // estimated; 0 when unknown
@@ -33,8 +35,9 @@ func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string)
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &Progress{Status: ss.Status, Triggered: ss.Triggered, Resolved: ss.Resolved == 1, Delivered: ss.Delivered, Bounces: ss.Bounces}
-	p.Done = ss.Delivered + ss.Bounces
+	p := &Progress{Status: ss.Status, Triggered: ss.Triggered, Resolved: ss.Resolved == 1, Delivered: ss.Delivered, Bounces: ss.Bounces,
+		Blocks: ss.Blocks, Failures: ss.Failures}
+	p.Done = ss.Delivered + ss.Bounces + ss.Blocks + ss.Failures
 	if ss.Status == models.SendRunning {
 		since := models.NewTimestamp(models.Now().Add(-time.Minute))
 		var recent int64
@@ -56,6 +59,9 @@ func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string)
 		if p.Rate > 0 && p.Triggered > p.Done {
 			p.Remaining = time.Duration(float64(p.Triggered-p.Done) / p.Rate * float64(time.Second))
 		}
+	}
+	if ss.PausedAt != nil {
+		p.Rate, p.Remaining = 0, 0 // nothing goes out until it is resumed
 	}
 	if p.Triggered > 0 {
 		p.Percent = int(p.Done * 100 / p.Triggered)
@@ -153,11 +159,23 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 // of a completed send.
 func (sg *Sending) sendSummary(ctx context.Context, sendID int64) {
 	var ss models.SingleSend
-	if err := sg.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "utr").Where("id = ?", sendID).First(&ss).Error; err != nil {
+	if err := sg.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "blocks", "failures", "last_block", "last_failure", "utr").
+		Where("id = ?", sendID).First(&ss).Error; err != nil {
 		return
 	}
 	rows := [][2]string{
 		{"Recipients", fmt.Sprint(ss.Triggered)}, {"Delivered", fmt.Sprint(ss.Delivered)}, {"Bounces", fmt.Sprint(ss.Bounces)},
+	}
+	if ss.Blocks > 0 {
+		rows = append(rows, [2]string{"Refused by the relay", fmt.Sprint(ss.Blocks) + " (" + ReadRefusal(ss.LastBlock).String() + ")"})
+	}
+	if ss.Failures > 0 {
+		f := ReadFailure(ss.LastFailure)
+		label := "Could not be sent"
+		if f.Built {
+			label = "Could not be built"
+		}
+		rows = append(rows, [2]string{label, fmt.Sprint(ss.Failures) + " (" + f.Text + ")"})
 	}
 	sg.notifyAll(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
 		"Your single send “"+ss.SingleSendName+"” has completed.", rows,

@@ -41,6 +41,7 @@ type Service struct {
 	Tracking      *Tracking
 	Sending       *Sending // set by NewSending
 	Automations   *Automations
+	Sessions      *Sessions
 }
 
 // New wires every area to db.
@@ -61,14 +62,14 @@ func New(db *DB) *Service {
 		Automations:  &Automations{db: db},
 		DB:           db,
 		Accounts: &Accounts{
-			db:     db,
-			logins: &loginLimiter{failures: map[string][]time.Time{}, max: 5, window: 15 * time.Minute},
-			cost:   bcrypt.DefaultCost,
+			db:   db,
+			cost: bcrypt.DefaultCost,
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      &Settings{db: db},
+		Sessions:      &Sessions{db: db},
 	}
 }
 

@@ -184,20 +184,23 @@ func TestLogin(t *testing.T) {
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	newAccount(t, svc, "who@example.com")
-	if u, err := svc.Accounts.Login(ctx, " WHO@example.com", "test-passphrase-9"); err != nil || u.Email != "who@example.com" {
+	login := func(email, password string) (*models.User, error) {
+		return svc.Accounts.Login(ctx, service.LoginInput{Email: email, Password: password, IP: "192.0.2.1"})
+	}
+	if u, err := login(" WHO@example.com", "test-passphrase-9"); err != nil || u.Email != "who@example.com" {
 		t.Fatalf("login: %v %v", u, err)
 	}
-	if _, err := svc.Accounts.Login(ctx, "nobody@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := login("nobody@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("unknown address: %v", err)
 	}
-	for i := 0; i < 5; i++ {
-		if _, err := svc.Accounts.Login(ctx, "who@example.com", "wrong"); service.ErrorCode(err) != service.CodeValidation {
+	for i := 0; i < 6; i++ {
+		if _, err := login("who@example.com", "wrong"); service.ErrorCode(err) != service.CodeValidation {
 			t.Fatalf("wrong password %d: %v", i, err)
 		}
 	}
 	// Now even the right password is refused for a while.
-	if _, err := svc.Accounts.Login(ctx, "who@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeRateLimited {
-		t.Fatalf("after 5 failures: %v", err)
+	if _, err := login("who@example.com", "test-passphrase-9"); service.ErrorCode(err) != service.CodeRateLimited {
+		t.Fatalf("after 6 failures: %v", err)
 	}
 }
 
@@ -210,7 +213,7 @@ func TestCreateAccountValidation(t *testing.T) {
 		t.Fatalf("empty: %v", err)
 	}
 	_, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "x", Email: "x@example.com", Password: "short"})
-	if e, _ := err.(*service.Error); e == nil || e.Fields["password"][0] != "The password must be at least 8 characters." {
+	if e, _ := err.(*service.Error); e == nil || e.Fields["password"][0] != "The password must be at least 10 characters." {
 		t.Fatalf("short password: %v", err)
 	}
 	newAccount(t, svc, "x@example.com")

@@ -429,13 +429,19 @@ func (s *SingleSends) poke() {
 	}
 }
 
+// accountSends narrows q to the account's single sends: not the rows that
+// carry automation steps, not the deleted ones (kept for their links).
+func accountSends(q *gorm.DB, accountID int64) *gorm.DB {
+	return q.Where("user_id = ? AND automation_id IS NULL AND deleted_at IS NULL", accountID)
+}
+
 // byUtr finds a send by utr (or by its integer id, which bulk delete takes too).
 func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
 	key = strings.TrimSpace(key)
 	if id, err := strconv.ParseInt(key, 10, 64); err == nil {
-		return q.Where("user_id = ? AND id = ? AND automation_id IS NULL", accountID, id)
+		return accountSends(q, accountID).Where("id = ?", id)
 	}
-	return q.Where("user_id = ? AND utr = ? AND automation_id IS NULL", accountID, key)
+	return accountSends(q, accountID).Where("utr = ?", key)
 }
 
 // idsByKey resolves bulk-delete keys (utrs, or integer ids) among the rows
@@ -521,7 +527,7 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 // GetByID returns one send of the account by id. Errors: ErrNotFound.
 func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
 	var ss models.SingleSend
-	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ? AND automation_id IS NULL", accountID, id).First(&ss).Error; err != nil {
+	if err := accountSends(s.db.R.WithContext(ctx), accountID).Where("id = ?", id).First(&ss).Error; err != nil {
 		return nil, notFound(err)
 	}
 	return &ss, nil
@@ -530,7 +536,7 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 // Each calls fn for the account's sends, newest last, without their designs.
 func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
 	return each(ctx, f, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.SingleSend{}).Where("user_id = ? AND automation_id IS NULL", accountID)
+		q := accountSends(s.db.R.Model(&models.SingleSend{}), accountID)
 		if f.Search != "" {
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
@@ -551,6 +557,8 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
 	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
 	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
+	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
+	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, err
@@ -566,13 +574,18 @@ func truncate(s string, n int) string {
 	return string(r[:n])
 }
 
-// Delete removes a send; a running send stops (its ledger goes with it,
-// so no worker claims another of its messages). Errors: ErrNotFound.
+// Delete removes a send; a running send stops (its queued messages go, so
+// no worker claims another of them). Errors: ErrNotFound.
 func (s *SingleSends) Delete(ctx context.Context, accountID int64, utr string) error {
 	return s.BulkDelete(ctx, accountID, []string{utr})
 }
 
-// BulkDelete removes sends by utr (or id), all or none. Errors: ErrNotFound.
+// BulkDelete removes sends by utr (or id), all or none: they leave every
+// list and lookup, and what is not yet sent never will be (status 3 takes
+// them out of the engine's queries, no summary is mailed). The rows of
+// the messages already sent stay, with the send's row, so that the
+// unsubscribe and preference links of those mails keep working
+// (decisions.md 8) until PurgeDeleted. Errors: ErrNotFound.
 func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []string) error {
 	if len(utrs) == 0 {
 		return ErrNotFound
@@ -581,20 +594,25 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if ids, err = idsByKey(tx, utrs, func(q *gorm.DB) *gorm.DB {
-			return q.Model(&models.SingleSend{}).Where("user_id = ? AND automation_id IS NULL", accountID)
+			return accountSends(q.Model(&models.SingleSend{}), accountID)
 		}); err != nil {
 			return err
 		}
+		now := models.NewTimestamp(models.Now())
 		for _, part := range chunks(ids, bulkChunk) {
-			// The ledger and events go first: SQLite's cascade would do it
-			// too, but PostgreSQL and SQLite then agree on the order of the work.
-			if err := tx.Where("send_id IN ?", part).Delete(&models.SendMessage{}).Error; err != nil {
+			// Queued messages go; a claimed one is its worker's: sent and
+			// recorded if already on the wire, else dropped by Record (its
+			// build answers ErrSkip). The two never lock the same rows, so
+			// a delete during a send cannot deadlock the recorder
+			// (PostgreSQL). The statistics' events go too.
+			if err := tx.Where("send_id IN ? AND state = ?", part, models.MessageQueued).Delete(&models.SendMessage{}).Error; err != nil {
 				return err
 			}
 			if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", part).Error; err != nil {
 				return err
 			}
-			if err := tx.Where("user_id = ? AND id IN ?", accountID, part).Delete(&models.SingleSend{}).Error; err != nil {
+			if err := tx.Model(&models.SingleSend{}).Where("user_id = ? AND id IN ?", accountID, part).
+				Updates(map[string]any{"deleted_at": now, "armed": 0, "status": models.SendCompleted, "updated_at": now}).Error; err != nil {
 				return err
 			}
 		}
@@ -604,6 +622,18 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		s.deleted(ids)
 	}
 	return err
+}
+
+// linksKept is how long a deleted send's row and its sent messages stay
+// for the links of its mails: "at least a year" (decisions.md 8).
+const linksKept = 400 * 24 * time.Hour
+
+// PurgeDeleted removes, with their ledgers, the sends deleted longer ago
+// than the links of their mails are kept. It returns how many went.
+func (s *SingleSends) PurgeDeleted(ctx context.Context) (int64, error) {
+	res := s.db.W.WithContext(ctx).Where("deleted_at IS NOT NULL AND deleted_at < ?", models.NewTimestamp(s.now().Add(-linksKept))).
+		Delete(&models.SingleSend{})
+	return res.RowsAffected, res.Error
 }
 
 // AudienceCount counts the distinct addresses a send with these targets

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -16,7 +17,8 @@ import (
 // browser". Each link carries a signed token naming one ledger row.
 type Tracking struct {
 	db      *DB
-	baseURL string // set by UseTransport
+	baseURL string           // set by UseTransport
+	now     func() time.Time // set by NewSending; nil: the wall clock
 
 	mu  sync.Mutex
 	key []byte
@@ -64,23 +66,53 @@ func (t *Tracking) message(ctx context.Context, token string) (*models.SendMessa
 	return &m, nil
 }
 
-// Open counts an open of the message (total, and unique the first time).
+// countEvery is how often one message's opens (or clicks) count in its
+// send's totals: replaying one pixel or link a thousand times in a minute
+// counts once (decisions.md 8). Unique counts are per message anyway.
+const countEvery = time.Minute
+
+// Open counts an open of the message: in total_opens at most once a
+// minute, in unique_opens the first time.
 func (t *Tracking) Open(ctx context.Context, token string) error {
 	m, err := t.message(ctx, token)
 	if err != nil {
 		return err
 	}
-	now := models.NewTimestamp(models.Now())
+	return t.count(ctx, m, "open_counted_at", "opened_at", "total_opens", "unique_opens", 1, -1)
+}
+
+// count records one open or click of message m, unless one was counted
+// less than countEvery ago: the message's counted-at column moves, its
+// first-time column is set once, the send's total (and, the first time,
+// unique) counter and the statistics' event row follow, all in one
+// transaction. Concurrent replays race on the conditional UPDATE: one
+// counts.
+func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol, firstCol, totalCol, uniqueCol string, kind, link int) error {
+	now := t.clock()
+	at := models.NewTimestamp(now)
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE send_messages SET opened_at = ? WHERE id = ? AND opened_at IS NULL", now, m.ID)
-		if res.Error != nil {
+		res := tx.Exec("UPDATE send_messages SET "+countedCol+" = ? WHERE id = ? AND "+countedCol+" <= ?",
+			now.UnixMilli(), m.ID, now.Add(-countEvery).UnixMilli())
+		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
-		if err := tx.Exec("UPDATE single_sends SET total_opens = total_opens + 1, unique_opens = unique_opens + ? WHERE id = ?", res.RowsAffected, m.SendID).Error; err != nil {
+		first := tx.Exec("UPDATE send_messages SET "+firstCol+" = ? WHERE id = ? AND "+firstCol+" IS NULL", at, m.ID)
+		if first.Error != nil {
+			return first.Error
+		}
+		if err := tx.Exec("UPDATE single_sends SET "+totalCol+" = "+totalCol+" + 1, "+uniqueCol+" = "+uniqueCol+" + ? WHERE id = ?",
+			first.RowsAffected, m.SendID).Error; err != nil {
 			return err
 		}
-		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 1, -1, ?)", m.SendID, now).Error
+		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, ?, ?, ?)", m.SendID, kind, link, at).Error
 	})
+}
+
+func (t *Tracking) clock() time.Time {
+	if t.now != nil {
+		return t.now()
+	}
+	return models.Now()
 }
 
 // SafeRedirect returns target when it may go into a Location header as it
@@ -123,18 +155,7 @@ func (t *Tracking) Click(ctx context.Context, token string, i int) (string, erro
 	if !ok {
 		return "", ErrNotFound
 	}
-	now := models.NewTimestamp(models.Now())
-	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE send_messages SET clicked_at = ? WHERE id = ? AND clicked_at IS NULL", now, m.ID)
-		if res.Error != nil {
-			return res.Error
-		}
-		if err := tx.Exec("UPDATE single_sends SET total_clicks = total_clicks + 1, unique_clicks = unique_clicks + ? WHERE id = ?", res.RowsAffected, m.SendID).Error; err != nil {
-			return err
-		}
-		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 2, ?, ?)", m.SendID, i, now).Error
-	})
-	return target, err
+	return target, t.count(ctx, m, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks", 2, i)
 }
 
 // countUnsubscribe counts the message's unsubscribe once on its send.

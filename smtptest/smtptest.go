@@ -6,6 +6,7 @@ package smtptest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -46,9 +47,50 @@ type Server struct {
 	msgs   []Message
 	count  int
 	byRcpt map[string]int
-	rules  map[string][]int // recipient → codes to answer, one per attempt; then accept
-	always map[string]int   // recipient → code answered every time
+	rules  map[string][]int           // recipient → codes to answer, one per attempt; then accept
+	always map[string]int             // recipient → code answered every time
+	refuse map[string]*smtp.SMTPError // stage + ":" + address → full answer, every time
 	notify chan struct{}
+}
+
+// Stages a server can refuse at (Refuse).
+const (
+	AtMail = "mail" // MAIL FROM, by envelope sender
+	AtRcpt = "rcpt" // RCPT TO, by recipient
+	AtData = "data" // after the message, by recipient
+)
+
+// Refuse makes the server answer code, enhanced status code (like
+// "5.7.1"; "" for none) and text at stage for addr (the envelope sender at
+// AtMail, a recipient at AtRcpt and AtData), every time until Lift.
+func (s *Server) Refuse(stage, addr string, code int, enhanced, text string) {
+	e := &smtp.SMTPError{Code: code, EnhancedCode: smtp.NoEnhancedCode, Message: text}
+	if enhanced != "" {
+		var ec smtp.EnhancedCode
+		if n, err := fmt.Sscanf(enhanced, "%d.%d.%d", &ec[0], &ec[1], &ec[2]); err != nil || n != 3 {
+			panic("smtptest: enhanced code " + enhanced)
+		}
+		e.EnhancedCode = ec
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refuse[stage+":"+strings.ToLower(addr)] = e
+}
+
+// Lift makes the server accept at stage for addr again.
+func (s *Server) Lift(stage, addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.refuse, stage+":"+strings.ToLower(addr))
+}
+
+func (s *Server) refusal(stage, addr string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.refuse[stage+":"+strings.ToLower(addr)]; e != nil {
+		return e
+	}
+	return nil
 }
 
 // Start runs a server until the test ends.
@@ -64,7 +106,7 @@ func Start(t testing.TB) *Server {
 
 // Listen runs a server on addr until Close.
 func Listen(addr string) (*Server, error) {
-	s := &Server{byRcpt: map[string]int{}, rules: map[string][]int{}, always: map[string]int{}, notify: make(chan struct{}, 1)}
+	s := &Server{byRcpt: map[string]int{}, rules: map[string][]int{}, always: map[string]int{}, refuse: map[string]*smtp.SMTPError{}, notify: make(chan struct{}, 1)}
 	srv := smtp.NewServer(s)
 	srv.Domain = "sink.test"
 	srv.AllowInsecureAuth = true
@@ -155,10 +197,19 @@ type session struct {
 	to   []string
 }
 
-func (ss *session) Mail(from string, _ *smtp.MailOptions) error { ss.from = from; return nil }
+func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	if err := ss.s.refusal(AtMail, from); err != nil {
+		return err
+	}
+	ss.from = from
+	return nil
+}
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	s := ss.s
+	if err := s.refusal(AtRcpt, to); err != nil {
+		return err
+	}
 	key := strings.ToLower(to)
 	s.mu.Lock()
 	code := s.always[key]
@@ -189,6 +240,11 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	if len(ss.to) == 0 {
 		return errors.New("no recipient")
+	}
+	for _, to := range ss.to {
+		if err := s.refusal(AtData, to); err != nil {
+			return err
+		}
 	}
 	now := time.Now()
 	s.mu.Lock()

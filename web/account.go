@@ -5,14 +5,84 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/service"
 	"herald/views"
 	"herald/views/account"
 )
 
 func (w *Web) account(c *fiber.Ctx) error {
-	u := user(c)
-	d := account.Data{User: u, CSRF: csrf(c), TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)}}
+	d, err := w.accountData(c)
+	if err != nil {
+		return err
+	}
 	return page(c, fiber.StatusOK, "Account", views.NavAccount, account.Page(d))
+}
+
+// accountData is the account page with empty forms and the account's
+// live sessions, the request's own marked.
+func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
+	u := user(c)
+	d := account.Data{
+		User: u, CSRF: csrf(c),
+		TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
+		Password: account.PasswordForm{CSRF: csrf(c)},
+	}
+	rows, err := w.svc.Sessions.List(c.UserContext(), u.ID)
+	if err != nil {
+		return d, err
+	}
+	current := int64(0)
+	if live := sess(c).live; live != nil {
+		current = live.ID
+	}
+	for _, r := range rows {
+		d.Sessions = append(d.Sessions, account.Session{Started: r.Started(), LastUsed: r.LastUsed(), Current: r.ID == current})
+	}
+	return d, nil
+}
+
+// changePassword sets a new password; every session of the account ends
+// (service.Accounts.ChangePassword) and this browser goes on in a fresh
+// one. Errors of the form are shown in it (422).
+func (w *Web) changePassword(c *fiber.Ctx) error {
+	in := service.PasswordChange{
+		Current: formValue(c, "current_password"), Password: formValue(c, "password"),
+		Confirmation: formValue(c, "password_confirmation"), IP: w.clientIP(c),
+	}
+	err := w.svc.Accounts.ChangePassword(c.UserContext(), accountID(c), in)
+	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
+		d, derr := w.accountData(c)
+		if derr != nil {
+			return derr
+		}
+		d.Password.Errors = fieldErrors(err)
+		status := statusOf(err)
+		if status == fiber.StatusTooManyRequests {
+			_, d.Password.Alert = describe(status, err)
+			setRetryAfter(c, err)
+		}
+		return page(c, status, "Account", views.NavAccount, account.Page(d))
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := w.startSession(c, accountID(c)); err != nil {
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Your password has been changed. Every other session has been logged out.")
+	return c.Redirect("/account", fiber.StatusSeeOther)
+}
+
+// logoutEverywhere ends every session of the account, this one included.
+func (w *Web) logoutEverywhere(c *fiber.Ctx) error {
+	if err := w.svc.Sessions.EndAll(c.UserContext(), accountID(c)); err != nil {
+		return err
+	}
+	s := sess(c)
+	s.logout()
+	csrfToken(c, s)
+	w.flash(c, views.FlashInfo, "You have logged out everywhere.")
+	return c.Redirect("/login", fiber.StatusSeeOther)
 }
 
 // saveTimeZone sets the account's time zone. To htmx it answers the form
@@ -29,7 +99,12 @@ func (w *Web) saveTimeZone(c *fiber.Ctx) error {
 		if partial(c) {
 			return render(c, fiber.StatusUnprocessableEntity, account.TimeZoneForm(f))
 		}
-		return page(c, fiber.StatusUnprocessableEntity, "Account", views.NavAccount, account.Page(account.Data{User: user(c), CSRF: csrf(c), TimeZone: f}))
+		d, err := w.accountData(c)
+		if err != nil {
+			return err
+		}
+		d.TimeZone = f
+		return page(c, fiber.StatusUnprocessableEntity, "Account", views.NavAccount, account.Page(d))
 	}
 	if err != nil {
 		return err

@@ -2,10 +2,13 @@ package web
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/models"
 	"herald/service"
 	"herald/views"
 	"herald/views/auth"
@@ -60,12 +63,21 @@ func safeNext(next string) string {
 // own: Fiber reuses the bytes after the handler.
 func formValue(c *fiber.Ctx, name string) string { return strings.Clone(c.FormValue(name)) }
 
-// startSession logs the account in on a fresh session (new CSRF token).
-func startSession(c *fiber.Ctx, accountID int64) *session {
+// startSession logs the account in on a fresh session: a new server-side
+// session (so a session id planted before login is worthless), a new
+// cookie session and CSRF token. The session the browser had is ended.
+func (w *Web) startSession(c *fiber.Ctx, accountID int64) (*session, error) {
 	s := sess(c)
-	s.login(accountID)
+	if err := w.svc.Sessions.End(c.UserContext(), s.str(keySession)); err != nil {
+		return nil, err
+	}
+	token, err := w.svc.Sessions.Start(c.UserContext(), accountID)
+	if err != nil {
+		return nil, err
+	}
+	s.login(token)
 	csrfToken(c, s)
-	return s
+	return s, nil
 }
 
 func (w *Web) loginPage(c *fiber.Ctx) error {
@@ -76,28 +88,43 @@ func (w *Web) loginPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Log in", "", auth.Login(f))
 }
 
-// login checks the password; the service refuses (429) an address after
-// repeated failures, and authLimit an IP address sending too many tries.
+// login checks the password. The service slows failures down per address
+// and per client IP (429 with Retry-After while a delay runs); authLimit
+// caps the tries of one IP a minute.
 func (w *Web) login(c *fiber.Ctx) error {
 	f := auth.LoginForm{Email: formValue(c, "email"), Next: safeNext(formValue(c, "next")), CSRF: csrf(c)}
-	u, err := w.svc.Accounts.Login(c.UserContext(), f.Email, c.FormValue("password"))
+	u, err := w.svc.Accounts.Login(c.UserContext(), service.LoginInput{
+		Email: f.Email, Password: c.FormValue("password"), IP: w.clientIP(c), Known: sess(c).knows(f.Email),
+	})
 	if err != nil {
 		switch {
 		case isValidation(err):
 			f.Errors = fieldErrors(err)
 		case service.ErrorCode(err) == service.CodeRateLimited:
 			_, f.Alert = describe(fiber.StatusTooManyRequests, err)
+			setRetryAfter(c, err)
 		default:
 			return err
 		}
 		return page(c, statusOf(err), "Log in", "", auth.Login(f))
 	}
-	startSession(c, u.ID)
+	s, err := w.startSession(c, u.ID)
+	if err != nil {
+		return err
+	}
+	s.remember(u.Email)
 	to := f.Next
 	if to == "" {
 		to = "/dashboard"
 	}
 	return c.Redirect(to, fiber.StatusSeeOther)
+}
+
+// setRetryAfter tells a refused client when to come back.
+func setRetryAfter(c *fiber.Ctx, err error) {
+	if d := service.RetryAfter(err); d > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(d/time.Second)))
+	}
 }
 
 func (w *Web) signupPage(c *fiber.Ctx) error {
@@ -107,10 +134,12 @@ func (w *Web) signupPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Sign up", "", auth.Signup(auth.SignupForm{CSRF: csrf(c)}))
 }
 
-// signup opens the account, logs it in and shows its keys once.
+// signup opens the first account of a new server at once (logs it in and
+// shows its keys once); any later sign-up answers "check your inbox",
+// the same for a free and a taken address (service.Accounts.SignUp).
 func (w *Web) signup(c *fiber.Ctx) error {
 	in := service.AccountInput{Name: formValue(c, "name"), Email: formValue(c, "email"), Password: formValue(c, "password")}
-	u, keys, err := w.svc.Accounts.Create(c.UserContext(), in)
+	res, err := w.svc.Accounts.SignUp(c.UserContext(), in)
 	if isValidation(err) {
 		f := auth.SignupForm{Name: in.Name, Email: in.Email, Errors: fieldErrors(err), CSRF: csrf(c)}
 		return page(c, fiber.StatusUnprocessableEntity, "Sign up", "", auth.Signup(f))
@@ -118,16 +147,71 @@ func (w *Web) signup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s := startSession(c, u.ID)
+	if res.User == nil {
+		return page(c, fiber.StatusOK, "Check your inbox", "", auth.SignupSent(res.Email))
+	}
+	return w.welcome(c, res.User, res.Keys)
+}
+
+// welcome logs a new account in and shows its keys once.
+func (w *Web) welcome(c *fiber.Ctx, u *models.User, keys service.Keys) error {
+	s, err := w.startSession(c, u.ID)
+	if err != nil {
+		return err
+	}
+	s.remember(u.Email)
 	s.set(keyPublicKey, keys.PublicKey)
 	s.set(keySecretKey, keys.SecretKey)
 	s.set(keyKeysNew, true)
 	return c.Redirect("/account/keys", fiber.StatusSeeOther)
 }
 
-// logout ends the session (and its CSRF token).
+// confirmSignupPage is the mailed link: a page with a button, since mail
+// gateways open (GET) links to scan them. Nothing changes here.
+func (w *Web) confirmSignupPage(c *fiber.Ctx) error {
+	token := strings.Clone(c.Params("token"))
+	p, err := w.svc.Accounts.PendingSignUp(c.UserContext(), token)
+	if service.IsNotFound(err) {
+		return w.signupLinkGone(c, fiber.StatusNotFound, err)
+	}
+	if err != nil {
+		return err
+	}
+	f := auth.ConfirmForm{Name: p.Name, Email: p.Email, Action: "/signup/confirm/" + url.PathEscape(token), CSRF: csrf(c)}
+	return page(c, fiber.StatusOK, "Finish signing up", "", auth.SignupConfirm(f))
+}
+
+// confirmSignup opens the pending account, logs it in and shows its keys
+// once, as the immediate sign-up does.
+func (w *Web) confirmSignup(c *fiber.Ctx) error {
+	u, keys, err := w.svc.Accounts.FinishSignUp(c.UserContext(), strings.Clone(c.Params("token")))
+	switch service.ErrorCode(err) {
+	case service.CodeNotFound:
+		return w.signupLinkGone(c, fiber.StatusNotFound, err)
+	case service.CodeConflict:
+		return w.signupLinkGone(c, fiber.StatusConflict, err)
+	}
+	if err != nil {
+		return err
+	}
+	return w.welcome(c, u, keys)
+}
+
+// signupLinkGone says why a sign-up link no longer works.
+func (w *Web) signupLinkGone(c *fiber.Ctx, status int, err error) error {
+	_, msg := describe(status, err)
+	if status == fiber.StatusNotFound {
+		msg = service.ErrSignupLink.Message
+	}
+	return page(c, status, "Sign-up link", "", auth.SignupLinkGone(msg, status == fiber.StatusConflict))
+}
+
+// logout ends the session, here and on every process, and its CSRF token.
 func (w *Web) logout(c *fiber.Ctx) error {
 	s := sess(c)
+	if err := w.svc.Sessions.End(c.UserContext(), s.str(keySession)); err != nil {
+		return err
+	}
 	s.logout()
 	csrfToken(c, s)
 	w.flash(c, views.FlashInfo, "You have logged out.")

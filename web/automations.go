@@ -33,6 +33,7 @@ func (w *Web) mountAutomations(app *fiber.App, in fiber.Handler) {
 	app.Get("/automations/:utr/emails/:email/edit", in, w.editEmail)
 	app.Post("/automations/:utr/emails/:email/move", in, w.moveEmail)
 	app.Post("/automations/:utr/emails/:email/delete", in, w.deleteEmail)
+	app.Post("/automations/:utr/emails/:email/resume", in, w.resumeEmail)
 	app.Get("/automations/:utr/emails/:email/design", in, w.showEmailDesign)
 	app.Post("/automations/:utr/emails/:email/design", in, w.saveEmailDesign)
 }
@@ -276,6 +277,10 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 		}
 		if st.Send != nil {
 			b.Clicks += st.Send.UniqueClicks
+			b.Blocks += st.Send.Blocks
+			if st.Send.PausedAt != nil {
+				s.PauseReply = service.ReadRefusal(st.Send.PauseReason).String()
+			}
 		}
 		b.Steps = append(b.Steps, s)
 	}
@@ -399,6 +404,25 @@ func (w *Web) changeState(c *fiber.Ctx, live bool) error {
 func (w *Web) setAutomationLive(c *fiber.Ctx) error { return w.changeState(c, true) }
 
 func (w *Web) pauseAutomation(c *fiber.Ctx) error { return w.changeState(c, false) }
+
+// resumeEmail lets an email's sending that paused itself go on: its
+// refused messages go again.
+func (w *Web) resumeEmail(c *fiber.Ctx) error {
+	a, err := w.automationParam(c)
+	if err != nil {
+		return err
+	}
+	n, err := w.svc.Automations.ResumeEmail(c.UserContext(), accountID(c), a.Utr, c.Params("email"))
+	switch {
+	case service.ErrorCode(err) == service.CodeValidation:
+		w.flash(c, views.FlashInfo, "This email's sending is not paused.")
+	case err != nil:
+		return err
+	default:
+		w.flash(c, views.FlashSuccess, "Sending resumed: "+views.Count(n)+" refused "+views.Plural(n, "message goes", "messages go")+" again.")
+	}
+	return redirectTo(c, automations.AutomationURL(a.Utr))
+}
 
 // duplicateAutomation copies an automation as a draft and opens the copy.
 func (w *Web) duplicateAutomation(c *fiber.Ctx) error {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -31,8 +33,19 @@ func statusOf(err error) int {
 		return fiber.StatusUnauthorized
 	case service.CodeRateLimited:
 		return fiber.StatusTooManyRequests
+	case service.CodeUnavailable:
+		return fiber.StatusServiceUnavailable
 	}
 	return fiber.StatusInternalServerError
+}
+
+// retryAfter sets Retry-After (whole seconds) when err is a rate-limited
+// service error that says how long to wait.
+func retryAfter(c *fiber.Ctx, err error) {
+	var se *service.Error
+	if errors.As(err, &se) && se.Code == service.CodeRateLimited && se.RetryAfter > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(int64((se.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 }
 
 // fieldErrors returns the messages per field of a validation error, nil
@@ -89,6 +102,14 @@ func describe(status int, err error) (title, message string) {
 		}
 	case fiber.StatusUnauthorized:
 		return "Not logged in", "Log in to continue."
+	case fiber.StatusRequestEntityTooLarge:
+		if isFiber {
+			return "Too large", fe.Message
+		}
+	case fiber.StatusServiceUnavailable:
+		if isService && se.Message != "" {
+			return "Try again later", se.Message
+		}
 	case fiber.StatusInternalServerError:
 		return "Something went wrong", "An error on our side stopped this request. It has been logged; try again in a moment."
 	}
@@ -109,6 +130,7 @@ func ErrorHandler(c *fiber.Ctx, err error) error {
 		slog.ErrorContext(c.UserContext(), "console error", "method", c.Method(), "path", c.Path(), "error", err)
 	}
 	c.Response().ResetBody()
+	retryAfter(c, err)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Vary("HX-Request")
 	if partial(c) {

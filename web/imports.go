@@ -146,33 +146,50 @@ func (w *Web) sampleCSV(c *fiber.Ctx) error {
 }
 
 // upload is what a multipart upload brought: the form's fields and the
-// file, spooled to a temporary file.
+// file, spooled to an unlinked temporary file (gone once closed).
 type upload struct {
-	in   service.ImportFile
-	file *os.File
-	size int64
+	in      service.ImportFile
+	file    *os.File
+	size    int64
+	refused error // a check already refused the upload: the rest was read past
 }
 
-// discard removes the spooled file, unless an import took it.
+// discard closes the spooled file, unless an import took it.
 func (u *upload) discard() {
 	if u.file != nil {
 		u.file.Close()
-		os.Remove(u.file.Name())
 		u.file = nil
 	}
 }
 
+// errSpoolTooLarge refuses a file over service.MaxSpool that comes before
+// its contact type (the console's form sends the type first).
+var errSpoolTooLarge = fiber.NewError(fiber.StatusRequestEntityTooLarge,
+	"The file is too large to be held until its contact type arrives: send the contact type before the file.")
+
+// maxSpool is service.MaxSpool, or less by Options.
+func (w *Web) maxSpool() int64 {
+	if w.opt.MaxSpoolBytes > 0 {
+		return w.opt.MaxSpoolBytes
+	}
+	return service.MaxSpool
+}
+
 // receive reads the multipart body as it arrives, part by part: the
-// contact type, and the file, copied to a temporary file (never held in
-// memory). A file already known to be refused (a wrong type or name) is
-// read past, not kept.
+// contact type, and the file, copied to an unlinked temporary file
+// (never held in memory). The type is checked as soon as it is known (a
+// contact_type_id in the query string first). A file already known to be
+// refused (a wrong type or name, or an account without any contact type)
+// is read past, not kept; a type that arrives after the file and is
+// refused drops the file at once. The answer comes after the body is
+// read: a browser still sending would not see an earlier one.
 func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 	u := &upload{}
+	u.in.ContactTypeID = strings.TrimSpace(strings.Clone(c.Query("contact_type_id")))
 	boundary := string(c.Request().Header.MultipartFormBoundary())
 	if boundary == "" {
 		// Not multipart, so no file: say what is missing without reading
 		// a body that may be of any size.
-		u.in.ContactTypeID = strings.TrimSpace(strings.Clone(c.Query("contact_type_id")))
 		return u, nil
 	}
 	var body io.Reader = c.Context().RequestBodyStream()
@@ -181,6 +198,7 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 	}
 	mr := multipart.NewReader(service.LimitReader(body, w.maxUpload(), errUploadTooLarge), boundary)
 	ctx, acct := c.UserContext(), accountID(c)
+	declared := int64(c.Request().Header.ContentLength())
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
@@ -193,20 +211,51 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 		case "contact_type_id":
 			v, _ := io.ReadAll(io.LimitReader(part, 64))
 			u.in.ContactTypeID = strings.TrimSpace(string(v))
+			if u.file != nil && u.refused == nil {
+				// The file came first: check its type now.
+				if _, err := w.svc.Imports.CheckImport(ctx, acct, u.in); err != nil {
+					u.refused = err
+					u.discard()
+				}
+			}
 		case "file":
 			if u.in.Present || part.FileName() == "" { // a second file, or none chosen
 				break
 			}
 			u.in.Present, u.in.FileName = true, strings.Clone(part.FileName())
+			if u.refused != nil {
+				break
+			}
 			if u.in.ContactTypeID != "" {
 				if _, err := w.svc.Imports.CheckImport(ctx, acct, u.in); err != nil {
-					break // answered after the body is read
+					u.refused = err
+					break
+				}
+			} else {
+				// The type comes later, if at all: keep the file only when
+				// some type could accept it, and within the spool's bound.
+				ok, err := w.svc.Imports.HasTypes(ctx, acct)
+				if err != nil {
+					return u, err
+				}
+				if !ok {
+					break // CheckImport refuses it once the body is read
+				}
+				if declared > w.maxSpool() {
+					return u, errSpoolTooLarge
 				}
 			}
-			if u.file, err = os.CreateTemp("", "herald-import-*.csv"); err != nil {
+			var src io.Reader = part
+			if u.in.ContactTypeID == "" {
+				src = service.LimitReader(part, w.maxSpool(), errSpoolTooLarge)
+			}
+			if u.file, err = service.Spool(); err != nil {
 				return u, err
 			}
-			if u.size, err = io.Copy(u.file, part); err != nil {
+			if u.size, err = io.Copy(u.file, src); err != nil {
+				if errors.Is(err, errSpoolTooLarge) {
+					return u, errSpoolTooLarge
+				}
 				return u, uploadErr(err)
 			}
 		}
@@ -238,12 +287,32 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 		return errUploadTooLarge
 	}
 	ctx, acct := c.UserContext(), accountID(c)
+	if t := strings.TrimSpace(c.Query("contact_type_id")); t != "" {
+		if _, err := w.svc.Imports.CheckType(ctx, acct, t); err != nil {
+			return err
+		}
+	}
+	// One of the account's upload slots, held until the import ends.
+	release, err := w.svc.Imports.AcquireUpload(ctx, acct)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	u, err := w.receive(c)
 	defer u.discard()
 	if err != nil {
 		return err
 	}
 	typeID, err := w.svc.Imports.CheckImport(ctx, acct, u.in)
+	if u.refused != nil {
+		err = u.refused
+	} else if err == nil && u.file == nil {
+		err = service.ErrNotFound // no contact type when the file came: it was not kept
+	}
 	if isValidation(err) {
 		form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Errors: fieldErrors(err)}
 		for field, msgs := range form.Errors {
@@ -271,9 +340,9 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 		return err
 	}
 	shown := *imp // Run changes imp from now on
-	file := u.file
-	u.file = nil // the import removes it
-	go w.runImport(imp, file)
+	file, done := u.file, release
+	u.file, release = nil, nil // the import closes the file and frees the slot
+	go w.runImport(imp, file, done)
 
 	if !partial(c) {
 		return c.Redirect(contacts.ImportReportURL(shown.ID), fiber.StatusSeeOther)
@@ -291,15 +360,14 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, contacts.ImportFormView(d.Form), contacts.CurrentOOB(p), contacts.RecentImports(d.Recent, true))
 }
 
-// runImport imports the spooled file, then removes it. It outlives the
-// request: it takes nothing of it (the import's strings are its own) and
-// runs under a context of its own. The import records its progress and
-// its end (done or failed) itself; a failure of the database is logged.
-func (w *Web) runImport(imp *models.Import, file *os.File) {
-	defer func() {
-		file.Close()
-		os.Remove(file.Name())
-	}()
+// runImport imports the spooled file, then closes it (it is unlinked
+// already) and frees the upload's slot. It outlives the request: it takes
+// nothing of it (the import's strings are its own) and runs under a
+// context of its own. The import records its progress and its end (done
+// or failed) itself; a failure of the database is logged.
+func (w *Web) runImport(imp *models.Import, file *os.File, release func()) {
+	defer release()
+	defer file.Close()
 	defer func() {
 		if p := recover(); p != nil {
 			slog.Error("import panicked", "import", imp.ID, "panic", p)

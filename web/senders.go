@@ -2,7 +2,7 @@ package web
 
 import (
 	"context"
-	"log/slog"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -104,10 +104,10 @@ func senderField(key string) bool {
 }
 
 // saveSender creates (id 0) or updates a sender. A validation error
-// answers the form with the messages beside each field (422); a success
-// goes to the sender's page. A new sender whose verification mail could
-// not be sent is saved all the same: the page says so, and offers to
-// resend it.
+// answers the form with the messages beside each field (422); a refusal
+// of the verification mail (too many, 429 with Retry-After; the relay
+// down, 503) answers the form with the reason above it, nothing stored.
+// A success goes to the sender's page.
 func (w *Web) saveSender(c *fiber.Ctx, id int64) error {
 	f := senders.Form{
 		ID: id, FromName: formValue(c, "from_name"), FromEmail: formValue(c, "from_email"), ReplyToEmail: formValue(c, "reply_to_email"),
@@ -122,40 +122,47 @@ func (w *Web) saveSender(c *fiber.Ctx, id int64) error {
 	ctx, acct := c.UserContext(), accountID(c)
 	var s *models.Sender
 	var err error
+	var old *models.Sender
 	if id == 0 {
 		s, err = w.svc.Senders.Create(ctx, acct, in)
 	} else {
+		if old, err = w.svc.Senders.Get(ctx, acct, id); err != nil {
+			return err
+		}
 		in.SenderID = strconv.FormatInt(id, 10)
 		s, err = w.svc.Senders.Update(ctx, acct, in)
 	}
-	if isValidation(err) {
+	switch {
+	case isValidation(err):
 		f.Errors = fieldErrors(err)
 		for field, msgs := range f.Errors {
 			if !senderField(field) {
 				f.Other = append(f.Other, msgs...)
 			}
 		}
+	case refusedMail(err):
+		f.Other = []string{serviceMessage(err)}
+		retryAfter(c, err)
+	case err != nil:
+		return err
+	}
+	if err != nil {
 		f = w.senderForm(c, f)
+		status := statusOf(err)
 		if partial(c) {
-			return render(c, fiber.StatusUnprocessableEntity, senders.SenderForm(f))
+			return render(c, status, senders.SenderForm(f))
 		}
 		title := "Add a sender"
 		if id != 0 {
 			title = "Edit sender"
 		}
-		return page(c, fiber.StatusUnprocessableEntity, title, views.NavSenders, senders.FormPage(f))
-	}
-	if s == nil && err != nil {
-		return err
+		return page(c, status, title, views.NavSenders, senders.FormPage(f))
 	}
 	switch {
-	case err != nil:
-		// Saved, but the verification mail failed (Create returns the
-		// sender with the transport's error).
-		slog.ErrorContext(ctx, "sender verification mail", "sender", s.ID, "error", err)
-		w.flash(c, views.FlashError, "Sender "+s.FromEmail+" saved, but the verification mail could not be sent. Try “Resend link” in a moment.")
 	case id == 0:
 		w.flash(c, views.FlashSuccess, "Sender "+s.FromEmail+" added. A verification link was mailed to it.")
+	case old.FromEmail != s.FromEmail:
+		w.flash(c, views.FlashSuccess, "Sender "+s.FromEmail+" saved. A verification link was mailed to the new address.")
 	default:
 		w.flash(c, views.FlashSuccess, "Sender "+s.FromEmail+" saved.")
 	}
@@ -165,6 +172,22 @@ func (w *Web) saveSender(c *fiber.Ctx, id int64) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	return c.Redirect(back, fiber.StatusSeeOther)
+}
+
+// refusedMail reports whether err refused a verification mail: too many
+// of them (429) or a relay that failed (503). Nothing was stored.
+func refusedMail(err error) bool {
+	code := service.ErrorCode(err)
+	return code == service.CodeRateLimited || code == service.CodeUnavailable
+}
+
+// serviceMessage is the text of a service error meant for people.
+func serviceMessage(err error) string {
+	var se *service.Error
+	if errors.As(err, &se) {
+		return se.Message
+	}
+	return ""
 }
 
 // dnsExplain says what each DNS record does, for people who have never
@@ -209,7 +232,8 @@ func (w *Web) showSender(c *fiber.Ctx) error {
 
 // resendSender mails the verification link again: to htmx the sender's
 // state (with the new time) and a flash message, to a browser a redirect
-// to the sender's page. A transport failure is logged and said.
+// to the sender's page. A refused mail (too many: 429 with Retry-After;
+// the relay down: 503) is said in the flash message.
 func (w *Web) resendSender(c *fiber.Ctx) error {
 	id, err := service.ParseID(c.Params("id"))
 	if err != nil {
@@ -217,13 +241,13 @@ func (w *Web) resendSender(c *fiber.Ctx) error {
 	}
 	ctx, acct := c.UserContext(), accountID(c)
 	err = w.svc.Senders.ResendVerification(ctx, acct, id)
-	if service.IsNotFound(err) {
+	if err != nil && !refusedMail(err) {
 		return err
 	}
-	kind, msg := views.FlashSuccess, "Verification link sent again."
+	kind, msg, status := views.FlashSuccess, "Verification link sent again.", fiber.StatusOK
 	if err != nil {
-		slog.ErrorContext(ctx, "sender verification mail", "sender", id, "error", err)
-		kind, msg = views.FlashError, "The verification mail could not be sent. Try again in a moment."
+		kind, msg, status = views.FlashError, serviceMessage(err), statusOf(err)
+		retryAfter(c, err)
 	}
 	if !partial(c) {
 		w.flash(c, kind, msg)
@@ -233,7 +257,7 @@ func (w *Web) resendSender(c *fiber.Ctx) error {
 	if gerr != nil {
 		return gerr
 	}
-	return render(c, fiber.StatusOK, senders.Status(*s, csrf(c)), flashOOB(kind, msg))
+	return render(c, status, senders.Status(*s, csrf(c)), flashOOB(kind, msg))
 }
 
 // deleteSender deletes a sender: to htmx the list as it now is, to a

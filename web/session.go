@@ -2,9 +2,11 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/gorilla/sessions"
 
+	"herald/models"
 	"herald/service"
 )
 
@@ -21,17 +24,20 @@ import (
 
 const (
 	sessionName   = "herald_session"
-	sessionMaxAge = 7 * 24 * 60 * 60 // seconds; renewed while in use
+	sessionMaxAge = int(service.SessionLifetime / time.Second) // the cookie lives no longer than a login
 
 	// Keys of the session's values.
-	keyAccount   = "account"
+	keySession   = "sid" // the token naming the server-side session (service.Sessions)
+	keyKnown     = "known"
 	keyCSRF      = "csrf"
 	keyFlashKind = "flash_kind"
 	keyFlashText = "flash_text"
 	keyPublicKey = "new_public_key"
 	keySecretKey = "new_secret_key"
 	keyKeysNew   = "new_keys_signup"
-	keyDay       = "day"
+
+	// maxKnown bounds the addresses a browser remembers having logged in to.
+	maxKnown = 5
 
 	localSession = "web.session"
 )
@@ -65,11 +71,15 @@ func newStore(ctx context.Context, settings *service.Settings, secure bool) (*se
 }
 
 // session is one request's session; it is saved once, after the handler,
-// when something changed.
+// when something changed. The cookie (signed and encrypted) carries the
+// flash, the CSRF token, keys shown once and the token of the server-side
+// session; a person is logged in only while that session's row lives
+// (service.Sessions.Check), so ending it takes effect at once everywhere.
 type session struct {
 	s     *sessions.Session
 	r     *http.Request
 	dirty bool
+	live  *models.Session // the checked server-side session; nil when logged out
 }
 
 // loadSession reads the session cookie. A missing, expired or forged
@@ -84,12 +94,27 @@ func (w *Web) loadSession(c *fiber.Ctx) (*session, error) {
 		s, _ = w.store.New(&http.Request{Header: http.Header{}}, sessionName)
 	}
 	ss := &session{s: s, r: r}
-	// Renew the cookie once a day while it is used, so an active person
-	// stays logged in and an idle one is logged out after sessionMaxAge.
-	if day := time.Now().UTC().Format(time.DateOnly); ss.str(keyDay) != day && ss.accountID() != 0 {
-		ss.set(keyDay, day)
+	return ss, w.checkLogin(c, ss)
+}
+
+// checkLogin looks the cookie's session token up: a live session logs the
+// request in; an ended or expired one is forgotten (and the CSRF token
+// changes). Anonymous visitors cost no database access.
+func (w *Web) checkLogin(c *fiber.Ctx, s *session) error {
+	token := s.str(keySession)
+	if token == "" {
+		return nil
 	}
-	return ss, nil
+	live, err := w.svc.Sessions.Check(c.UserContext(), token)
+	if service.IsNotFound(err) {
+		s.logout()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.live = live
+	return nil
 }
 
 // save writes the session's cookie to the response when it changed.
@@ -137,23 +162,60 @@ func (s *session) del(keys ...string) {
 
 // accountID is the logged-in account, 0 when nobody is.
 func (s *session) accountID() int64 {
-	id, _ := s.s.Values[keyAccount].(int64)
-	return id
+	if s.live == nil {
+		return 0
+	}
+	return s.live.UserID
 }
 
-// login starts a fresh session for the account: nothing of the session
-// before (flash, keys, token) survives, and the CSRF token is new.
-func (s *session) login(accountID int64) {
+// reset empties the session but for the addresses the browser logged in
+// to, and gives it a new CSRF token.
+func (s *session) reset() {
+	known := s.s.Values[keyKnown]
 	clear(s.s.Values)
-	s.set(keyAccount, accountID)
+	if known != nil {
+		s.s.Values[keyKnown] = known
+	}
 	s.set(keyCSRF, newToken())
-	s.set(keyDay, time.Now().UTC().Format(time.DateOnly))
+	s.live = nil
 }
 
-// logout forgets the account and changes the CSRF token.
-func (s *session) logout() {
-	clear(s.s.Values)
-	s.set(keyCSRF, newToken())
+// login puts the token of a new server-side session in a fresh cookie
+// session: nothing of the session before (flash, keys, token) survives,
+// and the CSRF token is new.
+func (s *session) login(token string) {
+	s.reset()
+	s.set(keySession, token)
+}
+
+// logout forgets the login and changes the CSRF token (the server-side
+// session is ended by the caller).
+func (s *session) logout() { s.reset() }
+
+// knownID is how the cookie remembers an address: a short hash, not the
+// address itself.
+func knownID(email string) string {
+	e, _ := service.NormalizeEmail(email)
+	sum := sha256.Sum256([]byte(e))
+	return hex.EncodeToString(sum[:8])
+}
+
+// knows reports whether this browser logged in to the address before.
+func (s *session) knows(email string) bool {
+	list, _ := s.s.Values[keyKnown].([]string)
+	return slices.Contains(list, knownID(email))
+}
+
+// remember records a successful login to the address (the last maxKnown).
+func (s *session) remember(email string) {
+	id := knownID(email)
+	list, _ := s.s.Values[keyKnown].([]string)
+	list = slices.DeleteFunc(slices.Clone(list), func(v string) bool { return v == id })
+	list = append(list, id)
+	if len(list) > maxKnown {
+		list = list[len(list)-maxKnown:]
+	}
+	s.set(keyKnown, list)
 }
 
 // sess returns the request's session, loaded by the console middleware.

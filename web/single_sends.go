@@ -553,9 +553,9 @@ func (w *Web) previewSendDesign(c *fiber.Ctx) error {
 // that runs, the statistics and activity of one that has completed.
 func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progress) (singlesends.Status, error) {
 	loc, tz := accountZone(c)
-	st := singlesends.Status{Send: *ss, Loc: loc, TimeZone: tz, Progress: singlesends.Progress{
+	st := singlesends.Status{Send: *ss, Loc: loc, TimeZone: tz, CSRF: csrf(c), Outcomes: sendOutcomes(ss), Progress: singlesends.Progress{
 		Triggered: p.Triggered, Resolved: p.Resolved, Done: p.Done, Delivered: p.Delivered, Bounces: p.Bounces,
-		Retrying: p.Retrying, Rate: p.Rate, Remaining: p.Remaining, Percent: p.Percent,
+		Blocks: p.Blocks, Failures: p.Failures, Retrying: p.Retrying, Rate: p.Rate, Remaining: p.Remaining, Percent: p.Percent,
 	}}
 	if ss.Status != models.SendCompleted {
 		return st, nil
@@ -571,6 +571,46 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks})
 	}
 	return st, nil
+}
+
+// sendOutcomes says, for people, the relay's refusals and the failures
+// of a send.
+func sendOutcomes(ss *models.SingleSend) singlesends.Outcomes {
+	o := singlesends.Outcomes{
+		PauseReply: service.ReadRefusal(ss.PauseReason).String(),
+		LastBlock:  service.ReadRefusal(ss.LastBlock).String(),
+	}
+	if ss.Failures > 0 {
+		first := service.ReadFailure(ss.FirstFailure)
+		o.Failed, o.FirstFailure = "could not be sent", first.Text
+		if first.Built {
+			o.Failed = "could not be built"
+		}
+		if ss.LastFailure != ss.FirstFailure {
+			o.LastFailure = service.ReadFailure(ss.LastFailure).Text
+		}
+	}
+	return o
+}
+
+// resumeSend lets a send that paused itself go on: its refused messages
+// go again.
+func (w *Web) resumeSend(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	n, err := w.svc.SingleSends.Resume(c.UserContext(), accountID(c), ss.Utr)
+	switch {
+	case service.ErrorCode(err) == service.CodeValidation:
+		// Resumed meanwhile (another tab, a double click): say so.
+		w.flash(c, views.FlashInfo, "“"+ss.SingleSendName+"” is not paused.")
+	case err != nil:
+		return err
+	default:
+		w.flash(c, views.FlashSuccess, "Sending of “"+ss.SingleSendName+"” resumed: "+views.Count(n)+" refused "+views.Plural(n, "message goes", "messages go")+" again.")
+	}
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
 // showSend is a send's page: its state, what it is made of, its design.

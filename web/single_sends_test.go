@@ -727,6 +727,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
+			// A second open within the minute does not count (decisions.md 8).
 			_ = s.a.svc.Tracking.Open(context.Background(), tok)
 			if _, err := s.a.svc.Tracking.Click(context.Background(), tok, 0); err != nil {
 				t.Fatal(err)
@@ -741,7 +742,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	}
 	want := map[string]string{
 		"stat-recipients": "3 ", "stat-delivered": "3 100.0%", "stat-bounces": "0 0.0%", "stat-unique-opens": "3 100.0%",
-		"stat-total-opens": "4 ", "stat-unique-clicks": "1 33.3%", "stat-total-clicks": "1 ", "stat-unsubscribes": "0 0.0%",
+		"stat-total-opens": "3 ", "stat-unique-clicks": "1 33.3%", "stat-total-clicks": "1 ", "stat-unsubscribes": "0 0.0%",
 	}
 	for k, v := range want {
 		if stats[k] != v {
@@ -749,7 +750,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 		}
 	}
 	svg := first(r.doc, "#send-chart svg.chart-svg")
-	if svg == nil || attr(svg, "role") != "img" || !strings.Contains(attr(svg, "aria-label"), "4 opens and 1 click") {
+	if svg == nil || attr(svg, "role") != "img" || !strings.Contains(attr(svg, "aria-label"), "3 opens and 1 click") {
 		t.Fatalf("chart:\n%s", r.body)
 	}
 	if attr(first(svg, "polyline.chart-opens"), "points") == "" || attr(first(svg, "polyline.chart-clicks"), "points") == "" || first(svg, "circle.chart-opens title") == nil {

@@ -27,10 +27,15 @@ func (w *Web) mountRecipient(app *fiber.App) {
 // pixel is a transparent 1x1 GIF.
 var pixel, _ = base64.StdEncoding.DecodeString("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 
+// recipientHeaders are the headers of every answer to a link in a mail.
+// No page of them may be framed by another site (decisions.md 8): the
+// preference page's buttons would otherwise be clickjacking targets.
 func recipientHeaders(c *fiber.Ctx) {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	c.Set(fiber.HeaderReferrerPolicy, "no-referrer")
+	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy) // the console's: own files only, no framing
 }
 
 // trackOpen counts an open and answers the pixel whatever happens: a mail
@@ -119,7 +124,7 @@ func (w *Web) unsubscribe(c *fiber.Ctx) error {
 
 // viewCSP keeps a mail shown in the browser from running anything; its
 // images load (as in a mail client) and its links open the page.
-const viewCSP = "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; default-src 'none'; img-src * data:; style-src 'unsafe-inline'"
+const viewCSP = "sandbox allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation; default-src 'none'; img-src * data:; style-src 'unsafe-inline'; frame-ancestors 'none'"
 
 // viewInBrowser shows the message as its recipient got it.
 func (w *Web) viewInBrowser(c *fiber.Ctx) error {

@@ -4,6 +4,7 @@ package web
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -18,13 +19,21 @@ import (
 type Options struct {
 	BaseURL string // public address; https means Secure cookies
 
-	// AuthPerMinute caps the POSTs to /login and /signup one IP address
-	// may make in a minute; 0 means defaultAuthPerMinute. It comes on
-	// top of the service's limit of failed logins per email address.
+	// AuthPerMinute caps the POSTs to /login and /signup one client IP
+	// (an IPv6 client by its /64) may make in a minute; 0 means
+	// defaultAuthPerMinute. It comes on top of the service's growing
+	// delays after failed logins, per address and per IP.
 	AuthPerMinute int
+
+	// TrustedProxies (HERALD_TRUSTED_PROXIES) are the reverse proxies whose
+	// X-Forwarded-For is believed for the client IP; none by default.
+	TrustedProxies []netip.Prefix
 
 	// MaxUploadBytes bounds a CSV upload (HERALD_MAX_UPLOAD_MB); 0 means 1024 MB.
 	MaxUploadBytes int64
+	// MaxSpoolBytes bounds a file kept on disk until its contact type
+	// arrives; 0 means service.MaxSpool (tests set less).
+	MaxSpoolBytes int64
 }
 
 const defaultAuthPerMinute = 20
@@ -51,8 +60,9 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 	}
 	w := &Web{svc: svc, opt: opt, store: store}
 	w.authLimit = limiter.New(limiter.Config{
-		Max:        perMinute,
-		Expiration: time.Minute,
+		Max:          perMinute,
+		Expiration:   time.Minute,
+		KeyGenerator: func(c *fiber.Ctx) string { return service.IPKey(w.clientIP(c)) },
 		LimitReached: func(*fiber.Ctx) error {
 			return &service.Error{Code: service.CodeRateLimited, Message: "Too many attempts from your address. Wait a minute and try again."}
 		},
@@ -62,7 +72,8 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 
 // Mount registers every console route on app. All of them are listed here.
 func (w *Web) Mount(app *fiber.App) {
-	w.mountRecipient(app) // before the console middleware: see tracking.go
+	w.mountRecipient(app)    // before the console middleware: see tracking.go
+	w.mountSenderVerify(app) // likewise: see public.go
 	app.Use(w.console)
 
 	app.Get("/", w.root)
@@ -71,6 +82,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/login", w.authLimit, w.login)
 	app.Get("/signup", w.signupPage)
 	app.Post("/signup", w.authLimit, w.signup)
+	app.Get("/signup/confirm/:token", w.confirmSignupPage)
+	app.Post("/signup/confirm/:token", w.authLimit, w.confirmSignup)
 	app.Post("/logout", w.logout)
 
 	in := w.requireLogin
@@ -80,6 +93,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/account/keys", in, w.showKeys)
 	app.Post("/account/keys", in, w.rotateKeys)
 	app.Post("/account/time-zone", in, w.saveTimeZone)
+	app.Post("/account/password", in, w.changePassword)
+	app.Post("/account/logout-everywhere", in, w.logoutEverywhere)
 
 	app.Get("/suppressions", in, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
 	app.Get("/suppressions/global", in, w.listGlobal)
@@ -180,6 +195,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/single-sends/:utr/progress", in, w.sendProgress)
 	app.Post("/single-sends/:utr/duplicate", in, w.duplicateSend)
 	app.Post("/single-sends/:utr/delete", in, w.deleteSend)
+	app.Post("/single-sends/:utr/resume", in, w.resumeSend)
 
 	app.Get("/notifications", in, w.listNotifications)
 	app.Post("/notifications", in, w.addNotification)
@@ -223,7 +239,11 @@ func (w *Web) console(c *fiber.Ctx) error {
 	var err error
 	if upload {
 		s = w.loadUploadSession(c)
-	} else if s, err = w.loadSession(c); err != nil {
+		err = w.checkLogin(c, s)
+	} else {
+		s, err = w.loadSession(c)
+	}
+	if err != nil {
 		return err
 	}
 	c.Locals(localSession, s)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/subtle"
 	"io"
 	"log/slog"
 	"net/http"
@@ -80,7 +81,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 		}
 		return c.JSON(fiber.Map{"status": "ok"})
 	})
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	app.Get("/metrics", metricsToken(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
 	app.Use("/static", filesystem.New(filesystem.Config{
 		Root:   http.FS(static.FS),
 		MaxAge: 3600,
@@ -88,12 +89,28 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 
 	api.New(svc, api.Options{RatePerSecond: cfg.APIRate, MaxUploadBytes: cfg.MaxUploadMB << 20}).Mount(app.Group("/api"))
 
-	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL, MaxUploadBytes: cfg.MaxUploadMB << 20})
+	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL, MaxUploadBytes: cfg.MaxUploadMB << 20, TrustedProxies: cfg.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}
 	w.Mount(app)
 	return app, nil
+}
+
+// metricsToken lets /metrics answer only a request bearing token
+// (HERALD_METRICS_TOKEN, decisions.md 8); an empty token leaves it open.
+func metricsToken(token string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if token == "" {
+			return c.Next()
+		}
+		got, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) != 1 {
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="herald metrics"`)
+			return c.Status(fiber.StatusUnauthorized).SendString("Unauthorized")
+		}
+		return c.Next()
+	}
 }
 
 // Sizes of a request's head: the read buffer every request line and

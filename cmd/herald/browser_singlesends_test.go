@@ -118,7 +118,12 @@ func TestBrowserSingleSend(t *testing.T) {
 	if link == "" {
 		t.Fatal("no verification link in the mail")
 	}
-	b.do("verify", chromedp.Navigate(link), chromedp.WaitReady(chromedp.CSS("body")))
+	// The browser's GET shows a button; its POST verifies.
+	b.do("open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("verify-button")))
+	b.do("verify",
+		chromedp.Click(chromedp.ID("verify-button")),
+		chromedp.WaitVisible(chromedp.CSS(`#sender-verify[data-state="verified"]`)),
+	)
 	b.do("see it verified", chromedp.Navigate(base+"/senders"), b.idle, chromedp.WaitVisible(chromedp.CSS("#senders-list .badge-success")))
 
 	// An unsubscribe group.

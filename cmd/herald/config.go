@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"herald/delivery"
 	"herald/service"
+	"herald/web"
 )
 
 // config is what the environment sets (decisions.md section 1).
@@ -28,9 +30,15 @@ type config struct {
 	LogLevel    slog.Level
 	// SendRate is HERALD_SEND_RATE: messages per second per account, 0 no limit.
 	SendRate float64
+	// MetricsToken is HERALD_METRICS_TOKEN: when set, /metrics answers only
+	// a request with "Authorization: Bearer <token>".
+	MetricsToken string
 	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
 	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
 	RetryBackoff, RetryWindow time.Duration
+	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
+	// X-Forwarded-For names the client (login throttling, per-IP limits).
+	TrustedProxies []netip.Prefix
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -39,6 +47,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Database:     or(getenv("HERALD_DATABASE"), "data/herald.db"),
 		BaseURL:      strings.TrimRight(or(getenv("HERALD_BASE_URL"), "http://localhost:8080"), "/"),
 		SMTPURL:      getenv("HERALD_SMTP_URL"),
+		MetricsToken: getenv("HERALD_METRICS_TOKEN"),
 		APIRate:      100,
 		MaxUploadMB:  1024,
 		SMTPMaxConns: 10,
@@ -93,6 +102,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if !strings.HasPrefix(c.BaseURL, "http://") && !strings.HasPrefix(c.BaseURL, "https://") {
 		return c, fmt.Errorf("HERALD_BASE_URL: %q must start with http:// or https://", c.BaseURL)
 	}
+	proxies, err := web.ParseTrustedProxies(getenv("HERALD_TRUSTED_PROXIES"))
+	if err != nil {
+		return c, fmt.Errorf("HERALD_TRUSTED_PROXIES: %w", err)
+	}
+	c.TrustedProxies = proxies
 	c.MailFrom = or(getenv("HERALD_MAIL_FROM"), service.DefaultSystemFrom(c.BaseURL))
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)

@@ -277,3 +277,63 @@ func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 		t.Fatalf("console, a 20 KB URL: %d %q", s, hd.Get("Content-Type"))
 	}
 }
+
+// /metrics takes HERALD_METRICS_TOKEN as a bearer token, and no public
+// recipient page may be framed by another site (issue 11, finding 8).
+func TestMetricsTokenAndFraming(t *testing.T) {
+	h := startLiveHerald(t, map[string]string{"HERALD_METRICS_TOKEN": "m3trics-t0ken"})
+	for _, auth := range []string{"", "Bearer wrong", "Basic m3trics-t0ken", "m3trics-t0ken"} {
+		var hdr []string
+		if auth != "" {
+			hdr = []string{"Authorization", auth}
+		}
+		if r, body := h.get("/metrics", hdr...); r.StatusCode != 401 || strings.Contains(body, "herald_http") {
+			t.Fatalf("/metrics with %q: %d", auth, r.StatusCode)
+		}
+	}
+	if r, body := h.get("/metrics", "Authorization", "Bearer m3trics-t0ken"); r.StatusCode != 200 || !strings.Contains(body, "herald_http_requests_total") {
+		t.Fatalf("/metrics with the token: %d", r.StatusCode)
+	}
+
+	h.send("Framed", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
+	m, _ := h.message("ann@example.com")
+	tok := h.token(m)
+	for _, path := range []string{"/u/" + tok, "/m/" + tok, "/u/unknown-token", "/t/c/" + tok + "/0", "/t/o/" + tok + ".gif"} {
+		r, _ := h.get(path)
+		if !strings.Contains(r.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") || r.Header.Get("X-Frame-Options") != "DENY" {
+			t.Fatalf("%s: %d CSP %q XFO %q", path, r.StatusCode, r.Header.Get("Content-Security-Policy"), r.Header.Get("X-Frame-Options"))
+		}
+	}
+}
+
+// The unsubscribe and preference links of a mail keep working after its
+// send is deleted through the API (issue 11, finding 8): before, 404.
+func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
+	h := startLiveHerald(t, nil)
+	utr := h.send("Gone", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
+	m, _ := h.message("cy@example.com")
+	unsub := strings.Trim(m.Header().Get("List-Unsubscribe"), "<>")
+	h.call("DELETE", "/api/single/send/delete?utr="+utr, nil)
+	if r, page := h.get(strings.TrimPrefix(unsub, h.base)); r.StatusCode != 200 || !strings.Contains(page, "Monthly news") {
+		t.Fatalf("preference page after the delete: %d", r.StatusCode)
+	}
+	resp, err := http.Post(unsub, "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("one-click after the delete: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	// The send itself is gone for its account.
+	req, _ := http.NewRequest("GET", h.base+"/api/single-send/details?utr="+utr, nil)
+	req.Header.Set("PublicKey", h.keys.PublicKey)
+	req.Header.Set("SecretKey", h.keys.SecretKey)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 404 {
+		t.Fatalf("details of the deleted send: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	// And cy is in the group now: a new send skips the address.
+	utr2 := h.send("Next", `<p>Again</p>`)
+	if d := h.details(utr2); d["triggered"].(float64) != 2 {
+		t.Fatalf("the next send: %v", d)
+	}
+}

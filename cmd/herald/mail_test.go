@@ -164,14 +164,30 @@ func TestSenderVerificationMail(t *testing.T) {
 	if !strings.Contains(details, `"is_verified":0`) {
 		t.Fatalf("verified before the link: %s", details)
 	}
-	resp, err := http.Get(link)
+	// A browser's GET shows the confirm button and verifies nothing.
+	req, _ := http.NewRequest("GET", link, nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "Address verified") {
-		t.Fatalf("verify page: %d %s", resp.StatusCode, page)
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "Verify this address") {
+		t.Fatalf("confirm page: %d %s", resp.StatusCode, page)
+	}
+	if _, details = call("GET", "/api/senders", nil); !strings.Contains(details, `"is_verified":0`) {
+		t.Fatalf("verified by a browser's GET: %s", details)
+	}
+	// A program's GET (no Accept) verifies (decisions.md 5).
+	resp, err = http.Get(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(page) != `{"status":"success","message":"Sender Verified"}` {
+		t.Fatalf("verify: %d %s", resp.StatusCode, page)
 	}
 	if _, details = call("GET", "/api/senders", nil); !strings.Contains(details, `"is_verified":1`) {
 		t.Fatalf("not verified after the link: %s", details)

@@ -2,13 +2,49 @@
 // API keys.
 package account
 
-import "herald/models"
+import (
+	"time"
+
+	"herald/models"
+	"herald/views"
+)
 
 // Data is the account page.
 type Data struct {
 	User     *models.User
 	CSRF     string
 	TimeZone ZoneForm
+	Password PasswordForm
+	Sessions []Session // live sessions, most recently used first
+}
+
+// PasswordForm changes the password (nothing typed is shown again).
+type PasswordForm struct {
+	Errors views.Errors
+	Alert  string // a message of the whole form (rate limited)
+	CSRF   string
+}
+
+// PasswordURL is where the password is changed (POST).
+const PasswordURL = "/account/password"
+
+// LogoutEverywhereURL ends every session of the account (POST).
+const LogoutEverywhereURL = "/account/logout-everywhere"
+
+// Session is one live login of the account.
+type Session struct {
+	Started  time.Time
+	LastUsed time.Time
+	Current  bool // the session of the page's own request
+}
+
+// when formats t in the account's time zone, to the minute.
+func when(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Jan 2, 2006 at 15:04")
 }
 
 // ZoneForm chooses the account's time zone.
@@ -27,4 +63,11 @@ type Keys struct {
 	PublicKey string
 	SecretKey string
 	New       bool // true after sign-up, false after a rotation
+}
+
+func formAlerts(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
 }

@@ -20,6 +20,14 @@ type SignupForm struct {
 	CSRF   string
 }
 
+// ConfirmForm finishes a pending sign-up.
+type ConfirmForm struct {
+	Name   string
+	Email  string
+	Action string // the link's own path (POST)
+	CSRF   string
+}
+
 func alerts(s string) []string {
 	if s == "" {
 		return nil

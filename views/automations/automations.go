@@ -56,6 +56,9 @@ func EditEmailURL(utr, email string) string { return EmailURL(utr, email) + "/ed
 // MoveEmailURL moves an email up or down (POST, direction=up|down).
 func MoveEmailURL(utr, email string) string { return EmailURL(utr, email) + "/move" }
 
+// ResumeEmailURL lets an email's sending that paused itself go on (POST).
+func ResumeEmailURL(utr, email string) string { return EmailURL(utr, email) + "/resume" }
+
 // DeleteEmailURL removes an email (POST).
 func DeleteEmailURL(utr, email string) string { return EmailURL(utr, email) + "/delete" }
 
@@ -207,8 +210,11 @@ type Step struct {
 	Preview  string // else the design rendered with sample values
 	Send     *models.SingleSend
 	Stats    bool // the automation has been live: the step's statistics mean something
-	First    bool
-	Last     bool
+	// PauseReply is the relay's answer, for people, when the email's
+	// sending paused itself after repeated refusals ("" when it did not).
+	PauseReply string
+	First      bool
+	Last       bool
 }
 
 // Builder is an automation's page.
@@ -218,6 +224,7 @@ type Builder struct {
 	Group      string // the group's name, "" for none yet
 	Steps      []Step
 	Clicks     int64 // the unique clicks of its emails
+	Blocks     int64 // its emails' messages refused by the relay's policy
 	Settings   Settings
 	Problem    string // why setting it live was refused
 	Loc        *time.Location

@@ -40,6 +40,12 @@ func DuplicateURL(utr string) string { return SendURL(utr) + "/duplicate" }
 // DeleteURL deletes a send (POST).
 func DeleteURL(utr string) string { return SendURL(utr) + "/delete" }
 
+// ResumeURL lets a paused send go on (POST).
+func ResumeURL(utr string) string { return SendURL(utr) + "/resume" }
+
+// Paused reports whether a send paused itself after repeated blocks.
+func Paused(s models.SingleSend) bool { return s.Status == models.SendRunning && s.PausedAt != nil }
+
 // List is a page of single sends.
 type List struct {
 	Rows  []models.SingleSend
@@ -61,6 +67,8 @@ func StatusLabel(s models.SingleSend) string {
 	switch {
 	case s.Status == models.SendCompleted:
 		return "Completed"
+	case Paused(s):
+		return "Paused"
 	case s.Status == models.SendRunning:
 		return "Sending"
 	case s.Status == models.SendReady:
@@ -77,7 +85,7 @@ func statusClass(s models.SingleSend) string {
 		return "badge-success"
 	case "Sending", "Starting":
 		return "badge-info"
-	case "Scheduled":
+	case "Scheduled", "Paused":
 		return "badge-warning"
 	}
 	return "badge-muted"
@@ -171,6 +179,8 @@ type Progress struct {
 	Done      int64
 	Delivered int64
 	Bounces   int64
+	Blocks    int64
+	Failures  int64
 	Retrying  int64
 	Rate      float64
 	Remaining time.Duration
@@ -199,12 +209,25 @@ type Status struct {
 	Links    []LinkRow
 	TimeZone string
 	Loc      *time.Location
+	CSRF     string
+	Outcomes Outcomes
+}
+
+// Outcomes says, for people, what went wrong with messages of a send:
+// the relay's refusals (blocks) and the messages that could not be built.
+type Outcomes struct {
+	PauseReply   string // the relay's answer that paused the send ("the sender (MAIL FROM): 553 5.7.1 …")
+	LastBlock    string // the relay's last refusal
+	Failed       string // "could not be built" or "could not be sent"
+	FirstFailure string // why, in plain words
+	LastFailure  string // when not the same as the first
 }
 
 // Polls reports whether the panel asks again for its state: while the
-// send starts or runs.
+// send starts or runs (not while it is paused: nothing changes until
+// someone resumes it).
 func (s Status) Polls() bool {
-	return s.Send.Status == models.SendRunning || Starting(s.Send)
+	return (s.Send.Status == models.SendRunning && !Paused(s.Send)) || Starting(s.Send)
 }
 
 // Detail is a send's page.

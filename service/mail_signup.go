@@ -1,0 +1,97 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net/mail"
+	"net/url"
+
+	"herald/delivery"
+)
+
+// SignupURL is the link that finishes a pending sign-up.
+func (m *Mail) SignupURL(token string) string {
+	return m.baseURL + "/signup/confirm/" + url.PathEscape(token)
+}
+
+// SendSignupLink mails a new address the link that finishes its sign-up.
+func (m *Mail) SendSignupLink(ctx context.Context, name, email, token string) error {
+	return m.sendSystem(ctx, mail.Address{Name: name, Address: email}, systemMail{
+		Subject:   "Finish signing up to Herald",
+		Preheader: "Confirm your address to open your account",
+		Heading:   "Finish signing up",
+		Lines: []string{
+			fmt.Sprintf("Someone, probably you, signed up to Herald at %s with %s. Open your account with the button below; the link works for 24 hours.", m.baseURL, email),
+		},
+		Button: "Open my account",
+		Link:   m.SignupURL(token),
+		Footer: "If you did not sign up, ignore this mail: no account is opened without this link.",
+	})
+}
+
+// SendSignupNotice tells an address that already has an account that
+// someone tried to sign up with it: the sign-up page answers the same for
+// a taken and a free address, so the owner learns it here, not the person
+// who typed it.
+func (m *Mail) SendSignupNotice(ctx context.Context, email string) error {
+	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
+		Subject:   "You already have a Herald account",
+		Preheader: "Someone tried to sign up with your address",
+		Heading:   "You already have an account",
+		Lines: []string{
+			fmt.Sprintf("Someone tried to sign up to Herald at %s with %s, which already has an account. No new account was opened.", m.baseURL, email),
+			"If it was you, log in with your password instead.",
+		},
+		Button: "Log in",
+		Link:   m.baseURL + "/login",
+		Footer: "If this was not you, ignore this mail: nothing about your account changed.",
+	})
+}
+
+// systemMail is one of herald's own short mails: a heading, paragraphs,
+// one button.
+type systemMail struct {
+	Subject, Preheader, Heading string
+	Lines                       []string
+	Button, Link                string
+	Footer                      string
+}
+
+// sendSystem builds, signs (DKIM, when the system domain can have a key)
+// and sends one of herald's own mails, as SendVerification does. It
+// belongs to no account (the outbox keeps it under account 0).
+func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) error {
+	var lines string
+	for _, l := range sm.Lines {
+		lines += `<p style="margin:0 0 16px;line-height:1.5">` + html.EscapeString(l) + "</p>\n"
+	}
+	body := fmt.Sprintf(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
+<table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
+<tr><td style="padding:32px">
+<h1 style="margin:0 0 16px;font-size:22px">%s</h1>
+%s<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">%s</a></td></tr></table>
+<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">%s</p>
+</td></tr></table></td></tr></table></body></html>`,
+		html.EscapeString(sm.Subject), html.EscapeString(sm.Heading), lines, html.EscapeString(sm.Link),
+		html.EscapeString(sm.Button), html.EscapeString(sm.Footer))
+	msg := &delivery.Message{From: m.from, To: to, Subject: sm.Subject, HTML: body, Preheader: sm.Preheader}
+	raw, err := delivery.Build(msg)
+	if err != nil {
+		return err
+	}
+	key, err := m.SystemKey(ctx)
+	switch {
+	case errors.Is(err, delivery.ErrInvalidDKIM):
+	case err != nil:
+		return err
+	default:
+		if raw, err = delivery.SignMessage(raw, key); err != nil {
+			return err
+		}
+	}
+	return m.transport.Send(ctx, m.from.Address, []string{to.Address}, raw)
+}

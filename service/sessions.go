@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"time"
+
+	"herald/models"
+)
+
+// Session lifetimes (decisions.md 8: revocable sessions).
+const (
+	// SessionIdle ends a session unused for this long.
+	SessionIdle = 24 * time.Hour
+	// SessionLifetime ends a session this long after login, used or not.
+	SessionLifetime = 7 * 24 * time.Hour
+	// sessionTouch is how stale last_used_at may get: a session used all
+	// day writes its row at most once a minute.
+	sessionTouch = time.Minute
+	// sessionsListed bounds the account page's list of sessions.
+	sessionsListed = 20
+)
+
+// Sessions keeps the console's logged-in sessions as rows, so that ending
+// one (logout, a password change, "log out everywhere") takes effect at
+// once on every process sharing the database. The browser holds a random
+// token; the table holds only its SHA-256.
+type Sessions struct {
+	db  *DB
+	now func() time.Time
+}
+
+// SetClock makes the session rules, the login throttle, sign-up links and
+// sender verification read the time from now (tests move it instead of
+// sleeping).
+func (s *Service) SetClock(now func() time.Time) {
+	s.Sessions.now = now
+	s.Accounts.now = now
+	s.Senders.SetClock(now)
+}
+
+func (s *Sessions) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
+
+func tokenHash(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+// Start opens a session for the account and returns its token (32 random
+// bytes, URL-safe base64), the only copy of which goes to the browser. It
+// also deletes expired sessions and forgotten throttle rows, now and then
+// being every login. Errors: none expected.
+func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	now := s.clock()
+	row := &models.Session{
+		UserID: accountID, TokenHash: tokenHash(token),
+		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
+	}
+	if err := s.db.W.WithContext(ctx).Create(row).Error; err != nil {
+		return "", err
+	}
+	if err := s.sweep(ctx, now); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// sweep deletes sessions past either lifetime (each delete walks its own
+// index) and throttle rows no rule remembers.
+func (s *Sessions) sweep(ctx context.Context, now time.Time) error {
+	w := s.db.W.WithContext(ctx)
+	if err := w.Exec("DELETE FROM sessions WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
+		return err
+	}
+	if err := w.Exec("DELETE FROM sessions WHERE last_used_at <= ?", now.Add(-SessionIdle).UnixMilli()).Error; err != nil {
+		return err
+	}
+	return throttle{db: s.db, now: func() time.Time { return now }}.sweep(ctx)
+}
+
+// Check returns the live session the token names and records its use (at
+// most once a minute). Errors: ErrNotFound when the token names no
+// session, or one that was ended or has expired (idle for SessionIdle, or
+// older than SessionLifetime).
+func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, error) {
+	if token == "" {
+		return nil, ErrNotFound
+	}
+	var row models.Session
+	if err := s.db.R.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).First(&row).Error; err != nil {
+		return nil, notFound(err)
+	}
+	now := s.clock()
+	ms := now.UnixMilli()
+	if ms >= row.ExpiresAt || ms-row.LastUsedAt >= SessionIdle.Milliseconds() {
+		if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", row.ID).Error; err != nil {
+			return nil, err
+		}
+		return nil, ErrNotFound
+	}
+	if ms-row.LastUsedAt >= sessionTouch.Milliseconds() {
+		// Only while the row lives: a logout in between is not undone.
+		if err := s.db.W.WithContext(ctx).Exec("UPDATE sessions SET last_used_at = ? WHERE id = ?", ms, row.ID).Error; err != nil {
+			return nil, err
+		}
+		row.LastUsedAt = ms
+	}
+	return &row, nil
+}
+
+// End ends the session the token names (logout); an unknown token is no
+// error.
+func (s *Sessions) End(ctx context.Context, token string) error {
+	if token == "" {
+		return nil
+	}
+	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE token_hash = ?", tokenHash(token)).Error
+}
+
+// EndAll ends every session of the account ("log out everywhere").
+func (s *Sessions) EndAll(ctx context.Context, accountID int64) error {
+	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+}
+
+// List returns the account's live sessions, the most recently used first
+// (at most 20).
+func (s *Sessions) List(ctx context.Context, accountID int64) ([]models.Session, error) {
+	now := s.clock()
+	var rows []models.Session
+	err := s.db.R.WithContext(ctx).Select("id", "user_id", "started_at", "last_used_at", "expires_at").
+		Where("user_id = ? AND last_used_at > ? AND expires_at > ?", accountID, now.Add(-SessionIdle).UnixMilli(), now.UnixMilli()).
+		Order("last_used_at DESC, id DESC").Limit(sessionsListed).Find(&rows).Error
+	return rows, err
+}

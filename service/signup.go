@@ -1,0 +1,156 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// SignupLinkTTL is how long a mailed sign-up link works.
+const SignupLinkTTL = 24 * time.Hour
+
+// SignUpResult is what a sign-up did. User is set only when the account
+// was opened at once: the first account of an empty database (the person
+// installing herald). Otherwise a mail went to Email, or not (throttled),
+// and the console answers the same whether the address had an account.
+type SignUpResult struct {
+	User  *models.User
+	Keys  Keys
+	Email string // the address as stored (lower case)
+}
+
+// ErrSignupLink refuses a sign-up link that is unknown, used or expired.
+var ErrSignupLink = &Error{Code: CodeNotFound, Message: "This sign-up link has expired or was already used. Sign up again to get a new one."}
+
+// SignUp opens an account from the console's sign-up form without telling
+// whether the address already has one (decisions.md 8). On an empty
+// database the account is opened at once. Otherwise the password is hashed
+// on every path, and the address gets a mail: a link that finishes the
+// sign-up (kept as a pending sign-up for SignupLinkTTL) when it is free, a
+// notice that it already has an account when it is taken. At most a few
+// such mails go to one address a day (throttleSignup); beyond, nothing is
+// mailed and the answer is the same.
+// Errors: validation of the form (name, email, password), as Create's but
+// never "taken".
+func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, error) {
+	name, email, err := checkAccount(in)
+	if err != nil {
+		return nil, err
+	}
+	var some []int64
+	if err := a.db.R.WithContext(ctx).Model(&models.User{}).Limit(1).Pluck("id", &some).Error; err != nil {
+		return nil, err
+	}
+	if len(some) == 0 {
+		u, keys, err := a.Create(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return &SignUpResult{User: u, Keys: keys, Email: u.Email}, nil
+	}
+	if a.mail == nil {
+		return nil, errors.New("service: sign-up mail before UseTransport")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
+	if err != nil {
+		return nil, err
+	}
+	var taken []int64
+	if err := a.db.R.WithContext(ctx).Model(&models.User{}).Where("email = ?", email).Limit(1).Pluck("id", &taken).Error; err != nil {
+		return nil, err
+	}
+	now := a.clock()
+	t := throttle{db: a.db, now: a.clock}
+	key := throttleKey{rule: throttleSignup, key: email}
+	wait, err := t.wait(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	res := &SignUpResult{Email: email}
+	if wait > 0 {
+		return res, nil
+	}
+	if err := t.fail(ctx, key); err != nil {
+		return nil, err
+	}
+	if len(taken) > 0 {
+		return res, a.mail.SendSignupNotice(ctx, email)
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("DELETE FROM pending_signups WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
+			return err
+		}
+		return tx.Create(&models.PendingSignup{
+			TokenHash: tokenHash(token), Name: name, Email: email, PasswordHash: string(hash),
+			CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(SignupLinkTTL).UnixMilli(),
+		}).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, a.mail.SendSignupLink(ctx, name, email, token)
+}
+
+// PendingSignUp returns the sign-up a mailed link names, while it is
+// valid. Errors: ErrSignupLink.
+func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.PendingSignup, error) {
+	var p models.PendingSignup
+	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).First(&p).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrSignupLink
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// FinishSignUp opens the account of a pending sign-up (the link's
+// confirmation) and returns it with its first keys. The link works once.
+// Errors: ErrSignupLink; conflict when the address got an account in the
+// meantime.
+func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User, Keys, error) {
+	var u *models.User
+	var keys Keys
+	now := a.clock().UnixMilli()
+	err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var p models.PendingSignup
+		if err := tx.Where("token_hash = ? AND expires_at > ?", tokenHash(token), now).First(&p).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrSignupLink
+			}
+			return err
+		}
+		// This link and any other of the address are used up.
+		if err := tx.Exec("DELETE FROM pending_signups WHERE email = ?", p.Email).Error; err != nil {
+			return err
+		}
+		var err error
+		u, keys, err = insertAccount(tx, p.Name, p.Email, p.PasswordHash)
+		if isValidationOf(err, "email") {
+			return &Error{Code: CodeConflict, Message: "An account with this address already exists. Log in instead."}
+		}
+		return err
+	})
+	if err != nil {
+		return nil, Keys{}, err
+	}
+	return u, keys, nil
+}
+
+// isValidationOf reports whether err is a validation error with a message
+// for field.
+func isValidationOf(err error, field string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == CodeValidation && len(e.Fields[field]) > 0
+}
