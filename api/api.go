@@ -144,6 +144,25 @@ func queryID(c *fiber.Ctx, f *form, key string) (int64, error) {
 	return service.ParseID(v)
 }
 
+// updateID reads the id of an update from the query string or the body:
+// 0 when the request gives none (the service answers it as a missing
+// parameter, with the body's problems), -1 when it is not an id (it names
+// no record: not found, once the body is valid).
+func updateID(c *fiber.Ctx, f *form, key string) int64 {
+	v := c.Query(key)
+	if v == "" {
+		v = f.Get(key)
+	}
+	if strings.TrimSpace(v) == "" {
+		return 0
+	}
+	id, err := service.ParseID(v)
+	if err != nil {
+		return -1
+	}
+	return id
+}
+
 // parseIDs reads the strIds array of a bulk delete.
 func parseIDs(f *form) ([]int64, error) {
 	return service.ParseIDs("strIds", f.Array("strIds"))

@@ -107,6 +107,7 @@ func TestAutomations(t *testing.T) {
 	}
 	s0, s1 := m.Schedules[0], m.Schedules[1]
 	if s0.Utr != sutr || s0.WaitingPeriod != 0 || s0.WaitingType != "instantly" || s0.TemplateHTML == nil || !strings.Contains(*s0.TemplateHTML, "<table") ||
+		s0.TemplateJSON == nil || *s0.TemplateJSON != "" ||
 		s0.AutomationID != a.ID || s0.UserID != e.a.id || !strings.HasSuffix(s0.Image, "/static/img/templates/02-newsletter.png") ||
 		!strings.Contains(s0.DesignURL, "/automations/"+utr+"/emails/"+sutr) {
 		t.Fatalf("schedule 0: %+v", s0)
@@ -114,7 +115,11 @@ func TestAutomations(t *testing.T) {
 	if s1.WaitingPeriod != 2 || s1.WaitingType != "days" || *s1.TemplateHTML != "<p>two</p>" {
 		t.Fatalf("schedule 1: %+v", s1)
 	}
-	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", "{}"), map[string][]string{"utr": {"The utr field is required."}})
+	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", "{}"), map[string][]string{"utr": {"The utr field is required."},
+		"sender_id": {"The sender id field is required."}, "subject": {"The subject field is required."},
+		"waiting_period": {"The waiting period field is required."}, "waiting_type": {"The waiting type field is required."},
+		"template_id": {"The template id field is required."}, "preview_img": {"The preview img field is required."},
+	})
 	expectNF(t, e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, sf("utr", "nope"))), "Record not found")
 	expectVAL(t, e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, map[string]any{"utr": utr})), map[string][]string{
 		"sender_id": {"The sender id field is required."}, "subject": {"The subject field is required."},
@@ -128,6 +133,11 @@ func TestAutomations(t *testing.T) {
 	// With a group (a new automation), set live and pause.
 	utr2 := utrOfReply(t, e.a.send("POST", "/api/automations/create", jsonBody(t, map[string]any{"type": "welcome",
 		"automation_for": "segments_" + itoa(s.segment), "unsubscribe_group_id": itoa(s.group)})))
+	// It has no emails (decisions.md 6): set live is refused until it has one.
+	if r := e.a.send("GET", "/api/automations/set-live?utr="+utr2, nil); r.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("set live without emails: %d %s", r.Code, r.raw)
+	}
+	utrOfReply(t, e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, sf("utr", utr2))))
 	expectOK(t, e.a.send("GET", "/api/automations/set-live?utr="+utr2, nil), "Automation has been set live")
 	live := automationOf(t, e.a.send("GET", "/api/automations/details?utr="+utr2, nil))
 	if live.Status != 1 || live.LiveAt == nil || !regexpDateTime.MatchString(*live.LiveAt) || live.AutomationType != 0 || live.AutomationName != "Welcome series" ||
@@ -141,7 +151,7 @@ func TestAutomations(t *testing.T) {
 
 	// List with schedule counts.
 	all := list[automation](t, e.a.send("GET", "/api/automations", nil), "automations")
-	if len(all) != 2 || all[0].AutomationScheduleCount == nil || *all[0].AutomationScheduleCount != 2 || *all[1].AutomationScheduleCount != 3 {
+	if len(all) != 2 || all[0].AutomationScheduleCount == nil || *all[0].AutomationScheduleCount != 2 || *all[1].AutomationScheduleCount != 1 {
 		t.Fatalf("list: %+v", all)
 	}
 
@@ -160,7 +170,11 @@ func TestAutomations(t *testing.T) {
 	expectNF(t, e.b.send("GET", "/api/automations/schedule?utr="+utr, nil), "Record not found")
 	expectNF(t, e.b.send("GET", "/api/automations/duplicate?utr="+utr, nil), "Record Not Found")
 	expectNF(t, e.b.send("POST", "/api/automations/bulk-delete", form("strIds[]", utr)), "Record not found")
-	expectNF(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf())), "Record not found")
+	// b's own complete body for a's automation: not found; with a's
+	// sender, that sender is invalid first (the body is checked first).
+	bs := newSendSetup(t, e, e.b)
+	expectNF(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf("sender_id", itoa(bs.sender)))), "Record not found")
+	expectVAL(t, e.b.send("POST", "/api/automations/schedule/create", jsonBody(t, sf())), map[string][]string{"sender_id": {"The selected sender id is invalid."}})
 	expectVAL(t, e.b.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype), "unsubscribe_group_id", itoa(s.group))),
 		map[string][]string{"automation_for": {"The selected automation for is invalid."}, "unsubscribe_group_id": {"The selected unsubscribe group id is invalid."}})
 

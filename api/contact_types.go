@@ -44,11 +44,7 @@ func (a *API) updateContactType(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	id, err := queryID(c, f, "id")
-	if err == nil {
-		_, err = a.svc.ContactTypes.Update(c.UserContext(), account(c), id, f.Get("name"))
-	}
-	if err != nil {
+	if _, err := a.svc.ContactTypes.Update(c.UserContext(), account(c), updateID(c, f, "id"), f.Get("name")); err != nil {
 		return fail(c, err)
 	}
 	return success(c, "Updated Successfully")

@@ -43,14 +43,7 @@ func (a *API) updateSegment(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	if f.Get("segment_id") == "" {
-		return fail(c, service.Invalid("segment_id", "The segment id field is required."))
-	}
-	id, err := queryID(c, f, "segment_id")
-	if err == nil {
-		_, err = a.svc.Segments.Update(c.UserContext(), account(c), id, segmentInput(f))
-	}
-	if err != nil {
+	if _, err := a.svc.Segments.Update(c.UserContext(), account(c), updateID(c, f, "segment_id"), segmentInput(f)); err != nil {
 		return fail(c, err)
 	}
 	return success(c, "Updated Successfully")

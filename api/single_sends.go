@@ -46,13 +46,11 @@ func (a *API) updateSingleSend(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	in := singleSendInput(f)
-	if strings.TrimSpace(in.Utr) == "" {
-		return fail(c, service.Invalid("utr", "The utr field is required."))
-	}
-	ss, err := a.svc.SingleSends.Update(c.UserContext(), account(c), in)
+	// An unknown utr is `Record Not Found`: the lower-case spelling is
+	// only for duplicate, details, delete and bulk delete (api.md, Errors).
+	ss, err := a.svc.SingleSends.Update(c.UserContext(), account(c), singleSendInput(f))
 	if err != nil {
-		return fail(c, err, textRecordNotFoundLower)
+		return fail(c, err)
 	}
 	return success(c, fiber.Map{"utr": ss.Utr})
 }

@@ -175,7 +175,8 @@ func TestSingleSends(t *testing.T) {
 	expectNF(t, e.b.send("DELETE", "/api/single/send/delete?utr="+utr, nil), "Record not found")
 	expectNF(t, e.b.send("POST", "/api/single/send/bulk-delete", form("strIds[]", utr)), "Record not found")
 	bs := newSendSetup(t, e, e.b)
-	expectNF(t, e.b.send("POST", "/api/single/send/update", jsonBody(t, bs.body("utr", utr))), "Record not found")
+	// Update is not among api.md's lower-case NF operations.
+	expectNF(t, e.b.send("POST", "/api/single/send/update", jsonBody(t, bs.body("utr", utr))), "Record Not Found")
 	// b cannot use a's sender, group or contact type.
 	expectVAL(t, e.b.send("POST", "/api/single/send/create", jsonBody(t, s.body())), map[string][]string{
 		"sender_id":                     {"The selected sender id is invalid."},

@@ -50,11 +50,7 @@ func (a *API) updateGroup(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err)
 	}
-	id, err := queryID(c, f, "id")
-	if err == nil {
-		_, err = a.svc.Groups.Update(c.UserContext(), account(c), id, groupInput(f))
-	}
-	if err != nil {
+	if _, err := a.svc.Groups.Update(c.UserContext(), account(c), updateID(c, f, "id"), groupInput(f)); err != nil {
 		return fail(c, err)
 	}
 	return success(c, "Updated Successfully")

@@ -1,5 +1,7 @@
 package models
 
+import "encoding/json"
+
 // Automation is a sequence of timed emails sent to the contacts that enter
 // its target (a contact type or a segment) after it is set live.
 type Automation struct {
@@ -71,6 +73,38 @@ type AutomationSchedule struct {
 
 // TableName names the table.
 func (AutomationSchedule) TableName() string { return "automation_schedules" }
+
+// MarshalJSON writes the record in api.md's order, with template_json and
+// template_html as strings: empty when unused, never null.
+func (s AutomationSchedule) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID            int64     `json:"id"`
+		UserID        int64     `json:"user_id"`
+		AutomationID  int64     `json:"automation_id"`
+		SenderID      int64     `json:"sender_id"`
+		Subject       string    `json:"subject"`
+		WaitingPeriod int       `json:"waiting_period"`
+		WaitingType   string    `json:"waiting_type"`
+		Utr           string    `json:"utr"`
+		TemplateID    int64     `json:"template_id"`
+		PreviewImg    string    `json:"preview_img"`
+		TemplateJSON  string    `json:"template_json"`
+		TemplateHTML  string    `json:"template_html"`
+		CreatedAt     Timestamp `json:"created_at"`
+		UpdatedAt     Timestamp `json:"updated_at"`
+		DesignURL     string    `json:"design_url"`
+		Image         string    `json:"image"`
+	}{s.ID, s.UserID, s.AutomationID, s.SenderID, s.Subject, s.WaitingPeriod, s.WaitingType, s.Utr, s.TemplateID, s.PreviewImg,
+		text(s.TemplateJSON), text(s.TemplateHTML), s.CreatedAt, s.UpdatedAt, s.DesignURL, s.Image})
+}
+
+// text is *p, "" for nil.
+func text(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
 
 // RowID is the row's id.
 func (s *AutomationSchedule) RowID() int64 { return s.ID }

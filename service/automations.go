@@ -90,6 +90,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	}
 	a.AutomationName = strings.TrimSpace(in.AutomationName)
 	p.maxLen("automation_name", a.AutomationName, maxSendName)
+	p.noNUL("automation_name", a.AutomationName)
 	if a.AutomationName == "" {
 		a.AutomationName = defaultCustomName
 		if a.AutomationType == 0 {
@@ -118,8 +119,9 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	return a, p.Err()
 }
 
-// Create saves a draft automation; a welcome automation starts with a
-// three-email sequence. Errors: validation.
+// Create saves a draft automation without emails, whatever its type
+// (decisions.md 6): an automation holds exactly the emails its owner
+// added, so no stock copy reaches real contacts unasked. Errors: validation.
 func (s *Automations) Create(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
 	a, err := s.validate(ctx, accountID, in)
 	if err != nil {
@@ -127,18 +129,34 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 	}
 	now := models.NewTimestamp(models.Now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
+	if err := s.db.W.WithContext(ctx).Create(a).Error; err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AddWelcomeSeries appends the three prefilled emails of a welcome series
+// (welcomeSequence) to the account's automation, from its first verified
+// sender (none when it has none yet: the automation cannot go live until
+// each email has one). Only the console's explicit choice calls it; each
+// email can then be edited or removed like any other. Errors: ErrNotFound.
+func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr string) ([]models.AutomationSchedule, error) {
+	a, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]models.AutomationSchedule, 0, len(welcomeSequence))
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(a).Error; err != nil {
-			return err
-		}
-		if a.AutomationType != 0 {
-			return nil
-		}
 		var senderID int64
 		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
 			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
 			return err
 		}
+		var last int
+		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
+			return err
+		}
+		now := models.NewTimestamp(models.Now())
 		for i, st := range welcomeSequence {
 			d, err := s.templates.Design(st.template)
 			if err != nil {
@@ -147,21 +165,25 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 			html := d.HTMLCode
 			row := models.AutomationSchedule{UserID: accountID, AutomationID: a.ID, SenderID: senderID, Subject: st.subject,
 				WaitingPeriod: st.period, WaitingType: st.unit, Utr: uuid.NewString(), TemplateID: st.template, PreviewImg: d.PreviewImage,
-				TemplateHTML: &html, Position: i, CreatedAt: now, UpdatedAt: now}
+				TemplateHTML: &html, Position: last + 1 + i, CreatedAt: now, UpdatedAt: now}
 			if err := tx.Create(&row).Error; err != nil {
 				return err
 			}
+			rows = append(rows, row)
 		}
-		return nil
+		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	for i := range rows {
+		s.addresses(a, &rows[i])
+	}
+	return rows, nil
 }
 
-// welcomeSequence is the welcome automation's start: a welcome at once, a
-// getting-started mail two days later, an offer five days after that.
+// welcomeSequence is the console's prefilled welcome series: a welcome at
+// once, a getting-started mail two days later, an offer five days after that.
 var welcomeSequence = []struct {
 	subject     string
 	period      int
@@ -185,7 +207,7 @@ func automationQ(q *gorm.DB, accountID int64, key string) *gorm.DB {
 
 // Get returns one automation by utr (or id), with its totals. Errors: ErrNotFound.
 func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
-	if strings.TrimSpace(utr) == "" {
+	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
 		return nil, ErrNotFound
 	}
 	var a models.Automation
@@ -290,9 +312,15 @@ func (s *Automations) Steps(ctx context.Context, accountID int64, utr string) ([
 	return out, nil
 }
 
-func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, *models.Sender, error) {
+// checkSchedule checks the body of an email and fills one from it. Every
+// problem is reported at once: each missing required parameter (the
+// automation's utr too, when withUtr) and each invalid one.
+func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput, withUtr bool) (*models.AutomationSchedule, *models.Sender, error) {
 	p := Problems{}
 	r := &models.AutomationSchedule{UserID: accountID}
+	if withUtr {
+		p.required("utr", in.Utr)
+	}
 	var snd *models.Sender
 	if p.required("sender_id", in.SenderID) {
 		id, err := ParseID(in.SenderID)
@@ -313,6 +341,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	r.Subject = strings.TrimSpace(in.Subject)
 	if p.required("subject", r.Subject) {
 		p.maxLen("subject", r.Subject, maxSendName)
+		p.singleLine("subject", in.Subject) // a header (decisions.md 8)
 	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
 	if p.required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
@@ -336,19 +365,22 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
 	if p.required("preview_img", r.PreviewImg) {
 		p.maxLen("preview_img", r.PreviewImg, 255)
+		p.noNUL("preview_img", r.PreviewImg)
 	}
 	r.TemplateID, r.TemplateHTML, r.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 	return r, snd, p.Err()
 }
 
-// AddSchedule appends an email to the automation and returns it.
-// Errors: ErrNotFound (automation), validation.
+// AddSchedule appends an email to the automation and returns it. The
+// body is checked first, the automation's utr among its required
+// parameters: an automation that does not exist is not found only once
+// the body is complete and valid. Errors: validation, ErrNotFound.
 func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, error) {
-	a, err := s.Get(ctx, accountID, in.Utr)
+	r, _, err := s.checkSchedule(ctx, accountID, in, true)
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := s.checkSchedule(ctx, accountID, in)
+	a, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
 		return nil, err
 	}
@@ -399,7 +431,7 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 	if err != nil {
 		return nil, err
 	}
-	r, _, err := s.checkSchedule(ctx, accountID, in)
+	r, _, err := s.checkSchedule(ctx, accountID, in, false)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,9 @@ func TestAutomationUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
 
 	// Invalid input changes nothing.
 	for name, tc := range map[string]struct {

@@ -201,13 +201,58 @@ func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
 	if a.AutomationName != "Welcome series" || a.AutomationType != 0 {
 		t.Fatalf("welcome: %+v", a)
 	}
-	rows, _ := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
-	if len(rows) != 3 || rows[0].WaitingType != "instantly" || rows[1].WaitingPeriod != 2 || rows[1].WaitingType != "days" || rows[0].SenderID != f.sender {
-		t.Fatalf("welcome sequence: %+v", rows)
+	if _, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
 	}
 	err = f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr)
 	if se, ok := err.(*service.Error); !ok || se.Message != service.MsgGroupRequired {
 		t.Fatalf("set live without a group: %v", err)
+	}
+}
+
+// TestAutomationCreateMakesNoSchedules: decisions.md 6 (changed): create
+// makes no emails for either type; the welcome series is added only by
+// its own, explicit call, after what the automation already holds.
+func TestAutomationCreateMakesNoSchedules(t *testing.T) {
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers")
+	for _, typ := range []string{"welcome", "custom"} {
+		a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: typ, AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+		if err != nil || len(rows) != 0 {
+			t.Fatalf("%s: created with %d emails (%v), want none", typ, len(rows), err)
+		}
+		var sends int64
+		f.svc.DB.R.Table("single_sends").Where("automation_id = ?", a.ID).Count(&sends)
+		if sends != 0 {
+			t.Fatalf("%s: %d step sends for an automation without emails", typ, sends)
+		}
+	}
+
+	// The explicit series: three emails after the one already there, from
+	// the first verified sender, each with its step send.
+	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", UnsubscribeGroupID: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.sender, 10),
+		Subject: "Mine", WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "2", PreviewImg: "02-newsletter.png"}); err != nil {
+		t.Fatal(err)
+	}
+	added, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct, a.Utr)
+	if err != nil || len(added) != 3 {
+		t.Fatalf("series: %d %v", len(added), err)
+	}
+	rows, _ := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+	if len(rows) != 4 || rows[0].Subject != "Mine" || rows[1].WaitingType != "instantly" || rows[2].WaitingPeriod != 2 || rows[2].WaitingType != "days" ||
+		rows[3].WaitingPeriod != 5 || rows[1].SenderID != f.sender || rows[1].TemplateHTML == nil || *rows[1].TemplateHTML == "" || rows[1].SendID == nil {
+		t.Fatalf("after the series: %+v", rows)
+	}
+	if _, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct+1000, a.Utr); !service.IsNotFound(err) {
+		t.Fatalf("another account's automation: %v", err)
 	}
 }
 

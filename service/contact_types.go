@@ -23,15 +23,22 @@ func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
-// validName checks a contact type name (spec Limits: at least 2
-// characters) and that no other type of the account has it.
-func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, selfID int64, name string) (string, error) {
-	p := Problems{}
+// checkName records the problems of a contact type name (spec Limits: at
+// least 2 characters) in p and returns it trimmed.
+func checkName(p Problems, name string) string {
 	name = strings.TrimSpace(name)
 	if p.required("name", name) {
 		p.minLen("name", name, 2)
 		p.maxLen("name", name, 255)
 	}
+	return name
+}
+
+// validName checks a contact type name and that no other type of the
+// account has it.
+func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, selfID int64, name string) (string, error) {
+	p := Problems{}
+	name = checkName(p, name)
 	if err := p.Err(); err != nil {
 		return "", err
 	}
@@ -67,8 +74,19 @@ func (s *ContactTypes) Get(ctx context.Context, accountID, id int64) (*models.Co
 	return contactType(ctx, s.db.R, accountID, id)
 }
 
-// Update renames a contact type. Errors: ErrNotFound, validation.
+// Update renames a contact type. id 0 means the request named none: it is
+// answered as the missing `id` with the name's problems (VAL lists every
+// missing parameter); a type that does not exist is not found once the
+// body is valid. Errors: validation, ErrNotFound.
 func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name string) (*models.ContactType, error) {
+	p := Problems{}
+	if id == 0 {
+		p.Add("id", msgRequired("id"))
+	}
+	checkName(p, name)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	var ct *models.ContactType
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error

@@ -80,13 +80,15 @@ func (g *Groups) Get(ctx context.Context, accountID, id int64) (*models.Unsubscr
 	return &grp, nil
 }
 
-// Update changes a group. Errors: ErrNotFound, validation.
+// Update changes a group. The body is checked first: a group that does
+// not exist (id 0 when the request named none: the spec does not require
+// it) is not found once the body is valid. Errors: validation, ErrNotFound.
 func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput) (*models.UnsubscribeGroup, error) {
-	if _, err := g.Get(ctx, accountID, id); err != nil {
-		return nil, err
-	}
 	name, desc, display, err := in.validate()
 	if err != nil {
+		return nil, err
+	}
+	if _, err := g.Get(ctx, accountID, id); err != nil {
 		return nil, err
 	}
 	err = g.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

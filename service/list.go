@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"strings"
 
 	"gorm.io/gorm"
 )
@@ -77,4 +78,7 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 
 // likePattern makes a case-insensitive substring pattern for LIKE, with
 // the wildcards of the search text escaped (use with ESCAPE '\').
-func likePattern(s string) string { return "%" + likeEscape(s) + "%" }
+//
+// A NUL is dropped: PostgreSQL refuses one in a query's text (a search of
+// any list answered 500 there), and no text it stores holds one.
+func likePattern(s string) string { return "%" + likeEscape(strings.ReplaceAll(s, "\x00", "")) + "%" }

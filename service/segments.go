@@ -102,8 +102,19 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 }
 
 // Update changes a segment's name, type or conditions and materialises its
-// recipients again; hand-added recipients stay. Errors: validation, ErrNotFound.
+// recipients again; hand-added recipients stay. A blank contact_type_id
+// keeps the segment's. id 0 means the request named none: it is answered
+// as the missing `segment_id` with the other missing parameters, before
+// any lookup. Errors: validation, ErrNotFound.
 func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentInput) (*models.Segment, error) {
+	p := Problems{}
+	if id == 0 {
+		p.Add("segment_id", msgRequired("segment_id"))
+	}
+	p.required("segment_name", strings.TrimSpace(in.SegmentName))
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
 	var seg *models.Segment
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		old, err := segment(ctx, tx, accountID, id)

@@ -95,16 +95,24 @@ func targetsExist(ctx context.Context, q *gorm.DB, accountID int64, ts models.Ta
 	return true, nil
 }
 
-// validate checks the body and fills a send from it (without id, utr,
-// status or counters).
-func (s *SingleSends) validate(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
-	return s.check(ctx, accountID, in, false)
-}
+// checkMode says what a body is checked for.
+type checkMode int
 
-// check is validate; a test message (forTest) needs no audience or name.
-func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, forTest bool) (*models.SingleSend, error) {
+const (
+	forCreate checkMode = iota
+	forUpdate           // the utr is required too
+	forTest             // a test message needs no audience or name
+)
+
+// check checks the body and fills a send from it (without id, utr, status
+// or counters). Every problem of the body is reported at once: each
+// missing required parameter (the utr too, on update) and each invalid one.
+func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, mode checkMode) (*models.SingleSend, error) {
 	p := Problems{}
 	q := s.db.R
+	if mode == forUpdate {
+		p.required("utr", in.Utr)
+	}
 	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}"}
 
 	ss.TemplateID, ss.TemplateHTML, ss.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
@@ -144,11 +152,17 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		dst  *string
 	}{{"single_send_name", in.SingleSendName, &ss.SingleSendName}, {"subject", in.Subject, &ss.Subject}, {"preheader", in.Preheader, &ss.Preheader}} {
 		v := strings.TrimSpace(f.v)
-		if forTest && f.name == "single_send_name" {
+		if mode == forTest && f.name == "single_send_name" {
 			continue
 		}
 		if p.required(f.name, v) {
 			p.maxLen(f.name, v, maxSendName)
+			if f.name == "subject" {
+				// The subject becomes a header (decisions.md 8).
+				p.singleLine(f.name, f.v)
+			} else {
+				p.noNUL(f.name, v)
+			}
 		}
 		*f.dst = v
 	}
@@ -160,7 +174,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}{{"recipient_id", in.RecipientID, true, &ss.RecipientID}, {"exclude_specific_recipient_id", in.ExcludeRecipientID, false, &ss.ExcludeSpecificRecipientID}} {
 		items := nonBlank(f.items)
 		if len(items) == 0 {
-			if f.required && !forTest {
+			if f.required && mode != forTest {
 				p.Add(f.name, msgRequired(f.name))
 			}
 			*f.dst = models.Targets{}
@@ -270,11 +284,15 @@ func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int6
 	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
 		p.Add("template_html", "The design may not be greater than 5 MB.")
 	}
+	p.noNUL("template_json", js)
 	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
 		html = htmlOfJSON(js)
 		if html == "" {
 			p.Add("template_json", "The template json must hold an html string to be sent.")
 		}
+	}
+	if !p.Has("template_json") {
+		p.noNUL("template_html", html) // the JSON's html may decode to one
 	}
 	if strings.TrimSpace(html) == "" {
 		if id == 1 && !p.Has("template_json") {
@@ -345,7 +363,7 @@ func nonBlank(items []string) []string {
 // starts within seconds, a scheduled one at its time. It returns the utr.
 // Errors: validation.
 func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
-	ss, err := s.validate(ctx, accountID, in)
+	ss, err := s.check(ctx, accountID, in, forCreate)
 	if err != nil {
 		return nil, err
 	}
@@ -362,19 +380,21 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 	return ss, nil
 }
 
-// Update replaces a send that has not started and arms it again.
-// Errors: ErrNotFound, validation (also when it is running or completed).
+// Update replaces a send that has not started and arms it again. The body
+// is checked first, the utr among its required parameters: a send that
+// does not exist is not found only once the body is complete and valid.
+// Errors: validation (also when it is running or completed), ErrNotFound.
 func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	ss, err := s.check(ctx, accountID, in, forUpdate)
+	if err != nil {
+		return nil, err
+	}
 	cur, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
 		return nil, err
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
-	}
-	ss, err := s.validate(ctx, accountID, in)
-	if err != nil {
-		return nil, err
 	}
 	status := models.SendInitiate
 	if ss.ScheduleType == 1 {
@@ -437,7 +457,7 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 	wanted := map[string]bool{}
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
-		if k == "" {
+		if k == "" || !ValidText(k) { // no utr holds a NUL, which PostgreSQL refuses
 			return nil, ErrNotFound
 		}
 		if wanted[k] {
@@ -485,7 +505,7 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 
 // Get returns one send of the account by utr. Errors: ErrNotFound.
 func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
-	if strings.TrimSpace(utr) == "" {
+	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
 		return nil, ErrNotFound
 	}
 	var ss models.SingleSend
@@ -657,7 +677,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 		return errors.New("service: SendTest before UseTransport")
 	}
 	in.ScheduleType = "0"
-	ss, err := s.check(ctx, accountID, in, true)
+	ss, err := s.check(ctx, accountID, in, forTest)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,22 @@ func NotUTF8(field string) *Error {
 	return Invalid(field, "The "+Label(field)+" must be valid UTF-8.")
 }
 
+// ValidText reports whether s can be stored as text on both databases:
+// valid UTF-8 without a NUL. U+0000 is valid UTF-8, but PostgreSQL's text
+// cannot hold it (an insert or lookup with one fails there, while SQLite
+// stores it).
+func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+
+// msgNUL refuses a NUL in stored text.
+func msgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
+
+// noNUL records msgNUL when v holds a NUL (see ValidText).
+func (p Problems) noNUL(field, v string) {
+	if strings.IndexByte(v, 0) >= 0 {
+		p.Add(field, msgNUL(field))
+	}
+}
+
 // FindNotUTF8 returns the first key whose name or value is not valid UTF-8
 // among the pairs each walk visits (a request's query, its form body).
 func FindNotUTF8(walks ...func(visit func(k, v []byte))) (key string, found bool) {

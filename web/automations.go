@@ -113,7 +113,7 @@ func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.
 // settingsFormOf reads the settings form as posted.
 func settingsFormOf(c *fiber.Ctx) automations.Settings {
 	return automations.Settings{Type: formValue(c, "type"), Name: formValue(c, "automation_name"), Target: formValue(c, "automation_for"),
-		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria")}
+		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1"}
 }
 
 // automationInput turns the settings form into the service's input; no
@@ -196,7 +196,9 @@ func (w *Web) listAutomations(c *fiber.Ctx) error {
 }
 
 // createAutomation saves a new draft and opens its builder; a
-// validation error answers the form with its messages (422).
+// validation error answers the form with its messages (422). The draft
+// has no emails unless the person ticked the prefilled welcome series
+// (decisions.md 6: only an explicit, visible choice adds stock emails).
 func (w *Web) createAutomation(c *fiber.Ctx) error {
 	ctx, acct := c.UserContext(), accountID(c)
 	f := settingsFormOf(c)
@@ -222,8 +224,11 @@ func (w *Web) createAutomation(c *fiber.Ctx) error {
 		return err
 	}
 	msg := "Automation “" + a.AutomationName + "” created. Add its emails, choose its unsubscribe group, then set it live."
-	if a.AutomationType == 0 {
-		msg = "Automation “" + a.AutomationName + "” created with three emails. Edit them, choose its unsubscribe group, then set it live."
+	if f.Series {
+		if _, err := w.svc.Automations.AddWelcomeSeries(ctx, acct, a.Utr); err != nil {
+			return err
+		}
+		msg = "Automation “" + a.AutomationName + "” created with the three emails of the welcome series. Edit or remove them, choose its unsubscribe group, then set it live."
 	}
 	w.flash(c, views.FlashSuccess, msg)
 	return redirectTo(c, automations.AutomationURL(a.Utr))

@@ -103,6 +103,17 @@ func (s *autoSetup) create(typ, name, group string, emails ...[3]string) *models
 	return a
 }
 
+// createSeries makes a welcome automation with the prefilled series, as
+// the console's checkbox does.
+func (s *autoSetup) createSeries(name, group string) *models.Automation {
+	s.t.Helper()
+	a := s.create("welcome", name, group)
+	if _, err := s.a.svc.Automations.AddWelcomeSeries(context.Background(), s.acct, a.Utr); err != nil {
+		s.t.Fatal(err)
+	}
+	return a
+}
+
 func (s *autoSetup) get(utr string) *models.Automation {
 	s.t.Helper()
 	a, err := s.a.svc.Automations.Get(context.Background(), s.acct, utr)
@@ -148,6 +159,13 @@ func TestAutomationsList(t *testing.T) {
 		first(form, `#automation-create-target option[value="segments_`+itoa(s.segment)+`"]`) == nil {
 		t.Fatalf("create form:\n%s", text(form))
 	}
+	// The prefilled welcome series is a visible choice, off by default
+	// (decisions.md 6), its label saying what it adds.
+	series := first(form, `input#automation-create-series[type="checkbox"][name="welcome_series"][value="1"]`)
+	if series == nil || hasAttr(series, "checked") ||
+		text(first(form, `label[for="automation-create-series"]`)) != "Start with the three-email welcome series (you can edit or remove each email)" {
+		t.Fatalf("welcome series choice:\n%s", text(form))
+	}
 	exits := texts(form, ".choice-set label.choice strong")
 	for _, want := range []string{"After the last email", "Also when they leave the list or segment", "Also when they open or click an email"} {
 		if !slices.Contains(exits, want) {
@@ -187,7 +205,7 @@ func TestAutomationsList(t *testing.T) {
 	if a := first(r.doc, "#automation-"+itoa(live.ID)+" .cell-main a"); attr(a, "href") != "/automations/"+live.Utr {
 		t.Fatalf("link %q", attr(a, "href"))
 	}
-	if got := cells(welcome.ID); got["Name"] != "Welcome series Contact type: Customers" || got["Type"] != "Welcome" || got["Status"] != "Draft" || got["Emails"] != "3" {
+	if got := cells(welcome.ID); got["Name"] != "Welcome series Contact type: Customers" || got["Type"] != "Welcome" || got["Status"] != "Draft" || got["Emails"] != "0" {
 		t.Fatalf("welcome row %q", got)
 	}
 	row := first(r.doc, "#automation-"+itoa(live.ID))
@@ -238,7 +256,8 @@ func TestAutomationCreate(t *testing.T) {
 		t.Fatalf("%d automations after refusals", n)
 	}
 
-	// A welcome series: three emails; htmx goes to its builder.
+	// A welcome automation, the series not ticked: no emails (decisions.md
+	// 6); htmx goes to its builder.
 	r = c.hxPost("/automations", url.Values{"type": {"welcome"}, "automation_name": {""}, "automation_for": {"contacts_" + itoa(s.ctype)},
 		"unsubscribe_group_id": {"0"}, "exit_criteria": {"2"}})
 	wantStatus(t, r, http.StatusNoContent)
@@ -253,11 +272,29 @@ func TestAutomationCreate(t *testing.T) {
 	}
 	r = c.get(to)
 	wantStatus(t, r, http.StatusOK)
-	if n := len(all(r.doc, "#automation-steps li.timeline-item")); n != 3 {
-		t.Fatalf("welcome builder shows %d emails", n)
+	if n := len(all(r.doc, "#automation-steps li.timeline-item")); n != 0 || first(r.doc, "#automation-timeline .empty") == nil || len(s.emails(utr)) != 0 {
+		t.Fatalf("a welcome automation without the series shows %d emails", n)
 	}
-	if f := text(first(r.doc, "#flash")); !strings.Contains(f, "created with three emails") {
+	if f := text(first(r.doc, "#flash")); !strings.Contains(f, "created. Add its emails") {
 		t.Fatalf("flash %q", f)
+	}
+
+	// Ticked: the three emails of the series, ready to edit.
+	r = c.hxPost("/automations", url.Values{"type": {"welcome"}, "automation_name": {"Greetings"}, "automation_for": {"contacts_" + itoa(s.ctype)},
+		"unsubscribe_group_id": {"0"}, "welcome_series": {"1"}})
+	wantStatus(t, r, http.StatusNoContent)
+	to = r.header.Get("HX-Redirect")
+	r = c.get(to)
+	wantStatus(t, r, http.StatusOK)
+	if n := len(all(r.doc, "#automation-steps li.timeline-item")); n != 3 {
+		t.Fatalf("welcome builder with the series shows %d emails", n)
+	}
+	if f := text(first(r.doc, "#flash")); !strings.Contains(f, "created with the three emails of the welcome series") {
+		t.Fatalf("flash %q", f)
+	}
+	rows := s.emails(strings.TrimPrefix(to, "/automations/"))
+	if got := subjects(rows); len(got) != 3 || rows[0].SenderID != s.sender || rows[1].WaitingPeriod != 2 || rows[2].WaitingPeriod != 5 {
+		t.Fatalf("series %q %+v", got, rows)
 	}
 
 	// A custom one, posted by a plain form: empty, to a segment.
@@ -276,7 +313,7 @@ func TestAutomationCreate(t *testing.T) {
 
 func TestAutomationBuilder(t *testing.T) {
 	s := newAutoSetup(t)
-	a := s.create("welcome", "Hello", "0")
+	a := s.createSeries("Hello", "0")
 	r := s.c.get("/automations/" + a.Utr)
 	wantStatus(t, r, http.StatusOK)
 	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "style-src 'self' 'unsafe-inline'") || !strings.Contains(csp, "script-src 'self';") {

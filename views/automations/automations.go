@@ -152,6 +152,7 @@ func WaitFrom(n int) string {
 type Settings struct {
 	Utr        string
 	Type       string // welcome or custom; new automations only
+	Series     bool   // start with the prefilled welcome series; new automations only, off by default
 	Name       string
 	Target     string // contacts_<id> or segments_<id>, "" for none yet
 	GroupID    string // "0" for none yet
