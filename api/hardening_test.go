@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -293,4 +294,38 @@ func TestInvalidUTF8IsRefused(t *testing.T) {
 		t.Fatalf("contact types: %+v", ts)
 	}
 	expectOK(t, e.a.send("POST", "/api/contacts-type/add", form("name", "Клиенты 顧客")), "Added Successfully")
+}
+
+// A NUL is valid UTF-8 but no text PostgreSQL stores: every stored text
+// refuses it (422), names that become headers as a control character; on
+// PostgreSQL these answered 500 (found by FuzzAPI's seeds).
+func TestNULInStoredTextIsRefused(t *testing.T) {
+	e := newEnv(t)
+	typeID := e.a.newType(t, "Customers")
+	nul := "A\x00B"
+	for _, c := range []struct {
+		path  string
+		body  url.Values
+		field string
+		msg   string
+	}{
+		{"/api/contacts-type/add", form("name", nul), "name", "The name must not contain a NUL character."},
+		{"/api/contacts-type/update", form("id", typeID, "name", nul), "name", "The name must not contain a NUL character."},
+		{"/api/unsubscribes-groups/save", form("group_name", nul, "description", "D", "is_display", "1"), "group_name", "The group name must not contain a NUL character."},
+		{"/api/unsubscribes-groups/save", form("group_name", "G", "description", nul, "is_display", "1"), "description", "The description must not contain a NUL character."},
+		{"/api/segment/store", form("contact_type_id", typeID, "segment_name", nul), "segment_name", "The segment name must not contain a NUL character."},
+		{"/api/segment/store", form("contact_type_id", typeID, "segment_name", "S", "select_field[0]", "email", "select_operator[0]", "equals", "value[0]", nul),
+			"value.0", "The value.0 must not contain a NUL character."},
+		{"/api/sender/save", form("from_name", "Ann", "from_email", "a@shop.example.com", "reply_to_email", "a@shop.example.com", "country_id", "840",
+			"company_address", nul, "nickname", "n", "zip_code", "1"), "company_address", "The company address must not contain a NUL character."},
+		{"/api/sender/save", form("from_name", "Ann", "from_email", "a@shop.example.com", "reply_to_email", "a@shop.example.com", "country_id", "840",
+			"company_address", "1 Main", "nickname", nul), "nickname", "The nickname must not contain line breaks."},
+		{"/api/contacts/add", form("contact_type_id", typeID, "email", "c@example.com", "country", "840", "city", nul), "city", "The city must not contain a NUL character."},
+		{"/api/contacts/add", form("contact_type_id", typeID, "email", "c@example.com", "country", "840", "first_name", nul), "first_name", "The first name must not contain line breaks."},
+	} {
+		expectFieldError(t, e.a.send("POST", c.path, c.body), c.field, c.msg)
+	}
+	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "nick", "field_type", "text")), "Added Successfully")
+	expectFieldError(t, e.a.send("POST", "/api/contacts/add", form("contact_type_id", typeID, "email", "c@example.com", "country", "840", "custom_field[nick]", nul)),
+		"custom_field.nick", "The nick must not contain a NUL character.")
 }

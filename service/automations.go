@@ -89,8 +89,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		}
 	}
 	a.AutomationName = strings.TrimSpace(in.AutomationName)
-	p.maxLen("automation_name", a.AutomationName, maxSendName)
-	p.noNUL("automation_name", a.AutomationName)
+	p.text("automation_name", a.AutomationName, maxSendName)
 	if a.AutomationName == "" {
 		a.AutomationName = defaultCustomName
 		if a.AutomationType == 0 {
@@ -364,8 +363,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	}
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
 	if p.required("preview_img", r.PreviewImg) {
-		p.maxLen("preview_img", r.PreviewImg, 255)
-		p.noNUL("preview_img", r.PreviewImg)
+		p.text("preview_img", r.PreviewImg, 255)
 	}
 	r.TemplateID, r.TemplateHTML, r.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 	return r, snd, p.Err()

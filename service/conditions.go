@@ -96,6 +96,10 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 			conds = append(conds, c)
 			continue
 		}
+		if strings.IndexByte(v, 0) >= 0 {
+			p.Add(key("value"), msgNUL(key("value")))
+			continue
+		}
 		raw := []string{v}
 		if op == "in" {
 			raw = strings.Split(v, "|")

@@ -29,7 +29,7 @@ func checkName(p Problems, name string) string {
 	name = strings.TrimSpace(name)
 	if p.required("name", name) {
 		p.minLen("name", name, 2)
-		p.maxLen("name", name, 255)
+		p.text("name", name, 255)
 	}
 	return name
 }

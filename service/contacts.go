@@ -84,11 +84,14 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 		{"state_province_region", &c.StateProvinceRegion, in.StateProvinceRegion}, {"postal_code", &c.PostalCode, in.PostalCode},
 	} {
 		*f.dst = strings.TrimSpace(f.v)
-		p.maxLen(f.name, *f.dst, 255)
+		if f.dst == &c.FirstName || f.dst == &c.LastName {
+			// The names go into the To header of every mail to the contact.
+			p.maxLen(f.name, *f.dst, 255)
+			p.singleLine(f.name, *f.dst)
+			continue
+		}
+		p.text(f.name, *f.dst, 255)
 	}
-	// The names go into the To header of every mail to the contact.
-	p.singleLine("first_name", c.FirstName)
-	p.singleLine("last_name", c.LastName)
 	values := make(map[string]string, len(in.Custom))
 	for name, v := range in.Custom {
 		key := "custom_field." + name
@@ -106,6 +109,10 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 		v = strings.TrimSpace(v)
 		if v == "" {
 			values[name] = ""
+			continue
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			p.Add(key, msgNUL(name))
 			continue
 		}
 		switch fld.FieldType {

@@ -33,7 +33,7 @@ func (in DesignInput) validate() (models.Design, error) {
 	p := Problems{}
 	d := models.Design{Name: strings.TrimSpace(in.Name), TemplateID: 1, TemplateJSON: in.TemplateJSON, TemplateHTML: in.TemplateHTML}
 	if p.required("name", d.Name) {
-		p.maxLen("name", d.Name, 255)
+		p.text("name", d.Name, 255)
 	}
 	if v := strings.TrimSpace(in.TemplateID); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
@@ -45,6 +45,8 @@ func (in DesignInput) validate() (models.Design, error) {
 	if strings.TrimSpace(d.TemplateHTML) == "" {
 		p.Add("template_html", msgRequired("template_html"))
 	}
+	p.noNUL("template_html", d.TemplateHTML)
+	p.noNUL("template_json", d.TemplateJSON)
 	if len(d.TemplateHTML) > maxDesignBytes || len(d.TemplateJSON) > maxDesignBytes {
 		p.Add("template_html", "The design may not be greater than 5 MB.")
 	}

@@ -24,10 +24,10 @@ func (in GroupInput) validate() (name, desc string, display int, err error) {
 	name = strings.TrimSpace(in.GroupName)
 	desc = strings.TrimSpace(in.Description)
 	if p.required("group_name", name) {
-		p.maxLen("group_name", name, 255)
+		p.text("group_name", name, 255)
 	}
 	if p.required("description", desc) {
-		p.maxLen("description", desc, 65535)
+		p.text("description", desc, 65535)
 	}
 	if p.required("is_display", in.IsDisplay) {
 		display = p.flag("is_display", in.IsDisplay)

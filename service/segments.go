@@ -38,7 +38,7 @@ func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in
 	name := strings.TrimSpace(in.SegmentName)
 	hasType := p.required("contact_type_id", in.ContactTypeID)
 	if p.required("segment_name", name) {
-		p.maxLen("segment_name", name, 255)
+		p.text("segment_name", name, 255)
 	}
 	qt := strings.ToLower(strings.TrimSpace(in.QueryType))
 	if qt != "" && qt != "and" && qt != "or" {

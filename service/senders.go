@@ -91,13 +91,13 @@ func (in SenderInput) validate() (models.Sender, error) {
 		s.CityID = id
 	}
 	s.ZipCode = strings.TrimSpace(in.ZipCode)
-	p.maxLen("zip_code", s.ZipCode, 32)
+	p.text("zip_code", s.ZipCode, 32)
 	s.CompanyAddress = strings.TrimSpace(in.CompanyAddress)
 	if p.required("company_address", s.CompanyAddress) {
-		p.maxLen("company_address", s.CompanyAddress, 255)
+		p.text("company_address", s.CompanyAddress, 255)
 	}
 	s.CompanyAddress2 = strings.TrimSpace(in.CompanyAddress2)
-	p.maxLen("company_address2", s.CompanyAddress2, 255)
+	p.text("company_address2", s.CompanyAddress2, 255)
 	s.Nickname = strings.TrimSpace(in.Nickname)
 	if p.required("nickname", s.Nickname) {
 		p.maxLen("nickname", s.Nickname, 255)

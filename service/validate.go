@@ -83,6 +83,14 @@ func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(
 // msgNUL refuses a NUL in stored text.
 func msgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
 
+// text records what stored free text must not be: longer than n
+// characters, or holding a NUL (PostgreSQL's text refuses it). Names and
+// subjects that become headers use singleLine instead of the NUL check.
+func (p Problems) text(field, v string, n int) {
+	p.maxLen(field, v, n)
+	p.noNUL(field, v)
+}
+
 // noNUL records msgNUL when v holds a NUL (see ValidText).
 func (p Problems) noNUL(field, v string) {
 	if strings.IndexByte(v, 0) >= 0 {
