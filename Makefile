@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation vet vulncheck fmt clean
+.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation vet vulncheck fuzz fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -84,6 +84,13 @@ generate:
 
 vet:
 	$(GO) vet $(PKGS)
+
+# The fuzz test of the whole /api/ surface (docs/SECURITY.md): FUZZTIME=20m.
+# Its seed corpus runs in every make test.
+FUZZTIME ?= 20m
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -parallel 1 ./cmd/herald
 
 # govulncheck; fails on a vulnerability the code reaches (.ci/vulncheck).
 vulncheck:
