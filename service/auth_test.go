@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,28 +13,12 @@ import (
 	"herald/service"
 )
 
-// clock is the time the service reads (Service.SetClock).
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(svc *service.Service) *clock {
-	c := &clock{t: time.Now()}
-	svc.SetClock(c.now)
+// newClock makes the service read its time from a clock the test moves
+// (Service.SetClock).
+func newClock(svc *service.Service) *dbtest.Clock {
+	c := dbtest.NewClock(time.Now())
+	svc.SetClock(c.Now)
 	return c
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 func passwordProblem(err error) string {
@@ -123,12 +106,12 @@ func TestSessions(t *testing.T) {
 	}
 
 	// Last use is written at most once a minute.
-	clk.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	row, _ := s.Check(ctx, t1)
 	if row.LastUsedAt != row.StartedAt {
 		t.Fatal("last use written within the minute")
 	}
-	clk.advance(31 * time.Second)
+	clk.Advance(31 * time.Second)
 	if row, _ = s.Check(ctx, t1); row.LastUsedAt == row.StartedAt {
 		t.Fatal("last use not written after a minute")
 	}
@@ -151,23 +134,23 @@ func TestSessions(t *testing.T) {
 
 	// Idle: 24 hours without use.
 	t3, _ := s.Start(ctx, ann)
-	clk.advance(service.SessionIdle - time.Minute)
+	clk.Advance(service.SessionIdle - time.Minute)
 	if _, err := s.Check(ctx, t3); err != nil {
 		t.Fatalf("used within a day: %v", err)
 	}
-	clk.advance(service.SessionIdle)
+	clk.Advance(service.SessionIdle)
 	if _, err := s.Check(ctx, t3); !service.IsNotFound(err) {
 		t.Fatalf("idle a day: %v", err)
 	}
 	// Absolute: 7 days after login, however used.
 	t4, _ := s.Start(ctx, ann)
 	for range 7 {
-		clk.advance(service.SessionLifetime/7 - time.Minute)
+		clk.Advance(service.SessionLifetime/7 - time.Minute)
 		if _, err := s.Check(ctx, t4); err != nil {
 			t.Fatalf("within the week: %v", err)
 		}
 	}
-	clk.advance(7 * time.Minute)
+	clk.Advance(7 * time.Minute)
 	if _, err := s.Check(ctx, t4); !service.IsNotFound(err) {
 		t.Fatalf("after a week: %v", err)
 	}
@@ -199,7 +182,7 @@ func TestLoginThrottle(t *testing.T) {
 		case service.CodeRateLimited:
 			d := service.RetryAfter(err)
 			waits = append(waits, d)
-			clk.advance(d)
+			clk.Advance(d)
 		default:
 			t.Fatal(err)
 		}
@@ -233,7 +216,7 @@ func TestLoginThrottle(t *testing.T) {
 	if err := login("198.51.100.1", "test-passphrase-9", false); service.ErrorCode(err) != service.CodeRateLimited {
 		t.Fatalf("after 6 failures: %v", err)
 	}
-	clk.advance(15*time.Minute + time.Second)
+	clk.Advance(15*time.Minute + time.Second)
 	if err := login("198.51.100.1", "wrong-password", false); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatal(err)
 	}
@@ -325,11 +308,11 @@ func TestSignUp(t *testing.T) {
 		t.Fatalf("unknown token: %v", err)
 	}
 	// Expired links open nothing (a second sign-up mails a new one).
-	clk.advance(service.SignupLinkTTL - time.Second)
+	clk.Advance(service.SignupLinkTTL - time.Second)
 	if _, err := svc.Accounts.SignUp(ctx, service.AccountInput{Name: "Bob", Email: "bob@example.com", Password: "bobs-passphrase-1"}); err != nil {
 		t.Fatal(err)
 	}
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	svc.DB.R.Table("pending_signups").Count(&count)
 	if count != 2 {
 		t.Fatalf("%d pending sign-ups, want 2", count)

@@ -80,12 +80,12 @@ func TestAutomationSendsEachStepOnTime(t *testing.T) {
 	if f.stepsOf("before@example.com", "Step") != 0 {
 		t.Fatal("a contact already in the type before set live was enrolled")
 	}
-	f.advance(47 * time.Hour)
+	f.Advance(47 * time.Hour)
 	f.settle()
 	if f.stepsOf("new@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 went before two days")
 	}
-	f.advance(2 * time.Hour)
+	f.Advance(2 * time.Hour)
 	f.settle()
 	f.settle()
 	if f.stepsOf("new@example.com", "Step 1") != 1 || f.stepsOf("new@example.com", "Step 2") != 1 {
@@ -123,7 +123,7 @@ func TestAutomationPauseAcrossADueTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.addContact(typeA, "paused@example.com") // enters while paused: not enrolled
-	f.advance(3 * 24 * time.Hour)             // step 2 falls due while paused
+	f.Advance(3 * 24 * time.Hour)             // step 2 falls due while paused
 	f.settle()
 	if f.stepsOf("ann@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 sent while paused")
@@ -175,7 +175,7 @@ func TestAutomationExitCriteria(t *testing.T) {
 	if _, err := f.svc.Unsubscribers.Add(f.ctx, f.acct, "unsub@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	f.advance(3 * 24 * time.Hour)
+	f.Advance(3 * 24 * time.Hour)
 	f.settle()
 	f.settle()
 	if n := f.stepsOf("gone@example.com", "Step 2"); n != 0 {
@@ -269,7 +269,7 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, Now: f.clock})
+	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestAutomationSurvivesARestart(t *testing.T) {
 	stop()
 	<-done
 
-	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond, Now: f.clock})
+	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond, Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,7 @@ func TestAutomationSurvivesARestart(t *testing.T) {
 	if f.stepsOf("ann@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 before its time after the restart")
 	}
-	f.advance(49 * time.Hour)
+	f.Advance(49 * time.Hour)
 	f.settle()
 	f.settle()
 	if f.stepsOf("ann@example.com", "Step 1") != 1 || f.stepsOf("ann@example.com", "Step 2") != 1 {

@@ -59,7 +59,7 @@ func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 	}
 
 	// A year and more later the send is purged with its ledger.
-	f.advance(401 * 24 * time.Hour)
+	f.Advance(401 * 24 * time.Hour)
 	if err := f.sg.Tick(f.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -17,27 +17,9 @@ import (
 	"herald/smtptest"
 )
 
-// senderClock is a test's time, moved by hand.
-type senderClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *senderClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *senderClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // mailedSvc wires svc to a transport for smtpURL ("" = the outbox) and
 // the clock.
-func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *senderClock) {
+func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *dbtest.Clock) {
 	t.Helper()
 	tr, err := delivery.OpenTransport(smtpURL, 2, svc.Outbox)
 	if err != nil {
@@ -89,7 +71,7 @@ func wantLimited(t *testing.T, err error, wait time.Duration) {
 func TestVerificationMailsPerSender(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
-	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 
@@ -97,13 +79,13 @@ func TestVerificationMailsPerSender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	for i := 0; i < 2; i++ { // 2, 3
 		if err := svc.Senders.ResendVerification(ctx, acct, s.ID); err != nil {
 			t.Fatalf("resend %d: %v", i+2, err)
 		}
 	}
-	c.advance(time.Minute)
+	c.Advance(time.Minute)
 	// The 4th waits until the first is 10 minutes old: 8 minutes.
 	wantLimited(t, svc.Senders.ResendVerification(ctx, acct, s.ID), 8*time.Minute)
 	if n := srv.Count(); n != 3 {
@@ -135,13 +117,13 @@ func TestVerificationMailsPerSender(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.advance(8*time.Minute - time.Second)
+	c.Advance(8*time.Minute - time.Second)
 	wantLimited(t, svc.Senders.ResendVerification(ctx, acct, s.ID), time.Second)
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	if err := svc.Senders.ResendVerification(ctx, acct, s.ID); err != nil {
 		t.Fatalf("10 minutes after the first mail: %v", err)
 	}
-	c.advance(time.Minute) // the two mails of 9:01 age out of the sender's count
+	c.Advance(time.Minute) // the two mails of 9:01 age out of the sender's count
 	in = senderIn("third@shop.example.com")
 	in.SenderID = strconv.FormatInt(s.ID, 10)
 	if _, err := svc.Senders.Update(ctx, acct, in); err != nil {
@@ -161,7 +143,7 @@ func TestVerificationMailsPerSender(t *testing.T) {
 func TestVerificationMailsPerAccount(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, svc, "", c) // the outbox
 	acct := newAccount(t, svc, "owner@herald.test")
 	other := newAccount(t, svc, "other@herald.test")
@@ -170,7 +152,7 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 		if _, err := svc.Senders.Create(ctx, acct, senderIn(fmt.Sprintf("s%d@shop.example.com", i))); err != nil {
 			t.Fatalf("sender %d: %v", i+1, err)
 		}
-		c.advance(time.Minute)
+		c.Advance(time.Minute)
 	}
 	// 20 minutes after the first: it counts for 40 more.
 	_, err := svc.Senders.Create(ctx, acct, senderIn("s20@shop.example.com"))
@@ -187,10 +169,10 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 		t.Fatalf("another account: %v", err)
 	}
 
-	c.advance(40*time.Minute - 30*time.Second)
+	c.Advance(40*time.Minute - 30*time.Second)
 	_, err = svc.Senders.Create(ctx, acct, senderIn("s20@shop.example.com"))
 	wantLimited(t, err, 30*time.Second)
-	c.advance(30 * time.Second)
+	c.Advance(30 * time.Second)
 	if _, err := svc.Senders.Create(ctx, acct, senderIn("s20@shop.example.com")); err != nil {
 		t.Fatalf("an hour after the first: %v", err)
 	}
@@ -215,7 +197,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 		return service.New(db)
 	}
 	one, two := open(), open()
-	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, one, "", c)
 	mailedSvc(t, two, "", c)
 	acct := newAccount(t, one, "owner@herald.test")
@@ -275,7 +257,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 func TestVerificationLinkExpires(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, svc, "", c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	a, err := svc.Senders.Create(ctx, acct, senderIn("a@shop.example.com"))
@@ -287,11 +269,11 @@ func TestVerificationLinkExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.advance(service.VerifyLinkLifetime - time.Second)
+	c.Advance(service.VerifyLinkLifetime - time.Second)
 	if _, err := svc.Senders.Verify(ctx, b.VerifyToken); err != nil {
 		t.Fatalf("a link a second short of 7 days: %v", err)
 	}
-	c.advance(time.Second)
+	c.Advance(time.Second)
 	if _, err := svc.Senders.Link(ctx, a.VerifyToken); !errors.Is(err, service.ErrLinkExpired) {
 		t.Fatalf("Link of an expired link: %v", err)
 	}
@@ -326,7 +308,7 @@ func TestVerificationLinkExpires(t *testing.T) {
 func TestSenderNamesSingleLine(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
-	c := &senderClock{now: time.Now()}
+	c := dbtest.NewClock(time.Now())
 	mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	in := senderIn("news@shop.example.com")
@@ -369,7 +351,7 @@ func deadRelay(t *testing.T) string {
 func TestSenderMailFailureStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	c := &senderClock{now: time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)}
+	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, svc, deadRelay(t), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	for i := 0; i < service.VerifyMailsPerSender+1; i++ {

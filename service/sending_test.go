@@ -34,20 +34,7 @@ type sendFixture struct {
 	sender int64
 	group  int64
 
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (f *sendFixture) clock() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
-}
-
-func (f *sendFixture) advance(d time.Duration) {
-	f.mu.Lock()
-	f.now = f.now.Add(d)
-	f.mu.Unlock()
+	*dbtest.Clock // the engine's time, moved by the test
 }
 
 // newSendFixture starts the engine unless manual (then the test calls Tick
@@ -55,7 +42,7 @@ func (f *sendFixture) advance(d time.Duration) {
 func newSendFixture(t *testing.T, run bool) *sendFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &sendFixture{t: t, ctx: ctx, svc: dbtest.Service(t), srv: smtptest.Start(t), now: time.Now()}
+	f := &sendFixture{t: t, ctx: ctx, svc: dbtest.Service(t), srv: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
 	f.acct = newAccount(t, f.svc, "owner@herald.test")
 	tr, err := delivery.OpenTransport(f.srv.URL(), 4, f.svc.Outbox)
 	if err != nil {
@@ -77,7 +64,7 @@ func newSendFixture(t *testing.T, run bool) *sendFixture {
 	}
 	f.group = g.ID
 	f.sg, err = f.svc.NewSending(ctx, service.SendingConfig{Conns: 4, Backoff: 30 * time.Millisecond, Window: time.Hour,
-		Tick: 20 * time.Millisecond, Now: f.clock})
+		Tick: 20 * time.Millisecond, Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +383,7 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not completed: %+v", got)
 		}
-		f.advance(50 * time.Millisecond)
+		f.Advance(50 * time.Millisecond)
 		f.sg.Wake()
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -422,7 +409,7 @@ func TestRetryWindowEndsInABounce(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not completed: %+v", got)
 		}
-		f.advance(10 * time.Minute) // the window is an hour
+		f.Advance(10 * time.Minute) // the window is an hour
 		f.sg.Wake()
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -477,11 +464,11 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 	if opens != 2 {
 		t.Fatalf("opens in buckets = %d", opens)
 	}
-	f.advance(59 * time.Second)
+	f.Advance(59 * time.Second)
 	_ = f.svc.Tracking.Open(f.ctx, tok)
 	_, _ = f.svc.Tracking.Click(f.ctx, tok, 0)
 	counts("59 s later", 2, 2, 2, 2)
-	f.advance(2 * time.Second)
+	f.Advance(2 * time.Second)
 	_ = f.svc.Tracking.Open(f.ctx, tok)
 	_ = f.svc.Tracking.Open(f.ctx, tok)
 	_, _ = f.svc.Tracking.Click(f.ctx, tok, 0)
@@ -515,9 +502,7 @@ func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
 		t.Fatal(err)
 	}
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
-	f.mu.Lock()
-	f.now = time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo) // 08:00 in Tokyo
-	f.mu.Unlock()
+	f.Set(time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo)) // 08:00 in Tokyo
 	typeA := f.contactType("Customers", "ann@example.com")
 	in := f.input("Later", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
@@ -536,12 +521,12 @@ func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
 		}
 	}
 	tick()
-	f.advance(89 * time.Minute) // 09:29
+	f.Advance(89 * time.Minute) // 09:29
 	tick()
 	if got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr); got.Status != models.SendReady {
 		t.Fatalf("fired early: status %d", got.Status)
 	}
-	f.advance(2 * time.Minute) // 09:31: the process "was down" at 09:30; it fires once now
+	f.Advance(2 * time.Minute) // 09:31: the process "was down" at 09:30; it fires once now
 	tick()
 	tick()
 	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
@@ -571,7 +556,7 @@ func TestDeletingARunningSendStopsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := f.create(f.input("Big", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond, Now: f.clock})
+	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond, Now: f.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"net/mail"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,31 +23,14 @@ import (
 	"herald/web"
 )
 
-// testClock is the time the service reads (service.SetClock): tests move
-// it instead of sleeping.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(svcs ...*service.Service) *testClock {
-	c := &testClock{t: time.Now()}
+// newClock makes the services read their time from a clock the test
+// moves (Service.SetClock).
+func newClock(svcs ...*service.Service) *dbtest.Clock {
+	c := dbtest.NewClock(time.Now())
 	for _, s := range svcs {
-		s.SetClock(c.now)
+		s.SetClock(c.Now)
 	}
 	return c
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // stolen is another browser holding a copy of c's cookies.
@@ -243,21 +225,21 @@ func TestSessionIdleExpiry(t *testing.T) {
 	c, id := a.account("Ada", "ada@example.com")
 	// Used every 23 hours, it lives on (each use moves the idle limit)…
 	for range 3 {
-		clk.advance(23 * time.Hour)
+		clk.Advance(23 * time.Hour)
 		wantStatus(t, c.get("/dashboard"), http.StatusOK)
 	}
 	// …its last use is recorded at most once a minute…
 	before, _ := a.svc.Sessions.List(context.Background(), id)
-	clk.advance(30 * time.Second)
+	clk.Advance(30 * time.Second)
 	wantStatus(t, c.get("/dashboard"), http.StatusOK)
 	after, _ := a.svc.Sessions.List(context.Background(), id)
 	if len(before) != 1 || len(after) != 1 || !after[0].LastUsed().Equal(before[0].LastUsed()) {
 		t.Fatalf("last use written again within a minute: %v → %v", before, after)
 	}
 	// …and 24 hours without use end it.
-	clk.advance(24 * time.Hour)
+	clk.Advance(24 * time.Hour)
 	wantRedirect(t, c.get("/dashboard"), "/login")
-	clk.advance(-24 * time.Hour) // even back in time: the row is gone
+	clk.Advance(-24 * time.Hour) // even back in time: the row is gone
 	wantRedirect(t, c.get("/dashboard"), "/login")
 }
 
@@ -267,12 +249,12 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 	c, _ := a.account("Ada", "ada@example.com")
 	// In use all along, it still ends 7 days after login.
 	for range 13 {
-		clk.advance(12 * time.Hour)
+		clk.Advance(12 * time.Hour)
 		wantStatus(t, c.get("/dashboard"), http.StatusOK)
 	}
-	clk.advance(12*time.Hour - time.Minute) // 7 days less a minute
+	clk.Advance(12*time.Hour - time.Minute) // 7 days less a minute
 	wantStatus(t, c.get("/dashboard"), http.StatusOK)
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	wantRedirect(t, c.get("/dashboard"), "/login")
 	// A new login starts a new week.
 	c.login("ada@example.com", "test-passphrase-9")

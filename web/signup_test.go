@@ -147,7 +147,7 @@ func TestExpiredSignupLink(t *testing.T) {
 	c.post("/signup", url.Values{"name": {"Bob"}, "email": {"bob@example.com"}, "password": {"bobs-passphrase-1"}})
 	link := signupLinkRE.FindStringSubmatch(mailText(t, mem.Messages()[0].Data))[1]
 
-	clk.advance(service.SignupLinkTTL)
+	clk.Advance(service.SignupLinkTTL)
 	r := c.get(link)
 	wantStatus(t, r, http.StatusNotFound)
 	if first(r.doc, "form#confirm-form") != nil {
@@ -196,7 +196,7 @@ func TestSignupMailsThrottled(t *testing.T) {
 	if n := len(mem.Messages()); n != 3 {
 		t.Fatalf("%d mails to one address, want 3", n)
 	}
-	clk.advance(10 * time.Minute)
+	clk.Advance(10 * time.Minute)
 	c := a.client()
 	c.get("/signup")
 	c.post("/signup", url.Values{"name": {"X"}, "email": {"victim@example.com"}, "password": {"test-passphrase-9"}})

@@ -73,7 +73,7 @@ func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
 			case http.StatusTooManyRequests:
 				d := retryAfter(t, r)
 				longest = max(longest, d)
-				clk.advance(d)
+				clk.Advance(d)
 			default:
 				t.Fatalf("attempt %d: %d", i, r.status)
 			}
@@ -95,7 +95,7 @@ func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
 		t.Fatalf("alert = %q", got)
 	}
 	// …then the right password works.
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	wantRedirect(t, owner.loginFrom("198.51.100.2", "ada@example.com", "test-passphrase-9"), "/dashboard")
 
 	// The browser that logged in before is not held back at all.
@@ -124,7 +124,7 @@ func TestLoginDelaysPerIP(t *testing.T) {
 		delays = append(delays, d)
 		// Another client is not slowed down.
 		wantStatus(t, a.client().loginFrom("203.0.113.200", "nobody@example.com", "wrong-password"), http.StatusUnprocessableEntity)
-		clk.advance(d)
+		clk.Advance(d)
 	}
 	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
 	if fmt.Sprint(delays) != fmt.Sprint(want) {
