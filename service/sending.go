@@ -873,14 +873,8 @@ func (sg *Sending) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now mod
 // claimed messages go back to the queue) and has the scheduler mail the
 // notice.
 func (sg *Sending) pausedNow(ids []int64) {
+	sg.stopCompiled(ids, func(c *compiledSend) { c.held.Store(true) })
 	sg.mu.Lock()
-	for _, id := range ids {
-		if c := sg.compiled[id]; c != nil {
-			c.held.Store(true)
-			delete(sg.compiled, id)
-		}
-	}
-	sg.readAt = time.Time{}
 	sg.notices = append(sg.notices, ids...)
 	sg.mu.Unlock()
 	select {
@@ -971,15 +965,22 @@ func (sg *Sending) refresh(ids []int64) {
 
 // cancel stops deleted sends at once in this process.
 func (sg *Sending) cancel(ids []int64) {
+	sg.stopCompiled(ids, func(c *compiledSend) { c.cancelled.Store(true) })
+}
+
+// stopCompiled marks this process's compiled sends of ids (cancelled:
+// deleted; held: paused), so that their claimed jobs build nothing, forgets
+// them, and has the running sends read again.
+func (sg *Sending) stopCompiled(ids []int64, mark func(*compiledSend)) {
 	sg.mu.Lock()
+	defer sg.mu.Unlock()
 	for _, id := range ids {
 		if c := sg.compiled[id]; c != nil {
-			c.cancelled.Store(true)
+			mark(c)
 			delete(sg.compiled, id)
 		}
 	}
 	sg.readAt = time.Time{}
-	sg.mu.Unlock()
 }
 
 // compiledSend is a send's message, parsed once: every per-recipient part

@@ -2,19 +2,16 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"herald/dbtest"
 	"herald/smtptest"
 )
 
@@ -47,35 +44,9 @@ func (c *apiClient) call(method, path string, body url.Values) map[string]any {
 // TestSendOverHTTP drives a whole single send through a running herald:
 // the API, the engine, a real SMTP relay, then the recipient's links.
 func TestSendOverHTTP(t *testing.T) {
-	relay := smtptest.Start(t)
-	dsn := dbtest.DSN(t)
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
-		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
-		t.Fatal(err)
-	}
-	c := &apiClient{t: t}
-	_ = json.Unmarshal(out.Bytes(), &c.keys)
-	addr := freeAddr(t)
-	c.base = "http://" + addr
-	startServer(t, map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": relay.URL(), "HERALD_BASE_URL": c.base, "HERALD_ADDR": addr})
-
+	live := startLiveHerald(t, nil) // an account, a verified sender, a group, three contacts
+	c, relay := live.apiClient, live.relay
 	c.call("POST", "/api/notification-recipient/save", url.Values{"email_address": {"boss@example.com"}, "email_owner": {"Boss"}})
-	c.call("POST", "/api/sender/save", url.Values{"from_name": {"Ann"}, "from_email": {"ann@shop.example.com"}, "reply_to_email": {"help@shop.example.com"},
-		"country_id": {"840"}, "company_address": {"1 Main St"}, "nickname": {"shop"}})
-	if !relay.WaitCount(1, 10*time.Second) {
-		t.Fatal("no verification mail")
-	}
-	body := strings.NewReplacer("=\r\n", "", "=3D", "=").Replace(string(relay.Messages()[0].Data))
-	link := regexp.MustCompile(`http://[^"\s]+/senders/verify/[0-9a-f]+`).FindString(body)
-	if resp, err := http.Get(link); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("verify %q: %v", link, err)
-	}
-	c.call("POST", "/api/contacts-type/add", url.Values{"name": {"Customers"}})
-	c.call("POST", "/api/unsubscribes-groups/save", url.Values{"group_name": {"News"}, "description": {"Monthly news"}, "is_display": {"1"}})
-	for _, e := range []string{"ann@example.com", "bob@example.com", "cy@example.com"} {
-		c.call("POST", "/api/contacts/add", url.Values{"contact_type_id": {"1"}, "email": {e}, "first_name": {"F"}, "last_name": {"L"}, "country": {"840"}})
-	}
 	send := url.Values{"template_id": {"1"}, "template_html": {`<p>Hi ((first_name))</p><a href="https://shop.example.com/">Shop</a>`},
 		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {"First"}, "subject": {"Hello"}, "preheader": {"News"},
 		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
