@@ -20,7 +20,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
-	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 
 	"herald/dbtest"
@@ -30,8 +29,8 @@ import (
 // benchFixture is a migrated database with one account, its keys, and a
 // counter of the queries run on it.
 type benchFixture struct {
-	dsn     string
 	svc     *service.Service
+	other   *service.Service
 	account int64
 	keys    service.Keys
 	queries atomic.Int64
@@ -39,17 +38,8 @@ type benchFixture struct {
 
 func newBenchFixture(tb testing.TB) *benchFixture {
 	tb.Helper()
-	f := &benchFixture{dsn: dbtest.DSN(tb)}
-	db, err := service.OpenDB(f.dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if err := db.Migrate(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	f.svc = service.New(db)
-	f.svc.Accounts.SetPasswordCost(bcrypt.MinCost)
+	procs := dbtest.Processes(tb, 2) // the second: another process on the same database
+	f := &benchFixture{svc: procs[0], other: procs[1]}
 	ctx := context.Background()
 	u, keys, err := f.svc.Accounts.Create(ctx, service.AccountInput{Name: "Bench", Email: "bench@example.com", Password: "bench-password-1"})
 	if err != nil {
@@ -207,12 +197,7 @@ func TestAuthSeesRotationAtOnce(t *testing.T) {
 	if n := f.queries.Load() - start; n != 0 {
 		t.Fatalf("21 key checks ran %d GORM queries, want 0", n)
 	}
-	other, err := service.OpenDB(f.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	fresh, err := service.New(other).Accounts.RotateKeys(context.Background(), f.account)
+	fresh, err := f.other.Accounts.RotateKeys(context.Background(), f.account)
 	if err != nil {
 		t.Fatal(err)
 	}

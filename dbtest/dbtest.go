@@ -67,9 +67,11 @@ func DSN(t testing.TB) string {
 }
 
 // Open returns a migrated database for the test, closed when it ends.
-func Open(t testing.TB) *service.DB {
+func Open(t testing.TB) *service.DB { t.Helper(); return openDSN(t, DSN(t)) }
+
+func openDSN(t testing.TB, dsn string) *service.DB {
 	t.Helper()
-	db, err := service.OpenDB(DSN(t))
+	db, err := service.OpenDB(dsn)
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}
@@ -83,7 +85,18 @@ func Open(t testing.TB) *service.DB {
 // Service returns a service over a fresh database.
 func Service(t testing.TB) *service.Service {
 	t.Helper()
-	svc := service.New(Open(t))
-	svc.Accounts.SetPasswordCost(bcrypt.MinCost) // bcrypt's cost is no part of what tests check
-	return svc
+	return Processes(t, 1)[0]
+}
+
+// Processes returns n services over one fresh database, each with its own
+// connections, as n herald processes sharing it would be.
+func Processes(t testing.TB, n int) []*service.Service {
+	t.Helper()
+	dsn := DSN(t)
+	out := make([]*service.Service, n)
+	for i := range out {
+		out[i] = service.New(openDSN(t, dsn))
+		out[i].Accounts.SetPasswordCost(bcrypt.MinCost) // bcrypt's cost is no part of what tests check
+	}
+	return out
 }

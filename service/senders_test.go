@@ -184,19 +184,8 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 // their requests race (the count and the record are one locked step).
 func TestVerificationLimitsShared(t *testing.T) {
 	ctx := context.Background()
-	dsn := dbtest.DSN(t)
-	open := func() *service.Service {
-		db, err := service.OpenDB(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return service.New(db)
-	}
-	one, two := open(), open()
+	svcs := dbtest.Processes(t, 2)
+	one, two := svcs[0], svcs[1]
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	mailedSvc(t, one, "", c)
 	mailedSvc(t, two, "", c)

@@ -41,19 +41,8 @@ func TestSpoolUnlinked(t *testing.T) {
 // (a crash) is free once stale.
 func TestUploadSlots(t *testing.T) {
 	ctx := context.Background()
-	dsn := dbtest.DSN(t)
-	open := func() *service.Service {
-		db, err := service.OpenDB(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return service.New(db)
-	}
-	one, two := open(), open()
+	svcs := dbtest.Processes(t, 2)
+	one, two := svcs[0], svcs[1]
 	acct := newAccount(t, one, "owner@herald.test")
 	other := newAccount(t, one, "other@herald.test")
 

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"herald/dbtest"
 	"herald/delivery"
 	"herald/service"
@@ -264,22 +262,9 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 // Two herald processes over one database (each with its own connections
 // and console): a logout in one is refused at once by the other.
 func TestLogoutSeenByAnotherProcess(t *testing.T) {
-	dsn := dbtest.DSN(t)
-	open := func() *service.Service {
-		db, err := service.OpenDB(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		if err := db.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		svc := service.New(db)
-		svc.Accounts.SetPasswordCost(bcrypt.MinCost)
-		return svc
-	}
-	one := newTestAppOn(t, open(), web.Options{})
-	two := newTestAppOn(t, open(), web.Options{})
+	svcs := dbtest.Processes(t, 2)
+	one := newTestAppOn(t, svcs[0], web.Options{})
+	two := newTestAppOn(t, svcs[1], web.Options{})
 	c, _ := one.account("Ada", "ada@example.com")
 	c.get("/dashboard")
 	elsewhere := c.stolen()
