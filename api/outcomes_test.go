@@ -17,7 +17,7 @@ func TestSingleSendRecordsCarryBlocks(t *testing.T) {
 	}
 	for _, path := range []string{"/api/single-send/details?utr=" + utr, "/api/single-send/list"} {
 		raw := e.a.send("GET", path, nil).raw
-		if !strings.Contains(raw, `"bounces":0,"unsubscribes":0,"blocks":3,"unique_open_token":{}`) {
+		if !strings.Contains(raw, `"bounces":0,"unsubscribes":0,"blocks":3,"soft_bounces":0,"spam_reports":0,"unique_open_token":{}`) {
 			t.Fatalf("%s: %s", path, raw)
 		}
 		for _, k := range []string{"failures", "first_failure", "last_failure", "last_block", "paused_at", "pause_reason", "block_streak", "streak_delivered"} {

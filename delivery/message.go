@@ -36,6 +36,9 @@ type Message struct {
 	// of List-Unsubscribe=One-Click (RFC 8058).
 	ListUnsubscribeURL string
 	OneClick           bool
+	// ListUnsubscribeMailto, when set, is an address put beside the link
+	// in List-Unsubscribe (RFC 2369's mailto:, which RFC 8058 keeps).
+	ListUnsubscribeMailto string
 
 	Headers []Header // extra headers, written in this order
 
@@ -94,7 +97,13 @@ func Build(m *Message) ([]byte, error) {
 	h.add("Message-ID", m.MessageID)
 	h.add("MIME-Version", "1.0")
 	if m.ListUnsubscribeURL != "" {
-		h.add("List-Unsubscribe", "<"+m.ListUnsubscribeURL+">")
+		v := "<" + m.ListUnsubscribeURL + ">"
+		if m.ListUnsubscribeMailto != "" {
+			// The https link first: clients that take the first usable
+			// entry (and RFC 8058's one-click POST) use it.
+			v += ", <mailto:" + m.ListUnsubscribeMailto + "?subject=unsubscribe>"
+		}
+		h.add("List-Unsubscribe", v)
 		if m.OneClick {
 			h.add("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
 		}
@@ -148,6 +157,9 @@ func (m *Message) check() error {
 	}
 	if strings.ContainsAny(m.From.Name+m.To.Name, "\r\n") {
 		return bad("display name with a line break")
+	}
+	if m.ListUnsubscribeMailto != "" && !validAddress(m.ListUnsubscribeMailto) {
+		return bad("list-unsubscribe address %q", m.ListUnsubscribeMailto)
 	}
 	if m.ListUnsubscribeURL != "" {
 		u, err := url.Parse(m.ListUnsubscribeURL)

@@ -40,7 +40,9 @@ type SingleSend struct {
 	TotalClicks                int64       `json:"total_clicks"`
 	Bounces                    int64       `json:"bounces"`
 	Unsubscribes               int64       `json:"unsubscribes"`
-	Blocks                     int64       `json:"blocks"` // beyond the spec (decisions.md 8): messages the relay refused by policy
+	Blocks                     int64       `json:"blocks"`       // beyond the spec (decisions.md 8): messages the relay refused by policy
+	SoftBounces                int64       `json:"soft_bounces"` // beyond the spec (decisions.md 7): messages reported soft-bounced, once each
+	SpamReports                int64       `json:"spam_reports"` // beyond the spec (decisions.md 7): messages reported as spam, once each
 	UniqueOpenToken            JSONText    `json:"unique_open_token"`
 	SentAt                     DateTime    `json:"sent_at"`
 	CreatedAt                  Timestamp   `json:"created_at"`
@@ -52,6 +54,10 @@ type SingleSend struct {
 	CompletedAt                *Timestamp  `json:"-"`
 	AutomationID               *int64      `json:"-"` // set on the rows that carry an automation step
 	DeletedAt                  *Timestamp  `json:"-"` // deleted: kept for the links of its mails, out of every list
+	// When the hard-bounce and complaint rate alerts of the send were
+	// mailed (decisions.md 7: once per send).
+	BounceAlertedAt    *Timestamp `json:"-"`
+	ComplaintAlertedAt *Timestamp `json:"-"`
 	// Messages that could not be built (or sent at all), with the first
 	// and the last reason: the send's own failures, never the recipients'.
 	Failures     int64  `json:"-"`
@@ -107,6 +113,11 @@ type SendMessage struct {
 	// (Unix ms): each counts at most once a minute.
 	OpenCountedAt  int64 `json:"-"`
 	ClickCountedAt int64 `json:"-"`
+	// When a report about the message was first counted, per kind
+	// (decisions.md 7: a repeated report counts once).
+	HardBouncedAt *Timestamp `json:"-"`
+	SoftBouncedAt *Timestamp `json:"-"`
+	ComplainedAt  *Timestamp `json:"-"`
 }
 
 // TableName names the table.
@@ -134,13 +145,38 @@ const (
 // Suppression is an address that bounced for good; later sends of the
 // account leave it out until it is lifted.
 type Suppression struct {
-	ID        int64     `gorm:"primaryKey" json:"id"`
-	UserID    int64     `json:"user_id"`
-	Email     string    `json:"email"`
-	Reason    string    `json:"reason"`
-	SendID    *int64    `json:"send_id"`
-	CreatedAt Timestamp `json:"created_at"`
+	ID         int64     `gorm:"primaryKey" json:"id"`
+	UserID     int64     `json:"user_id"`
+	Email      string    `json:"email"`
+	Reason     string    `json:"reason"`
+	SendID     *int64    `json:"send_id"`
+	StatusCode string    `json:"status_code"` // enhanced status code of the report, "5.1.1"
+	Diagnostic string    `json:"diagnostic"`  // the remote server's words
+	Source     string    `json:"source"`      // smtp (refused during the send), dsn, arf, text, ses, sendgrid, postmark, mailgun, soft (the soft-bounce limit)
+	CreatedAt  Timestamp `json:"created_at"`
 }
+
+// Feedback is one report handled for an account: a hard or soft bounce, a
+// complaint, or a mailto: unsubscribe, with what it said and where it came
+// from (the console's bounces and complaints page).
+type Feedback struct {
+	ID         int64     `gorm:"primaryKey" json:"id"`
+	UserID     int64     `json:"user_id"`
+	SendID     *int64    `json:"send_id"`
+	MessageID  *int64    `json:"message_id"` // the ledger row
+	Email      string    `json:"email"`
+	Kind       string    `json:"kind"` // hard_bounce, soft_bounce, complaint, unsubscribe
+	StatusCode string    `json:"status_code"`
+	Diagnostic string    `json:"diagnostic"`
+	Source     string    `json:"source"`
+	CreatedAt  Timestamp `json:"created_at"`
+}
+
+// TableName names the table.
+func (Feedback) TableName() string { return "feedback" }
+
+// RowID is the row's id.
+func (f *Feedback) RowID() int64 { return f.ID }
 
 // TableName names the table.
 func (Suppression) TableName() string { return "suppressions" }

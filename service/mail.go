@@ -19,13 +19,19 @@ type Mail struct {
 	transport delivery.Transport
 	baseURL   string
 	from      mail.Address
+	bounces   *Bounces // the plain bounce address is the envelope sender
 }
 
 // UseTransport wires the mail transport: sender verification links are
 // mailed from systemFrom with links under baseURL. Until it is called, no
-// mail is sent.
+// mail is sent. The bounce address defaults to DefaultBounceAddress of
+// baseURL (SetBounceAddress changes it).
 func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string) {
-	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom}}
+	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom},
+		bounces: s.Bounces}
+	if s.Bounces.Address() == "" {
+		_ = s.Bounces.SetAddress(DefaultBounceAddress(baseURL))
+	}
 	s.Senders.SetMailer(s.Mail)
 	s.Accounts.mail = s.Mail
 	s.Tracking.baseURL = s.Mail.baseURL
@@ -34,12 +40,26 @@ func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string)
 
 // DefaultSystemFrom is the address herald's own mail comes from when none
 // is configured: no-reply at the host of the public address.
-func DefaultSystemFrom(baseURL string) string {
-	host := "localhost"
+func DefaultSystemFrom(baseURL string) string { return "no-reply@" + hostOf(baseURL) }
+
+// DefaultBounceAddress is HERALD_BOUNCE_ADDRESS when unset: bounces at the
+// host of the public address (decisions.md 7).
+func DefaultBounceAddress(baseURL string) string { return "bounces@" + hostOf(baseURL) }
+
+func hostOf(baseURL string) string {
 	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
+		return u.Hostname()
 	}
-	return "no-reply@" + host
+	return "localhost"
+}
+
+// envelope is the envelope sender of herald's own mail: the plain bounce
+// address (decisions.md 7), so a failure of it comes back to herald too.
+func (m *Mail) envelope() string {
+	if a := m.bounces.Address(); a != "" {
+		return a
+	}
+	return m.from.Address
 }
 
 // VerifyURL is the link that verifies a sender.

@@ -93,5 +93,5 @@ func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) e
 			return err
 		}
 	}
-	return m.transport.Send(ctx, m.from.Address, []string{to.Address}, raw)
+	return m.transport.Send(ctx, m.envelope(), []string{to.Address}, raw)
 }

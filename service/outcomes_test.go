@@ -132,7 +132,7 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(js)
-	if !strings.Contains(s, `"unsubscribes":0,"blocks":2,"unique_open_token"`) {
+	if !strings.Contains(s, `"unsubscribes":0,"blocks":2,"soft_bounces":0,"spam_reports":0,"unique_open_token"`) {
 		t.Fatalf("API record: %s", s)
 	}
 	for _, k := range []string{"failures", "first_failure", "last_failure", "last_block", "paused_at", "pause_reason", "block_streak"} {
@@ -163,7 +163,7 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	const reply = "Sender address rejected: not owned by user news@shop.example.com"
-	f.srv.Refuse(smtptest.AtMail, "news@shop.example.com", 553, "5.7.1", reply)
+	f.srv.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", reply)
 	var emails []string
 	for i := range 30 {
 		emails = append(emails, fmt.Sprintf("r%02d@example.com", i))
@@ -238,7 +238,7 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 		t.Fatalf("resume by another account: %v", err)
 	}
 	// The relay is fixed; resume: every message goes, once.
-	f.srv.Lift(smtptest.AtMail, "news@shop.example.com")
+	f.srv.Lift(smtptest.AtMail, "bounces+*@herald.test")
 	n, err := f.svc.SingleSends.Resume(f.ctx, f.acct, ss.Utr)
 	if err != nil || n != int64(blocked) {
 		t.Fatalf("resume: %d %v; want %d", n, err, blocked)
@@ -341,7 +341,7 @@ func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
 // automation sends the blocked messages.
 func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 	f := newSendFixture(t, true)
-	f.srv.Refuse(smtptest.AtMail, "news@shop.example.com", 553, "5.7.1", "Sender address rejected: Access denied")
+	f.srv.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", "Sender address rejected: Access denied")
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")
 	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
@@ -367,7 +367,7 @@ func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 	if sup := f.suppressed(); len(sup) != 0 {
 		t.Fatalf("suppressed %v", sup)
 	}
-	f.srv.Lift(smtptest.AtMail, "news@shop.example.com")
+	f.srv.Lift(smtptest.AtMail, "bounces+*@herald.test")
 	if _, err := f.svc.Automations.ResumeEmail(f.ctx, f.acct, a.Utr, step.Schedule.Utr); err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ type Sending struct {
 	cfg       SendingConfig
 	worker    string
 	key       []byte
+	verp      *delivery.VERP // return paths, Message-IDs and mailto: unsubscribe addresses
 	engine    *delivery.Engine
 	now       func() time.Time
 	log       *slog.Logger
@@ -93,8 +94,12 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	if err != nil {
 		return nil, err
 	}
+	verp, err := s.Bounces.VERP(ctx)
+	if err != nil {
+		return nil, err
+	}
 	sg := &Sending{
-		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, now: cfg.Now,
+		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, verp: verp, now: cfg.Now,
 		log: slog.Default(), notify: s.Notifications, tickWake: make(chan struct{}, 1), compiled: map[int64]*compiledSend{},
 	}
 	sg.engine = delivery.NewEngine(sg, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate,
@@ -595,7 +600,8 @@ func (sg *Sending) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliv
 			ct = contacts[*r.ContactID]
 		}
 		jobs[i] = &delivery.Job{
-			ID: r.ID, SendID: sendID, Account: c.account, From: c.from.Address, To: r.Email, Attempts: r.Attempts,
+			// The return path names the row (VERP): a DSN to it finds its message.
+			ID: r.ID, SendID: sendID, Account: c.account, From: sg.verp.ReturnPath(r.ID), To: r.Email, Attempts: r.Attempts,
 			Build: func() ([]byte, error) {
 				if !sg.claimHeld(epoch) {
 					return nil, delivery.ErrStale
@@ -1002,6 +1008,10 @@ type compiledSend struct {
 	senderAddr   string
 	needsContact bool
 	baseURL      string
+	fromDomain   string // the sender's domain: the Message-IDs' right side
+	// verp names the row in the Message-ID and the List-Unsubscribe mailto:
+	// address; nil (a preview, view in browser) leaves both out.
+	verp *delivery.VERP
 }
 
 // tokenName is the placeholder the tracking token takes while a message is
@@ -1012,7 +1022,11 @@ const tokenName = "__tk"
 // click redirect, the open pixel, the preheader, the text part derived
 // once from the design.
 func (sg *Sending) compile(ctx context.Context, ss *models.SingleSend) (*compiledSend, error) {
-	return compileSend(ctx, sg.db, sg.mail.baseURL, ss)
+	c, err := compileSend(ctx, sg.db, sg.mail.baseURL, ss)
+	if c != nil {
+		c.verp = sg.verp
+	}
+	return c, err
 }
 
 func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend) (*compiledSend, error) {
@@ -1029,7 +1043,7 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 	c := &compiledSend{
 		send: ss, account: ss.UserID, from: mail.Address{Address: ss.FromSender}, replyTo: ss.ReplyTo,
 		subject: delivery.Compile(ss.Subject), html: delivery.Compile(tracked), text: delivery.Compile(text),
-		links: links, baseURL: base,
+		links: links, baseURL: base, fromDomain: strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:]),
 	}
 	if ss.SenderName != nil {
 		c.from.Name, c.senderName = *ss.SenderName, *ss.SenderName
@@ -1135,6 +1149,13 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
 		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
 		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
+	}
+	if c.verp != nil {
+		// The Message-ID carries the row's token too: a feedback report or a
+		// provider that quotes it finds the message when the return path
+		// was rewritten on the way.
+		m.MessageID = c.verp.MessageID(r.ID, c.fromDomain)
+		m.ListUnsubscribeMailto = c.verp.Unsubscribe(r.ID)
 	}
 	return m, nil
 }

@@ -236,8 +236,15 @@ func TestSendDeliversExactlyToTheAudience(t *testing.T) {
 			t.Fatalf("From %q Reply-To %q", h.Get("From"), h.Get("Reply-To"))
 		}
 		lu := h.Get("List-Unsubscribe")
-		if !strings.HasPrefix(lu, "<http://herald.test/u/") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
+		if !strings.HasPrefix(lu, "<http://herald.test/u/") || !strings.Contains(lu, ">, <mailto:bounces+u") ||
+			!strings.HasSuffix(lu, "@herald.test?subject=unsubscribe>") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
 			t.Fatalf("List-Unsubscribe %q / %q", lu, h.Get("List-Unsubscribe-Post"))
+		}
+		// VERP (decisions.md 7): the return path and the Message-ID name the
+		// message's ledger row.
+		if !strings.HasPrefix(m.From, "bounces+b") || !strings.HasSuffix(m.From, "@herald.test") ||
+			!strings.HasPrefix(h.Get("Message-Id"), "<b") || !strings.HasSuffix(h.Get("Message-Id"), "@shop.example.com>") {
+			t.Fatalf("envelope sender %q, Message-ID %q", m.From, h.Get("Message-Id"))
 		}
 		subject, _ := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
 		htmlPart, textPart := parts(t, m.Data)
@@ -292,7 +299,8 @@ func parts(t *testing.T, data []byte) (htmlPart, textPart string) {
 
 func tokenOf(t *testing.T, m smtptest.Message) string {
 	t.Helper()
-	lu := strings.Trim(m.Header().Get("List-Unsubscribe"), "<>")
+	lu, _, _ := strings.Cut(m.Header().Get("List-Unsubscribe"), ",") // the https link comes first
+	lu = strings.Trim(lu, "<>")
 	u, err := url.Parse(lu)
 	if err != nil {
 		t.Fatal(err)

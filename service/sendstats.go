@@ -218,7 +218,7 @@ func (sg *Sending) notifyAll(ctx context.Context, accountID int64, subject, intr
 				raw = signed
 			}
 		}
-		if err := sg.mail.transport.Send(WithAccount(ctx, accountID), sg.mail.from.Address, []string{n.EmailAddress}, raw); err != nil {
+		if err := sg.mail.transport.Send(WithAccount(ctx, accountID), sg.mail.envelope(), []string{n.EmailAddress}, raw); err != nil {
 			sg.log.Warn("sending: notification mail", "account", accountID, "err", err)
 		}
 		return nil

@@ -42,12 +42,15 @@ type Service struct {
 	Sending       *Sending // set by NewSending
 	Automations   *Automations
 	Sessions      *Sessions
+	Bounces       *Bounces
 }
 
 // New wires every area to db.
 func New(db *DB) *Service {
 	segments := &Segments{db: db}
+	settings := &Settings{db: db}
 	return &Service{
+		Bounces:      &Bounces{settings: settings},
 		ContactTypes: &ContactTypes{db: db},
 		Fields:       &Fields{db: db, segments: segments},
 		Contacts:     &Contacts{db: db, segments: segments},
@@ -68,7 +71,7 @@ func New(db *DB) *Service {
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
-		Settings:      &Settings{db: db},
+		Settings:      settings,
 		Sessions:      &Sessions{db: db},
 	}
 }

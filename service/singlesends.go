@@ -693,7 +693,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	if err != nil {
 		return err
 	}
-	return m.transport.Send(WithAccount(ctx, accountID), c.from.Address, []string{addr}, raw)
+	return m.transport.Send(WithAccount(ctx, accountID), m.envelope(), []string{addr}, raw)
 }
 
 // accountGroup reads the unsubscribe_group_id of a form: one of the

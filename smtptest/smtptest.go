@@ -11,6 +11,7 @@ import (
 	"log"
 	"net"
 	"net/mail"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,9 @@ const (
 
 // Refuse makes the server answer code, enhanced status code (like
 // "5.7.1"; "" for none) and text at stage for addr (the envelope sender at
-// AtMail, a recipient at AtRcpt and AtData), every time until Lift.
+// AtMail, a recipient at AtRcpt and AtData), every time until Lift. addr
+// may be a pattern with "*" (path.Match): herald's return paths carry a
+// token each, "bounces+*@herald.test" stands for all of them.
 func (s *Server) Refuse(stage, addr string, code int, enhanced, text string) {
 	e := &smtp.SMTPError{Code: code, EnhancedCode: smtp.NoEnhancedCode, Message: text}
 	if enhanced != "" {
@@ -87,8 +90,14 @@ func (s *Server) Lift(stage, addr string) {
 func (s *Server) refusal(stage, addr string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.refuse[stage+":"+strings.ToLower(addr)]; e != nil {
+	key := stage + ":" + strings.ToLower(addr)
+	if e := s.refuse[key]; e != nil {
 		return e
+	}
+	for pattern, e := range s.refuse {
+		if ok, _ := path.Match(pattern, key); ok && strings.Contains(pattern, "*") {
+			return e
+		}
 	}
 	return nil
 }

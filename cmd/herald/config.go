@@ -30,6 +30,11 @@ type config struct {
 	LogLevel    slog.Level
 	// SendRate is HERALD_SEND_RATE: messages per second per account, 0 no limit.
 	SendRate float64
+	// BounceAddress is HERALD_BOUNCE_ADDRESS: the return path of every
+	// campaign and automation message is <local>+<token>@<domain> of it
+	// (VERP), and herald's own mail goes out from it as it is. Default
+	// bounces@<host of HERALD_BASE_URL>.
+	BounceAddress string
 	// MetricsToken is HERALD_METRICS_TOKEN: when set, /metrics answers only
 	// a request with "Authorization: Bearer <token>".
 	MetricsToken string
@@ -108,6 +113,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.TrustedProxies = proxies
 	c.MailFrom = or(getenv("HERALD_MAIL_FROM"), service.DefaultSystemFrom(c.BaseURL))
+	c.BounceAddress = or(getenv("HERALD_BOUNCE_ADDRESS"), service.DefaultBounceAddress(c.BaseURL))
+	if _, err := delivery.NewVERP(c.BounceAddress, nil); err != nil {
+		return c, fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
+	}
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}

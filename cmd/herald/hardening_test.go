@@ -116,7 +116,14 @@ func (h *liveHerald) message(to string) (smtptest.Message, string) {
 
 // token is the recipient token of a message (from its List-Unsubscribe).
 func (h *liveHerald) token(m smtptest.Message) string {
-	return strings.TrimPrefix(strings.Trim(m.Header().Get("List-Unsubscribe"), "<>"), h.base+"/u/")
+	return strings.TrimPrefix(unsubscribeLink(m), h.base+"/u/")
+}
+
+// unsubscribeLink is the https link of a message's List-Unsubscribe (the
+// first entry; the mailto: address follows).
+func unsubscribeLink(m smtptest.Message) string {
+	link, _, _ := strings.Cut(m.Header().Get("List-Unsubscribe"), ",")
+	return strings.Trim(link, "<> ")
 }
 
 // get fetches a path without following redirects.
@@ -312,7 +319,7 @@ func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
 	h := startLiveHerald(t, nil)
 	utr := h.send("Gone", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
 	m, _ := h.message("cy@example.com")
-	unsub := strings.Trim(m.Header().Get("List-Unsubscribe"), "<>")
+	unsub := unsubscribeLink(m)
 	h.call("DELETE", "/api/single/send/delete?utr="+utr, nil)
 	if r, page := h.get(strings.TrimPrefix(unsub, h.base)); r.StatusCode != 200 || !strings.Contains(page, "Monthly news") {
 		t.Fatalf("preference page after the delete: %d", r.StatusCode)

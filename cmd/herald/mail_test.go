@@ -123,7 +123,7 @@ func TestSenderVerificationMail(t *testing.T) {
 	relay.mu.Lock()
 	m := relay.msgs[0]
 	relay.mu.Unlock()
-	if len(m.to) != 1 || m.to[0] != "ann@shop.example.com" || m.from != "no-reply@127.0.0.1" {
+	if len(m.to) != 1 || m.to[0] != "ann@shop.example.com" || m.from != "bounces@127.0.0.1" { // herald's own mail: the plain bounce address
 		t.Fatalf("envelope: from %q to %v", m.from, m.to)
 	}
 	parsed, err := mail.ReadMessage(bytes.NewReader(m.data))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"mime"
 	"net"
+	"net/mail"
 	"net/url"
 	"os"
 	"os/exec"
@@ -199,9 +200,10 @@ func (p *postfix) log() string {
 }
 
 // TestRealPostfixRelay sends through a real Postfix whose policy refuses a
-// sender (check_sender_access: 553 5.7.1, given at RCPT as Postfix
-// delays rejections), a recipient's mailbox (550 5.1.1), a relay to
-// another domain (554 5.7.1) and a message's content at DATA
+// sender (header_checks on its From: 550 5.7.1 at DATA, as Amazon SES
+// refuses an unverified From; the envelope sender is herald's VERP return
+// path, the same for every send), a recipient's mailbox (550 5.1.1), a
+// relay to another domain (554 5.7.1) and a message's content at DATA
 // (header_checks: 550 5.7.1). Herald runs whole (herald serve); only the
 // refusal of the mailbox suppresses; the sender refusal pauses the send,
 // the notice reaches the notification recipient through Postfix, and once
@@ -213,9 +215,9 @@ func (p *postfix) log() string {
 func TestRealPostfixRelay(t *testing.T) {
 	sink := smtptest.Start(t)
 	pf := startPostfix(t, sink,
-		"blocked@shop.example.com 553 5.7.1 not owned by user blocked@shop.example.com\n",
+		"",
 		"gone@example.com 550 5.1.1 User unknown\nfar@elsewhere.example.net REJECT Relay access denied\n",
-		"/^Subject: .*Forbidden/ REJECT Message content rejected\n")
+		"/^Subject: .*Forbidden/ REJECT Message content rejected\n/^From: .*blocked@shop\\.example\\.com/ REJECT Email address is not verified\n")
 
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
@@ -228,7 +230,7 @@ func TestRealPostfixRelay(t *testing.T) {
 	addr := freeAddr(t)
 	c.base = "http://" + addr
 	startServer(t, map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": "smtp://" + pf.addr + "?tls=none", "HERALD_BASE_URL": c.base,
-		"HERALD_ADDR": addr, "HERALD_MAIL_FROM": "no-reply@herald.test"})
+		"HERALD_ADDR": addr, "HERALD_MAIL_FROM": "no-reply@herald.test", "HERALD_BOUNCE_ADDRESS": "bounces@herald.test"})
 
 	// The database, read and changed as another herald process would.
 	db, err := service.OpenDB(dsn)
@@ -341,7 +343,7 @@ func TestRealPostfixRelay(t *testing.T) {
 	// row at most; nobody is suppressed; one notice to the boss.
 	utr := create("Blocked", "2", "Hello", "contacts_1")
 	paused := waitSend(utr, "the sender refusal to pause", func(s *models.SingleSend) bool { return s.PausedAt != nil || s.Status == models.SendCompleted })
-	want := "delivery: permanent failure at rcpt: 553 5.7.1 <blocked@shop.example.com>: Sender address rejected: not owned by user blocked@shop.example.com"
+	want := "delivery: permanent failure at data: 550 5.7.1 Email address is not verified"
 	if paused.PausedAt == nil || paused.Blocks < 10 || paused.Bounces != 0 || paused.PauseReason != want || paused.Status != models.SendRunning {
 		t.Fatalf("sender refusal: paused %v blocks %d bounces %d status %d reason %q", paused.PausedAt, paused.Blocks, paused.Bounces, paused.Status, paused.PauseReason)
 	}
@@ -352,7 +354,7 @@ func TestRealPostfixRelay(t *testing.T) {
 		s, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
 		return m.To == "boss@example.org" && strings.HasPrefix(s, "Sending of “Blocked” paused")
 	})
-	if !strings.Contains(string(notice.Data), "553 5.7.1") {
+	if !strings.Contains(string(notice.Data), "550 5.7.1") {
 		t.Fatalf("the notice lacks the relay's answer:\n%s", notice.Data)
 	}
 	d := c.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
@@ -361,7 +363,7 @@ func TestRealPostfixRelay(t *testing.T) {
 	}
 
 	// 4. Postfix accepts the sender again; resume: every message goes.
-	pf.write("sender_access", "")
+	pf.write("header_checks", "/^Subject: .*Forbidden/ REJECT Message content rejected\n")
 	pf.reload()
 	// Sessions opened before the reload keep the old table: wait until
 	// Postfix has reloaded and every session has ended (idle ones end
@@ -389,7 +391,7 @@ func TestRealPostfixRelay(t *testing.T) {
 	deadline = time.Now().Add(30 * time.Second)
 	for len(got) < 12 && time.Now().Before(deadline) {
 		for _, m := range sink.Messages() {
-			if m.From == "blocked@shop.example.com" {
+			if from, err := mail.ParseAddress(m.Header().Get("From")); err == nil && from.Address == "blocked@shop.example.com" {
 				got[m.To] = true
 			}
 		}

@@ -83,6 +83,9 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	defer transport.Close()
 	svc.UseTransport(transport, cfg.BaseURL, cfg.MailFrom)
+	if err := svc.Bounces.SetAddress(cfg.BounceAddress); err != nil {
+		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
+	}
 	sending, err := svc.NewSending(ctx, service.SendingConfig{
 		Conns: cfg.SMTPMaxConns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
 	})

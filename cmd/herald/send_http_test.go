@@ -75,7 +75,7 @@ func TestSendOverHTTP(t *testing.T) {
 		}
 	}
 	h := bob.Header()
-	unsub := strings.Trim(h.Get("List-Unsubscribe"), "<>")
+	unsub := unsubscribeLink(bob)
 	if !strings.HasPrefix(unsub, c.base+"/u/") || h.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
 		t.Fatalf("headers: %v", h)
 	}
