@@ -65,7 +65,7 @@ const (
 type Report struct {
 	Kind       ReportKind
 	Source     string    // Source… constant; a mailbox poll keeps the parser's
-	Token      string    // VERP token, when the report carries one
+	Token      string    // VERP token (after "+b", or "+u" for ReportUnsubscribe), when the report carries one
 	MessageID  string    // the original message's Message-ID, without <>
 	SendUtr    string    // the original message's X-Herald-Send
 	Recipient  string    // the original recipient's address

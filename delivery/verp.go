@@ -146,8 +146,12 @@ func (v *VERP) Parse(addr string) (Recipient, bool) {
 }
 
 // BounceToken returns the row a return path's token names (the part after
-// "+b"), when it verifies.
+// "+b", also the Message-ID's after its "b"), when it verifies.
 func (v *VERP) BounceToken(tok string) (int64, bool) { return v.readToken(verpBounce, tok) }
+
+// UnsubscribeToken returns the row an unsubscribe address's token names
+// (the part after "+u"), when it verifies.
+func (v *VERP) UnsubscribeToken(tok string) (int64, bool) { return v.readToken(verpUnsubscribe, tok) }
 
 // ParseMessageID returns the row a Message-ID made by MessageID names,
 // and its token: with or without brackets, on any domain.

@@ -31,6 +31,10 @@ func TestVERP(t *testing.T) {
 		un := v.Unsubscribe(id)
 		if r, ok := v.Parse(un); !ok || !r.Unsubscribe || r.Bounce || r.ID != id {
 			t.Fatalf("Parse(%q) = %+v %v", un, r, ok)
+		} else if id2, ok := v.UnsubscribeToken(r.Token); !ok || id2 != id {
+			t.Fatalf("UnsubscribeToken(%q) = %d %v", r.Token, id2, ok)
+		} else if _, ok := v.BounceToken(r.Token); ok {
+			t.Fatal("an unsubscribe token verifies as a bounce token")
 		}
 		mid := v.MessageID(id, "shop.example.com")
 		if got, tok, ok := v.ParseMessageID(mid); !ok || got != id || !strings.Contains(rp, tok) {
