@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"html"
+	"log/slog"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -193,4 +195,40 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 		}
 	}
 	return out, nil
+}
+
+// notify mails the account's notification recipients one of herald's
+// short reports: a subject, a sentence, a table of rows and a link into
+// the console. A recipient it cannot reach is logged, not an error.
+func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro string, rows [][2]string, link string) {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(subject) + `</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%;background:#ffffff;border-radius:8px"><tr><td style="padding:32px">
+<h1 style="margin:0 0 16px;font-size:20px">` + html.EscapeString(subject) + `</h1><p style="margin:0 0 16px">` + html.EscapeString(intro) + `</p>
+<table role="presentation" cellpadding="6" cellspacing="0" style="border-collapse:collapse">`)
+	for _, r := range rows {
+		b.WriteString(`<tr><td style="color:#52606d">` + html.EscapeString(r[0]) + `</td><td style="font-weight:bold">` + html.EscapeString(r[1]) + `</td></tr>`)
+	}
+	b.WriteString(`</table><p style="margin:16px 0 0"><a href="` + html.EscapeString(link) + `">Open in Herald</a></p></td></tr></table></body></html>`)
+	body := b.String()
+	err := (&Notifications{db: m.db}).Each(ctx, accountID, ListFilter{}, func(n *models.NotificationRecipient) error {
+		msg := &delivery.Message{From: m.from, To: mail.Address{Name: n.EmailOwner, Address: n.EmailAddress}, Subject: subject, HTML: body}
+		raw, err := delivery.Build(msg)
+		if err != nil {
+			return err
+		}
+		if key, kerr := m.SystemKey(ctx); kerr == nil {
+			if signed, serr := delivery.SignMessage(raw, key); serr == nil {
+				raw = signed
+			}
+		}
+		if err := m.transport.Send(WithAccount(ctx, accountID), m.envelope(), []string{n.EmailAddress}, raw); err != nil {
+			slog.Warn("notification mail not sent", "account", accountID, "err", err)
+		}
+		return nil
+	})
+	if err != nil {
+		slog.Warn("notification recipients", "account", accountID, "err", err)
+	}
 }

@@ -196,7 +196,7 @@ func (sg *Sending) pauseNotice(ctx context.Context, sendID int64) error {
 		{"Delivered", fmt.Sprint(ss.Delivered)},
 		{"Recipients", fmt.Sprint(ss.Triggered)},
 	}
-	sg.notifyAll(ctx, ss.UserID, subject, intro, rows, link)
+	sg.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
 	return nil
 }
 

@@ -3,12 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
-	"html"
-	"net/mail"
-	"strings"
 	"time"
 
-	"herald/delivery"
 	"herald/models"
 )
 
@@ -177,7 +173,7 @@ func (sg *Sending) sendSummary(ctx context.Context, sendID int64) {
 		}
 		rows = append(rows, [2]string{label, fmt.Sprint(ss.Failures) + " (" + f.Text + ")"})
 	}
-	sg.notifyAll(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
+	sg.mail.notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
 		"Your single send “"+ss.SingleSendName+"” has completed.", rows,
 		sg.mail.baseURL+"/single-sends/"+ss.Utr)
 }
@@ -192,38 +188,5 @@ func (sg *Sending) importDone(ctx context.Context, imp *models.Import) {
 	if imp.Message != "" {
 		rows = append(rows, [2]string{"Message", imp.Message})
 	}
-	sg.notifyAll(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, sg.mail.baseURL+"/contacts")
-}
-
-func (sg *Sending) notifyAll(ctx context.Context, accountID int64, subject, intro string, rows [][2]string, link string) {
-	var b strings.Builder
-	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(subject) + `</title></head>
-<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
-<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%;background:#ffffff;border-radius:8px"><tr><td style="padding:32px">
-<h1 style="margin:0 0 16px;font-size:20px">` + html.EscapeString(subject) + `</h1><p style="margin:0 0 16px">` + html.EscapeString(intro) + `</p>
-<table role="presentation" cellpadding="6" cellspacing="0" style="border-collapse:collapse">`)
-	for _, r := range rows {
-		b.WriteString(`<tr><td style="color:#52606d">` + html.EscapeString(r[0]) + `</td><td style="font-weight:bold">` + html.EscapeString(r[1]) + `</td></tr>`)
-	}
-	b.WriteString(`</table><p style="margin:16px 0 0"><a href="` + html.EscapeString(link) + `">Open in Herald</a></p></td></tr></table></body></html>`)
-	body := b.String()
-	err := (&Notifications{db: sg.db}).Each(ctx, accountID, ListFilter{}, func(n *models.NotificationRecipient) error {
-		msg := &delivery.Message{From: sg.mail.from, To: mail.Address{Name: n.EmailOwner, Address: n.EmailAddress}, Subject: subject, HTML: body}
-		raw, err := delivery.Build(msg)
-		if err != nil {
-			return err
-		}
-		if key, kerr := sg.mail.SystemKey(ctx); kerr == nil {
-			if signed, serr := delivery.SignMessage(raw, key); serr == nil {
-				raw = signed
-			}
-		}
-		if err := sg.mail.transport.Send(WithAccount(ctx, accountID), sg.mail.envelope(), []string{n.EmailAddress}, raw); err != nil {
-			sg.log.Warn("sending: notification mail", "account", accountID, "err", err)
-		}
-		return nil
-	})
-	if err != nil {
-		sg.log.Warn("sending: notification recipients", "account", accountID, "err", err)
-	}
+	sg.mail.notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, sg.mail.baseURL+"/contacts")
 }
