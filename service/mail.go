@@ -35,6 +35,7 @@ func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string)
 		_ = s.Bounces.SetAddress(DefaultBounceAddress(baseURL))
 	}
 	s.Senders.SetMailer(s.Mail)
+	s.Feedback.mail = s.Mail
 	s.Accounts.mail = s.Mail
 	s.Tracking.baseURL = s.Mail.baseURL
 	s.Automations.baseURL = s.Mail.baseURL

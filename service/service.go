@@ -43,14 +43,17 @@ type Service struct {
 	Automations   *Automations
 	Sessions      *Sessions
 	Bounces       *Bounces
+	Feedback      *Feedback
 }
 
 // New wires every area to db.
 func New(db *DB) *Service {
 	segments := &Segments{db: db}
 	settings := &Settings{db: db}
+	bounces := &Bounces{settings: settings}
 	return &Service{
-		Bounces:      &Bounces{settings: settings},
+		Bounces:      bounces,
+		Feedback:     &Feedback{db: db, bounces: bounces},
 		ContactTypes: &ContactTypes{db: db},
 		Fields:       &Fields{db: db, segments: segments},
 		Contacts:     &Contacts{db: db, segments: segments},

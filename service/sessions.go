@@ -32,13 +32,14 @@ type Sessions struct {
 	now func() time.Time
 }
 
-// SetClock makes the session rules, the login throttle, sign-up links and
-// sender verification read the time from now (tests move it instead of
+// SetClock makes the session rules, the login throttle, sign-up links,
+// sender verification and feedback read the time from now (tests move it instead of
 // sleeping).
 func (s *Service) SetClock(now func() time.Time) {
 	s.Sessions.now = now
 	s.Accounts.now = now
 	s.Senders.SetClock(now)
+	s.Feedback.now = now
 }
 
 func (s *Sessions) clock() time.Time {

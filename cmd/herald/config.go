@@ -35,6 +35,9 @@ type config struct {
 	// (VERP), and herald's own mail goes out from it as it is. Default
 	// bounces@<host of HERALD_BASE_URL>.
 	BounceAddress string
+	// SoftBounceLimit is HERALD_SOFT_BOUNCE_LIMIT: that many soft bounces
+	// of one address within 30 days suppress it (default 3).
+	SoftBounceLimit int
 	// MetricsToken is HERALD_METRICS_TOKEN: when set, /metrics answers only
 	// a request with "Authorization: Bearer <token>".
 	MetricsToken string
@@ -84,6 +87,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("HERALD_SMTP_MAX_CONNS: %q is not a positive number", v)
 		}
 		c.SMTPMaxConns = n
+	}
+	c.SoftBounceLimit = 3
+	if v := getenv("HERALD_SOFT_BOUNCE_LIMIT"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("HERALD_SOFT_BOUNCE_LIMIT: %q is not a positive number", v)
+		}
+		c.SoftBounceLimit = n
 	}
 	if v := getenv("HERALD_MAX_UPLOAD_MB"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

@@ -86,6 +86,7 @@ func serve(ctx context.Context, cfg config) error {
 	if err := svc.Bounces.SetAddress(cfg.BounceAddress); err != nil {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
+	svc.Feedback.SoftLimit = cfg.SoftBounceLimit
 	sending, err := svc.NewSending(ctx, service.SendingConfig{
 		Conns: cfg.SMTPMaxConns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
 	})

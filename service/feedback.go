@@ -1,0 +1,366 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Report is what every source of feedback hands over (delivery.Report);
+// the console's and the API's edges build it under this name.
+type Report = delivery.Report
+
+// Feedback applies what relays, mailbox providers and recipients report
+// after a message was accepted (decisions.md 7), whatever brought it: the
+// inbound SMTP server, the bounce mailbox, provider webhooks. It
+// implements delivery.Reports.
+//
+//   - A hard bounce suppresses the address (with its status code,
+//     diagnostic and source) and counts `bounces` on its send.
+//   - A soft bounce counts `soft_bounces`; SoftLimit soft bounces of one
+//     address within 30 days suppress it.
+//   - A complaint makes the address a global unsubscriber and counts
+//     `spam_reports` and `unsubscribes`.
+//   - A mail to the List-Unsubscribe address unsubscribes it from its
+//     send's group and counts `unsubscribes`.
+//
+// Each kind counts once per message, however often it is reported; a
+// report naming no message of herald's (an unknown or forged token)
+// changes nothing. Every change of one report is one transaction.
+type Feedback struct {
+	db      *DB
+	bounces *Bounces
+	mail    *Mail // set by UseTransport: the rate alerts
+	now     func() time.Time
+	// SoftLimit is HERALD_SOFT_BOUNCE_LIMIT (default 3).
+	SoftLimit int
+}
+
+// softWindow is how far back soft bounces of an address count towards the
+// limit.
+const softWindow = 30 * 24 * time.Hour
+
+// Alert thresholds of one send (decisions.md 7): its hard-bounce rate and
+// its complaint rate, of the messages it delivered.
+const (
+	bounceAlertRate    = 0.05
+	complaintAlertRate = 0.001
+)
+
+// Feedback kinds as stored (models.Feedback.Kind).
+const (
+	FeedbackHardBounce  = "hard_bounce"
+	FeedbackSoftBounce  = "soft_bounce"
+	FeedbackComplaint   = "complaint"
+	FeedbackUnsubscribe = "unsubscribe"
+)
+
+// Handle applies reports one by one (delivery.Reports). A report about no
+// message of herald's is skipped; an error is the database's.
+func (f *Feedback) Handle(ctx context.Context, reports []Report) error {
+	v, err := f.bounces.VERP(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range reports {
+		m, err := f.message(ctx, v, r)
+		if err != nil {
+			return err
+		}
+		if m == nil {
+			slog.Debug("feedback: a report about no message of herald's", "kind", r.Kind.String(), "source", r.Source)
+			continue
+		}
+		if err := f.apply(ctx, m, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// message finds the ledger row a report is about, or nil: by its token
+// (a forged one names nothing, whatever else the report says), by the
+// token in its Message-ID, by its send's utr and recipient, or, for a
+// report that kept nothing else, by its recipient's latest message.
+func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*models.SendMessage, error) {
+	recipient, _ := NormalizeEmail(r.Recipient)
+	var id int64
+	switch {
+	case r.Token != "":
+		ok := false
+		if r.Kind == delivery.ReportUnsubscribe {
+			id, ok = v.UnsubscribeToken(r.Token)
+		} else {
+			id, ok = v.BounceToken(r.Token)
+		}
+		if !ok {
+			return nil, nil
+		}
+	case r.MessageID != "":
+		id, _, _ = v.ParseMessageID(r.MessageID)
+	}
+	q := f.db.R.WithContext(ctx)
+	var m models.SendMessage
+	switch {
+	case id != 0:
+		if err := q.Where("id = ?", id).First(&m).Error; err != nil {
+			return nil, ignoreMissing(err)
+		}
+		if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe {
+			return &m, nil
+		}
+		// A report about several recipients of one message's send (a
+		// multi-recipient DSN): the one it names.
+		sendID := m.SendID
+		m = models.SendMessage{}
+		if err := q.Where("send_id = ? AND email = ?", sendID, recipient).First(&m).Error; err != nil {
+			return nil, ignoreMissing(err)
+		}
+		return &m, nil
+	case r.Token != "":
+		return nil, nil
+	case strings.TrimSpace(r.SendUtr) != "" && recipient != "":
+		err := q.Where("send_id = (SELECT id FROM single_sends WHERE utr = ?) AND email = ?", strings.TrimSpace(r.SendUtr), recipient).First(&m).Error
+		if err == nil {
+			return &m, nil
+		}
+		if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, err
+		}
+		fallthrough
+	case recipient != "":
+		// The address's latest message that went out (index
+		// send_messages_address).
+		err := q.Where("email = ? AND sent_at IS NOT NULL", recipient).Order("id DESC").First(&m).Error
+		if err != nil {
+			return nil, ignoreMissing(err)
+		}
+		return &m, nil
+	}
+	return nil, nil
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil
+	}
+	return err
+}
+
+// apply makes one report's changes about message m, in one transaction,
+// then mails a rate alert if the send just crossed a threshold.
+func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) error {
+	at := r.At
+	if at.IsZero() || at.After(f.clock()) {
+		at = f.clock()
+	}
+	ts := models.NewTimestamp(at.UTC())
+	counted := false
+	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		switch r.Kind {
+		case delivery.ReportHardBounce:
+			counted, err = f.hardBounce(tx, m, r, ts)
+		case delivery.ReportSoftBounce:
+			counted, err = f.softBounce(tx, m, r, ts)
+		case delivery.ReportComplaint:
+			counted, err = f.complaint(ctx, tx, m, r, ts)
+		case delivery.ReportUnsubscribe:
+			counted, err = f.unsubscribe(ctx, tx, m, r, ts)
+		}
+		return err
+	})
+	if err != nil || !counted {
+		return err
+	}
+	switch r.Kind {
+	case delivery.ReportHardBounce:
+		f.alert(ctx, m.SendID, "bounce_alerted_at", "bounces", bounceAlertRate)
+	case delivery.ReportComplaint:
+		f.alert(ctx, m.SendID, "complaint_alerted_at", "spam_reports", complaintAlertRate)
+	}
+	return nil
+}
+
+// once marks the message's column of a kind of report at ts, when no
+// report of that kind was counted for it yet; it reports whether this one
+// counts.
+func once(tx *gorm.DB, m *models.SendMessage, column string, ts models.Timestamp, extra string) (bool, error) {
+	res := tx.Exec("UPDATE send_messages SET "+column+" = ? WHERE id = ? AND "+column+" IS NULL"+extra, ts, m.ID)
+	return res.RowsAffected == 1, res.Error
+}
+
+func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
+	// A message the relay refused during the send was counted then.
+	counted, err := once(tx, m, "hard_bounced_at", ts, fmt.Sprintf(" AND state <> %d", models.MessageBounced))
+	if err != nil || !counted {
+		return false, err
+	}
+	if err := tx.Exec("UPDATE single_sends SET bounces = bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
+		return false, err
+	}
+	if err := suppress(tx, m, reasonOf(r), r, ts); err != nil {
+		return false, err
+	}
+	return true, logFeedback(tx, m, FeedbackHardBounce, r, ts)
+}
+
+func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
+	counted, err := once(tx, m, "soft_bounced_at", ts, "")
+	if err != nil || !counted {
+		return false, err
+	}
+	if err := tx.Exec("UPDATE single_sends SET soft_bounces = soft_bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
+		return false, err
+	}
+	if err := logFeedback(tx, m, FeedbackSoftBounce, r, ts); err != nil {
+		return false, err
+	}
+	// The soft-bounce limit: this one and the others of the address in
+	// the window (one per message, each counted once).
+	var n int64
+	since := models.NewTimestamp(ts.Add(-softWindow))
+	if err := tx.Model(&models.Feedback{}).Where("user_id = ? AND email = ? AND kind = ? AND created_at >= ?",
+		m.UserID, m.Email, FeedbackSoftBounce, since).Count(&n).Error; err != nil {
+		return false, err
+	}
+	if limit := f.softLimit(); n >= int64(limit) {
+		reason := fmt.Sprintf("%d soft bounces within 30 days; the last: %s", n, reasonOf(r))
+		if err := suppress(tx, m, reason, r, ts); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
+	counted, err := once(tx, m, "complained_at", ts, "")
+	if err != nil || !counted {
+		return false, err
+	}
+	if err := tx.Exec("UPDATE single_sends SET spam_reports = spam_reports + 1 WHERE id = ?", m.SendID).Error; err != nil {
+		return false, err
+	}
+	// A complaint means "no more mail from you": the global list.
+	if err := addUnsubscriber(ctx, tx, m.UserID, nil, m.Email); err != nil {
+		return false, err
+	}
+	if err := countUnsubscribe(tx, m); err != nil {
+		return false, err
+	}
+	return true, logFeedback(tx, m, FeedbackComplaint, r, ts)
+}
+
+func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
+	// As the one-click POST does: the send's group.
+	var group int64
+	if err := tx.Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
+		return false, err
+	}
+	if err := addUnsubscriber(ctx, tx, m.UserID, &group, m.Email); err != nil {
+		return false, err
+	}
+	var before int64
+	if err := tx.Model(&models.SendMessage{}).Where("id = ? AND unsubscribed_at IS NULL", m.ID).Count(&before).Error; err != nil {
+		return false, err
+	}
+	if err := countUnsubscribe(tx, m); err != nil {
+		return false, err
+	}
+	if before == 0 {
+		return false, nil // unsubscribed through this message already
+	}
+	return true, logFeedback(tx, m, FeedbackUnsubscribe, r, ts)
+}
+
+// suppress puts the message's address on its account's suppression list
+// (once: an address already there keeps its first reason).
+func suppress(tx *gorm.DB, m *models.SendMessage, reason string, r Report, ts models.Timestamp) error {
+	return tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, email) DO NOTHING`,
+		m.UserID, m.Email, truncate(reason, 500), m.SendID, truncate(r.Status, 16), truncate(r.Diagnostic, 1000), r.Source, ts).Error
+}
+
+// logFeedback keeps the report for the console's bounces and complaints
+// page (and the soft-bounce limit).
+func logFeedback(tx *gorm.DB, m *models.SendMessage, kind string, r Report, ts models.Timestamp) error {
+	sendID, msgID := m.SendID, m.ID
+	return tx.Create(&models.Feedback{UserID: m.UserID, SendID: &sendID, MessageID: &msgID, Email: m.Email, Kind: kind,
+		StatusCode: truncate(r.Status, 16), Diagnostic: truncate(r.Diagnostic, 1000), Source: r.Source, CreatedAt: ts}).Error
+}
+
+// reasonOf is a report's reason as a suppression keeps it.
+func reasonOf(r Report) string {
+	reason := strings.TrimSpace(r.Status + " " + oneLine(r.Diagnostic))
+	if reason == "" {
+		reason = r.Kind.String()
+	}
+	return reason + " (" + r.Source + ")"
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func (f *Feedback) softLimit() int {
+	if f.SoftLimit > 0 {
+		return f.SoftLimit
+	}
+	return 3
+}
+
+func (f *Feedback) clock() time.Time {
+	if f.now != nil {
+		return f.now()
+	}
+	return models.Now()
+}
+
+// alert mails the notification recipients, once per send, when the
+// send's counter column passed rate of its delivered messages (marked in
+// mark, a conditional update: one process mails it).
+func (f *Feedback) alert(ctx context.Context, sendID int64, mark, counter string, rate float64) {
+	if f.mail == nil {
+		return
+	}
+	res := f.db.W.WithContext(ctx).Exec("UPDATE single_sends SET "+mark+" = ? WHERE id = ? AND "+mark+" IS NULL AND delivered > 0 AND "+
+		counter+" > delivered * ?", models.NewTimestamp(f.clock()), sendID, rate)
+	if res.Error != nil {
+		slog.Warn("feedback: rate alert", "send", sendID, "err", res.Error)
+		return
+	}
+	if res.RowsAffected == 0 {
+		return
+	}
+	var ss models.SingleSend
+	if err := f.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
+		return
+	}
+	link := f.mail.baseURL + "/single-sends/" + ss.Utr
+	if ss.AutomationID != nil {
+		var utr string
+		_ = f.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error
+		link = f.mail.baseURL + "/automations/" + utr
+	}
+	pct := func(n int64) string {
+		return fmt.Sprintf("%d (%.2f %% of delivered)", n, 100*float64(n)/float64(ss.Delivered))
+	}
+	rows := [][2]string{{"Delivered", fmt.Sprint(ss.Delivered)}, {"Hard bounces", pct(ss.Bounces)}, {"Spam complaints", pct(ss.SpamReports)}}
+	var subject, intro string
+	if counter == "bounces" {
+		subject = "High bounce rate: “" + ss.SingleSendName + "”"
+		intro = fmt.Sprintf("More than %.0f %% of the messages of “%s” bounced for good. Mailbox providers read a high bounce rate as a sign of "+
+			"an old or bought list: check where these addresses came from. Bounced addresses are suppressed from later sends.", bounceAlertRate*100, ss.SingleSendName)
+	} else {
+		subject = "Spam complaints: “" + ss.SingleSendName + "”"
+		intro = fmt.Sprintf("More than %.1f %% of the recipients of “%s” marked it as spam. Gmail and Yahoo act on complaint rates above "+
+			"0.3 %%: check that everyone on the list asked for this mail. The complaining addresses are unsubscribed.", complaintAlertRate*100, ss.SingleSendName)
+	}
+	f.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
+}

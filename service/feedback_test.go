@@ -1,0 +1,200 @@
+package service_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+	"herald/smtptest"
+)
+
+// sentTo returns the message of a send to one address.
+func (f *sendFixture) sentTo(utr, to string) smtptest.Message {
+	f.t.Helper()
+	for _, m := range f.sent(utr) {
+		if m.To == to {
+			return m
+		}
+	}
+	f.t.Fatalf("no message of %s to %s", utr, to)
+	return smtptest.Message{}
+}
+
+// returnToken is the VERP token of a message's return path.
+func returnToken(t *testing.T, m smtptest.Message) string {
+	t.Helper()
+	local := m.From[:strings.LastIndexByte(m.From, '@')]
+	tok, ok := strings.CutPrefix(local, "bounces+b")
+	if !ok {
+		t.Fatalf("return path %q", m.From)
+	}
+	return tok
+}
+
+// mailtoToken is the token of a message's List-Unsubscribe mailto: address.
+func mailtoToken(t *testing.T, m smtptest.Message) string {
+	t.Helper()
+	lu := m.Header().Get("List-Unsubscribe")
+	i := strings.Index(lu, "mailto:bounces+u")
+	if i < 0 {
+		t.Fatalf("List-Unsubscribe %q", lu)
+	}
+	tok := lu[i+len("mailto:bounces+u"):]
+	return tok[:strings.IndexByte(tok, '@')]
+}
+
+func (f *sendFixture) handle(reports ...service.Report) {
+	f.t.Helper()
+	if err := f.svc.Feedback.Handle(f.ctx, reports); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *sendFixture) feedbackRows() []models.Feedback {
+	f.t.Helper()
+	var rows []models.Feedback
+	if err := f.svc.DB.R.Where("user_id = ?", f.acct).Order("id").Find(&rows).Error; err != nil {
+		f.t.Fatal(err)
+	}
+	return rows
+}
+
+// TestFeedbackHandlesEveryKindOnce drives Feedback.Handle with the reports
+// a relay's DSN, a feedback loop, a provider and a mailto: unsubscribe
+// give about a real send (decisions.md 7): each kind counts once per
+// message, a forged token changes nothing, a multi-recipient report
+// reaches each recipient of the send, and the rate alerts are mailed once.
+func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
+	f := newSendFixture(t, true)
+	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "alerts@herald.test", EmailOwner: "Ops"}); err != nil {
+		t.Fatal(err)
+	}
+	emails := []string{"ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "fay@example.com"}
+	typeA := f.contactType("Customers", emails...)
+	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ann, bob, cy := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com")
+
+	// A hard bounce by the return path's token, reported twice.
+	hard := service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann),
+		Recipient: "ann@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 <ann@example.com>: User unknown"}
+	f.handle(hard, hard)
+	// A forged token: nothing, even with a real recipient.
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: "aaaaaaaaaaaaaaaaaaaaaaa", Recipient: "bob@example.com", Status: "5.1.1"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, bob)[:10], Recipient: "bob@example.com"})
+	got := f.get(ss.Utr)
+	if got.Bounces != 1 || got.Delivered != 6 {
+		t.Fatalf("after the hard bounce: bounces %d delivered %d", got.Bounces, got.Delivered)
+	}
+	sup := f.suppressed()
+	if len(sup) != 1 || sup["ann@example.com"] == nil || sup["ann@example.com"].StatusCode != "5.1.1" || sup["ann@example.com"].Source != "dsn" ||
+		!strings.Contains(sup["ann@example.com"].Diagnostic, "User unknown") {
+		t.Fatalf("suppressions: %+v", sup)
+	}
+
+	// A complaint by the Message-ID alone (an ARF report that kept the
+	// original headers), twice.
+	complaint := service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, MessageID: bob.Header().Get("Message-Id")}
+	f.handle(complaint, complaint)
+	got = f.get(ss.Utr)
+	if got.SpamReports != 1 || got.Unsubscribes != 1 {
+		t.Fatalf("after the complaint: spam_reports %d unsubscribes %d", got.SpamReports, got.Unsubscribes)
+	}
+	var global []models.Unsubscriber
+	if err := f.svc.DB.R.Where("user_id = ? AND unsubscribe_groups_id IS NULL", f.acct).Find(&global).Error; err != nil || len(global) != 1 || global[0].EmailAddress != "bob@example.com" {
+		t.Fatalf("global unsubscribers: %+v %v", global, err)
+	}
+
+	// A mailto: unsubscribe: the send's group.
+	f.handle(service.Report{Kind: delivery.ReportUnsubscribe, Source: delivery.SourceMailto, Token: mailtoToken(t, cy), Recipient: "cy@example.com"})
+	if got = f.get(ss.Utr); got.Unsubscribes != 2 {
+		t.Fatalf("after the mailto unsubscribe: unsubscribes %d", got.Unsubscribes)
+	}
+	var inGroup int64
+	if err := f.svc.DB.R.Model(&models.Unsubscriber{}).Where("user_id = ? AND unsubscribe_groups_id = ? AND email_address = ?", f.acct, f.group, "cy@example.com").
+		Count(&inGroup).Error; err != nil || inGroup != 1 {
+		t.Fatalf("group member: %d %v", inGroup, err)
+	}
+
+	// A multi-recipient DSN: one token (ann's message) and two recipients
+	// of the same send; a provider that kept only the send's utr and the
+	// address; one that kept only the address.
+	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Recipient: "dee@example.com", Status: "4.2.2", Diagnostic: "mailbox full"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceSendGrid, SendUtr: ss.Utr, Recipient: "EVE@example.com", Status: "4.4.7"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "fay@example.com"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "nobody@example.com"})
+	if got = f.get(ss.Utr); got.SoftBounces != 3 || got.Bounces != 1 {
+		t.Fatalf("after the soft bounces: soft_bounces %d bounces %d", got.SoftBounces, got.Bounces)
+	}
+	if len(f.suppressed()) != 1 {
+		t.Fatalf("a soft bounce suppressed: %v", f.suppressed())
+	}
+
+	// The log the console shows.
+	kinds := map[string]int{}
+	for _, r := range f.feedbackRows() {
+		kinds[r.Kind]++
+	}
+	if kinds[service.FeedbackHardBounce] != 1 || kinds[service.FeedbackComplaint] != 1 || kinds[service.FeedbackUnsubscribe] != 1 || kinds[service.FeedbackSoftBounce] != 3 {
+		t.Fatalf("feedback log: %v", kinds)
+	}
+
+	// One alert per kind: 1 hard bounce of 6 delivered is over 5 %, 1
+	// complaint over 0.1 %.
+	f.waitFor("the two alerts", 10*time.Second, func() bool {
+		n := 0
+		for _, m := range f.srv.Messages() {
+			if s := decodeSubject(t, m); m.To == "alerts@herald.test" && (strings.HasPrefix(s, "High bounce rate") || strings.HasPrefix(s, "Spam complaints")) {
+				n++
+			}
+		}
+		return n == 2
+	})
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, bob), Status: "5.1.1"})
+	time.Sleep(200 * time.Millisecond)
+	n := 0
+	for _, m := range f.srv.Messages() {
+		if m.To == "alerts@herald.test" && strings.HasPrefix(decodeSubject(t, m), "High bounce rate") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d bounce alerts, want 1 per send", n)
+	}
+
+	// The next send leaves out the bounced, complaining and unsubscribed.
+	next := f.create(f.input("Summer", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	if done := f.waitStatus(next.Utr, models.SendCompleted, 20*time.Second); done.Triggered != 3 {
+		t.Fatalf("next send triggered %d, want 3 (ann, bob and cy left out)", done.Triggered)
+	}
+}
+
+// TestSoftBounceLimitSuppresses: HERALD_SOFT_BOUNCE_LIMIT soft bounces of
+// one address within 30 days suppress it; older ones do not count.
+func TestSoftBounceLimitSuppresses(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.svc.SetClock(f.Now)
+	typeA := f.contactType("Customers", "full@example.com")
+	soft := func(name string) {
+		ss := f.create(f.input(name, []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+		f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+		m := f.sentTo(ss.Utr, "full@example.com")
+		f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, m), Status: "4.2.2", Diagnostic: "Mailbox full"})
+	}
+	soft("One")
+	f.Advance(31 * 24 * time.Hour) // the first falls out of the window
+	soft("Two")
+	soft("Three")
+	if sup := f.suppressed(); len(sup) != 0 {
+		t.Fatalf("suppressed after two soft bounces in the window: %v", sup)
+	}
+	soft("Four")
+	sup := f.suppressed()
+	if len(sup) != 1 || sup["full@example.com"] == nil || !strings.HasPrefix(sup["full@example.com"].Reason, "3 soft bounces within 30 days") {
+		t.Fatalf("suppressions: %+v", sup)
+	}
+}
