@@ -515,6 +515,26 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 	return &ss, nil
 }
 
+// Utrs returns the utrs of the account's single sends among ids (id →
+// utr); deleted sends and automation steps are left out.
+func (s *SingleSends) Utrs(ctx context.Context, accountID int64, ids []int64) (map[int64]string, error) {
+	out := make(map[int64]string, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID  int64
+		Utr string
+	}
+	if err := accountSends(s.db.R.WithContext(ctx).Model(&models.SingleSend{}), accountID).Where("id IN ?", ids).Select("id", "utr").Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Utr
+	}
+	return out, nil
+}
+
 // GetByID returns one send of the account by id. Errors: ErrNotFound.
 func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
 	var ss models.SingleSend

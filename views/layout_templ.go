@@ -41,7 +41,7 @@ var navSections = []navSection{
 	{Label: "Suppressions", Items: []navItem{
 		{Key: NavGlobal, Label: "Global unsubscribers", Href: "/suppressions/global", Icon: "block"},
 		{Key: NavGroups, Label: "Unsubscribe groups", Href: "/suppressions/groups", Icon: "groups"},
-		{Key: NavBounced, Label: "Bounced addresses", Href: "/suppressions/bounced", Icon: "bounce"},
+		{Key: NavBounced, Label: "Bounces & complaints", Href: "/suppressions/bounced", Icon: "bounce"},
 	}},
 	{Label: "Settings", Items: []navItem{
 		{Key: NavNotifications, Label: "Notification recipients", Href: "/notifications", Icon: "bell"},

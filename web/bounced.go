@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -12,6 +14,16 @@ import (
 	"herald/views/suppressions"
 )
 
+// summaryDays is how far back the bounces and complaints pages count.
+const summaryDays = 30
+
+// feedbackSummary is the account's reports of the last summaryDays.
+func (w *Web) feedbackSummary(c *fiber.Ctx) (suppressions.Summary, error) {
+	s, err := w.svc.Feedback.Summary(c.UserContext(), accountID(c), time.Now().AddDate(0, 0, -summaryDays))
+	return suppressions.Summary{Days: summaryDays, Delivered: s.Delivered, HardBounces: s.HardBounces, SoftBounces: s.SoftBounces,
+		Complaints: s.Complaints, Unsubscribes: s.Unsubscribes}, err
+}
+
 // bouncedPage reads the page q of the account's suppressed addresses.
 func (w *Web) bouncedPage(c *fiber.Ctx, q views.ListQuery) (suppressions.Bounced, error) {
 	acct := accountID(c)
@@ -19,6 +31,45 @@ func (w *Web) bouncedPage(c *fiber.Ctx, q views.ListQuery) (suppressions.Bounced
 		return w.svc.Suppressions.Each(ctx, acct, f, fn)
 	})
 	return suppressions.Bounced{Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c)}, err
+}
+
+// listReports lists the reports herald handled for the account, newest
+// first, of one kind (?kind=) or all: the table to htmx, the whole page
+// otherwise.
+func (w *Web) listReports(c *fiber.Ctx) error {
+	acct := accountID(c)
+	kind := ""
+	for _, k := range suppressions.Kinds {
+		if c.Query("kind") == k.Key {
+			kind = k.Key
+		}
+	}
+	rows, pager, err := readPage(c.UserContext(), listQuery(c), suppressions.ReportsURL, func(ctx context.Context, f service.ListFilter, fn func(*models.Feedback) error) error {
+		return w.svc.Feedback.Each(ctx, acct, service.FeedbackFilter{ListFilter: f, Kind: kind}, fn)
+	})
+	if err != nil {
+		return err
+	}
+	if kind != "" {
+		pager.Extra = url.Values{"kind": {kind}}
+	}
+	r := suppressions.Reports{Rows: rows, Kind: kind, Query: pager.Query, Pager: pager, Sends: map[int64]string{}}
+	var ids []int64
+	for _, f := range rows {
+		if f.SendID != nil {
+			ids = append(ids, *f.SendID)
+		}
+	}
+	if r.Sends, err = w.svc.SingleSends.Utrs(c.UserContext(), acct, ids); err != nil {
+		return err
+	}
+	if partial(c) {
+		return render(c, fiber.StatusOK, suppressions.ReportsList(r))
+	}
+	if r.Summary, err = w.feedbackSummary(c); err != nil {
+		return err
+	}
+	return page(c, fiber.StatusOK, "Bounces & complaints", views.NavBounced, suppressions.ReportsPage(r))
 }
 
 // listBounced lists the addresses that bounced for good: the table to
@@ -31,7 +82,10 @@ func (w *Web) listBounced(c *fiber.Ctx) error {
 	if partial(c) {
 		return render(c, fiber.StatusOK, suppressions.BouncedList(b))
 	}
-	return page(c, fiber.StatusOK, "Bounced addresses", views.NavBounced, suppressions.BouncedPage(b))
+	if b.Summary, err = w.feedbackSummary(c); err != nil {
+		return err
+	}
+	return page(c, fiber.StatusOK, "Bounces & complaints", views.NavBounced, suppressions.BouncedPage(b))
 }
 
 // liftBounced lifts one address: later sends include it again. To htmx

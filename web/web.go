@@ -113,6 +113,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/suppressions/groups/:id/recipients/:rid/delete", in, w.deleteGroupRecipient)
 
 	app.Get("/suppressions/bounced", in, w.listBounced)
+	app.Get("/suppressions/reports", in, w.listReports)
 	app.Post("/suppressions/bounced/lift", in, w.bulkLiftBounced)
 	app.Post("/suppressions/bounced/:id/lift", in, w.liftBounced)
 

@@ -38,7 +38,9 @@ CREATE TABLE feedback (
     created_at  DATETIME NOT NULL
 );
 CREATE INDEX feedback_user ON feedback (user_id, id);
+CREATE INDEX feedback_kind ON feedback (user_id, kind, id);
 CREATE INDEX feedback_address ON feedback (user_id, email, kind, created_at);
+CREATE INDEX feedback_time ON feedback (user_id, created_at);
 
 -- +goose Down
 DROP TABLE feedback;

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"herald/models"
@@ -271,6 +272,15 @@ func Rate(n, of int64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(float64(n)*100/float64(of), 'f', 1, 64) + "%"
+}
+
+// RateFine is Rate with two decimals below 1 % (complaint rates live
+// there).
+func RateFine(n, of int64) string {
+	if of <= 0 {
+		return "–"
+	}
+	return strings.ReplaceAll(views.Pct(float64(n)*100/float64(of)), " ", "")
 }
 
 // PerSecond formats a sending rate.
