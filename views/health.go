@@ -107,4 +107,6 @@ func Pct(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64) + " %"
 }
 
-func healthNum(f float64) string { return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64) }
+func healthNum(f float64) string {
+	return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64)
+}
