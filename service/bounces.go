@@ -12,6 +12,7 @@ import (
 // and List-Unsubscribe address of every campaign and automation message,
 // and what reports coming back are read with.
 type Bounces struct {
+	db       *DB
 	settings *Settings
 
 	mu      sync.Mutex

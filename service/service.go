@@ -50,7 +50,7 @@ type Service struct {
 func New(db *DB) *Service {
 	segments := &Segments{db: db}
 	settings := &Settings{db: db}
-	bounces := &Bounces{settings: settings}
+	bounces := &Bounces{db: db, settings: settings}
 	return &Service{
 		Bounces:      bounces,
 		Feedback:     &Feedback{db: db, bounces: bounces},

@@ -34,6 +34,10 @@ type Options struct {
 	// MaxSpoolBytes bounds a file kept on disk until its contact type
 	// arrives; 0 means service.MaxSpool (tests set less).
 	MaxSpoolBytes int64
+
+	// Hearing is how this herald hears back from relays and providers
+	// (decisions.md 7), for the bounce setup page.
+	Hearing Hearing
 }
 
 const defaultAuthPerMinute = 20
@@ -114,6 +118,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	app.Get("/suppressions/bounced", in, w.listBounced)
 	app.Get("/suppressions/reports", in, w.listReports)
+	app.Get("/suppressions/setup", in, w.bounceSetup)
 	app.Post("/suppressions/bounced/lift", in, w.bulkLiftBounced)
 	app.Post("/suppressions/bounced/:id/lift", in, w.liftBounced)
 

@@ -140,3 +140,15 @@ func or(v, def string) string {
 	}
 	return v
 }
+
+// hearing is what the console's bounce setup page shows of the
+// configuration: which ways of hearing back are on, without secrets.
+func (c config) hearing() web.Hearing {
+	h := web.Hearing{}
+	if c.SMTPURL != "" {
+		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
+			h.RelayHost = s.Host
+		}
+	}
+	return h
+}

@@ -1,0 +1,72 @@
+package suppressions
+
+import (
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"herald/models"
+)
+
+// SetupURL is the page that shows how to make reports come back to herald.
+const SetupURL = "/suppressions/setup"
+
+// Setup is the setup page of the bounce domain: its DNS records, the relay
+// settings, each way herald hears back and whether it is on, and how each
+// sender's From domain aligns with the return path.
+type Setup struct {
+	Address  string // the plain bounce address
+	Domain   string
+	Examples []Example
+	Records  []Record
+	MX       []string // what DNS answers now
+	MXError  string
+	Channels []Channel
+	Senders  []Alignment
+	Relay    []Snippet
+	Last     *models.Feedback // the newest report of the account
+}
+
+// Example is one form of address at the bounce domain.
+type Example struct {
+	What, Address string
+}
+
+// Record is one DNS record to publish.
+type Record struct {
+	ID, Purpose, Explain, Type, Name, Value string
+}
+
+// Channel is one way reports reach herald.
+type Channel struct {
+	ID, Name string
+	On       bool
+	Detail   string // what it listens on or reads; the URL to paste
+	Hint     string // how to turn it on
+}
+
+// Alignment is one From domain of the account beside the bounce domain.
+type Alignment struct {
+	Domain            string
+	Verified, Aligned bool
+}
+
+// Snippet is a block of relay configuration.
+type Snippet struct {
+	ID, Title, Explain, Code string
+}
+
+type feedbackTab struct {
+	key, label, icon string
+	href             templ.SafeURL
+}
+
+// feedbackTabList is the tabs of the bounces and complaints pages.
+var feedbackTabList = []feedbackTab{
+	{"addresses", "Suppressed addresses", "bounce", BouncedURL},
+	{"reports", "Reports", "alert", ReportsURL},
+	{"setup", "Setup", "info", SetupURL},
+}
+
+
+func joinHosts(h []string) string { return strings.Join(h, ", ") }

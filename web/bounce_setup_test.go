@@ -1,0 +1,99 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"herald/service"
+	"herald/web"
+)
+
+// The setup page shows the exact DNS and relay settings for the bounce
+// domain, which ways of hearing back are on, and which of the account's
+// From domains align with the return path (issue 12, item 8).
+func TestBounceSetupPage(t *testing.T) {
+	ctx := context.Background()
+	a := newTestApp(t, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{
+		InboundAddr: ":2525", RelayHost: "email-smtp.eu-west-1.amazonaws.com", Postmark: true, Mailbox: "imaps://bounces@imap.example.com/INBOX",
+	}})
+	if err := a.svc.Bounces.SetAddress("bounces@mail.shop.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	c, acct := a.account("Ada", "ada@example.com")
+	in := service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com", ReplyToEmail: "help@shop.example.com",
+		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"}
+	if _, err := a.svc.Senders.Create(ctx, acct, in); err != nil {
+		t.Fatal(err)
+	}
+	in.FromEmail, in.Nickname = "hello@other.example.net", "other"
+	if _, err := a.svc.Senders.Create(ctx, acct, in); err != nil {
+		t.Fatal(err)
+	}
+	// Another account's sender is not shown.
+	_, eve := a.account("Eve", "eve@example.com")
+	in.FromEmail, in.Nickname = "x@eve-secret.example.org", "eve"
+	if _, err := a.svc.Senders.Create(ctx, eve, in); err != nil {
+		t.Fatal(err)
+	}
+
+	r := c.get("/suppressions/setup")
+	wantStatus(t, r, http.StatusOK)
+	if strings.Contains(r.body, "eve-secret") {
+		t.Fatal("another account's sender is shown")
+	}
+	if got := attr(first(r.doc, "nav.tabs a.is-active"), "href"); got != "/suppressions/setup" {
+		t.Fatalf("active tab %q", got)
+	}
+	values := texts(r.doc, "#setup-dns pre code")
+	want := []string{"mail.shop.example.com", "10 herald.example.com.", "mail.shop.example.com", "v=spf1 include:amazonses.com -all"}
+	if strings.Join(values, "|") != strings.Join(want, "|") {
+		t.Fatalf("DNS records %q, want %q", values, want)
+	}
+	if first(r.doc, "#setup-mx") == nil || !strings.Contains(text(first(r.doc, "#setup-dns")), "forward port 25 to it") {
+		t.Fatalf("the MX record does not say port 2525 needs a forward:\n%s", r.body)
+	}
+	for id, on := range map[string]bool{"inbound": true, "mailbox": true, "ses": true, "sendgrid": false, "postmark": true, "mailgun": false} {
+		badge := text(first(r.doc, "#channel-"+id+" .badge"))
+		if (badge == "On") != on {
+			t.Errorf("channel %s: %q, want on=%v", id, badge, on)
+		}
+	}
+	if got := text(first(r.doc, "#channel-postmark code")); got != "https://herald.example.com/webhooks/postmark" {
+		t.Errorf("Postmark URL %q", got)
+	}
+	if got := text(first(r.doc, "#channel-inbound")); !strings.Contains(got, "listening on :2525") || !strings.Contains(got, "HERALD_INBOUND_TLS_CERT") {
+		t.Errorf("inbound channel: %q", got)
+	}
+	rows := all(r.doc, "#setup-alignment tbody tr")
+	if len(rows) != 2 || !strings.Contains(text(rows[0]), "shop.example.com") || !strings.Contains(text(rows[0]), "Aligned") ||
+		!strings.Contains(text(rows[1]), "other.example.net") || !strings.Contains(text(rows[1]), "Not aligned") ||
+		!strings.Contains(text(rows[1]), "HERALD_BOUNCE_ADDRESS=bounces@other.example.net") {
+		t.Fatalf("alignment rows:\n%s", r.body)
+	}
+	if got := text(first(r.doc, "#relay-postfix pre")); !strings.Contains(got, "relay_domains = mail.shop.example.com") ||
+		!strings.Contains(got, "mail.shop.example.com smtp:[127.0.0.1]:2525") {
+		t.Fatalf("postfix snippet: %q", got)
+	}
+	if !strings.Contains(text(first(r.doc, "#setup-channels")), "No report has arrived") {
+		t.Fatal("no word about the last report")
+	}
+}
+
+func TestAligned(t *testing.T) {
+	for _, c := range []struct {
+		bounce, from string
+		want         bool
+	}{
+		{"mail.shop.example.com", "shop.example.com", true},
+		{"bounces.example.co.uk", "news.example.co.uk", true},
+		{"example.co.uk", "other.co.uk", false},
+		{"herald.example.com", "shop.example.net", false},
+		{"localhost", "localhost", true},
+	} {
+		if got := service.Aligned(c.bounce, c.from); got != c.want {
+			t.Errorf("Aligned(%q, %q) = %v, want %v", c.bounce, c.from, got, c.want)
+		}
+	}
+}
