@@ -46,10 +46,17 @@ func findPostfix() string {
 	return ""
 }
 
-// startPostfix runs a private Postfix that relays to sink. senders and
-// recipients are check_sender_access / check_recipient_access tables
-// (texthash), headers a header_checks table (regexp).
-func startPostfix(t *testing.T, sink *smtptest.Server, senders, recipients, headers string) *postfix {
+// postfixTables are the tables a test gives its private Postfix:
+// check_sender_access and check_recipient_access (texthash), header_checks
+// (regexp) and transport_maps (texthash: "lost@example.org error:5.1.1 …"
+// accepts a message and then bounces it with Postfix's own DSN).
+type postfixTables struct {
+	senders, recipients, headers, transport string
+}
+
+// startPostfix runs a private Postfix that relays to sink, but for what
+// its tables say.
+func startPostfix(t *testing.T, sink *smtptest.Server, tables postfixTables) *postfix {
 	t.Helper()
 	bin := findPostfix()
 	if bin == "" {
@@ -83,9 +90,10 @@ func startPostfix(t *testing.T, sink *smtptest.Server, senders, recipients, head
 		t.Fatal(err)
 	}
 	p := &postfix{t: t, dir: dir, addr: freeAddr(t)}
-	p.write("sender_access", senders)
-	p.write("recipient_access", recipients)
-	p.write("header_checks", headers)
+	p.write("sender_access", tables.senders)
+	p.write("recipient_access", tables.recipients)
+	p.write("header_checks", tables.headers)
+	p.write("transport", tables.transport)
 	p.write("main.cf", fmt.Sprintf(`compatibility_level = 3.6
 queue_directory = %[1]s/queue
 data_directory = %[1]s/data
@@ -111,6 +119,7 @@ smtpd_timeout = 3s
 smtpd_sender_restrictions = check_sender_access texthash:%[1]s/sender_access
 smtpd_recipient_restrictions = check_recipient_access texthash:%[1]s/recipient_access, permit_mynetworks, reject_unauth_destination
 header_checks = regexp:%[1]s/header_checks
+transport_maps = texthash:%[1]s/transport
 default_transport = smtp:[127.0.0.1]:%[2]s
 relay_transport = smtp:[127.0.0.1]:%[2]s
 `, dir, sinkPort(t, sink)))
@@ -214,63 +223,18 @@ func (p *postfix) log() string {
 // HERALD_TEST_STRICT=1).
 func TestRealPostfixRelay(t *testing.T) {
 	sink := smtptest.Start(t)
-	pf := startPostfix(t, sink,
-		"",
-		"gone@example.com 550 5.1.1 User unknown\nfar@elsewhere.example.net REJECT Relay access denied\n",
-		"/^Subject: .*Forbidden/ REJECT Message content rejected\n/^From: .*blocked@shop\\.example\\.com/ REJECT Email address is not verified\n")
+	pf := startPostfix(t, sink, postfixTables{
+		recipients: "gone@example.com 550 5.1.1 User unknown\nfar@elsewhere.example.net REJECT Relay access denied\n",
+		headers:    "/^Subject: .*Forbidden/ REJECT Message content rejected\n/^From: .*blocked@shop\\.example\\.com/ REJECT Email address is not verified\n",
+	})
 
-	dsn := dbtest.DSN(t)
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
-		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
-		t.Fatal(err)
-	}
-	c := &apiClient{t: t}
-	_ = json.Unmarshal(out.Bytes(), &c.keys)
-	addr := freeAddr(t)
-	c.base = "http://" + addr
-	startServer(t, map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": "smtp://" + pf.addr + "?tls=none", "HERALD_BASE_URL": c.base,
-		"HERALD_ADDR": addr, "HERALD_MAIL_FROM": "no-reply@herald.test", "HERALD_BOUNCE_ADDRESS": "bounces@herald.test"})
-
-	// The database, read and changed as another herald process would.
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	svc := service.New(db)
+	c, svc, _ := postfixHerald(t, pf, nil)
 	acct := c.keys.UserID
 
-	sinkWait := func(what string, cond func(smtptest.Message) bool) smtptest.Message {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			for _, m := range sink.Messages() {
-				if cond(m) {
-					return m
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s reached the sink through postfix\n%s", what, pf.log())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
+	sinkWait := sinkWaiter(t, sink, pf)
 	c.call("POST", "/api/notification-recipient/save", url.Values{"email_address": {"boss@example.org"}, "email_owner": {"Boss"}})
 	for i, from := range []string{"news@shop.example.com", "blocked@shop.example.com"} {
-		c.call("POST", "/api/sender/save", url.Values{"from_name": {"Shop"}, "from_email": {from}, "reply_to_email": {"help@shop.example.com"},
-			"country_id": {"840"}, "company_address": {"1 Main St"}, "nickname": {"shop" + strconv.Itoa(i)}})
-		// The verification mail goes through Postfix; the sender is then
-		// verified with its token (how the link is followed is not this
-		// test's subject).
-		sinkWait("verification mail to "+from, func(m smtptest.Message) bool { return m.To == from })
-		var snd models.Sender
-		if err := db.R.Where("user_id = ? AND from_email = ?", acct, from).First(&snd).Error; err != nil {
-			t.Fatal(err)
-		}
-		if _, err := svc.Senders.Verify(context.Background(), snd.VerifyToken); err != nil {
-			t.Fatal(err)
-		}
+		addVerifiedSender(t, c, svc, sinkWait, from, "shop"+strconv.Itoa(i))
 	}
 	c.call("POST", "/api/contacts-type/add", url.Values{"name": {"Customers"}})
 	c.call("POST", "/api/contacts-type/add", url.Values{"name": {"Mixed"}})
@@ -399,5 +363,71 @@ func TestRealPostfixRelay(t *testing.T) {
 	}
 	if len(got) != 12 {
 		t.Fatalf("%d of 12 messages reached the sink through postfix\n%s", len(got), pf.log())
+	}
+}
+
+// postfixHerald starts a whole herald (herald serve) on a fresh database
+// that sends through pf, with one account, and opens the database as
+// another herald process would; env adds to herald's environment.
+func postfixHerald(t *testing.T, pf *postfix, env map[string]string) (*apiClient, *service.Service, *service.DB) {
+	t.Helper()
+	dsn := dbtest.DSN(t)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "O"},
+		envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
+		t.Fatal(err)
+	}
+	c := &apiClient{t: t}
+	_ = json.Unmarshal(out.Bytes(), &c.keys)
+	addr := freeAddr(t)
+	c.base = "http://" + addr
+	vars := map[string]string{"HERALD_DATABASE": dsn, "HERALD_SMTP_URL": "smtp://" + pf.addr + "?tls=none", "HERALD_BASE_URL": c.base,
+		"HERALD_ADDR": addr, "HERALD_MAIL_FROM": "no-reply@herald.test", "HERALD_BOUNCE_ADDRESS": "bounces@herald.test"}
+	for k, v := range env {
+		vars[k] = v
+	}
+	startServer(t, vars)
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return c, service.New(db), db
+}
+
+// addVerifiedSender adds a sender through the API; its verification mail
+// goes through Postfix to the sink, and the sender is then verified with
+// its token (how the link is followed is not these tests' subject).
+func addVerifiedSender(t *testing.T, c *apiClient, svc *service.Service, sinkWait func(string, func(smtptest.Message) bool) smtptest.Message, from, nickname string) {
+	t.Helper()
+	c.call("POST", "/api/sender/save", url.Values{"from_name": {"Shop"}, "from_email": {from}, "reply_to_email": {"help@shop.example.com"},
+		"country_id": {"840"}, "company_address": {"1 Main St"}, "nickname": {nickname}})
+	sinkWait("verification mail to "+from, func(m smtptest.Message) bool { return m.To == from })
+	var snd models.Sender
+	if err := svc.DB.R.Where("user_id = ? AND from_email = ?", c.keys.UserID, from).First(&snd).Error; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Senders.Verify(context.Background(), snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sinkWaiter waits for a message that cond accepts to reach sink through
+// pf, failing with Postfix's log after 30 s.
+func sinkWaiter(t *testing.T, sink *smtptest.Server, pf *postfix) func(what string, cond func(smtptest.Message) bool) smtptest.Message {
+	return func(what string, cond func(smtptest.Message) bool) smtptest.Message {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			for _, m := range sink.Messages() {
+				if cond(m) {
+					return m
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s reached the sink through postfix\n%s", what, pf.log())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }
