@@ -222,14 +222,16 @@ func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*mo
 // totals sums the statistics of the automation's steps.
 func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
 	var t struct {
-		Triggered, Delivered, UniqueOpens, TotalOpens, Bounces, Unsubscribes int64
+		Triggered, Delivered, UniqueOpens, TotalOpens, Bounces, Unsubscribes, SoftBounces, SpamReports int64
 	}
 	err := s.db.R.WithContext(ctx).Model(&models.SingleSend{}).
 		Select("COALESCE(SUM(triggered),0) AS triggered, COALESCE(SUM(delivered),0) AS delivered, COALESCE(SUM(unique_opens),0) AS unique_opens, "+
-			"COALESCE(SUM(total_opens),0) AS total_opens, COALESCE(SUM(bounces),0) AS bounces, COALESCE(SUM(unsubscribes),0) AS unsubscribes").
+			"COALESCE(SUM(total_opens),0) AS total_opens, COALESCE(SUM(bounces),0) AS bounces, COALESCE(SUM(unsubscribes),0) AS unsubscribes, "+
+			"COALESCE(SUM(soft_bounces),0) AS soft_bounces, COALESCE(SUM(spam_reports),0) AS spam_reports").
 		Where("automation_id = ?", a.ID).Scan(&t).Error
 	a.TotalTriggered, a.TotalDelivered, a.TotalUniqueOpens, a.TotalOpens, a.TotalBounces, a.TotalUnsubscribe =
 		t.Triggered, t.Delivered, t.UniqueOpens, t.TotalOpens, t.Bounces, t.Unsubscribes
+	a.TotalSoftBounces, a.TotalSpamReports = t.SoftBounces, t.SpamReports
 	return err
 }
 

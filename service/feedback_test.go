@@ -198,3 +198,46 @@ func TestSoftBounceLimitSuppresses(t *testing.T) {
 		t.Fatalf("suppressions: %+v", sup)
 	}
 }
+
+// TestFeedbackCountsInAutomationTotals: reports about an automation's
+// messages count on its steps, and so in its totals (issue 12, item 5).
+func TestFeedbackCountsInAutomationTotals(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"gone@example.com", "full@example.com", "angry@example.com", "fine@example.com"} {
+		f.addContact(typeA, e)
+	}
+	f.settle()
+	for _, e := range []string{"gone@example.com", "full@example.com", "angry@example.com", "fine@example.com"} {
+		if f.stepsOf(e, "Step 1") != 1 {
+			t.Fatalf("no step-1 mail to %s", e)
+		}
+	}
+	token := func(to string) string {
+		for _, m := range f.srv.Messages() {
+			if m.To == to {
+				return returnToken(t, m)
+			}
+		}
+		t.Fatalf("no mail to %s", to)
+		return ""
+	}
+	f.handle(
+		service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: token("gone@example.com"), Status: "5.1.1"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: token("full@example.com"), Status: "4.2.2"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: token("angry@example.com")},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: token("angry@example.com")},
+	)
+	got, err := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.TotalDelivered != 4 || got.TotalBounces != 1 || got.TotalSoftBounces != 1 || got.TotalSpamReports != 1 || got.TotalUnsubscribe != 1 {
+		t.Fatalf("totals: delivered %d bounces %d soft %d spam %d unsubscribes %d", got.TotalDelivered, got.TotalBounces,
+			got.TotalSoftBounces, got.TotalSpamReports, got.TotalUnsubscribe)
+	}
+}
