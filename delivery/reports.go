@@ -505,7 +505,8 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	case strings.HasPrefix(status, "5.7."):
 		return nil // a policy refusal: not the recipient's mailbox
 	}
-	if rcpt == "" && e.token == "" {
+	if rcpt == "" && (e.token == "" || status == "") {
+		// Neither whom nor what: too little to act on.
 		return nil
 	}
 	a := w.about(e, v)
