@@ -13,7 +13,6 @@ import (
 	"net/textproto"
 	"regexp"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -279,13 +278,10 @@ func (w *walker) about(e env, v *VERP) about {
 func (w *walker) dsn(e env, v *VERP) []Report {
 	a := w.about(e, v)
 	bs := blocks(w.deliveryStatus)
-	var at time.Time
 	var out []Report
 	for i, b := range bs {
 		if i == 0 && b.Get("Final-Recipient") == "" {
-			// The per-message fields.
-			at, _ = mail.ParseDate(b.Get("Arrival-Date"))
-			continue
+			continue // the per-message fields
 		}
 		rcpt := fieldAddress(b.Get("Original-Recipient"))
 		if final := fieldAddress(b.Get("Final-Recipient")); final != "" {
@@ -315,10 +311,9 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 		if kind == 0 {
 			continue
 		}
-		when := at
-		if d, err := mail.ParseDate(b.Get("Last-Attempt-Date")); err == nil {
-			when = d
-		}
+		// When it happened: the last attempt, when the report says
+		// (Arrival-Date is when the message came, not when it failed).
+		when, _ := mail.ParseDate(b.Get("Last-Attempt-Date"))
 		out = append(out, Report{Kind: kind, Source: SourceDSN, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
 			Recipient: rcpt, Status: status, Diagnostic: diag, At: when})
 	}
@@ -355,9 +350,10 @@ func (w *walker) arf(e env, v *VERP) []Report {
 	if rcpt == "" && w.original != nil {
 		rcpt = headerAddress(w.original.Get("To"))
 	}
-	at, _ := mail.ParseDate(f.Get("Arrival-Date"))
+	// Arrival-Date is when the message came, not when it was reported:
+	// the complaint's time is when it is handled.
 	return []Report{{Kind: ReportComplaint, Source: SourceARF, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
-		Recipient: rcpt, At: at}}
+		Recipient: rcpt}}
 }
 
 // unsubscribeReports: a mail to List-Unsubscribe mailto: addresses
@@ -381,8 +377,7 @@ func autoReply(h mail.Header) bool {
 	switch {
 	case strings.HasPrefix(as, "auto-replied"),
 		h.Get("X-Autoreply") != "", h.Get("X-Autorespond") != "", h.Get("X-Autoreply-From") != "",
-		strings.EqualFold(strings.TrimSpace(h.Get("Precedence")), "auto_reply"),
-		strings.EqualFold(h.Get("X-Auto-Response-Suppress"), "All") && autoReplySubject.MatchString(subject(h)):
+		strings.EqualFold(strings.TrimSpace(h.Get("Precedence")), "auto_reply"):
 		return true
 	}
 	return autoReplySubject.MatchString(subject(h))

@@ -143,6 +143,22 @@ Content-Type: text/rfc822-headers
 		t.Fatalf("a repeated DSN counted: %v", b)
 	}
 
+	// A DSN about both recipients, to dan's return path (one relay
+	// message for the whole send): dan's block counts no more, eve's
+	// delay is a soft bounce of eve's message.
+	multi := strings.Replace(dsn, "\n--B\nContent-Type: text/rfc822-headers", `
+Final-Recipient: rfc822; eve@example.com
+Action: delayed
+Status: 4.2.0
+Diagnostic-Code: smtp; 451 4.2.0 Try again later
+`+"\n--B\nContent-Type: text/rfc822-headers", 1)
+	if err := mailInbound(t, inAddr, dan.From, multi); err != nil {
+		t.Fatal(err)
+	}
+	if d := h.details(utr); d["bounces"].(float64) != 1 || d["soft_bounces"].(float64) != 1 {
+		t.Fatalf("after the DSN about both: %v", d)
+	}
+
 	// An ARF complaint about eve's message, to the plain bounce address:
 	// the message is found by its Message-ID.
 	arf := fmt.Sprintf(`From: feedback@fbl.example.net
