@@ -111,7 +111,6 @@ func envelope(rcpts []string, v *VERP) env {
 // walker collects the parts of a mail that reports are read from.
 type walker struct {
 	parts          int
-	reportType     string
 	deliveryStatus []byte
 	feedback       []byte
 	original       textproto.MIMEHeader // the returned message's header
@@ -134,9 +133,6 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int, embedded b
 		}
 	}
 	if strings.HasPrefix(mt, "multipart/") {
-		if mt == "multipart/report" && w.reportType == "" && !embedded {
-			w.reportType = strings.ToLower(params["report-type"])
-		}
 		boundary := params["boundary"]
 		if boundary == "" {
 			return
@@ -283,9 +279,11 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 		if i == 0 && b.Get("Final-Recipient") == "" {
 			continue // the per-message fields
 		}
+		// The address herald gave (ORCPT) when the relay kept it, else
+		// where delivery ended (after forwarding, possibly another).
 		rcpt := fieldAddress(b.Get("Original-Recipient"))
-		if final := fieldAddress(b.Get("Final-Recipient")); final != "" {
-			rcpt = final
+		if rcpt == "" {
+			rcpt = fieldAddress(b.Get("Final-Recipient"))
 		}
 		if rcpt == "" {
 			continue
@@ -403,7 +401,7 @@ func subject(h mail.Header) string {
 
 // textForm is one known form of non-standard bounce: detect tells it
 // (on the subject and the text, joined by a line break), rcpt finds the
-// failed address (its first group).
+// failed address (its last group that matched).
 type textForm struct {
 	name   string
 	detect *regexp.Regexp
@@ -417,7 +415,7 @@ var bounceTexts = []textForm{
 	{"qmail", regexp.MustCompile(`(?i)This is the qmail-send program`),
 		regexp.MustCompile(`(?m)^<([^<>\s]+@[^<>\s]+)>:\s*$`)},
 	{"postfix", regexp.MustCompile(`(?i)(Undelivered Mail Returned to Sender|This is the mail system at host)`),
-		regexp.MustCompile(`(?m)^<([^<>\s]+@[^<>\s]+)>(?: \([^)]*\))?:`)},
+		regexp.MustCompile(`(?m)^<([^<>\s]+@[^<>\s]+)>(?: \((?:expanded from <([^<>\s]+@[^<>\s]+)>|[^)]*)\))?:`)},
 	{"exim", regexp.MustCompile(`(?i)(Mail delivery failed: returning message to sender|This message was created automatically by mail delivery software)`),
 		regexp.MustCompile(`(?m)following address(?:\(es\)|es)? failed:\s*\n\s*\n?\s*<?([^<>\s]+@[^<>\s:]+)>?`)},
 	{"exchange", regexp.MustCompile(`(?i)(Delivery has failed to these recipients|RESOLVER\.ADR\.|Your message to .* couldn't be delivered|Undeliverable:)`),
@@ -468,7 +466,13 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	}
 	rcpt := ""
 	if m := bt.rcpt.FindStringSubmatch(body); m != nil {
-		rcpt = plainAddress(m[1])
+		// The last address found: Postfix's "(expanded from <…>)" is
+		// the one herald sent to.
+		for _, g := range m[1:] {
+			if a := plainAddress(g); a != "" {
+				rcpt = a
+			}
+		}
 	}
 	if rcpt == "" && w.original != nil {
 		rcpt = headerAddress(w.original.Get("To"))

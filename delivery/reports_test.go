@@ -150,6 +150,23 @@ func TestParseReportsTokens(t *testing.T) {
 	if _, ok := v.BounceToken(got[0].Token); ok {
 		t.Fatal("a forged token verifies")
 	}
+	// Forwarded: the address herald sent to (Original-Recipient) is the
+	// one its ledger knows.
+	fwd := strings.Replace(dsn, "Final-Recipient: rfc822; Zed@Example.com\r\n",
+		"Final-Recipient: rfc822; zed@forward.example\r\nOriginal-Recipient: rfc822;zed@example.com\r\n", 1)
+	got, _ = ParseReports([]byte(fwd), []string{rp42}, v)
+	if len(got) != 1 || got[0].Recipient != "zed@example.com" || got[0].Token != tok42 {
+		t.Fatalf("forwarded: %+v", got)
+	}
+	pf, err := os.ReadFile(filepath.Join("testdata", "reports", "postfix-text.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf = bytes.Replace(pf, []byte("<nia@example.com>: host"), []byte("<nia@forward.example> (expanded from <nia@example.com>): host"), 1)
+	got, _ = ParseReports(pf, []string{plain}, v)
+	if len(got) != 1 || got[0].Recipient != "nia@example.com" || got[0].Status != "5.1.1" {
+		t.Fatalf("postfix expanded: %+v", got)
+	}
 	// No VERP at all: nothing panics, no tokens.
 	got, _ = ParseReports([]byte(dsn), []string{rp42}, nil)
 	if len(got) != 1 || got[0].Token != "" {
