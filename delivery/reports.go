@@ -23,7 +23,7 @@ const (
 	// MaxReportSize is the largest mail ParseReports reads (and the
 	// inbound server accepts): 10 MB.
 	MaxReportSize = 10 << 20
-	// maxReportDepth is how deep multiparts and embedded messages nest.
+	// maxReportDepth is how deep multiparts nest.
 	maxReportDepth = 6
 	// maxReportParts is how many MIME parts of one mail are looked at.
 	maxReportParts = 100
@@ -66,7 +66,7 @@ func ParseReports(raw []byte, rcpts []string, v *VERP) ([]Report, error) {
 	}
 	body, _ := io.ReadAll(msg.Body)
 	w := &walker{}
-	w.walk(textproto.MIMEHeader(msg.Header), body, 0, false)
+	w.walk(textproto.MIMEHeader(msg.Header), body, 0)
 
 	e := envelope(rcpts, v)
 	switch {
@@ -118,9 +118,10 @@ type walker struct {
 	html           []byte
 }
 
-// walk visits one part: its header and its (transfer-encoded) body.
-// Inside a returned message (embedded), only the header counts.
-func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int, embedded bool) {
+// walk visits one part: its header and its (transfer-encoded) body. Of
+// a returned message, only the header counts (its parts are not
+// visited: their text is not the report's).
+func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int) {
 	w.parts++
 	if w.parts > maxReportParts || depth > maxReportDepth {
 		return
@@ -147,22 +148,22 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int, embedded b
 			if err != nil {
 				return
 			}
-			w.walk(p.Header, b, depth+1, embedded)
+			w.walk(p.Header, b, depth+1)
 		}
 		return
 	}
 	body = decodeBody(h.Get("Content-Transfer-Encoding"), body)
 	switch mt {
 	case "message/delivery-status", "message/global-delivery-status":
-		if w.deliveryStatus == nil && !embedded {
+		if w.deliveryStatus == nil {
 			w.deliveryStatus = body
 		}
 	case "message/feedback-report":
-		if w.feedback == nil && !embedded {
+		if w.feedback == nil {
 			w.feedback = body
 		}
 	case "message/rfc822", "message/global", "text/rfc822-headers", "message/rfc822-headers", "message/global-headers":
-		if embedded || w.original != nil {
+		if w.original != nil {
 			return
 		}
 		if mt == "text/rfc822-headers" || mt == "message/rfc822-headers" || mt == "message/global-headers" {
@@ -174,12 +175,12 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int, embedded b
 		}
 		w.original = textproto.MIMEHeader(m.Header)
 	case "text/plain":
-		if !embedded && len(w.text) < maxReportText {
+		if len(w.text) < maxReportText {
 			w.text = append(w.text, body[:min(len(body), maxReportText-len(w.text))]...)
 			w.text = append(w.text, '\n')
 		}
 	case "text/html":
-		if !embedded && len(w.html) < maxReportText {
+		if len(w.html) < maxReportText {
 			w.html = append(w.html, body[:min(len(body), maxReportText-len(w.html))]...)
 		}
 	}
@@ -442,6 +443,8 @@ var (
 	inlineSend      = regexp.MustCompile(`(?im)^\s*X-Herald-Send:\s*(\S+)\s*$`)
 	inlineReturn    = regexp.MustCompile(`(?im)^\s*Return-Path:\s*<?([^<>\s]+@[^<>\s]+)>?\s*$`)
 	tagStrip        = regexp.MustCompile(`(?s)<[^>]*>`)
+	// copyMarker: where a text bounce starts quoting the returned message.
+	copyMarker = regexp.MustCompile(`(?im)^.*(this is a copy of the message|below this line is a copy of the message|original message headers:|original message follows)`)
 )
 
 // bounceText reads a non-standard bounce: the first entry of bounceTexts that
@@ -453,7 +456,13 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 		body = tagStrip.ReplaceAllString(string(w.html), " ")
 	}
 	body = strings.ReplaceAll(body, "\r\n", "\n")
-	hay := subject(h) + "\n" + body
+	// The notice: the text before the copy of the returned message (whose
+	// words are herald's own, not the server's).
+	notice := body
+	if loc := copyMarker.FindStringIndex(body); loc != nil {
+		notice = body[:loc[0]]
+	}
+	hay := subject(h) + "\n" + notice
 	var bt *textForm
 	for i := range bounceTexts {
 		if bounceTexts[i].detect.MatchString(hay) {
@@ -465,7 +474,7 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 		return nil
 	}
 	rcpt := ""
-	if m := bt.rcpt.FindStringSubmatch(body); m != nil {
+	if m := bt.rcpt.FindStringSubmatch(notice); m != nil {
 		// The last address found: Postfix's "(expanded from <…>)" is
 		// the one herald sent to.
 		for _, g := range m[1:] {
@@ -481,12 +490,12 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	// recipient's mention.
 	from := 0
 	if rcpt != "" {
-		if i := strings.Index(strings.ToLower(body), rcpt); i >= 0 {
-			from = i
+		if i := strings.Index(strings.ToLower(notice), rcpt); i >= 0 {
+			from = min(i, len(notice)) // ToLower may change lengths
 		}
 	}
 	diag, status := "", ""
-	for _, line := range statusLine.FindAllString(body[from:], 20) {
+	for _, line := range statusLine.FindAllString(notice[from:], 20) {
 		if s := enhancedIn(line); s != "" || basicCode.MatchString(line) {
 			diag, status = clean(line, maxDiagnostic), s
 			break
@@ -499,7 +508,7 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	}
 	kind := ReportHardBounce
 	switch {
-	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(body), softText.MatchString(hay):
+	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(notice), softText.MatchString(hay):
 		kind = ReportSoftBounce
 	case strings.HasPrefix(status, "5.7."):
 		return nil // a policy refusal: not the recipient's mailbox

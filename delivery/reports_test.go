@@ -219,7 +219,7 @@ func TestParseReportsLimits(t *testing.T) {
 	}
 	b.WriteString("--B--\r\n")
 	w := &walker{}
-	w.walk(map[string][]string{"Content-Type": {"multipart/mixed; boundary=B"}}, []byte(b.String()[strings.Index(b.String(), "--B"):]), 0, false)
+	w.walk(map[string][]string{"Content-Type": {"multipart/mixed; boundary=B"}}, []byte(b.String()[strings.Index(b.String(), "--B"):]), 0)
 	if w.parts > maxReportParts+1 {
 		t.Fatalf("%d parts visited", w.parts)
 	}
