@@ -47,6 +47,8 @@ type config struct {
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
+	// Inbound is the inbound SMTP server (HERALD_INBOUND_*, inbound.go).
+	Inbound inboundConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -130,6 +132,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
+	}
+	if c.Inbound, err = loadInboundConfig(getenv); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -109,6 +109,13 @@ func serve(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
+	// Reports (bounces, complaints, mailto: unsubscribes) over SMTP;
+	// stopped before the engine and the database.
+	stopInbound, err := startInbound(cfg, svc)
+	if err != nil {
+		return err
+	}
+	defer stopInbound()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

@@ -1,0 +1,244 @@
+package delivery
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"golang.org/x/net/netutil"
+)
+
+// InboundConfig configures the inbound SMTP server (decisions.md 7).
+type InboundConfig struct {
+	// Addr is HERALD_INBOUND_ADDR, for ListenAndServe (":2525").
+	Addr string
+	// Domain is the name the server greets with.
+	Domain string
+	// TLS, when set, is offered with STARTTLS (HERALD_INBOUND_TLS_CERT and
+	// _KEY).
+	TLS *tls.Config
+	// VERP returns the bounce domain's VERP (service.Bounces.VERP).
+	VERP func(ctx context.Context) (*VERP, error)
+	// Reports applies what the mails report (service.Feedback).
+	Reports Reports
+	// MaxSize is the largest message accepted; default and at most
+	// MaxReportSize (10 MB).
+	MaxSize int64
+	// MaxConns is how many connections are served at once; default 50.
+	MaxConns int
+	// MaxRecipients per message; default 100.
+	MaxRecipients int
+	// ReadTimeout and WriteTimeout of a connection; default 1 minute.
+	ReadTimeout, WriteTimeout time.Duration
+	// HandleTimeout bounds the parsing and handling of one message;
+	// default 1 minute.
+	HandleTimeout time.Duration
+}
+
+// Inbound is herald's inbound SMTP server: it takes delivery status
+// notifications, feedback reports, bounce texts and mails to the
+// List-Unsubscribe address for the bounce domain, and nothing else (it
+// never relays). A recipient outside the bounce domain gets 550 5.7.1, a
+// message over MaxSize 552, a failure to apply a report 451 4.3.0 (the
+// sender tries again later). A report naming no message of herald's is
+// accepted (250) and changes nothing. AUTH is not offered.
+type Inbound struct {
+	cfg InboundConfig
+	srv *smtp.Server
+
+	ctx    context.Context // cancelled by Close: handling in flight stops
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	ln       net.Listener
+	closed   bool
+	handling sync.WaitGroup // messages being parsed and handled
+}
+
+// NewInbound checks cfg and makes the server. Errors: no VERP or no
+// Reports.
+func NewInbound(cfg InboundConfig) (*Inbound, error) {
+	if cfg.VERP == nil || cfg.Reports == nil {
+		return nil, errors.New("delivery: inbound server needs a VERP and Reports")
+	}
+	if cfg.MaxSize <= 0 || cfg.MaxSize > MaxReportSize {
+		cfg.MaxSize = MaxReportSize
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 50
+	}
+	if cfg.MaxRecipients <= 0 {
+		cfg.MaxRecipients = 100
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = time.Minute
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = time.Minute
+	}
+	if cfg.HandleTimeout <= 0 {
+		cfg.HandleTimeout = time.Minute
+	}
+	in := &Inbound{cfg: cfg}
+	in.ctx, in.cancel = context.WithCancel(context.Background())
+	s := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		return &inboundSession{in: in, remote: c.Conn().RemoteAddr().String()}, nil
+	}))
+	s.Addr = cfg.Addr
+	s.Domain = cfg.Domain
+	if s.Domain == "" {
+		s.Domain = "localhost"
+	}
+	s.TLSConfig = cfg.TLS
+	s.MaxMessageBytes = cfg.MaxSize
+	s.MaxRecipients = cfg.MaxRecipients
+	s.MaxLineLength = 4000 // RFC 5321 says 1000; bounce texts are not always polite
+	s.ReadTimeout, s.WriteTimeout = cfg.ReadTimeout, cfg.WriteTimeout
+	s.ErrorLog = log.New(slogWriter{}, "", 0)
+	in.srv = s
+	return in, nil
+}
+
+// ListenAndServe listens on cfg.Addr and serves until Close.
+func (in *Inbound) ListenAndServe() error {
+	ln, err := net.Listen("tcp", in.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return in.Serve(ln)
+}
+
+// Serve serves ln, at most MaxConns connections at once, until Close.
+// It returns nil after Close.
+func (in *Inbound) Serve(ln net.Listener) error {
+	in.mu.Lock()
+	in.ln = ln
+	in.mu.Unlock()
+	err := in.srv.Serve(netutil.LimitListener(ln, in.cfg.MaxConns))
+	if errors.Is(err, smtp.ErrServerClosed) || in.ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Addr is the address served ("" before Serve).
+func (in *Inbound) Addr() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.ln == nil {
+		return ""
+	}
+	return in.ln.Addr().String()
+}
+
+// Close stops listening, closes every connection and waits for the
+// messages being handled, whose handling it cancels (their senders get no
+// 250 and send again).
+func (in *Inbound) Close() error {
+	in.cancel()
+	in.mu.Lock()
+	in.closed = true
+	in.mu.Unlock()
+	err := in.srv.Close()
+	in.handling.Wait()
+	if errors.Is(err, smtp.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Answers of the server.
+var (
+	errRelay = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1},
+		Message: "Relaying denied: this server takes only reports for its own messages"}
+	errRetry = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0},
+		Message: "Temporary failure, please try again later"}
+	errNoRcpt = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 5, 1}, Message: "No valid recipients"}
+)
+
+type inboundSession struct {
+	in     *Inbound
+	remote string
+	rcpts  []string
+}
+
+func (s *inboundSession) Reset()        { s.rcpts = nil }
+func (s *inboundSession) Logout() error { return nil }
+
+// Mail takes any sender: reports come from the null sender <>.
+func (s *inboundSession) Mail(string, *smtp.MailOptions) error { return nil }
+
+// Rcpt takes the bounce domain's addresses only.
+func (s *inboundSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ctx, cancel := context.WithTimeout(s.in.ctx, s.in.cfg.HandleTimeout)
+	defer cancel()
+	v, err := s.in.cfg.VERP(ctx)
+	if err != nil {
+		slog.Error("inbound: the bounce address", "err", err)
+		return errRetry
+	}
+	if _, ok := v.Parse(to); !ok {
+		return errRelay
+	}
+	s.rcpts = append(s.rcpts, to)
+	return nil
+}
+
+// Data reads the message whole (at most MaxSize: go-smtp answers 552
+// beyond), reads its reports and hands them over.
+func (s *inboundSession) Data(r io.Reader) error {
+	if len(s.rcpts) == 0 {
+		return errNoRcpt
+	}
+	s.in.mu.Lock()
+	if s.in.closed {
+		s.in.mu.Unlock()
+		return errRetry
+	}
+	s.in.handling.Add(1)
+	s.in.mu.Unlock()
+	defer s.in.handling.Done()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err // smtp.ErrDataTooLarge: 552
+	}
+	ctx, cancel := context.WithTimeout(s.in.ctx, s.in.cfg.HandleTimeout)
+	defer cancel()
+	v, err := s.in.cfg.VERP(ctx)
+	if err != nil {
+		slog.Error("inbound: the bounce address", "err", err)
+		return errRetry
+	}
+	reports, err := ParseReports(raw, s.rcpts, v)
+	if errors.Is(err, ErrReportTooLarge) {
+		return smtp.ErrDataTooLarge
+	}
+	if err != nil || len(reports) == 0 {
+		// Not a report (an auto-reply, a person's mail, garbage): taken
+		// and dropped, so that it does not come back.
+		slog.Debug("inbound: a mail with no report", "remote", s.remote, "bytes", len(raw), "err", err)
+		return nil
+	}
+	if err := s.in.cfg.Reports.Handle(ctx, reports); err != nil {
+		slog.Error("inbound: handling reports", "remote", s.remote, "reports", len(reports), "err", err)
+		return errRetry
+	}
+	slog.Info("inbound: reports", "remote", s.remote, "reports", len(reports), "kind", reports[0].Kind.String(), "source", reports[0].Source)
+	return nil
+}
+
+// slogWriter carries go-smtp's own log lines (connection errors) to slog.
+type slogWriter struct{}
+
+func (slogWriter) Write(p []byte) (int, error) {
+	slog.Debug("inbound smtp", "msg", fmt.Sprintf("%.500s", p))
+	return len(p), nil
+}
