@@ -118,13 +118,18 @@ func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*mo
 			return &m, nil
 		}
 		// A report about several recipients of one message's send (a
-		// multi-recipient DSN): the one it names.
-		sendID := m.SendID
-		m = models.SendMessage{}
-		if err := q.Where("send_id = ? AND email = ?", sendID, recipient).First(&m).Error; err != nil {
-			return nil, ignoreMissing(err)
+		// multi-recipient DSN): the one it names. A recipient of no
+		// message of the send (where a forward ended): the token's own
+		// message, which the MAC vouches for.
+		var other models.SendMessage
+		err := q.Where("send_id = ? AND email = ?", m.SendID, recipient).First(&other).Error
+		switch {
+		case err == nil:
+			return &other, nil
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			return &m, nil
 		}
-		return &m, nil
+		return nil, err
 	case r.Token != "":
 		return nil, nil
 	case strings.TrimSpace(r.SendUtr) != "" && recipient != "":

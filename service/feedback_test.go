@@ -122,12 +122,14 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 
 	// A multi-recipient DSN: one token (ann's message) and two recipients
 	// of the same send; a provider that kept only the send's utr and the
-	// address; one that kept only the address.
+	// address; one that kept only the address; a report naming where a
+	// forward ended (no recipient of the send): the token's message.
 	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Recipient: "dee@example.com", Status: "4.2.2", Diagnostic: "mailbox full"},
 		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceSendGrid, SendUtr: ss.Utr, Recipient: "EVE@example.com", Status: "4.4.7"},
 		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "fay@example.com"},
-		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "nobody@example.com"})
-	if got = f.get(ss.Utr); got.SoftBounces != 3 || got.Bounces != 1 {
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "nobody@example.com"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Recipient: "cy@forward.example.net", Status: "4.2.2"})
+	if got = f.get(ss.Utr); got.SoftBounces != 4 || got.Bounces != 1 {
 		t.Fatalf("after the soft bounces: soft_bounces %d bounces %d", got.SoftBounces, got.Bounces)
 	}
 	if len(f.suppressed()) != 1 {
@@ -139,7 +141,7 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 	for _, r := range f.feedbackRows() {
 		kinds[r.Kind]++
 	}
-	if kinds[service.FeedbackHardBounce] != 1 || kinds[service.FeedbackComplaint] != 1 || kinds[service.FeedbackUnsubscribe] != 1 || kinds[service.FeedbackSoftBounce] != 3 {
+	if kinds[service.FeedbackHardBounce] != 1 || kinds[service.FeedbackComplaint] != 1 || kinds[service.FeedbackUnsubscribe] != 1 || kinds[service.FeedbackSoftBounce] != 4 {
 		t.Fatalf("feedback log: %v", kinds)
 	}
 
