@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation vet vulncheck fuzz fmt clean
+.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation bench-inbound vet vulncheck fuzz fmt clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/herald
@@ -78,6 +78,12 @@ bench-send:
 bench-automation:
 	$(GO) build -o $(BIN) ./cmd/herald
 	$(GO) run ./bench/send -herald $(BIN) -automation $(BENCH_AUTOMATION_FLAGS)
+
+# Inbound bounce reports (docs/BENCHMARKS.md): 10,000 DSNs posted to
+# herald's inbound SMTP server, one per message of a completed send.
+bench-inbound:
+	$(GO) build -o $(BIN) ./cmd/herald
+	$(GO) run ./bench/send -herald $(BIN) -inbound -contacts 10000 -conns 4 $(BENCH_INBOUND_FLAGS)
 
 generate:
 	$(GO) tool templ generate

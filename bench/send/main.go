@@ -115,6 +115,7 @@ type options struct {
 	keep            bool
 	timeout         time.Duration
 	automation      bool   // the -automation mode (automation.go)
+	inbound         bool   // the -inbound mode (inbound.go)
 	database        string // postgres:// URL, or "" for an SQLite file
 }
 
@@ -140,6 +141,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, herald logs) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Minute, "bound on the whole run")
 	flag.BoolVar(&o.automation, "automation", false, "instead: time a CSV import of -contacts contacts into a live automation's target until every step-1 email is at the sink (automation.go)")
+	flag.BoolVar(&o.inbound, "inbound", false, "instead: time -contacts bounce reports (DSNs) posted to herald's inbound SMTP server, one per message of a completed send (inbound.go)")
 	flag.Parse()
 
 	if *sink {
@@ -169,6 +171,12 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	if o.inbound {
+		if err := runInbound(ctx, o); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if o.automation {
 		if err := runAutomation(ctx, o); err != nil {
 			fatal(err)

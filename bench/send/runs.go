@@ -59,7 +59,7 @@ func (h *heraldProc) pid() int { return h.proc.Cmd.Process.Pid }
 
 // startHerald starts `herald serve` on the benchmark's database with its
 // mail going to smtpURL.
-func (b *bench) startHerald(ctx context.Context, name, smtpURL string) (*heraldProc, error) {
+func (b *bench) startHerald(ctx context.Context, name, smtpURL string, extraEnv ...string) (*heraldProc, error) {
 	addr, err := harness.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -74,6 +74,7 @@ func (b *bench) startHerald(ctx context.Context, name, smtpURL string) (*heraldP
 		"HERALD_API_RATE=0",
 		"HERALD_LOG_LEVEL=warn",
 	)
+	env = append(env, extraEnv...)
 	h := &heraldProc{addr: addr}
 	if b.o.cpuProfile != "" {
 		pa, err := harness.FreeAddr()
