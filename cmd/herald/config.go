@@ -149,7 +149,7 @@ func or(v, def string) string {
 // hearing is what the console's bounce setup page shows of the
 // configuration: which ways of hearing back are on, without secrets.
 func (c config) hearing() web.Hearing {
-	h := web.Hearing{}
+	h := web.Hearing{InboundAddr: c.Inbound.Addr, InboundTLS: c.Inbound.TLS != nil}
 	if c.SMTPURL != "" {
 		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
 			h.RelayHost = s.Host
