@@ -34,6 +34,9 @@ type Options struct {
 	// MaxSpoolBytes bounds a file kept on disk until its contact type
 	// arrives; 0 means service.MaxSpool (tests set less).
 	MaxSpoolBytes int64
+
+	// Webhooks configure the provider webhooks (hooks.go).
+	Webhooks WebhookOptions
 }
 
 const defaultAuthPerMinute = 20
@@ -44,6 +47,7 @@ type Web struct {
 	opt       Options
 	store     *sessions.CookieStore
 	authLimit fiber.Handler
+	hooks     *hooks
 }
 
 // New builds the console over svc. It reads (or, the first time, makes)
@@ -58,7 +62,11 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 	if perMinute <= 0 {
 		perMinute = defaultAuthPerMinute
 	}
-	w := &Web{svc: svc, opt: opt, store: store}
+	hk, err := newHooks(opt.Webhooks)
+	if err != nil {
+		return nil, err
+	}
+	w := &Web{svc: svc, opt: opt, store: store, hooks: hk}
 	w.authLimit = limiter.New(limiter.Config{
 		Max:          perMinute,
 		Expiration:   time.Minute,
@@ -74,6 +82,7 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 func (w *Web) Mount(app *fiber.App) {
 	w.mountRecipient(app)    // before the console middleware: see tracking.go
 	w.mountSenderVerify(app) // likewise: see public.go
+	w.mountWebhooks(app)     // likewise: no session, no CSRF (hooks.go)
 	app.Use(w.console)
 
 	app.Get("/", w.root)
