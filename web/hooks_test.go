@@ -662,6 +662,15 @@ func TestWebhookMailgun(t *testing.T) {
 		t.Fatal("bob's complaint or cy's temporary failure was mishandled")
 	}
 
+	// A permanent failure for policy (5.7.1) is a block: nothing changes.
+	block := failed("permanent", "cy@example.org", cy.messageID, "550", "5.7.1 Message rejected as spam by content filtering", "news@shop.example.com")
+	status, text := post(signature(signingKey, ts, "block-0123456789012345678901234567890123456789012"), block)
+	wantHook(t, status, text, http.StatusOK)
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("a policy refusal suppressed cy")
+	}
+
 	// Forged: another key; a signature of another token; none.
 	bad := failed("permanent", "cy@example.org", cy.messageID, "550", "5.1.1 unknown", "news@shop.example.com")
 	for name, sig := range map[string]string{
