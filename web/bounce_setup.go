@@ -21,6 +21,7 @@ type Hearing struct {
 	// The provider webhooks whose secret is set (SES needs none).
 	SendGrid, Postmark, Mailgun bool
 	SESPinned                   bool // HERALD_SES_CERT_FILE is set
+	SESTopics                   int  // topics of HERALD_SES_TOPIC_ARN
 }
 
 // bounceSetup shows what makes reports come back to herald for the

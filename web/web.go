@@ -38,6 +38,8 @@ type Options struct {
 	// Hearing is how this herald hears back from relays and providers
 	// (decisions.md 7), for the bounce setup page.
 	Hearing Hearing
+	// Webhooks configure the provider webhooks (hooks.go).
+	Webhooks WebhookOptions
 }
 
 const defaultAuthPerMinute = 20
@@ -48,6 +50,7 @@ type Web struct {
 	opt       Options
 	store     *sessions.CookieStore
 	authLimit fiber.Handler
+	hooks     *hooks
 }
 
 // New builds the console over svc. It reads (or, the first time, makes)
@@ -62,7 +65,11 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 	if perMinute <= 0 {
 		perMinute = defaultAuthPerMinute
 	}
-	w := &Web{svc: svc, opt: opt, store: store}
+	hk, err := newHooks(opt.Webhooks)
+	if err != nil {
+		return nil, err
+	}
+	w := &Web{svc: svc, opt: opt, store: store, hooks: hk}
 	w.authLimit = limiter.New(limiter.Config{
 		Max:          perMinute,
 		Expiration:   time.Minute,
@@ -78,6 +85,7 @@ func New(ctx context.Context, svc *service.Service, opt Options) (*Web, error) {
 func (w *Web) Mount(app *fiber.App) {
 	w.mountRecipient(app)    // before the console middleware: see tracking.go
 	w.mountSenderVerify(app) // likewise: see public.go
+	w.mountWebhooks(app)     // likewise: no session, no CSRF (hooks.go)
 	app.Use(w.console)
 
 	app.Get("/", w.root)

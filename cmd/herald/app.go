@@ -90,7 +90,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 	api.New(svc, api.Options{RatePerSecond: cfg.APIRate, MaxUploadBytes: cfg.MaxUploadMB << 20}).Mount(app.Group("/api"))
 
 	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL, MaxUploadBytes: cfg.MaxUploadMB << 20, TrustedProxies: cfg.TrustedProxies,
-		Hearing: cfg.hearing()})
+		Hearing: cfg.hearing(), Webhooks: cfg.Webhooks})
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,12 @@ type config struct {
 	TrustedProxies []netip.Prefix
 	// Inbound is the inbound SMTP server (HERALD_INBOUND_*, inbound.go).
 	Inbound inboundConfig
+	// Webhooks are the provider webhooks' secrets (decisions.md 7):
+	// HERALD_SES_TOPIC_ARN (comma-separated), HERALD_SES_CERT_FILE,
+	// HERALD_SENDGRID_VERIFICATION_KEY, HERALD_WEBHOOK_USER,
+	// HERALD_WEBHOOK_PASSWORD, HERALD_MAILGUN_SIGNING_KEY. web.New checks
+	// the certificate and the key.
+	Webhooks web.WebhookOptions
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -125,6 +131,24 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HERALD_TRUSTED_PROXIES: %w", err)
 	}
 	c.TrustedProxies = proxies
+	c.Webhooks = web.WebhookOptions{
+		SESCertFile:             getenv("HERALD_SES_CERT_FILE"),
+		SendGridVerificationKey: getenv("HERALD_SENDGRID_VERIFICATION_KEY"),
+		WebhookUser:             getenv("HERALD_WEBHOOK_USER"),
+		WebhookPassword:         getenv("HERALD_WEBHOOK_PASSWORD"),
+		MailgunSigningKey:       getenv("HERALD_MAILGUN_SIGNING_KEY"),
+	}
+	for _, arn := range strings.Split(getenv("HERALD_SES_TOPIC_ARN"), ",") {
+		if arn = strings.TrimSpace(arn); arn != "" {
+			if !strings.HasPrefix(arn, "arn:") {
+				return c, fmt.Errorf("HERALD_SES_TOPIC_ARN: %q is not an ARN (arn:aws:sns:<region>:<account>:<topic>)", arn)
+			}
+			c.Webhooks.SESTopicARNs = append(c.Webhooks.SESTopicARNs, arn)
+		}
+	}
+	if (c.Webhooks.WebhookUser == "") != (c.Webhooks.WebhookPassword == "") {
+		return c, fmt.Errorf("HERALD_WEBHOOK_USER and HERALD_WEBHOOK_PASSWORD go together: set both or neither")
+	}
 	c.MailFrom = or(getenv("HERALD_MAIL_FROM"), service.DefaultSystemFrom(c.BaseURL))
 	c.BounceAddress = or(getenv("HERALD_BOUNCE_ADDRESS"), service.DefaultBounceAddress(c.BaseURL))
 	if _, err := delivery.NewVERP(c.BounceAddress, nil); err != nil {
@@ -149,7 +173,9 @@ func or(v, def string) string {
 // hearing is what the console's bounce setup page shows of the
 // configuration: which ways of hearing back are on, without secrets.
 func (c config) hearing() web.Hearing {
-	h := web.Hearing{InboundAddr: c.Inbound.Addr, InboundTLS: c.Inbound.TLS != nil}
+	h := web.Hearing{InboundAddr: c.Inbound.Addr, InboundTLS: c.Inbound.TLS != nil,
+		SendGrid: c.Webhooks.SendGridVerificationKey != "", Postmark: c.Webhooks.WebhookUser != "", Mailgun: c.Webhooks.MailgunSigningKey != "",
+		SESPinned: c.Webhooks.SESCertFile != "", SESTopics: len(c.Webhooks.SESTopicARNs)}
 	if c.SMTPURL != "" {
 		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
 			h.RelayHost = s.Host
