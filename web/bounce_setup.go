@@ -96,6 +96,9 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	} else {
 		ses.Hint += ", fetched from sns.<region>.amazonaws.com."
 	}
+	if h.SESTopics == 0 {
+		ses.Hint += " Set HERALD_SES_TOPIC_ARN to your topic: then only its notifications count and herald confirms the subscription itself (until then, open the SubscribeURL herald logs)."
+	}
 	s.Channels = []suppressions.Channel{inbound, mailbox, ses,
 		hook("sendgrid", "SendGrid Event Webhook", h.SendGrid, "Off. Turn on the signed Event Webhook in SendGrid and set HERALD_SENDGRID_VERIFICATION_KEY to its verification key."),
 		hook("postmark", "Postmark webhooks", h.Postmark, "Off. Set HERALD_WEBHOOK_USER and HERALD_WEBHOOK_PASSWORD, and give them to Postmark as the webhook's basic auth."),

@@ -22,13 +22,17 @@ import (
 )
 
 // WebhookOptions configure the provider webhooks (decisions.md 7): each
-// endpoint answers 404 until its secret is set.
+// endpoint but SES's answers 404 until its secret is set.
 type WebhookOptions struct {
 	// SESTopicARNs (HERALD_SES_TOPIC_ARN, comma-separated) are the SNS
-	// topics whose notifications /webhooks/ses takes. Unset: the endpoint
-	// answers 404. Any AWS account can sign SNS messages with AWS's
-	// certificate and subscribe any URL, so the signature alone does not
-	// say the topic is ours: the topic list does.
+	// topics whose notifications /webhooks/ses takes, and whose
+	// subscriptions herald confirms itself. Any AWS account can sign SNS
+	// messages with AWS's certificate and subscribe any URL, so the
+	// signature alone does not say the topic is ours. Unset (decisions.md
+	// 7 names no topic): every topic's signed notifications are taken, but
+	// herald confirms no subscription: it logs the SubscribeURL for an
+	// operator to open, so a stranger cannot subscribe it to a topic of
+	// theirs.
 	SESTopicARNs []string
 	// SESCertFile (HERALD_SES_CERT_FILE) pins the SNS signing certificate
 	// (PEM): nothing is fetched. Unset: the certificate is fetched from

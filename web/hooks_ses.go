@@ -127,9 +127,6 @@ func (m *sesMail) header(name string) string {
 // sesHook takes Amazon SES's notifications through SNS.
 func (w *Web) sesHook(c *fiber.Ctx) error {
 	h := w.hooks
-	if len(h.topics) == 0 {
-		return fiber.ErrNotFound
-	}
 	body, ok, err := hookBodyOrAnswer(c)
 	if !ok {
 		return err
@@ -138,7 +135,7 @@ func (w *Web) sesHook(c *fiber.Ctx) error {
 	if err := json.Unmarshal(body, &m); err != nil {
 		return hookAnswer(c, fiber.StatusBadRequest, "The body is not an SNS message.")
 	}
-	if !h.topics[m.TopicArn] {
+	if len(h.topics) > 0 && !h.topics[m.TopicArn] {
 		slog.Warn("webhook ses: a message from a topic not in HERALD_SES_TOPIC_ARN", "topic", m.TopicArn)
 		return hookAnswer(c, fiber.StatusUnauthorized, "The topic is not one of HERALD_SES_TOPIC_ARN.")
 	}
@@ -148,6 +145,12 @@ func (w *Web) sesHook(c *fiber.Ctx) error {
 	}
 	switch m.Type {
 	case "SubscriptionConfirmation":
+		if len(h.topics) == 0 {
+			// Nobody named this topic as ours: a person confirms it.
+			slog.Warn("webhook ses: a subscription to confirm by hand (or set HERALD_SES_TOPIC_ARN and herald confirms it)",
+				"topic", m.TopicArn, "subscribe_url", m.SubscribeURL)
+			return hookAnswer(c, fiber.StatusOK, "The subscription was not confirmed: open the SubscribeURL from herald's log, or set HERALD_SES_TOPIC_ARN.")
+		}
 		if err := h.confirmSNS(c.UserContext(), m.SubscribeURL); err != nil {
 			slog.Error("webhook ses: confirming the subscription", "topic", m.TopicArn, "err", err)
 			return hookAnswer(c, fiber.StatusBadGateway, "The subscription could not be confirmed.")

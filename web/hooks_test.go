@@ -472,6 +472,24 @@ func TestWebhookSESSubscription(t *testing.T) {
 	if visits.Load() != 1 || certFetches.Load() != 1 {
 		t.Fatalf("visits %d, certificate fetches %d after refused messages", visits.Load(), certFetches.Load())
 	}
+
+	// Without HERALD_SES_TOPIC_ARN: signed notifications of any topic are
+	// taken (decisions.md 7), but no subscription is confirmed by herald,
+	// so a stranger cannot subscribe it to a topic of theirs.
+	open := newTestApp(t, web.Options{Webhooks: web.WebhookOptions{SNSHosts: []string{host}, Client: srv.Client()}})
+	stranger := confirm(srv.URL+"/confirm?Action=ConfirmSubscription&Token=2336412f37fb687f5d51e6e2425dacbba", certURL)
+	stranger["TopicArn"] = "arn:aws:sns:us-west-2:999999999999:someone-elses"
+	status, text = postHook(t, open, "/webhooks/ses", signer.sign(t, stranger, "2"))
+	wantHook(t, status, text, http.StatusOK)
+	if visits.Load() != 1 || !strings.Contains(text, "not confirmed") {
+		t.Fatalf("without a topic list: SubscribeURL visited (%d visits in all), answer %s", visits.Load(), text)
+	}
+	status, text = postHook(t, open, "/webhooks/ses", signer.sign(t, n, "2"))
+	wantHook(t, status, text, http.StatusOK)
+	status, _ = postHook(t, open, "/webhooks/ses", bytes.Replace(signer.sign(t, n, "2"), []byte("Delivery"), []byte("Bounce"), 1))
+	if status != http.StatusUnauthorized {
+		t.Fatalf("without a topic list, an altered notification: status %d, want 401", status)
+	}
 }
 
 // ---- SendGrid ----
@@ -695,7 +713,7 @@ func TestWebhookMailgun(t *testing.T) {
 // refused; a failure of the service is a 500 (the provider retries).
 func TestWebhookLimits(t *testing.T) {
 	a := newTestApp(t, web.Options{})
-	for _, p := range []string{"/webhooks/ses", "/webhooks/sendgrid", "/webhooks/postmark", "/webhooks/mailgun"} {
+	for _, p := range []string{"/webhooks/sendgrid", "/webhooks/postmark", "/webhooks/mailgun"} {
 		status, text := postHook(t, a, p, []byte(`{}`))
 		if status != http.StatusNotFound {
 			t.Fatalf("%s unconfigured: status %d, want 404: %s", p, status, text)
