@@ -1,12 +1,16 @@
 package delivery
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/mail"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -299,4 +303,39 @@ func closeOnDone(ctx context.Context, c interface{ Close() error }) (stop func()
 		}
 	}()
 	return func() { close(done) }
+}
+
+// maxMailboxRecipients bounds the addresses MailboxRecipients returns.
+const maxMailboxRecipients = 20
+
+// MailboxRecipients returns the addresses a mail read from a mailbox was
+// delivered to, as far as its header tells (a mailbox keeps no envelope):
+// Delivered-To and X-Original-To, which the delivering server adds, then
+// To. Each address once, in that order, at most 20; none for a header that
+// cannot be read.
+func MailboxRecipients(raw []byte) []string {
+	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(raw)))
+	h, err := r.ReadMIMEHeader()
+	if err != nil && len(h) == 0 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, name := range []string{"Delivered-To", "X-Original-To", "To"} {
+		for _, v := range h.Values(name) {
+			list, err := mail.ParseAddressList(v)
+			if err != nil {
+				continue
+			}
+			for _, a := range list {
+				key := strings.ToLower(a.Address)
+				if seen[key] || len(out) == maxMailboxRecipients {
+					continue
+				}
+				seen[key] = true
+				out = append(out, a.Address)
+			}
+		}
+	}
+	return out
 }

@@ -374,3 +374,28 @@ func skipOrFail(t *testing.T, reason string) {
 	}
 	t.Skip(reason)
 }
+
+func TestMailboxRecipients(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want []string
+	}{
+		{"Delivered-To: bounces+bABC@herald.test\r\nX-Original-To: bounces+bABC@herald.test\r\nTo: Bounces <bounces@herald.test>, other@example.com\r\nSubject: x\r\n\r\nTo: body@example.com\r\n",
+			[]string{"bounces+bABC@herald.test", "bounces@herald.test", "other@example.com"}},
+		{"Delivered-To: a@herald.test\r\nDelivered-To: b@herald.test\r\n\r\n", []string{"a@herald.test", "b@herald.test"}},
+		{"To: not an address\r\nX-Original-To: x@herald.test\r\n\r\n", []string{"x@herald.test"}},
+		{"Subject: none\r\n\r\n", nil},
+		{"", nil},
+	} {
+		if got := MailboxRecipients([]byte(tc.raw)); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+	var many strings.Builder
+	for i := range 100 {
+		fmt.Fprintf(&many, "Delivered-To: r%d@herald.test\r\n", i)
+	}
+	if got := MailboxRecipients([]byte(many.String() + "\r\n")); len(got) != maxMailboxRecipients {
+		t.Errorf("%d addresses kept", len(got))
+	}
+}

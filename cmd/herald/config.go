@@ -44,6 +44,9 @@ type config struct {
 	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
 	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
 	RetryBackoff, RetryWindow time.Duration
+	// BounceMailbox is HERALD_BOUNCE_MAILBOX: an IMAP or POP3 mailbox that
+	// receives bounces, read every minute (unset: none).
+	BounceMailbox string
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
@@ -130,6 +133,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
+	}
+	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
+	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {
+		return c, err // names HERALD_BOUNCE_MAILBOX, never the password
 	}
 	return c, nil
 }
