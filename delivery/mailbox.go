@@ -37,7 +37,8 @@ type MailboxConfig struct {
 	MaxMessageSize int64
 	// Batch is how many mails one poll reads at most (default 100).
 	Batch int
-	// Timeout bounds each exchange with the server (default 1 minute).
+	// Timeout bounds the connection and, on POP3, each command's answer
+	// (default 1 minute); imapclient bounds each IMAP answer to 30 s itself.
 	Timeout time.Duration
 	// TLSConfig overrides the TLS settings (tests: RootCAs). nil: the
 	// system roots, ServerName = the URL's host.

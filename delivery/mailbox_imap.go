@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -16,12 +17,11 @@ import (
 // oldest Batch mails not yet deleted or set aside (BODY.PEEK, so reading
 // marks nothing), then flag and expunge.
 func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
-	c, err := m.dialIMAP(ctx)
+	c, stop, err := m.dialIMAP(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer c.Close()
-	stop := closeOnDone(ctx, c)
 	defer stop()
 	fail := func(what string, err error) (int, error) {
 		if ctx.Err() != nil {
@@ -165,34 +165,43 @@ func (m *Mailbox) fetchIMAP(c *imapclient.Client, uid imap.UID) ([]byte, error) 
 	return raw, nil
 }
 
-// dialIMAP connects as the URL says, with the exchange timeouts of cfg.
-func (m *Mailbox) dialIMAP(ctx context.Context) (*imapclient.Client, error) {
-	opts := &imapclient.Options{
-		TLSConfig: m.tlsConfig(),
-		Dialer:    &net.Dialer{Timeout: m.cfg.Timeout},
-	}
-	var (
-		c   *imapclient.Client
-		err error
-	)
-	switch m.url.TLS {
-	case TLSImplicit:
-		c, err = imapclient.DialTLS(m.url.Addr(), opts)
-	case TLSStartTLS:
-		c, err = imapclient.DialStartTLS(m.url.Addr(), opts)
-	default:
-		c, err = imapclient.DialInsecure(m.url.Addr(), opts)
+// dialIMAP connects as the URL says. The connection closes when ctx ends
+// (stop undoes that); imapclient bounds each answer (30 s) by itself.
+func (m *Mailbox) dialIMAP(ctx context.Context) (c *imapclient.Client, stop func(), err error) {
+	d := &net.Dialer{Timeout: m.cfg.Timeout}
+	var conn net.Conn
+	if m.url.TLS == TLSImplicit {
+		cfg := m.tlsConfig()
+		if cfg.NextProtos == nil {
+			cfg.NextProtos = []string{"imap"}
+		}
+		conn, err = (&tls.Dialer{NetDialer: d, Config: cfg}).DialContext(ctx, "tcp", m.url.Addr())
+	} else {
+		conn, err = d.DialContext(ctx, "tcp", m.url.Addr())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("imap connect %s: %w", m.url.Addr(), err)
+		return nil, nil, fmt.Errorf("imap connect %s: %w", m.url.Addr(), err)
 	}
-	if err := c.WaitGreeting(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("imap greeting: %w", err)
+	stop = closeOnDone(ctx, conn)
+	opts := &imapclient.Options{TLSConfig: m.tlsConfig()}
+	if m.url.TLS == TLSStartTLS {
+		c, err = imapclient.NewStartTLS(conn, opts) // refuses a server without STARTTLS
+	} else {
+		c = imapclient.New(conn, opts)
 	}
-	if err := ctx.Err(); err != nil {
-		c.Close()
-		return nil, err
+	if err == nil {
+		err = c.WaitGreeting()
 	}
-	return c, nil
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		stop()
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		return nil, nil, fmt.Errorf("imap greeting: %w", err)
+	}
+	return c, stop, nil
 }

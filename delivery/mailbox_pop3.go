@@ -25,12 +25,11 @@ const maxSetAside = 10000
 // their sizes and UIDLs, read the oldest Batch ones not set aside, DELE the
 // handled ones and QUIT, which is when the server deletes them.
 func (m *Mailbox) pollPOP3(ctx context.Context) (handled int, err error) {
-	p, err := m.dialPOP3(ctx)
+	p, stop, err := m.dialPOP3(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer p.conn.Close()
-	stop := closeOnDone(ctx, p.conn)
 	defer stop()
 	fail := func(what string, err error) (int, error) {
 		if ctx.Err() != nil {
@@ -140,44 +139,44 @@ func (e pop3Error) Error() string { return "server said: -ERR " + string(e) }
 var errTooLarge = errors.New("mail larger than the limit")
 
 // dialPOP3 connects, reads the greeting and secures the session as the URL
-// says (STLS, RFC 2595, when tls=starttls).
-func (m *Mailbox) dialPOP3(ctx context.Context) (*pop3Conn, error) {
+// says (STLS, RFC 2595, when tls=starttls). The connection closes when ctx
+// ends (stop undoes that).
+func (m *Mailbox) dialPOP3(ctx context.Context) (_ *pop3Conn, stop func(), err error) {
 	d := &net.Dialer{Timeout: m.cfg.Timeout}
-	var (
-		conn net.Conn
-		err  error
-	)
+	var conn net.Conn
 	if m.url.TLS == TLSImplicit {
 		conn, err = (&tls.Dialer{NetDialer: d, Config: m.tlsConfig()}).DialContext(ctx, "tcp", m.url.Addr())
 	} else {
 		conn, err = d.DialContext(ctx, "tcp", m.url.Addr())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pop3 connect %s: %w", m.url.Addr(), err)
+		return nil, nil, fmt.Errorf("pop3 connect %s: %w", m.url.Addr(), err)
 	}
+	stop = closeOnDone(ctx, conn)
 	p := &pop3Conn{conn: conn, tp: textproto.NewConn(conn), timeout: m.cfg.Timeout}
-	ok := false
-	defer func() {
-		if !ok {
-			conn.Close()
+	fail := func(format string, err error) (*pop3Conn, func(), error) {
+		stop()
+		conn.Close()
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
 		}
-	}()
+		return nil, nil, fmt.Errorf(format, err)
+	}
+	conn.SetDeadline(time.Now().Add(p.timeout))
 	if _, err := p.status(); err != nil {
-		return nil, fmt.Errorf("pop3 greeting: %w", err)
+		return fail("pop3 greeting: %w", err)
 	}
 	if m.url.TLS == TLSStartTLS {
 		if _, err := p.cmd("STLS"); err != nil {
-			return nil, fmt.Errorf("pop3 STLS (tls=starttls is required; tls=none reads in plain text): %w", err)
+			return fail("pop3 STLS (tls=starttls is required; tls=none reads in plain text): %w", err)
 		}
 		tc := tls.Client(conn, m.tlsConfig())
-		conn.SetDeadline(time.Now().Add(p.timeout))
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return nil, fmt.Errorf("pop3 STLS: %w", err)
+			return fail("pop3 STLS: %w", err)
 		}
 		p.conn, p.tp = tc, textproto.NewConn(tc)
 	}
-	ok = true
-	return p, nil
+	return p, stop, nil
 }
 
 // cmd sends one command and reads its status line.

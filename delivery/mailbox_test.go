@@ -399,3 +399,44 @@ func TestMailboxRecipients(t *testing.T) {
 		t.Errorf("%d addresses kept", len(got))
 	}
 }
+
+// TestMailboxCancel: a server that accepts and never answers holds a poll
+// only until its ctx ends, over either protocol.
+func TestMailboxCancel(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for _, scheme := range []string{"imap", "pop3"} {
+		t.Run(scheme, func(t *testing.T) {
+			probe := &mailboxProbe{}
+			mb, err := NewMailbox(MailboxConfig{URL: scheme + "://u:p@" + ln.Addr().String() + "?tls=none", Parse: probe.Parse, Reports: probe})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := mb.Poll(ctx)
+				done <- err
+			}()
+			c := <-accepted // the poll is connected and waits for a greeting
+			defer c.Close()
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("poll ended with %v, want context.Canceled", err)
+			}
+		})
+	}
+}
