@@ -37,8 +37,10 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 		return fail("select "+m.url.Folder, err)
 	}
 	// A server that keeps no keywords on this folder: set-aside mails are
-	// \Seen only, and only unseen mails are read.
-	keyword := slices.Contains(sel.PermanentFlags, imap.FlagWildcard) ||
+	// \Seen only, and only unseen mails are read. No PERMANENTFLAGS at all
+	// means every flag is kept (RFC 3501, 7.1).
+	keyword := sel.PermanentFlags == nil ||
+		slices.Contains(sel.PermanentFlags, imap.FlagWildcard) ||
 		slices.Contains(sel.PermanentFlags, imap.Flag(UnparsedKeyword))
 	criteria := &imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagDeleted}}
 	aside := []imap.Flag{imap.FlagSeen}
@@ -72,11 +74,18 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 	var firstErr error
 	removed := 0
 	for _, uid := range uids {
-		if size[uid] > m.cfg.MaxMessageSize {
+		sz, ok := size[uid]
+		if !ok {
+			continue // expunged by someone else since the search
+		}
+		if sz > m.cfg.MaxMessageSize {
 			setAsideUIDs.AddNum(uid)
 			continue
 		}
 		raw, err := m.fetchIMAP(c, uid)
+		if errors.Is(err, errNoBody) {
+			continue // expunged by someone else since the search
+		}
 		if err != nil {
 			return fail("fetch", err)
 		}
@@ -134,6 +143,8 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 	return handled, firstErr
 }
 
+var errNoBody = errors.New("the server sent no body")
+
 // fetchIMAP downloads one mail, at most MaxMessageSize+1 bytes of it (a
 // partial fetch, so a server that under-reported its size still sends no
 // more).
@@ -160,7 +171,7 @@ func (m *Mailbox) fetchIMAP(c *imapclient.Client, uid imap.UID) ([]byte, error) 
 		return nil, err
 	}
 	if !found {
-		return nil, errors.New("the server sent no body")
+		return nil, errNoBody
 	}
 	return raw, nil
 }

@@ -440,3 +440,41 @@ func TestMailboxCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestMailboxIMAPExpungedMeanwhile: a mail another client expunges during
+// the poll is skipped, not an error.
+func TestMailboxIMAPExpungedMeanwhile(t *testing.T) {
+	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}})
+	eyes := imapAs(t, addr)
+	for _, s := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		appendIMAP(t, eyes, testMail(s, 100))
+	}
+	if _, err := eyes.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	probe := &mailboxProbe{}
+	first := true
+	parse := func(ctx context.Context, raw []byte) ([]Report, error) {
+		if first {
+			first = false
+			// Someone else removes the second mail (UID 2).
+			store := &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}
+			if err := eyes.Store(imap.UIDSetNum(2), store, nil).Close(); err != nil {
+				t.Error(err)
+			}
+			if err := eyes.Expunge().Close(); err != nil {
+				t.Error(err)
+			}
+		}
+		return probe.Parse(ctx, raw)
+	}
+	mb, err := NewMailbox(MailboxConfig{URL: "imap://bounce:s3cret@" + addr + "?tls=none", Parse: parse, Reports: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := mb.Poll(context.Background())
+	_, handled := probe.take()
+	if n != 2 || err != nil || !slices.Equal(handled, []string{"a@example.com", "c@example.com"}) {
+		t.Fatalf("handled %d %v, err %v", n, handled, err)
+	}
+}
