@@ -43,13 +43,16 @@ func (m *Mailbox) pollPOP3(ctx context.Context) (handled int, err error) {
 	if _, err := p.cmd("PASS %s", m.url.Password); err != nil {
 		return fail("login", err)
 	}
-	sizes, err := p.list("LIST")
+	// Memory stays bounded however full the mailbox: only the first mails
+	// are listed, enough for a batch past every set-aside one.
+	window := m.cfg.Batch + maxSetAside
+	sizes, err := p.list("LIST", window)
 	if err != nil {
 		return fail("list", err)
 	}
 	// UIDL is optional in RFC 1939; without it nothing can be remembered and
 	// an unreadable mail is read again at each poll.
-	uidls, err := p.list("UIDL")
+	uidls, err := p.list("UIDL", window)
 	if err != nil {
 		var perr pop3Error
 		if !errors.As(err, &perr) {
@@ -204,8 +207,8 @@ func (p *pop3Conn) status() (string, error) {
 }
 
 // list runs LIST or UIDL without argument: message number → the second
-// word of each line (the size, or the unique id).
-func (p *pop3Conn) list(command string) (map[int]string, error) {
+// word of each line (the size, or the unique id), for messages 1 to max.
+func (p *pop3Conn) list(command string, max int) (map[int]string, error) {
 	if _, err := p.cmd("%s", command); err != nil {
 		return nil, err
 	}
@@ -216,7 +219,7 @@ func (p *pop3Conn) list(command string) (map[int]string, error) {
 		if len(f) < 2 {
 			continue
 		}
-		if n, err := strconv.Atoi(f[0]); err == nil && n > 0 {
+		if n, err := strconv.Atoi(f[0]); err == nil && n > 0 && n <= max {
 			out[n] = f[1]
 		}
 	}
