@@ -111,10 +111,7 @@ func startDovecot(t *testing.T) *dovecot {
 	d.write("cert.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})))
 	d.write("key.pem", string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})))
 	d.write("passwd", "bounce:{PLAIN}s3cret\n")
-	ports := make([]string, 4)
-	for i := range ports {
-		ports[i] = freePort(t)
-	}
+	ports := freePorts(t, 4)
 	d.pop3, d.pop3s, d.imap, d.imaps = "127.0.0.1:"+ports[0], "127.0.0.1:"+ports[1], "127.0.0.1:"+ports[2], "127.0.0.1:"+ports[3]
 	d.write("dovecot.conf", fmt.Sprintf(`base_dir = %[1]s/run
 state_dir = %[1]s/state
@@ -163,9 +160,14 @@ service imap-login {
 	if err := d.master.Start(); err != nil {
 		t.Fatalf("dovecot: %v", err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		d.master.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		d.master.Process.Signal(syscall.SIGTERM)
-		d.master.Wait()
+		<-exited
 	})
 	// Wait until it listens (it forks its login processes on demand).
 	for i := 0; ; i++ {
@@ -173,6 +175,11 @@ service imap-login {
 		if err == nil {
 			c.Close()
 			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("dovecot stopped at start: %v\n%s", d.master.ProcessState, d.log())
+		default:
 		}
 		if i == 200 {
 			t.Fatalf("dovecot does not listen on %s: %v\n%s", d.imaps, err, d.log())
@@ -182,15 +189,21 @@ service imap-login {
 	return d
 }
 
-func freePort(t *testing.T) string {
+// freePorts returns n distinct free loopback ports (all held open until
+// all are chosen, so that none is handed out twice).
+func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ports []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		ports = append(ports, port)
 	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
+	return ports
 }
 
 func (d *dovecot) write(name, content string) {
@@ -252,6 +265,16 @@ func (d *dovecot) left() map[string]string {
 	return out
 }
 
+// empty removes every mail from the Maildir.
+func (d *dovecot) empty() {
+	for _, sub := range []string{"new", "cur"} {
+		files, _ := os.ReadDir(filepath.Join(d.maildir, sub))
+		for _, f := range files {
+			os.Remove(filepath.Join(d.maildir, sub, f.Name()))
+		}
+	}
+}
+
 func sortedMails(m [][]byte) [][]byte {
 	m = slices.Clone(m)
 	slices.SortFunc(m, bytes.Compare)
@@ -270,10 +293,7 @@ func TestMailboxDovecot(t *testing.T) {
 		{"imap STARTTLS", "imap://bounce:s3cret@" + d.imap},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Each case starts from an empty mailbox.
-			for sub, flags := range d.left() {
-				t.Fatalf("mailbox not empty: %q (%s)", sub, flags)
-			}
+			d.empty() // each case starts from an empty mailbox
 			const limit = 16 << 10
 			mails := map[string][]byte{}
 			for _, s := range []string{"gone@example.com", "fail@example.com", "unparsable", "big@example.com", "nothing"} {
@@ -371,14 +391,6 @@ func TestMailboxDovecot(t *testing.T) {
 			}
 			if len(parsed) != wantParsed || (wantParsed == 1 && !bytes.Equal(parsed[0], mails["unparsable"])) {
 				t.Errorf("after restart, %d mails parsed; want %d", len(parsed), wantParsed)
-			}
-
-			// Empty the mailbox for the next case.
-			for _, sub := range []string{"new", "cur"} {
-				files, _ := os.ReadDir(filepath.Join(d.maildir, sub))
-				for _, f := range files {
-					os.Remove(filepath.Join(d.maildir, sub, f.Name()))
-				}
 			}
 		})
 	}
