@@ -44,6 +44,9 @@ type config struct {
 	// RetryBackoff (HERALD_RETRY_BACKOFF) is the first wait after a
 	// temporary failure, doubling up to RetryWindow (HERALD_RETRY_WINDOW).
 	RetryBackoff, RetryWindow time.Duration
+	// BounceMailbox is HERALD_BOUNCE_MAILBOX: an IMAP or POP3 mailbox that
+	// receives bounces, read every minute (unset: none).
+	BounceMailbox string
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
@@ -160,6 +163,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.Inbound, err = loadInboundConfig(getenv); err != nil {
 		return c, err
 	}
+	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
+	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {
+		return c, err // names HERALD_BOUNCE_MAILBOX, never the password
+	}
 	return c, nil
 }
 
@@ -176,6 +183,9 @@ func (c config) hearing() web.Hearing {
 	h := web.Hearing{InboundAddr: c.Inbound.Addr, InboundTLS: c.Inbound.TLS != nil,
 		SendGrid: c.Webhooks.SendGridVerificationKey != "", Postmark: c.Webhooks.WebhookUser != "", Mailgun: c.Webhooks.MailgunSigningKey != "",
 		SESPinned: c.Webhooks.SESCertFile != "", SESTopics: len(c.Webhooks.SESTopicARNs)}
+	if u, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err == nil {
+		h.Mailbox = u.String() // without the password
+	}
 	if c.SMTPURL != "" {
 		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
 			h.RelayHost = s.Host

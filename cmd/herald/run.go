@@ -105,6 +105,23 @@ func serve(ctx context.Context, cfg config) error {
 		stopSending()
 		<-sendDone
 	}()
+	mailbox, err := newBounceMailbox(ctx, cfg, svc, delivery.ParseReports)
+	if err != nil {
+		return err
+	}
+	if mailbox != nil {
+		pollCtx, stopPolling := context.WithCancel(ctx)
+		pollDone := make(chan struct{})
+		go func() {
+			defer close(pollDone)
+			mailbox.Run(pollCtx)
+		}()
+		defer func() {
+			stopPolling()
+			<-pollDone
+		}()
+		slog.Info("reading the bounce mailbox every minute", "mailbox", mailbox.String())
+	}
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		return err
