@@ -59,3 +59,13 @@ func (f Field) rows() int {
 	}
 	return f.Rows
 }
+
+// DNSRecord is one DNS record a person publishes (a sender's domain, the
+// bounce domain).
+type DNSRecord struct {
+	Purpose string // DKIM, SPF, MX …: the record's heading
+	Type    string // TXT, MX
+	Name    string
+	Value   string
+	Explain string
+}

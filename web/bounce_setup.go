@@ -61,9 +61,10 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 		mxExplain += " Herald listens on port " + port + ": forward port 25 to it, or put a relay in front (below)."
 	}
 	s.Records = []suppressions.Record{
-		{ID: "mx", Purpose: "MX: where reports go", Explain: mxExplain, Type: "MX", Name: st.Domain, Value: "10 " + host + "."},
-		{ID: "spf", Purpose: "SPF: who may send with this return path", Explain: "Receiving servers check SPF against the return path's domain, " + st.Domain + ". Name the relay that sends herald's mail.",
-			Type: "TXT", Name: st.Domain, Value: "v=spf1 " + spfMechanism(h.RelayHost, host) + " -all"},
+		{ID: "mx", DNSRecord: views.DNSRecord{Purpose: "MX: where reports go", Explain: mxExplain, Type: "MX", Name: st.Domain, Value: "10 " + host + "."}},
+		{ID: "spf", DNSRecord: views.DNSRecord{Purpose: "SPF: who may send with this return path", Type: "TXT", Name: st.Domain,
+			Value:   "v=spf1 " + spfMechanism(h.RelayHost, host) + " -all",
+			Explain: "Receiving servers check SPF against the return path's domain, " + st.Domain + ". Name the relay that sends herald's mail."}},
 	}
 
 	inbound := suppressions.Channel{ID: "inbound", Name: "Inbound SMTP (bounce reports, complaints, unsubscribe mails)",

@@ -225,7 +225,7 @@ func (w *Web) showSender(c *fiber.Ctx) error {
 	}
 	d := senders.Detail{Sender: *s, Place: placeOf(s), Domain: s.FromEmail[strings.LastIndexByte(s.FromEmail, '@')+1:], CSRF: csrf(c)}
 	for _, r := range recs {
-		d.Records = append(d.Records, senders.Record{Purpose: r.Purpose, Name: r.Name, Value: r.Value, Explain: dnsExplain[r.Purpose]})
+		d.Records = append(d.Records, senders.Record{Purpose: r.Purpose, Type: "TXT", Name: r.Name, Value: r.Value, Explain: dnsExplain[r.Purpose]})
 	}
 	return page(c, fiber.StatusOK, s.FromEmail, views.NavSenders, senders.DetailPage(d))
 }

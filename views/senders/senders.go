@@ -74,12 +74,7 @@ func (f Form) Action() string {
 }
 
 // Record is one DNS record to publish, with what it is for.
-type Record struct {
-	Purpose string // DKIM, SPF, DMARC
-	Name    string
-	Value   string
-	Explain string
-}
+type Record = views.DNSRecord
 
 // Detail is a sender's page: who it is, where, and the DNS records of
 // its domain.

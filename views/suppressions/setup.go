@@ -6,6 +6,7 @@ import (
 	"github.com/a-h/templ"
 
 	"herald/models"
+	"herald/views"
 )
 
 // SetupURL is the page that shows how to make reports come back to herald.
@@ -32,9 +33,10 @@ type Example struct {
 	What, Address string
 }
 
-// Record is one DNS record to publish.
+// Record is one DNS record to publish; ID names its element.
 type Record struct {
-	ID, Purpose, Explain, Type, Name, Value string
+	ID string
+	views.DNSRecord
 }
 
 // Channel is one way reports reach herald.
