@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -73,14 +72,11 @@ func runAutomation(ctx context.Context, o options) error {
 	fmt.Printf("%s contacts imported by CSV into the automation's target, %d connections, library design %d, DKIM %v\n\n",
 		harness.Thousands(float64(o.contacts)), o.conns, o.template, o.dkim)
 
-	dsn := filepath.Join(dir, "herald.db")
-	if o.database != "" {
-		var drop func()
-		if dsn, drop, err = harness.FreshSchema(o.database); err != nil {
-			return err
-		}
-		defer drop()
+	dsn, drop, err := database(o, dir)
+	if err != nil {
+		return err
 	}
+	defer drop()
 	t0 := time.Now()
 	f, err := prepare(ctx, dsn, 0, o.dkim) // the audience type stays empty
 	if err != nil {

@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,14 +45,11 @@ func runInbound(ctx context.Context, o options) error {
 	defer cleanup()
 	fmt.Printf("%s DSNs over %d SMTP connections, one per message of a send to %s contacts\n\n",
 		harness.Thousands(float64(o.contacts)), o.conns, harness.Thousands(float64(o.contacts)))
-	dsn := filepath.Join(dir, "herald.db")
-	if o.database != "" {
-		var drop func()
-		if dsn, drop, err = harness.FreshSchema(o.database); err != nil {
-			return err
-		}
-		defer drop()
+	dsn, drop, err := database(o, dir)
+	if err != nil {
+		return err
 	}
+	defer drop()
 	f, err := prepare(ctx, dsn, o.contacts, false)
 	if err != nil {
 		return fmt.Errorf("prepare the database: %w", err)

@@ -216,6 +216,15 @@ func begin(o options, title, tmpPrefix string) (dir string, cleanup func(), err 
 	return dir, cleanup, nil
 }
 
+// database is the run's database: an SQLite file in dir, or a fresh
+// schema of HERALD_BENCH_DATABASE, which drop removes.
+func database(o options, dir string) (dsn string, drop func(), err error) {
+	if o.database == "" {
+		return filepath.Join(dir, "herald.db"), func() {}, nil
+	}
+	return harness.FreshSchema(o.database)
+}
+
 func run(ctx context.Context, o options) error {
 	if _, err := os.Stat(o.herald); err != nil && o.overlay == "" && o.cpuProfile == "" {
 		return fmt.Errorf("%s is missing: build it first (make bench-send builds bin/herald)", o.herald)
@@ -246,14 +255,11 @@ func run(ctx context.Context, o options) error {
 		fmt.Println()
 	}
 
-	dsn := filepath.Join(dir, "herald.db")
-	if o.database != "" {
-		var drop func()
-		if dsn, drop, err = harness.FreshSchema(o.database); err != nil {
-			return err
-		}
-		defer drop()
+	dsn, drop, err := database(o, dir)
+	if err != nil {
+		return err
 	}
+	defer drop()
 	t0 := time.Now()
 	f, err := prepare(ctx, dsn, o.contacts, o.dkim)
 	if err != nil {
