@@ -109,19 +109,9 @@ func ParseMailboxURL(raw string) (MailboxURL, error) {
 	default:
 		return bad("scheme %q (want imaps, imap, pop3s or pop3)", u.Scheme)
 	}
-	m.Host = u.Hostname()
-	if m.Host == "" {
-		return bad("no host")
-	}
-	if p := u.Port(); p != "" {
-		m.Port, err = strconv.Atoi(p)
-		if err != nil || m.Port <= 0 || m.Port > 65535 {
-			return bad("port %q", p)
-		}
-	}
-	if u.User != nil {
-		m.Username = u.User.Username()
-		m.Password, _ = u.User.Password()
+	var problem string
+	if m.Host, m.Port, m.Username, m.Password, problem = urlServer(u); problem != "" {
+		return bad("%s", problem)
 	}
 	if strings.ContainsFunc(m.Username+m.Password, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return bad("control characters in the user or password")

@@ -92,19 +92,9 @@ func ParseSMTPURL(raw string) (SMTPConfig, error) {
 	default:
 		return bad("scheme %q (want smtp or smtps)", u.Scheme)
 	}
-	c.Host = u.Hostname()
-	if c.Host == "" {
-		return bad("no host")
-	}
-	if p := u.Port(); p != "" {
-		c.Port, err = strconv.Atoi(p)
-		if err != nil || c.Port <= 0 || c.Port > 65535 {
-			return bad("port %q", p)
-		}
-	}
-	if u.User != nil {
-		c.Username = u.User.Username()
-		c.Password, _ = u.User.Password()
+	var problem string
+	if c.Host, c.Port, c.Username, c.Password, problem = urlServer(u); problem != "" {
+		return bad("%s", problem)
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
@@ -482,4 +472,26 @@ func allASCII(ss []string) bool {
 		}
 	}
 	return true
+}
+
+// urlServer reads the host, port (0 when absent) and credentials of a
+// server's URL (HERALD_SMTP_URL, HERALD_BOUNCE_MAILBOX); problem says what
+// is wrong with them, "" when nothing.
+func urlServer(u *url.URL) (host string, port int, user, password, problem string) {
+	host = u.Hostname()
+	if host == "" {
+		return "", 0, "", "", "no host"
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 || n > 65535 {
+			return "", 0, "", "", fmt.Sprintf("port %q", p)
+		}
+		port = n
+	}
+	if u.User != nil {
+		user = u.User.Username()
+		password, _ = u.User.Password()
+	}
+	return host, port, user, password, ""
 }
