@@ -25,6 +25,10 @@ const (
 	ReportUnsubscribe
 	// ReportDelivered: a provider says it delivered the message.
 	ReportDelivered
+	// ReportBlock: the receiving server refused the message by policy
+	// (5.7.x: the sender or the content, not the mailbox) after the relay
+	// had accepted it: a block (decisions.md 8), never a bounce.
+	ReportBlock
 )
 
 func (k ReportKind) String() string {
@@ -39,6 +43,8 @@ func (k ReportKind) String() string {
 		return "unsubscribe"
 	case ReportDelivered:
 		return "delivered"
+	case ReportBlock:
+		return "block"
 	}
 	return "unknown"
 }

@@ -322,13 +322,13 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 // failedKind is what a failure with status (and diagnostic) is: a
 // refusal of the mailbox is a hard bounce, a temporary one or a full
 // mailbox soft; a policy refusal (5.7.x: the sender or the content, not
-// the recipient, decisions.md 8) is no bounce at all (0).
+// the recipient, decisions.md 8) is a block, never a bounce.
 func failedKind(status, diag string) ReportKind {
 	switch {
 	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(diag):
 		return ReportSoftBounce
 	case strings.HasPrefix(status, "5.7."):
-		return 0
+		return ReportBlock
 	}
 	return ReportHardBounce
 }
@@ -511,7 +511,7 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(notice), softText.MatchString(hay):
 		kind = ReportSoftBounce
 	case strings.HasPrefix(status, "5.7."):
-		return nil // a policy refusal: not the recipient's mailbox
+		kind = ReportBlock // a policy refusal: not the recipient's mailbox
 	}
 	if rcpt == "" && (e.token == "" || status == "") {
 		// Neither whom nor what: too little to act on.

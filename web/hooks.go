@@ -165,7 +165,7 @@ func hookBodyOrAnswer(c *fiber.Ctx) ([]byte, bool, error) {
 // handleReports hands what a provider said to the service: 500 on an
 // error, so the provider tries again.
 func (w *Web) handleReports(c *fiber.Ctx, source string, reports []delivery.Report) error {
-	reports = withoutBlocks(source, reports)
+	reports = asBlocks(reports)
 	if len(reports) > 0 {
 		if err := w.svc.Feedback.Handle(c.UserContext(), reports); err != nil {
 			slog.Error("webhook: handling reports", "source", source, "reports", len(reports), "err", err)
@@ -175,21 +175,17 @@ func (w *Web) handleReports(c *fiber.Ctx, source string, reports []delivery.Repo
 	return hookAnswer(c, fiber.StatusOK, "ok")
 }
 
-// withoutBlocks drops the "permanent" failures whose status is a policy
-// code (5.7.x): the receiving server refused the sender or the content,
+// asBlocks makes the "permanent" failures whose status is a policy code
+// (5.7.x) blocks: the receiving server refused the sender or the content,
 // not the mailbox, so it is a block, never a bounce (decisions.md 8), and
-// must not suppress the address. Reports have no kind for a block yet:
-// such a report is logged and changes nothing.
-func withoutBlocks(source string, reports []delivery.Report) []delivery.Report {
-	out := reports[:0]
-	for _, r := range reports {
+// must not suppress the address.
+func asBlocks(reports []delivery.Report) []delivery.Report {
+	for i, r := range reports {
 		if r.Kind == delivery.ReportHardBounce && strings.HasPrefix(r.Status, "5.7.") {
-			slog.Info("webhook: a policy refusal (5.7.x) is a block, not a bounce: not suppressed", "source", source, "status", r.Status)
-			continue
+			reports[i].Kind = delivery.ReportBlock
 		}
-		out = append(out, r)
 	}
-	return out
+	return reports
 }
 
 // equalSecret compares two secrets in a time that says nothing of either.
