@@ -61,6 +61,7 @@ const (
 	FeedbackSoftBounce  = "soft_bounce"
 	FeedbackComplaint   = "complaint"
 	FeedbackUnsubscribe = "unsubscribe"
+	FeedbackBlock       = "block"
 )
 
 // Handle applies reports one by one (delivery.Reports). A report about no
@@ -180,6 +181,8 @@ func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) e
 			counted, err = f.complaint(ctx, tx, m, r, ts)
 		case delivery.ReportUnsubscribe:
 			counted, err = f.unsubscribe(ctx, tx, m, r, ts)
+		case delivery.ReportBlock:
+			counted, err = f.block(tx, m, r, ts)
 		}
 		return err
 	})
@@ -284,6 +287,25 @@ func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendM
 		return false, nil // unsubscribed through this message already
 	}
 	return true, logFeedback(tx, m, FeedbackUnsubscribe, r, ts)
+}
+
+// block counts a policy refusal reported after the relay accepted the
+// message (5.7.x: the sender or the content): `blocks` and the send's last
+// block, once per message; never a suppression (decisions.md 8).
+func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
+	var n int64
+	if err := tx.Model(&models.Feedback{}).Where("user_id = ? AND email = ? AND kind = ? AND message_id = ?",
+		m.UserID, m.Email, FeedbackBlock, m.ID).Count(&n).Error; err != nil || n > 0 {
+		return false, err
+	}
+	reply := strings.TrimSpace(oneLine(r.Diagnostic))
+	if reply == "" {
+		reply = r.Status
+	}
+	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", truncate(reply, 1000), m.SendID).Error; err != nil {
+		return false, err
+	}
+	return true, logFeedback(tx, m, FeedbackBlock, r, ts)
 }
 
 // suppress puts the message's address on its account's suppression list

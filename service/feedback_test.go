@@ -243,3 +243,29 @@ func TestFeedbackCountsInAutomationTotals(t *testing.T) {
 			got.TotalSoftBounces, got.TotalSpamReports, got.TotalUnsubscribe)
 	}
 }
+
+// TestFeedbackBlockCountsOnceNeverSuppresses: a policy refusal reported
+// after the relay accepted the message (a DSN or a provider's 5.7.x) is a
+// block (decisions.md 8): `blocks` once per message, the reply kept as the
+// send's last block, the address never suppressed.
+func TestFeedbackBlockCountsOnceNeverSuppresses(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ann := f.sentTo(ss.Utr, "ann@example.com")
+	block := service.Report{Kind: delivery.ReportBlock, Source: delivery.SourceDSN, Token: returnToken(t, ann), Recipient: "ann@example.com",
+		Status: "5.7.1", Diagnostic: "554 5.7.1 Message rejected as spam by content filter"}
+	f.handle(block, block)
+	got := f.get(ss.Utr)
+	if got.Blocks != 1 || got.Bounces != 0 || got.Delivered != 2 || !strings.Contains(got.LastBlock, "rejected as spam") {
+		t.Fatalf("after a block reported twice: blocks %d bounces %d delivered %d last %q", got.Blocks, got.Bounces, got.Delivered, got.LastBlock)
+	}
+	if len(f.suppressed()) != 0 {
+		t.Fatalf("a block suppressed: %v", f.suppressed())
+	}
+	rows := f.feedbackRows()
+	if len(rows) != 1 || rows[0].Kind != service.FeedbackBlock || rows[0].StatusCode != "5.7.1" {
+		t.Fatalf("feedback log: %+v", rows)
+	}
+}

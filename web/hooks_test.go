@@ -149,7 +149,7 @@ func newSendSetupWith(t *testing.T, opt web.Options) *sendSetup {
 }
 
 // counts are a send's feedback counters.
-type counts struct{ bounces, soft, spam, unsubscribes int64 }
+type counts struct{ bounces, soft, spam, unsubscribes, blocks int64 }
 
 func (h *hookSetup) counts() counts { h.t.Helper(); return h.countsOf(h.send) }
 
@@ -159,7 +159,7 @@ func (h *hookSetup) countsOf(send *models.SingleSend) counts {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return counts{ss.Bounces, ss.SoftBounces, ss.SpamReports, ss.Unsubscribes}
+	return counts{ss.Bounces, ss.SoftBounces, ss.SpamReports, ss.Unsubscribes, ss.Blocks}
 }
 
 func (h *hookSetup) wantCounts(want counts) {
@@ -680,11 +680,12 @@ func TestWebhookMailgun(t *testing.T) {
 		t.Fatal("bob's complaint or cy's temporary failure was mishandled")
 	}
 
-	// A permanent failure for policy (5.7.1) is a block: nothing changes.
+	// A permanent failure for policy (5.7.1) is a block (decisions.md 8):
+	// counted in blocks, never a suppression.
 	block := failed("permanent", "cy@example.org", cy.messageID, "550", "5.7.1 Message rejected as spam by content filtering", "news@shop.example.com")
 	status, text := post(signature(signingKey, ts, "block-0123456789012345678901234567890123456789012"), block)
 	wantHook(t, status, text, http.StatusOK)
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a policy refusal suppressed cy")
 	}
@@ -701,7 +702,7 @@ func TestWebhookMailgun(t *testing.T) {
 			t.Fatalf("%s: status %d, want 401: %s", name, status, text)
 		}
 	}
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged event suppressed cy")
 	}

@@ -49,6 +49,7 @@ type Summary struct {
 // Kinds are the report kinds, as stored, with their labels.
 var Kinds = []struct{ Key, Label string }{
 	{"hard_bounce", "Hard bounces"}, {"soft_bounce", "Soft bounces"}, {"complaint", "Complaints"}, {"unsubscribe", "Mailto unsubscribes"},
+	{"block", "Blocks"},
 }
 
 // KindLabel is the label of a report kind.
@@ -62,6 +63,8 @@ func KindLabel(kind string) string {
 		return "Complaint"
 	case "unsubscribe":
 		return "Unsubscribe"
+	case "block":
+		return "Block (policy)"
 	}
 	return kind
 }
@@ -71,7 +74,7 @@ func KindBadge(kind string) string {
 	switch kind {
 	case "hard_bounce", "complaint":
 		return "badge badge-danger"
-	case "soft_bounce":
+	case "soft_bounce", "block":
 		return "badge badge-warning"
 	}
 	return "badge badge-muted"
