@@ -70,5 +70,4 @@ var feedbackTabList = []feedbackTab{
 	{"setup", "Setup", "info", SetupURL},
 }
 
-
 func joinHosts(h []string) string { return strings.Join(h, ", ") }
