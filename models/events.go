@@ -104,3 +104,6 @@ type EventDelivery struct {
 
 // TableName names the table.
 func (EventDelivery) TableName() string { return "event_deliveries" }
+
+// RowID is the list key.
+func (w *EventWebhook) RowID() int64 { return w.ID }
