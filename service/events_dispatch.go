@@ -159,8 +159,10 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 			}
 			return tx.Exec("UPDATE event_webhooks SET failing_since = NULL, failure_alerted_at = NULL, retry_at = 0 WHERE id = ? AND (failing_since IS NOT NULL OR retry_at <> 0)", b.WebhookID).Error
 		}
-		if err := tx.Exec(`UPDATE events SET state = CASE WHEN created_at < ? THEN ? ELSE 0 END, worker = NULL, attempts = attempts + 1, next_at = ?
-			WHERE id IN ? AND worker = ? AND state = 0`, models.NewTimestamp(giveUpBefore), models.EventFailed, retryAt.UnixMilli(), b.IDs, worker).Error; err != nil {
+		// next_at goes back to 0: the endpoint's retry_at holds the backoff,
+		// and the batch keeps its place before the later events.
+		if err := tx.Exec(`UPDATE events SET state = CASE WHEN created_at < ? THEN ? ELSE 0 END, worker = NULL, attempts = attempts + 1, next_at = 0
+			WHERE id IN ? AND worker = ? AND state = 0`, models.NewTimestamp(giveUpBefore), models.EventFailed, b.IDs, worker).Error; err != nil {
 			return err
 		}
 		// The endpoint's other events wait too: a failing endpoint is not

@@ -507,6 +507,19 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 	if s := states(t, f.svc, w.ID); s[models.EventDelivered] != 2500 {
 		t.Fatalf("states %v", s)
 	}
+	// The retried batch kept its place: the events arrived in their order.
+	last := int64(0)
+	for _, raw := range rcv.events {
+		var ev struct {
+			EventID string `json:"event_id"`
+		}
+		_ = json.Unmarshal(raw, &ev)
+		id, _ := strconv.ParseInt(ev.EventID, 10, 64)
+		if id <= last {
+			t.Fatalf("event %d after %d", id, last)
+		}
+		last = id
+	}
 	dels, _ := f.svc.EventWebhooks.Deliveries(f.ctx, f.acct, w.ID)
 	var codes []int
 	for _, dl := range dels {
