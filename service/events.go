@@ -307,7 +307,7 @@ func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.
 type Events struct {
 	db     *DB
 	mu     sync.Mutex
-	with   map[int64]bool
+	with   map[int64]map[string]bool // account → kinds its enabled endpoints want
 	loaded time.Time
 }
 
@@ -321,26 +321,35 @@ func (e *Events) changed() {
 	e.mu.Unlock()
 }
 
-// wanted reports whether the account has an enabled endpoint (cached). On
-// a read error it answers yes: the INSERT … SELECT decides then.
-func (e *Events) wanted(accountID int64) bool {
+// wanted reports whether an enabled endpoint of the account wants kind
+// (cached). On a read error it answers yes: the INSERT … SELECT decides
+// then.
+func (e *Events) wanted(accountID int64, kind string) bool {
 	if e == nil {
 		return false
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if time.Since(e.loaded) > eventsCacheTTL {
-		var ids []int64
-		if err := e.db.R.Model(&models.EventWebhook{}).Distinct("user_id").Where("enabled = 1").Pluck("user_id", &ids).Error; err != nil {
+		var rows []struct {
+			UserID int64
+			Events string
+		}
+		if err := e.db.R.Model(&models.EventWebhook{}).Select("user_id", "events").Where("enabled = 1").Scan(&rows).Error; err != nil {
 			return true
 		}
-		e.with = make(map[int64]bool, len(ids))
-		for _, id := range ids {
-			e.with[id] = true
+		e.with = make(map[int64]map[string]bool, len(rows))
+		for _, r := range rows {
+			if e.with[r.UserID] == nil {
+				e.with[r.UserID] = map[string]bool{}
+			}
+			for _, k := range strings.Split(r.Events, ",") {
+				e.with[r.UserID][k] = true
+			}
 		}
 		e.loaded = time.Now()
 	}
-	return e.with[accountID]
+	return e.with[accountID][kind]
 }
 
 // eventExtra is what some kinds carry beyond the message.
@@ -357,7 +366,7 @@ func kindPattern(kind string) string { return "%," + kind + ",%" }
 // record writes kind's event about message m for the account's endpoints
 // that want it, inside tx.
 func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x eventExtra, at time.Time) error {
-	if !e.wanted(m.UserID) {
+	if !e.wanted(m.UserID, kind) {
 		return nil
 	}
 	var sendID, msgID *int64
@@ -377,11 +386,16 @@ func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x event
 // worker still holds (the delivered ones of a group commit, before they
 // are marked), inside tx.
 func (e *Events) recordClaimed(tx *gorm.DB, accountID int64, kind string, ids []int64, worker string, at time.Time) error {
-	if !e.wanted(accountID) {
+	return e.recordRows(tx, accountID, kind, "m.id IN ? AND m.worker = ?", at, ids, worker)
+}
+
+// recordRows writes kind's event for each ledger row m matching where
+// (with args), inside tx.
+func (e *Events) recordRows(tx *gorm.DB, accountID int64, kind, where string, at time.Time, args ...any) error {
+	if !e.wanted(accountID, kind) {
 		return nil
 	}
-	return tx.Exec(eventsOfClaimed("send_messages m WHERE m.id IN ? AND m.worker = ?"),
-		kind, models.NewTimestamp(at), kindPattern(kind), ids, worker).Error
+	return tx.Exec(eventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), kindPattern(kind)}, args...)...).Error
 }
 
 // eventsOfClaimed is the INSERT … SELECT of one event per ledger row of

@@ -188,6 +188,7 @@ func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	}
 	got := kindsOf(eventRows(t, f.svc, all.ID))
 	want := map[string][]string{
+		"processed": {"ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com"},
 		"delivered": {"ann@example.com", "bob@example.com", "cy@example.com", "slow@example.com"},
 		"bounce":    {"gone@example.com"},
 		"deferred":  {"slow@example.com"},

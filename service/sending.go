@@ -414,7 +414,23 @@ func (sg *Sending) insertChunks(ctx context.Context, sendID, accountID, targetID
 			args = append(args, hi)
 		}
 		q += excl + " ON CONFLICT (send_id, email) DO NOTHING"
-		if err := w.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
+		if sg.events.wanted(accountID, EventProcessed) {
+			// The processed events with the chunk: its rows are the send's
+			// rows past the largest id before it.
+			err := w.Transaction(func(tx *gorm.DB) error {
+				var before int64
+				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages WHERE send_id = ?", sendID).Scan(&before).Error; err != nil {
+					return err
+				}
+				if err := tx.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
+					return err
+				}
+				return sg.events.recordRows(tx, accountID, EventProcessed, "m.send_id = ? AND m.id > ?", models.Now(), sendID, before)
+			})
+			if err != nil {
+				return err
+			}
+		} else if err := w.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
 			return err
 		}
 		if hi == 0 {
@@ -736,7 +752,7 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			if !sg.events.wanted(accounts[sendID]) {
+			if !sg.events.wanted(accounts[sendID], EventDelivered) {
 				return sg.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
 					UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
 					WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
