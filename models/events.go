@@ -49,6 +49,7 @@ type EventWebhook struct {
 	FailingSince     *Timestamp `json:"failing_since"`
 	FailureAlertedAt *Timestamp `json:"-"`
 	RetryAt          int64      `json:"-"`
+	CursorID         int64      `json:"-"`
 	CreatedAt        Timestamp  `json:"created_at"`
 	UpdatedAt        Timestamp  `json:"updated_at"`
 }

@@ -276,9 +276,18 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 		return 0, nil // a test ping carries no events
 	}
 	// created_at moves too: a resent event gets its own 24 hours of retries.
-	res := w.db.W.WithContext(ctx).Exec(`UPDATE events SET state = 0, next_at = 0, worker = NULL, attempts = 0, created_at = ?
-		WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`, models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
-	return res.RowsAffected, res.Error
+	var n int64
+	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE events SET state = 0, next_at = 0, worker = NULL, attempts = 0, created_at = ?
+			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`, models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		// The dispatcher's cursor goes back before them.
+		return tx.Exec("UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id >= ?", *d.FirstEventID-1, d.WebhookID, *d.FirstEventID).Error
+	})
+	return n, err
 }
 
 // Ping POSTs one signed test event ("ping") to the endpoint at once and

@@ -57,7 +57,7 @@ func (st *EventStore) DueWebhooks(ctx context.Context, now time.Time, n int) ([]
 	var ids []int64
 	ms := now.UnixMilli()
 	err := st.db.R.WithContext(ctx).Raw(`SELECT w.id FROM event_webhooks w WHERE w.enabled = 1 AND w.retry_at <= ? AND EXISTS (
-		SELECT 1 FROM events e WHERE e.webhook_id = w.id AND e.state = 0 AND e.next_at <= ?) ORDER BY w.id LIMIT ?`, ms, ms, n).Scan(&ids).Error
+		SELECT 1 FROM events e WHERE e.webhook_id = w.id AND e.state = 0 AND e.id > w.cursor_id AND e.next_at <= ?) ORDER BY w.id LIMIT ?`, ms, ms, n).Scan(&ids).Error
 	return ids, err
 }
 
@@ -93,8 +93,8 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 	}
 	var ids []int64
 	err := st.db.W.WithContext(ctx).Raw(`UPDATE events SET worker = ?, next_at = ? WHERE id IN (
-		SELECT id FROM events WHERE webhook_id = ? AND state = 0 AND next_at <= ? ORDER BY next_at, id LIMIT ?`+lock+`) RETURNING id`,
-		worker, now.Add(lease).UnixMilli(), webhookID, now.UnixMilli(), n).Scan(&ids).Error
+		SELECT id FROM events WHERE webhook_id = ? AND state = 0 AND id > ? AND next_at <= ? ORDER BY id LIMIT ?`+lock+`) RETURNING id`,
+		worker, now.Add(lease).UnixMilli(), webhookID, w.CursorID, now.UnixMilli(), n).Scan(&ids).Error
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -157,6 +157,15 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 				models.EventDelivered, at, b.IDs, worker).Error; err != nil {
 				return err
 			}
+			// The cursor moves past the batch, unless a lower event is
+			// pending and unclaimed (a batch another process gave back).
+			// Events claimed by a process that dies are found again by
+			// Housekeep's reset.
+			if err := tx.Exec(`UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id < ? AND NOT EXISTS (
+				SELECT 1 FROM events e WHERE e.webhook_id = ? AND e.state = 0 AND e.id > event_webhooks.cursor_id AND e.id < ? AND e.worker IS NULL)`,
+				last, b.WebhookID, last, b.WebhookID, first).Error; err != nil {
+				return err
+			}
 			return tx.Exec("UPDATE event_webhooks SET failing_since = NULL, failure_alerted_at = NULL, retry_at = 0 WHERE id = ? AND (failing_since IS NOT NULL OR retry_at <> 0)", b.WebhookID).Error
 		}
 		// next_at goes back to 0: the endpoint's retry_at holds the backoff,
@@ -167,7 +176,8 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 		}
 		// The endpoint's other events wait too: a failing endpoint is not
 		// sent the rest of its queue meanwhile.
-		return tx.Exec("UPDATE event_webhooks SET failing_since = COALESCE(failing_since, ?), retry_at = ? WHERE id = ?", at, retryAt.UnixMilli(), b.WebhookID).Error
+		return tx.Exec("UPDATE event_webhooks SET failing_since = COALESCE(failing_since, ?), retry_at = ?, cursor_id = CASE WHEN cursor_id < ? THEN cursor_id ELSE ? END WHERE id = ?",
+			at, retryAt.UnixMilli(), first-1, first-1, b.WebhookID).Error
 	})
 }
 
@@ -188,6 +198,10 @@ func (st *EventStore) Housekeep(ctx context.Context) {
 	}{
 		{"DELETE FROM events WHERE state <> 0 AND created_at < ?", []any{before}},
 		{"DELETE FROM event_deliveries WHERE created_at < ?", []any{before}},
+		// The cursors go back to each endpoint's lowest pending event: the
+		// claims of a process that died, resent events (a minute at most).
+		{`UPDATE event_webhooks SET cursor_id = COALESCE((SELECT MIN(e.id) - 1 FROM events e WHERE e.webhook_id = event_webhooks.id AND e.state = 0), cursor_id)
+			WHERE cursor_id > 0`, nil},
 		// A disabled endpoint's events are never attempted: given up after 24 hours.
 		{"UPDATE events SET state = ? WHERE state = 0 AND created_at < ? AND webhook_id IN (SELECT id FROM event_webhooks WHERE enabled = 0)",
 			[]any{models.EventFailed, models.NewTimestamp(now.Add(-delivery.EventGiveUp))}},

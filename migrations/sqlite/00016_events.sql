@@ -7,7 +7,11 @@
 -- 2xx); failure_alerted_at: when the "failing for an hour" mail went out
 -- (once per failing period). retry_at (unix ms): after a failed POST,
 -- none of the endpoint's events go before it (the backoff holds for the
--- endpoint, not only for the failed batch).
+-- endpoint, not only for the failed batch). cursor_id: every event of the
+-- endpoint up to it is settled or claimed; claims and the due check start
+-- after it, so they do not walk the index entries of settled rows that
+-- VACUUM has not removed yet (measured: 30 million entries read for a
+-- 100,000-message send on PostgreSQL without it).
 CREATE TABLE event_webhooks (
     id                 INTEGER PRIMARY KEY,
     user_id            INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -17,6 +21,7 @@ CREATE TABLE event_webhooks (
     secret             TEXT NOT NULL,
     failing_since      DATETIME,
     retry_at           INTEGER NOT NULL DEFAULT 0,
+    cursor_id          INTEGER NOT NULL DEFAULT 0,
     failure_alerted_at DATETIME,
     created_at         DATETIME NOT NULL,
     updated_at         DATETIME NOT NULL
@@ -47,7 +52,7 @@ CREATE TABLE events (
     created_at      DATETIME NOT NULL,
     delivered_at    DATETIME
 );
-CREATE INDEX events_due ON events (webhook_id, next_at, id) WHERE state = 0;
+CREATE INDEX events_due ON events (webhook_id, id) WHERE state = 0;
 CREATE INDEX events_webhook ON events (webhook_id, id);
 
 -- One POST to an endpoint: which events it carried (first..last of the
