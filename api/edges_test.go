@@ -42,6 +42,8 @@ var required = map[string][]string{
 	"/api/automations/create":                         {"type", "unsubscribe_group_id"},
 	"/api/automations/bulk-delete":                    {"strIds"},
 	"/api/automations/schedule/create":                {"utr", "sender_id", "subject", "waiting_period", "waiting_type", "template_id", "preview_img"},
+	"/api/event-webhooks/save":                        {"url"},
+	"/api/event-webhooks/update":                      {"id"},
 }
 
 var sendBody = []string{"template_id", "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id", "schedule_type"}
@@ -239,13 +241,16 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/automations/bulk-delete", form("strIds[]", "nope"), lower},
 		{"GET", "/api/automations/schedule?utr=nope", nil, lower},
 		{"POST", "/api/automations/schedule/create", schedule, lower},
+		{"POST", "/api/event-webhooks/update", form("id", "999999", "enabled", "0"), upper},
+		{"DELETE", "/api/event-webhooks/delete?id=999999", nil, upper},
 	}
 	// Every route is either above or addresses no record.
 	noRecord := map[string]bool{}
 	for _, p := range []string{"global-unsubscribes", "global-unsubscribes/save", "unsubscribes-groups", "unsubscribes-groups/save",
 		"notification-recipients", "notification-recipient/save", "contacts-type", "contacts-type/add", "reserve-fields", "custom-fields",
 		"custom-fields/save", "contacts/list", "contacts/add", "contacts/csv-sample/download", "get/country-state-city", "senders", "sender/save",
-		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create"} {
+		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create",
+		"event-webhooks", "event-webhooks/save"} {
 		noRecord["/api/"+p] = true
 	}
 	covered := map[string]bool{}

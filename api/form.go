@@ -113,6 +113,13 @@ func (f *form) Get(key string) string {
 	return ""
 }
 
+// Has reports whether the body or the query holds key (even empty).
+func (f *form) Has(key string) bool {
+	_, inBody := f.body[key]
+	_, inQuery := f.query[key]
+	return inBody || inQuery
+}
+
 // Array returns the items of the array key in their order: indexed items
 // (`key[0]`, `key[1]` …) sorted by index, then `key[]` and repeated `key`
 // items. A single plain value holding commas is split on them.

@@ -29,6 +29,12 @@ func (a *API) Mount(r fiber.Router) {
 	r.Delete("/notification-recipient/delete", a.deleteNotificationRecipient)
 	r.Post("/notification-recipient/bulk-delete", a.bulkDeleteNotificationRecipients)
 
+	// Events webhook endpoints (decisions.md 7).
+	r.Get("/event-webhooks", a.listEventWebhooks)
+	r.Post("/event-webhooks/save", a.saveEventWebhook)
+	r.Post("/event-webhooks/update", a.updateEventWebhook)
+	r.Delete("/event-webhooks/delete", a.deleteEventWebhook)
+
 	// Contact types.
 	r.Get("/contacts-type", a.listContactTypes)
 	r.Post("/contacts-type/add", a.addContactType)

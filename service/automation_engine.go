@@ -167,6 +167,11 @@ func (sg *Sending) queueSteps(ctx context.Context, a *models.Automation) (int, e
 				return res.Error
 			}
 			triggered[sendID] += res.RowsAffected
+			if res.RowsAffected > 0 {
+				if err := sg.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", models.Now(), sendID, e.Email); err != nil {
+					return err
+				}
+			}
 			state, next := models.EnrolActive, int64(0)
 			if e.Step+1 >= len(sched) {
 				state = models.EnrolDone

@@ -38,6 +38,7 @@ type Report = delivery.Report
 type Feedback struct {
 	db      *DB
 	bounces *Bounces
+	events  *Events
 	mail    *Mail // set by UseTransport: the rate alerts
 	now     func() time.Time
 	// SoftLimit is HERALD_SOFT_BOUNCE_LIMIT (default 3).
@@ -218,6 +219,9 @@ func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := suppress(tx, m, reasonOf(r), r, ts); err != nil {
 		return false, err
 	}
+	if err := f.events.record(tx, m, EventBounce, reportExtra(r), ts.Time); err != nil {
+		return false, err
+	}
 	return true, logFeedback(tx, m, FeedbackHardBounce, r, ts)
 }
 
@@ -230,6 +234,9 @@ func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 		return false, err
 	}
 	if err := logFeedback(tx, m, FeedbackSoftBounce, r, ts); err != nil {
+		return false, err
+	}
+	if err := f.events.record(tx, m, EventDeferred, reportExtra(r), ts.Time); err != nil {
 		return false, err
 	}
 	// The soft-bounce limit: this one and the others of the address in
@@ -257,8 +264,11 @@ func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMes
 	if err := tx.Exec("UPDATE single_sends SET spam_reports = spam_reports + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, err
 	}
+	if err := f.events.record(tx, m, EventSpamReport, eventExtra{}, ts.Time); err != nil {
+		return false, err
+	}
 	// A complaint means "no more mail from you": the global list.
-	if err := addUnsubscriber(ctx, tx, m.UserID, nil, m.Email); err != nil {
+	if err := addUnsubscriber(ctx, tx, f.events, m, m.UserID, nil, m.Email); err != nil {
 		return false, err
 	}
 	if err := countUnsubscribe(tx, m); err != nil {
@@ -273,7 +283,7 @@ func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendM
 	if err := tx.Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
 		return false, err
 	}
-	if err := addUnsubscriber(ctx, tx, m.UserID, &group, m.Email); err != nil {
+	if err := addUnsubscriber(ctx, tx, f.events, m, m.UserID, &group, m.Email); err != nil {
 		return false, err
 	}
 	var before int64
@@ -322,6 +332,15 @@ func logFeedback(tx *gorm.DB, m *models.SendMessage, kind string, r Report, ts m
 	sendID, msgID := m.SendID, m.ID
 	return tx.Create(&models.Feedback{UserID: m.UserID, SendID: &sendID, MessageID: &msgID, Email: m.Email, Kind: kind,
 		StatusCode: truncate(r.Status, 16), Diagnostic: truncate(r.Diagnostic, 1000), Source: r.Source, CreatedAt: ts}).Error
+}
+
+// reportExtra is what a bounce or deferred event tells of report r.
+func reportExtra(r Report) eventExtra {
+	reason := oneLine(r.Diagnostic)
+	if reason == "" {
+		reason = r.Kind.String()
+	}
+	return eventExtra{Reason: reason, Status: r.Status}
 }
 
 // reasonOf is a report's reason as a suppression keeps it.

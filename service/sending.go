@@ -44,6 +44,7 @@ type Sending struct {
 	worker    string
 	key       []byte
 	verp      *delivery.VERP // return paths, Message-IDs and mailto: unsubscribe addresses
+	events    *Events        // the delivered, bounce and deferred events
 	engine    *delivery.Engine
 	now       func() time.Time
 	log       *slog.Logger
@@ -99,7 +100,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		return nil, err
 	}
 	sg := &Sending{
-		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, verp: verp, now: cfg.Now,
+		db: s.DB, mail: s.Mail, cfg: cfg, worker: uuid.NewString(), key: key, verp: verp, events: s.Events, now: cfg.Now,
 		log: slog.Default(), notify: s.Notifications, tickWake: make(chan struct{}, 1), compiled: map[int64]*compiledSend{},
 	}
 	sg.engine = delivery.NewEngine(sg, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate,
@@ -413,7 +414,23 @@ func (sg *Sending) insertChunks(ctx context.Context, sendID, accountID, targetID
 			args = append(args, hi)
 		}
 		q += excl + " ON CONFLICT (send_id, email) DO NOTHING"
-		if err := w.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
+		if sg.events.wanted(accountID, EventProcessed) {
+			// The processed events with the chunk: its rows are the send's
+			// rows past the largest id before it.
+			err := w.Transaction(func(tx *gorm.DB) error {
+				var before int64
+				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages WHERE send_id = ?", sendID).Scan(&before).Error; err != nil {
+					return err
+				}
+				if err := tx.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
+					return err
+				}
+				return sg.events.recordRows(tx, accountID, EventProcessed, "m.send_id = ? AND m.id > ?", models.Now(), sendID, before)
+			})
+			if err != nil {
+				return err
+			}
+		} else if err := w.Exec(q, append(args, excludeArgs...)...).Error; err != nil {
 			return err
 		}
 		if hi == 0 {
@@ -682,11 +699,15 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		id      int64
 		attempt int
 		reason  string
+		msg     models.SendMessage // for its deferred event
+		status  string
 	}
+	accounts := map[int64]int64{} // send → account
 	var retries []retry
 	var back, skipped []int64
 	for _, o := range outs {
 		j := o.Job
+		accounts[j.SendID] = j.Account
 		switch {
 		case errors.Is(o.Err, delivery.ErrSkip):
 			// Its send was deleted: the unsent message goes.
@@ -700,10 +721,11 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if v == delivery.VerdictRetry && !sg.retryable(j.Attempts+1) {
 				v = o.Verdict(true)
 			}
-			r := refusal{j.ID, j.To, errText(o.Err)}
+			r := refusal{j.ID, j.To, errText(o.Err), statusOf(o.Err)}
 			switch v {
 			case delivery.VerdictRetry:
-				retries = append(retries, retry{j.ID, j.Attempts + 1, r.reason})
+				retries = append(retries, retry{j.ID, j.Attempts + 1, r.reason,
+					models.SendMessage{ID: j.ID, SendID: j.SendID, UserID: j.Account, Email: j.To}, r.status})
 			case delivery.VerdictBounce:
 				bounced[j.SendID] = append(bounced[j.SendID], r)
 			case delivery.VerdictBlock:
@@ -730,9 +752,16 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			return sg.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
+			if !sg.events.wanted(accounts[sendID], EventDelivered) {
+				return sg.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
+					UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
+					WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
+			}
+			// With the account's delivered events, still one statement.
+			return sg.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+				ev AS (`+eventsOfClaimed("done m WHERE TRUE")+`)
 				UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
-				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, now, sendID).Error
+				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, sg.worker, EventDelivered, now, kindPattern(EventDelivered), now, sendID).Error
 		}
 	}
 	var paused []int64
@@ -741,6 +770,10 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// Sends in id order, the same in every process, so that two
 		// processes' group commits do not wait on each other's rows.
 		for _, sendID := range sortedKeys(delivered) {
+			// The events first: the rows this worker holds are those it marks.
+			if err := sg.events.recordClaimed(tx, accounts[sendID], EventDelivered, delivered[sendID], sg.worker, now.Time); err != nil {
+				return err
+			}
 			res := tx.Exec(markDelivered, now, delivered[sendID], sg.worker)
 			if res.Error != nil {
 				return res.Error
@@ -770,6 +803,10 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 				sid := sendID
 				if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, created_at) VALUES (?, ?, ?, ?, ?)
 					ON CONFLICT (user_id, email) DO NOTHING`, accountID, b.email, b.reason, sid, now).Error; err != nil {
+					return err
+				}
+				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accountID, Email: b.email}
+				if err := sg.events.record(tx, &m, EventBounce, eventExtra{Reason: b.reason, Status: b.status}, now.Time); err != nil {
 					return err
 				}
 			}
@@ -814,9 +851,15 @@ func (sg *Sending) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 		for _, r := range retries {
 			next := sg.nowMS() + sg.backoff(r.attempt).Milliseconds()
-			if err := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?",
-				r.attempt, next, r.reason, r.id, sg.worker).Error; err != nil {
-				return err
+			res := tx.Exec("UPDATE send_messages SET state = 0, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?",
+				r.attempt, next, r.reason, r.id, sg.worker)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected > 0 {
+				if err := sg.events.record(tx, &r.msg, EventDeferred, eventExtra{Reason: r.reason, Status: r.status}, now.Time); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -833,6 +876,7 @@ type refusal struct {
 	id     int64
 	email  string
 	reason string
+	status string // the enhanced (or reply) code, for the events
 }
 
 // pauseAfterBlocks is the pause rule: a send pauses itself when this many

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"herald/delivery"
 	"herald/models"
 )
 
@@ -44,6 +45,8 @@ type Service struct {
 	Sessions      *Sessions
 	Bounces       *Bounces
 	Feedback      *Feedback
+	EventWebhooks *EventWebhooks
+	Events        *Events
 }
 
 // New wires every area to db.
@@ -51,22 +54,25 @@ func New(db *DB) *Service {
 	segments := &Segments{db: db}
 	settings := &Settings{db: db}
 	bounces := &Bounces{db: db, settings: settings}
+	events := &Events{db: db}
 	return &Service{
-		Bounces:      bounces,
-		Feedback:     &Feedback{db: db, bounces: bounces},
-		ContactTypes: &ContactTypes{db: db},
-		Fields:       &Fields{db: db, segments: segments},
-		Contacts:     &Contacts{db: db, segments: segments},
-		Segments:     segments,
-		Imports:      &Imports{db: db, segments: segments},
-		Senders:      &Senders{db: db},
-		Outbox:       &Outbox{db: db},
-		Designs:      &Designs{db: db},
-		SingleSends:  &SingleSends{db: db, now: time.Now},
-		Suppressions: &Suppressions{db: db},
-		Tracking:     &Tracking{db: db},
-		Automations:  &Automations{db: db},
-		DB:           db,
+		Events:        events,
+		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
+		Bounces:       bounces,
+		Feedback:      &Feedback{db: db, bounces: bounces, events: events},
+		ContactTypes:  &ContactTypes{db: db},
+		Fields:        &Fields{db: db, segments: segments},
+		Contacts:      &Contacts{db: db, segments: segments},
+		Segments:      segments,
+		Imports:       &Imports{db: db, segments: segments},
+		Senders:       &Senders{db: db},
+		Outbox:        &Outbox{db: db},
+		Designs:       &Designs{db: db},
+		SingleSends:   &SingleSends{db: db, now: time.Now},
+		Suppressions:  &Suppressions{db: db},
+		Tracking:      &Tracking{db: db, events: events},
+		Automations:   &Automations{db: db},
+		DB:            db,
 		Accounts: &Accounts{
 			db:   db,
 			cost: bcrypt.DefaultCost,

@@ -17,6 +17,7 @@ import (
 // browser". Each link carries a signed token naming one ledger row.
 type Tracking struct {
 	db      *DB
+	events  *Events
 	baseURL string           // set by UseTransport
 	now     func() time.Time // set by NewSending; nil: the wall clock
 
@@ -78,7 +79,7 @@ func (t *Tracking) Open(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	return t.count(ctx, m, "open_counted_at", "opened_at", "total_opens", "unique_opens", 1, -1)
+	return t.count(ctx, m, "open_counted_at", "opened_at", "total_opens", "unique_opens", 1, -1, "")
 }
 
 // count records one open or click of message m, unless one was counted
@@ -86,8 +87,9 @@ func (t *Tracking) Open(ctx context.Context, token string) error {
 // first-time column is set once, the send's total (and, the first time,
 // unique) counter and the statistics' event row follow, all in one
 // transaction. Concurrent replays race on the conditional UPDATE: one
-// counts.
-func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol, firstCol, totalCol, uniqueCol string, kind, link int) error {
+// counts. The open or click event (target: the click's link) is written
+// with them, as often as the totals count.
+func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol, firstCol, totalCol, uniqueCol string, kind, link int, target string) error {
 	now := t.clock()
 	at := models.NewTimestamp(now)
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -104,7 +106,14 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol,
 			first.RowsAffected, m.SendID).Error; err != nil {
 			return err
 		}
-		return tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, ?, ?, ?)", m.SendID, kind, link, at).Error
+		if err := tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, ?, ?, ?)", m.SendID, kind, link, at).Error; err != nil {
+			return err
+		}
+		ev := EventOpen
+		if kind == 2 {
+			ev = EventClick
+		}
+		return t.events.record(tx, m, ev, eventExtra{URL: target}, now)
 	})
 }
 
@@ -155,7 +164,7 @@ func (t *Tracking) Click(ctx context.Context, token string, i int) (string, erro
 	if !ok {
 		return "", ErrNotFound
 	}
-	return target, t.count(ctx, m, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks", 2, i)
+	return target, t.count(ctx, m, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks", 2, i, target)
 }
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
@@ -179,7 +188,7 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 		return err
 	}
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := addUnsubscriber(ctx, tx, m.UserID, &group, m.Email); err != nil {
+		if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, &group, m.Email); err != nil {
 			return err
 		}
 		return countUnsubscribe(tx, m)
@@ -187,8 +196,9 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 }
 
 // addUnsubscriber adds one address to a group (or the global list when
-// group is nil) inside tx; already there is fine.
-func addUnsubscriber(ctx context.Context, tx *gorm.DB, accountID int64, group *int64, email string) error {
+// group is nil) inside tx; already there is fine. A new one writes the
+// unsubscribe (group_unsubscribe) event about m, when m is given.
+func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
 	if err := touchLists(tx, accountID); err != nil {
 		return err
 	}
@@ -204,7 +214,16 @@ func addUnsubscriber(ctx context.Context, tx *gorm.DB, accountID int64, group *i
 	if err := q.Count(&n).Error; err != nil || n > 0 {
 		return err
 	}
-	return tx.WithContext(ctx).Create(&row).Error
+	if err := tx.WithContext(ctx).Create(&row).Error; err != nil {
+		return err
+	}
+	if m == nil {
+		return nil
+	}
+	if group == nil {
+		return events.record(tx, m, EventUnsubscribe, eventExtra{}, now.Time)
+	}
+	return events.record(tx, m, EventGroupUnsubscribe, eventExtra{GroupID: group}, now.Time)
 }
 
 // PreferenceGroup is one group on the preference page.
@@ -282,7 +301,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 			switch {
 			case out[g.ID] && !g.Unsubscribed:
 				gid := g.ID
-				if err := addUnsubscriber(ctx, tx, m.UserID, &gid, m.Email); err != nil {
+				if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, &gid, m.Email); err != nil {
 					return err
 				}
 				counted = true
@@ -297,7 +316,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 		}
 		switch {
 		case all && !p.All:
-			if err := addUnsubscriber(ctx, tx, m.UserID, nil, m.Email); err != nil {
+			if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, nil, m.Email); err != nil {
 				return err
 			}
 			counted = true

@@ -43,6 +43,7 @@ const (
 	NavAutomations   = "automations" // equals views/automations.NavAutomations
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"
+	NavEventWebhooks = "event-webhooks"
 )
 
 // Flash is a one-time message shown at the top of the content.

@@ -217,6 +217,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/notifications/:id/delete", in, w.deleteNotification)
 
 	w.mountAutomations(app, in)
+	w.mountEventWebhooks(app, in)
 }
 
 // checkUTF8 refuses (422) a query or URL-encoded form whose text is not

@@ -117,6 +117,7 @@ type options struct {
 	automation      bool   // the -automation mode (automation.go)
 	inbound         bool   // the -inbound mode (inbound.go)
 	database        string // postgres:// URL, or "" for an SQLite file
+	webhook         bool   // an events endpoint on a loopback receiver (events.go)
 }
 
 func main() {
@@ -142,6 +143,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Minute, "bound on the whole run")
 	flag.BoolVar(&o.automation, "automation", false, "instead: time a CSV import of -contacts contacts into a live automation's target until every step-1 email is at the sink (automation.go)")
 	flag.BoolVar(&o.inbound, "inbound", false, "instead: time -contacts bounce reports (DSNs) posted to herald's inbound SMTP server, one per message of a completed send (inbound.go)")
+	flag.BoolVar(&o.webhook, "webhook", false, "give the account an events webhook endpoint on a loopback receiver and wait for every delivered event after each herald run (events.go)")
 	flag.Parse()
 
 	if *sink {
@@ -269,6 +271,16 @@ func run(ctx context.Context, o options) error {
 		time.Since(t0).Round(10*time.Millisecond), harness.Thousands(float64(o.contacts)), f.probeSize)
 
 	b := &bench{o: o, f: f, dir: dir, dsn: dsn, bin: heraldBin, pgPort: localPostgresPort(o.database)}
+	if o.webhook {
+		if b.events, err = startEventSink(); err != nil {
+			return err
+		}
+		defer b.events.srv.Close()
+		if err := addEndpoint(ctx, dsn, f.account, b.events.url); err != nil {
+			return fmt.Errorf("events endpoint: %w", err)
+		}
+		fmt.Printf("events endpoint (all kinds) at %s\n", b.events.url)
+	}
 	if o.database != "" {
 		if b.pgStats, err = service.OpenDB(dsn); err != nil {
 			return err
@@ -346,6 +358,9 @@ type result struct {
 	pgDead    int64  // dead rows of send_messages at the end
 	loadAvg   string
 	gc        *gcStats
+	// -webhook
+	eventsDelivered, eventsAll, eventPosts int64
+	eventLag                               time.Duration // the sink's last message to the last delivered event
 }
 
 func (r result) rate() float64 { return float64(r.messages) / r.elapsed.Seconds() }
@@ -370,6 +385,10 @@ func (r result) print(w io.Writer) {
 		}
 		if r.pgTop != "" {
 			fmt.Fprintf(w, "\n          PostgreSQL rows read during the run: %s; send_messages has %s dead rows", r.pgTop, harness.Thousands(float64(r.pgDead)))
+		}
+		if r.eventPosts > 0 {
+			fmt.Fprintf(w, "\n          events: %d delivered events (%d events in all) in %d POSTs; the last delivered event came %s after the sink's last message",
+				r.eventsDelivered, r.eventsAll, r.eventPosts, ms(r.eventLag))
 		}
 		if g := r.gc; g != nil {
 			fmt.Fprintf(w, "\n          herald GC: %d cycles, pauses %s, %s allocated (%s per message, %d allocations per message), heap in use at the end %s, Sys %s",

@@ -39,7 +39,8 @@ type bench struct {
 	pgPort int
 	// pgStats reads PostgreSQL's activity counters of the schema.
 	pgStats *service.DB
-	msgs    []sample // the probe's messages: what the ceiling sends
+	msgs    []sample   // the probe's messages: what the ceiling sends
+	events  *eventSink // -webhook: the events receiver
 }
 
 // sample is one message herald wrote.
@@ -292,6 +293,10 @@ func (b *bench) herald(ctx context.Context, round int) (result, error) {
 			return r, err
 		}
 	}
+	var ev0, all0, posts0 int64
+	if b.events != nil {
+		ev0, all0, posts0, _ = b.events.stats()
+	}
 	cpu0, t0 := harness.ProcCPU(pid), time.Now()
 	utr, err := b.createSend(ctx, h, fmt.Sprintf("Bench run %d", round+1), b.f.audience)
 	r.request = time.Since(t0)
@@ -364,6 +369,21 @@ func (b *bench) herald(ctx context.Context, round int) (result, error) {
 			return fail(fmt.Errorf("the send is in status %d 30 s after the last message (triggered %d, delivered %d)", d.Status, d.Triggered, d.Delivered))
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if b.events != nil {
+		// Every delivered event of the run, then the lag of the last one.
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			d, all, posts, last := b.events.stats()
+			if d-ev0 >= int64(b.o.contacts) {
+				r.eventsDelivered, r.eventsAll, r.eventPosts, r.eventLag = d-ev0, all-all0, posts-posts0, last.Sub(st.last)
+				break
+			}
+			if time.Now().After(deadline) {
+				return fail(fmt.Errorf("%d of %d delivered events 2 minutes after the send", d-ev0, b.o.contacts))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	time.Sleep(300 * time.Millisecond)
 	end, err := b.sink.stats()

@@ -122,6 +122,21 @@ func serve(ctx context.Context, cfg config) error {
 		}()
 		slog.Info("reading the bounce mailbox every minute", "mailbox", mailbox.String())
 	}
+	// The events webhook dispatcher (decisions.md 7): stopped with the
+	// engine; a POST cut short is retried (at least once).
+	events, _, err := svc.NewEventDispatcher(ctx, nil)
+	if err != nil {
+		return err
+	}
+	eventsDone := make(chan struct{})
+	go func() {
+		defer close(eventsDone)
+		_ = events.Run(sendCtx)
+	}()
+	defer func() {
+		stopSending()
+		<-eventsDone
+	}()
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		return err

@@ -1,0 +1,432 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// The events an endpoint may ask for (decisions.md 7).
+const (
+	EventProcessed        = "processed"
+	EventDelivered        = "delivered"
+	EventDeferred         = "deferred"
+	EventBounce           = "bounce"
+	EventOpen             = "open"
+	EventClick            = "click"
+	EventSpamReport       = "spam_report"
+	EventUnsubscribe      = "unsubscribe"
+	EventGroupUnsubscribe = "group_unsubscribe"
+)
+
+// EventNames are the nine kinds of event, in the contract's order.
+var EventNames = []string{EventProcessed, EventDelivered, EventDeferred, EventBounce, EventOpen, EventClick,
+	EventSpamReport, EventUnsubscribe, EventGroupUnsubscribe}
+
+// maxEventWebhooks is how many endpoints one account may keep.
+const maxEventWebhooks = 10
+
+// maxWebhookURL is the longest endpoint address.
+const maxWebhookURL = 2048
+
+// EventWebhooks keeps an account's events endpoints (decisions.md 7):
+// saved, changed, deleted and listed only by their account; their recent
+// deliveries, a resend and a test ping.
+type EventWebhooks struct {
+	db     *DB
+	events *Events
+	poster *delivery.EventPoster
+	now    func() time.Time
+}
+
+// EventWebhookInput is the body of a save or an update. On update only
+// the parts given (the …Set flags) change.
+type EventWebhookInput struct {
+	URL        string
+	URLSet     bool
+	Events     []string
+	EventsSet  bool
+	Enabled    string
+	EnabledSet bool
+}
+
+func (w *EventWebhooks) clock() time.Time {
+	if w.now != nil {
+		return w.now()
+	}
+	return models.Now()
+}
+
+// checkWebhookURL records the problems of an endpoint address: required,
+// absolute http(s) with a host, at most 2,048 characters, no control
+// characters or spaces.
+func checkWebhookURL(p Problems, v string) string {
+	v = strings.TrimSpace(v)
+	if !p.required("url", v) {
+		return v
+	}
+	switch {
+	case !utf8.ValidString(v) || HasControl(v):
+		p.Add("url", msgLineBreak("url"))
+	case utf8.RuneCountInString(v) > maxWebhookURL:
+		p.Add("url", msgMax("url", maxWebhookURL))
+	default:
+		u, err := url.Parse(v)
+		if err != nil || strings.ContainsAny(v, " \t") || u.Host == "" || u.Hostname() == "" {
+			p.Add("url", "The url must be a valid URL.")
+		} else if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+			p.Add("url", "The url must start with http:// or https://.")
+		}
+	}
+	return v
+}
+
+// checkEventNames returns the chosen kinds, each once, in the contract's
+// order; none chosen is all nine.
+func checkEventNames(p Problems, names []string) models.EventKinds {
+	want := map[string]bool{}
+	var bad []string
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(EventNames, n) {
+			if len(bad) < 5 && utf8.ValidString(n) && !HasControl(n) && len(n) <= 40 {
+				bad = append(bad, n)
+			} else if len(bad) < 5 {
+				bad = append(bad, "?")
+			}
+			continue
+		}
+		want[n] = true
+	}
+	if len(bad) > 0 || len(names) > 2*len(EventNames) {
+		p.Add("events", "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
+		return nil
+	}
+	out := models.EventKinds{}
+	for _, n := range EventNames {
+		if want[n] || len(want) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Each calls fn for every endpoint of the account (secrets left out).
+func (w *EventWebhooks) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.EventWebhook) error) error {
+	return each(ctx, f, "", func() *gorm.DB {
+		q := w.db.R.Model(&models.EventWebhook{}).Where("user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`LOWER(url) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(r *models.EventWebhook) int64 { return r.ID }, func(r *models.EventWebhook) error {
+		r.Secret = ""
+		return fn(r)
+	})
+}
+
+// List returns the account's endpoints, oldest first (secrets left out).
+func (w *EventWebhooks) List(ctx context.Context, accountID int64) ([]models.EventWebhook, error) {
+	var out []models.EventWebhook
+	err := w.Each(ctx, accountID, ListFilter{}, func(r *models.EventWebhook) error { out = append(out, *r); return nil })
+	return out, err
+}
+
+// Get returns one endpoint of the account, its secret left out. Errors:
+// ErrNotFound (another account's endpoint too).
+func (w *EventWebhooks) Get(ctx context.Context, accountID, id int64) (*models.EventWebhook, error) {
+	var r models.EventWebhook
+	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
+		return nil, notFound(err)
+	}
+	r.Secret = ""
+	return &r, nil
+}
+
+// Save adds an endpoint and returns it with its secret (32 random bytes,
+// hex): the one answer that shows it. Errors: validation (also beyond
+// maxEventWebhooks endpoints).
+func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebhookInput) (*models.EventWebhook, error) {
+	p := Problems{}
+	u := checkWebhookURL(p, in.URL)
+	kinds := checkEventNames(p, in.Events)
+	enabled := 1
+	if strings.TrimSpace(in.Enabled) != "" {
+		enabled = p.flag("enabled", in.Enabled)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	now := models.NewTimestamp(w.clock())
+	r := &models.EventWebhook{UserID: accountID, URL: u, Events: kinds, Enabled: enabled, Secret: randomID(32), CreatedAt: now, UpdatedAt: now}
+	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The account row's lock: two saves at once count each other.
+		if err := touchLists(tx, accountID); err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&models.EventWebhook{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n >= maxEventWebhooks {
+			return Invalid("url", fmt.Sprintf("An account may have at most %d event webhooks.", maxEventWebhooks))
+		}
+		return tx.Create(r).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.events.changed()
+	return r, nil
+}
+
+// Update changes the parts of an endpoint the input gives. id 0 is the
+// missing `id`. Errors: validation, ErrNotFound.
+func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in EventWebhookInput) (*models.EventWebhook, error) {
+	p := Problems{}
+	if id == 0 {
+		p.Add("id", msgRequired("id"))
+	}
+	set := map[string]any{}
+	if in.URLSet {
+		set["url"] = checkWebhookURL(p, in.URL)
+	}
+	if in.EventsSet {
+		set["events"] = checkEventNames(p, in.Events)
+	}
+	if in.EnabledSet {
+		set["enabled"] = p.flag("enabled", in.Enabled)
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	set["updated_at"] = models.NewTimestamp(w.clock())
+	res := w.db.W.WithContext(ctx).Model(&models.EventWebhook{}).Where("user_id = ? AND id = ?", accountID, id).Updates(set)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, ErrNotFound
+	}
+	w.events.changed()
+	return w.Get(ctx, accountID, id)
+}
+
+// Delete removes an endpoint with its queue and deliveries. Errors:
+// ErrNotFound.
+func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
+	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("user_id = ? AND id = ?", accountID, id).Delete(&models.EventWebhook{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		// SQLite enforces the cascade only with foreign keys on: say it.
+		if err := tx.Where("webhook_id = ?", id).Delete(&models.Event{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("webhook_id = ?", id).Delete(&models.EventDelivery{}).Error
+	})
+	if err == nil {
+		w.events.changed()
+	}
+	return err
+}
+
+// recentDeliveries is how many deliveries the console shows per endpoint.
+const recentDeliveries = 50
+
+// Deliveries returns the endpoint's latest POSTs, newest first. Errors:
+// ErrNotFound.
+func (w *EventWebhooks) Deliveries(ctx context.Context, accountID, id int64) ([]models.EventDelivery, error) {
+	if _, err := w.Get(ctx, accountID, id); err != nil {
+		return nil, err
+	}
+	var out []models.EventDelivery
+	err := w.db.R.WithContext(ctx).Where("user_id = ? AND webhook_id = ?", accountID, id).Order("id DESC").Limit(recentDeliveries).Find(&out).Error
+	return out, err
+}
+
+// Resend queues the events of one delivery again (delivered or given up
+// alike): the dispatcher posts them on its next pass. It returns how many
+// were queued. Errors: ErrNotFound.
+func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64) (int64, error) {
+	var d models.EventDelivery
+	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, deliveryID).First(&d).Error; err != nil {
+		return 0, notFound(err)
+	}
+	if d.FirstEventID == nil || d.LastEventID == nil {
+		return 0, nil // a test ping carries no events
+	}
+	// created_at moves too: a resent event gets its own 24 hours of retries.
+	var n int64
+	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE events SET state = 0, next_at = 0, worker = NULL, attempts = 0, created_at = ?
+			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`, models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
+		if res.Error != nil {
+			return res.Error
+		}
+		n = res.RowsAffected
+		// The dispatcher's cursor goes back before them.
+		return tx.Exec("UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id >= ?", *d.FirstEventID-1, d.WebhookID, *d.FirstEventID).Error
+	})
+	return n, err
+}
+
+// Ping POSTs one signed test event ("ping") to the endpoint at once and
+// records the attempt among its deliveries. Errors: ErrNotFound.
+func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.EventDelivery, error) {
+	var r models.EventWebhook
+	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
+		return nil, notFound(err)
+	}
+	now := w.clock()
+	ev := delivery.Event{Event: "ping", EventID: "ping-" + randomID(8), Timestamp: now.Unix()}
+	a := w.poster.Post(ctx, r.URL, r.Secret, []delivery.Event{ev}, now)
+	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: truncate(a.Err, 500),
+		LatencyMS: a.Latency.Milliseconds(), CreatedAt: models.NewTimestamp(now)}
+	if err := w.db.W.WithContext(ctx).Create(d).Error; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Events writes event rows in the transaction of the change they report,
+// one per endpoint of the account that is enabled and wants the kind. A
+// cached list of the accounts with an enabled endpoint (refreshed every
+// eventsCacheTTL, and at once on this process's own changes) keeps a send
+// without endpoints from paying more than a map lookup.
+type Events struct {
+	db     *DB
+	mu     sync.Mutex
+	with   map[int64]map[string]bool // account → kinds its enabled endpoints want
+	loaded time.Time
+}
+
+// eventsCacheTTL is how stale the list of accounts with endpoints may be:
+// an endpoint saved on another process gets events at most this late.
+const eventsCacheTTL = 2 * time.Second
+
+func (e *Events) changed() {
+	e.mu.Lock()
+	e.loaded = time.Time{}
+	e.mu.Unlock()
+}
+
+// wanted reports whether an enabled endpoint of the account wants kind
+// (cached). On a read error it answers yes: the INSERT … SELECT decides
+// then.
+func (e *Events) wanted(accountID int64, kind string) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if time.Since(e.loaded) > eventsCacheTTL {
+		var rows []struct {
+			UserID int64
+			Events string
+		}
+		if err := e.db.R.Model(&models.EventWebhook{}).Select("user_id", "events").Where("enabled = 1").Scan(&rows).Error; err != nil {
+			return true
+		}
+		e.with = make(map[int64]map[string]bool, len(rows))
+		for _, r := range rows {
+			if e.with[r.UserID] == nil {
+				e.with[r.UserID] = map[string]bool{}
+			}
+			for _, k := range strings.Split(r.Events, ",") {
+				e.with[r.UserID][k] = true
+			}
+		}
+		e.loaded = time.Now()
+	}
+	return e.with[accountID][kind]
+}
+
+// eventExtra is what some kinds carry beyond the message.
+type eventExtra struct {
+	URL, Reason, Status string
+	GroupID             *int64
+}
+
+// wants is the condition on event_webhooks w that it takes kind.
+const wantsKind = "w.enabled = 1 AND (',' || w.events || ',') LIKE ?"
+
+func kindPattern(kind string) string { return "%," + kind + ",%" }
+
+// record writes kind's event about message m for the account's endpoints
+// that want it, inside tx.
+func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x eventExtra, at time.Time) error {
+	if !e.wanted(m.UserID, kind) {
+		return nil
+	}
+	var sendID, msgID *int64
+	if m.SendID != 0 {
+		sendID = &m.SendID
+	}
+	if m.ID != 0 {
+		msgID = &m.ID
+	}
+	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, state, attempts, next_at, created_at)
+		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
+		kind, sendID, msgID, m.Email, truncate(x.URL, maxWebhookURL), truncate(x.Reason, 1000), truncate(x.Status, 16), x.GroupID,
+		models.NewTimestamp(at), m.UserID, kindPattern(kind)).Error
+}
+
+// recordClaimed writes kind's event for each of the ledger rows ids that
+// worker still holds (the delivered ones of a group commit, before they
+// are marked), inside tx.
+func (e *Events) recordClaimed(tx *gorm.DB, accountID int64, kind string, ids []int64, worker string, at time.Time) error {
+	return e.recordRows(tx, accountID, kind, "m.id IN ? AND m.worker = ?", at, ids, worker)
+}
+
+// recordRows writes kind's event for each ledger row m matching where
+// (with args), inside tx.
+func (e *Events) recordRows(tx *gorm.DB, accountID int64, kind, where string, at time.Time, args ...any) error {
+	if !e.wanted(accountID, kind) {
+		return nil
+	}
+	return tx.Exec(eventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), kindPattern(kind)}, args...)...).Error
+}
+
+// eventsOfClaimed is the INSERT … SELECT of one event per ledger row of
+// from (aliased m, with its WHERE) and endpoint; its arguments: kind,
+// created_at, the kind's pattern, then from's.
+func eventsOfClaimed(from string) string {
+	return `INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, state, attempts, next_at, created_at)
+		SELECT w.id, w.user_id, ?, m.send_id, m.id, m.email, 0, 0, 0, ? FROM event_webhooks w JOIN ` +
+		strings.Replace(from, " WHERE ", " ON m.user_id = w.user_id WHERE "+wantsKind+" AND ", 1)
+}
+
+// statusOf is the status of a refusal: its enhanced code, else its reply
+// code.
+func statusOf(err error) string {
+	var se *delivery.SendError
+	if errors.As(err, &se) {
+		if s := se.Enhanced.String(); s != "" {
+			return s
+		}
+		if se.Code > 0 {
+			return strconv.Itoa(se.Code)
+		}
+	}
+	return ""
+}
