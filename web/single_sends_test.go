@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/net/html"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/views/account"
@@ -41,40 +40,14 @@ const designHTML = `<html><body><p>Hello ((first_name))!</p>` +
 func newSendSetup(t *testing.T) *sendSetup {
 	t.Helper()
 	ctx := context.Background()
-	a := newTestApp(t, web.Options{})
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
+	s := newSendSetupWith(t, web.Options{})
+	a, acct := s.a, s.acct
+	snd, err := a.svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: "waiting@shop.example.com",
+		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "waiting"})
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
-	c, acct := a.account("Ada", "ada@example.com")
-	s := &sendSetup{t: t, a: a, c: c, acct: acct}
-	in := service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com", ReplyToEmail: "help@shop.example.com",
-		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"}
-	snd, err := a.svc.Senders.Create(ctx, acct, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
-		t.Fatal(err)
-	}
-	s.sender = snd.ID
-	in.FromEmail, in.Nickname = "waiting@shop.example.com", "waiting"
-	if snd, err = a.svc.Senders.Create(ctx, acct, in); err != nil {
 		t.Fatal(err)
 	}
 	s.unverified = snd.ID
-	g, err := a.svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "Members only", Description: "Monthly news", IsDisplay: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.group = g.ID
-	au := a.audience(acct)
-	s.ctype = au.contactType("Customers")
-	au.contact(s.ctype, "ann@example.com", "Ann", "A", "US", nil)
-	au.contact(s.ctype, "bob@example.org", "Bob", "B", "US", nil)
-	au.contact(s.ctype, "cy@example.org", "Cy", "C", "US", nil)
 	seg, err := a.svc.Segments.Create(ctx, acct, service.SegmentInput{ContactTypeID: itoa(s.ctype), SegmentName: "Org people",
 		SelectField: []string{"email"}, SelectOperator: []string{"ends_with"}, Value: []string{"example.org"}})
 	if err != nil {
