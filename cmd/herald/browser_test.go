@@ -137,6 +137,8 @@ func TestBrowserConsole(t *testing.T) {
 	if public := get("read public key", chromedp.Value(chromedp.ID("public-key"))); !strings.HasPrefix(public, "pk_") {
 		t.Fatalf("public key = %q, want pk_…", public)
 	}
+	screenshots("bounce-setup", "/suppressions/setup")
+	screenshots("event-webhooks", "/event-webhooks")
 
 	// Add a global unsubscriber through the htmx form: the page is not
 	// reloaded (a marker set on window survives) and the row appears.
