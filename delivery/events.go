@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -97,13 +100,56 @@ func SignEvents(secret string, t time.Time, body []byte) string {
 
 // EventPoster POSTs signed batches of events.
 type EventPoster struct {
-	Client  *http.Client  // nil: http.DefaultClient's transport
+	Client  *http.Client  // nil: eventClient, or publicEventClient
 	Timeout time.Duration // how long one POST may take; 0: EventTimeout
+	// PublicOnly refuses to connect to an address that is not public
+	// (loopback, private, link-local such as a cloud's metadata service,
+	// CGNAT, unique local, multicast, unspecified): an account must not
+	// make herald reach into the network it runs in. Checked on the
+	// address dialed, after DNS, so a name cannot point around it.
+	PublicOnly bool
 }
 
 // eventClient does not follow redirects: a 3xx is the endpoint's answer
 // (not 2xx: retried), never a POST turned into a GET elsewhere.
 var eventClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// publicEventClient is eventClient that connects to public addresses only,
+// and never through a proxy (which would connect for it).
+var publicEventClient = &http.Client{
+	CheckRedirect: eventClient.CheckRedirect,
+	Transport: &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: EventTimeout, Control: refuseNonPublic}).DialContext,
+		TLSHandshakeTimeout: EventTimeout,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+	},
+}
+
+// ErrNonPublicAddress is the error of a connection PublicOnly refused.
+var ErrNonPublicAddress = errors.New("the endpoint's address is not public: herald does not post events into its own network")
+
+func refuseNonPublic(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !PublicAddr(ip) {
+		return ErrNonPublicAddress
+	}
+	return nil
+}
+
+// cgnat is the shared address space of RFC 6598.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// PublicAddr reports whether ip is an address on the public internet.
+func PublicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsValid() && ip.IsGlobalUnicast() && !ip.IsPrivate() && !cgnat.Contains(ip)
+}
 
 // maxAnswer is how much of an endpoint's answer is read (and kept as the
 // error of a failed attempt).
@@ -119,7 +165,11 @@ func (p *EventPoster) Post(ctx context.Context, url, secret string, events []Eve
 		return a
 	}
 	client := p.Client
-	if client == nil {
+	switch {
+	case client != nil:
+	case p.PublicOnly:
+		client = publicEventClient
+	default:
 		client = eventClient
 	}
 	timeout := p.Timeout
@@ -142,6 +192,8 @@ func (p *EventPoster) Post(ctx context.Context, url, secret string, events []Eve
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			a.Err = fmt.Sprintf("no answer within %s", timeout)
+		} else if errors.Is(err, ErrNonPublicAddress) {
+			a.Err = ErrNonPublicAddress.Error() + " (HERALD_EVENT_WEBHOOK_PRIVATE=1 allows it)"
 		} else {
 			a.Err = err.Error()
 		}

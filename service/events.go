@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -69,10 +70,17 @@ func (w *EventWebhooks) clock() time.Time {
 	return models.Now()
 }
 
+// PublicOnly makes the endpoints public addresses only (herald serve's
+// default; HERALD_EVENT_WEBHOOK_PRIVATE=1 lifts it): an address that
+// names a loopback, private or link-local host is refused when saved, and
+// a connection to one when posting (delivery.EventPoster.PublicOnly).
+func (w *EventWebhooks) PublicOnly(on bool) { w.poster.PublicOnly = on }
+
 // checkWebhookURL records the problems of an endpoint address: required,
 // absolute http(s) with a host, at most 2,048 characters, no control
-// characters or spaces.
-func checkWebhookURL(p Problems, v string) string {
+// characters or spaces; with publicOnly, not a loopback, private or
+// link-local address written out (a name is checked when posting).
+func checkWebhookURL(p Problems, v string, publicOnly bool) string {
 	v = strings.TrimSpace(v)
 	if !p.required("url", v) {
 		return v
@@ -88,6 +96,8 @@ func checkWebhookURL(p Problems, v string) string {
 			p.Add("url", "The url must be a valid URL.")
 		} else if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
 			p.Add("url", "The url must start with http:// or https://.")
+		} else if publicOnly && !publicHost(u.Hostname()) {
+			p.Add("url", "The url must be a public address.")
 		}
 	}
 	return v
@@ -163,7 +173,7 @@ func (w *EventWebhooks) Get(ctx context.Context, accountID, id int64) (*models.E
 // maxEventWebhooks endpoints).
 func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebhookInput) (*models.EventWebhook, error) {
 	p := Problems{}
-	u := checkWebhookURL(p, in.URL)
+	u := checkWebhookURL(p, in.URL, w.poster.PublicOnly)
 	kinds := checkEventNames(p, in.Events)
 	enabled := 1
 	if strings.TrimSpace(in.Enabled) != "" {
@@ -204,7 +214,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 	}
 	set := map[string]any{}
 	if in.URLSet {
-		set["url"] = checkWebhookURL(p, in.URL)
+		set["url"] = checkWebhookURL(p, in.URL, w.poster.PublicOnly)
 	}
 	if in.EventsSet {
 		set["events"] = checkEventNames(p, in.Events)
@@ -429,4 +439,15 @@ func statusOf(err error) string {
 		}
 	}
 	return ""
+}
+
+// publicHost reports whether host may be public: a name (but localhost),
+// or a public address.
+func publicHost(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return false
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err != nil || delivery.PublicAddr(ip)
 }

@@ -149,6 +149,35 @@ func kindsOf(rows []models.Event) map[string][]string {
 // refusal and retry, an open, a click, a one-click unsubscribe and the
 // reports of feedback each write their event for the endpoints that want
 // it, and nothing is written for an account without one.
+// With PublicOnly (herald serve's default), an endpoint written as a
+// loopback, private or link-local address is refused when saved or
+// updated; a public name or address is taken.
+func TestEventWebhooksPublicOnly(t *testing.T) {
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	a := newAccount(t, svc, "a@herald.test")
+	ew := svc.EventWebhooks
+	ew.PublicOnly(true)
+	for _, u := range []string{"http://127.0.0.1:8080/in", "http://localhost/in", "http://api.localhost/in", "http://[::1]/in",
+		"http://10.0.0.5/in", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/in", "http://0.0.0.0/in"} {
+		_, err := ew.Save(ctx, a, service.EventWebhookInput{URL: u})
+		var se *service.Error
+		if !asError(err, &se) || len(se.Fields["url"]) != 1 || se.Fields["url"][0] != "The url must be a public address." {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	w, err := ew.Save(ctx, a, service.EventWebhookInput{URL: "https://hooks.example/in"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ew.Update(ctx, a, w.ID, service.EventWebhookInput{URL: "http://192.168.1.2/in", URLSet: true}); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("update to a private address: %v", err)
+	}
+	if _, err := ew.Save(ctx, a, service.EventWebhookInput{URL: "https://93.184.216.34/in"}); err != nil {
+		t.Fatalf("a public address: %v", err)
+	}
+}
+
 func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com")

@@ -74,6 +74,7 @@ func (b *bench) startHerald(ctx context.Context, name, smtpURL string, extraEnv 
 		"HERALD_SEND_RATE=",
 		"HERALD_API_RATE=0",
 		"HERALD_LOG_LEVEL=warn",
+		"HERALD_EVENT_WEBHOOK_PRIVATE=1", // -webhook's receiver is on loopback
 	)
 	env = append(env, extraEnv...)
 	h := &heraldProc{addr: addr}

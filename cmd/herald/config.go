@@ -50,6 +50,9 @@ type config struct {
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
+	// EventWebhookPrivate is HERALD_EVENT_WEBHOOK_PRIVATE=1: event
+	// webhook endpoints may be loopback or private addresses.
+	EventWebhookPrivate bool
 	// Inbound is the inbound SMTP server (HERALD_INBOUND_*, inbound.go).
 	Inbound inboundConfig
 	// Webhooks are the provider webhooks' secrets (decisions.md 7):
@@ -162,6 +165,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.Inbound, err = loadInboundConfig(getenv); err != nil {
 		return c, err
+	}
+	switch v := getenv("HERALD_EVENT_WEBHOOK_PRIVATE"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.EventWebhookPrivate = true
+	default:
+		return c, fmt.Errorf("HERALD_EVENT_WEBHOOK_PRIVATE: %q must be 1 or 0", v)
 	}
 	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
 	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {

@@ -101,6 +101,7 @@ func TestEventsSurviveKill9(t *testing.T) {
 
 	logf := heraldLog(t)
 	env := sendEnv(t, dsn, sink, 4)
+	env["HERALD_EVENT_WEBHOOK_PRIVATE"] = "1" // the receiver is on loopback
 	p := startHerald(t, bin, env, logf)
 	deadline := time.Now().Add(2 * time.Minute)
 	for distinct() < 1 {

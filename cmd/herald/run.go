@@ -72,6 +72,7 @@ func serve(ctx context.Context, cfg config) error {
 	defer db.Close()
 	go world.Load() // the world data is read once, before the first request needs it
 	svc := service.New(db)
+	svc.EventWebhooks.PublicOnly(!cfg.EventWebhookPrivate)
 	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
 		return err
 	} else if n > 0 {

@@ -259,9 +259,16 @@ func TestConfig(t *testing.T) {
 		{"HERALD_BASE_URL": "example.com"},
 		{"HERALD_API_RATE": "fast"},
 		{"HERALD_LOG_LEVEL": "loud"},
+		{"HERALD_EVENT_WEBHOOK_PRIVATE": "yes please"},
 	} {
 		if _, err := loadConfig(envFrom(bad)); err == nil {
 			t.Fatalf("accepted %v", bad)
 		}
+	}
+	if cfg.EventWebhookPrivate {
+		t.Fatal("event webhooks may reach private addresses by default")
+	}
+	if cfg, _ := loadConfig(envFrom(map[string]string{"HERALD_EVENT_WEBHOOK_PRIVATE": "1"})); !cfg.EventWebhookPrivate {
+		t.Fatal("HERALD_EVENT_WEBHOOK_PRIVATE=1 not read")
 	}
 }
