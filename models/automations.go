@@ -5,23 +5,23 @@ import "encoding/json"
 // Automation is a sequence of timed emails sent to the contacts that enter
 // its target (a contact type or a segment) after it is set live.
 type Automation struct {
-	ID                 int64    `gorm:"primaryKey" json:"id"`
-	UserID             int64    `json:"user_id"`
-	AutomationFor      int64    `json:"automation_for"`
-	AutomationForTable string   `json:"automation_for_table"`
-	AutomationName     string   `json:"automation_name"`
-	ExitCriteria       int      `json:"exit_criteria"`
-	UnsubscribeGroupID string   `json:"unsubscribe_group_id"`
-	AutomationType     int      `json:"automation_type"`
-	Utr                string   `json:"utr"`
-	Status             int      `json:"status"`
-	LiveAt             DateTime `json:"live_at"`
-	TotalTriggered     int64    `gorm:"-" json:"total_triggered"`
-	TotalDelivered     int64    `gorm:"-" json:"total_delivered"`
-	TotalUniqueOpens   int64    `gorm:"-" json:"total_unique_opens"`
-	TotalOpens         int64    `gorm:"-" json:"total_opens"`
-	TotalBounces       int64    `gorm:"-" json:"total_bounces"`
-	TotalUnsubscribe   int64    `gorm:"-" json:"total_unsubscribe"`
+	ID                 int64      `gorm:"primaryKey" json:"id"`
+	UserID             int64      `json:"user_id"`
+	AutomationFor      int64      `json:"automation_for"`
+	AutomationForTable TargetKind `json:"automation_for_table"`
+	AutomationName     string     `json:"automation_name"`
+	ExitCriteria       int        `json:"exit_criteria"`
+	UnsubscribeGroupID string     `json:"unsubscribe_group_id"`
+	AutomationType     int        `json:"automation_type"`
+	Utr                string     `json:"utr"`
+	Status             int        `json:"status"`
+	LiveAt             DateTime   `json:"live_at"`
+	TotalTriggered     int64      `gorm:"-" json:"total_triggered"`
+	TotalDelivered     int64      `gorm:"-" json:"total_delivered"`
+	TotalUniqueOpens   int64      `gorm:"-" json:"total_unique_opens"`
+	TotalOpens         int64      `gorm:"-" json:"total_opens"`
+	TotalBounces       int64      `gorm:"-" json:"total_bounces"`
+	TotalUnsubscribe   int64      `gorm:"-" json:"total_unsubscribe"`
 	// Beyond the spec (decisions.md 7): the steps' soft bounces and spam
 	// complaints reported after sending.
 	TotalSoftBounces int64      `gorm:"-" json:"total_soft_bounces"`

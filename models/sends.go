@@ -1,12 +1,31 @@
 package models
 
+import "strconv"
+
+// TargetKind is what an audience item names: a contact type or a
+// segment. It is the prefix of a recipient id ("contacts_3") and the
+// stored table of a target or an automation.
+type TargetKind string
+
+// The kinds of audience.
+const (
+	TargetContacts TargetKind = "contacts_"
+	TargetSegments TargetKind = "segments_"
+)
+
+// Of is the recipient id of the kind's item id ("contacts_3").
+func (k TargetKind) Of(id int64) string { return string(k) + strconv.FormatInt(id, 10) }
+
 // Target is one item of a single send's recipient_id or
-// exclude_specific_recipient_id: Table is the kind ("contacts_" or
-// "segments_"), ID the contact type's or segment's id as text.
+// exclude_specific_recipient_id: Table is the kind, ID the contact type's
+// or segment's id as text.
 type Target struct {
-	ID    string `json:"id"`
-	Table string `json:"table"`
+	ID    string     `json:"id"`
+	Table TargetKind `json:"table"`
 }
+
+// RecipientID is the target as a recipient id ("segments_4").
+func (t Target) RecipientID() string { return string(t.Table) + t.ID }
 
 // SingleSend is a one-off campaign. The fields after UpdatedAt are the
 // engine's and stay out of the API's answers.

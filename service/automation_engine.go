@@ -69,7 +69,7 @@ func (sg *Sending) enrol(ctx context.Context, a *models.Automation) (int, error)
 	var rows []row
 	var err error
 	r := sg.db.R.WithContext(ctx)
-	if a.AutomationForTable == "segments_" {
+	if a.AutomationForTable == models.TargetSegments {
 		err = r.Raw(`SELECT se.id, se.contact_id, COALESCE(c.email, se.email) AS email, COALESCE(c.first_name, se.first_name) AS first_name,
 			COALESCE(c.last_name, se.last_name) AS last_name
 			FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id AND c.deleted_at IS NULL
@@ -237,7 +237,7 @@ func (sg *Sending) leaving(tx *gorm.DB, a *models.Automation, due []models.Autom
 	if a.ExitCriteria >= 1 {
 		var in []string
 		var err error
-		if a.AutomationForTable == "segments_" {
+		if a.AutomationForTable == models.TargetSegments {
 			err = tx.Raw(`SELECT COALESCE(c.email, se.email) FROM segment_emails se LEFT JOIN contacts c ON c.id = se.contact_id AND c.deleted_at IS NULL
 				WHERE se.segment_id = ? AND (se.email IN ? OR c.email IN ?)`, a.AutomationFor, emails, emails).Scan(&in).Error
 		} else {

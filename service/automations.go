@@ -658,7 +658,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 func targetCursor(tx *gorm.DB, a *models.Automation) (int64, error) {
 	var n int64
 	var err error
-	if a.AutomationForTable == "segments_" {
+	if a.AutomationForTable == models.TargetSegments {
 		err = tx.Table("segment_emails").Select("COALESCE(MAX(id), 0)").Where("segment_id = ?", a.AutomationFor).Scan(&n).Error
 	} else {
 		err = tx.Table("contacts").Select("COALESCE(MAX(id), 0)").Where("user_id = ? AND contact_type_id = ?", a.UserID, a.AutomationFor).Scan(&n).Error

@@ -331,7 +331,7 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 		tid, _ := strconv.ParseInt(t.ID, 10, 64)
 		type source struct{ from, where, idCol string }
 		var sources []source
-		if t.Table == "contacts_" {
+		if t.Table == models.TargetContacts {
 			sources = []source{{"contacts c", "c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL", "c.id"}}
 		} else {
 			sources = []source{
@@ -345,7 +345,7 @@ func (sg *Sending) resolve(ctx context.Context, id int64) error {
 				return err
 			}
 		}
-		if t.Table == "segments_" {
+		if t.Table == models.TargetSegments {
 			// Addresses added to the segment by hand.
 			if err := sg.insertChunks(ctx, ss.ID, ss.UserID, tid, cols,
 				"SELECT ?, se.user_id, NULL, se.email, se.first_name, se.last_name, 0, 0, 0, '' FROM segment_emails se WHERE se.user_id = ? AND se.segment_id = ? AND se.contact_id IS NULL AND EXISTS (SELECT 1 FROM segments g WHERE g.id = se.segment_id AND g.deleted_at IS NULL)",
@@ -448,7 +448,7 @@ func exclusionSQL(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (strin
 	var args []any
 	for _, t := range ss.ExcludeSpecificRecipientID {
 		tid, _ := strconv.ParseInt(t.ID, 10, 64)
-		if t.Table == "contacts_" {
+		if t.Table == models.TargetContacts {
 			b.WriteString(" AND NOT EXISTS (SELECT 1 FROM contacts x WHERE x.contact_type_id = ? AND x.user_id = ? AND x.email = $E AND x.deleted_at IS NULL)")
 			args = append(args, tid, ss.UserID)
 			continue

@@ -67,7 +67,7 @@ func ParseTargets(items []string) (models.Targets, bool) {
 		if err != nil || n <= 0 {
 			return nil, false
 		}
-		t := models.Target{ID: strconv.FormatInt(n, 10), Table: table + "_"}
+		t := models.Target{ID: strconv.FormatInt(n, 10), Table: models.TargetKind(table + "_")}
 		if !seen[t] {
 			seen[t] = true
 			out = append(out, t)
@@ -81,7 +81,7 @@ func ParseTargets(items []string) (models.Targets, bool) {
 func targetsExist(ctx context.Context, q *gorm.DB, accountID int64, ts models.Targets) (bool, error) {
 	for _, t := range ts {
 		table := "contact_types"
-		if t.Table == "segments_" {
+		if t.Table == models.TargetSegments {
 			table = "segments"
 		}
 		var n int64
@@ -669,7 +669,7 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 	var args []any
 	for _, t := range ts {
 		tid, _ := strconv.ParseInt(t.ID, 10, 64)
-		if t.Table == "contacts_" {
+		if t.Table == models.TargetContacts {
 			parts = append(parts, "SELECT c.email FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL"+strings.ReplaceAll(excl, "$E", "c.email"))
 			args = append(append(args, accountID, tid), exArgs...)
 			continue

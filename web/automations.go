@@ -49,7 +49,7 @@ type autoChoices struct {
 func (w *Web) automationChoices(ctx context.Context, acct int64) (autoChoices, error) {
 	ch := autoChoices{names: map[string]string{}, groupNames: map[string]string{}}
 	err := w.svc.ContactTypes.Each(ctx, acct, service.ListFilter{}, func(t *models.ContactTypeCount) error {
-		v := "contacts_" + strconv.FormatInt(t.ID, 10)
+		v := models.TargetContacts.Of(t.ID)
 		ch.types = append(ch.types, views.Option{Value: v, Label: t.Name})
 		ch.names[v] = "Contact type: " + t.Name
 		return nil
@@ -58,7 +58,7 @@ func (w *Web) automationChoices(ctx context.Context, acct int64) (autoChoices, e
 		return ch, err
 	}
 	err = w.svc.Segments.Each(ctx, acct, service.ListFilter{}, func(s *models.SegmentCount) error {
-		v := "segments_" + strconv.FormatInt(s.ID, 10)
+		v := models.TargetSegments.Of(s.ID)
 		ch.segments = append(ch.segments, views.Option{Value: v, Label: s.SegmentName})
 		ch.names[v] = "Segment: " + s.SegmentName
 		return nil
@@ -80,7 +80,7 @@ func targetKey(a *models.Automation) string {
 	if a.AutomationFor == 0 {
 		return ""
 	}
-	return a.AutomationForTable + strconv.FormatInt(a.AutomationFor, 10)
+	return a.AutomationForTable.Of(a.AutomationFor)
 }
 
 // targetName names an automation's target, "" for none.
@@ -91,7 +91,7 @@ func (ch autoChoices) targetName(a *models.Automation) string {
 		return ""
 	case ch.names[key] != "":
 		return ch.names[key]
-	case a.AutomationForTable == "segments_":
+	case a.AutomationForTable == models.TargetSegments:
 		return "A deleted segment"
 	}
 	return "A deleted contact type"

@@ -217,14 +217,14 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 		return f, err
 	}
 	err = w.svc.ContactTypes.Each(ctx, acct, service.ListFilter{}, func(t *models.ContactTypeCount) error {
-		f.Types = append(f.Types, singlesends.Target{Value: "contacts_" + strconv.FormatInt(t.ID, 10), Label: t.Name, Count: t.ContactsCount})
+		f.Types = append(f.Types, singlesends.Target{Value: models.TargetContacts.Of(t.ID), Label: t.Name, Count: t.ContactsCount})
 		return nil
 	})
 	if err != nil {
 		return f, err
 	}
 	err = w.svc.Segments.Each(ctx, acct, service.ListFilter{}, func(s *models.SegmentCount) error {
-		f.Segments = append(f.Segments, singlesends.Target{Value: "segments_" + strconv.FormatInt(s.ID, 10), Label: s.SegmentName, Count: s.SegmentEmailsCount})
+		f.Segments = append(f.Segments, singlesends.Target{Value: models.TargetSegments.Of(s.ID), Label: s.SegmentName, Count: s.SegmentEmailsCount})
 		return nil
 	})
 	if err != nil {
@@ -302,10 +302,10 @@ func (w *Web) editSend(c *fiber.Ctx) error {
 		Subject: ss.Subject, Preheader: ss.Preheader, ScheduleType: strconv.Itoa(ss.ScheduleType), TestEmail: user(c).Email,
 	}
 	for _, t := range ss.RecipientID {
-		f.Recipients = append(f.Recipients, t.Table+t.ID)
+		f.Recipients = append(f.Recipients, t.RecipientID())
 	}
 	for _, t := range ss.ExcludeSpecificRecipientID {
-		f.Excludes = append(f.Excludes, t.Table+t.ID)
+		f.Excludes = append(f.Excludes, t.RecipientID())
 	}
 	if ss.ScheduleType == 1 && ss.ScheduleDate != "0000-00-00" {
 		f.ScheduleDate, f.ScheduleTime = ss.ScheduleDate, ss.ScheduleTime
@@ -423,13 +423,13 @@ func (w *Web) audienceCount(ctx context.Context, acct int64, to, ex []string, gr
 	}
 	own := map[string]bool{}
 	for _, t := range types {
-		own["contacts_"+strconv.FormatInt(t.ID, 10)] = true
+		own[models.TargetContacts.Of(t.ID)] = true
 	}
 	keep := func(items []string) ([]string, error) {
 		var out []string
 		for _, it := range items {
 			it = strings.TrimSpace(it)
-			if n, ok := strings.CutPrefix(it, "segments_"); ok && !own[it] {
+			if n, ok := strings.CutPrefix(it, string(models.TargetSegments)); ok && !own[it] {
 				_, err := w.svc.Segments.Get(ctx, acct, parseInt(n))
 				if service.IsNotFound(err) {
 					continue
@@ -673,7 +673,7 @@ func (w *Web) targetNamer(ctx context.Context, acct int64) (func(models.Target) 
 		return nil, err
 	}
 	return func(t models.Target) string {
-		if t.Table == "segments_" {
+		if t.Table == models.TargetSegments {
 			if n, ok := segNames[t.ID]; ok {
 				return "Segment: " + n
 			}

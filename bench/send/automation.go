@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"herald/bench/harness"
+	"herald/models"
 )
 
 // autoResult is the automation run's figures.
@@ -259,7 +260,7 @@ func (b *bench) createAutomation(ctx context.Context, h *heraldProc) (string, er
 	}
 	body, err := b.call(ctx, h, http.MethodPost, "/automations/create", url.Values{
 		"type":                 {"custom"},
-		"automation_for":       {"contacts_" + strconv.FormatInt(b.f.audience, 10)},
+		"automation_for":       {models.TargetContacts.Of(b.f.audience)},
 		"automation_name":      {"Welcome series"},
 		"unsubscribe_group_id": {strconv.FormatInt(b.f.group, 10)},
 	})

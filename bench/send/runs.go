@@ -22,6 +22,7 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"herald/bench/harness"
+	"herald/models"
 	"herald/service"
 	"herald/smtptest"
 )
@@ -472,7 +473,7 @@ func (b *bench) createSend(ctx context.Context, h *heraldProc, name string, type
 		"single_send_name":     {name},
 		"subject":              {"((first_name)), our November news"},
 		"preheader":            {"Chestnut tart, new beans and our winter hours, ((first_name))"},
-		"recipient_id[0]":      {"contacts_" + strconv.FormatInt(typeID, 10)},
+		"recipient_id[0]":      {models.TargetContacts.Of(typeID)},
 		"schedule_type":        {"0"},
 	}
 	body, err := b.call(ctx, h, http.MethodPost, "/single/send/create", form)
