@@ -176,14 +176,13 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 		return nil, err
 	}
 	domain := snd.FromEmail[strings.LastIndexByte(snd.FromEmail, '@')+1:]
-	key, err := domainKey(ctx, s.db, accountID, domain)
+	dk, err := dkimRecord(ctx, s.db, accountID, domain)
 	if err != nil {
 		return nil, err
 	}
 	var out []DNSRecord
-	n, v := key.DNSRecord()
-	out = append(out, DNSRecord{"DKIM", n, v})
-	n, v = delivery.SPFRecord(domain, "")
+	out = append(out, DNSRecord{"DKIM", dk.Selector + "._domainkey." + dk.Domain, dk.Record})
+	n, v := delivery.SPFRecord(domain, "")
 	out = append(out, DNSRecord{"SPF", n, v})
 	n, v = delivery.DMARCRecord(domain)
 	out = append(out, DNSRecord{"DMARC", n, v})

@@ -1,5 +1,6 @@
-// Command herald is the bulk email server: `herald serve`, `herald migrate`
-// and `herald account …`. Everything happens in run, which tests call too.
+// Command herald is the bulk email server: `herald serve`, `herald migrate`,
+// `herald account …` and `herald dkim create`. Everything happens in run,
+// which tests call too.
 package main
 
 import (

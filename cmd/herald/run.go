@@ -21,7 +21,10 @@ const usage = `usage:
   herald serve                      serve the console and the API on HERALD_ADDR
   herald migrate                    apply the database migrations and exit
   herald account create --email E --password P --name N
-  herald account rotate-keys --email E`
+  herald account rotate-keys --email E
+  herald dkim create --email E --domain D
+                                    make (or show) the account's DKIM key for a
+                                    sending domain; prints its DNS TXT record`
 
 // run is the whole program; main only calls it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -44,6 +47,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return db.Close()
 	case "account":
 		return accountCmd(ctx, cfg, args[2:], stdout)
+	case "dkim":
+		return dkimCmd(ctx, cfg, args[2:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"herald/service"
+)
+
+// dkimOut is what `herald dkim create` prints: exactly these three keys.
+type dkimOut struct {
+	Domain   string `json:"domain"`
+	Selector string `json:"selector"`
+	Record   string `json:"record"`
+}
+
+// dkimCmd runs `herald dkim create --email E --domain D`: it makes (or
+// returns) the account's DKIM key for the domain and prints its DNS
+// record (decisions.md 9).
+func dkimCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	if args[0] != "create" {
+		return fmt.Errorf("unknown dkim command %q\n%s", args[0], usage)
+	}
+	fs := flag.NewFlagSet("dkim create", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	email := fs.String("email", "", "account email")
+	domain := fs.String("domain", "", "sending domain")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w\n%s", err, usage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage)
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	svc := service.New(db)
+	u, err := svc.Accounts.ByEmail(ctx, *email)
+	if err != nil {
+		if service.IsNotFound(err) {
+			return fmt.Errorf("no account with email %q", *email)
+		}
+		return err
+	}
+	rec, err := svc.Senders.DKIM(ctx, u.ID, *domain)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(dkimOut{rec.Domain, rec.Selector, rec.Record})
+}

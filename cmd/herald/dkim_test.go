@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/emersion/go-msgauth/dkim"
+
+	"herald/dbtest"
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+)
+
+// `herald dkim create` makes the account's key for a domain once, prints
+// its record as exactly three keys, and the key is the one the sender DNS
+// page shows and the one the domain's mail is signed with.
+func TestDKIMCreate(t *testing.T) {
+	dsn := dbtest.DSN(t)
+	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "Owner"}, env, &out); err != nil {
+		t.Fatal(err)
+	}
+	var keys keysOut
+	if err := json.Unmarshal(out.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+
+	create := func(args ...string) (string, error) {
+		var b bytes.Buffer
+		err := run(ctx, append([]string{"herald", "dkim", "create"}, args...), env, &b)
+		return b.String(), err
+	}
+	first, err := create("--email", "Owner@Example.com", "--domain", " Shop.Example.COM ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(first, "\n") != 1 || !strings.HasSuffix(first, "}\n") {
+		t.Fatalf("not one JSON line: %q", first)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(first), &fields); err != nil {
+		t.Fatalf("not one JSON object: %q", first)
+	}
+	if len(fields) != 3 {
+		t.Fatalf("keys: %v", fields)
+	}
+	var rec dkimOut
+	_ = json.Unmarshal([]byte(first), &rec)
+	if rec.Domain != "shop.example.com" || rec.Selector == "" || !strings.HasPrefix(rec.Record, "v=DKIM1; k=rsa; p=") || len(rec.Record) < len("v=DKIM1; k=rsa; p=")+300 {
+		t.Fatalf("printed %q", first)
+	}
+	// A second run returns the same key.
+	second, err := create("--domain", "shop.example.com", "--email", "owner@example.com")
+	if err != nil || second != first {
+		t.Fatalf("second run: %v %q, first %q", err, second, first)
+	}
+
+	// Errors: an unknown account, a missing or bad domain; nothing printed.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--email", "nobody@example.com", "--domain", "shop.example.com"}, `no account with email "nobody@example.com"`},
+		{[]string{"--domain", "shop.example.com"}, "no account with email"},
+		{[]string{"--email", "owner@example.com"}, "domain: The domain field is required."},
+		{[]string{"--email", "owner@example.com", "--domain", "localhost"}, "domain: The domain must be a valid domain name."},
+		{[]string{"--email", "owner@example.com", "--domain", "shop example.com"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", "shop.example.com\r\nX-Evil: 1"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", "a@shop.example.com"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", ".example.com"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", "shop..example.com"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", strings.Repeat("a.", 126) + "com"}, "must be a valid domain name"},
+		{[]string{"--email", "owner@example.com", "--domain", "shop.example.com", "extra"}, "unexpected argument"},
+		{[]string{"--bogus"}, "flag provided but not defined"},
+	} {
+		got, err := create(c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || got != "" {
+			t.Errorf("%q: %v (printed %q), want an error with %q", c.args, err, got, c.want)
+		}
+	}
+	if err := run(ctx, []string{"herald", "dkim", "delete"}, env, io.Discard); err == nil {
+		t.Error("unknown dkim command accepted")
+	}
+
+	// The console's DNS records for a sender of the domain show that key,
+	// and a message of the domain, sent through the outbox, is signed
+	// with it.
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := service.New(db)
+	tr := delivery.NewOutbox(svc.Outbox)
+	defer tr.Close()
+	svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	snd, err := svc.Senders.Create(ctx, keys.UserID, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
+		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	records, err := svc.Senders.DNSRecords(ctx, keys.UserID, snd.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordName := rec.Selector + "._domainkey." + rec.Domain
+	if len(records) == 0 || records[0].Purpose != "DKIM" || records[0].Name != recordName || records[0].Value != rec.Record {
+		t.Fatalf("DNS page records %+v, printed %+v", records, rec)
+	}
+	var n int64
+	db.R.Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ?", keys.UserID, "shop.example.com").Count(&n)
+	if n != 1 {
+		t.Fatalf("%d keys stored for the domain", n)
+	}
+
+	g, err := svc.Groups.Create(ctx, keys.UserID, service.GroupInput{GroupName: "Newsletter", Description: "Our news", IsDisplay: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := service.SingleSendInput{
+		TemplateID: "1", TemplateHTML: `<html><body><p>Hello ((first_name))!</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`,
+		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10),
+		SingleSendName: "Signed", Subject: "Hi ((first_name))", Preheader: "News",
+	}
+	if err := svc.SingleSends.SendTest(ctx, keys.UserID, in, "reader@example.org", svc.Mail); err != nil {
+		t.Fatal(err)
+	}
+	var sent []byte
+	err = svc.Outbox.Each(ctx, keys.UserID, service.ListFilter{}, func(m *models.OutboxMessage) error {
+		if m.RcptTo != "reader@example.org" {
+			return nil
+		}
+		full, err := svc.Outbox.Get(ctx, keys.UserID, m.ID)
+		if err != nil {
+			return err
+		}
+		sent = full.Message
+		return nil
+	})
+	if err != nil || sent == nil {
+		t.Fatalf("no message in the outbox: %v", err)
+	}
+	verifications, err := dkim.VerifyWithOptions(bytes.NewReader(sent), &dkim.VerifyOptions{LookupTXT: func(domain string) ([]string, error) {
+		if domain != recordName {
+			return nil, fmt.Errorf("no record %s", domain)
+		}
+		return []string{rec.Record}, nil
+	}})
+	if err != nil || len(verifications) != 1 || verifications[0].Err != nil || verifications[0].Domain != "shop.example.com" {
+		t.Fatalf("DKIM: %v %+v\n%s", err, verifications, sent)
+	}
+}

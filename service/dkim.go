@@ -1,0 +1,55 @@
+package service
+
+import (
+	"context"
+	"strings"
+)
+
+// DKIMRecord is the DNS TXT record of an account's DKIM key for one
+// sending domain: published at Selector._domainkey.Domain.
+type DKIMRecord struct {
+	Domain   string
+	Selector string
+	Record   string // "v=DKIM1; k=rsa; p=…"
+}
+
+// DKIM returns the account's DKIM key for a sending domain as its DNS
+// record, making and storing the key the first time: the same key the
+// sender DNS page shows, and every message of the domain is signed with
+// it from then on (decisions.md 9). Errors: validation (domain).
+func (s *Senders) DKIM(ctx context.Context, accountID int64, domain string) (DKIMRecord, error) {
+	domain, err := validDomain("domain", domain)
+	if err != nil {
+		return DKIMRecord{}, err
+	}
+	return dkimRecord(ctx, s.db, accountID, domain)
+}
+
+// dkimRecord finds or makes the account's key for an already valid domain.
+func dkimRecord(ctx context.Context, db *DB, accountID int64, domain string) (DKIMRecord, error) {
+	key, err := domainKey(ctx, db, accountID, domain)
+	if err != nil {
+		return DKIMRecord{}, err
+	}
+	_, v := key.DNSRecord()
+	return DKIMRecord{Domain: key.Domain, Selector: key.Selector, Record: v}, nil
+}
+
+// validDomain trims and lower-cases a mail domain and checks it as the
+// domain of a sender's address is checked (NormalizeEmail): no spaces or
+// control characters, at least one dot, no empty label, at most 253
+// characters.
+func validDomain(field, v string) (string, error) {
+	d := strings.ToLower(strings.TrimSpace(v))
+	if d == "" {
+		return d, Invalid(field, msgRequired(field))
+	}
+	msg := "The " + Label(field) + " must be a valid domain name."
+	if len(d) > 253 || HasControl(d) || strings.ContainsAny(d, "@") {
+		return d, Invalid(field, msg)
+	}
+	if _, ok := NormalizeEmail("postmaster@" + d); !ok {
+		return d, Invalid(field, msg)
+	}
+	return d, nil
+}
