@@ -18,9 +18,10 @@ import (
 // tests below keep them from drifting apart: the same numbered files in
 // both folders, and, once both are applied, the same tables, columns
 // (name, type through normType, nullability), primary keys and indexes
-// (name, columns in order, unique, partial or not).
+// (name, columns in order, unique, partial or not) and foreign keys
+// (columns, referenced table and columns, ON DELETE).
 //
-// Not compared: defaults, CHECK and foreign key constraints, and the
+// Not compared: defaults, CHECK constraints, and the
 // WHERE text of partial indexes (only that an index is partial on both
 // sides); each dialect prints those in its own words.
 
@@ -78,6 +79,12 @@ type schemaTable struct {
 	// carry a name each dialect makes up, so they go under
 	// "unique(col,...)" instead.
 	Indexes map[string]schemaIndex
+	// ForeignKeys as "(cols) -> table(cols) ON DELETE action".
+	ForeignKeys []string
+}
+
+func foreignKey(from []string, table string, to []string, onDelete string) string {
+	return fmt.Sprintf("(%s) -> %s(%s) ON DELETE %s", strings.Join(from, ","), table, strings.Join(to, ","), onDelete)
 }
 
 // TestMigrationFilesMatch: both folders hold the same numbered files.
@@ -140,17 +147,18 @@ func TestMigratedSchemasMatch(t *testing.T) {
 		t.Fatalf("catalogs read %d SQLite and %d PostgreSQL tables: the catalog queries are wrong", len(lite), len(pg))
 	}
 
-	count := func(s map[string]schemaTable) (cols, idxs int) {
+	count := func(s map[string]schemaTable) (cols, idxs, fks int) {
 		for _, st := range s {
 			cols += len(st.Columns)
 			idxs += len(st.Indexes)
+			fks += len(st.ForeignKeys)
 		}
 		return
 	}
-	lc, li := count(lite)
-	pc, pi := count(pg)
-	t.Logf("sqlite: %d tables, %d columns, %d indexes; postgres: %d tables, %d columns, %d indexes",
-		len(lite), lc, li, len(pg), pc, pi)
+	lc, li, lf := count(lite)
+	pc, pi, pf := count(pg)
+	t.Logf("sqlite: %d tables, %d columns, %d indexes, %d foreign keys; postgres: %d tables, %d columns, %d indexes, %d foreign keys",
+		len(lite), lc, li, lf, len(pg), pc, pi, pf)
 
 	var diffs, allowedSeen []string
 	for _, d := range schemaDiff(lite, pg) {
@@ -207,6 +215,16 @@ func schemaDiff(lite, pg map[string]schemaTable) []string {
 		if !slices.Equal(a.PrimaryKey, b.PrimaryKey) {
 			out = append(out, fmt.Sprintf("table %s: primary key (%s) on sqlite, (%s) on postgres",
 				name, strings.Join(a.PrimaryKey, ","), strings.Join(b.PrimaryKey, ",")))
+		}
+		for _, fk := range a.ForeignKeys {
+			if !slices.Contains(b.ForeignKeys, fk) {
+				out = append(out, fmt.Sprintf("foreign key %s %s: only on sqlite", name, fk))
+			}
+		}
+		for _, fk := range b.ForeignKeys {
+			if !slices.Contains(a.ForeignKeys, fk) {
+				out = append(out, fmt.Sprintf("foreign key %s %s: only on postgres", name, fk))
+			}
 		}
 		for _, i := range sortedKeys(a.Indexes, b.Indexes) {
 			ia, inA := a.Indexes[i]
@@ -365,6 +383,54 @@ func sqliteSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 		}
 		out[tbl] = st
 	}
+
+	// pragma foreign_key_list: id, seq, table, from, to, on_update,
+	// on_delete, match; one row per column, grouped by id. "to" is NULL
+	// when the key names only the table: it then means its primary key.
+	for _, tbl := range tables {
+		rows, err := sqlDB.Query(`SELECT id, "table", "from", "to", on_delete FROM pragma_foreign_key_list(?) ORDER BY id, seq`, tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type fk struct {
+			table, onDelete string
+			from, to        []string
+		}
+		var fks []*fk
+		last := -1
+		for rows.Next() {
+			var (
+				id        int
+				ref, from string
+				to        *string
+				onDelete  string
+			)
+			if err := rows.Scan(&id, &ref, &from, &to, &onDelete); err != nil {
+				t.Fatal(err)
+			}
+			if id != last {
+				fks = append(fks, &fk{table: ref, onDelete: onDelete})
+				last = id
+			}
+			f := fks[len(fks)-1]
+			f.from = append(f.from, from)
+			if to != nil && *to != "" {
+				f.to = append(f.to, *to)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		st := out[tbl]
+		for _, f := range fks {
+			if len(f.to) == 0 {
+				f.to = out[f.table].PrimaryKey
+			}
+			st.ForeignKeys = append(st.ForeignKeys, foreignKey(f.from, f.table, f.to, f.onDelete))
+		}
+		out[tbl] = st
+	}
 	return out
 }
 
@@ -457,6 +523,38 @@ func postgresSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 			key = "unique(" + cols + ")"
 		}
 		st.Indexes[key] = schemaIndex{Columns: colList, Unique: unique, Partial: partial}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
+
+	// Foreign keys: the columns on both sides in key order, and
+	// confdeltype spelled as SQLite's pragma spells ON DELETE.
+	rows, err = sqlDB.Query(`SELECT t.relname, r.relname,
+			(SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(c.conkey) WITH ORDINALITY AS k(attnum, n)
+				JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.attnum),
+			(SELECT string_agg(a.attname, ',' ORDER BY k.n) FROM unnest(c.confkey) WITH ORDINALITY AS k(attnum, n)
+				JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.attnum),
+			CASE c.confdeltype WHEN 'a' THEN 'NO ACTION' WHEN 'r' THEN 'RESTRICT' WHEN 'c' THEN 'CASCADE'
+				WHEN 'n' THEN 'SET NULL' WHEN 'd' THEN 'SET DEFAULT' END
+		FROM pg_constraint c
+		JOIN pg_class t ON t.oid = c.conrelid
+		JOIN pg_class r ON r.oid = c.confrelid
+		JOIN pg_namespace n ON n.oid = t.relnamespace
+		WHERE c.contype = 'f' AND n.nspname = current_schema()`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var tbl, ref, from, to, onDelete string
+		if err := rows.Scan(&tbl, &ref, &from, &to, &onDelete); err != nil {
+			t.Fatal(err)
+		}
+		if st, ok := out[tbl]; ok {
+			st.ForeignKeys = append(st.ForeignKeys, foreignKey(strings.Split(from, ","), ref, strings.Split(to, ","), onDelete))
+			out[tbl] = st
+		}
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
