@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,9 +21,10 @@ import (
 // both folders, and, once both are applied, the same tables, columns
 // (name, type through normType, nullability), primary keys and indexes
 // (name, columns in order, unique, partial or not) and foreign keys
-// (columns, referenced table and columns, ON DELETE).
+// (columns, referenced table and columns, ON DELETE), and column defaults
+// through normDefault.
 //
-// Not compared: defaults, CHECK constraints, and the
+// Not compared: CHECK constraints, and the
 // WHERE text of partial indexes (only that an index is partial on both
 // sides); each dialect prints those in its own words.
 
@@ -64,6 +67,37 @@ func normType(t string) string {
 type schemaColumn struct {
 	Type    string // normType's kind
 	NotNull bool
+	Default string // normDefault's text; "" for none
+}
+
+var pgCast = regexp.MustCompile(`::[a-z_ ]+(\(\d+\))?$`)
+
+// normDefault maps a default as the catalog prints it to one text: the
+// migrations use plain literals only, which PostgreSQL prints with a cast
+// (” as ”::text, -1 as '-1'::integer) and SQLite as written. A number
+// quoted for an integer column is unquoted; parentheses around a
+// literal go.
+func normDefault(d *string, kind string) string {
+	if d == nil {
+		return ""
+	}
+	v := strings.TrimSpace(*d)
+	for {
+		w := strings.TrimSpace(pgCast.ReplaceAllString(v, ""))
+		if len(w) >= 2 && w[0] == '(' && w[len(w)-1] == ')' {
+			w = strings.TrimSpace(w[1 : len(w)-1])
+		}
+		if w == v {
+			break
+		}
+		v = w
+	}
+	if kind == "integer" && len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		if _, err := strconv.ParseInt(v[1:len(v)-1], 10, 64); err == nil {
+			v = v[1 : len(v)-1]
+		}
+	}
+	return v
 }
 
 type schemaIndex struct {
@@ -207,6 +241,9 @@ func schemaDiff(lite, pg map[string]schemaTable) []string {
 				if ca.Type != cb.Type {
 					out = append(out, fmt.Sprintf("column %s.%s: type %s on sqlite, %s on postgres", name, c, ca.Type, cb.Type))
 				}
+				if ca.Default != cb.Default {
+					out = append(out, fmt.Sprintf("column %s.%s: default %q on sqlite, %q on postgres", name, c, ca.Default, cb.Default))
+				}
 				if ca.NotNull != cb.NotNull {
 					out = append(out, fmt.Sprintf("column %s.%s: NOT NULL %v on sqlite, %v on postgres", name, c, ca.NotNull, cb.NotNull))
 				}
@@ -299,7 +336,7 @@ func sqliteSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 	for _, tbl := range tables {
 		st := schemaTable{Columns: map[string]schemaColumn{}, Indexes: map[string]schemaIndex{}}
 		// pragma table_info: cid, name, type, notnull, dflt_value, pk.
-		rows, err := sqlDB.Query(`SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`, tbl)
+		rows, err := sqlDB.Query(`SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?) ORDER BY cid`, tbl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,9 +345,10 @@ func sqliteSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 			var (
 				name, typ string
 				notNull   bool
+				dflt      *string
 				pkPos     int
 			)
-			if err := rows.Scan(&name, &typ, &notNull, &pkPos); err != nil {
+			if err := rows.Scan(&name, &typ, &notNull, &dflt, &pkPos); err != nil {
 				t.Fatal(err)
 			}
 			if pkPos > 0 {
@@ -319,7 +357,8 @@ func sqliteSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 				// INTEGER PRIMARY KEY is the rowid on SQLite, never NULL.
 				notNull = true
 			}
-			st.Columns[name] = schemaColumn{Type: normType(typ), NotNull: notNull}
+			kind := normType(typ)
+			st.Columns[name] = schemaColumn{Type: kind, NotNull: notNull, Default: normDefault(dflt, kind)}
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -460,7 +499,9 @@ func postgresSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 	}
 	rows.Close()
 
-	rows, err = sqlDB.Query(`SELECT table_name, column_name, data_type, is_nullable = 'NO'
+	// An identity column's default is its sequence (column_default NULL),
+	// as an INTEGER PRIMARY KEY is the rowid on SQLite: no default to compare.
+	rows, err = sqlDB.Query(`SELECT table_name, column_name, data_type, is_nullable = 'NO', column_default
 		FROM information_schema.columns WHERE table_schema = current_schema()`)
 	if err != nil {
 		t.Fatal(err)
@@ -469,12 +510,14 @@ func postgresSchema(t *testing.T, db *service.DB) map[string]schemaTable {
 		var (
 			tbl, name, typ string
 			notNull        bool
+			dflt           *string
 		)
-		if err := rows.Scan(&tbl, &name, &typ, &notNull); err != nil {
+		if err := rows.Scan(&tbl, &name, &typ, &notNull, &dflt); err != nil {
 			t.Fatal(err)
 		}
 		if st, ok := out[tbl]; ok {
-			st.Columns[name] = schemaColumn{Type: normType(typ), NotNull: notNull}
+			kind := normType(typ)
+			st.Columns[name] = schemaColumn{Type: kind, NotNull: notNull, Default: normDefault(dflt, kind)}
 		}
 	}
 	if err := rows.Err(); err != nil {
