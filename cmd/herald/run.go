@@ -167,10 +167,12 @@ func serve(ctx context.Context, cfg config) error {
 	case <-ctx.Done():
 	}
 	slog.Info("herald shutting down")
-	if err := app.ShutdownWithTimeout(15 * time.Second); err != nil {
-		return err
-	}
-	return nil
+	herr := app.ShutdownWithTimeout(15 * time.Second)
+	// Then the imports under way: cut short (marked failed, what they
+	// committed kept) and waited for, before the database closes.
+	ictx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return errors.Join(herr, svc.Imports.Shutdown(ictx))
 }
 
 type keysOut struct {
