@@ -76,9 +76,14 @@ func (s *Imports) runLogged(ctx context.Context, imp *models.Import, r io.Reader
 	}
 }
 
+// ErrImportShutdown answers an upload whose import herald's shutdown cut
+// short (or refused): the import is recorded failed.
+var ErrImportShutdown = &Error{Code: CodeUnavailable, Message: "The import stopped: " + errImportShutdown.Error()}
+
 // Import runs the import of r in the caller's goroutine (an upload that
 // answers with the report), counted by the service like those of Go: it
-// is cut short by Shutdown as well as by ctx. Errors: as Run's.
+// is cut short by Shutdown as well as by ctx. Errors: as Run's, and
+// ErrImportShutdown.
 func (s *Imports) Import(ctx context.Context, imp *models.Import, r io.Reader) error {
 	rctx, ok := s.runner.enter()
 	if ok {
@@ -88,7 +93,11 @@ func (s *Imports) Import(ctx context.Context, imp *models.Import, r io.Reader) e
 	defer cancel(nil)
 	stop := context.AfterFunc(rctx, func() { cancel(context.Cause(rctx)) })
 	defer stop()
-	return s.Run(ctx, imp, r)
+	err := s.Run(ctx, imp, r)
+	if err != nil && errors.Is(context.Cause(ctx), errImportShutdown) {
+		return ErrImportShutdown
+	}
+	return err
 }
 
 // Shutdown cuts short the imports under way (each is marked failed with

@@ -73,6 +73,7 @@ func TestServeStopsImportUnderWay(t *testing.T) {
 		}
 	}()
 	answered := make(chan struct{})
+	answer := make(chan string, 1) // when the client read one
 	go func() {
 		defer close(answered)
 		req, _ := http.NewRequest("POST", base+"/api/contacts/upload-csv", pr)
@@ -80,7 +81,9 @@ func TestServeStopsImportUnderWay(t *testing.T) {
 		req.Header.Set("SecretKey", keys.SecretKey)
 		req.Header.Set("Content-Type", mw.FormDataContentType())
 		if resp, err := http.DefaultClient.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			answer <- fmt.Sprintf("%d %s", resp.StatusCode, b)
 		}
 	}()
 
@@ -121,5 +124,13 @@ func TestServeStopsImportUnderWay(t *testing.T) {
 	}
 	if imp.Status != "failed" || imp.FinishedAt == nil || !strings.Contains(imp.Message, "herald was stopped") {
 		t.Fatalf("import after stop: status %q, finished %v, message %q", imp.Status, imp.FinishedAt, imp.Message)
+	}
+	select {
+	case a := <-answer: // 503 in the envelope, when the answer got through
+		if !strings.HasPrefix(a, "503 ") || !strings.Contains(a, "herald was stopped") {
+			t.Fatalf("answer to the cut upload: %.300s", a)
+		}
+	default:
+		t.Log("the client read no answer (the connection closed first)")
 	}
 }
