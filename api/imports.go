@@ -192,7 +192,7 @@ func (a *API) runImport(c *fiber.Ctx, acct, typeID int64, name string, r io.Read
 	if err != nil {
 		return fail(c, err)
 	}
-	if err := a.svc.Imports.Run(ctx, imp, r); err != nil {
+	if err := a.svc.Imports.Import(ctx, imp, r); err != nil {
 		return fail(c, err) // validation (no email column, empty file), 413, or a failure
 	}
 	return c.JSON(importAnswer{Status: "success", Message: "Imported Successfully", Import: imp})

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -32,6 +33,8 @@ type Imports struct {
 	// OnDone, when set, is called when an import has ended (done or
 	// failed), with its final report (notification mails).
 	OnDone func(ctx context.Context, imp *models.Import)
+	// runner owns the imports under way (Go, Import, Shutdown).
+	runner importRunner
 }
 
 // importBatch is how many rows go into one upsert statement and one
@@ -182,6 +185,8 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		var se *Error
 		if errors.As(err, &se) && len(se.Fields) > 0 {
 			imp.Message = strings.Join(se.Fields["file"], " ")
+		} else if errors.Is(context.Cause(ctx), errImportShutdown) {
+			imp.Message = "The import stopped: " + errImportShutdown.Error()
 		} else {
 			imp.Message = "The import stopped: " + err.Error()
 		}
@@ -235,6 +240,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	defer cancel()
 	batches := make(chan importWork, 2)
 	up := &upserter{s: s, imp: imp, cols: cols}
+	defer up.close() // after the writer has ended: every return below waits for it
 	werr := make(chan error, 1)
 	go func() {
 		err := up.writeAll(wctx, batches)
@@ -443,12 +449,19 @@ type upserter struct {
 	ready bool
 }
 
-// close releases the prepared statement.
+// close releases the prepared statement, once the writer has ended.
 func (u *upserter) close() {
 	if u.full != nil {
-		u.full.Close()
+		if err := u.full.Close(); err != nil {
+			slog.Warn("import: closing the prepared upsert", "import", u.imp.ID, "error", err)
+		}
+		u.full = nil
 	}
 }
+
+// stmtPrepared, when set (tests), is called with each statement an
+// import prepares.
+var stmtPrepared func(*sql.Stmt)
 
 func (u *upserter) statement(n int) string {
 	if q, ok := u.sql[n]; ok {
@@ -564,8 +577,15 @@ func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) erro
 				// (the writer is one connection; database/sql then re-uses
 				// the statement in each transaction on it).
 				u.ready = true
-				if sqlDB, err := u.s.db.W.DB(); err == nil {
-					u.full, _ = sqlDB.PrepareContext(ctx, u.statement(importBatch))
+				sqlDB, err := u.s.db.W.DB()
+				if err != nil {
+					return err
+				}
+				if u.full, err = sqlDB.PrepareContext(ctx, u.statement(importBatch)); err != nil {
+					return err
+				}
+				if stmtPrepared != nil {
+					stmtPrepared(u.full)
 				}
 			}
 			tx = u.s.db.W.WithContext(ctx).Begin()

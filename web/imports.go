@@ -2,12 +2,10 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"errors"
 	"io"
 	"io/fs"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -342,7 +340,13 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	shown := *imp // Run changes imp from now on
 	file, done := u.file, release
 	u.file, release = nil, nil // the import closes the file and frees the slot
-	go w.runImport(imp, file, done)
+	// The service runs the import, past this request, and stops it on
+	// shutdown; then the file is closed (it is unlinked already) and the
+	// slot freed.
+	w.svc.Imports.Go(imp, file, func() {
+		file.Close()
+		done()
+	})
 
 	if !partial(c) {
 		return c.Redirect(contacts.ImportReportURL(shown.ID), fiber.StatusSeeOther)
@@ -358,24 +362,6 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	p := contacts.Progress{Import: shown, TypeName: names[shown.ContactTypeID], OnImportPage: true}
 	c.Set("HX-Reswap", "outerHTML show:#import-current:top") // on a phone the panel is below the form
 	return render(c, fiber.StatusOK, contacts.ImportFormView(d.Form), contacts.CurrentOOB(p), contacts.RecentImports(d.Recent, true))
-}
-
-// runImport imports the spooled file, then closes it (it is unlinked
-// already) and frees the upload's slot. It outlives the request: it takes
-// nothing of it (the import's strings are its own) and runs under a
-// context of its own. The import records its progress and its end (done
-// or failed) itself; a failure of the database is logged.
-func (w *Web) runImport(imp *models.Import, file *os.File, release func()) {
-	defer release()
-	defer file.Close()
-	defer func() {
-		if p := recover(); p != nil {
-			slog.Error("import panicked", "import", imp.ID, "panic", p)
-		}
-	}()
-	if err := w.svc.Imports.Run(context.Background(), imp, file); err != nil && !isValidation(err) {
-		slog.Error("import failed", "import", imp.ID, "error", err)
-	}
 }
 
 // importParam reads the route's import and finds it. Errors: ErrNotFound.

@@ -172,10 +172,16 @@ func serve(ctx context.Context, cfg config) error {
 	case <-ctx.Done():
 	}
 	slog.Info("herald shutting down")
-	if err := app.ShutdownWithTimeout(15 * time.Second); err != nil {
-		return err
-	}
-	return nil
+	// The imports under way are cut short (marked failed, what they
+	// committed kept) while the HTTP server drains, so that an API upload
+	// importing in its request ends too and an upload arriving meanwhile
+	// is failed at once; both are waited for before the database closes.
+	ictx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ierr := make(chan error, 1)
+	go func() { ierr <- svc.Imports.Shutdown(ictx) }()
+	herr := app.ShutdownWithTimeout(15 * time.Second)
+	return errors.Join(herr, <-ierr)
 }
 
 type keysOut struct {
