@@ -161,7 +161,9 @@ func TestMigrationFilesMatch(t *testing.T) {
 // difference not in schemaAllowed.
 func TestMigratedSchemasMatch(t *testing.T) {
 	if os.Getenv("HERALD_TEST_DATABASE") == "" {
-		dbtest.SkipOrFail(t, "HERALD_TEST_DATABASE is not set: comparing the SQLite schema with PostgreSQL's needs a PostgreSQL server")
+		// The SQLite pass of make test; CI's PostgreSQL pass runs it (as
+		// the several-process tests do).
+		t.Skip("comparing the SQLite schema with PostgreSQL's runs when HERALD_TEST_DATABASE names a PostgreSQL database")
 	}
 	ctx := context.Background()
 	open := func(dsn string) *service.DB {
