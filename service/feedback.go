@@ -308,7 +308,7 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		m.UserID, m.Email, FeedbackBlock, m.ID).Count(&n).Error; err != nil || n > 0 {
 		return false, err
 	}
-	reply := strings.TrimSpace(oneLine(r.Diagnostic))
+	reply := strings.TrimSpace(flatLine(r.Diagnostic))
 	if reply == "" {
 		reply = r.Status
 	}
@@ -336,7 +336,7 @@ func logFeedback(tx *gorm.DB, m *models.SendMessage, kind string, r Report, ts m
 
 // reportExtra is what a bounce or deferred event tells of report r.
 func reportExtra(r Report) eventExtra {
-	reason := oneLine(r.Diagnostic)
+	reason := flatLine(r.Diagnostic)
 	if reason == "" {
 		reason = r.Kind.String()
 	}
@@ -345,14 +345,12 @@ func reportExtra(r Report) eventExtra {
 
 // reasonOf is a report's reason as a suppression keeps it.
 func reasonOf(r Report) string {
-	reason := strings.TrimSpace(r.Status + " " + oneLine(r.Diagnostic))
+	reason := strings.TrimSpace(r.Status + " " + flatLine(r.Diagnostic))
 	if reason == "" {
 		reason = r.Kind.String()
 	}
 	return reason + " (" + r.Source + ")"
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (f *Feedback) softLimit() int {
 	if f.SoftLimit > 0 {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -94,14 +95,14 @@ func verifyMailgun(key, ts, token, sig string) error {
 func mailgunReport(p *mailgunPost) (delivery.Report, bool) {
 	e := &p.EventData
 	ds := e.DeliveryStatus
-	diag := strings.TrimSpace(strings.Join(strings.Fields(ds.Code.String()+" "+or(ds.Message, ds.Description)), " "))
+	diag := strings.TrimSpace(strings.Join(strings.Fields(ds.Code.String()+" "+cmp.Or(ds.Message, ds.Description)), " "))
 	r := delivery.Report{
 		Source:     delivery.SourceMailgun,
 		Recipient:  e.Recipient,
 		MessageID:  strings.Trim(strings.TrimSpace(e.Message.Headers.MessageID), "<>"),
 		At:         unixTime(e.Timestamp),
 		Status:     statusIn(ds.Message, ds.Description),
-		Diagnostic: or(diag, e.Reason),
+		Diagnostic: cmp.Or(diag, e.Reason),
 	}
 	switch e.Event {
 	case "failed":

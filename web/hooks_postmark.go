@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
@@ -73,7 +74,7 @@ func basicAuth(header, user, password string) bool {
 // message's Message-ID: a record names its message by recipient.
 func postmarkReport(rec postmarkRecord) (delivery.Report, bool) {
 	r := delivery.Report{Source: delivery.SourcePostmark, Recipient: rec.Email, At: rec.BouncedAt,
-		Status: statusIn(rec.Details), Diagnostic: or(rec.Details, rec.Description)}
+		Status: statusIn(rec.Details), Diagnostic: cmp.Or(rec.Details, rec.Description)}
 	switch rec.RecordType {
 	case "Bounce":
 		switch rec.Type {

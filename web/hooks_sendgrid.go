@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"crypto/x509"
@@ -119,7 +120,7 @@ func sendGridReport(e sendGridEvent) (delivery.Report, bool) {
 		MessageID:  strings.Trim(strings.TrimSpace(e.SMTPID), "<>"),
 		At:         unixTime(float64(e.Timestamp)),
 		Status:     statusIn(e.Status, e.Reason, e.Response),
-		Diagnostic: or(e.Reason, e.Response),
+		Diagnostic: cmp.Or(e.Reason, e.Response),
 	}
 	switch e.Event {
 	case "bounce":

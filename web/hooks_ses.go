@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/rsa"
@@ -177,7 +178,7 @@ func (w *Web) sesReports(ctx context.Context, n *sesNotification) []delivery.Rep
 	base := delivery.Report{
 		Source:    delivery.SourceSES,
 		Token:     w.returnPathToken(ctx, n.Mail.Source),
-		MessageID: strings.Trim(strings.TrimSpace(or(n.Mail.CommonHeaders.MessageID, n.Mail.header("Message-ID"))), "<>"),
+		MessageID: strings.Trim(strings.TrimSpace(cmp.Or(n.Mail.CommonHeaders.MessageID, n.Mail.header("Message-ID"))), "<>"),
 		SendUtr:   strings.TrimSpace(n.Mail.header("X-Herald-Send")),
 	}
 	var out []delivery.Report
@@ -192,8 +193,8 @@ func (w *Web) sesReports(ctx context.Context, n *sesNotification) []delivery.Rep
 		for _, r := range n.Bounce.BouncedRecipients {
 			rep := base
 			rep.Kind, rep.Recipient, rep.At = k, r.EmailAddress, n.Bounce.Timestamp
-			rep.Status = or(statusIn(r.Status), statusIn(r.DiagnosticCode))
-			rep.Diagnostic = or(r.DiagnosticCode, strings.TrimSpace(n.Bounce.BounceType+" "+n.Bounce.BounceSubType))
+			rep.Status = cmp.Or(statusIn(r.Status), statusIn(r.DiagnosticCode))
+			rep.Diagnostic = cmp.Or(r.DiagnosticCode, strings.TrimSpace(n.Bounce.BounceType+" "+n.Bounce.BounceSubType))
 			out = append(out, rep)
 		}
 	case kind == "Complaint" && n.Complaint != nil:
@@ -212,13 +213,6 @@ func (w *Web) sesReports(ctx context.Context, n *sesNotification) []delivery.Rep
 		}
 	}
 	return out
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 // verifySNS checks an SNS message's signature against the pinned
