@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/service"
 	"herald/views"
 	"herald/views/suppressions"
 )
@@ -63,7 +64,7 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	s.Records = []suppressions.Record{
 		{ID: "mx", DNSRecord: views.DNSRecord{Purpose: "MX: where reports go", Explain: mxExplain, Type: "MX", Name: st.Domain, Value: "10 " + host + "."}},
 		{ID: "spf", DNSRecord: views.DNSRecord{Purpose: "SPF: who may send with this return path", Type: "TXT", Name: st.Domain,
-			Value:   "v=spf1 " + spfMechanism(h.RelayHost, host) + " -all",
+			Value:   "v=spf1 " + service.SPFMechanism(h.RelayHost, host) + " -all",
 			Explain: "Receiving servers check SPF against the return path's domain, " + st.Domain + ". Name the relay that sends herald's mail."}},
 	}
 
@@ -116,31 +117,4 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 			Code:    "Return-Path: " + local + "+b<token>@" + st.Domain},
 	}
 	return page(c, fiber.StatusOK, "Bounces & complaints", views.NavBounced, suppressions.SetupPage(s))
-}
-
-// spfMechanism names the relay in an SPF record: the include of a known
-// provider, else the relay's own address (or herald's host when it sends
-// directly).
-func spfMechanism(relayHost, baseHost string) string {
-	h := strings.ToLower(relayHost)
-	for _, p := range []struct{ suffix, include string }{
-		{".amazonaws.com", "include:amazonses.com"},
-		{"sendgrid.net", "include:sendgrid.net"},
-		{"postmarkapp.com", "include:spf.mtasv.net"},
-		{"mailgun.org", "include:mailgun.org"},
-	} {
-		if strings.HasSuffix(h, p.suffix) {
-			return p.include
-		}
-	}
-	if h == "" || h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
-		return "a:" + baseHost
-	}
-	if ip := net.ParseIP(h); ip != nil {
-		if ip.To4() != nil {
-			return "ip4:" + h
-		}
-		return "ip6:" + h
-	}
-	return "a:" + h
 }
