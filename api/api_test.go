@@ -33,9 +33,9 @@ type env struct {
 	a, b *client // two accounts, for isolation tests
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, cfg ...service.Config) *env {
 	t.Helper()
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t, cfg...)
 	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler, BodyLimit: 10 << 20, StreamRequestBody: true, DisablePreParseMultipartForm: true, DisableStartupMessage: true})
 	api.New(svc, api.Options{}).Mount(app.Group("/api"))
 	e := &env{app: app, svc: svc}

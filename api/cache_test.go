@@ -12,7 +12,10 @@ import (
 // process, the console) is seen by the next list call.
 func TestListCacheFollowsEveryChange(t *testing.T) {
 	e := newEnv(t)
-	other := service.New(e.svc.DB) // another service over the same database
+	other, err := service.New(e.svc.DB, service.Config{}) // another service over the same database
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	count := func(path, key string) int {
 		return len(list[unsubscriber](t, e.a.send("GET", path, nil), key))

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"herald/delivery"
+	"herald/service"
 	"herald/smtptest"
 )
 
@@ -81,14 +82,13 @@ func wantThrottled(t *testing.T, a answer, max int) {
 // without limit (20 mails in 0.08 s). Now: 3 per sender per 10 minutes,
 // 20 per account per hour, 429 with Retry-After, nothing stored beyond.
 func TestSenderVerificationThrottle(t *testing.T) {
-	e := newEnv(t)
 	srv := smtptest.Start(t)
-	tr, err := delivery.OpenTransport(srv.URL(), 2, e.svc.Outbox)
+	tr, err := delivery.OpenTransport(srv.URL(), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	e.svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	e := newEnv(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 
 	expectOK(t, e.a.send("POST", "/api/sender/save", form(toForm(senderForm())...)), "Added Successfully")
 	id := itoa(list[sender](t, e.a.send("GET", "/api/senders", nil), "senders")[0].ID)
@@ -135,19 +135,18 @@ func TestSenderNamesRefuseLineBreaks(t *testing.T) {
 // The relay down: sender/save stores nothing and answers 503 with the
 // envelope (it answered 500 after storing the sender).
 func TestSenderSaveRelayDown(t *testing.T) {
-	e := newEnv(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dead := "smtp://" + ln.Addr().String() + "?tls=none"
 	ln.Close()
-	tr, err := delivery.OpenTransport(dead, 1, e.svc.Outbox)
+	tr, err := delivery.OpenTransport(dead, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	e.svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	e := newEnv(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 
 	a := call(t, e.a, "POST", "/api/sender/save", form(toForm(senderForm())...))
 	if a.code != http.StatusServiceUnavailable || a.env.Status != "failed" || a.errorText() != "The verification mail could not be sent. Try again later." {

@@ -82,20 +82,29 @@ func openDSN(t testing.TB, dsn string) *service.DB {
 	return db
 }
 
-// Service returns a service over a fresh database.
-func Service(t testing.TB) *service.Service {
+// Service returns a service over a fresh database, configured by cfg
+// (none: the outbox transport, http://localhost:8080).
+func Service(t testing.TB, cfg ...service.Config) *service.Service {
 	t.Helper()
-	return Processes(t, 1)[0]
+	return Processes(t, 1, cfg...)[0]
 }
 
 // Processes returns n services over one fresh database, each with its own
 // connections, as n herald processes sharing it would be.
-func Processes(t testing.TB, n int) []*service.Service {
+func Processes(t testing.TB, n int, cfg ...service.Config) []*service.Service {
 	t.Helper()
+	var c service.Config
+	if len(cfg) > 0 {
+		c = cfg[0]
+	}
 	dsn := DSN(t)
 	out := make([]*service.Service, n)
 	for i := range out {
-		out[i] = service.New(openDSN(t, dsn))
+		svc, err := service.New(openDSN(t, dsn), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = svc
 		out[i].Accounts.SetPasswordCost(bcrypt.MinCost) // bcrypt's cost is no part of what tests check
 	}
 	return out

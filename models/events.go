@@ -3,6 +3,7 @@ package models
 import (
 	"database/sql/driver"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -57,11 +58,17 @@ type EventWebhook struct {
 // TableName names the table.
 func (EventWebhook) TableName() string { return "event_webhooks" }
 
+// EventState is an event row's state in its webhook's queue.
+type EventState int
+
+// SQL is the state as it is written into a statement.
+func (s EventState) SQL() string { return strconv.Itoa(int(s)) }
+
 // States of an event row.
 const (
-	EventPending   = 0
-	EventDelivered = 1
-	EventFailed    = 2
+	EventPending   EventState = 0
+	EventDelivered EventState = 1
+	EventFailed    EventState = 2
 )
 
 // Event is one event owed to one endpoint: the queue the dispatcher

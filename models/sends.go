@@ -24,6 +24,13 @@ type Target struct {
 	Table TargetKind `json:"table"`
 }
 
+// ItemID is the id of the contact type or segment the target names (0
+// when it is not a number).
+func (t Target) ItemID() int64 {
+	id, _ := strconv.ParseInt(t.ID, 10, 64)
+	return id
+}
+
 // RecipientID is the target as a recipient id ("segments_4").
 func (t Target) RecipientID() string { return string(t.Table) + t.ID }
 
@@ -47,7 +54,7 @@ type SingleSend struct {
 	ScheduleType               int         `json:"schedule_type"`
 	ScheduleDate               string      `json:"schedule_date"`
 	ScheduleTime               string      `json:"schedule_time"`
-	Status                     int         `json:"status"`
+	Status                     SendStatus  `json:"status"`
 	Utr                        string      `json:"utr"`
 	TemplateJSON               *string     `json:"template_json"`
 	TemplateHTML               *string     `json:"template_html"`
@@ -102,32 +109,35 @@ func (SingleSend) TableName() string { return "single_sends" }
 // RowID is the row's id.
 func (s *SingleSend) RowID() int64 { return s.ID }
 
+// SendStatus is a single send's status (api.md, States).
+type SendStatus int
+
 // Single send statuses (api.md, States).
 const (
-	SendInitiate  = 0
-	SendReady     = 1
-	SendRunning   = 2
-	SendCompleted = 3
+	SendInitiate  SendStatus = 0
+	SendReady     SendStatus = 1
+	SendRunning   SendStatus = 2
+	SendCompleted SendStatus = 3
 )
 
 // SendMessage is one row of the send ledger: one address of one send.
 type SendMessage struct {
-	ID             int64      `gorm:"primaryKey" json:"id"`
-	SendID         int64      `json:"send_id"`
-	UserID         int64      `json:"user_id"`
-	ContactID      *int64     `json:"contact_id"`
-	Email          string     `json:"email"`
-	FirstName      string     `json:"first_name"`
-	LastName       string     `json:"last_name"`
-	State          int        `json:"state"`
-	Attempts       int        `json:"attempts"`
-	NextAt         int64      `json:"next_at"`
-	Worker         *string    `json:"-"`
-	Error          string     `json:"error"`
-	SentAt         *Timestamp `json:"sent_at"`
-	OpenedAt       *Timestamp `json:"opened_at"`
-	ClickedAt      *Timestamp `json:"clicked_at"`
-	UnsubscribedAt *Timestamp `json:"unsubscribed_at"`
+	ID             int64        `gorm:"primaryKey" json:"id"`
+	SendID         int64        `json:"send_id"`
+	UserID         int64        `json:"user_id"`
+	ContactID      *int64       `json:"contact_id"`
+	Email          string       `json:"email"`
+	FirstName      string       `json:"first_name"`
+	LastName       string       `json:"last_name"`
+	State          MessageState `json:"state"`
+	Attempts       int          `json:"attempts"`
+	NextAt         int64        `json:"next_at"`
+	Worker         *string      `json:"-"`
+	Error          string       `json:"error"`
+	SentAt         *Timestamp   `json:"sent_at"`
+	OpenedAt       *Timestamp   `json:"opened_at"`
+	ClickedAt      *Timestamp   `json:"clicked_at"`
+	UnsubscribedAt *Timestamp   `json:"unsubscribed_at"`
 	// When an open and a click were last counted in the send's totals
 	// (Unix ms): each counts at most once a minute.
 	OpenCountedAt  int64 `json:"-"`
@@ -145,20 +155,26 @@ func (SendMessage) TableName() string { return "send_messages" }
 // RowID is the row's id.
 func (m *SendMessage) RowID() int64 { return m.ID }
 
+// MessageState is a ledger row's state.
+type MessageState int
+
+// SQL is the state as it is written into a statement.
+func (s MessageState) SQL() string { return strconv.Itoa(int(s)) }
+
 // Ledger states of a SendMessage.
 const (
-	MessageQueued    = 0
-	MessageClaimed   = 1
-	MessageDelivered = 2
-	MessageBounced   = 3
-	MessageSkipped   = 4
+	MessageQueued    MessageState = 0
+	MessageClaimed   MessageState = 1
+	MessageDelivered MessageState = 2
+	MessageBounced   MessageState = 3
+	MessageSkipped   MessageState = 4
 	// MessageBlocked: the relay refused it by policy (the sender, the
 	// content, a 5.7.x code). The address is not suppressed; resuming a
 	// paused send queues these again.
-	MessageBlocked = 5
+	MessageBlocked MessageState = 5
 	// MessageFailed: it could not be built (or herald could not put it on
 	// the wire): a failure of the send, never of the recipient.
-	MessageFailed = 6
+	MessageFailed MessageState = 6
 )
 
 // Suppression is an address that bounced for good; later sends of the

@@ -36,7 +36,7 @@ type Accounts struct {
 	db   *DB
 	cost int              // bcrypt cost of new passwords
 	now  func() time.Time // the clock of the login throttle and sign-up links (SetClock)
-	mail *Mail            // sign-up mail (set by UseTransport)
+	mail *Mail            // sign-up mail
 
 	keyOnce sync.Once
 	keyStmt *sql.Stmt

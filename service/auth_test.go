@@ -270,11 +270,10 @@ func TestChangePassword(t *testing.T) {
 }
 
 func TestSignUp(t *testing.T) {
-	svc := dbtest.Service(t)
+	mem := &delivery.MemoryOutbox{}
+	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	clk := newClock(svc)
 	ctx := context.Background()
-	mem := &delivery.MemoryOutbox{}
-	svc.UseTransport(delivery.NewOutbox(mem), "http://herald.test", "no-reply@herald.test")
 
 	// Validation is the form's, as Create's.
 	if _, err := svc.Accounts.SignUp(ctx, service.AccountInput{Name: "A", Email: "a@example.com", Password: "12345678"}); passwordProblem(err) == "" {

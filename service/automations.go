@@ -18,9 +18,8 @@ import (
 type Automations struct {
 	db        *DB
 	templates Templates
-	baseURL   string // set by UseTransport: design_url and image
-	changed   func(sendIDs []int64)
-	wake      func()
+	baseURL   string         // design_url and image
+	engine    *engineSignals // tells this process's engine of changed emails and due steps
 }
 
 // AutomationInput is the body of automations/create.
@@ -84,7 +83,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		if !ok || len(ts) != 1 {
 			p.Add("automation_for", "The selected automation for is invalid.")
 		} else {
-			a.AutomationFor, _ = strconv.ParseInt(ts[0].ID, 10, 64)
+			a.AutomationFor = ts[0].ItemID()
 			a.AutomationForTable = ts[0].Table
 		}
 	}
@@ -477,7 +476,7 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 			if err := tx.Model(&models.SingleSend{}).Where("id = ?", *r.SendID).Update("status", models.SendCompleted).Error; err != nil {
 				return err
 			}
-			if err := tx.Where("send_id = ? AND state = 0", *r.SendID).Delete(&models.SendMessage{}).Error; err != nil {
+			if err := tx.Where("send_id = ? AND state = ?", *r.SendID, models.MessageQueued).Delete(&models.SendMessage{}).Error; err != nil {
 				return err
 			}
 		}
@@ -596,8 +595,8 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		}
 		changed = append(changed, *r.SendID)
 	}
-	if s.changed != nil && len(changed) > 0 {
-		s.changed(changed)
+	if len(changed) > 0 {
+		s.engine.changed(changed)
 	}
 	return nil
 }
@@ -648,8 +647,8 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
-	if err == nil && s.wake != nil {
-		s.wake()
+	if err == nil {
+		s.engine.wake()
 	}
 	return err
 }
@@ -747,8 +746,8 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		}
 		return nil
 	})
-	if err == nil && s.changed != nil {
-		s.changed(stopped)
+	if err == nil {
+		s.engine.changed(stopped)
 	}
 	return err
 }

@@ -269,7 +269,7 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, Now: f.Now})
+	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestAutomationSurvivesARestart(t *testing.T) {
 	stop()
 	<-done
 
-	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond, Now: f.Now})
+	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -313,7 +313,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 		byID[types[i].ID] = &types[i]
 	}
 	return eachFetched(ctx, f.ListFilter, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.Dialect)).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.dialect())).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
 			q = q.Where("contact_type_id = ?", f.ContactTypeID)
 		}
@@ -331,13 +331,9 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 // contact's deleted_at is null: not read). On SQLite the times are read as
 // text: models.Timestamp parses the stored form by hand, several times
 // faster than the driver's general date parsing.
-func contactColumns(dialect string) string {
-	times := "created_at, updated_at"
-	if dialect == "sqlite" {
-		times = "CAST(created_at AS TEXT), CAST(updated_at AS TEXT)"
-	}
+func contactColumns(d dialect) string {
 	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
-		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + times
+		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + d.timesAsText("created_at", "updated_at")
 }
 
 // scanContacts reads a batch of contacts without GORM's reflection: a

@@ -288,8 +288,8 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 	// created_at moves too: a resent event gets its own 24 hours of retries.
 	var n int64
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec(`UPDATE events SET state = 0, next_at = 0, worker = NULL, attempts = 0, created_at = ?
-			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`, models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
+		res := tx.Exec(eventSQL(`UPDATE events SET state = {pending}, next_at = 0, worker = NULL, attempts = 0, created_at = ?
+			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`), models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
 		if res.Error != nil {
 			return res.Error
 		}

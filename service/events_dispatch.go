@@ -15,6 +15,11 @@ import (
 	"herald/models"
 )
 
+// eventSQL writes the event queue's states into a statement: {pending}.
+// States are written as literals, so that PostgreSQL can match the
+// partial indexes on them.
+var eventSQL = strings.NewReplacer("{pending}", models.EventPending.SQL()).Replace
+
 // EventStore is the events queue as the dispatcher sees it
 // (delivery.EventStore): claims by lease, the payloads built from the
 // ledger, attempts recorded, and the failing-endpoint alerts.
@@ -56,8 +61,8 @@ func (st *EventStore) clock() time.Time {
 func (st *EventStore) DueWebhooks(ctx context.Context, now time.Time, n int) ([]int64, error) {
 	var ids []int64
 	ms := now.UnixMilli()
-	err := st.db.R.WithContext(ctx).Raw(`SELECT w.id FROM event_webhooks w WHERE w.enabled = 1 AND w.retry_at <= ? AND EXISTS (
-		SELECT 1 FROM events e WHERE e.webhook_id = w.id AND e.state = 0 AND e.id > w.cursor_id AND e.next_at <= ?) ORDER BY w.id LIMIT ?`, ms, ms, n).Scan(&ids).Error
+	err := st.db.R.WithContext(ctx).Raw(eventSQL(`SELECT w.id FROM event_webhooks w WHERE w.enabled = 1 AND w.retry_at <= ? AND EXISTS (
+		SELECT 1 FROM events e WHERE e.webhook_id = w.id AND e.state = {pending} AND e.id > w.cursor_id AND e.next_at <= ?) ORDER BY w.id LIMIT ?`), ms, ms, n).Scan(&ids).Error
 	return ids, err
 }
 
@@ -87,13 +92,10 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 	if err := st.db.R.WithContext(ctx).Where("id = ? AND enabled = 1 AND retry_at <= ?", webhookID, now.UnixMilli()).First(&w).Error; err != nil {
 		return nil, ignoreMissing(err)
 	}
-	lock := ""
-	if st.db.Dialect == "postgres" {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
+	lock := st.db.dialect().skipLocked()
 	var ids []int64
-	err := st.db.W.WithContext(ctx).Raw(`UPDATE events SET worker = ?, next_at = ? WHERE id IN (
-		SELECT id FROM events WHERE webhook_id = ? AND state = 0 AND id > ? AND next_at <= ? ORDER BY id LIMIT ?`+lock+`) RETURNING id`,
+	err := st.db.W.WithContext(ctx).Raw(eventSQL(`UPDATE events SET worker = ?, next_at = ? WHERE id IN (
+		SELECT id FROM events WHERE webhook_id = ? AND state = {pending} AND id > ? AND next_at <= ? ORDER BY id LIMIT ?`)+lock+`) RETURNING id`,
 		worker, now.Add(lease).UnixMilli(), webhookID, w.CursorID, now.UnixMilli(), n).Scan(&ids).Error
 	if err != nil || len(ids) == 0 {
 		return nil, err
@@ -153,7 +155,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 			return err
 		}
 		if a.OK() {
-			if err := tx.Exec(`UPDATE events SET state = ?, worker = NULL, attempts = attempts + 1, delivered_at = ? WHERE id IN ? AND worker = ? AND state = 0`,
+			if err := tx.Exec(eventSQL(`UPDATE events SET state = ?, worker = NULL, attempts = attempts + 1, delivered_at = ? WHERE id IN ? AND worker = ? AND state = {pending}`),
 				models.EventDelivered, at, b.IDs, worker).Error; err != nil {
 				return err
 			}
@@ -161,8 +163,8 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 			// pending and unclaimed (a batch another process gave back).
 			// Events claimed by a process that dies are found again by
 			// Housekeep's reset.
-			if err := tx.Exec(`UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id < ? AND NOT EXISTS (
-				SELECT 1 FROM events e WHERE e.webhook_id = ? AND e.state = 0 AND e.id > event_webhooks.cursor_id AND e.id < ? AND e.worker IS NULL)`,
+			if err := tx.Exec(eventSQL(`UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id < ? AND NOT EXISTS (
+				SELECT 1 FROM events e WHERE e.webhook_id = ? AND e.state = {pending} AND e.id > event_webhooks.cursor_id AND e.id < ? AND e.worker IS NULL)`),
 				last, b.WebhookID, last, b.WebhookID, first).Error; err != nil {
 				return err
 			}
@@ -170,8 +172,8 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 		}
 		// next_at goes back to 0: the endpoint's retry_at holds the backoff,
 		// and the batch keeps its place before the later events.
-		if err := tx.Exec(`UPDATE events SET state = CASE WHEN created_at < ? THEN ? ELSE 0 END, worker = NULL, attempts = attempts + 1, next_at = 0
-			WHERE id IN ? AND worker = ? AND state = 0`, models.NewTimestamp(giveUpBefore), models.EventFailed, b.IDs, worker).Error; err != nil {
+		if err := tx.Exec(eventSQL(`UPDATE events SET state = CASE WHEN created_at < ? THEN ? ELSE {pending} END, worker = NULL, attempts = attempts + 1, next_at = 0
+			WHERE id IN ? AND worker = ? AND state = {pending}`), models.NewTimestamp(giveUpBefore), models.EventFailed, b.IDs, worker).Error; err != nil {
 			return err
 		}
 		// The endpoint's other events wait too: a failing endpoint is not
@@ -196,17 +198,17 @@ func (st *EventStore) Housekeep(ctx context.Context) {
 		sql  string
 		args []any
 	}{
-		{"DELETE FROM events WHERE state <> 0 AND created_at < ?", []any{before}},
+		{"DELETE FROM events WHERE state <> {pending} AND created_at < ?", []any{before}},
 		{"DELETE FROM event_deliveries WHERE created_at < ?", []any{before}},
 		// The cursors go back to each endpoint's lowest pending event: the
 		// claims of a process that died, resent events (a minute at most).
-		{`UPDATE event_webhooks SET cursor_id = COALESCE((SELECT MIN(e.id) - 1 FROM events e WHERE e.webhook_id = event_webhooks.id AND e.state = 0), cursor_id)
+		{`UPDATE event_webhooks SET cursor_id = COALESCE((SELECT MIN(e.id) - 1 FROM events e WHERE e.webhook_id = event_webhooks.id AND e.state = {pending}), cursor_id)
 			WHERE cursor_id > 0`, nil},
 		// A disabled endpoint's events are never attempted: given up after 24 hours.
-		{"UPDATE events SET state = ? WHERE state = 0 AND created_at < ? AND webhook_id IN (SELECT id FROM event_webhooks WHERE enabled = 0)",
+		{"UPDATE events SET state = ? WHERE state = {pending} AND created_at < ? AND webhook_id IN (SELECT id FROM event_webhooks WHERE enabled = 0)",
 			[]any{models.EventFailed, models.NewTimestamp(now.Add(-delivery.EventGiveUp))}},
 	} {
-		if err := w.Exec(q.sql, q.args...).Error; err != nil {
+		if err := w.Exec(eventSQL(q.sql), q.args...).Error; err != nil {
 			slog.Warn("events: prune", "err", err)
 		}
 	}
@@ -232,9 +234,6 @@ func (st *EventStore) AlertFailing(ctx context.Context) {
 		return
 	}
 	for _, r := range rows {
-		if st.mail == nil {
-			continue
-		}
 		var last models.EventDelivery
 		_ = st.db.R.WithContext(ctx).Where("webhook_id = ?", r.ID).Order("id DESC").Limit(1).Find(&last).Error
 		why := last.Error

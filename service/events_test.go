@@ -416,11 +416,11 @@ func queue(t *testing.T, svc *service.Service, w *models.EventWebhook, n int, at
 	}
 }
 
-func states(t *testing.T, svc *service.Service, webhookID int64) map[int]int {
+func states(t *testing.T, svc *service.Service, webhookID int64) map[models.EventState]int {
 	t.Helper()
-	out := map[int]int{}
+	out := map[models.EventState]int{}
 	for _, r := range eventRows(t, svc, webhookID) {
-		out[r.State]++
+		out[models.EventState(r.State)]++
 	}
 	return out
 }

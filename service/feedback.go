@@ -39,7 +39,7 @@ type Feedback struct {
 	db      *DB
 	bounces *Bounces
 	events  *Events
-	mail    *Mail // set by UseTransport: the rate alerts
+	mail    *Mail // the rate alerts
 	now     func() time.Time
 	// SoftLimit is HERALD_SOFT_BOUNCE_LIMIT (default 3).
 	SoftLimit int

@@ -12,9 +12,6 @@ import (
 // send's counter column passed rate of its delivered messages (marked in
 // mark, a conditional update: one process mails it).
 func (f *Feedback) alert(ctx context.Context, sendID int64, mark, counter string, rate float64) {
-	if f.mail == nil {
-		return
-	}
 	res := f.db.W.WithContext(ctx).Exec("UPDATE single_sends SET "+mark+" = ? WHERE id = ? AND "+mark+" IS NULL AND delivered > 0 AND "+
 		counter+" > delivered * ?", models.NewTimestamp(f.clock()), sendID, rate)
 	if res.Error != nil {

@@ -117,17 +117,8 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 		if err := tx.Delete(&models.Field{}, fld.ID).Error; err != nil {
 			return err
 		}
-		var drop string
-		if f.db.Dialect == "postgres" {
-			drop = "UPDATE contacts SET custom_fields = custom_fields - ? WHERE user_id = ? AND custom_fields ? ?"
-			if err := tx.Exec(strings.Replace(drop, "custom_fields ? ?", "jsonb_exists(custom_fields, ?)", 1), fld.FieldName, accountID, fld.FieldName).Error; err != nil {
-				return err
-			}
-		} else {
-			if err := tx.Exec(`UPDATE contacts SET custom_fields = json_remove(custom_fields, ?) WHERE user_id = ? AND json_type(custom_fields, ?) IS NOT NULL`,
-				jsonPath(fld.FieldName), accountID, jsonPath(fld.FieldName)).Error; err != nil {
-				return err
-			}
+		if err := f.db.dialect().dropCustomField(tx, accountID, fld.FieldName); err != nil {
+			return err
 		}
 		return f.segments.rebuildUsing(ctx, tx, accountID, fld.FieldName)
 	})

@@ -24,23 +24,6 @@ type Mail struct {
 	bounces   *Bounces // the plain bounce address is the envelope sender
 }
 
-// UseTransport wires the mail transport: sender verification links are
-// mailed from systemFrom with links under baseURL. Until it is called, no
-// mail is sent. The bounce address defaults to DefaultBounceAddress of
-// baseURL (SetBounceAddress changes it).
-func (s *Service) UseTransport(t delivery.Transport, baseURL, systemFrom string) {
-	s.Mail = &Mail{db: s.DB, transport: t, baseURL: strings.TrimRight(baseURL, "/"), from: mail.Address{Name: "Herald", Address: systemFrom},
-		bounces: s.Bounces}
-	if s.Bounces.Address() == "" {
-		_ = s.Bounces.SetAddress(DefaultBounceAddress(baseURL))
-	}
-	s.Senders.SetMailer(s.Mail)
-	s.Feedback.mail = s.Mail
-	s.Accounts.mail = s.Mail
-	s.Tracking.baseURL = s.Mail.baseURL
-	s.Automations.baseURL = s.Mail.baseURL
-}
-
 // DefaultSystemFrom is the address herald's own mail comes from when none
 // is configured: no-reply at the host of the public address.
 func DefaultSystemFrom(baseURL string) string { return "no-reply@" + hostOf(baseURL) }

@@ -17,6 +17,10 @@ import (
 // context of its send (WithAccount); 0 when none was.
 type Outbox struct{ db *DB }
 
+// NewOutbox is the outbox over db (the transport of the outbox keeps its
+// mail there).
+func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+
 type accountKey struct{}
 
 // WithAccount marks ctx as acting for an account (whose outbox a message

@@ -52,8 +52,8 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 		return 0, notFound(err)
 	}
 	n, err := resumeSend(ctx, s.db, &ss)
-	if err == nil && s.wake != nil {
-		s.wake()
+	if err == nil {
+		s.engine.wake()
 	}
 	return n, err
 }
@@ -154,35 +154,35 @@ func ReadFailure(reason string) Failure {
 }
 
 // mailNotices mails the notices of the sends this process paused.
-func (sg *Sending) mailNotices(ctx context.Context) {
-	sg.mu.Lock()
-	ids := sg.notices
-	sg.notices = nil
-	sg.mu.Unlock()
+func (sc *Scheduler) mailNotices(ctx context.Context) {
+	sc.mu.Lock()
+	ids := sc.notices
+	sc.notices = nil
+	sc.mu.Unlock()
 	for _, id := range ids {
-		if err := sg.pauseNotice(ctx, id); err != nil && ctx.Err() == nil {
-			sg.log.Warn("sending: pause notice", "send", id, "err", err)
+		if err := sc.pauseNotice(ctx, id); err != nil && ctx.Err() == nil {
+			sc.log.Warn("sending: pause notice", "send", id, "err", err)
 		}
 	}
 }
 
 // pauseNotice mails the account's notification recipients that a send
 // paused itself, with the relay's answer and what to do.
-func (sg *Sending) pauseNotice(ctx context.Context, sendID int64) error {
+func (sc *Scheduler) pauseNotice(ctx context.Context, sendID int64) error {
 	var ss models.SingleSend
-	if err := sg.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
+	if err := sc.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil // deleted meanwhile
 		}
 		return err
 	}
-	link := sg.mail.baseURL + "/single-sends/" + ss.Utr
+	link := sc.mail.baseURL + "/single-sends/" + ss.Utr
 	if ss.AutomationID != nil {
 		var utr string
-		if err := sg.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error; err != nil {
+		if err := sc.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error; err != nil {
 			return err
 		}
-		link = sg.mail.baseURL + "/automations/" + utr
+		link = sc.mail.baseURL + "/automations/" + utr
 	}
 	r := ReadRefusal(ss.PauseReason)
 	subject := "Sending of “" + ss.SingleSendName + "” paused: the relay refused it (" + truncate(r.Reply, 120) + ")"
@@ -196,7 +196,7 @@ func (sg *Sending) pauseNotice(ctx context.Context, sendID int64) error {
 		{"Delivered", fmt.Sprint(ss.Delivered)},
 		{"Recipients", fmt.Sprint(ss.Triggered)},
 	}
-	sg.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
+	sc.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
 	return nil
 }
 

@@ -106,7 +106,7 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 	rows := f.ledger(ss.ID)
 	for _, c := range []struct {
 		email string
-		state int
+		state models.MessageState
 		err   string
 	}{
 		{"ann@example.com", models.MessageDelivered, ""},

@@ -44,7 +44,7 @@ func TestRepairMigrationLiftsWrongSuppressions(t *testing.T) {
 	}
 	type old struct {
 		email, reason string
-		want          int // ledger state after the repair
+		want          models.MessageState // ledger state after the repair
 	}
 	var msgID int64
 	add := func(sendID int64, rows []old) {

@@ -28,9 +28,6 @@ type SenderMailer interface {
 	SendVerification(ctx context.Context, s *models.Sender) error
 }
 
-// SetMailer sets what mails verification links.
-func (s *Senders) SetMailer(m SenderMailer) { s.notify = m }
-
 // SenderInput is the body of sender/save and sender/update.
 type SenderInput struct {
 	SenderID        string // update only
@@ -178,11 +175,8 @@ type mailRow struct {
 func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, email string, now time.Time) (int64, error) {
 	var id int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if s.db.Dialect == "postgres" {
-			var locked int64
-			if err := tx.Raw("SELECT id FROM users WHERE id = ? FOR UPDATE", accountID).Scan(&locked).Error; err != nil {
-				return err
-			}
+		if err := s.db.dialect().lockAccount(tx, accountID); err != nil {
+			return err
 		}
 		since := now.Add(-VerifyAccountWindow)
 		// Older mails count no more: the table holds an hour per account.

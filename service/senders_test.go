@@ -17,17 +17,21 @@ import (
 	"herald/smtptest"
 )
 
-// mailedSvc wires svc to a transport for smtpURL ("" = the outbox) and
-// the clock.
-func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *dbtest.Clock) {
+// mailedSvc is a service over svc's database with a transport for
+// smtpURL ("" = the outbox) and the clock.
+func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *dbtest.Clock) *service.Service {
 	t.Helper()
-	tr, err := delivery.OpenTransport(smtpURL, 2, svc.Outbox)
+	tr, err := delivery.OpenTransport(smtpURL, 2, service.NewOutbox(svc.DB))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
-	svc.Senders.SetClock(c.Now)
+	out, err := service.New(svc.DB, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Senders.SetClock(c.Now)
+	return out
 }
 
 func senderIn(email string) service.SenderInput {
@@ -72,7 +76,7 @@ func TestVerificationMailsPerSender(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	mailedSvc(t, svc, srv.URL(), c)
+	svc = mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 
 	s, err := svc.Senders.Create(ctx, acct, senderIn("news@shop.example.com")) // 1
@@ -144,7 +148,7 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	mailedSvc(t, svc, "", c) // the outbox
+	svc = mailedSvc(t, svc, "", c) // the outbox
 	acct := newAccount(t, svc, "owner@herald.test")
 	other := newAccount(t, svc, "other@herald.test")
 
@@ -187,8 +191,8 @@ func TestVerificationLimitsShared(t *testing.T) {
 	svcs := dbtest.Processes(t, 2)
 	one, two := svcs[0], svcs[1]
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	mailedSvc(t, one, "", c)
-	mailedSvc(t, two, "", c)
+	one = mailedSvc(t, one, "", c)
+	two = mailedSvc(t, two, "", c)
 	acct := newAccount(t, one, "owner@herald.test")
 
 	s, err := one.Senders.Create(ctx, acct, senderIn("news@shop.example.com"))
@@ -247,7 +251,7 @@ func TestVerificationLinkExpires(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	mailedSvc(t, svc, "", c)
+	svc = mailedSvc(t, svc, "", c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	a, err := svc.Senders.Create(ctx, acct, senderIn("a@shop.example.com"))
 	if err != nil {
@@ -298,7 +302,7 @@ func TestSenderNamesSingleLine(t *testing.T) {
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Now())
-	mailedSvc(t, svc, srv.URL(), c)
+	svc = mailedSvc(t, svc, srv.URL(), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	in := senderIn("news@shop.example.com")
 	in.FromName, in.Nickname = "Shop\r\nBcc: victim@example.org", "two\nlines"
@@ -341,7 +345,7 @@ func TestSenderMailFailureStoresNothing(t *testing.T) {
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
-	mailedSvc(t, svc, deadRelay(t), c)
+	svc = mailedSvc(t, svc, deadRelay(t), c)
 	acct := newAccount(t, svc, "owner@herald.test")
 	for i := 0; i < service.VerifyMailsPerSender+1; i++ {
 		_, err := svc.Senders.Create(ctx, acct, senderIn("news@shop.example.com"))
@@ -355,13 +359,13 @@ func TestSenderMailFailureStoresNothing(t *testing.T) {
 
 	// The relay is back: the attempts above were not counted.
 	srv := smtptest.Start(t)
-	mailedSvc(t, svc, srv.URL(), c)
+	svc = mailedSvc(t, svc, srv.URL(), c)
 	s, err := svc.Senders.Create(ctx, acct, senderIn("news@shop.example.com"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Down again: resend and a change of address fail, the sender is kept.
-	mailedSvc(t, svc, deadRelay(t), c)
+	svc = mailedSvc(t, svc, deadRelay(t), c)
 	if err := svc.Senders.ResendVerification(ctx, acct, s.ID); !errors.Is(err, service.ErrVerificationMail) {
 		t.Fatalf("resend: %v", err)
 	}

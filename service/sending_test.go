@@ -42,13 +42,13 @@ type sendFixture struct {
 func newSendFixture(t *testing.T, run bool) *sendFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &sendFixture{t: t, ctx: ctx, svc: dbtest.Service(t), srv: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
-	f.acct = newAccount(t, f.svc, "owner@herald.test")
-	tr, err := delivery.OpenTransport(f.srv.URL(), 4, f.svc.Outbox)
+	f := &sendFixture{t: t, ctx: ctx, srv: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
+	tr, err := delivery.OpenTransport(f.srv.URL(), 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	f.svc = dbtest.Service(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
+	f.acct = newAccount(t, f.svc, "owner@herald.test")
 	snd, err := f.svc.Senders.Create(ctx, f.acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
 	if err != nil {
@@ -64,7 +64,7 @@ func newSendFixture(t *testing.T, run bool) *sendFixture {
 	}
 	f.group = g.ID
 	f.sg, err = f.svc.NewSending(ctx, service.SendingConfig{Conns: 4, Backoff: 30 * time.Millisecond, Window: time.Hour,
-		Tick: 20 * time.Millisecond, Now: f.Now})
+		Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func (f *sendFixture) create(in service.SingleSendInput) *models.SingleSend {
 }
 
 // waitStatus waits for a send to reach status.
-func (f *sendFixture) waitStatus(utr string, status int, d time.Duration) *models.SingleSend {
+func (f *sendFixture) waitStatus(utr string, status models.SendStatus, d time.Duration) *models.SingleSend {
 	f.t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -564,7 +564,7 @@ func TestDeletingARunningSendStopsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := f.create(f.input("Big", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond, Now: f.Now})
+	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // Progress is where a send stands, for the console's progress bar.
 type Progress struct {
-	Status    int
+	Status    models.SendStatus
 	Triggered int64 // in the ledger (0 while the audience is resolved)
 	Resolved  bool
 	Done      int64 // delivered, bounced, blocked or failed
@@ -37,10 +37,10 @@ func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string)
 	if ss.Status == models.SendRunning {
 		since := models.NewTimestamp(models.Now().Add(-time.Minute))
 		var recent int64
-		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = 2 AND sent_at >= ?", ss.ID, since).Count(&recent).Error; err != nil {
+		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = ? AND sent_at >= ?", ss.ID, models.MessageDelivered, since).Count(&recent).Error; err != nil {
 			return nil, nil, err
 		}
-		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = 0 AND attempts > 0", ss.ID).Count(&p.Retrying).Error; err != nil {
+		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = ? AND attempts > 0", ss.ID, models.MessageQueued).Count(&p.Retrying).Error; err != nil {
 			return nil, nil, err
 		}
 		window := time.Minute
@@ -153,9 +153,9 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 
 // sendSummary mails the account's notification recipients the statistics
 // of a completed send.
-func (sg *Sending) sendSummary(ctx context.Context, sendID int64) {
+func (sc *Scheduler) sendSummary(ctx context.Context, sendID int64) {
 	var ss models.SingleSend
-	if err := sg.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "blocks", "failures", "last_block", "last_failure", "utr").
+	if err := sc.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "blocks", "failures", "last_block", "last_failure", "utr").
 		Where("id = ?", sendID).First(&ss).Error; err != nil {
 		return
 	}
@@ -173,14 +173,14 @@ func (sg *Sending) sendSummary(ctx context.Context, sendID int64) {
 		}
 		rows = append(rows, [2]string{label, fmt.Sprint(ss.Failures) + " (" + f.Text + ")"})
 	}
-	sg.mail.notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
+	sc.mail.notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
 		"Your single send “"+ss.SingleSendName+"” has completed.", rows,
-		sg.mail.baseURL+"/single-sends/"+ss.Utr)
+		sc.mail.baseURL+"/single-sends/"+ss.Utr)
 }
 
 // importDone mails the account's notification recipients the report of a
 // CSV import.
-func (sg *Sending) importDone(ctx context.Context, imp *models.Import) {
+func (m *Mail) importDone(ctx context.Context, imp *models.Import) {
 	rows := [][2]string{
 		{"File", imp.FileName}, {"Status", imp.Status}, {"Rows read", fmt.Sprint(imp.RowsRead)},
 		{"Created", fmt.Sprint(imp.Created)}, {"Updated", fmt.Sprint(imp.Updated)}, {"Skipped", fmt.Sprint(imp.Skipped)},
@@ -188,5 +188,5 @@ func (sg *Sending) importDone(ctx context.Context, imp *models.Import) {
 	if imp.Message != "" {
 		rows = append(rows, [2]string{"Message", imp.Message})
 	}
-	sg.mail.notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, sg.mail.baseURL+"/contacts")
+	m.notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, m.baseURL+"/contacts")
 }

@@ -1,6 +1,15 @@
 // Package service holds every rule of herald: validation, account scoping,
 // transactions and typed errors. Pages (web/) and the API (api/) call the
 // same methods; nothing here knows of HTTP or HTML.
+//
+// New builds every area over a database and a Config (the transport, the
+// public address, the clock). NewSending assembles a process's sending
+// engine from its parts, each one type with one job: the Scheduler (what
+// is due, the heartbeat), the Audience (a send's targets into ledger rows),
+// the Ledger (claims and outcomes; delivery.Store) and runningSends (the
+// compiled messages of the sends running here), over delivery.Engine (the
+// worker loop). Every SQLite / PostgreSQL difference is a method of
+// dialect (dialect.go).
 package service
 
 import (
@@ -8,6 +17,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"net/mail"
+	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -35,7 +47,7 @@ type Service struct {
 	Senders       *Senders
 	Templates     Templates
 	Outbox        *Outbox
-	Mail          *Mail // set by UseTransport
+	Mail          *Mail
 	Designs       *Designs
 	SingleSends   *SingleSends
 	Suppressions  *Suppressions
@@ -47,41 +59,132 @@ type Service struct {
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
 	Events        *Events
+
+	engine *engineSignals // what the areas tell this process's engine
+	now    func() time.Time
 }
 
-// New wires every area to db.
-func New(db *DB) *Service {
+// Config is what the service needs besides its database.
+type Config struct {
+	// Transport carries herald's own mail and the engine's; nil: the
+	// outbox (mail is kept, not sent).
+	Transport delivery.Transport
+	// BaseURL is herald's public address, the root of every link in a
+	// mail; default http://localhost:8080.
+	BaseURL string
+	// SystemFrom is the sender of herald's own mail; default
+	// DefaultSystemFrom(BaseURL).
+	SystemFrom string
+	// BounceAddress is HERALD_BOUNCE_ADDRESS (decisions.md 7); default
+	// DefaultBounceAddress(BaseURL).
+	BounceAddress string
+	// Now is the clock of what is due (schedules, automation steps,
+	// tracking windows); default time.Now.
+	Now func() time.Time
+}
+
+// New wires every area to db and cfg.
+func New(db *DB, cfg Config) (*Service, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://localhost:8080"
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.SystemFrom == "" {
+		cfg.SystemFrom = DefaultSystemFrom(cfg.BaseURL)
+	}
+	if cfg.BounceAddress == "" {
+		cfg.BounceAddress = DefaultBounceAddress(cfg.BaseURL)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	outbox := NewOutbox(db)
+	if cfg.Transport == nil {
+		cfg.Transport = delivery.NewOutbox(outbox)
+	}
+	signals := &engineSignals{}
 	segments := &Segments{db: db}
 	settings := &Settings{db: db}
 	bounces := &Bounces{db: db, settings: settings}
+	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {
+		return nil, err
+	}
 	events := &Events{db: db}
+	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
 	return &Service{
+		DB:            db,
+		engine:        signals,
+		now:           cfg.Now,
+		Mail:          mail,
 		Events:        events,
 		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
 		Bounces:       bounces,
-		Feedback:      &Feedback{db: db, bounces: bounces, events: events},
+		Feedback:      &Feedback{db: db, bounces: bounces, events: events, mail: mail},
 		ContactTypes:  &ContactTypes{db: db},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
-		Imports:       &Imports{db: db, segments: segments},
-		Senders:       &Senders{db: db},
-		Outbox:        &Outbox{db: db},
+		Imports:       &Imports{db: db, segments: segments, OnDone: mail.importDone},
+		Senders:       &Senders{db: db, notify: mail},
+		Outbox:        outbox,
 		Designs:       &Designs{db: db},
-		SingleSends:   &SingleSends{db: db, now: time.Now},
+		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals},
 		Suppressions:  &Suppressions{db: db},
-		Tracking:      &Tracking{db: db, events: events},
-		Automations:   &Automations{db: db},
-		DB:            db,
+		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now},
+		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals},
 		Accounts: &Accounts{
 			db:   db,
 			cost: bcrypt.DefaultCost,
+			mail: mail,
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
+	}, nil
+}
+
+// engineSignals carries what the areas tell this process's engine: a
+// send may be due now, sends were deleted, automations' emails changed.
+// Until an engine listens (a process that does not send: the command
+// line), the signals go nowhere; other processes' engines learn the same
+// from the database on their next round.
+type engineSignals struct {
+	mu      sync.RWMutex
+	sending *Sending
+}
+
+func (e *engineSignals) listen(sg *Sending) {
+	e.mu.Lock()
+	e.sending = sg
+	e.mu.Unlock()
+}
+
+func (e *engineSignals) listener() *Sending {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.sending
+}
+
+// wake: a send may be due now.
+func (e *engineSignals) wake() {
+	if sg := e.listener(); sg != nil {
+		sg.Wake()
+	}
+}
+
+// deleted: these sends were deleted; their claimed messages are skipped.
+func (e *engineSignals) deleted(ids []int64) {
+	if sg := e.listener(); sg != nil {
+		sg.Scheduler.sends.cancel(ids)
+	}
+}
+
+// changed: these sends' messages changed; compile them again.
+func (e *engineSignals) changed(ids []int64) {
+	if sg := e.listener(); sg != nil {
+		sg.Scheduler.sends.refresh(ids)
 	}
 }
 

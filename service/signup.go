@@ -55,9 +55,6 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 		}
 		return &SignUpResult{User: u, Keys: keys, Email: u.Email}, nil
 	}
-	if a.mail == nil {
-		return nil, errors.New("service: sign-up mail before UseTransport")
-	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
 	if err != nil {
 		return nil, err

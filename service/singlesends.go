@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +20,7 @@ type SingleSends struct {
 	db        *DB
 	templates Templates
 	now       func() time.Time
-	wake      func()            // tells the engine a send may be due; nil: nothing to tell
-	deleted   func(ids []int64) // tells the engine sends were deleted
+	engine    *engineSignals // tells this process's engine a send may be due, or was deleted
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -423,11 +421,7 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	return s.Get(ctx, accountID, cur.Utr)
 }
 
-func (s *SingleSends) poke() {
-	if s.wake != nil {
-		s.wake()
-	}
-}
+func (s *SingleSends) poke() { s.engine.wake() }
 
 // accountSends narrows q to the account's single sends: not the rows that
 // carry automation steps, not the deleted ones (kept for their links).
@@ -629,8 +623,8 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		}
 		return nil
 	})
-	if err == nil && s.deleted != nil {
-		s.deleted(ids)
+	if err == nil {
+		s.engine.deleted(ids)
 	}
 	return err
 }
@@ -661,23 +655,17 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 		ex = nil
 	}
 	ss := &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID}
-	excl, exArgs, err := exclusionSQL(ctx, s.db.R, ss)
+	excl, err := exclusionsOf(ctx, s.db.R, ss)
 	if err != nil {
 		return 0, err
 	}
 	var parts []string
 	var args []any
 	for _, t := range ts {
-		tid, _ := strconv.ParseInt(t.ID, 10, 64)
-		if t.Table == models.TargetContacts {
-			parts = append(parts, "SELECT c.email FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL"+strings.ReplaceAll(excl, "$E", "c.email"))
-			args = append(append(args, accountID, tid), exArgs...)
-			continue
+		for _, src := range sourcesOf(t.Table) {
+			q, a := chunkQuery{src: src, account: accountID, target: t.ItemID(), excl: excl}.emails()
+			parts, args = append(parts, q), append(args, a...)
 		}
-		parts = append(parts, "SELECT c.email FROM segment_emails se JOIN contacts c ON c.id = se.contact_id WHERE se.user_id = ? AND se.segment_id = ? AND c.deleted_at IS NULL"+strings.ReplaceAll(excl, "$E", "c.email"),
-			"SELECT se.email FROM segment_emails se WHERE se.user_id = ? AND se.segment_id = ? AND se.contact_id IS NULL"+strings.ReplaceAll(excl, "$E", "se.email"))
-		args = append(append(args, accountID, tid), exArgs...)
-		args = append(append(args, accountID, tid), exArgs...)
 	}
 	var n int64
 	err = s.db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error
@@ -692,9 +680,6 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	addr, ok := NormalizeEmail(to)
 	if !ok {
 		return Invalid("test_email", msgEmail("test_email"))
-	}
-	if m == nil {
-		return errors.New("service: SendTest before UseTransport")
 	}
 	in.ScheduleType = "0"
 	ss, err := s.check(ctx, accountID, in, forTest)

@@ -105,10 +105,7 @@ func (t throttle) wait(ctx context.Context, keys ...throttleKey) (time.Duration,
 
 // fail counts a failure of each key and starts its next delay.
 func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
-	lock := ""
-	if t.db.Dialect == "postgres" {
-		lock = " FOR UPDATE"
-	}
+	lock := t.db.dialect().forUpdate()
 	now := t.now()
 	ms := now.UnixMilli()
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

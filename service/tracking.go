@@ -18,8 +18,8 @@ import (
 type Tracking struct {
 	db      *DB
 	events  *Events
-	baseURL string           // set by UseTransport
-	now     func() time.Time // set by NewSending; nil: the wall clock
+	baseURL string
+	now     func() time.Time // the clock of the tracking windows
 
 	mu  sync.Mutex
 	key []byte
@@ -353,7 +353,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	var ct *models.Contact
 	if m.ContactID != nil {
 		var cs []models.Contact
-		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.Dialect)).Where("id = ?", *m.ContactID), &cs); err != nil {
+		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.dialect())).Where("id = ?", *m.ContactID), &cs); err != nil {
 			return "", "", err
 		}
 		if len(cs) == 1 {

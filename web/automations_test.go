@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/net/html"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -39,12 +38,6 @@ func newAutoSetup(t *testing.T) *autoSetup {
 	t.Helper()
 	ctx := context.Background()
 	a := newTestApp(t, web.Options{})
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
 	c, acct := a.account("Ada", "ada@example.com")
 	s := &autoSetup{t: t, a: a, c: c, acct: acct}
 	in := service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com", ReplyToEmail: "help@shop.example.com",

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"herald/dbtest"
+	"herald/delivery"
 	"herald/service"
 	"herald/static"
 	"herald/web"
@@ -268,3 +270,25 @@ func wantRedirect(t *testing.T, r *response, prefix string) {
 		t.Fatalf("got %d to %q, want 303 to %s…\n%.2000s", r.status, r.location(), prefix, r.body)
 	}
 }
+
+// switchable is a transport a test changes while the app runs (the relay
+// going down).
+type switchable struct {
+	mu  sync.Mutex
+	cur delivery.Transport
+}
+
+func (s *switchable) use(t delivery.Transport) {
+	s.mu.Lock()
+	s.cur = t
+	s.mu.Unlock()
+}
+
+func (s *switchable) Send(ctx context.Context, from string, to []string, msg []byte) error {
+	s.mu.Lock()
+	t := s.cur
+	s.mu.Unlock()
+	return t.Send(ctx, from, to, msg)
+}
+
+func (s *switchable) Close() error { return nil }

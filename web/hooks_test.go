@@ -30,7 +30,6 @@ import (
 	"testing"
 	"time"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -118,12 +117,6 @@ func newSendSetupWith(t *testing.T, opt web.Options) *sendSetup {
 	t.Helper()
 	ctx := context.Background()
 	a := newTestApp(t, opt)
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
 	c, acct := a.account("Ada", "ada@example.com")
 	s := &sendSetup{t: t, a: a, c: c, acct: acct}
 	snd, err := a.svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",

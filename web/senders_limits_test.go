@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"herald/dbtest"
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
@@ -18,13 +19,9 @@ import (
 // The console says when a verification mail is refused: too many (429,
 // Retry-After, an alert), or the relay down (503); nothing is stored.
 func TestSenderConsoleMailRefused(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
+	tr := &switchable{}
+	tr.use(delivery.NewOutbox(&delivery.MemoryOutbox{}))
+	a := newTestAppOn(t, dbtest.Service(t, service.Config{Transport: tr}), web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	c.get("/senders/new")
 	form := url.Values{"from_name": {"Ada"}, "from_email": {"news@example.com"}, "reply_to_email": {"ada@example.com"},
@@ -69,12 +66,12 @@ func TestSenderConsoleMailRefused(t *testing.T) {
 	}
 	dead := "smtp://" + ln.Addr().String() + "?tls=none"
 	ln.Close()
-	down, err := delivery.OpenTransport(dead, 1, a.svc.Outbox)
+	down, err := delivery.OpenTransport(dead, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer down.Close()
-	a.svc.UseTransport(down, "http://localhost:8080", "no-reply@localhost")
+	tr.use(down)
 	form.Set("from_name", "Ada")
 	r = c.hxPost("/senders", form)
 	wantStatus(t, r, http.StatusServiceUnavailable)

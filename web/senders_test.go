@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -32,11 +31,6 @@ func place(t *testing.T) (world.Country, world.State, world.City) {
 
 func TestSenders(t *testing.T) {
 	a := newTestApp(t, web.Options{})
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
 	c, acct := a.account("Ada", "ada@example.com")
 	ct, st, ci := place(t)
 

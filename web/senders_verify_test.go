@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -23,12 +22,6 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,ima
 func verifyApp(t *testing.T) (*testApp, int64, []*models.Sender) {
 	t.Helper()
 	a := newTestApp(t, web.Options{})
-	tr, err := delivery.OpenTransport("", 1, a.svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.Close() })
-	a.svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
 	u, _, err := a.svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Ann", Email: "ann@example.com", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)

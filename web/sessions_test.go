@@ -283,11 +283,12 @@ func TestLogoutSeenByAnotherProcess(t *testing.T) {
 	wantRedirect(t, c.get("/dashboard"), "/login")
 }
 
-// mailbox sends herald's own mail to a memory outbox the test reads.
-func (a *testApp) mailbox() *delivery.MemoryOutbox {
+// newMailboxApp is the console with herald's own mail sent to a memory
+// outbox the test reads.
+func newMailboxApp(t *testing.T, opt web.Options) (*testApp, *delivery.MemoryOutbox) {
+	t.Helper()
 	mem := &delivery.MemoryOutbox{}
-	a.svc.UseTransport(delivery.NewOutbox(mem), "http://localhost:8080", "no-reply@localhost")
-	return mem
+	return newTestAppOn(t, dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem)}), opt), mem
 }
 
 // mailText is a message's subject and its decoded text and HTML parts.

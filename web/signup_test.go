@@ -17,8 +17,7 @@ import (
 var signupLinkRE = regexp.MustCompile(`http://localhost:8080(/signup/confirm/[A-Za-z0-9_-]+)`)
 
 func TestFirstSignupIsImmediate(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	mem := a.mailbox()
+	a, mem := newMailboxApp(t, web.Options{})
 	c := a.client()
 	public, _ := c.signup("Ada", "ada@example.com", "test-passphrase-9")
 	if !strings.HasPrefix(public, "pk_") {
@@ -36,8 +35,7 @@ func pageText(r *response) string { return text(first(r.doc, "main")) }
 // Sign-up answers the same for a taken and a free address: what differs
 // is the mail.
 func TestSignupDoesNotRevealAccounts(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	mem := a.mailbox()
+	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 
 	signup := func(email string) *response {
@@ -84,8 +82,7 @@ func TestSignupDoesNotRevealAccounts(t *testing.T) {
 }
 
 func TestSignupLinkCreatesAccount(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	mem := a.mailbox()
+	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
 	c.get("/signup")
@@ -138,9 +135,8 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 }
 
 func TestExpiredSignupLink(t *testing.T) {
-	a := newTestApp(t, web.Options{})
+	a, mem := newMailboxApp(t, web.Options{})
 	clk := newClock(a.svc)
-	mem := a.mailbox()
 	a.account("Ada", "ada@example.com")
 	c := a.client()
 	c.get("/signup")
@@ -162,8 +158,7 @@ func TestExpiredSignupLink(t *testing.T) {
 
 // A link whose address got an account in the meantime opens nothing.
 func TestSignupLinkOfTakenAddress(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	mem := a.mailbox()
+	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
 	c.get("/signup")
@@ -180,9 +175,8 @@ func TestSignupLinkOfTakenAddress(t *testing.T) {
 
 // Sign-up mails to one address are throttled; the answer stays the same.
 func TestSignupMailsThrottled(t *testing.T) {
-	a := newTestApp(t, web.Options{AuthPerMinute: 1000})
+	a, mem := newMailboxApp(t, web.Options{AuthPerMinute: 1000})
 	clk := newClock(a.svc)
-	mem := a.mailbox()
 	a.account("Ada", "ada@example.com")
 	for i := range 6 {
 		c := a.client()

@@ -434,7 +434,7 @@ func TestSingleSendForm(t *testing.T) {
 func TestSingleSendStartedIsNotEditable(t *testing.T) {
 	s := newSendSetup(t)
 	c := s.c
-	for _, status := range []int{models.SendRunning, models.SendCompleted} {
+	for _, status := range []models.SendStatus{models.SendRunning, models.SendCompleted} {
 		ss := s.create("Started")
 		s.exec("UPDATE single_sends SET status = ? WHERE id = ?", status, ss.ID)
 

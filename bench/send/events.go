@@ -73,6 +73,10 @@ func addEndpoint(ctx context.Context, dsn string, account int64, url string) err
 		return err
 	}
 	defer db.Close()
-	_, err = service.New(db).EventWebhooks.Save(ctx, account, service.EventWebhookInput{URL: url})
+	svc, err := service.New(db, service.Config{})
+	if err != nil {
+		return err
+	}
+	_, err = svc.EventWebhooks.Save(ctx, account, service.EventWebhookInput{URL: url})
 	return err
 }

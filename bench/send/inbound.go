@@ -163,8 +163,8 @@ func buildDSNs(ctx context.Context, dsn string, n int) ([]inboundReport, error) 
 		return nil, err
 	}
 	defer db.Close()
-	svc := service.New(db)
-	if err := svc.Bounces.SetAddress(benchBounceAddress); err != nil {
+	svc, err := service.New(db, service.Config{BounceAddress: benchBounceAddress})
+	if err != nil {
 		return nil, err
 	}
 	v, err := svc.Bounces.VERP(ctx)

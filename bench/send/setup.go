@@ -46,8 +46,11 @@ func prepare(ctx context.Context, dsn string, contacts int, dkim bool) (*fixture
 	if err := db.Migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	svc := service.New(db)
-	// No transport: the sender's verification mail is not sent.
+	// No transport: the sender's verification mail is kept in the outbox.
+	svc, err := service.New(db, service.Config{})
+	if err != nil {
+		return nil, err
+	}
 	f := &fixture{probeSize: probeSize, fromEmail: "hello@" + senderDomain}
 	u, keys, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Bench", Email: "owner@cafe-zoe.example.com", Password: "bench-password-1"})
 	if err != nil {

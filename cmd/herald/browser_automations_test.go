@@ -10,7 +10,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 )
@@ -53,13 +52,7 @@ func TestBrowserAutomation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := service.New(db)
-	tr, err := delivery.OpenTransport("", 1, svc.Outbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	svc.UseTransport(tr, base, "no-reply@localhost")
+	svc := newService(t, db, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
 	var acct models.User
 	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/dbtest"
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -113,7 +112,7 @@ func TestSendSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := service.New(db)
+	svc := newService(t, db, service.Config{})
 	// ledger reads the send's row and how many of its ledger rows are
 	// recorded as delivered.
 	ledger := func() (models.SingleSend, int64) {
@@ -308,9 +307,8 @@ func prepareSend(t *testing.T, n int) (dsn string, u *models.User, ss *models.Si
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(db)
+	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
-	svc.UseTransport(delivery.NewOutbox(svc.Outbox), "http://herald.test", "no-reply@herald.test")
 	u, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "Crash", Email: "crash@herald.test", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
@@ -520,7 +518,7 @@ func TestSendSurvivesStalledProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := service.New(db)
+	svc := newService(t, db, service.Config{})
 	ss = waitCompleted(t, svc, u.ID, ss.Utr)
 	// Messages the resumed process had on the wire may land a little later.
 	settle(sink)

@@ -43,7 +43,10 @@ func dkimCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 		return err
 	}
 	defer db.Close()
-	svc := service.New(db)
+	svc, err := service.New(db, service.Config{BaseURL: cfg.BaseURL})
+	if err != nil {
+		return err
+	}
 	u, err := svc.Accounts.ByEmail(ctx, *email)
 	if err != nil {
 		if service.IsNotFound(err) {

@@ -13,7 +13,6 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 
 	"herald/dbtest"
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 )
@@ -99,10 +98,7 @@ func TestDKIMCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := service.New(db)
-	tr := delivery.NewOutbox(svc.Outbox)
-	defer tr.Close()
-	svc.UseTransport(tr, "http://herald.test", "no-reply@herald.test")
+	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	snd, err := svc.Senders.Create(ctx, keys.UserID, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
 	if err != nil {

@@ -90,7 +90,7 @@ func TestEventsSurviveKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := service.New(db)
+	svc := newService(t, db, service.Config{})
 	w, err := svc.EventWebhooks.Save(context.Background(), u.ID, service.EventWebhookInput{URL: rcv.URL, Events: []string{"delivered"}})
 	if err != nil {
 		t.Fatal(err)

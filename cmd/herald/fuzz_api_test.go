@@ -23,7 +23,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"herald/dbtest"
-	"herald/delivery"
 	"herald/models"
 	"herald/service"
 )
@@ -93,17 +92,11 @@ func newFuzzApp(f *testing.F) *fuzzApp {
 	f.Cleanup(func() { slog.SetDefault(prev) })
 
 	ctx := context.Background()
-	svc := dbtest.Service(f)
-	tr, err := delivery.OpenTransport("", 1, svc.Outbox)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { tr.Close() })
 	cfg, err := loadConfig(envFrom(map[string]string{"HERALD_API_RATE": "0"}))
 	if err != nil {
 		f.Fatal(err)
 	}
-	svc.UseTransport(tr, cfg.BaseURL, "no-reply@localhost")
+	svc := dbtest.Service(f, service.Config{BaseURL: cfg.BaseURL, SystemFrom: "no-reply@localhost"})
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		f.Fatal(err)

@@ -30,7 +30,7 @@ func withService(t *testing.T, dsn string, f func(svc *service.Service)) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	f(service.New(db))
+	f(newService(t, db, service.Config{}))
 }
 
 // Stopping herald while an API upload is importing an endless CSV cuts

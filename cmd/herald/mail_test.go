@@ -135,7 +135,7 @@ func TestSenderVerificationMail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := service.New(db).Settings.SystemKey(context.Background(), m.from)
+	key, err := newService(t, db, service.Config{}).Settings.SystemKey(context.Background(), m.from)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -219,11 +219,6 @@ func TestVerificationMailInOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := openTransportForTest(svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.UseTransport(tr, "http://localhost:8080", "no-reply@localhost")
 	if _, err := svc.Senders.Create(ctx, u.ID, service.SenderInput{FromName: "A", FromEmail: "a@shop.example.com", ReplyToEmail: "a@shop.example.com",
 		CountryID: "250", CompanyAddress: "x", Nickname: "n"}); err != nil {
 		t.Fatal(err)

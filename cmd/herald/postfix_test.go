@@ -392,7 +392,7 @@ func postfixHerald(t *testing.T, pf *postfix, env map[string]string) (*apiClient
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return c, service.New(db), db
+	return c, newService(t, db, service.Config{}), db
 }
 
 // addVerifiedSender adds a sender through the API; its verification mail

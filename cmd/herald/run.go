@@ -76,21 +76,20 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	defer db.Close()
 	go world.Load() // the world data is read once, before the first request needs it
-	svc := service.New(db)
+	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, service.NewOutbox(db))
+	if err != nil {
+		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
+	}
+	defer transport.Close()
+	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress})
+	if err != nil {
+		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
+	}
 	svc.EventWebhooks.PublicOnly(!cfg.EventWebhookPrivate)
 	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
 		return err
 	} else if n > 0 {
 		slog.Warn("imports left running by a stopped process marked failed", "imports", n)
-	}
-	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, svc.Outbox)
-	if err != nil {
-		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
-	}
-	defer transport.Close()
-	svc.UseTransport(transport, cfg.BaseURL, cfg.MailFrom)
-	if err := svc.Bounces.SetAddress(cfg.BounceAddress); err != nil {
-		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
 	svc.Feedback.SoftLimit = cfg.SoftBounceLimit
 	sending, err := svc.NewSending(ctx, service.SendingConfig{
@@ -207,7 +206,10 @@ func accountCmd(ctx context.Context, cfg config, args []string, stdout io.Writer
 		return err
 	}
 	defer db.Close()
-	svc := service.New(db)
+	svc, err := service.New(db, service.Config{BaseURL: cfg.BaseURL})
+	if err != nil {
+		return err
+	}
 	var out keysOut
 	switch args[0] {
 	case "create":

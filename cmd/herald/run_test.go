@@ -272,3 +272,13 @@ func TestConfig(t *testing.T) {
 		t.Fatal("HERALD_EVENT_WEBHOOK_PRIVATE=1 not read")
 	}
 }
+
+// newService builds a service over db as serve would, with cfg.
+func newService(t testing.TB, db *service.DB, cfg service.Config) *service.Service {
+	t.Helper()
+	svc, err := service.New(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}

@@ -1,0 +1,201 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"net/mail"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// compiledSend is a send's message, parsed once: every per-recipient part
+// is a placeholder, filled by build.
+type compiledSend struct {
+	cancelled    atomic.Bool // deleted: its messages are skipped
+	held         atomic.Bool // paused: its claimed messages go back to the queue
+	dkimErr      error       // the sender domain's DKIM key cannot sign: every message fails with it
+	send         *models.SingleSend
+	account      int64
+	from         mail.Address
+	replyTo      string
+	subject      *delivery.Template
+	html         *delivery.Template
+	text         *delivery.Template
+	links        []string
+	dkim         *delivery.DKIMKey
+	senderName   string
+	senderAddr   string
+	needsContact bool
+	baseURL      string
+	fromDomain   string // the sender's domain: the Message-IDs' right side
+	// verp names the row in the Message-ID and the List-Unsubscribe mailto:
+	// address; nil (a preview, view in browser) leaves both out.
+	verp *delivery.VERP
+}
+
+// tokenName is the placeholder the tracking token takes while a message is
+// compiled; it cannot clash with a field name (those start with a letter).
+const tokenName = "__tk"
+
+func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend) (*compiledSend, error) {
+	html := ""
+	if ss.TemplateHTML != nil {
+		html = *ss.TemplateHTML
+	}
+	text := delivery.HTMLToText(html)
+	tracked, links := delivery.TrackLinks(html, func(i int, _ string) string {
+		return base + "/t/c/((" + tokenName + "))/" + strconv.Itoa(i)
+	})
+	tracked = delivery.InsertPreheader(tracked, ss.Preheader)
+	tracked = delivery.AddPixel(tracked, base+"/t/o/(("+tokenName+")).gif")
+	c := &compiledSend{
+		send: ss, account: ss.UserID, from: mail.Address{Address: ss.FromSender}, replyTo: ss.ReplyTo,
+		subject: delivery.Compile(ss.Subject), html: delivery.Compile(tracked), text: delivery.Compile(text),
+		links: links, baseURL: base, fromDomain: strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:]),
+	}
+	if ss.SenderName != nil {
+		c.from.Name, c.senderName = *ss.SenderName, *ss.SenderName
+	}
+	if ss.SenderAddress != nil {
+		c.senderAddr = *ss.SenderAddress
+	}
+	for _, t := range []*delivery.Template{c.subject, c.html, c.text} {
+		for _, n := range t.Names() {
+			switch n {
+			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
+			default:
+				c.needsContact = true
+			}
+		}
+	}
+	// Signed when the account has a key for the sender's domain (made on
+	// the sender's DNS page); never made here, as the DNS record would be
+	// missing and the signature fail.
+	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])
+	var row models.SenderDomain
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
+	switch {
+	case err == nil:
+		// A key that cannot be read fails each message with its reason
+		// (a failure of the send, shown on it), rather than the whole send
+		// failing to start, unseen, on every claim.
+		c.dkim, c.dkimErr = delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
+	case !errors.Is(err, gorm.ErrRecordNotFound):
+		return nil, err
+	}
+	return c, nil
+}
+
+// build renders and writes one recipient's message.
+func (c *compiledSend) build(key []byte, r claimedRow, ct *models.Contact) ([]byte, error) {
+	if c.cancelled.Load() {
+		return nil, delivery.ErrSkip
+	}
+	if c.held.Load() {
+		return nil, delivery.ErrHeld
+	}
+	if c.dkimErr != nil {
+		return nil, c.dkimErr
+	}
+	msg, err := c.message(key, r, ct)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := delivery.Build(msg)
+	if err != nil {
+		return nil, err
+	}
+	if c.dkim != nil {
+		return delivery.SignMessage(raw, c.dkim)
+	}
+	return raw, nil
+}
+
+// message renders one recipient's message.
+func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*delivery.Message, error) {
+	tok := delivery.SignToken(key, r.ID)
+	var custom map[string]string
+	lookup := func(name string) string {
+		switch name {
+		case tokenName:
+			return tok
+		case "email":
+			return r.Email
+		case "first_name":
+			if ct != nil {
+				return ct.FirstName
+			}
+			return r.FirstName
+		case "last_name":
+			if ct != nil {
+				return ct.LastName
+			}
+			return r.LastName
+		case "sender_name":
+			return c.senderName
+		case "sender_address":
+			return c.senderAddr
+		case "unsubscribe_preferences":
+			return c.baseURL + "/u/" + tok
+		case "view_in_browser":
+			return c.baseURL + "/m/" + tok
+		}
+		if ct == nil {
+			return ""
+		}
+		if v, ok := contactField(ct, name); ok {
+			return v
+		}
+		if custom == nil {
+			custom = parseCustom(string(ct.CustomFields))
+		}
+		return custom[name]
+	}
+	name := strings.TrimSpace(lookup("first_name") + " " + lookup("last_name"))
+	m := &delivery.Message{
+		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
+		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
+		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
+		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
+	}
+	if c.verp != nil {
+		// The Message-ID carries the row's token too: a feedback report or a
+		// provider that quotes it finds the message when the return path
+		// was rewritten on the way.
+		m.MessageID = c.verp.MessageID(r.ID, c.fromDomain)
+		m.ListUnsubscribeMailto = c.verp.Unsubscribe(r.ID)
+	}
+	return m, nil
+}
+
+// contactField is a reserved field's value for a placeholder.
+func contactField(c *models.Contact, name string) (string, bool) {
+	switch name {
+	case "alt_email":
+		if c.AltEmail != nil {
+			return *c.AltEmail, true
+		}
+		return "", true
+	case "country":
+		return countryName(c.Country), true
+	case "state":
+		return c.State, true
+	case "city":
+		return c.City, true
+	case "address_line1":
+		return c.AddressLine1, true
+	case "address_line2":
+		return c.AddressLine2, true
+	case "state_province_region":
+		return c.StateProvinceRegion, true
+	case "postal_code":
+		return c.PostalCode, true
+	}
+	return "", false
+}

@@ -1,0 +1,499 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"herald/delivery"
+	"herald/models"
+)
+
+// Ledger is the send ledger (table send_messages): it hands due messages
+// to delivery.Engine (Claim), takes back what was not sent (Release),
+// records what became of each with the send's counters (Record), and gives
+// the claims of dead processes back to the queue (reclaim). It implements
+// delivery.Store.
+type Ledger struct {
+	db     *DB
+	live   *liveness
+	sends  *runningSends
+	events *Events
+	key    []byte // tracking and unsubscribe tokens
+	verp   *delivery.VERP
+	now    func() time.Time
+	retry  RetryPolicy
+	log    *slog.Logger
+	paused func(ids []int64) // sends Record just paused: their notices are due
+}
+
+// RetryPolicy is when a deferred message is tried again (decisions.md
+// section 1): First after the first failure, doubling, for at most Window.
+type RetryPolicy struct {
+	First  time.Duration // HERALD_RETRY_BACKOFF; default 1m
+	Window time.Duration // HERALD_RETRY_WINDOW; default 24h
+}
+
+// ledgerSQL writes the ledger states into a statement: {queued},
+// {claimed}, {delivered}. States are written as literals, not parameters,
+// so that PostgreSQL can match the partial indexes on them.
+var ledgerSQL = strings.NewReplacer(
+	"{queued}", models.MessageQueued.SQL(),
+	"{claimed}", models.MessageClaimed.SQL(),
+	"{delivered}", models.MessageDelivered.SQL(),
+).Replace
+
+// The ledger's statements.
+var (
+	// reclaimDead: claims of processes with no heartbeat since a time go
+	// back to the queue (this worker, the time).
+	reclaimDead = ledgerSQL(`UPDATE send_messages SET state = {queued}, worker = NULL
+		WHERE state = {claimed} AND worker IS NOT NULL AND worker <> ?
+		AND worker NOT IN (SELECT id FROM send_workers WHERE heartbeat_at >= ?)`)
+	// claimDue (+ lock + claimReturning): claims a send's due messages in
+	// the order of the index send_messages_claim (worker, send, now, n):
+	// ordering by id alone sorted every queued row of the send on each
+	// claim.
+	claimDue = ledgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
+		SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at <= ? ORDER BY next_at, id LIMIT ?`)
+	claimReturning = `) RETURNING id, contact_id, email, first_name, last_name, attempts`
+	// releaseClaims: claims given back (ids, worker).
+	releaseClaims = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND state = {claimed} AND worker = ?")
+	// giveBack: messages not sent (a stale claim, a paused send) back to
+	// the queue (ids, worker).
+	giveBack = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND worker = ?")
+	// retryLater: a deferred message queued again (attempts, next_at,
+	// error, id, worker).
+	retryLater = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?")
+	// markRefused: a message that will not be sent (state, error, id,
+	// worker).
+	markRefused = "UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?"
+)
+
+// reclaim gives the claims of processes whose heartbeat is older than
+// alive (Unix ms) back to the queue. This process's own claims never go
+// back: it is alive, even when a long write delayed its heartbeat.
+func (l *Ledger) reclaim(ctx context.Context, alive int64) error {
+	return l.db.W.WithContext(ctx).Exec(reclaimDead, l.live.worker, alive).Error
+}
+
+func (l *Ledger) Claim(ctx context.Context, max int) ([]*delivery.Job, error) {
+	sends, start, err := l.sends.list(ctx)
+	if err != nil || len(sends) == 0 {
+		return nil, err
+	}
+	var jobs []*delivery.Job
+	for k := 0; k < len(sends) && len(jobs) < max; k++ {
+		id := sends[(start+k)%len(sends)]
+		got, err := l.claimFrom(ctx, id, max-len(jobs))
+		if err != nil {
+			if len(jobs) > 0 {
+				// The engine drops the jobs of a failed claim: these are
+				// claimed already, so they go now and the error waits for
+				// the next round.
+				l.log.Error("sending: claim", "send", id, "err", err)
+				return jobs, nil
+			}
+			return nil, err
+		}
+		jobs = append(jobs, got...)
+	}
+	return jobs, nil
+}
+
+type claimedRow struct {
+	ID        int64
+	ContactID *int64
+	Email     string
+	FirstName string
+	LastName  string
+	Attempts  int
+}
+
+func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {
+	lock := l.db.dialect().skipLocked()
+	// ORDER BY next_at, id follows the index send_messages_claim: ordering
+	// by id alone sorted every queued row of the send on each claim.
+	epoch := l.live.claimEpoch()
+	var rows []claimedRow
+	err := l.db.W.WithContext(ctx).Raw(claimDue+lock+claimReturning, l.live.worker, sendID, l.now().UnixMilli(), n).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	c, err := l.sends.get(ctx, sendID)
+	if err != nil {
+		_ = l.Release(ctx, jobsOf(sendID, rows))
+		if IsNotFound(err) {
+			return nil, nil // deleted meanwhile
+		}
+		return nil, err
+	}
+	var contacts map[int64]*models.Contact
+	if c.needsContact {
+		if contacts, err = l.loadContacts(ctx, rows); err != nil {
+			_ = l.Release(ctx, jobsOf(sendID, rows))
+			return nil, err
+		}
+	}
+	jobs := make([]*delivery.Job, len(rows))
+	for i := range rows {
+		r := rows[i]
+		var ct *models.Contact
+		if r.ContactID != nil {
+			ct = contacts[*r.ContactID]
+		}
+		jobs[i] = &delivery.Job{
+			// The return path names the row (VERP): a DSN to it finds its message.
+			ID: r.ID, SendID: sendID, Account: c.account, From: l.verp.ReturnPath(r.ID), To: r.Email, Attempts: r.Attempts,
+			Build: func() ([]byte, error) {
+				if !l.live.held(epoch) {
+					return nil, delivery.ErrStale
+				}
+				return c.build(l.key, r, ct)
+			},
+		}
+	}
+	return jobs, nil
+}
+
+func jobsOf(sendID int64, rows []claimedRow) []*delivery.Job {
+	out := make([]*delivery.Job, len(rows))
+	for i, r := range rows {
+		out[i] = &delivery.Job{ID: r.ID, SendID: sendID}
+	}
+	return out
+}
+
+func (l *Ledger) loadContacts(ctx context.Context, rows []claimedRow) (map[int64]*models.Contact, error) {
+	ids := make([]int64, 0, len(rows))
+	for _, r := range rows {
+		if r.ContactID != nil {
+			ids = append(ids, *r.ContactID)
+		}
+	}
+	out := make(map[int64]*models.Contact, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var cs []models.Contact
+	if err := scanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(l.db.dialect())).Where("id IN ?", ids), &cs); err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		out[cs[i].ID] = &cs[i]
+	}
+	return out, nil
+}
+
+// Release implements delivery.Store: claims given back to the queue.
+func (l *Ledger) Release(ctx context.Context, jobs []*delivery.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	return l.db.W.WithContext(ctx).Exec(releaseClaims, ids, l.live.worker).Error
+}
+
+// markDelivered records this worker's claimed rows ids as delivered at a
+// time: sent_at, ids, worker.
+var markDelivered = ledgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
+
+// Record implements delivery.Store: every outcome in one transaction, the
+// ledger rows and the send's counters together, so the counters are
+// exact (only rows this process still holds count). worker is set only
+// while a row is claimed (state 1), so "worker = ?" alone says so; adding
+// "state = 1" let PostgreSQL pick the partial worker index, which grows
+// with dead entries under a heavy send.
+//
+// What an outcome becomes is delivery.ClassifyError's verdict: delivered;
+// retried with backoff; a bounce (the recipient's mailbox refused it: the
+// only outcome that suppresses the address); a block (the relay refused
+// the sender, the content or by policy: kept, and counted in blocks); a
+// failure (it could not be built: counted on the send). Blocks feed the
+// pause rule (pauseAfterBlocks). Deliveries alone take the same one or
+// two statements as ever: the block and failure work is on their own
+// paths.
+func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
+	delivered := map[int64][]int64{}
+	bounced := map[int64][]refusal{}
+	blocked := map[int64][]refusal{}
+	failed := map[int64][]refusal{}
+	type retry struct {
+		id      int64
+		attempt int
+		reason  string
+		msg     models.SendMessage // for its deferred event
+		status  string
+	}
+	accounts := map[int64]int64{} // send → account
+	var retries []retry
+	var back, skipped []int64
+	for _, o := range outs {
+		j := o.Job
+		accounts[j.SendID] = j.Account
+		switch {
+		case errors.Is(o.Err, delivery.ErrSkip):
+			// Its send was deleted: the unsent message goes.
+			skipped = append(skipped, j.ID)
+		case errors.Is(o.Err, delivery.ErrStale), errors.Is(o.Err, delivery.ErrHeld):
+			back = append(back, j.ID)
+		case o.Err == nil:
+			delivered[j.SendID] = append(delivered[j.SendID], j.ID)
+		default:
+			v := o.Verdict(false)
+			if v == delivery.VerdictRetry && !l.retryable(j.Attempts+1) {
+				v = o.Verdict(true)
+			}
+			r := refusal{j.ID, j.To, errText(o.Err), statusOf(o.Err)}
+			switch v {
+			case delivery.VerdictRetry:
+				retries = append(retries, retry{j.ID, j.Attempts + 1, r.reason,
+					models.SendMessage{ID: j.ID, SendID: j.SendID, UserID: j.Account, Email: j.To}, r.status})
+			case delivery.VerdictBounce:
+				bounced[j.SendID] = append(bounced[j.SendID], r)
+			case delivery.VerdictBlock:
+				blocked[j.SendID] = append(blocked[j.SendID], r)
+			default:
+				failed[j.SendID] = append(failed[j.SendID], r)
+			}
+		}
+	}
+	now := models.NewTimestamp(models.Now())
+	if len(skipped) > 0 {
+		if err := l.db.W.WithContext(ctx).Exec("DELETE FROM send_messages WHERE id IN ? AND worker = ?", skipped, l.live.worker).Error; err != nil {
+			return err
+		}
+	}
+	if len(back) > 0 {
+		// Not sent (a stale claim, a paused send): back to the queue,
+		// unless another process holds them.
+		if err := l.db.W.WithContext(ctx).Exec(giveBack, back, l.live.worker).Error; err != nil {
+			return err
+		}
+	}
+	if l.db.dialect().dataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
+		// The usual group commit, deliveries of one send, as one statement:
+		// one round trip where the transaction below takes four.
+		for sendID, ids := range delivered {
+			if !l.events.wanted(accounts[sendID], EventDelivered) {
+				return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
+					UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
+					WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, l.live.worker, now, sendID).Error
+			}
+			// With the account's delivered events, still one statement.
+			return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+				ev AS (`+eventsOfClaimed("done m WHERE TRUE")+`)
+				UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
+				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, l.live.worker, EventDelivered, now, kindPattern(EventDelivered), now, sendID).Error
+		}
+	}
+	var paused []int64
+	err := l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		paused = paused[:0]
+		// Sends in id order, the same in every process, so that two
+		// processes' group commits do not wait on each other's rows.
+		for _, sendID := range sortedKeys(delivered) {
+			// The events first: the rows this worker holds are those it marks.
+			if err := l.events.recordClaimed(tx, accounts[sendID], EventDelivered, delivered[sendID], l.live.worker, now.Time); err != nil {
+				return err
+			}
+			res := tx.Exec(markDelivered, now, delivered[sendID], l.live.worker)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected > 0 {
+				if err := tx.Exec("UPDATE single_sends SET delivered = delivered + ?, sent_at = COALESCE(sent_at, ?) WHERE id = ?",
+					res.RowsAffected, now, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for _, sendID := range sortedKeys(bounced) {
+			var accountID int64
+			if err := tx.Model(&models.SingleSend{}).Select("user_id").Where("id = ?", sendID).Scan(&accountID).Error; err != nil {
+				return err
+			}
+			var n int64
+			for _, b := range bounced[sendID] {
+				res := tx.Exec(markRefused, models.MessageBounced, b.reason, b.id, l.live.worker)
+				if res.Error != nil {
+					return res.Error
+				}
+				if res.RowsAffected == 0 || accountID == 0 {
+					continue
+				}
+				n++
+				sid := sendID
+				if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, created_at) VALUES (?, ?, ?, ?, ?)
+					ON CONFLICT (user_id, email) DO NOTHING`, accountID, b.email, b.reason, sid, now).Error; err != nil {
+					return err
+				}
+				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accountID, Email: b.email}
+				if err := l.events.record(tx, &m, EventBounce, eventExtra{Reason: b.reason, Status: b.status}, now.Time); err != nil {
+					return err
+				}
+			}
+			if n > 0 {
+				if err := tx.Exec("UPDATE single_sends SET bounces = bounces + ? WHERE id = ?", n, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for _, sendID := range sortedKeys(blocked) {
+			stop, err := l.recordBlocks(tx, sendID, blocked[sendID], now)
+			if err != nil {
+				return err
+			}
+			if stop {
+				paused = append(paused, sendID)
+			}
+		}
+		for _, sendID := range sortedKeys(failed) {
+			fs := failed[sendID]
+			var n int64
+			first, last := "", ""
+			for _, f := range fs {
+				res := tx.Exec(markRefused, models.MessageFailed, f.reason, f.id, l.live.worker)
+				if res.Error != nil {
+					return res.Error
+				}
+				if res.RowsAffected > 0 {
+					n++
+					if first == "" {
+						first = f.reason
+					}
+					last = f.reason
+				}
+			}
+			if n > 0 {
+				if err := tx.Exec(`UPDATE single_sends SET failures = failures + ?, last_failure = ?,
+					first_failure = CASE WHEN first_failure = '' THEN ? ELSE first_failure END WHERE id = ?`, n, last, first, sendID).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for _, r := range retries {
+			next := l.now().UnixMilli() + l.backoff(r.attempt).Milliseconds()
+			res := tx.Exec(retryLater,
+				r.attempt, next, r.reason, r.id, l.live.worker)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected > 0 {
+				if err := l.events.record(tx, &r.msg, EventDeferred, eventExtra{Reason: r.reason, Status: r.status}, now.Time); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err == nil && len(paused) > 0 {
+		l.pausedNow(paused)
+	}
+	return err
+}
+
+// refusal is a message that was not delivered, with why (the ledger's
+// error text).
+type refusal struct {
+	id     int64
+	email  string
+	reason string
+	status string // the enhanced (or reply) code, for the events
+}
+
+// pauseAfterBlocks is the pause rule: a send pauses itself when this many
+// of its messages in a row were blocked with no delivery recorded between
+// them (counted in the database, so across group commits and processes),
+// or, in a send of fewer messages, when every one of them was blocked so.
+const pauseAfterBlocks = 10
+
+// recordBlocks marks a send's blocked messages, counts them and the
+// streak of blocks, and pauses the send by the rule. It reports whether
+// this call paused it (once per pause: the pause is set only where none
+// is).
+func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now models.Timestamp) (bool, error) {
+	var n int64
+	last := ""
+	for _, b := range bs {
+		res := tx.Exec(markRefused, models.MessageBlocked, b.reason, b.id, l.live.worker)
+		if res.Error != nil {
+			return false, res.Error
+		}
+		if res.RowsAffected > 0 {
+			n++
+			last = b.reason
+		}
+	}
+	if n == 0 {
+		return false, nil
+	}
+	// A delivery recorded since the last block (delivered moved) ends the
+	// streak. SET reads the row as it was, in both dialects.
+	if err := tx.Exec(`UPDATE single_sends SET blocks = blocks + ?, last_block = ?,
+		block_streak = CASE WHEN delivered = streak_delivered THEN block_streak + ? ELSE ? END,
+		streak_delivered = delivered WHERE id = ?`, n, last, n, n, sendID).Error; err != nil {
+		return false, err
+	}
+	res := tx.Exec(`UPDATE single_sends SET paused_at = ?, pause_reason = last_block, updated_at = ?
+		WHERE id = ? AND status = ? AND paused_at IS NULL
+		AND block_streak >= CASE WHEN triggered BETWEEN 1 AND ? THEN triggered ELSE ? END`,
+		now, now, sendID, models.SendRunning, pauseAfterBlocks-1, pauseAfterBlocks)
+	return res.RowsAffected == 1, res.Error
+}
+
+// pausedNow stops this process's sending of sends it just paused (their
+// claimed messages go back to the queue) and has the scheduler mail the
+// notice.
+func (l *Ledger) pausedNow(ids []int64) {
+	l.sends.hold(ids)
+	l.paused(ids)
+}
+
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// backoff is the wait before retry number attempt (1, 2, …): Backoff,
+// doubling.
+func (l *Ledger) backoff(attempt int) time.Duration {
+	d := l.retry.First
+	for i := 1; i < attempt && d < l.retry.Window; i++ {
+		d *= 2
+	}
+	return d
+}
+
+// retryable reports whether a message that failed for the attempt-th time
+// is still within the retry window: the waits so far plus the next one.
+func (l *Ledger) retryable(attempt int) bool {
+	var total time.Duration
+	for i := 1; i <= attempt; i++ {
+		total += l.backoff(i)
+		if total > l.retry.Window {
+			return false
+		}
+	}
+	return true
+}
+
+func errText(err error) string {
+	s := err.Error()
+	if len(s) > 500 {
+		s = s[:500]
+	}
+	return s
+}

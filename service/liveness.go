@@ -1,0 +1,79 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// liveness is this process's place among the processes that share the
+// send ledger: its worker id, written with a heartbeat that other
+// processes read to tell a live claim from an abandoned one.
+type liveness struct {
+	db        *DB
+	worker    string
+	deadAfter time.Duration // silence after which other processes take this one's claims
+
+	mu    sync.Mutex
+	last  time.Time // when the last successful heartbeat was written
+	epoch int64     // counts lapses: heartbeats further apart than lapseAfter
+}
+
+func newLiveness(db *DB, deadAfter time.Duration) *liveness {
+	return &liveness{db: db, worker: uuid.NewString(), deadAfter: deadAfter}
+}
+
+// beat tells other processes this one is alive. The engine beats every
+// third of deadAfter.
+func (l *liveness) beat(ctx context.Context) error {
+	at := time.Now()
+	err := l.db.W.WithContext(ctx).Exec(
+		"INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+		l.worker, at.UnixMilli()).Error
+	if err == nil {
+		l.mu.Lock()
+		if !l.last.IsZero() && at.Sub(l.last) > l.lapseAfter() {
+			l.epoch++
+		}
+		l.last = at
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// leave removes this process's heartbeat: it stopped.
+func (l *liveness) leave(ctx context.Context) error {
+	return l.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE id = ?", l.worker).Error
+}
+
+// aliveSince is the oldest heartbeat (Unix ms, wall clock) of a process
+// still taken for alive. Heartbeats use the wall clock (processes agree on
+// it), not the injectable one, which only decides what is due.
+func (l *liveness) aliveSince() int64 { return time.Now().Add(-l.deadAfter).UnixMilli() }
+
+// lapseAfter is the gap between heartbeats after which this process's
+// claims are no longer trusted: two thirds of deadAfter, when other
+// processes take them over (heartbeats come every third of it).
+func (l *liveness) lapseAfter() time.Duration { return l.deadAfter * 2 / 3 }
+
+// claimEpoch is the heartbeat lapse count a claim is made under.
+func (l *liveness) claimEpoch() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.epoch
+}
+
+// held reports whether a claim made under epoch is surely still this
+// process's: no heartbeat lapse since, and none going on now (a process
+// stopped with SIGSTOP resumes its workers before its next heartbeat).
+// Another process reclaims only after deadAfter of silence, so a claim
+// that passes here was not taken over, and a queued job that fails it is
+// given back instead of sent: after a stall this process sends again only
+// what was already on the wire.
+func (l *liveness) held(epoch int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return epoch == l.epoch && time.Since(l.last) <= l.lapseAfter()
+}
