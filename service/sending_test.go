@@ -47,7 +47,7 @@ func newSendFixture(t *testing.T, run bool) *sendFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc = dbtest.Service(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
+	f.svc = dbtest.Service(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: f.Now})
 	f.acct = newAccount(t, f.svc, "owner@herald.test")
 	snd, err := f.svc.Senders.Create(ctx, f.acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
