@@ -140,9 +140,10 @@ var settingsMessages = map[string]string{
 func settingsErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
-		for _, m := range msgs {
-			if alt, ok := settingsMessages[field]; ok && (strings.HasSuffix(m, "field is required.") || strings.HasPrefix(m, "The selected ")) {
+	for field, ps := range fieldProblems(err) {
+		for _, pr := range ps {
+			m := pr.Message
+			if alt, ok := settingsMessages[field]; ok && missingChoice(pr) {
 				m = alt
 			}
 			switch field {
@@ -531,13 +532,13 @@ func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f auto
 	return in, err
 }
 
-// emailMessage rewrites a service message about a field of an email
-// for the console.
-func emailMessage(field, msg string) string {
-	missing := strings.HasSuffix(msg, "field is required.") || strings.HasPrefix(msg, "The selected ")
+// emailMessage words a service problem about a field of an email for
+// the console, by its reason.
+func emailMessage(field string, pr service.Problem) string {
+	missing := missingChoice(pr)
 	switch field {
 	case "sender_id":
-		if missing && !strings.Contains(msg, "not verified") {
+		if missing {
 			return "Choose a verified sender."
 		}
 	case "template_id", "preview_img", "template_json":
@@ -545,7 +546,7 @@ func emailMessage(field, msg string) string {
 			return "Choose a design."
 		}
 	case "template_html":
-		if strings.Contains(msg, "is required") {
+		if pr.Reason == service.ReasonRequired || pr.Reason == service.ReasonRequiredIf {
 			return "Write the HTML of the email, or choose a design."
 		}
 	case "subject":
@@ -557,11 +558,11 @@ func emailMessage(field, msg string) string {
 			return "Choose when it is sent."
 		}
 	case "waiting_period":
-		if missing || strings.Contains(msg, "integer") {
+		if missing || pr.Reason == service.ReasonInteger {
 			return "Enter a whole number of hours or days."
 		}
 	}
-	return msg
+	return pr.Message
 }
 
 // emailErrors sorts a validation error's messages: beside the control of
@@ -570,20 +571,20 @@ func emailMessage(field, msg string) string {
 func emailErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
+	for field, ps := range fieldProblems(err) {
 		key := field
 		switch field {
 		case "template_id", "template_html", "template_json", "preview_img":
 			key = "design"
 		case "sender_id", "subject", "waiting_type", "waiting_period":
 		default:
-			for _, m := range msgs {
-				other = append(other, emailMessage(field, m))
+			for _, pr := range ps {
+				other = append(other, emailMessage(field, pr))
 			}
 			continue
 		}
-		for _, m := range msgs {
-			if m = emailMessage(field, m); !slices.Contains(errs[key], m) {
+		for _, pr := range ps {
+			if m := emailMessage(field, pr); !slices.Contains(errs[key], m) {
 				errs[key] = append(errs[key], m)
 			}
 		}
@@ -898,9 +899,9 @@ func (w *Web) saveEmailDesign(c *fiber.Ctx) error {
 	if isValidation(err) {
 		errs := views.Errors{}
 		var other []string
-		for field, msgs := range fieldErrors(err) {
-			for _, m := range msgs {
-				m = emailMessage(field, m)
+		for field, ps := range fieldProblems(err) {
+			for _, pr := range ps {
+				m := emailMessage(field, pr)
 				if field == "template_html" || field == "template_json" {
 					errs["template_html"] = append(errs["template_html"], m)
 				} else {

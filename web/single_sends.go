@@ -141,15 +141,16 @@ var sendMessages = map[string]string{
 	"test_email":                    "Enter the email address the test goes to.",
 }
 
-// friendly rewrites a service message about a field for the console.
-func friendly(field, msg string) string {
-	if alt, ok := sendMessages[field]; ok && (strings.HasSuffix(msg, "field is required.") || strings.HasPrefix(msg, "The selected "+service.Label(field))) {
+// friendly words a service problem about a field for the console, by
+// its reason.
+func friendly(field string, pr service.Problem) string {
+	if alt, ok := sendMessages[field]; ok && missingChoice(pr) {
 		return alt
 	}
-	if field == "test_email" && strings.HasSuffix(msg, "must be a valid email address.") {
+	if field == "test_email" && pr.Reason == service.ReasonEmail {
 		return "Enter a valid email address for the test."
 	}
-	return msg
+	return pr.Message
 }
 
 // sendErrors sorts a validation error's messages: beside the control of
@@ -158,7 +159,7 @@ func friendly(field, msg string) string {
 func sendErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
+	for field, ps := range fieldProblems(err) {
 		key := field
 		switch field {
 		case "template_id", "template_html", "template_json":
@@ -166,13 +167,13 @@ func sendErrors(err error) (views.Errors, []string) {
 		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
 			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time":
 		default:
-			for _, m := range msgs {
-				other = append(other, friendly(field, m))
+			for _, pr := range ps {
+				other = append(other, friendly(field, pr))
 			}
 			continue
 		}
-		for _, m := range msgs {
-			m = friendly(field, m)
+		for _, pr := range ps {
+			m := friendly(field, pr)
 			if !contains(errs[key], m) {
 				errs[key] = append(errs[key], m)
 			}
