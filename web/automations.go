@@ -470,56 +470,6 @@ func emailFormOf(c *fiber.Ctx) automations.EmailForm {
 		Subject: formValue(c, "subject"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
 }
 
-// blankImage is the image of the library's blank design, which stands
-// for a design of the account's or written HTML.
-func (w *Web) blankImage() string {
-	if d, err := w.svc.Templates.Design(1); err == nil {
-		return d.PreviewImage
-	}
-	return "01-blank.png"
-}
-
-// emailDesignOf resolves a design choice of the email form into what the
-// service takes: a library design by its id (the service keeps a copy of
-// its HTML), an account design or written HTML as custom HTML (id 1), or
-// the design the email already has (current). An unknown choice gives
-// no id: the service asks for one.
-func (w *Web) emailDesignOf(ctx context.Context, acct int64, choice, html string, cur *models.AutomationSchedule) (id, body, js, img string, err error) {
-	kind, n, _ := strings.Cut(choice, "-")
-	switch {
-	case kind == "library" && n != "":
-		d, err := w.svc.Templates.Design(parseInt(n))
-		if service.IsNotFound(err) {
-			return n, "", "", "", nil // the service names the id invalid
-		}
-		if err != nil {
-			return "", "", "", "", err
-		}
-		return n, d.HTMLCode, "", d.PreviewImage, nil
-	case kind == "design" && n != "":
-		d, err := w.svc.Designs.Get(ctx, acct, parseInt(n))
-		if service.IsNotFound(err) {
-			return "", "", "", "", nil
-		}
-		if err != nil {
-			return "", "", "", "", err
-		}
-		return "1", d.TemplateHTML, d.TemplateJSON, w.blankImage(), nil
-	case choice == "html":
-		return "1", html, "", w.blankImage(), nil
-	case choice == "current" && cur != nil && cur.TemplateHTML != nil:
-		if cur.TemplateJSON != nil {
-			js = *cur.TemplateJSON
-		}
-		img = cur.PreviewImg
-		if img == "" {
-			img = w.blankImage()
-		}
-		return strconv.FormatInt(cur.TemplateID, 10), *cur.TemplateHTML, js, img, nil
-	}
-	return "", "", "", "", nil
-}
-
 // emailInput turns the email form into the service's input. "At once"
 // needs no number.
 func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f automations.EmailForm, cur *models.AutomationSchedule) (service.ScheduleInput, error) {
@@ -527,8 +477,8 @@ func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f auto
 	if strings.TrimSpace(in.WaitingType) == "instantly" && strings.TrimSpace(in.WaitingPeriod) == "" {
 		in.WaitingPeriod = "0"
 	}
-	var err error
-	in.TemplateID, in.TemplateHTML, in.TemplateJSON, in.PreviewImg, err = w.emailDesignOf(ctx, acct, f.Design, f.HTML, cur)
+	d, err := w.svc.Designs.EmailDesign(ctx, acct, f.Design, f.HTML, cur)
+	in.TemplateID, in.TemplateHTML, in.TemplateJSON, in.PreviewImg = d.TemplateID, d.TemplateHTML, d.TemplateJSON, d.PreviewImg
 	return in, err
 }
 
@@ -619,14 +569,14 @@ func (w *Web) fillEmailForm(c *fiber.Ctx, f automations.EmailForm, a *models.Aut
 // emailPreview renders the chosen design with sample values ("" when no
 // library, account or current design is chosen).
 func (w *Web) emailPreview(ctx context.Context, acct int64, choice string, cur *models.AutomationSchedule) (string, error) {
-	if choice == "html" {
+	if choice == service.ChoiceHTML {
 		return "", nil
 	}
-	_, html, _, _, err := w.emailDesignOf(ctx, acct, choice, "", cur)
-	if err != nil || html == "" {
+	d, err := w.svc.Designs.EmailDesign(ctx, acct, choice, "", cur)
+	if err != nil || d.TemplateHTML == "" {
 		return "", err
 	}
-	return w.svc.Designs.Preview(ctx, acct, html, 0)
+	return w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
 }
 
 // emailPage renders the email form page, under the policy that lets the
@@ -890,7 +840,7 @@ func (w *Web) saveEmailDesign(c *fiber.Ctx) error {
 	}
 	img := r.PreviewImg
 	if img == "" {
-		img = w.blankImage()
+		img = w.svc.Templates.BlankImage()
 	}
 	in := service.ScheduleInput{Utr: a.Utr, SenderID: idString(r.SenderID), Subject: r.Subject, WaitingPeriod: strconv.Itoa(r.WaitingPeriod),
 		WaitingType: r.WaitingType, TemplateID: strconv.FormatInt(r.TemplateID, 10), PreviewImg: img,

@@ -77,40 +77,6 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 	}
 }
 
-// designOf resolves a design choice of the form into what the service
-// takes: a library design by its id (the service copies its HTML), an
-// account design as custom HTML (id 1), or the design the send already
-// has (current). An unknown choice gives no id: the service asks for one.
-func (w *Web) designOf(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (id, html, js string, err error) {
-	kind, n, _ := strings.Cut(choice, "-")
-	switch {
-	case kind == "library" && n != "":
-		d, err := w.svc.Templates.Design(parseInt(n))
-		if service.IsNotFound(err) {
-			return n, "", "", nil // the service names the id invalid
-		}
-		if err != nil {
-			return "", "", "", err
-		}
-		return n, d.HTMLCode, "", nil
-	case kind == "design" && n != "":
-		d, err := w.svc.Designs.Get(ctx, acct, parseInt(n))
-		if service.IsNotFound(err) {
-			return "", "", "", nil
-		}
-		if err != nil {
-			return "", "", "", err
-		}
-		return "1", d.TemplateHTML, d.TemplateJSON, nil
-	case choice == "current" && cur != nil && cur.TemplateHTML != nil:
-		if cur.TemplateJSON != nil {
-			js = *cur.TemplateJSON
-		}
-		return strconv.FormatInt(cur.TemplateID, 10), *cur.TemplateHTML, js, nil
-	}
-	return "", "", "", nil
-}
-
 // sendInput turns the form into the service's input.
 func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur *models.SingleSend) (service.SingleSendInput, error) {
 	in := service.SingleSendInput{
@@ -121,8 +87,8 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 	if cur != nil {
 		in.Utr = cur.Utr
 	}
-	var err error
-	in.TemplateID, in.TemplateHTML, in.TemplateJSON, err = w.designOf(ctx, acct, f.Template, cur)
+	d, err := w.svc.Designs.SendDesign(ctx, acct, f.Template, cur)
+	in.TemplateID, in.TemplateHTML, in.TemplateJSON = d.TemplateID, d.TemplateHTML, d.TemplateJSON
 	return in, err
 }
 
@@ -243,11 +209,11 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 
 // sendPreview renders the chosen design with sample values.
 func (w *Web) sendPreview(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (singlesends.Preview, error) {
-	_, html, _, err := w.designOf(ctx, acct, choice, cur)
-	if err != nil || html == "" {
+	d, err := w.svc.Designs.SendDesign(ctx, acct, choice, cur)
+	if err != nil || d.TemplateHTML == "" {
 		return singlesends.Preview{}, err
 	}
-	out, err := w.svc.Designs.Preview(ctx, acct, html, 0)
+	out, err := w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
 	return singlesends.Preview{HTML: out}, err
 }
 
