@@ -200,7 +200,7 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	if f.Placeholders, err = w.svc.Fields.Placeholders(ctx, acct); err != nil {
 		return f, err
 	}
-	if f.Count, err = w.audienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
+	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
 	}
 	f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur)
@@ -245,7 +245,7 @@ func (w *Web) newSend(c *fiber.Ctx) error {
 	// A lone sender or group is the one to use.
 	f.SenderID, f.GroupID = onlyChoice(f.Senders), onlyChoice(f.Groups)
 	if f.GroupID != "" {
-		f.Count, err = w.audienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
+		f.Count, err = w.svc.SingleSends.FormAudienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
 		if err != nil {
 			return err
 		}
@@ -378,61 +378,10 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
-// audienceCount counts the recipients of a form's audience. Only the
-// account's own contact types, segments and group reach the service:
-// its count leaves out a group's leavers and a segment's hand-added
-// addresses by their ids alone, so another account's ids would tell
-// whether an address is on that account's lists.
-func (w *Web) audienceCount(ctx context.Context, acct int64, to, ex []string, group string) (int64, error) {
-	types, err := w.svc.ContactTypes.All(ctx, acct)
-	if err != nil {
-		return 0, err
-	}
-	own := map[string]bool{}
-	for _, t := range types {
-		own[models.TargetContacts.Of(t.ID)] = true
-	}
-	keep := func(items []string) ([]string, error) {
-		var out []string
-		for _, it := range items {
-			it = strings.TrimSpace(it)
-			if n, ok := strings.CutPrefix(it, string(models.TargetSegments)); ok && !own[it] {
-				_, err := w.svc.Segments.Get(ctx, acct, parseInt(n))
-				if service.IsNotFound(err) {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				own[it] = true
-			}
-			if own[it] {
-				out = append(out, it)
-			}
-		}
-		return out, nil
-	}
-	if to, err = keep(to); err != nil {
-		return 0, err
-	}
-	if ex, err = keep(ex); err != nil {
-		return 0, err
-	}
-	groupID := parseInt(group)
-	if groupID != 0 {
-		if _, err := w.svc.Groups.Get(ctx, acct, groupID); service.IsNotFound(err) {
-			groupID = 0
-		} else if err != nil {
-			return 0, err
-		}
-	}
-	return w.svc.SingleSends.AudienceCount(ctx, acct, to, ex, groupID)
-}
-
 // countSendAudience answers the live count of the form's audience.
 func (w *Web) countSendAudience(c *fiber.Ctx) error {
 	to, ex := formList(c, "recipient_id"), formList(c, "exclude_specific_recipient_id")
-	n, err := w.audienceCount(c.UserContext(), accountID(c), to, ex, formValue(c, "unsubscribe_group_id"))
+	n, err := w.svc.SingleSends.FormAudienceCount(c.UserContext(), accountID(c), to, ex, formValue(c, "unsubscribe_group_id"))
 	if err != nil {
 		return err
 	}
