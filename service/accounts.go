@@ -82,7 +82,7 @@ func checkAccount(in AccountInput) (name, email string, err error) {
 	}
 	email, ok := NormalizeEmail(in.Email)
 	if p.required("email", in.Email) && !ok {
-		p.Add("email", msgEmail("email"))
+		p.AddReason("email", ReasonEmail, msgEmail("email"))
 	}
 	p.newPassword("password", in.Password)
 	return name, email, p.Err()

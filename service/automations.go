@@ -64,13 +64,13 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	a := &models.Automation{UserID: accountID, UnsubscribeGroupID: "0"}
 	switch typ := strings.TrimSpace(in.Type); {
 	case typ == "":
-		p.Add("type", msgRequired("type"))
+		p.AddReason("type", ReasonRequired, msgRequired("type"))
 	case typ == "welcome":
 		a.AutomationType = 0
 	case typ == "custom":
 		a.AutomationType = 1
 	default:
-		p.Add("type", "The selected type is invalid.")
+		p.invalidChoice("type")
 	}
 	if v := strings.TrimSpace(in.AutomationFor); v != "" {
 		ts, ok := ParseTargets([]string{v})
@@ -81,7 +81,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 			}
 		}
 		if !ok || len(ts) != 1 {
-			p.Add("automation_for", "The selected automation for is invalid.")
+			p.invalidChoice("automation_for")
 		} else {
 			a.AutomationFor = ts[0].ItemID()
 			a.AutomationForTable = ts[0].Table
@@ -112,7 +112,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	case "1", "2":
 		a.ExitCriteria = int(v[0] - '0')
 	default:
-		p.Add("exit_criteria", "The selected exit criteria is invalid.")
+		p.invalidChoice("exit_criteria")
 	}
 	return a, p.Err()
 }
@@ -329,11 +329,11 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		}
 		switch {
 		case IsNotFound(err):
-			p.Add("sender_id", "The selected sender id is invalid.")
+			p.invalidChoice("sender_id")
 		case err != nil:
 			return nil, nil, err
 		case snd.IsVerified != 1:
-			p.Add("sender_id", msgSenderNotVerified)
+			p.AddReason("sender_id", ReasonNotVerified, msgSenderNotVerified)
 		default:
 			r.SenderID = snd.ID
 		}
@@ -345,17 +345,17 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
 	if p.required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
-		p.Add("waiting_type", "The selected waiting type is invalid.")
+		p.invalidChoice("waiting_type")
 	}
 	if p.required("waiting_period", in.WaitingPeriod) {
 		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
 		switch {
 		case err != nil:
-			p.Add("waiting_period", msgInteger("waiting_period"))
+			p.AddReason("waiting_period", ReasonInteger, msgInteger("waiting_period"))
 		case n < 0:
-			p.Add("waiting_period", "The waiting period must be at least 0.")
+			p.AddReason("waiting_period", ReasonMin, "The waiting period must be at least 0.")
 		case n > 3650:
-			p.Add("waiting_period", "The waiting period may not be greater than 3650.")
+			p.AddReason("waiting_period", ReasonMax, "The waiting period may not be greater than 3650.")
 		}
 		r.WaitingPeriod = n
 	}

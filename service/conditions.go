@@ -48,7 +48,7 @@ const (
 func compileConditions(fields, ops, values []string, customs []models.Field, p Problems) []Condition {
 	n := max(len(fields), len(ops))
 	if n > MaxConditions {
-		p.Add("select_field", fmt.Sprintf("The select field may not have more than %d items.", MaxConditions))
+		p.AddReason("select_field", ReasonMax, fmt.Sprintf("The select field may not have more than %d items.", MaxConditions))
 	}
 	conds := make([]Condition, 0, n)
 	for i := 0; i < n; i++ {
@@ -66,7 +66,7 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		c := Condition{Field: f, Operator: op}
 		switch {
 		case f == "":
-			p.Add(key("select_field"), msgRequired(key("select_field")))
+			p.AddReason(key("select_field"), ReasonRequired, msgRequired(key("select_field")))
 			continue
 		case f == "created_at":
 			c.Type = "created_at"
@@ -83,13 +83,13 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 				}
 			}
 			if !ok {
-				p.Add(key("select_field"), "The selected "+Label(key("select_field"))+" is invalid.")
+				p.invalidChoice(key("select_field"))
 				continue
 			}
 			c.Field, c.Type, c.Custom = f, typ, true
 		}
 		if !oneOf(op, OperatorsFor(c.Type)) {
-			p.Add(key("select_operator"), "The selected "+Label(key("select_operator"))+" is invalid.")
+			p.invalidChoice(key("select_operator"))
 			continue
 		}
 		if op == "is_empty" || op == "is_not_empty" {
@@ -97,14 +97,14 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 			continue
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			p.Add(key("value"), msgNUL(key("value")))
+			p.AddReason(key("value"), ReasonNUL, msgNUL(key("value")))
 			continue
 		}
 		raw := []string{v}
 		if op == "in" {
 			raw = strings.Split(v, "|")
 			if len(raw) > MaxInValues {
-				p.Add(key("value"), fmt.Sprintf("The %s may not have more than %d items.", Label(key("value")), MaxInValues))
+				p.AddReason(key("value"), ReasonMax, fmt.Sprintf("The %s may not have more than %d items.", Label(key("value")), MaxInValues))
 				continue
 			}
 		}
@@ -118,7 +118,7 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		}
 		if len(c.Values) == 0 || (op != "in" && strings.TrimSpace(v) == "") {
 			if !p.Has(key("value")) {
-				p.Add(key("value"), msgRequired(key("value")))
+				p.AddReason(key("value"), ReasonRequired, msgRequired(key("value")))
 			}
 			continue
 		}

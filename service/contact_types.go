@@ -81,7 +81,7 @@ func (s *ContactTypes) Get(ctx context.Context, accountID, id int64) (*models.Co
 func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name string) (*models.ContactType, error) {
 	p := Problems{}
 	if id == 0 {
-		p.Add("id", msgRequired("id"))
+		p.AddReason("id", ReasonRequired, msgRequired("id"))
 	}
 	checkName(p, name)
 	if err := p.Err(); err != nil {

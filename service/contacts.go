@@ -52,25 +52,25 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 	var c models.Contact
 	email, ok := NormalizeEmail(in.Email)
 	if p.required("email", in.Email) && !ok {
-		p.Add("email", msgEmail("email"))
+		p.AddReason("email", ReasonEmail, msgEmail("email"))
 	}
 	c.Email = email
 	if alt := strings.TrimSpace(in.AltEmail); alt != "" {
 		a, ok := NormalizeEmail(alt)
 		if !ok {
-			p.Add("alt_email", msgEmail("alt_email"))
+			p.AddReason("alt_email", ReasonEmail, msgEmail("alt_email"))
 		}
 		c.AltEmail = &a
 	}
 	country := strings.TrimSpace(in.Country)
 	switch {
 	case country == "" && requireCountry:
-		p.Add("country", msgRequired("country"))
+		p.AddReason("country", ReasonRequired, msgRequired("country"))
 	case country != "":
 		if ct, ok := world.LookupCountry(country); ok {
 			c.Country = strconv.FormatInt(ct.ID, 10)
 		} else {
-			p.Add("country", "The selected country is invalid.")
+			p.invalidChoice("country")
 		}
 	}
 	for _, f := range []struct {
@@ -112,7 +112,7 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 			continue
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			p.Add(key, msgNUL(name))
+			p.AddReason(key, ReasonNUL, msgNUL(name))
 			continue
 		}
 		switch fld.FieldType {
@@ -132,7 +132,7 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 			v = d
 		default:
 			if len([]rune(v)) > 65535 {
-				p.Add(key, msgMax(name, 65535))
+				p.AddReason(key, ReasonMax, msgMax(name, 65535))
 			}
 		}
 		values[name] = v

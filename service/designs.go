@@ -38,17 +38,17 @@ func (in DesignInput) validate() (models.Design, error) {
 	if v := strings.TrimSpace(in.TemplateID); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if _, derr := (Templates{}).Design(id); err != nil || derr != nil {
-			p.Add("template_id", "The selected template id is invalid.")
+			p.invalidChoice("template_id")
 		}
 		d.TemplateID = id
 	}
 	if strings.TrimSpace(d.TemplateHTML) == "" {
-		p.Add("template_html", msgRequired("template_html"))
+		p.AddReason("template_html", ReasonRequired, msgRequired("template_html"))
 	}
 	p.noNUL("template_html", d.TemplateHTML)
 	p.noNUL("template_json", d.TemplateJSON)
 	if len(d.TemplateHTML) > maxDesignBytes || len(d.TemplateJSON) > maxDesignBytes {
-		p.Add("template_html", "The design may not be greater than 5 MB.")
+		p.AddReason("template_html", ReasonMax, "The design may not be greater than 5 MB.")
 	}
 	return d, p.Err()
 }

@@ -42,7 +42,7 @@ func dkimRecord(ctx context.Context, db *DB, accountID int64, domain string) (DK
 func validDomain(field, v string) (string, error) {
 	d := strings.ToLower(strings.TrimSpace(v))
 	if d == "" {
-		return d, Invalid(field, msgRequired(field))
+		return d, invalidBecause(field, ReasonRequired, msgRequired(field))
 	}
 	msg := "The " + Label(field) + " must be a valid domain name."
 	if len(d) > 253 || HasControl(d) || strings.ContainsAny(d, "@") {

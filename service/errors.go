@@ -24,15 +24,60 @@ const (
 	CodeInternal     Code = "internal"
 )
 
+// Reason says which rule a field's value broke, beside the message that
+// words it: an edge that words its messages its own way (the console)
+// picks its wording by reason, never by matching the message text. The
+// API answers the messages as they are.
+type Reason string
+
+// The reasons. A message recorded without one has ReasonOther.
+const (
+	ReasonOther         Reason = ""
+	ReasonRequired      Reason = "required"       // blank: "The x field is required."
+	ReasonRequiredIf    Reason = "required_if"    // blank while another field needs it: "The x field is required when …"
+	ReasonInvalidChoice Reason = "invalid_choice" // not one of the choices or of the account's records: "The selected x is invalid."
+	ReasonNotVerified   Reason = "not_verified"   // a sender not verified yet
+	ReasonInteger       Reason = "integer"        // "The x must be an integer."
+	ReasonEmail         Reason = "email"          // "The x must be a valid email address."
+	ReasonBoolean       Reason = "boolean"        // "The x field must be true or false."
+	ReasonMin           Reason = "min"            // too short
+	ReasonMax           Reason = "max"            // too long
+	ReasonNUL           Reason = "nul"            // holds a NUL character
+	ReasonLineBreak     Reason = "line_break"     // a header-bound value with a control character
+	ReasonUTF8          Reason = "utf8"           // not valid UTF-8
+)
+
 // Error is the one error type service methods return for expected failures.
-// Fields holds, for validation, a list of messages per input field.
+// Fields holds, for validation, a list of messages per input field, and
+// Reasons the reason of each (same field, same position; see Reason).
 // RetryAfter, when set on a rate-limited error, is how long until the
 // request may succeed (the edges send it as Retry-After).
 type Error struct {
 	Code       Code
 	Message    string
 	Fields     map[string][]string
+	Reasons    map[string][]Reason
 	RetryAfter time.Duration
+}
+
+// Problems returns the messages of each field with their reasons
+// (ReasonOther where none was recorded); nil when there are none.
+func (e *Error) Problems() Problems {
+	if len(e.Fields) == 0 {
+		return nil
+	}
+	p := make(Problems, len(e.Fields))
+	for field, msgs := range e.Fields {
+		reasons := e.Reasons[field]
+		for i, m := range msgs {
+			r := ReasonOther
+			if i < len(reasons) {
+				r = reasons[i]
+			}
+			p[field] = append(p[field], Problem{Reason: r, Message: m})
+		}
+	}
+	return p
 }
 
 func (e *Error) Error() string {
@@ -71,25 +116,67 @@ func ErrorCode(err error) Code {
 func IsNotFound(err error) bool { return ErrorCode(err) == CodeNotFound }
 
 // Invalid builds a validation error for one field.
-func Invalid(field, message string) *Error {
-	return &Error{Code: CodeValidation, Fields: map[string][]string{field: {message}}}
+func Invalid(field, message string) *Error { return invalidBecause(field, ReasonOther, message) }
+
+// invalidBecause builds a validation error for one field with its reason.
+func invalidBecause(field string, r Reason, message string) *Error {
+	return &Error{Code: CodeValidation, Fields: map[string][]string{field: {message}}, Reasons: map[string][]Reason{field: {r}}}
+}
+
+// Problem is one validation message and the reason it words.
+type Problem struct {
+	Reason  Reason
+	Message string
 }
 
 // Problems collects validation messages per field, in the order added.
-type Problems map[string][]string
+type Problems map[string][]Problem
 
-// Add records message for field.
-func (p Problems) Add(field, message string) { p[field] = append(p[field], message) }
+// Add records message for field, of no particular reason (ReasonOther).
+func (p Problems) Add(field, message string) { p.AddReason(field, ReasonOther, message) }
+
+// AddReason records message for field, wording reason r.
+func (p Problems) AddReason(field string, r Reason, message string) {
+	p[field] = append(p[field], Problem{Reason: r, Message: message})
+}
 
 // Has reports whether field already has a message.
 func (p Problems) Has(field string) bool { return len(p[field]) > 0 }
+
+// Messages returns the messages of field, in the order added.
+func (p Problems) Messages(field string) []string {
+	if len(p[field]) == 0 {
+		return nil
+	}
+	out := make([]string, len(p[field]))
+	for i, pr := range p[field] {
+		out[i] = pr.Message
+	}
+	return out
+}
+
+// merge records the problems of a validation error e on top of p's: a
+// field e names takes e's messages in place of any p has.
+func (p Problems) merge(e *Error) {
+	for field, ps := range e.Problems() {
+		p[field] = ps
+	}
+}
 
 // Err returns nil when empty, else a validation *Error.
 func (p Problems) Err() error {
 	if len(p) == 0 {
 		return nil
 	}
-	return &Error{Code: CodeValidation, Message: "The given data was invalid.", Fields: p}
+	e := &Error{Code: CodeValidation, Message: "The given data was invalid.", Fields: make(map[string][]string, len(p)), Reasons: make(map[string][]Reason, len(p))}
+	for field, ps := range p {
+		msgs, reasons := make([]string, len(ps)), make([]Reason, len(ps))
+		for i, pr := range ps {
+			msgs[i], reasons[i] = pr.Message, pr.Reason
+		}
+		e.Fields[field], e.Reasons[field] = msgs, reasons
+	}
+	return e
 }
 
 // notFound turns gorm.ErrRecordNotFound into ErrNotFound and leaves other errors.

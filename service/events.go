@@ -87,9 +87,9 @@ func checkWebhookURL(p Problems, v string, publicOnly bool) string {
 	}
 	switch {
 	case !utf8.ValidString(v) || HasControl(v):
-		p.Add("url", msgLineBreak("url"))
+		p.AddReason("url", ReasonLineBreak, msgLineBreak("url"))
 	case utf8.RuneCountInString(v) > maxWebhookURL:
-		p.Add("url", msgMax("url", maxWebhookURL))
+		p.AddReason("url", ReasonMax, msgMax("url", maxWebhookURL))
 	default:
 		u, err := url.Parse(v)
 		if err != nil || strings.ContainsAny(v, " \t") || u.Host == "" || u.Hostname() == "" {
@@ -124,7 +124,7 @@ func checkEventNames(p Problems, names []string) models.EventKinds {
 		want[n] = true
 	}
 	if len(bad) > 0 || len(names) > 2*len(EventNames) {
-		p.Add("events", "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
+		p.AddReason("events", ReasonInvalidChoice, "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
 		return nil
 	}
 	out := models.EventKinds{}
@@ -210,7 +210,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in EventWebhookInput) (*models.EventWebhook, error) {
 	p := Problems{}
 	if id == 0 {
-		p.Add("id", msgRequired("id"))
+		p.AddReason("id", ReasonRequired, msgRequired("id"))
 	}
 	set := map[string]any{}
 	if in.URLSet {

@@ -77,13 +77,13 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 		case !fieldNameRE.MatchString(name):
 			p.Add("field_name", "The field name format is invalid.")
 		case len(name) > 64:
-			p.Add("field_name", msgMax("field_name", 64))
+			p.AddReason("field_name", ReasonMax, msgMax("field_name", 64))
 		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id"):
 			p.Add("field_name", "The field name is reserved.")
 		}
 	}
 	if p.required("field_type", typ) && !oneOf(typ, FieldTypes) {
-		p.Add("field_type", "The selected field type is invalid.")
+		p.invalidChoice("field_type")
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -125,9 +125,7 @@ func (g *Groups) AddRecipients(ctx context.Context, accountID int64, in Recipien
 	p.required("unsubscribe_groups_id", in.GroupID)
 	emails, err := parseEmailList("email_address", in.EmailAddress)
 	if err != nil {
-		for k, v := range err.(*Error).Fields {
-			p[k] = v
-		}
+		p.merge(err.(*Error))
 	}
 	if err := p.Err(); err != nil {
 		return 0, err

@@ -109,7 +109,7 @@ func (s *Imports) CheckImport(ctx context.Context, accountID int64, in ImportFil
 	p := Problems{}
 	p.required("contact_type_id", in.ContactTypeID)
 	if !in.Present {
-		p.Add("file", msgRequired("file"))
+		p.AddReason("file", ReasonRequired, msgRequired("file"))
 	} else if !strings.EqualFold(filepath.Ext(in.FileName), ".csv") {
 		p.Add("file", "The file must be a file of type: csv.")
 	}
@@ -415,11 +415,11 @@ func (h headerMap) row(rec []string, customs []models.Field) (importRow, string)
 	if len(p) > 0 {
 		var msgs []string
 		for _, k := range []string{"email", "alt_email", "country"} {
-			msgs = append(msgs, p[k]...)
+			msgs = append(msgs, p.Messages(k)...)
 			delete(p, k)
 		}
-		for _, m := range p {
-			msgs = append(msgs, m...)
+		for k := range p {
+			msgs = append(msgs, p.Messages(k)...)
 		}
 		return importRow{}, strings.Join(msgs, " ")
 	}

@@ -38,12 +38,12 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 	p := Problems{}
 	email, ok := NormalizeEmail(in.EmailAddress)
 	if p.required("email_address", in.EmailAddress) && !ok {
-		p.Add("email_address", msgEmail("email_address"))
+		p.AddReason("email_address", ReasonEmail, msgEmail("email_address"))
 	}
 	owner := strings.TrimSpace(in.EmailOwner)
 	if owner == "" {
 		// The spec documents this one text without the usual period.
-		p.Add("email_owner", "The name field is required")
+		p.AddReason("email_owner", ReasonRequired, "The name field is required")
 	} else {
 		p.maxLen("email_owner", owner, 255)
 		p.singleLine("email_owner", owner) // the To name of the notification mails

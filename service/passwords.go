@@ -67,11 +67,11 @@ func (p Problems) newPassword(field, pw string) {
 	}
 	switch {
 	case utf8.RuneCountInString(strings.TrimSpace(pw)) < minPassword:
-		p.Add(field, msgMin(field, minPassword))
+		p.AddReason(field, ReasonMin, msgMin(field, minPassword))
 	case utf8.RuneCountInString(pw) > maxPasswordBytes:
-		p.Add(field, msgMax(field, maxPasswordBytes))
+		p.AddReason(field, ReasonMax, msgMax(field, maxPasswordBytes))
 	case len(pw) > maxPasswordBytes:
-		p.Add(field, "The "+Label(field)+" may not be greater than 72 bytes (letters outside plain ASCII take 2 to 4).")
+		p.AddReason(field, ReasonMax, "The "+Label(field)+" may not be greater than 72 bytes (letters outside plain ASCII take 2 to 4).")
 	case IsCommonPassword(pw):
 		p.Add(field, msgCommonPassword(field))
 	}

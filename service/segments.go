@@ -42,7 +42,7 @@ func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in
 	}
 	qt := strings.ToLower(strings.TrimSpace(in.QueryType))
 	if qt != "" && qt != "and" && qt != "or" {
-		p.Add("query_type", "The selected query type is invalid.")
+		p.invalidChoice("query_type")
 	}
 	customs, err := customFields(ctx, q, accountID)
 	if err != nil {
@@ -109,7 +109,7 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentInput) (*models.Segment, error) {
 	p := Problems{}
 	if id == 0 {
-		p.Add("segment_id", msgRequired("segment_id"))
+		p.AddReason("segment_id", ReasonRequired, msgRequired("segment_id"))
 	}
 	p.required("segment_name", strings.TrimSpace(in.SegmentName))
 	if err := p.Err(); err != nil {
@@ -348,7 +348,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 	}
 	email, ok := NormalizeEmail(in.Email)
 	if p.required("email", in.Email) && !ok {
-		p.Add("email", msgEmail("email"))
+		p.AddReason("email", ReasonEmail, msgEmail("email"))
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

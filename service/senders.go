@@ -60,14 +60,14 @@ func (in SenderInput) validate() (models.Sender, error) {
 	}{{"from_email", in.FromEmail, &s.FromEmail}, {"reply_to_email", in.ReplyToEmail, &s.ReplyToEmail}} {
 		e, ok := NormalizeEmail(f.v)
 		if p.required(f.name, f.v) && !ok {
-			p.Add(f.name, msgEmail(f.name))
+			p.AddReason(f.name, ReasonEmail, msgEmail(f.name))
 		}
 		*f.dst = e
 	}
 	if p.required("country_id", in.CountryID) {
 		id, err := strconv.ParseInt(strings.TrimSpace(in.CountryID), 10, 64)
 		if _, ok := world.CountryByID(id); err != nil || !ok {
-			p.Add("country_id", "The selected country id is invalid.")
+			p.invalidChoice("country_id")
 		}
 		s.CountryID = id
 	}
@@ -75,7 +75,7 @@ func (in SenderInput) validate() (models.Sender, error) {
 		id, err := strconv.ParseInt(v, 10, 64)
 		st, ok := world.StateByID(id)
 		if err != nil || !ok || (s.CountryID != 0 && st.CountryID != s.CountryID) {
-			p.Add("state_id", "The selected state id is invalid.")
+			p.invalidChoice("state_id")
 		}
 		s.StateID = id
 	}
@@ -83,7 +83,7 @@ func (in SenderInput) validate() (models.Sender, error) {
 		id, err := strconv.ParseInt(v, 10, 64)
 		c, ok := world.CityByID(id)
 		if err != nil || !ok || (s.StateID != 0 && c.StateID != s.StateID) || (s.CountryID != 0 && c.CountryID != s.CountryID) {
-			p.Add("city_id", "The selected city id is invalid.")
+			p.invalidChoice("city_id")
 		}
 		s.CityID = id
 	}
@@ -297,9 +297,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	p.required("sender_id", in.SenderID)
 	snd, verr := in.validate()
 	if verr != nil {
-		for k, v := range verr.(*Error).Fields {
-			p[k] = v
-		}
+		p.merge(verr.(*Error))
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -123,11 +123,11 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		}
 		switch {
 		case IsNotFound(err):
-			p.Add("sender_id", "The selected sender id is invalid.")
+			p.invalidChoice("sender_id")
 		case err != nil:
 			return nil, err
 		case snd.IsVerified != 1:
-			p.Add("sender_id", msgSenderNotVerified)
+			p.AddReason("sender_id", ReasonNotVerified, msgSenderNotVerified)
 		default:
 			ss.SenderID = snd.ID
 			ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
@@ -173,7 +173,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		items := nonBlank(f.items)
 		if len(items) == 0 {
 			if f.required && mode != forTest {
-				p.Add(f.name, msgRequired(f.name))
+				p.AddReason(f.name, ReasonRequired, msgRequired(f.name))
 			}
 			*f.dst = models.Targets{}
 			continue
@@ -186,7 +186,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 			}
 		}
 		if !ok {
-			p.Add(f.name, "The selected "+Label(f.name)+" is invalid.")
+			p.invalidChoice(f.name)
 		}
 		*f.dst = ts
 	}
@@ -274,13 +274,13 @@ func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int6
 		var err error
 		id, err = strconv.ParseInt(strings.TrimSpace(templateID), 10, 64)
 		if err != nil {
-			p.Add("template_id", msgInteger("template_id"))
+			p.AddReason("template_id", ReasonInteger, msgInteger("template_id"))
 		} else if _, derr := t.Design(id); derr != nil {
-			p.Add("template_id", "The selected template id is invalid.")
+			p.invalidChoice("template_id")
 		}
 	}
 	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
-		p.Add("template_html", "The design may not be greater than 5 MB.")
+		p.AddReason("template_html", ReasonMax, "The design may not be greater than 5 MB.")
 	}
 	p.noNUL("template_json", js)
 	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
@@ -294,7 +294,7 @@ func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int6
 	}
 	if strings.TrimSpace(html) == "" {
 		if id == 1 && !p.Has("template_json") {
-			p.Add("template_html", "The template html field is required when template id is 1.")
+			p.AddReason("template_html", ReasonRequiredIf, "The template html field is required when template id is 1.")
 		} else if d, err := t.Design(id); err == nil {
 			html = d.HTMLCode
 		}
@@ -679,7 +679,7 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSendInput, to string, m *Mail) error {
 	addr, ok := NormalizeEmail(to)
 	if !ok {
-		return Invalid("test_email", msgEmail("test_email"))
+		return invalidBecause("test_email", ReasonEmail, msgEmail("test_email"))
 	}
 	in.ScheduleType = "0"
 	ss, err := s.check(ctx, accountID, in, forTest)
@@ -711,7 +711,7 @@ func accountGroup(ctx context.Context, db *DB, p Problems, accountID int64, raw 
 	}
 	switch {
 	case IsNotFound(err):
-		p.Add("unsubscribe_group_id", "The selected unsubscribe group id is invalid.")
+		p.invalidChoice("unsubscribe_group_id")
 		return 0, false, nil
 	case err != nil:
 		return 0, false, err

@@ -58,7 +58,7 @@ func parseEmailList(field, list string) ([]string, error) {
 	}
 	good, bad := splitEmails(list)
 	if len(bad) > 0 || len(good) == 0 {
-		p.Add(field, msgEmail(field))
+		p.AddReason(field, ReasonEmail, msgEmail(field))
 		return nil, p.Err()
 	}
 	return good, nil

@@ -40,10 +40,16 @@ func msgMax(field string, n int) string {
 func msgBoolean(field string) string { return "The " + Label(field) + " field must be true or false." }
 func msgInteger(field string) string { return "The " + Label(field) + " must be an integer." }
 
+// invalidChoice records that field is not one of its choices, or names
+// no record of the account's ("The selected x is invalid.").
+func (p Problems) invalidChoice(field string) {
+	p.AddReason(field, ReasonInvalidChoice, "The selected "+Label(field)+" is invalid.")
+}
+
 // required records a message when v is blank and reports whether it was present.
 func (p Problems) required(field, v string) bool {
 	if strings.TrimSpace(v) == "" {
-		p.Add(field, msgRequired(field))
+		p.AddReason(field, ReasonRequired, msgRequired(field))
 		return false
 	}
 	return true
@@ -52,14 +58,14 @@ func (p Problems) required(field, v string) bool {
 // maxLen records a message when v is longer than n characters.
 func (p Problems) maxLen(field, v string, n int) {
 	if utf8.RuneCountInString(v) > n {
-		p.Add(field, msgMax(field, n))
+		p.AddReason(field, ReasonMax, msgMax(field, n))
 	}
 }
 
 // minLen records a message when v is shorter than n characters.
 func (p Problems) minLen(field, v string, n int) {
 	if utf8.RuneCountInString(strings.TrimSpace(v)) < n {
-		p.Add(field, msgMin(field, n))
+		p.AddReason(field, ReasonMin, msgMin(field, n))
 	}
 }
 
@@ -71,7 +77,7 @@ func NotUTF8(field string) *Error {
 	if field == "" {
 		return &Error{Code: CodeValidation, Message: "The request must be valid UTF-8."}
 	}
-	return Invalid(field, "The "+Label(field)+" must be valid UTF-8.")
+	return invalidBecause(field, ReasonUTF8, "The "+Label(field)+" must be valid UTF-8.")
 }
 
 // ValidText reports whether s can be stored as text on both databases:
@@ -94,7 +100,7 @@ func (p Problems) text(field, v string, n int) {
 // noNUL records msgNUL when v holds a NUL (see ValidText).
 func (p Problems) noNUL(field, v string) {
 	if strings.IndexByte(v, 0) >= 0 {
-		p.Add(field, msgNUL(field))
+		p.AddReason(field, ReasonNUL, msgNUL(field))
 	}
 }
 
@@ -136,7 +142,7 @@ func HasControl(s string) bool {
 // name and subject that becomes a header (decisions.md 8).
 func (p Problems) singleLine(field, v string) {
 	if HasControl(v) {
-		p.Add(field, msgLineBreak(field))
+		p.AddReason(field, ReasonLineBreak, msgLineBreak(field))
 	}
 }
 
@@ -148,7 +154,7 @@ func (p Problems) flag(field, v string) int {
 	case "0", "false", "off", "no":
 		return 0
 	}
-	p.Add(field, msgBoolean(field))
+	p.AddReason(field, ReasonBoolean, msgBoolean(field))
 	return 0
 }
 
@@ -253,7 +259,7 @@ const MaxBulkIDs = 10000
 // MaxBulkIDs (`The str ids may not have more than 10000 items.`).
 func BulkKeys(field string, items []string) ([]string, error) {
 	if len(items) == 0 {
-		return nil, Invalid(field, msgRequired(field))
+		return nil, invalidBecause(field, ReasonRequired, msgRequired(field))
 	}
 	if len(items) > MaxBulkIDs {
 		return nil, Invalid(field, fmt.Sprintf("The %s may not have more than %d items.", Label(field), MaxBulkIDs))

@@ -140,9 +140,10 @@ var settingsMessages = map[string]string{
 func settingsErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
-		for _, m := range msgs {
-			if alt, ok := settingsMessages[field]; ok && (strings.HasSuffix(m, "field is required.") || strings.HasPrefix(m, "The selected ")) {
+	for field, ps := range fieldProblems(err) {
+		for _, pr := range ps {
+			m := pr.Message
+			if alt, ok := settingsMessages[field]; ok && missingChoice(pr) {
 				m = alt
 			}
 			switch field {
@@ -469,56 +470,6 @@ func emailFormOf(c *fiber.Ctx) automations.EmailForm {
 		Subject: formValue(c, "subject"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
 }
 
-// blankImage is the image of the library's blank design, which stands
-// for a design of the account's or written HTML.
-func (w *Web) blankImage() string {
-	if d, err := w.svc.Templates.Design(1); err == nil {
-		return d.PreviewImage
-	}
-	return "01-blank.png"
-}
-
-// emailDesignOf resolves a design choice of the email form into what the
-// service takes: a library design by its id (the service keeps a copy of
-// its HTML), an account design or written HTML as custom HTML (id 1), or
-// the design the email already has (current). An unknown choice gives
-// no id: the service asks for one.
-func (w *Web) emailDesignOf(ctx context.Context, acct int64, choice, html string, cur *models.AutomationSchedule) (id, body, js, img string, err error) {
-	kind, n, _ := strings.Cut(choice, "-")
-	switch {
-	case kind == "library" && n != "":
-		d, err := w.svc.Templates.Design(parseInt(n))
-		if service.IsNotFound(err) {
-			return n, "", "", "", nil // the service names the id invalid
-		}
-		if err != nil {
-			return "", "", "", "", err
-		}
-		return n, d.HTMLCode, "", d.PreviewImage, nil
-	case kind == "design" && n != "":
-		d, err := w.svc.Designs.Get(ctx, acct, parseInt(n))
-		if service.IsNotFound(err) {
-			return "", "", "", "", nil
-		}
-		if err != nil {
-			return "", "", "", "", err
-		}
-		return "1", d.TemplateHTML, d.TemplateJSON, w.blankImage(), nil
-	case choice == "html":
-		return "1", html, "", w.blankImage(), nil
-	case choice == "current" && cur != nil && cur.TemplateHTML != nil:
-		if cur.TemplateJSON != nil {
-			js = *cur.TemplateJSON
-		}
-		img = cur.PreviewImg
-		if img == "" {
-			img = w.blankImage()
-		}
-		return strconv.FormatInt(cur.TemplateID, 10), *cur.TemplateHTML, js, img, nil
-	}
-	return "", "", "", "", nil
-}
-
 // emailInput turns the email form into the service's input. "At once"
 // needs no number.
 func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f automations.EmailForm, cur *models.AutomationSchedule) (service.ScheduleInput, error) {
@@ -526,18 +477,18 @@ func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f auto
 	if strings.TrimSpace(in.WaitingType) == "instantly" && strings.TrimSpace(in.WaitingPeriod) == "" {
 		in.WaitingPeriod = "0"
 	}
-	var err error
-	in.TemplateID, in.TemplateHTML, in.TemplateJSON, in.PreviewImg, err = w.emailDesignOf(ctx, acct, f.Design, f.HTML, cur)
+	d, err := w.svc.Designs.EmailDesign(ctx, acct, f.Design, f.HTML, cur)
+	in.TemplateID, in.TemplateHTML, in.TemplateJSON, in.PreviewImg = d.TemplateID, d.TemplateHTML, d.TemplateJSON, d.PreviewImg
 	return in, err
 }
 
-// emailMessage rewrites a service message about a field of an email
-// for the console.
-func emailMessage(field, msg string) string {
-	missing := strings.HasSuffix(msg, "field is required.") || strings.HasPrefix(msg, "The selected ")
+// emailMessage words a service problem about a field of an email for
+// the console, by its reason.
+func emailMessage(field string, pr service.Problem) string {
+	missing := missingChoice(pr)
 	switch field {
 	case "sender_id":
-		if missing && !strings.Contains(msg, "not verified") {
+		if missing {
 			return "Choose a verified sender."
 		}
 	case "template_id", "preview_img", "template_json":
@@ -545,7 +496,7 @@ func emailMessage(field, msg string) string {
 			return "Choose a design."
 		}
 	case "template_html":
-		if strings.Contains(msg, "is required") {
+		if pr.Reason == service.ReasonRequired || pr.Reason == service.ReasonRequiredIf {
 			return "Write the HTML of the email, or choose a design."
 		}
 	case "subject":
@@ -557,11 +508,11 @@ func emailMessage(field, msg string) string {
 			return "Choose when it is sent."
 		}
 	case "waiting_period":
-		if missing || strings.Contains(msg, "integer") {
+		if missing || pr.Reason == service.ReasonInteger {
 			return "Enter a whole number of hours or days."
 		}
 	}
-	return msg
+	return pr.Message
 }
 
 // emailErrors sorts a validation error's messages: beside the control of
@@ -570,20 +521,20 @@ func emailMessage(field, msg string) string {
 func emailErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
+	for field, ps := range fieldProblems(err) {
 		key := field
 		switch field {
 		case "template_id", "template_html", "template_json", "preview_img":
 			key = "design"
 		case "sender_id", "subject", "waiting_type", "waiting_period":
 		default:
-			for _, m := range msgs {
-				other = append(other, emailMessage(field, m))
+			for _, pr := range ps {
+				other = append(other, emailMessage(field, pr))
 			}
 			continue
 		}
-		for _, m := range msgs {
-			if m = emailMessage(field, m); !slices.Contains(errs[key], m) {
+		for _, pr := range ps {
+			if m := emailMessage(field, pr); !slices.Contains(errs[key], m) {
 				errs[key] = append(errs[key], m)
 			}
 		}
@@ -618,14 +569,14 @@ func (w *Web) fillEmailForm(c *fiber.Ctx, f automations.EmailForm, a *models.Aut
 // emailPreview renders the chosen design with sample values ("" when no
 // library, account or current design is chosen).
 func (w *Web) emailPreview(ctx context.Context, acct int64, choice string, cur *models.AutomationSchedule) (string, error) {
-	if choice == "html" {
+	if choice == service.ChoiceHTML {
 		return "", nil
 	}
-	_, html, _, _, err := w.emailDesignOf(ctx, acct, choice, "", cur)
-	if err != nil || html == "" {
+	d, err := w.svc.Designs.EmailDesign(ctx, acct, choice, "", cur)
+	if err != nil || d.TemplateHTML == "" {
 		return "", err
 	}
-	return w.svc.Designs.Preview(ctx, acct, html, 0)
+	return w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
 }
 
 // emailPage renders the email form page, under the policy that lets the
@@ -889,7 +840,7 @@ func (w *Web) saveEmailDesign(c *fiber.Ctx) error {
 	}
 	img := r.PreviewImg
 	if img == "" {
-		img = w.blankImage()
+		img = w.svc.Templates.BlankImage()
 	}
 	in := service.ScheduleInput{Utr: a.Utr, SenderID: idString(r.SenderID), Subject: r.Subject, WaitingPeriod: strconv.Itoa(r.WaitingPeriod),
 		WaitingType: r.WaitingType, TemplateID: strconv.FormatInt(r.TemplateID, 10), PreviewImg: img,
@@ -898,9 +849,9 @@ func (w *Web) saveEmailDesign(c *fiber.Ctx) error {
 	if isValidation(err) {
 		errs := views.Errors{}
 		var other []string
-		for field, msgs := range fieldErrors(err) {
-			for _, m := range msgs {
-				m = emailMessage(field, m)
+		for field, ps := range fieldProblems(err) {
+			for _, pr := range ps {
+				m := emailMessage(field, pr)
 				if field == "template_html" || field == "template_json" {
 					errs["template_html"] = append(errs["template_html"], m)
 				} else {

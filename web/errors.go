@@ -58,6 +58,23 @@ func fieldErrors(err error) views.Errors {
 	return nil
 }
 
+// fieldProblems returns a validation error's messages per field, each
+// with its reason (the console words a message by its reason, never by
+// its text); nil for any other error.
+func fieldProblems(err error) service.Problems {
+	var e *service.Error
+	if errors.As(err, &e) && e.Code == service.CodeValidation {
+		return e.Problems()
+	}
+	return nil
+}
+
+// missingChoice reports whether a problem says a choice of the form is
+// missing or names nothing the account has: the forms word both alike.
+func missingChoice(pr service.Problem) bool {
+	return pr.Reason == service.ReasonRequired || pr.Reason == service.ReasonInvalidChoice
+}
+
 // isValidation reports whether err is a validation error, answered with
 // its form and the messages beside each field.
 func isValidation(err error) bool { return service.ErrorCode(err) == service.CodeValidation }

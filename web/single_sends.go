@@ -77,40 +77,6 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 	}
 }
 
-// designOf resolves a design choice of the form into what the service
-// takes: a library design by its id (the service copies its HTML), an
-// account design as custom HTML (id 1), or the design the send already
-// has (current). An unknown choice gives no id: the service asks for one.
-func (w *Web) designOf(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (id, html, js string, err error) {
-	kind, n, _ := strings.Cut(choice, "-")
-	switch {
-	case kind == "library" && n != "":
-		d, err := w.svc.Templates.Design(parseInt(n))
-		if service.IsNotFound(err) {
-			return n, "", "", nil // the service names the id invalid
-		}
-		if err != nil {
-			return "", "", "", err
-		}
-		return n, d.HTMLCode, "", nil
-	case kind == "design" && n != "":
-		d, err := w.svc.Designs.Get(ctx, acct, parseInt(n))
-		if service.IsNotFound(err) {
-			return "", "", "", nil
-		}
-		if err != nil {
-			return "", "", "", err
-		}
-		return "1", d.TemplateHTML, d.TemplateJSON, nil
-	case choice == "current" && cur != nil && cur.TemplateHTML != nil:
-		if cur.TemplateJSON != nil {
-			js = *cur.TemplateJSON
-		}
-		return strconv.FormatInt(cur.TemplateID, 10), *cur.TemplateHTML, js, nil
-	}
-	return "", "", "", nil
-}
-
 // sendInput turns the form into the service's input.
 func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur *models.SingleSend) (service.SingleSendInput, error) {
 	in := service.SingleSendInput{
@@ -121,8 +87,8 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 	if cur != nil {
 		in.Utr = cur.Utr
 	}
-	var err error
-	in.TemplateID, in.TemplateHTML, in.TemplateJSON, err = w.designOf(ctx, acct, f.Template, cur)
+	d, err := w.svc.Designs.SendDesign(ctx, acct, f.Template, cur)
+	in.TemplateID, in.TemplateHTML, in.TemplateJSON = d.TemplateID, d.TemplateHTML, d.TemplateJSON
 	return in, err
 }
 
@@ -141,15 +107,16 @@ var sendMessages = map[string]string{
 	"test_email":                    "Enter the email address the test goes to.",
 }
 
-// friendly rewrites a service message about a field for the console.
-func friendly(field, msg string) string {
-	if alt, ok := sendMessages[field]; ok && (strings.HasSuffix(msg, "field is required.") || strings.HasPrefix(msg, "The selected "+service.Label(field))) {
+// friendly words a service problem about a field for the console, by
+// its reason.
+func friendly(field string, pr service.Problem) string {
+	if alt, ok := sendMessages[field]; ok && missingChoice(pr) {
 		return alt
 	}
-	if field == "test_email" && strings.HasSuffix(msg, "must be a valid email address.") {
+	if field == "test_email" && pr.Reason == service.ReasonEmail {
 		return "Enter a valid email address for the test."
 	}
-	return msg
+	return pr.Message
 }
 
 // sendErrors sorts a validation error's messages: beside the control of
@@ -158,7 +125,7 @@ func friendly(field, msg string) string {
 func sendErrors(err error) (views.Errors, []string) {
 	errs := views.Errors{}
 	var other []string
-	for field, msgs := range fieldErrors(err) {
+	for field, ps := range fieldProblems(err) {
 		key := field
 		switch field {
 		case "template_id", "template_html", "template_json":
@@ -166,13 +133,13 @@ func sendErrors(err error) (views.Errors, []string) {
 		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
 			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time":
 		default:
-			for _, m := range msgs {
-				other = append(other, friendly(field, m))
+			for _, pr := range ps {
+				other = append(other, friendly(field, pr))
 			}
 			continue
 		}
-		for _, m := range msgs {
-			m = friendly(field, m)
+		for _, pr := range ps {
+			m := friendly(field, pr)
 			if !contains(errs[key], m) {
 				errs[key] = append(errs[key], m)
 			}
@@ -233,7 +200,7 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	if f.Placeholders, err = w.svc.Fields.Placeholders(ctx, acct); err != nil {
 		return f, err
 	}
-	if f.Count, err = w.audienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
+	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
 	}
 	f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur)
@@ -242,11 +209,11 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 
 // sendPreview renders the chosen design with sample values.
 func (w *Web) sendPreview(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (singlesends.Preview, error) {
-	_, html, _, err := w.designOf(ctx, acct, choice, cur)
-	if err != nil || html == "" {
+	d, err := w.svc.Designs.SendDesign(ctx, acct, choice, cur)
+	if err != nil || d.TemplateHTML == "" {
 		return singlesends.Preview{}, err
 	}
-	out, err := w.svc.Designs.Preview(ctx, acct, html, 0)
+	out, err := w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
 	return singlesends.Preview{HTML: out}, err
 }
 
@@ -278,7 +245,7 @@ func (w *Web) newSend(c *fiber.Ctx) error {
 	// A lone sender or group is the one to use.
 	f.SenderID, f.GroupID = onlyChoice(f.Senders), onlyChoice(f.Groups)
 	if f.GroupID != "" {
-		f.Count, err = w.audienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
+		f.Count, err = w.svc.SingleSends.FormAudienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
 		if err != nil {
 			return err
 		}
@@ -411,61 +378,10 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
-// audienceCount counts the recipients of a form's audience. Only the
-// account's own contact types, segments and group reach the service:
-// its count leaves out a group's leavers and a segment's hand-added
-// addresses by their ids alone, so another account's ids would tell
-// whether an address is on that account's lists.
-func (w *Web) audienceCount(ctx context.Context, acct int64, to, ex []string, group string) (int64, error) {
-	types, err := w.svc.ContactTypes.All(ctx, acct)
-	if err != nil {
-		return 0, err
-	}
-	own := map[string]bool{}
-	for _, t := range types {
-		own[models.TargetContacts.Of(t.ID)] = true
-	}
-	keep := func(items []string) ([]string, error) {
-		var out []string
-		for _, it := range items {
-			it = strings.TrimSpace(it)
-			if n, ok := strings.CutPrefix(it, string(models.TargetSegments)); ok && !own[it] {
-				_, err := w.svc.Segments.Get(ctx, acct, parseInt(n))
-				if service.IsNotFound(err) {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				own[it] = true
-			}
-			if own[it] {
-				out = append(out, it)
-			}
-		}
-		return out, nil
-	}
-	if to, err = keep(to); err != nil {
-		return 0, err
-	}
-	if ex, err = keep(ex); err != nil {
-		return 0, err
-	}
-	groupID := parseInt(group)
-	if groupID != 0 {
-		if _, err := w.svc.Groups.Get(ctx, acct, groupID); service.IsNotFound(err) {
-			groupID = 0
-		} else if err != nil {
-			return 0, err
-		}
-	}
-	return w.svc.SingleSends.AudienceCount(ctx, acct, to, ex, groupID)
-}
-
 // countSendAudience answers the live count of the form's audience.
 func (w *Web) countSendAudience(c *fiber.Ctx) error {
 	to, ex := formList(c, "recipient_id"), formList(c, "exclude_specific_recipient_id")
-	n, err := w.audienceCount(c.UserContext(), accountID(c), to, ex, formValue(c, "unsubscribe_group_id"))
+	n, err := w.svc.SingleSends.FormAudienceCount(c.UserContext(), accountID(c), to, ex, formValue(c, "unsubscribe_group_id"))
 	if err != nil {
 		return err
 	}
