@@ -61,7 +61,7 @@ func GenerateDKIM(domain, selector, algo string) (*DKIMKey, error) {
 		if err != nil {
 			return nil, err
 		}
-		k.signer = key
+		k.signer, k.fast = key, newFastRSA(key)
 	case DKIMEd25519:
 		_, key, err := ed25519.GenerateKey(rand.Reader)
 		if err != nil {
@@ -103,7 +103,7 @@ func ParseDKIMKey(domain, selector, pemText string) (*DKIMKey, error) {
 		if key.N.BitLen() < 1024 {
 			return nil, fmt.Errorf("%w: RSA key of %d bits (verifiers want at least 1024)", ErrInvalidDKIM, key.N.BitLen())
 		}
-		k.Algorithm, k.signer = DKIMRSA, key
+		k.Algorithm, k.signer, k.fast = DKIMRSA, key, newFastRSA(key)
 	case ed25519.PrivateKey:
 		k.Algorithm, k.signer = DKIMEd25519, key
 	default:

@@ -11,6 +11,8 @@ import (
 // made by crypto/rsa (with the key's precomputed CRT values).
 type fastRSA struct{}
 
+func newFastRSA(*rsa.PrivateKey) fastRSA { return fastRSA{} }
+
 // RSAEngine names the code that makes the RSA signatures of this build.
 const RSAEngine = "crypto/rsa"
 

@@ -57,14 +57,45 @@ func newBodyHasher(canon string) *bodyHasher {
 
 // Write canonicalizes and hashes b; it never fails.
 func (c *bodyHasher) Write(b []byte) (int, error) {
-	for _, ch := range b {
+	n := len(b)
+	plain := &simplePlain
+	if c.relaxed {
+		plain = &relaxedPlain
+	}
+	for len(b) > 0 {
+		// A run of bytes that the canonicalization keeps as they are, when
+		// nothing is held before it, goes in at once.
+		if !c.cr && !c.wsp && len(c.breaks) == 0 && c.pairs == 0 && !c.crHeld && plain[b[0]] {
+			i := 1
+			for i < len(b) && plain[b[i]] {
+				i++
+			}
+			c.flush(b[:i])
+			c.wrote = true
+			b = b[i:]
+			continue
+		}
+		ch := b[0]
+		b = b[1:]
 		if ch == '\n' && !c.cr {
 			c.put('\r') // a bare LF is a line break
 		}
 		c.cr = ch == '\r'
 		c.put(ch)
 	}
-	return len(b), nil
+	return n, nil
+}
+
+// relaxedPlain and simplePlain are the bytes that the canonicalization
+// passes through unchanged and that change no state: all but white space
+// and line breaks (relaxed), all but CR and LF (simple).
+var relaxedPlain, simplePlain = plainBytes(" \t\r\n"), plainBytes("\r\n")
+
+func plainBytes(special string) (t [256]bool) {
+	for i := range t {
+		t[i] = !strings.ContainsRune(special, rune(i))
+	}
+	return t
 }
 
 func (c *bodyHasher) put(ch byte) {

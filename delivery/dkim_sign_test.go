@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"bytes"
+	"crypto"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +11,7 @@ import (
 	"net/mail"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/emersion/go-msgauth/dkim"
@@ -272,4 +275,41 @@ func TestBuildSignedSeveralKeys(t *testing.T) {
 	if err != nil || bytes.Contains(plain, []byte("DKIM-Signature")) {
 		t.Fatalf("unsigned: %v", err)
 	}
+}
+
+// TestRSAEngine: this build's RSA code (OpenSSL with -tags openssl) makes
+// the very signature crypto/rsa makes (PKCS #1 v1.5 is deterministic), for
+// a generated key and for one read back from PEM, also from many
+// goroutines at once (the contexts of the OpenSSL pool).
+func TestRSAEngine(t *testing.T) {
+	k := testKey(t, DKIMRSA)
+	pemText, err := k.PrivateKeyPEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := ParseDKIMKey(k.Domain, k.Selector, pemText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				digest := sha256.Sum256([]byte(fmt.Sprint(g, i)))
+				want, err := rsa.SignPKCS1v15(nil, k.signer.(*rsa.PrivateKey), crypto.SHA256, digest[:])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, key := range []*DKIMKey{k, parsed} {
+					got, err := key.signRSA(digest[:])
+					if err != nil || !bytes.Equal(got, want) {
+						t.Errorf("%s: signature differs from crypto/rsa's (%v)", RSAEngine, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
