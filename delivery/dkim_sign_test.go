@@ -184,16 +184,6 @@ func TestDKIMEdgeCases(t *testing.T) {
 				if bh(t, signed) != bh(t, ref) {
 					t.Errorf("bh= %s, go-msgauth's %s", bh(t, signed), bh(t, ref))
 				}
-				if strings.Contains(tc.name, "lone CR") || strings.Contains(tc.name, "LF") {
-					// Only go-msgauth reads these bytes as herald does
-					// (dkimpy keeps a bare LF or CR as it is; a relay
-					// would have made CRLF of it before any verifier).
-					vs, err := dkim.VerifyWithOptions(bytes.NewReader(signed), &dkim.VerifyOptions{LookupTXT: lookupFor(rsaKey, edKey)})
-					if err != nil || len(vs) != 2 || vs[0].Err != nil || vs[1].Err != nil {
-						t.Fatalf("go-msgauth: %v %+v", err, vs)
-					}
-					return
-				}
 				verifyBoth(t, signed, 2, rsaKey, edKey)
 			})
 		}
