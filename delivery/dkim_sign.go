@@ -64,11 +64,22 @@ func (c *bodyHasher) Write(b []byte) (int, error) {
 	}
 	for len(b) > 0 {
 		// A run of bytes that the canonicalization keeps as they are, when
-		// nothing is held before it, goes in at once.
+		// nothing is held before it, goes in at once: plain bytes, and
+		// between two of them a single SP (relaxed) or a CRLF.
 		if !c.cr && !c.wsp && len(c.breaks) == 0 && c.pairs == 0 && !c.crHeld && plain[b[0]] {
 			i := 1
-			for i < len(b) && plain[b[i]] {
-				i++
+		run:
+			for i < len(b) {
+				switch {
+				case plain[b[i]]:
+					i++
+				case b[i] == ' ' && i+1 < len(b) && plain[b[i+1]]: // plain[' '] when simple
+					i += 2
+				case b[i] == '\r' && i+2 < len(b) && b[i+1] == '\n' && plain[b[i+2]]:
+					i += 3
+				default:
+					break run
+				}
 			}
 			c.flush(b[:i])
 			c.wrote = true
@@ -265,12 +276,7 @@ func appendCanonHeader(dst []byte, raw []byte, relaxed bool) []byte {
 			started = true
 		}
 	}
-	if !ok {
-		// go-msgauth's form of a line without a colon: "name:" (such a
-		// line is not a header field; no verifier will accept it anyway).
-		return append(dst, '\r', '\n')
-	}
-	return append(dst, '\r', '\n')
+	return append(dst, '\r', '\n') // a line without a colon: "name:", as go-msgauth
 }
 
 // canon is the c= value of k: header/body.
@@ -321,22 +327,12 @@ func (k *DKIMKey) signatureHeader(fields []headerField, bh []byte, now time.Time
 	// The header hash: the signed fields, then this field with b= empty and
 	// without its CRLF (RFC 6376 section 3.7).
 	relaxed := hc == DKIMRelaxed
-	var used [16]bool // fields taken, bottom up (one instance per h= name)
-	var usedMore []bool
-	if len(fields) > len(used) {
-		usedMore = make([]bool, len(fields))
-	}
-	isUsed := func(i int) *bool {
-		if usedMore != nil {
-			return &usedMore[i]
-		}
-		return &used[i]
-	}
+	used := make([]bool, len(fields)) // fields taken, bottom up: one instance per h= name
 	data := make([]byte, 0, 2048)
 	for _, n := range SignedHeaders {
 		for i := len(fields) - 1; i >= 0; i-- {
-			if u := isUsed(i); !*u && strings.EqualFold(fields[i].name, n) {
-				*u = true
+			if !used[i] && strings.EqualFold(fields[i].name, n) {
+				used[i] = true
 				data = appendCanonHeader(data, fields[i].raw, relaxed)
 				break
 			}
