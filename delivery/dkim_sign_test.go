@@ -271,7 +271,8 @@ func TestBuildSignedSeveralKeys(t *testing.T) {
 // TestRSAEngine: this build's RSA code (OpenSSL with -tags openssl) makes
 // the very signature crypto/rsa makes (PKCS #1 v1.5 is deterministic), for
 // a generated key and for one read back from PEM, also from many
-// goroutines at once (the contexts of the OpenSSL pool).
+// goroutines at once (the contexts of the OpenSSL pool); both keys carry
+// crypto/rsa's precomputed values.
 func TestRSAEngine(t *testing.T) {
 	k := testKey(t, DKIMRSA)
 	pemText, err := k.PrivateKeyPEM()
@@ -281,6 +282,12 @@ func TestRSAEngine(t *testing.T) {
 	parsed, err := ParseDKIMKey(k.Domain, k.Selector, pemText)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// crypto/rsa signs with the CRT values, computed once per key.
+	for _, key := range []*DKIMKey{k, parsed} {
+		if pre := key.signer.(*rsa.PrivateKey).Precomputed; pre.Dp == nil || pre.Qinv == nil {
+			t.Fatal("RSA key without precomputed CRT values")
+		}
 	}
 	var wg sync.WaitGroup
 	for g := range 8 {
