@@ -194,7 +194,8 @@ func (c *bodyHasher) sum() []byte {
 	return c.h.Sum(nil)
 }
 
-// headerField is one field of a message header: its name and its whole text, continuation lines included, each line ending in CRLF.
+// headerField is one field of a message header: its name and its whole
+// text, continuation lines included, each line ending in CRLF.
 type headerField struct {
 	name string
 	raw  []byte
@@ -244,7 +245,7 @@ func splitHeader(msg []byte) ([]headerField, int, error) {
 	}
 }
 
-// appendCanonHeader appends field f canonicalized (relaxed: lowercased name,
+// appendCanonHeader appends the field raw canonicalized (relaxed: lowercased name,
 // white space runs and line folds as one SP, none at the ends of the value;
 // simple: as is).
 func appendCanonHeader(dst []byte, raw []byte, relaxed bool) []byte {
