@@ -5,8 +5,11 @@
 //   - Messages: Build writes an RFC 5322 multipart/alternative message (text part
 //     derived by HTMLToText), with List-Unsubscribe (RFC 8058) and a hidden
 //     preheader.
-//   - DKIM: GenerateDKIM / ParseDKIMKey keys, DNSRecord to publish, Sign; SPFRecord
-//     and DMARCRecord for the sender's other DNS records.
+//   - DKIM: GenerateDKIM / ParseDKIMKey keys, DNSRecord to publish; herald's own
+//     signer (dkim_sign.go): BuildSigned hashes the body while Build's encoder
+//     writes it, SignMessage signs built bytes; RSA by crypto/rsa, or by OpenSSL
+//     in a build with -tags openssl (dkim_rsa_openssl.go). SPFRecord and
+//     DMARCRecord for the sender's other DNS records.
 //   - Transports: the outbox (NewOutbox over an OutboxStore the service layer
 //     implements) and the SMTP pool (NewSMTPPool: reused connections, PIPELINING
 //     when the relay offers it, smtpconn.go), chosen by OpenTransport from

@@ -64,6 +64,63 @@ const maxLine = 998
 // m.MessageID and m.Date when they are empty so that the caller can record them.
 // Errors wrap ErrInvalidMessage.
 func Build(m *Message) ([]byte, error) {
+	return build(m, nil, 0)
+}
+
+// BuildSigned is Build followed by SignMessage with keys, in one pass: the
+// encoder canonicalizes and hashes the body while it writes it (relaxed or
+// simple, as each key says), the header fields are read back from the few
+// hundred bytes it wrote, and the DKIM-Signature fields go in room kept
+// before the message, so that the message is not copied. The signatures
+// are made on the calling goroutine (the engine's sending workers: all
+// cores). No key: Build.
+func BuildSigned(m *Message, keys ...*DKIMKey) ([]byte, error) {
+	if len(keys) == 0 {
+		return Build(m)
+	}
+	bh := newBodyHashes(keys)
+	reserve := 0
+	for _, k := range keys {
+		reserve += k.signatureRoom()
+	}
+	buf, err := build(m, bh, reserve)
+	if err != nil {
+		return nil, err
+	}
+	fields, _, err := splitHeader(buf[reserve:])
+	if err != nil {
+		return nil, err
+	}
+	sigs, err := bh.signatures(fields, keys)
+	if err != nil {
+		return nil, err
+	}
+	if len(sigs) > reserve { // cannot happen: signatureRoom is an upper bound
+		return append(sigs, buf[reserve:]...), nil
+	}
+	start := reserve - len(sigs)
+	copy(buf[start:], sigs)
+	return buf[start:], nil
+}
+
+// zeros fills the room BuildSigned keeps for the signatures.
+var zeros [4096]byte
+
+// teeBody writes the body both into the message and into its DKIM hashes.
+type teeBody struct {
+	b *bytes.Buffer
+	h *bodyHashes
+}
+
+func (t teeBody) Write(p []byte) (int, error) {
+	t.b.Write(p)
+	t.h.Write(p)
+	return len(p), nil
+}
+
+// build writes m after reserve bytes of room; with bh, the body is also
+// written into bh.
+func build(m *Message, bh *bodyHashes, reserve int) ([]byte, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
@@ -85,7 +142,10 @@ func Build(m *Message) ([]byte, error) {
 	}
 
 	var buf bytes.Buffer
-	buf.Grow(len(text) + len(body)*11/10 + 2048)
+	buf.Grow(reserve + len(text) + len(body)*11/10 + 2048)
+	for n := reserve; n > 0; n -= min(n, len(zeros)) {
+		buf.Write(zeros[:min(n, len(zeros))])
+	}
 	h := headerWriter{b: &buf}
 	h.add("From", m.From.String())
 	if m.ReplyTo != "" {
@@ -114,7 +174,11 @@ func Build(m *Message) ([]byte, error) {
 
 	// The multipart writer writes nothing before CreatePart: its boundary can go
 	// in the header first.
-	mw := multipart.NewWriter(&buf)
+	var bw io.Writer = &buf
+	if bh != nil {
+		bw = teeBody{b: &buf, h: bh}
+	}
+	mw := multipart.NewWriter(bw)
 	h.add("Content-Type", mime.FormatMediaType("multipart/alternative", map[string]string{"boundary": mw.Boundary()}))
 	if h.err != nil {
 		return nil, h.err

@@ -9,7 +9,8 @@
 // distinct placeholders is compiled once (delivery.Compile); then, for -n
 // messages per pipeline, -workers goroutines render it for one recipient each
 // (HTML-escaped values, delivery.HTMLEscaped) and go as far as the pipeline
-// says: delivery.Build, then delivery.SignMessage with an RSA 2048 key, an
+// says: delivery.Build, then delivery.SignMessage (herald's own signer;
+// RSA by crypto/rsa, or OpenSSL with go run -tags openssl) with an RSA 2048 key, an
 // Ed25519 key, or both (keys generated at start). The text part is either
 // derived from each rendered HTML by Build (delivery.HTMLToText, herald's
 // path today) or rendered from a text template compiled once from
@@ -158,6 +159,7 @@ func run(o options) error {
 	loadStart := harness.LoadAvg()
 	fmt.Printf("# herald mail benchmark, %s\n\n", start.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Printf("machine: %d CPUs (%s), %s/%s, %s; GOMAXPROCS %d\n", runtime.NumCPU(), cpuModel(), runtime.GOOS, runtime.GOARCH, runtime.Version(), runtime.GOMAXPROCS(0))
+	fmt.Printf("DKIM RSA signatures by %s (delivery.RSAEngine; -tags openssl: OpenSSL's libcrypto)\n", delivery.RSAEngine)
 	fmt.Printf("load average at start: %s\n", loadStart)
 
 	b, err := newBench(o)
