@@ -107,14 +107,11 @@ func (c *compiledSend) build(key []byte, r claimedRow, ct *models.Contact) ([]by
 	if err != nil {
 		return nil, err
 	}
-	raw, err := delivery.Build(msg)
-	if err != nil {
-		return nil, err
-	}
 	if c.dkim != nil {
-		return delivery.SignMessage(raw, c.dkim)
+		// Signed while it is written: the body is hashed once.
+		return delivery.BuildSigned(msg, c.dkim)
 	}
-	return raw, nil
+	return delivery.Build(msg)
 }
 
 // message renders one recipient's message.

@@ -56,11 +56,9 @@ func (sc *Scheduler) paused(ids []int64) {
 
 // Run keeps the heartbeat and ticks until ctx ends. The heartbeat has its
 // own loop: a long audience resolution must not make other processes think
-// this one died.
+// this one died. Sending.Run writes the first heartbeat before the
+// engine's first claim.
 func (sc *Scheduler) Run(ctx context.Context) {
-	if err := sc.live.beat(ctx); err != nil {
-		sc.log.Error("sending: heartbeat", "err", err)
-	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		t := time.NewTicker(sc.live.deadAfter / 3)

@@ -110,6 +110,11 @@ func (sg *Sending) Tick(ctx context.Context) error { return sg.Scheduler.Tick(ct
 // Run sends until ctx ends, then drains (see delivery.Engine.Run) and
 // gives back this process's claims.
 func (sg *Sending) Run(ctx context.Context) {
+	// The first heartbeat before the first claim: a claim of a worker with
+	// no heartbeat is taken for a dead process's by the others.
+	if err := sg.live.beat(ctx); err != nil {
+		sg.Scheduler.log.Error("sending: heartbeat", "err", err)
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
