@@ -461,6 +461,8 @@ type importWriter interface {
 	// up to date for its contacts. It returns the contacts' ids and how
 	// many of them it created.
 	write(ctx context.Context, tx *gorm.DB, batch []importRow) (ids []int64, created int64, err error)
+	// finish runs once every batch is committed.
+	finish(ctx context.Context) error
 	// close releases what the writer holds, once it has ended.
 	close()
 }
@@ -577,8 +579,9 @@ func (u *upserter) begin(ctx context.Context, n int) (*gorm.DB, error) {
 	return tx, tx.Error
 }
 
-func (u *upserter) commit(tx *gorm.DB) error { return tx.Commit().Error }
-func (u *upserter) rollback(tx *gorm.DB)     { tx.Rollback() }
+func (u *upserter) commit(tx *gorm.DB) error     { return tx.Commit().Error }
+func (u *upserter) finish(context.Context) error { return nil }
+func (u *upserter) rollback(tx *gorm.DB)         { tx.Rollback() }
 
 // writeAll writes the batches as they come, committing every few, and
 // records progress after each commit.
@@ -628,7 +631,10 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 			w, ok = <-batches
 		}
 		if !ok {
-			return commit()
+			if err := commit(); err != nil {
+				return err
+			}
+			return u.finish(ctx)
 		}
 		if tx == nil {
 			var err error

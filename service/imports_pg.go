@@ -41,7 +41,15 @@ type pgImport struct {
 	conn  *sql.Conn // held for the whole import: the staging table lives on it
 	merge *sql.Stmt // the merge, prepared once on conn
 	inTx  bool
+	wrote int64 // contacts created or updated so far
 }
+
+// pgAnalyzeRows is how many contacts an import writes before it brings
+// the planner's statistics of contacts up to date at its end. Without
+// them (autovacuum may not have run yet, or be off) a segment over the
+// new contacts is planned as if the type held a handful, and walks the
+// whole email index instead of scanning the table once.
+const pgAnalyzeRows = 10_000
 
 func newPGImport(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (*pgImport, error) {
 	sqlDB, err := s.db.W.DB()
@@ -156,7 +164,18 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 			return nil, 0, err
 		}
 	}
+	p.wrote += int64(len(ids))
 	return ids, created, nil
+}
+
+// finish refreshes the statistics of contacts after a large import
+// (ANALYZE reads a sample of bounded size, whatever the table's).
+func (p *pgImport) finish(ctx context.Context) error {
+	if p.wrote < pgAnalyzeRows {
+		return nil
+	}
+	_, err := p.conn.ExecContext(ctx, "ANALYZE contacts")
+	return err
 }
 
 // pgIDSet is a set of contacts as one BIGINT[] parameter.
