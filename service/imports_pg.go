@@ -100,11 +100,20 @@ func (p *pgImport) txBatches() int { return 1 }
 // begin opens a transaction on the import's connection with a plain
 // BEGIN (database/sql's own transactions cannot reach pgx's COPY), and
 // returns a gorm handle on that connection for the segment refresh.
+//
+// The batch's commit does not wait for its WAL to reach the disk
+// (synchronous_commit off, for this transaction only): a crash may lose
+// the last batches committed, never part of one, and nothing that
+// depends on them is lost without them: the WAL is flushed in order, so
+// the import's final report, its progress and the automations' enrolment
+// of its contacts (later, synchronous commits) are durable only once
+// every batch before them is. An import cut short by a crash is marked
+// failed (FailAbandoned) and importing the file again completes it.
 func (p *pgImport) begin(ctx context.Context, _ int) (*gorm.DB, error) {
-	if _, err := p.conn.ExecContext(ctx, "BEGIN"); err != nil {
+	p.inTx = true // before: a failure halfway still rolls back (ROLLBACK outside a transaction is harmless)
+	if _, err := p.conn.ExecContext(ctx, "BEGIN; SET LOCAL synchronous_commit = off"); err != nil {
 		return nil, err
 	}
-	p.inTx = true
 	g := p.s.db.W.Session(&gorm.Session{Context: ctx, NewDB: true})
 	g.Statement.ConnPool = p.conn
 	return g, nil
