@@ -36,12 +36,13 @@ var pgStageColumns = []string{
 // set-wise. One transaction per batch: the staging table empties itself
 // at each commit.
 type pgImport struct {
-	s     *Imports
-	imp   *models.Import
-	conn  *sql.Conn // held for the whole import: the staging table lives on it
-	merge *sql.Stmt // the merge, prepared once on conn
-	inTx  bool
-	wrote int64 // contacts created or updated so far
+	s      *Imports
+	imp    *models.Import
+	conn   *sql.Conn // held for the whole import: the staging table lives on it
+	merge  *sql.Stmt // the merge, prepared once on conn
+	inTx   bool
+	broken bool  // a rollback failed: the connection is not used again
+	wrote  int64 // contacts created or updated so far
 }
 
 // pgAnalyzeRows is how many contacts an import writes before it brings
@@ -131,6 +132,10 @@ func (p *pgImport) rollback(*gorm.DB) {
 	}
 	p.inTx = false
 	if _, err := p.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		// The connection is broken (a cancelled statement closes it) or
+		// still in a transaction: the pool discards it when it is handed
+		// back, and its session's staging table with it.
+		p.broken = true
 		slog.Warn("import: rollback", "import", p.imp.ID, "error", err)
 	}
 }
@@ -211,6 +216,11 @@ func (p *pgImport) close() {
 		p.merge = nil
 	}
 	if p.conn == nil {
+		return
+	}
+	if p.broken {
+		_ = p.conn.Close()
+		p.conn = nil
 		return
 	}
 	if _, err := p.conn.ExecContext(ctx, "DROP TABLE IF EXISTS pg_temp.import_stage"); err != nil && !errors.Is(err, sql.ErrConnDone) {
