@@ -182,14 +182,14 @@ func NormaliseDateTime(v string) (string, bool) {
 
 // sqlCondition renders the conditions as a WHERE fragment over contacts
 // aliased c, with its arguments. An empty list matches every contact.
-func sqlCondition(dialect string, conds []Condition, or bool) (string, []any) {
+func sqlCondition(d dialect, conds []Condition, or bool) (string, []any) {
 	if len(conds) == 0 {
 		return "1=1", nil
 	}
 	parts := make([]string, 0, len(conds))
 	var args []any
 	for _, c := range conds {
-		s, a := sqlOne(dialect, c)
+		s, a := sqlOne(d, c)
 		parts = append(parts, "("+s+")")
 		args = append(args, a...)
 	}
@@ -213,15 +213,13 @@ func balanced(parts []string, join string) string {
 	return "(" + balanced(parts[:mid], join) + ")" + join + "(" + balanced(parts[mid:], join) + ")"
 }
 
-func sqlOne(dialect string, c Condition) (string, []any) {
+func sqlOne(d dialect, c Condition) (string, []any) {
 	var raw string
 	switch {
 	case c.Type == "created_at":
 		raw = "c.created_at"
-	case c.Custom && dialect == "postgres":
-		raw = "(c.custom_fields->>'" + c.Field + "')"
 	case c.Custom:
-		raw = "json_extract(c.custom_fields, '" + jsonPath(c.Field) + "')"
+		raw = d.customField("c.custom_fields", c.Field)
 	default:
 		raw = "c." + c.Field
 	}
@@ -238,7 +236,7 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 			ts[i] = t
 		}
 		if c.Operator == "in" {
-			return inSQL(dialect, raw, "created_at", ts)
+			return inSQL(d, raw, "created_at", ts)
 		}
 		return cmpSQL(raw, c.Operator, ts)
 	}
@@ -265,16 +263,13 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 		return text + " " + not + `LIKE ? ESCAPE '\'`, []any{pat}
 	}
 	if c.Type == "number" {
-		num := "CAST(NULLIF(TRIM(COALESCE(" + raw + ", '')), '') AS REAL)"
-		if dialect == "postgres" {
-			num = "CAST(NULLIF(TRIM(COALESCE(" + raw + ", '')), '') AS DOUBLE PRECISION)"
-		}
+		num := d.number("NULLIF(TRIM(COALESCE(" + raw + ", '')), '')")
 		vals := make([]any, len(c.Values))
 		for i, v := range c.Values {
 			vals[i], _ = strconv.ParseFloat(v, 64)
 		}
 		if c.Operator == "in" {
-			return inSQL(dialect, num, "number", vals)
+			return inSQL(d, num, "number", vals)
 		}
 		return cmpSQL(num, c.Operator, vals)
 	}
@@ -286,7 +281,7 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 		text = "TRIM(COALESCE(" + raw + ", ''))"
 	}
 	if c.Operator == "in" {
-		return inSQL(dialect, text, "text", vals)
+		return inSQL(d, text, "text", vals)
 	}
 	return cmpSQL(text, c.Operator, vals)
 }
@@ -296,32 +291,16 @@ func sqlOne(dialect string, c Condition) (string, []any) {
 // thousand (SQLite allows 32,766 per statement; a segment may hold 50
 // such conditions, and keeping it current adds a batch of contact ids).
 // kind is text, number or created_at: how the array's items are read.
-func inSQL(dialect, expr, kind string, vals []any) (string, []any) {
+func inSQL(d dialect, expr, kind string, vals []any) (string, []any) {
 	items := make([]any, len(vals))
 	for i, v := range vals {
 		if t, ok := v.(time.Time); ok {
-			// As each driver writes a time: the SQLite driver as text in its
-			// first layout, PostgreSQL read back as timestamptz.
-			if dialect == "postgres" {
-				v = t.UTC().Format(time.RFC3339Nano)
-			} else {
-				v = t.UTC().Format(sqliteTimeLayout)
-			}
+			v = d.timeValue(t)
 		}
 		items[i] = v
 	}
 	list, _ := json.Marshal(items)
-	if dialect != "postgres" {
-		return expr + " IN (SELECT value FROM json_each(?))", []any{string(list)}
-	}
-	elem := "jsonb_array_elements_text(CAST(? AS jsonb))"
-	switch kind {
-	case "number":
-		elem = "CAST(" + elem + " AS DOUBLE PRECISION)"
-	case "created_at":
-		elem = "CAST(" + elem + " AS TIMESTAMPTZ)"
-	}
-	return expr + " IN (SELECT " + elem + ")", []any{string(list)}
+	return expr + " IN (" + d.jsonArrayItems(kind) + ")", []any{string(list)}
 }
 
 // sqliteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a

@@ -4,8 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
+
+	"herald/models"
 )
 
 // dialect is every difference between SQLite and PostgreSQL that herald's
@@ -97,4 +100,57 @@ func (d dialect) dropCustomField(tx *gorm.DB, accountID int64, name string) erro
 	}
 	return tx.Exec("UPDATE contacts SET custom_fields = json_remove(custom_fields, ?) WHERE user_id = ? AND json_type(custom_fields, ?) IS NOT NULL",
 		jsonPath(name), accountID, jsonPath(name)).Error
+}
+
+// importWriter is the writer of a CSV import: on PostgreSQL COPY into a
+// staging table and one set-based merge per batch (imports_pg.go), on
+// SQLite a prepared upsert per batch (imports.go).
+func (d dialect) importWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
+	if d.postgres {
+		return newPGImport(ctx, s, imp, cols)
+	}
+	return &upserter{s: s, imp: imp, cols: cols}, nil
+}
+
+// customField is the text of the custom field name (names are
+// [A-Za-z0-9_]) of the JSON column col.
+func (d dialect) customField(col, name string) string {
+	if d.postgres {
+		return "(" + col + "->>'" + name + "')"
+	}
+	return "json_extract(" + col + ", '" + jsonPath(name) + "')"
+}
+
+// number casts a text expression to a floating-point number.
+func (d dialect) number(expr string) string {
+	if d.postgres {
+		return "CAST(" + expr + " AS DOUBLE PRECISION)"
+	}
+	return "CAST(" + expr + " AS REAL)"
+}
+
+// timeValue is a time as the driver writes a time bind value, so that it
+// compares with stored times: the SQLite driver as text in its first
+// layout, PostgreSQL as RFC 3339 read back as timestamptz.
+func (d dialect) timeValue(t time.Time) string {
+	if d.postgres {
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return t.UTC().Format(sqliteTimeLayout)
+}
+
+// jsonArrayItems is a subquery of the items of a JSON array bound as one
+// parameter, read as kind (text, number or created_at).
+func (d dialect) jsonArrayItems(kind string) string {
+	if !d.postgres {
+		return "SELECT value FROM json_each(?)"
+	}
+	elem := "jsonb_array_elements_text(CAST(? AS jsonb))"
+	switch kind {
+	case "number":
+		elem = "CAST(" + elem + " AS DOUBLE PRECISION)"
+	case "created_at":
+		elem = "CAST(" + elem + " AS TIMESTAMPTZ)"
+	}
+	return "SELECT " + elem
 }

@@ -238,12 +238,16 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	// most, so memory stays flat.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	batches := make(chan importWork, 2)
-	up := &upserter{s: s, imp: imp, cols: cols}
+	up, err := newImportWriter(wctx, s, imp, cols)
+	if err != nil {
+		return err
+	}
 	defer up.close() // after the writer has ended: every return below waits for it
+	batchRows := up.batchRows()
+	batches := make(chan importWork, 2)
 	werr := make(chan error, 1)
 	go func() {
-		err := up.writeAll(wctx, batches)
+		err := s.writeAll(wctx, imp, up, batches)
 		if err != nil {
 			cancel()
 		}
@@ -258,8 +262,8 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		}
 	}
 
-	batch := make([]importRow, 0, importBatch)
-	index := make(map[string]int, importBatch)
+	batch := make([]importRow, 0, batchRows)
+	index := make(map[string]int, batchRows)
 	reject := func(line int64, reason string) {
 		imp.Skipped++
 		if len(imp.Problems) < maxProblems {
@@ -295,11 +299,11 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		}
 		index[row.c.Email] = len(batch)
 		batch = append(batch, row)
-		if len(batch) == importBatch {
+		if len(batch) == batchRows {
 			if !send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()}) {
 				break
 			}
-			batch = make([]importRow, 0, importBatch)
+			batch = make([]importRow, 0, batchRows)
 			clear(index)
 		}
 	}
@@ -439,7 +443,57 @@ func mergeRows(old, new importRow) importRow {
 	return new
 }
 
-// upserter writes batches of rows with one multi-row upsert each.
+// importWriter writes the batches of one import: the SQLite upserter
+// (multi-row upserts) or, on PostgreSQL, pgImport (COPY into a staging
+// table and one merge per batch). newImportWriter picks it once, by
+// dialect.
+type importWriter interface {
+	// batchRows is how many distinct rows a batch holds at most;
+	// txBatches how many batches share a transaction at most.
+	batchRows() int
+	txBatches() int
+	// begin opens a transaction for a first batch of n rows; commit and
+	// rollback end it.
+	begin(ctx context.Context, n int) (*gorm.DB, error)
+	commit(tx *gorm.DB) error
+	rollback(tx *gorm.DB)
+	// write upserts one batch in tx and brings the segments of the type
+	// up to date for its contacts. It returns the contacts' ids and how
+	// many of them it created.
+	write(ctx context.Context, tx *gorm.DB, batch []importRow) (ids []int64, created int64, err error)
+	// finish runs once every batch is committed.
+	finish(ctx context.Context) error
+	// close releases what the writer holds, once it has ended.
+	close()
+}
+
+// newImportWriter returns the writer of the database's dialect (see
+// dialect.importWriter).
+func newImportWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
+	return s.db.dialect().importWriter(ctx, s, imp, cols)
+}
+
+// upsertSet is the DO UPDATE of an import's upsert: the columns the file
+// has, the custom values merged over the stored ones with mergeCustom
+// (the dialect's JSON object merge of contacts.custom_fields and
+// excluded.custom_fields), updated_at. It ends with RETURNING id and
+// whether the row was created: created_at = updated_at only on rows the
+// statement inserted (updated rows keep their created_at, and duplicates
+// of a batch were merged beforehand).
+func upsertSet(cols headerMap, mergeCustom string) string {
+	var b strings.Builder
+	b.WriteString(" ON CONFLICT (contact_type_id, email) WHERE deleted_at IS NULL DO UPDATE SET ")
+	for _, c := range cols.present {
+		b.WriteString(c + " = excluded." + c + ", ")
+	}
+	if len(cols.custom) > 0 {
+		b.WriteString("custom_fields = " + mergeCustom + ", ")
+	}
+	b.WriteString("updated_at = excluded.updated_at RETURNING id, created_at = updated_at")
+	return b.String()
+}
+
+// upserter writes batches of rows with one multi-row upsert each (SQLite).
 type upserter struct {
 	s     *Imports
 	imp   *models.Import
@@ -448,6 +502,9 @@ type upserter struct {
 	full  *sql.Stmt      // the statement of a full batch, prepared once
 	ready bool
 }
+
+func (u *upserter) batchRows() int { return importBatch }
+func (u *upserter) txBatches() int { return txBatches }
 
 // close releases the prepared statement, once the writer has ended.
 func (u *upserter) close() {
@@ -467,17 +524,11 @@ func (u *upserter) statement(n int) string {
 	if q, ok := u.sql[n]; ok {
 		return q
 	}
-	pg := u.s.db.Dialect == "postgres"
 	var b strings.Builder
 	b.WriteString("INSERT INTO contacts (" + strings.Join(importColumns, ", ") + ") VALUES ")
 	// Parameters 1-3 (account, type, time) are shared by every row and
-	// bound once; each row binds its own 12 values after them. Both
-	// dialects take numbered parameters ($n, ?n).
-	mark := "?"
-	if pg {
-		mark = "$"
-	}
-	p := func(n int) string { return mark + strconv.Itoa(n) }
+	// bound once; each row binds its own 12 values after them.
+	p := func(n int) string { return "?" + strconv.Itoa(n) }
 	arg := sharedParams
 	for i := 0; i < n; i++ {
 		if i > 0 {
@@ -487,26 +538,10 @@ func (u *upserter) statement(n int) string {
 		for j := 2; j < len(importColumns)-2; j++ {
 			arg++
 			b.WriteString("," + p(arg))
-			if pg && importColumns[j] == "custom_fields" {
-				b.WriteString("::jsonb")
-			}
 		}
 		b.WriteString("," + p(3) + "," + p(3) + ")")
 	}
-	b.WriteString(" ON CONFLICT (contact_type_id, email) WHERE deleted_at IS NULL DO UPDATE SET ")
-	for _, c := range u.cols.present {
-		b.WriteString(c + " = excluded." + c + ", ")
-	}
-	if len(u.cols.custom) > 0 {
-		if pg {
-			b.WriteString("custom_fields = contacts.custom_fields || excluded.custom_fields, ")
-		} else {
-			b.WriteString("custom_fields = json_patch(contacts.custom_fields, excluded.custom_fields), ")
-		}
-	}
-	// created_at = updated_at only on rows this statement inserted: updated
-	// rows keep their created_at, and duplicates were merged beforehand.
-	b.WriteString("updated_at = excluded.updated_at RETURNING id, created_at = updated_at")
+	b.WriteString(upsertSet(u.cols, "json_patch(contacts.custom_fields, excluded.custom_fields)"))
 	if u.sql == nil {
 		u.sql = map[int]string{}
 	}
@@ -519,10 +554,35 @@ func (u *upserter) statement(n int) string {
 // second. A transaction is also committed whenever no batch is waiting.
 const txBatches = 5
 
-// writeAll upserts the batches as they come, committing every few, and
+func (u *upserter) begin(ctx context.Context, n int) (*gorm.DB, error) {
+	if n == importBatch && !u.ready {
+		// Preparing a 15,000-parameter statement costs about as much as
+		// running it: do it once per import, outside a transaction (the
+		// writer is one connection; database/sql then re-uses the
+		// statement in each transaction on it).
+		u.ready = true
+		sqlDB, err := u.s.db.W.DB()
+		if err != nil {
+			return nil, err
+		}
+		if u.full, err = sqlDB.PrepareContext(ctx, u.statement(importBatch)); err != nil {
+			return nil, err
+		}
+		if stmtPrepared != nil {
+			stmtPrepared(u.full)
+		}
+	}
+	tx := u.s.db.W.WithContext(ctx).Begin()
+	return tx, tx.Error
+}
+
+func (u *upserter) commit(tx *gorm.DB) error     { return tx.Commit().Error }
+func (u *upserter) finish(context.Context) error { return nil }
+func (u *upserter) rollback(tx *gorm.DB)         { tx.Rollback() }
+
+// writeAll writes the batches as they come, committing every few, and
 // records progress after each commit.
-func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) error {
-	imp := u.imp
+func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWriter, batches <-chan importWork) error {
 	var tx *gorm.DB
 	inTx := 0
 	var pendingIDs []int64
@@ -532,18 +592,18 @@ func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) erro
 		if tx == nil {
 			return nil
 		}
-		err := tx.Commit().Error
+		err := u.commit(tx)
 		tx, inTx = nil, 0
 		if err != nil {
 			return err
 		}
-		if u.s.OnBatch != nil && len(pendingIDs) > 0 {
-			u.s.OnBatch(ctx, imp.UserID, imp.ContactTypeID, pendingIDs)
+		if s.OnBatch != nil && len(pendingIDs) > 0 {
+			s.OnBatch(ctx, imp.UserID, imp.ContactTypeID, pendingIDs)
 		}
 		pendingIDs = pendingIDs[:0]
 		if time.Since(lastProgress) > 300*time.Millisecond {
 			lastProgress = time.Now()
-			return u.s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
+			return s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 				"bytes_read": last.bytesRead, "rows_read": last.rowsRead, "created": imp.Created,
 				"updated": imp.Updated, "skipped": last.skipped, "updated_at": models.Now(),
 			}).Error
@@ -552,7 +612,7 @@ func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) erro
 	}
 	defer func() {
 		if tx != nil {
-			tx.Rollback()
+			u.rollback(tx)
 		}
 	}()
 	for {
@@ -568,38 +628,27 @@ func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) erro
 			w, ok = <-batches
 		}
 		if !ok {
-			return commit()
+			if err := commit(); err != nil {
+				return err
+			}
+			return u.finish(ctx)
 		}
 		if tx == nil {
-			if len(w.rows) == importBatch && !u.ready {
-				// Preparing a 15,000-parameter statement costs about as much
-				// as running it: do it once per import, outside a transaction
-				// (the writer is one connection; database/sql then re-uses
-				// the statement in each transaction on it).
-				u.ready = true
-				sqlDB, err := u.s.db.W.DB()
-				if err != nil {
-					return err
-				}
-				if u.full, err = sqlDB.PrepareContext(ctx, u.statement(importBatch)); err != nil {
-					return err
-				}
-				if stmtPrepared != nil {
-					stmtPrepared(u.full)
-				}
-			}
-			tx = u.s.db.W.WithContext(ctx).Begin()
-			if tx.Error != nil {
-				return tx.Error
+			var err error
+			if tx, err = u.begin(ctx, len(w.rows)); err != nil {
+				tx = nil
+				return err
 			}
 		}
-		ids, err := u.write(ctx, tx, w.rows)
+		ids, created, err := u.write(ctx, tx, w.rows)
 		if err != nil {
 			return err
 		}
+		imp.Created += created
+		imp.Updated += int64(len(ids)) - created
 		pendingIDs = append(pendingIDs, ids...)
 		last = w
-		if inTx++; inTx >= txBatches {
+		if inTx++; inTx >= u.txBatches() {
 			if err := commit(); err != nil {
 				return err
 			}
@@ -609,7 +658,7 @@ func (u *upserter) writeAll(ctx context.Context, batches <-chan importWork) erro
 
 // write upserts one batch in tx and brings the segments of the type up
 // to date for its contacts. It returns the contacts' ids.
-func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([]int64, error) {
+func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([]int64, int64, error) {
 	imp := u.imp
 	now := models.Now()
 	args := make([]any, 0, sharedParams+len(batch)*(len(importColumns)-4))
@@ -632,19 +681,17 @@ func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 		rows, err = tx.Statement.ConnPool.QueryContext(ctx, u.statement(len(batch)), args...)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ids := make([]int64, 0, len(batch))
 	var created int64
 	if err := scanIDs(rows, &ids, &created); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	imp.Created += created
-	imp.Updated += int64(len(ids)) - created
-	return ids, nil
+	return ids, created, nil
 }
 
 func scanIDs(rows *sql.Rows, ids *[]int64, created *int64) error {

@@ -147,7 +147,7 @@ func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Conditi
 	if err := tx.Exec("DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IS NOT NULL", seg.ID).Error; err != nil {
 		return err
 	}
-	where, args := sqlCondition(s.db.Dialect, conds, isOr(seg))
+	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
 	now := models.Now()
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
@@ -186,6 +186,23 @@ func (s *Segments) refreshContacts(ctx context.Context, tx *gorm.DB, accountID, 
 	if len(ids) == 0 {
 		return nil
 	}
+	return s.refreshSet(ctx, tx, accountID, typeID, contactSet{test: "IN ?", arg: ids})
+}
+
+// contactSet is the contacts a refresh covers, as a test of an id column
+// (the column, a space, then test) with its one argument: "IN ?" and the
+// ids, or on PostgreSQL "= ANY(CAST(? AS BIGINT[]))" and an array literal
+// (one parameter, however large the batch).
+type contactSet struct {
+	test string
+	arg  any
+}
+
+func (cs contactSet) of(col string) string { return col + " " + cs.test }
+
+// refreshSet is refreshContacts for a set of contacts: two set-wise
+// statements per segment of the type, whatever the size of the set.
+func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeID int64, set contactSet) error {
 	var segs []models.Segment
 	if err := tx.WithContext(ctx).Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", accountID, typeID).Find(&segs).Error; err != nil {
 		return err
@@ -200,17 +217,17 @@ func (s *Segments) refreshContacts(ctx context.Context, tx *gorm.DB, accountID, 
 	now := models.Now()
 	for i := range segs {
 		seg := &segs[i]
-		where, args := sqlCondition(s.db.Dialect, conditionsOf(seg, customs), isOr(seg))
-		matching := `SELECT c.id FROM contacts c WHERE c.id IN ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
-		del := `DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IN ? AND contact_id NOT IN (` + matching + `)`
-		if err := tx.Exec(del, append([]any{seg.ID, ids, ids, typeID}, args...)...).Error; err != nil {
+		where, args := sqlCondition(s.db.dialect(), conditionsOf(seg, customs), isOr(seg))
+		matching := `SELECT c.id FROM contacts c WHERE ` + set.of("c.id") + ` AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
+		del := `DELETE FROM segment_emails WHERE segment_id = ? AND ` + set.of("contact_id") + ` AND contact_id NOT IN (` + matching + `)`
+		if err := tx.Exec(del, append([]any{seg.ID, set.arg, set.arg, typeID}, args...)...).Error; err != nil {
 			return err
 		}
 		ins := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 			SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
-			WHERE c.id IN ? AND c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)
+			WHERE ` + set.of("c.id") + ` AND c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)
 			AND NOT EXISTS (SELECT 1 FROM segment_emails e WHERE e.segment_id = ? AND e.contact_id = c.id)`
-		a := append([]any{seg.ID, now, now, ids, accountID, typeID}, args...)
+		a := append([]any{seg.ID, now, now, set.arg, accountID, typeID}, args...)
 		if err := tx.Exec(ins, append(a, seg.ID)...).Error; err != nil {
 			return err
 		}
@@ -284,7 +301,7 @@ func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) 
 	if err != nil {
 		return 0, err
 	}
-	where, args := sqlCondition(s.db.Dialect, conds, isOr(seg))
+	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
 	var n int64
 	err = s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
 		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error
