@@ -54,6 +54,18 @@ func (k *keyReader) check(ctx context.Context, publicKey, secretKey string) (acc
 	// Without cancellation: the driver would otherwise watch the context
 	// in a goroutine of its own for a read of one indexed row.
 	ctx = context.WithoutCancel(ctx)
+	// A connection found broken is dropped by the pool: try another, as
+	// database/sql does for its own queries.
+	for range 3 {
+		accountID, listVersion, err = k.checkOnce(ctx, publicKey, secretKey)
+		if !errors.Is(err, driver.ErrBadConn) {
+			break
+		}
+	}
+	return accountID, listVersion, err
+}
+
+func (k *keyReader) checkOnce(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
 	conn, err := k.db.Conn(ctx)
 	if err != nil {
 		return 0, 0, err
