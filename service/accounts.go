@@ -158,10 +158,11 @@ func (a *Accounts) Authenticate(ctx context.Context, publicKey, secretKey string
 // Check authenticates a key pair against the database on every call, so a
 // rotation (from the console, the CLI or another process) takes effect at
 // once everywhere (decisions.md 8): one read by the unique public key,
-// prepared once per connection (keyread.go), which also returns the account's suppression-list version
-// (it changes with every change to its unsubscribers, groups and notification
-// recipients), so that a cached list costs no second read. The secret is
-// compared as its SHA-256, in constant time. Errors: ErrUnauthorized.
+// prepared once per connection (keyread.go), which also returns the
+// account's suppression-list version (it changes with every change to its
+// unsubscribers, groups and notification recipients), so that a cached list
+// costs no second read. The secret is compared as its SHA-256, in constant
+// time. Errors: ErrUnauthorized.
 func (a *Accounts) Check(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
 	a.keyOnce.Do(func() {
 		var sqlDB *sql.DB
