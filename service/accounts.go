@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"database/sql"
 	"encoding/hex"
 	"errors"
@@ -39,7 +38,7 @@ type Accounts struct {
 	mail *Mail            // sign-up mail
 
 	keyOnce sync.Once
-	keyStmt *sql.Stmt
+	keys    *keyReader
 	keyErr  error
 }
 
@@ -159,43 +158,22 @@ func (a *Accounts) Authenticate(ctx context.Context, publicKey, secretKey string
 // Check authenticates a key pair against the database on every call, so a
 // rotation (from the console, the CLI or another process) takes effect at
 // once everywhere (decisions.md 8): one read by the unique public key,
-// prepared once, which also returns the account's suppression-list version
-// (it changes with every change to its unsubscribers, groups and notification
-// recipients), so that a cached list costs no second read. The secret is
-// compared as its SHA-256, in constant time. Errors: ErrUnauthorized.
+// prepared once per connection (keyread.go), which also returns the
+// account's suppression-list version (it changes with every change to its
+// unsubscribers, groups and notification recipients), so that a cached list
+// costs no second read. The secret is compared as its SHA-256, in constant
+// time. Errors: ErrUnauthorized.
 func (a *Accounts) Check(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
 	a.keyOnce.Do(func() {
-		a.keyStmt, a.keyErr = a.prepare("SELECT id, secret_hash, list_version FROM users WHERE public_key = ?")
+		var sqlDB *sql.DB
+		if sqlDB, a.keyErr = a.db.R.DB(); a.keyErr == nil {
+			a.keys = newKeyReader(sqlDB, a.db.dialect())
+		}
 	})
 	if a.keyErr != nil {
 		return 0, 0, a.keyErr
 	}
-	var hash []byte
-	err = a.keyStmt.QueryRowContext(context.WithoutCancel(ctx), publicKey).Scan(&accountID, &hash, &listVersion)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, ErrUnauthorized
-	}
-	if err != nil {
-		return 0, 0, err
-	}
-	sum := sha256.Sum256([]byte(secretKey))
-	if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
-		return 0, 0, ErrUnauthorized
-	}
-	return accountID, listVersion, nil
-}
-
-// prepare makes a statement of one row read on the reader pool, its
-// placeholders written for the dialect.
-func (a *Accounts) prepare(q string) (*sql.Stmt, error) {
-	sqlDB, err := a.db.R.DB()
-	if err != nil {
-		return nil, err
-	}
-	if a.db.Dialect == "postgres" {
-		q = strings.Replace(q, "?", "$1", 1)
-	}
-	return sqlDB.PrepareContext(context.Background(), q)
+	return a.keys.check(ctx, publicKey, secretKey)
 }
 
 // LoginInput is one login attempt.

@@ -154,3 +154,12 @@ func (d dialect) jsonArrayItems(kind string) string {
 	}
 	return "SELECT " + elem
 }
+
+// driverPlaceholders writes a statement of one ? placeholder for the
+// driver itself (below GORM, which rewrites them): PostgreSQL's are $1.
+func (d dialect) driverPlaceholders(q string) string {
+	if d.postgres {
+		return strings.Replace(q, "?", "$1", 1)
+	}
+	return q
+}

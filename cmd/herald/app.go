@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -168,7 +169,26 @@ func isAPI(c *fiber.Ctx) bool { return strings.HasPrefix(c.Path(), "/api/") || c
 type httpMetrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+
+	// The two series of each method, route and status, looked up once:
+	// the vectors hash their label values on every WithLabelValues.
+	mu     sync.RWMutex
+	series map[seriesKey]*series
 }
+
+type seriesKey struct {
+	method, route string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// maxSeries bounds httpMetrics.series (the methods a client may send are
+// many); beyond it, a request's series are looked up in the vectors.
+const maxSeries = 4096
 
 func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	m := &httpMetrics{
@@ -179,9 +199,31 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 			Name: "herald_http_request_duration_seconds", Help: "Time to answer HTTP requests, by method, route and status.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"method", "route", "status"}),
+		series: map[seriesKey]*series{},
 	}
 	reg.MustRegister(m.requests, m.latency)
 	return m
+}
+
+// observe records one answered request. method may be fasthttp's bytes of
+// the request: it is copied before it is kept.
+func (m *httpMetrics) observe(method, route string, status int, elapsed time.Duration) {
+	k := seriesKey{method: method, route: route, status: status}
+	m.mu.RLock()
+	s := m.series[k]
+	m.mu.RUnlock()
+	if s == nil {
+		k.method = strings.Clone(method)
+		st := strconv.Itoa(status)
+		s = &series{requests: m.requests.WithLabelValues(k.method, route, st), latency: m.latency.WithLabelValues(k.method, route, st)}
+		m.mu.Lock()
+		if len(m.series) < maxSeries {
+			m.series[k] = s
+		}
+		m.mu.Unlock()
+	}
+	s.requests.Inc()
+	s.latency.Observe(elapsed.Seconds())
 }
 
 // observe logs one line per request and records its metrics. It answers
@@ -199,16 +241,16 @@ func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
 		elapsed := time.Since(start)
 		status := c.Response().StatusCode()
 		route := c.Route().Path
-		method := strings.Clone(c.Method()) // fasthttp reuses the bytes; the metric keeps the label
-		st := strconv.Itoa(status)
-		m.requests.WithLabelValues(method, route, st).Inc()
-		m.latency.WithLabelValues(method, route, st).Observe(elapsed.Seconds())
+		m.observe(c.Method(), route, status, elapsed)
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
 		}
+		if !slog.Default().Enabled(c.UserContext(), level) {
+			return nil
+		}
 		attrs := []slog.Attr{
-			slog.String("method", method), slog.String("path", c.Path()), slog.String("route", route),
+			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.String("route", route),
 			slog.Int("status", status), slog.Duration("duration", elapsed),
 		}
 		if id, ok := c.Locals("account").(int64); ok {
