@@ -98,3 +98,15 @@ func (d dialect) dropCustomField(tx *gorm.DB, accountID int64, name string) erro
 	return tx.Exec("UPDATE contacts SET custom_fields = json_remove(custom_fields, ?) WHERE user_id = ? AND json_type(custom_fields, ?) IS NOT NULL",
 		jsonPath(name), accountID, jsonPath(name)).Error
 }
+
+// recorders is how many of the engine's group commits run at once
+// (delivery.EngineConfig.Recorders). A PostgreSQL commit waits for its
+// WAL flush (synchronous_commit stays on: a recorded outcome survives a
+// crash), and the outcomes of the in-flight slots wait for the commit;
+// commits at once share the server's flushes. SQLite has one writer.
+func (d dialect) recorders() int {
+	if d.postgres {
+		return 2
+	}
+	return 1
+}
