@@ -75,6 +75,13 @@ type EngineConfig struct {
 	// Poll is how long an idle engine waits before looking for work again
 	// when nobody calls Wake. Default 500 ms.
 	Poll time.Duration
+	// Recorders is how many group commits may run at once (default 1).
+	// With a database that flushes each commit to disk (PostgreSQL's
+	// synchronous_commit), a commit's latency, not its size, bounds the
+	// rate: the outcomes of the in-flight slots wait for it. Several
+	// commits at once share the server's WAL flushes; every commit still
+	// frees its slots only when it is durable.
+	Recorders int
 	// Logger for failures of the store; default slog.Default().
 	Logger *slog.Logger
 	// JobContext, when set, derives the context a job's message is handed
@@ -106,6 +113,7 @@ func NewEngine(store Store, t Transport, cfg EngineConfig) *Engine {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 500 * time.Millisecond
 	}
+	cfg.Recorders = max(cfg.Recorders, 1)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -179,23 +187,32 @@ func (e *Engine) Run(ctx context.Context) {
 						continue
 					}
 				}
+				// The slot is taken once the message is built: building
+				// hands nothing to the transport.
+				msg, err := j.Build()
 				slots <- struct{}{}
-				outcomes <- Outcome{Job: j, Err: e.send(sendCtx, j)}
+				if err == nil { // ErrSkip, ErrStale and ErrHeld: nothing was sent
+					err = e.send(sendCtx, j, msg)
+				}
+				outcomes <- Outcome{Job: j, Err: err}
 			}
 		}()
 	}
 
-	recorded := make(chan struct{})
-	go func() {
-		defer close(recorded)
-		e.record(sendCtx, outcomes, slots)
-	}()
+	var recorders sync.WaitGroup
+	for range e.cfg.Recorders {
+		recorders.Add(1)
+		go func() {
+			defer recorders.Done()
+			e.record(sendCtx, outcomes, slots)
+		}()
+	}
 
 	e.claim(ctx, jobs)
 	close(jobs)
 	workers.Wait()
 	close(outcomes)
-	<-recorded
+	recorders.Wait()
 	if len(unsent) > 0 {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if err := e.store.Release(rctx, unsent); err != nil {
@@ -205,11 +222,7 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-func (e *Engine) send(ctx context.Context, j *Job) error {
-	msg, err := j.Build()
-	if err != nil {
-		return err // ErrSkip, ErrStale and ErrHeld included: nothing was sent
-	}
+func (e *Engine) send(ctx context.Context, j *Job, msg []byte) error {
 	if e.cfg.JobContext != nil {
 		ctx = e.cfg.JobContext(ctx, j)
 	}

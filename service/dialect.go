@@ -163,3 +163,15 @@ func (d dialect) driverPlaceholders(q string) string {
 	}
 	return q
 }
+
+// recorders is how many of the engine's group commits run at once
+// (delivery.EngineConfig.Recorders). A PostgreSQL commit waits for its
+// WAL flush (synchronous_commit stays on: a recorded outcome survives a
+// crash), and the outcomes of the in-flight slots wait for the commit;
+// commits at once share the server's flushes. SQLite has one writer.
+func (d dialect) recorders() int {
+	if d.postgres {
+		return 2
+	}
+	return 1
+}

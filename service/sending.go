@@ -81,7 +81,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log, paused: sc.paused,
 	}
 	sc.ledger = ledger
-	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate,
+	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.dialect().recorders(),
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	sc.sent = engine.Wake
 	sg := &Sending{Scheduler: sc, Ledger: ledger, engine: engine, live: live}
