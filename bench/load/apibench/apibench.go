@@ -75,7 +75,7 @@ func Main() {
 	flag.IntVar(&o.connections, "c", 64, "wrk connections")
 	flag.IntVar(&o.threads, "t", 2, "wrk threads")
 	flag.Float64Var(&o.targetFraction, "target", 0.40, "fraction of the bare handler's req/s the endpoints should reach (reported, not enforced)")
-	flag.BoolVar(&o.calibrate, "calibrate", true, "also load bin/bare serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
+	flag.BoolVar(&o.calibrate, "calibrate", true, "also load the bare server serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
 	flag.Parse()
 	o.database = os.Getenv("HERALD_BENCH_DATABASE")
 	if o.database != "" && !strings.HasPrefix(o.database, "postgres://") && !strings.HasPrefix(o.database, "postgresql://") {

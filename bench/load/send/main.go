@@ -118,8 +118,8 @@ type options struct {
 	sample          time.Duration
 	keep            bool
 	timeout         time.Duration
-	automation      bool   // the -automation mode (automation.go)
-	inbound         bool   // the -inbound mode (inbound.go)
+	automation      bool   // `load automation` (automation.go)
+	inbound         bool   // `load inbound` (inbound.go)
 	database        string // postgres:// URL, or "" for an SQLite file
 	webhook         bool   // an events endpoint on a loopback receiver (events.go)
 }
