@@ -257,7 +257,10 @@ func runScaleOut(ctx context.Context, o options, so scaleOptions) error {
 	for _, m := range fleet {
 		hwms = append(hwms, fmt.Sprintf("%s %s (%d lives)", m.name, mib(m.hwm), m.lives))
 	}
-	fmt.Printf("| peak RSS (VmHWM, largest life) | %s; reference %s |\n", strings.Join(hwms, ", "), mib(refHWM))
+	if so.reference {
+		hwms = append(hwms, "one process "+mib(refHWM))
+	}
+	fmt.Printf("| peak RSS (VmHWM, largest life) | %s |\n", strings.Join(hwms, ", "))
 	fmt.Printf("| load average at start / end | %s / %s |\n\n", load0, harness.LoadAvg())
 	fmt.Printf("whole run %s\n", time.Since(start).Round(time.Second))
 
