@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-audience bench-mail bench-send bench-automation bench-inbound vet vulncheck fuzz fmt clean
+.PHONY: build run test generate bench bench-build bench-audience bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory vet vulncheck fuzz fmt clean
 
 # RSA for DKIM (docs/BENCHMARKS.md, "DKIM signing"): OPENSSL=1 builds herald
 # with -tags openssl, so that RSA signatures are made by the system's
@@ -36,67 +36,88 @@ run: build
 test:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
-# Benchmarks (docs/BENCHMARKS.md): herald's list endpoints beside a bare
-# Fiber handler under wrk over loopback, then the Go micro-benchmarks.
-# BENCH_FLAGS: -rounds 3 -duration 10s -warmup 3s -c 64 -t 2 -calibrate=false;
-# HERALD_BENCH_DATABASE=postgres://… runs herald on PostgreSQL.
+# Benchmarks (docs/BENCHMARKS.md). One load driver, bin/load (bench/load),
+# starts bin/herald and drives it only through its API, its command line
+# and SMTP; `bin/load COMMAND -h` lists a command's flags. `make bench`
+# runs the API lists beside a bare Fiber handler under wrk, the audience,
+# mail and send benchmarks, then the Go micro-benchmarks of the packages.
+# HERALD_BENCH_DATABASE=postgres://… runs herald on PostgreSQL (a fresh
+# schema per run). BENCH_FLAGS: -rounds 3 -duration 10s -warmup 3s -c 64
+# -t 2 -calibrate=false.
 BENCH_FLAGS ?=
+LOAD := bin/load
 
-bench:
-	$(GO) build -o $(BIN) ./cmd/herald
-	$(GO) build -o bin/bare ./bench/bare
-	@command -v wrk >/dev/null 2>&1 || { echo "installing wrk"; apt-get update -o DPkg::Lock::Timeout=600 >/dev/null && apt-get install -y -o DPkg::Lock::Timeout=600 wrk >/dev/null; }
-	$(GO) run ./bench/api -herald $(BIN) -bare bin/bare $(BENCH_FLAGS)
-	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
+bench-build:
+	$(GO) build $(HERALD_BUILD_FLAGS) -o $(BIN) ./cmd/herald
+	$(GO) build -o $(LOAD) ./bench/load
+
+bench: bench-build
+	@command -v wrk >/dev/null 2>&1 || { echo "make bench needs wrk (HTTP load generator): install the wrk package with the system package manager (Debian, Ubuntu, Fedora: package wrk; macOS: brew install wrk) and run make bench again" >&2; exit 1; }
+	$(LOAD) api -herald $(BIN) $(BENCH_FLAGS)
+	$(LOAD) audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
 	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
-	$(GO) run ./bench/send -herald $(BIN) $(BENCH_SEND_FLAGS)
+	$(LOAD) send -herald $(BIN) $(BENCH_SEND_FLAGS)
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-# Audience benchmark (docs/BENCHMARKS.md): a 1,000,000-row CSV imported
-# through the API (rows/s, herald's peak RSS), a three-condition segment
-# over it, and contacts/list of 100,000 contacts (first byte, whole answer,
-# memory). BENCH_AUDIENCE_FLAGS: -rows 1000000 -import-runs 3
-# -list-rows 100000 -list-runs 3; HERALD_BENCH_DATABASE=postgres://… runs
-# herald on PostgreSQL.
+# Audience: a 1,000,000-row CSV imported through the API (rows/s, herald's
+# peak RSS), a three-condition segment over it, and contacts/list of
+# 100,000 contacts. BENCH_AUDIENCE_FLAGS: -rows 1000000 -import-runs 3
+# -list-rows 100000 -list-runs 3.
 BENCH_AUDIENCE_FLAGS ?=
 
-bench-audience:
-	$(GO) build -o $(BIN) ./cmd/herald
-	$(GO) run ./bench/audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
+bench-audience: bench-build
+	$(LOAD) audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
 
-# Mail benchmark (docs/BENCHMARKS.md): messages built and DKIM-signed per
-# second from a 20 KB template, and the SMTP pool against a plain go-smtp
-# client into a loopback sink run as a second process. BENCH_MAIL_FLAGS:
-# -n 20000 -build-rounds 3 -workers N -rounds 3 -duration 5s -warmup 1s
-# -c 10 -small -skip-build -skip-smtp
+# Mail: messages built and DKIM-signed per second from a 20 KB template,
+# and the SMTP pool against a plain go-smtp client into a loopback sink run
+# as a second process. BENCH_MAIL_FLAGS: -n 20000 -build-rounds 3
+# -workers N -rounds 3 -duration 5s -warmup 1s -c 10 -small -skip-build
+# -skip-smtp
 BENCH_MAIL_FLAGS ?=
 
 bench-mail:
 	$(GO) run ./bench/mail $(BENCH_MAIL_FLAGS)
 
-# Sending benchmark (docs/BENCHMARKS.md): one single send of a library
-# design to 100,000 contacts through herald's engine into a loopback SMTP
-# sink run as a second process, from the API call to the last message
-# accepted, beside a plain go-smtp client's ceiling in alternating runs;
-# herald's CPU per message and peak RSS. BENCH_SEND_FLAGS: -contacts 100000
-# -conns 10 -runs 3 -ceilings plain+RSET,plain -ceiling-messages N
-# -template 2 -dkim -cpuprofile DIR -overlay FILE; HERALD_BENCH_DATABASE=
-# postgres://… runs herald on PostgreSQL.
+# Sending: one single send of a library design to 100,000 contacts into a
+# loopback SMTP sink run as its own process, from the API call to the last
+# message accepted, beside a plain go-smtp client's ceiling in alternating
+# runs; herald's CPU per message and peak RSS. BENCH_SEND_FLAGS: -contacts
+# 100000 -conns 10 -runs 3 -ceilings plain+RSET,plain -ceiling-messages N
+# -template 2 -dkim -cpuprofile DIR -overlay FILE.
 BENCH_SEND_FLAGS ?=
 
-bench-send:
-	$(GO) build $(HERALD_BUILD_FLAGS) -o $(BIN) ./cmd/herald
-	$(GO) run ./bench/send -herald $(BIN) $(BENCH_SEND_FLAGS)
+bench-send: bench-build
+	$(LOAD) send -herald $(BIN) $(BENCH_SEND_FLAGS)
 
-bench-automation:
-	$(GO) build -o $(BIN) ./cmd/herald
-	$(GO) run ./bench/send -herald $(BIN) -automation $(BENCH_AUTOMATION_FLAGS)
+bench-automation: bench-build
+	$(LOAD) automation -herald $(BIN) $(BENCH_AUTOMATION_FLAGS)
 
-# Inbound bounce reports (docs/BENCHMARKS.md): 10,000 DSNs posted to
-# herald's inbound SMTP server, one per message of a completed send.
-bench-inbound:
-	$(GO) build -o $(BIN) ./cmd/herald
-	$(GO) run ./bench/send -herald $(BIN) -inbound -contacts 10000 -conns 4 $(BENCH_INBOUND_FLAGS)
+# Inbound bounce reports: 10,000 DSNs posted to herald's inbound SMTP
+# server, one per message of a completed send.
+bench-inbound: bench-build
+	$(LOAD) inbound -herald $(BIN) -contacts 10000 -conns 4 $(BENCH_INBOUND_FLAGS)
+
+# The send benchmark with an events webhook endpoint on a loopback receiver.
+bench-events: bench-build
+	$(LOAD) events -herald $(BIN) $(BENCH_EVENTS_FLAGS)
+
+# Scale-out (decisions.md 9): -procs herald processes on one PostgreSQL
+# database share one single send while one is killed (SIGKILL) every
+# -kill-every; checks every address, duplicates, counters. Needs
+# HERALD_BENCH_DATABASE=postgres://…. BENCH_SCALEOUT_FLAGS: -contacts
+# 1000000 -procs 3 -kill-every 5s -reference=false.
+BENCH_SCALEOUT_FLAGS ?= -contacts 100000
+
+bench-scaleout: bench-build
+	$(LOAD) scaleout -herald $(BIN) $(BENCH_SCALEOUT_FLAGS)
+
+# Memory at scale: herald's peak RSS through a large send and a
+# 10,000,000-contact CSV import. BENCH_MEMORY_FLAGS: -contacts 1000000
+# -import-rows 10000000 -skip-send.
+BENCH_MEMORY_FLAGS ?= -contacts 1000000
+
+bench-memory: bench-build
+	$(LOAD) memory -herald $(BIN) $(BENCH_MEMORY_FLAGS)
 
 generate:
 	$(GO) tool templ generate

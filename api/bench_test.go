@@ -3,7 +3,7 @@ package api
 // Micro-benchmarks of the API list endpoints and of the key check, driving
 // the real Fiber app in-process through app.Handler() with one reused
 // fasthttp.RequestCtx (no network, no HTTP parsing), beside a bare Fiber
-// handler for scale. The load benchmark over loopback is bench/api (make
+// handler for scale. The load benchmark over loopback is `bin/load api` (make
 // bench); docs/BENCHMARKS.md records both. Nothing here asserts a time.
 //
 //	go test -run '^$' -bench . -benchmem ./api/

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -141,6 +140,3 @@ func (d *DB) Close() error {
 	}
 	return first
 }
-
-// SQL exposes the writer's database/sql handle (used by bulk paths).
-func (d *DB) SQL() (*sql.DB, error) { return d.W.DB() }

@@ -1,5 +1,9 @@
-// Command send is the sending benchmark of `make bench-send` (issue 5,
-// item 8): how many messages per second herald's sending engine delivers,
+// Package send holds the sending modes of the load driver (bench/load):
+// `load send` (make bench-send), `load automation`, `load inbound`,
+// `load events`, `load scaleout` and `load memory`, and the loopback SMTP
+// sink they share (`load sink`, started by the driver itself).
+//
+// `load send` (issue 5, item 8): how many messages per second herald's sending engine delivers,
 // from the API call that creates a single send to the last message accepted
 // by a loopback SMTP sink, beside the sink's ceiling measured in the same
 // run by a plain SMTP client; with herald's CPU time per message and its
@@ -8,14 +12,16 @@
 //
 // Database. An SQLite file in a temporary folder, or, when
 // HERALD_BENCH_DATABASE is a postgres:// URL, a new schema on that server,
-// dropped at the end. It is filled through the service layer before herald
-// starts: an account and its API keys, a verified sender, an unsubscribe
-// group, a contact type of -contacts contacts (multi-row INSERTs in one
-// transaction), and a small probe type of 200 contacts. With -dkim the
-// account also gets an RSA 2048 key for the sender's domain, so herald
-// signs every message (off by default).
+// dropped at the end. It is filled by herald itself before the runs
+// (setup.go): `herald account create`, then through a set-up herald's API
+// a sender (verified through the link of the mail herald sends), an
+// unsubscribe group, a contact type of -contacts contacts and a small probe
+// type of 200 contacts, both imported as CSV files. With -dkim,
+// `herald dkim create` gives the account an RSA 2048 key for the sender's
+// domain, so herald signs every message (off by default). The driver
+// writes no row itself.
 //
-// Sink. This same binary started with -sink, a separate process so that
+// Sink. This same binary started as `load sink`, a separate process so that
 // its CPU is not counted against herald or the client: go-smtp's server on
 // 127.0.0.1, accepting everything, reading and discarding the data,
 // counting messages, bytes and distinct recipients, and noting the wall
@@ -67,10 +73,10 @@
 // It prints every run and a markdown table. It asserts nothing about
 // speed: the exit status only says whether the run itself worked.
 //
-//	go run ./bench/send -herald bin/herald               # 7 to 13 minutes on 2 cores
-//	go run ./bench/send -contacts 20000 -runs 1          # a quick look
-//	HERALD_BENCH_DATABASE='postgres://…' go run ./bench/send -herald bin/herald
-package main
+//	go run ./bench/load send -herald bin/herald             # 7 to 13 minutes on 2 cores
+//	go run ./bench/load send -contacts 20000 -runs 1        # a quick look
+//	HERALD_BENCH_DATABASE='postgres://…' go run ./bench/load send -herald bin/herald
+package send
 
 import (
 	"context"
@@ -90,8 +96,6 @@ import (
 	"time"
 
 	"herald/bench/harness"
-	"herald/delivery"
-	"herald/service"
 )
 
 // The issue's targets (reported, never enforced).
@@ -114,16 +118,17 @@ type options struct {
 	sample          time.Duration
 	keep            bool
 	timeout         time.Duration
-	automation      bool   // the -automation mode (automation.go)
-	inbound         bool   // the -inbound mode (inbound.go)
+	automation      bool   // `load automation` (automation.go)
+	inbound         bool   // `load inbound` (inbound.go)
 	database        string // postgres:// URL, or "" for an SQLite file
 	webhook         bool   // an events endpoint on a loopback receiver (events.go)
 }
 
-func main() {
+// Main runs one mode of the sending benchmarks: send (the default),
+// automation, inbound, events (send with -webhook), scaleout, memory.
+func Main(mode string) {
 	var o options
-	sink := flag.Bool("sink", false, "internal: run as the loopback SMTP sink (started by the benchmark itself)")
-	defConns := delivery.DefaultMaxConns
+	defConns := 10 // herald's default HERALD_SMTP_MAX_CONNS
 	if n, err := strconv.Atoi(os.Getenv("HERALD_SMTP_MAX_CONNS")); err == nil && n > 0 {
 		defConns = n
 	}
@@ -141,17 +146,17 @@ func main() {
 	flag.DurationVar(&o.sample, "sample", 100*time.Millisecond, "interval of the VmRSS samples of herald")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (database, herald logs) and print its path")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Minute, "bound on the whole run")
-	flag.BoolVar(&o.automation, "automation", false, "instead: time a CSV import of -contacts contacts into a live automation's target until every step-1 email is at the sink (automation.go)")
-	flag.BoolVar(&o.inbound, "inbound", false, "instead: time -contacts bounce reports (DSNs) posted to herald's inbound SMTP server, one per message of a completed send (inbound.go)")
-	flag.BoolVar(&o.webhook, "webhook", false, "give the account an events webhook endpoint on a loopback receiver and wait for every delivered event after each herald run (events.go)")
-	flag.Parse()
-
-	if *sink {
-		if err := runSink(); err != nil {
-			fatal(err)
-		}
-		return
+	flag.BoolVar(&o.webhook, "webhook", mode == "events", "give the account an events webhook endpoint on a loopback receiver and wait for every delivered event after each herald run (events.go)")
+	var so scaleOptions
+	if mode == "scaleout" {
+		so.flags()
 	}
+	var mo memoryOptions
+	if mode == "memory" {
+		mo.flags()
+	}
+	flag.Parse()
+	o.automation, o.inbound = mode == "automation", mode == "inbound"
 	o.ceilings = strings.Split(ceilings, ",")
 	for _, c := range o.ceilings {
 		if c != "plain" && c != "plain+RSET" {
@@ -173,6 +178,18 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
+	switch mode {
+	case "scaleout":
+		if err := runScaleOut(ctx, o, so); err != nil {
+			fatal(err)
+		}
+		return
+	case "memory":
+		if err := runMemory(ctx, o, mo); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if o.inbound {
 		if err := runInbound(ctx, o); err != nil {
 			fatal(err)
@@ -191,7 +208,7 @@ func main() {
 }
 
 func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "bench/send:", err)
+	fmt.Fprintln(os.Stderr, "bench/load:", err)
 	os.Exit(1)
 }
 
@@ -262,27 +279,23 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer drop()
-	t0 := time.Now()
-	f, err := prepare(ctx, dsn, o.contacts, o.dkim)
-	if err != nil {
-		return fmt.Errorf("prepare the database: %w", err)
-	}
-	fmt.Printf("database prepared (untimed) in %s: account, verified sender, group, %s + %d contacts\n",
-		time.Since(t0).Round(10*time.Millisecond), harness.Thousands(float64(o.contacts)), f.probeSize)
-
-	b := &bench{o: o, f: f, dir: dir, dsn: dsn, bin: heraldBin, pgPort: localPostgresPort(o.database)}
+	b := &bench{o: o, dir: dir, dsn: dsn, bin: heraldBin, pgPort: localPostgresPort(o.database)}
 	if o.webhook {
 		if b.events, err = startEventSink(); err != nil {
 			return err
 		}
 		defer b.events.srv.Close()
-		if err := addEndpoint(ctx, dsn, f.account, b.events.url); err != nil {
-			return fmt.Errorf("events endpoint: %w", err)
-		}
 		fmt.Printf("events endpoint (all kinds) at %s\n", b.events.url)
 	}
+	t0 := time.Now()
+	f, err := b.prepare(ctx, o.contacts, o.dkim)
+	if err != nil {
+		return fmt.Errorf("prepare the database: %w", err)
+	}
+	fmt.Printf("database prepared through herald's API (untimed) in %s: account, verified sender, group, %s + %d contacts imported as CSV\n",
+		time.Since(t0).Round(10*time.Millisecond), harness.Thousands(float64(o.contacts)), f.probeSize)
 	if o.database != "" {
-		if b.pgStats, err = service.OpenDB(dsn); err != nil {
+		if b.pgStats, err = harness.OpenSQL(dsn); err != nil {
 			return err
 		}
 		defer b.pgStats.Close()

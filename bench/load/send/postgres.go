@@ -1,9 +1,10 @@
-package main
+package send
 
 import (
 	"bufio"
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"herald/bench/harness"
-	"herald/service"
 )
 
 // PostgreSQL does part of herald's work in its own processes: one backend
@@ -147,34 +147,39 @@ type pgCounters map[string]int64
 // pgDead is a table's dead rows (n_dead_tup), reported beside the counters.
 type pgDead map[string]int64
 
-func readPGCounters(ctx context.Context, db *service.DB) (pgCounters, pgDead, error) {
+func readPGCounters(ctx context.Context, db *sql.DB) (pgCounters, pgDead, error) {
 	c, dead := pgCounters{}, pgDead{}
-	var tables []struct {
-		Relname    string
-		SeqTupRead int64
-		NDeadTup   int64
-	}
-	if err := db.R.WithContext(ctx).Raw(`SELECT relname, COALESCE(seq_tup_read, 0) AS seq_tup_read, n_dead_tup
-		FROM pg_stat_user_tables WHERE schemaname = current_schema()`).Scan(&tables).Error; err != nil {
+	rows, err := db.QueryContext(ctx, `SELECT relname, COALESCE(seq_tup_read, 0), n_dead_tup
+		FROM pg_stat_user_tables WHERE schemaname = current_schema()`)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, t := range tables {
-		c[t.Relname+" (sequential)"] = t.SeqTupRead
-		dead[t.Relname] = t.NDeadTup
+	for rows.Next() {
+		var rel string
+		var seq, deadRows int64
+		if err := rows.Scan(&rel, &seq, &deadRows); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		c[rel+" (sequential)"] = seq
+		dead[rel] = deadRows
 	}
-	var idx []struct {
-		Relname      string
-		Indexrelname string
-		IdxTupRead   int64
-	}
-	if err := db.R.WithContext(ctx).Raw(`SELECT relname, indexrelname, idx_tup_read
-		FROM pg_stat_user_indexes WHERE schemaname = current_schema()`).Scan(&idx).Error; err != nil {
+	rows.Close()
+	rows, err = db.QueryContext(ctx, `SELECT relname, indexrelname, COALESCE(idx_tup_read, 0)
+		FROM pg_stat_user_indexes WHERE schemaname = current_schema()`)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, i := range idx {
-		c[i.Relname+"."+i.Indexrelname] = i.IdxTupRead
+	defer rows.Close()
+	for rows.Next() {
+		var rel, idx string
+		var n int64
+		if err := rows.Scan(&rel, &idx, &n); err != nil {
+			return nil, nil, err
+		}
+		c[rel+"."+idx] = n
 	}
-	return c, dead, nil
+	return c, dead, rows.Err()
 }
 
 // top is the n largest increases from before to c, formatted.

@@ -1,8 +1,9 @@
-package main
+package send
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +23,6 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"herald/bench/harness"
-	"herald/models"
-	"herald/service"
 	"herald/smtptest"
 )
 
@@ -39,7 +38,7 @@ type bench struct {
 	// (its backends' CPU time is then measured); 0 otherwise.
 	pgPort int
 	// pgStats reads PostgreSQL's activity counters of the schema.
-	pgStats *service.DB
+	pgStats *sql.DB
 	msgs    []sample   // the probe's messages: what the ceiling sends
 	events  *eventSink // -webhook: the events receiver
 }
@@ -59,6 +58,20 @@ type heraldProc struct {
 
 func (h *heraldProc) pid() int { return h.proc.Cmd.Process.Pid }
 
+// env is the environment of every herald of the run (HERALD_ADDR and
+// HERALD_SMTP_URL aside).
+func (b *bench) env() []string {
+	return append(os.Environ(),
+		"HERALD_DATABASE="+b.dsn,
+		"HERALD_BASE_URL=https://mail.cafe-zoe.example.com",
+		"HERALD_SMTP_MAX_CONNS="+strconv.Itoa(b.o.conns),
+		"HERALD_SEND_RATE=",
+		"HERALD_API_RATE=0",
+		"HERALD_LOG_LEVEL=warn",
+		"HERALD_EVENT_WEBHOOK_PRIVATE=1", // -webhook's receiver is on loopback
+	)
+}
+
 // startHerald starts `herald serve` on the benchmark's database with its
 // mail going to smtpURL.
 func (b *bench) startHerald(ctx context.Context, name, smtpURL string, extraEnv ...string) (*heraldProc, error) {
@@ -66,17 +79,7 @@ func (b *bench) startHerald(ctx context.Context, name, smtpURL string, extraEnv 
 	if err != nil {
 		return nil, err
 	}
-	env := append(os.Environ(),
-		"HERALD_ADDR="+addr,
-		"HERALD_DATABASE="+b.dsn,
-		"HERALD_BASE_URL=https://mail.cafe-zoe.example.com",
-		"HERALD_SMTP_URL="+smtpURL,
-		"HERALD_SMTP_MAX_CONNS="+strconv.Itoa(b.o.conns),
-		"HERALD_SEND_RATE=",
-		"HERALD_API_RATE=0",
-		"HERALD_LOG_LEVEL=warn",
-		"HERALD_EVENT_WEBHOOK_PRIVATE=1", // -webhook's receiver is on loopback
-	)
+	env := append(b.env(), "HERALD_ADDR="+addr, "HERALD_SMTP_URL="+smtpURL)
 	env = append(env, extraEnv...)
 	h := &heraldProc{addr: addr}
 	if b.o.cpuProfile != "" {
@@ -473,7 +476,7 @@ func (b *bench) createSend(ctx context.Context, h *heraldProc, name string, type
 		"single_send_name":     {name},
 		"subject":              {"((first_name)), our November news"},
 		"preheader":            {"Chestnut tart, new beans and our winter hours, ((first_name))"},
-		"recipient_id[0]":      {models.TargetContacts.Of(typeID)},
+		"recipient_id[0]":      {"contacts_" + strconv.FormatInt(typeID, 10)},
 		"schedule_type":        {"0"},
 	}
 	body, err := b.call(ctx, h, http.MethodPost, "/single/send/create", form)

@@ -1,4 +1,4 @@
-// Command bare is the baseline of the API benchmark (make bench): a Fiber
+// Package bare is `load bare`, the baseline of the API benchmark (make bench): a Fiber
 // app configured like cmd/herald/app.go that answers GET / with a small
 // JSON envelope and does nothing else. No middleware, no database.
 //
@@ -6,8 +6,8 @@
 // to 1 MiB): the cost of sending an answer as large as a list, with no
 // work to make it (the harness's -calibrate target).
 //
-//	BARE_ADDR=127.0.0.1:8081 bin/bare
-package main
+//	BARE_ADDR=127.0.0.1:8081 bin/load bare
+package bare
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func paddedEnvelope(n int) []byte {
 	return []byte(head + strings.Repeat("x", n-len(head)-len(tail)) + tail)
 }
 
-func main() {
+func Main() {
 	addr := os.Getenv("BARE_ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8081"

@@ -1,26 +1,29 @@
-package main
+package send
 
-// The -inbound mode (issue 12): how fast herald takes bounce reports by
+// `load inbound` (issue 12): how fast herald takes bounce reports by
 // mail, and what it holds in memory meanwhile.
 //
 // The database holds the account, its verified sender, its group and a
-// contact type of -contacts contacts. A fresh `herald serve` (mail to the
+// contact type of -contacts contacts, all made through herald's API. A fresh `herald serve` (mail to the
 // sink, HERALD_INBOUND_ADDR on a loopback port) sends one single send to
 // them and completes it (untimed). Then -contacts delivery status
 // notifications, one per message, shaped as Postfix writes them
 // (multipart/report with message/delivery-status and the returned
 // headers; about 2 KB each, built in memory beforehand), go to each
-// message's VERP return path over -conns SMTP connections (go-smtp's
+// message's VERP return path (the MAIL FROM the sink saw for its recipient) over -conns SMTP connections (go-smtp's
 // client, null sender as DSNs have). Herald answers DATA only once the
 // report is applied, so the clock stops at the last 250; the run then
-// checks that the send counts -contacts bounces and that every address is
-// on the suppression list.
+// checks that the send counts -contacts bounces (the API's send details)
+// and that every address is on the suppression list (one read-only COUNT
+// on the database: the API does not list suppressions).
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +31,6 @@ import (
 	"github.com/emersion/go-smtp"
 
 	"herald/bench/harness"
-	"herald/models"
-	"herald/service"
 )
 
 const benchBounceAddress = "bounces@cafe-zoe.example.com"
@@ -50,12 +51,12 @@ func runInbound(ctx context.Context, o options) error {
 		return err
 	}
 	defer drop()
-	f, err := prepare(ctx, dsn, o.contacts, false)
+	b := &bench{o: o, dir: dir, dsn: dsn, bin: o.herald, pgPort: localPostgresPort(o.database)}
+	f, err := b.prepare(ctx, o.contacts, false)
 	if err != nil {
 		return fmt.Errorf("prepare the database: %w", err)
 	}
-	b := &bench{o: o, f: f, dir: dir, dsn: dsn, bin: o.herald, pgPort: localPostgresPort(o.database)}
-	sink, err := startSink()
+	sink, err := startSink("-return-paths")
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,11 @@ func runInbound(ctx context.Context, o options) error {
 	}
 	fmt.Printf("send of %s messages completed (untimed) in %.1f s\n", harness.Thousands(float64(o.contacts)), time.Since(t0).Seconds())
 
-	reports, err := buildDSNs(ctx, dsn, o.contacts)
+	pathsFile := filepath.Join(dir, "return-paths.txt")
+	if err := sink.paths(pathsFile); err != nil {
+		return err
+	}
+	reports, err := buildDSNs(pathsFile, o.contacts)
 	if err != nil {
 		return err
 	}
@@ -133,7 +138,7 @@ func runInbound(ctx context.Context, o options) error {
 	if err != nil {
 		return fail(err)
 	}
-	suppressed, err := countSuppressed(ctx, dsn, f.account)
+	suppressed, err := countSuppressed(ctx, dsn, f.keys.UserID)
 	if err != nil {
 		return err
 	}
@@ -155,29 +160,28 @@ type inboundReport struct {
 	body []byte
 }
 
-// buildDSNs reads the send's ledger and writes, for each message, the
-// DSN Postfix would write about it.
-func buildDSNs(ctx context.Context, dsn string, n int) ([]inboundReport, error) {
-	db, err := service.OpenDB(dsn)
+// buildDSNs reads the return path of each recipient the sink kept and
+// writes, for each message, the DSN Postfix would write about it.
+func buildDSNs(pathsFile string, n int) ([]inboundReport, error) {
+	data, err := os.ReadFile(pathsFile)
 	if err != nil {
 		return nil, err
 	}
-	defer db.Close()
-	svc, err := service.New(db, service.Config{BounceAddress: benchBounceAddress})
-	if err != nil {
-		return nil, err
+	type sent struct{ Email, rp string }
+	var rows []sent
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		rcpt, rp, ok := strings.Cut(line, " ")
+		if !ok || !strings.Contains(rp, "@") {
+			return nil, fmt.Errorf("%s: no return path in %q", pathsFile, line)
+		}
+		rows = append(rows, sent{rcpt, rp})
 	}
-	v, err := svc.Bounces.VERP(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var rows []models.SendMessage
-	if err := db.R.WithContext(ctx).Select("id", "email").Order("id").Limit(n).Find(&rows).Error; err != nil {
-		return nil, err
+	if len(rows) != n {
+		return nil, fmt.Errorf("the sink kept %d return paths, want %d", len(rows), n)
 	}
 	out := make([]inboundReport, 0, len(rows))
 	for i, m := range rows {
-		rp := v.ReturnPath(m.ID)
+		rp := m.rp
 		var b bytes.Buffer
 		fmt.Fprintf(&b, "Return-Path: <>\r\nFrom: MAILER-DAEMON@relay.cafe-zoe.example.com (Mail Delivery System)\r\n"+
 			"Subject: Undelivered Mail Returned to Sender\r\nTo: %s\r\nAuto-Submitted: auto-replied\r\nMIME-Version: 1.0\r\n"+
@@ -238,13 +242,19 @@ func postReports(addr string, reports []inboundReport, next *atomic.Int64) error
 	}
 }
 
+// countSuppressed is the account's suppressed addresses: a read-only
+// check of what herald did (no API lists them).
 func countSuppressed(ctx context.Context, dsn string, account int64) (int64, error) {
-	db, err := service.OpenDB(dsn)
+	db, err := harness.OpenSQL(dsn)
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
 	var n int64
-	err = db.R.WithContext(ctx).Model(&models.Suppression{}).Where("user_id = ?", account).Count(&n).Error
+	q := "SELECT COUNT(*) FROM suppressions WHERE user_id = $1"
+	if !strings.HasPrefix(dsn, "postgres") {
+		q = "SELECT COUNT(*) FROM suppressions WHERE user_id = ?"
+	}
+	err = db.QueryRowContext(ctx, q, account).Scan(&n)
 	return n, err
 }

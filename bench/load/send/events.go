@@ -1,6 +1,6 @@
-package main
+package send
 
-// The -webhook option (issue 12, Benchmarks: Events): the account gets an
+// `load events`, or -webhook on `load send` (issue 12, Benchmarks: Events): the account gets an
 // events endpoint (all nine kinds) on a loopback receiver in this
 // process, which counts the delivered events it takes (200 to every
 // POST). After each herald run the benchmark waits for every delivered
@@ -14,10 +14,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"sync"
 	"time"
-
-	"herald/service"
 )
 
 // eventSink is the loopback events receiver.
@@ -66,17 +65,9 @@ func (s *eventSink) stats() (delivered, events, posts int64, last time.Time) {
 	return s.delivered, s.events, s.posts, s.last
 }
 
-// addEndpoint saves the receiver as the account's endpoint.
-func addEndpoint(ctx context.Context, dsn string, account int64, url string) error {
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	svc, err := service.New(db, service.Config{})
-	if err != nil {
-		return err
-	}
-	_, err = svc.EventWebhooks.Save(ctx, account, service.EventWebhookInput{URL: url})
+// addEndpoint saves the receiver as the account's endpoint
+// (POST /api/event-webhooks/save, every kind).
+func (b *bench) addEndpoint(ctx context.Context, h *heraldProc, url string) error {
+	_, err := b.call(ctx, h, http.MethodPost, "/event-webhooks/save", neturl.Values{"url": {url}})
 	return err
 }

@@ -1,6 +1,7 @@
-// Command api is the API load benchmark of `make bench`. It builds nothing:
-// it expects bin/herald and bin/bare (the Makefile builds them) and wrk on
-// the PATH (Debian: apt-get install -y wrk).
+// Package apibench is `load api`, the API load benchmark of `make bench`.
+// It builds nothing: it expects bin/herald (the Makefile builds it) and wrk
+// on the PATH (Debian: apt-get install wrk). The bare Fiber server is this
+// same program run as `load bare`.
 //
 // It starts herald on a fresh database (an SQLite file in a temporary
 // folder; or, when HERALD_BENCH_DATABASE is a postgres:// URL, a new schema
@@ -10,10 +11,10 @@
 // with wrk over loopback (the same PublicKey and SecretKey headers on
 // every target):
 //
-//	bare                     GET /                         (bin/bare)
+//	bare                     GET /                         (load bare)
 //	global-unsubscribes      GET /api/global-unsubscribes  (100 rows)
 //	unsubscribes-groups      GET /api/unsubscribes-groups  (10 groups)
-//	bare, N-byte answer      GET /bytes/N                  (bin/bare; -calibrate)
+//	bare, N-byte answer      GET /bytes/N                  (load bare; -calibrate)
 //
 // The last one answers a ready-made body as large as the 100-row list: what
 // the answer's bytes alone cost, the ceiling of any list endpoint.
@@ -25,8 +26,8 @@
 // target's requests per second to the bare handler's. It asserts nothing
 // about speed: the exit status only says whether the run itself worked.
 //
-//	go run ./bench/api -rounds 3 -duration 10s
-package main
+//	go run ./bench/load api -rounds 3 -duration 10s
+package apibench
 
 import (
 	"bytes"
@@ -64,17 +65,17 @@ type options struct {
 	calibrate      bool
 }
 
-func main() {
+func Main() {
 	var o options
 	flag.StringVar(&o.herald, "herald", "bin/herald", "herald binary")
-	flag.StringVar(&o.bare, "bare", "bin/bare", "bare Fiber server binary")
+	flag.StringVar(&o.bare, "bare", "", "bare Fiber server binary (empty: this program as `load bare`)")
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds; each runs every target once")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "wrk duration of one target in one round (whole seconds)")
 	flag.DurationVar(&o.warmup, "warmup", 3*time.Second, "warm-up per target before the rounds (0: none)")
 	flag.IntVar(&o.connections, "c", 64, "wrk connections")
 	flag.IntVar(&o.threads, "t", 2, "wrk threads")
 	flag.Float64Var(&o.targetFraction, "target", 0.40, "fraction of the bare handler's req/s the endpoints should reach (reported, not enforced)")
-	flag.BoolVar(&o.calibrate, "calibrate", true, "also load bin/bare serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
+	flag.BoolVar(&o.calibrate, "calibrate", true, "also load the bare server serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
 	flag.Parse()
 	o.database = os.Getenv("HERALD_BENCH_DATABASE")
 	if o.database != "" && !strings.HasPrefix(o.database, "postgres://") && !strings.HasPrefix(o.database, "postgresql://") {
@@ -112,11 +113,18 @@ type sample struct {
 func run(ctx context.Context, o options) error {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
-		return errors.New("wrk is not installed: install it with `apt-get install -y wrk` (make bench does this), then run again")
+		return errors.New("wrk is not installed: install it (Debian, Ubuntu: sudo apt-get install wrk; macOS: brew install wrk), then run again")
+	}
+	var bareArgs []string
+	if o.bare == "" {
+		if o.bare, err = os.Executable(); err != nil {
+			return err
+		}
+		bareArgs = []string{"bare"}
 	}
 	for _, bin := range []string{o.herald, o.bare} {
 		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("%s is missing: build it first (make bench builds bin/herald and bin/bare)", bin)
+			return fmt.Errorf("%s is missing: build it first (make bench builds bin/herald)", bin)
 		}
 	}
 
@@ -161,7 +169,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	bare, err := harness.Start(ctx, "bare", o.bare, nil, append(os.Environ(), "BARE_ADDR="+bareAddr), filepath.Join(dir, "bare.log"), "http://"+bareAddr+"/")
+	bare, err := harness.Start(ctx, "bare", o.bare, bareArgs, append(os.Environ(), "BARE_ADDR="+bareAddr), filepath.Join(dir, "bare.log"), "http://"+bareAddr+"/")
 	if err != nil {
 		return err
 	}

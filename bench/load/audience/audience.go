@@ -1,4 +1,4 @@
-// Command audience is the audience benchmark of `make bench-audience`: a
+// Package audience is `load audience`, the audience benchmark of `make bench-audience`: a
 // large CSV import, a segment materialised over the imported contacts, and
 // the streamed contact list. It builds nothing: it expects bin/herald (the
 // Makefile builds it).
@@ -47,8 +47,8 @@
 // on PostgreSQL the database's memory is in the server's own processes and
 // is not counted.
 //
-//	go run ./bench/audience -herald bin/herald -rows 1000000 -list-rows 100000
-package main
+//	go run ./bench/load audience -herald bin/herald -rows 1000000 -list-rows 100000
+package audience
 
 import (
 	"bufio"
@@ -100,7 +100,7 @@ type options struct {
 	database   string // postgres:// URL, or "" for fresh SQLite files
 }
 
-func main() {
+func Main() {
 	var o options
 	flag.StringVar(&o.herald, "herald", "bin/herald", "herald binary")
 	flag.IntVar(&o.rows, "rows", 1_000_000, "contacts in the imported CSV (0: skip the import and segment steps)")

@@ -1,6 +1,6 @@
-package main
+package send
 
-// The -automation mode (issue 6, item 5): how long herald takes from a CSV
+// `load automation` (issue 6, item 5): how long herald takes from a CSV
 // import of -contacts contacts into the contact type an automation targets
 // to the last of their step-1 emails at the sink.
 //
@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"herald/bench/harness"
-	"herald/models"
 )
 
 // autoResult is the automation run's figures.
@@ -79,15 +78,14 @@ func runAutomation(ctx context.Context, o options) error {
 	}
 	defer drop()
 	t0 := time.Now()
-	f, err := prepare(ctx, dsn, 0, o.dkim) // the audience type stays empty
+	b := &bench{o: o, dir: dir, dsn: dsn, bin: o.herald, pgPort: localPostgresPort(o.database)}
+	f, err := b.prepare(ctx, 0, o.dkim) // the audience type stays empty
 	if err != nil {
 		return fmt.Errorf("prepare the database: %w", err)
 	}
-	fmt.Printf("database prepared (untimed) in %s: account, verified sender, group, an empty contact type (id %d)\n",
+	fmt.Printf("database prepared through herald's API (untimed) in %s: account, verified sender, group, an empty contact type (id %d)\n",
 		time.Since(t0).Round(10*time.Millisecond), f.audience)
 	csvBody := automationCSV(o.contacts)
-
-	b := &bench{o: o, f: f, dir: dir, dsn: dsn, bin: o.herald, pgPort: localPostgresPort(o.database)}
 	sink, err := startSink()
 	if err != nil {
 		return err
@@ -260,7 +258,7 @@ func (b *bench) createAutomation(ctx context.Context, h *heraldProc) (string, er
 	}
 	body, err := b.call(ctx, h, http.MethodPost, "/automations/create", url.Values{
 		"type":                 {"custom"},
-		"automation_for":       {models.TargetContacts.Of(b.f.audience)},
+		"automation_for":       {"contacts_" + strconv.FormatInt(b.f.audience, 10)},
 		"automation_name":      {"Welcome series"},
 		"unsubscribe_group_id": {strconv.FormatInt(b.f.group, 10)},
 	})

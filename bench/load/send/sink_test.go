@@ -1,0 +1,69 @@
+package send
+
+import (
+	"io"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/emersion/go-smtp"
+)
+
+// TestSinkCountsEachAddress checks what the scale-out's verdicts rest on:
+// the sink counts distinct recipients, the messages beyond the first to an
+// address and the most to one, keeps each recipient's return path, and
+// forgets them all on reset.
+func TestSinkCountsEachAddress(t *testing.T) {
+	b := &sinkBackend{rcpts: map[string]int32{}, keepFrom: true, from: map[string]string{}}
+	srv := smtp.NewServer(b)
+	srv.Domain = "sink.test"
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	c, err := smtp.Dial(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i, m := range []struct{ from, to string }{
+		{"b+1@bounce.test", "a@example.com"},
+		{"b+2@bounce.test", "B@example.com"},
+		{"b+3@bounce.test", "A@Example.com"}, // a duplicate of the first, in another case
+		{"b+4@bounce.test", "a@example.com"},
+	} {
+		if err := plainSend(c, m.from, m.to, []byte("Subject: x\r\n\r\nbody\r\n"), i > 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.mu.Lock()
+	distinct, dups, most := len(b.rcpts), b.dups, b.most
+	b.mu.Unlock()
+	if b.messages.Load() != 4 || distinct != 2 || dups != 2 || most != 3 {
+		t.Fatalf("messages %d, distinct %d, duplicates %d, most %d; want 4, 2, 2, 3", b.messages.Load(), distinct, dups, most)
+	}
+	file := filepath.Join(t.TempDir(), "paths")
+	if err := b.writePaths(file); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	got := map[string]string{}
+	for _, l := range lines {
+		rcpt, rp, _ := strings.Cut(l, " ")
+		got[rcpt] = rp
+	}
+	if len(lines) != 2 || got["a@example.com"] != "b+4@bounce.test" || got["b@example.com"] != "b+2@bounce.test" {
+		t.Fatalf("return paths %q", lines)
+	}
+}
