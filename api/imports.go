@@ -68,6 +68,9 @@ func (a *API) uploadCSV(c *fiber.Ctx) error {
 	var body io.Reader = c.Context().RequestBodyStream()
 	if body == nil {
 		body = bytes.NewReader(c.Body())
+	} else if conn := c.Context().Conn(); conn != nil {
+		// Read at a pace, not within the server's 60 s for a request.
+		body = service.PacedReader(body, conn.SetReadDeadline)
 	}
 	mr := multipart.NewReader(service.LimitReader(body, a.opt.MaxUploadBytes, errUploadTooLarge), boundary)
 	var spooled *os.File // the file, when it came before its type

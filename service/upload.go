@@ -148,3 +148,41 @@ func (s *Imports) HasTypes(ctx context.Context, accountID int64) (bool, error) {
 	err := s.db.R.WithContext(ctx).Model(&models.ContactType{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Limit(1).Pluck("id", &ids).Error
 	return len(ids) > 0, err
 }
+
+// An upload is read as long as it keeps a pace: UploadGrace plus the time
+// its bytes so far take at UploadMinRate. A large CSV on a slow link is
+// read to its end (herald's server otherwise cuts every request at its
+// read timeout, 60 s, so a 600 MB file never arrived whole), while a
+// client that trickles below the pace is cut as before.
+const (
+	UploadGrace   = 60 * time.Second
+	UploadMinRate = 64 << 10 // bytes per second
+)
+
+// PacedReader reads an upload from r, moving the connection's read
+// deadline (setDeadline) forward as bytes arrive: to the upload's start
+// plus UploadGrace plus the bytes read at UploadMinRate.
+func PacedReader(r io.Reader, setDeadline func(time.Time) error) io.Reader {
+	return &pacedReader{r: r, set: setDeadline, start: time.Now()}
+}
+
+type pacedReader struct {
+	r     io.Reader
+	set   func(time.Time) error
+	start time.Time
+	read  int64
+	until time.Time // the deadline last set
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.read += int64(n)
+	due := p.start.Add(UploadGrace + time.Duration(float64(p.read)/UploadMinRate*float64(time.Second)))
+	// Moved once a second at most: a deadline is a system call's work.
+	if n > 0 && due.Sub(p.until) >= time.Second {
+		if serr := p.set(due); serr == nil {
+			p.until = due
+		}
+	}
+	return n, err
+}

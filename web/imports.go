@@ -193,6 +193,9 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 	var body io.Reader = c.Context().RequestBodyStream()
 	if body == nil {
 		body = bytes.NewReader(c.Body())
+	} else if conn := c.Context().Conn(); conn != nil {
+		// Read at a pace, not within the server's 60 s for a request.
+		body = service.PacedReader(body, conn.SetReadDeadline)
 	}
 	mr := multipart.NewReader(service.LimitReader(body, w.maxUpload(), errUploadTooLarge), boundary)
 	ctx, acct := c.UserContext(), accountID(c)
