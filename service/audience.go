@@ -174,10 +174,7 @@ func (q chunkQuery) insert(lo, hi int64) (string, []any) {
 		b.WriteString(" AND " + s.key + " <= ?")
 		args = append(args, hi)
 	}
-	for _, e := range q.excl {
-		b.WriteString(" AND NOT EXISTS (" + e.query(s.email) + ")")
-		args = append(args, e.args...)
-	}
+	args = q.excl.where(&b, s.email, args)
 	b.WriteString(" ON CONFLICT (send_id, email) DO NOTHING")
 	return b.String(), args
 }
@@ -189,10 +186,7 @@ func (q chunkQuery) emails() (string, []any) {
 	var b strings.Builder
 	b.WriteString("SELECT " + s.email + " FROM " + s.from + " WHERE " + s.where)
 	args := []any{q.account, q.target}
-	for _, e := range q.excl {
-		b.WriteString(" AND NOT EXISTS (" + e.query(s.email) + ")")
-		args = append(args, e.args...)
-	}
+	args = q.excl.where(&b, s.email, args)
 	return b.String(), args
 }
 
@@ -204,6 +198,16 @@ type exclusion struct {
 }
 
 type exclusions []exclusion
+
+// where writes the exclusions as conditions on the address column email
+// and returns args with their parameters.
+func (ex exclusions) where(b *strings.Builder, email string, args []any) []any {
+	for _, e := range ex {
+		b.WriteString(" AND NOT EXISTS (" + e.query(email) + ")")
+		args = append(args, e.args...)
+	}
+	return args
+}
 
 // exclusionsOf returns what a send leaves out: its excluded targets,
 // global unsubscribers, the group's recipients and suppressed addresses.

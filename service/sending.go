@@ -50,8 +50,7 @@ func (c *SendingConfig) defaults() {
 //   - delivery.Engine is the worker loop: it builds the claimed messages
 //     and puts them on the wire, at most two per connection in flight.
 type Sending struct {
-	Scheduler *Scheduler
-	Ledger    *Ledger
+	scheduler *Scheduler
 	engine    *delivery.Engine
 	live      *liveness
 }
@@ -84,7 +83,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.dialect().recorders(),
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	sc.sent = engine.Wake
-	sg := &Sending{Scheduler: sc, Ledger: ledger, engine: engine, live: live}
+	sg := &Sending{scheduler: sc, engine: engine, live: live}
 	s.Sending = sg
 	s.engine.listen(sg)
 	return sg, nil
@@ -99,13 +98,13 @@ func (s *Settings) TrackingKey(ctx context.Context) ([]byte, error) {
 
 // Wake tells the scheduler and the engine that a send may be due now.
 func (sg *Sending) Wake() {
-	sg.Scheduler.Wake()
+	sg.scheduler.Wake()
 	sg.engine.Wake()
 }
 
 // Tick runs the scheduler's rounds once (tests that drive the engine step
 // by step).
-func (sg *Sending) Tick(ctx context.Context) error { return sg.Scheduler.Tick(ctx) }
+func (sg *Sending) Tick(ctx context.Context) error { return sg.scheduler.Tick(ctx) }
 
 // Run sends until ctx ends, then drains (see delivery.Engine.Run) and
 // gives back this process's claims.
@@ -113,12 +112,12 @@ func (sg *Sending) Run(ctx context.Context) {
 	// The first heartbeat before the first claim: a claim of a worker with
 	// no heartbeat is taken for a dead process's by the others.
 	if err := sg.live.beat(ctx); err != nil {
-		sg.Scheduler.log.Error("sending: heartbeat", "err", err)
+		sg.scheduler.log.Error("sending: heartbeat", "err", err)
 	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		sg.Scheduler.Run(ctx)
+		sg.scheduler.Run(ctx)
 	}()
 	sg.engine.Run(ctx)
 	<-done

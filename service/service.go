@@ -177,14 +177,14 @@ func (e *engineSignals) wake() {
 // deleted: these sends were deleted; their claimed messages are skipped.
 func (e *engineSignals) deleted(ids []int64) {
 	if sg := e.listener(); sg != nil {
-		sg.Scheduler.sends.cancel(ids)
+		sg.scheduler.sends.cancel(ids)
 	}
 }
 
 // changed: these sends' messages changed; compile them again.
 func (e *engineSignals) changed(ids []int64) {
 	if sg := e.listener(); sg != nil {
-		sg.Scheduler.sends.refresh(ids)
+		sg.scheduler.sends.refresh(ids)
 	}
 }
 
