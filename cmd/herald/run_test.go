@@ -164,6 +164,9 @@ func TestServe(t *testing.T) {
 	if code, body := get("/healthz", nil, "GET"); code != 200 || body != `{"status":"ok"}` {
 		t.Fatalf("healthz: %d %s", code, body)
 	}
+	if code, body := get("/favicon.ico", nil, "GET"); code != 200 || !strings.Contains(body, "<svg") {
+		t.Fatalf("favicon.ico: %d %.80s", code, body)
+	}
 	if code, body := get("/api/global-unsubscribes/save", strings.NewReader("email_address=a@example.com"), "POST"); code != 200 {
 		t.Fatalf("save: %d %s", code, body)
 	}
