@@ -213,6 +213,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		_, _ = br.Discard(3)
 	}
 	rd := csv.NewReader(br)
+	rd.Comma = sniffDelimiter(br)
 	rd.FieldsPerRecord = -1
 	rd.ReuseRecord = true
 
@@ -750,4 +751,37 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
 			"finished_at": now, "updated_at": now})
 	return res.RowsAffected, res.Error
+}
+
+// sniffDelimiter reads the header line ahead (without consuming it) and
+// picks the delimiter it uses most outside quotes: a comma, a semicolon
+// (what spreadsheets write where the comma is the decimal mark) or a
+// tab. A header with none of them (a lone email column) is read with
+// commas.
+func sniffDelimiter(br *bufio.Reader) rune {
+	head, _ := br.Peek(64 << 10) // a header longer than this is read with commas
+	counts := map[byte]int{}
+	quoted := false
+	for _, c := range head {
+		if c == '"' {
+			quoted = !quoted
+			continue
+		}
+		if quoted {
+			continue
+		}
+		if c == '\n' || c == '\r' {
+			break
+		}
+		if c == ',' || c == ';' || c == '\t' {
+			counts[c]++
+		}
+	}
+	best := byte(',')
+	for _, c := range []byte{';', '\t'} {
+		if counts[c] > counts[best] {
+			best = c
+		}
+	}
+	return rune(best)
 }
