@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -202,4 +204,36 @@ func (c config) hearing() web.Hearing {
 		}
 	}
 	return h
+}
+
+// baseURLMismatch warns when HERALD_BASE_URL names this machine on another
+// port than HERALD_ADDR listens on: every link put into a mail (tracking,
+// unsubscribe, verification) would then lead nowhere. "" when they agree
+// or the base URL names another host (a proxy in front).
+func baseURLMismatch(addr, baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	local := host == "localhost" || strings.HasSuffix(host, ".localhost")
+	if ip := net.ParseIP(host); ip != nil {
+		local = ip.IsLoopback() || ip.IsUnspecified()
+	}
+	if !local {
+		return ""
+	}
+	_, listen, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port == listen {
+		return ""
+	}
+	return "HERALD_BASE_URL names this machine on port " + port + " but HERALD_ADDR listens on " + listen +
+		": links in mails will not reach herald; set HERALD_BASE_URL to http://localhost:" + listen + " (or the public address of your proxy)"
 }
