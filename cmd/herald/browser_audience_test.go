@@ -305,7 +305,7 @@ func TestBrowserAudience(t *testing.T) {
 		b.idle,
 		chromedp.SendKeys(chromedp.ID("segment-name"), "Org people"),
 		choose("#cond-0-operator", "ends_with"),
-		chromedp.WaitVisible(chromedp.CSS("#segment-count-messages")), // no value yet
+		chromedp.Poll[chromedp.Void](`(document.querySelector(".count-hint") || {}).textContent === "Give condition 1 a value to see how many contacts match."`, chromedp.WithPollingInterval(50*time.Millisecond)), // no value yet: a hint, no error
 		b.idle,
 		chromedp.SendKeys(chromedp.ID("cond-0-value"), "@example.org"),
 		chromedp.Poll[chromedp.Void](`(document.querySelector("#segment-count-value") || {}).textContent === "20"`, chromedp.WithPollingInterval(50*time.Millisecond)),
