@@ -101,6 +101,9 @@ type ImportFile struct {
 	ContactTypeID string
 	FileName      string // as sent; only the .csv extension is allowed
 	Present       bool   // a file part was sent
+	// Columns are the console's choices per column (by position), for
+	// Fields.ImportColumns; the API sends none.
+	Columns map[int]ImportColumn
 }
 
 // CheckImport validates the form fields of an upload before its file is
@@ -224,6 +227,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	if err != nil {
 		return Invalid("file", "The header row cannot be read: "+err.Error())
 	}
+	applyColumns(header, imp.Columns)
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
 	if err != nil {
 		return err
@@ -341,14 +345,27 @@ type headerMap struct {
 	present                                                                     []string       // contact columns the file sets
 }
 
-func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
-	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
-	var notes models.ImportProblems
-	slots := map[string]*int{
+// slots are the columns a file may name besides the custom fields, each
+// with the index it is read from.
+func (h *headerMap) slots() map[string]*int {
+	return map[string]*int{
 		"email": &h.email, "first_name": &h.first, "last_name": &h.last, "alt_email": &h.alt, "country": &h.country,
 		"state": &h.state, "city": &h.city, "address_line1": &h.addr1, "address_line2": &h.addr2,
 		"state_province_region": &h.region, "postal_code": &h.postal,
 	}
+}
+
+// isImportSlot reports whether a file's column may be named name besides
+// the custom fields.
+func isImportSlot(name string) bool {
+	_, ok := (&headerMap{}).slots()[name]
+	return ok
+}
+
+func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
+	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
+	var notes models.ImportProblems
+	slots := h.slots()
 	seen := map[string]bool{}
 	for i, raw := range header {
 		name := strings.ToLower(strings.Join(strings.Fields(strings.TrimSpace(raw)), "_"))
