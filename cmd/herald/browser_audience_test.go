@@ -123,8 +123,14 @@ func choose(css, value string) chromedp.Action[chromedp.Void] {
 
 // capture saves the page as it is at phone and desktop widths, when
 // HERALD_SCREENSHOTS names a folder.
+//
+// Every captured state is also checked with axe-core, screenshots or not:
+// a serious or critical accessibility violation fails the test.
 func (b *browserSession) capture(name string) {
 	b.t.Helper()
+	for _, v := range b.axeCheck(name) {
+		b.t.Errorf("accessibility of %s: %s", name, v)
+	}
 	if b.shots == "" {
 		return
 	}
