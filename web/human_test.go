@@ -78,3 +78,35 @@ func TestSendPageShowsPeopleBesideRaw(t *testing.T) {
 		t.Fatalf("links %q", links)
 	}
 }
+
+// TestAutomationStepShowsPeople: an automation step's statistics show the
+// opens and clicks by people beside the raw counts.
+func TestAutomationStepShowsPeople(t *testing.T) {
+	s := newAutoSetup(t)
+	live := s.create("custom", "Onboarding", itoa(s.group), [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
+	if err := s.a.svc.Automations.SetLive(context.Background(), s.acct, live.Utr); err != nil {
+		t.Fatal(err)
+	}
+	var sendID int64
+	if err := s.a.svc.DB.R.Model(&models.AutomationSchedule{}).Select("send_id").Where("automation_id = ?", live.ID).Order("position").Limit(1).Scan(&sendID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.a.svc.DB.W.Exec("UPDATE single_sends SET triggered = 12, delivered = 11, unique_opens = 9, human_unique_opens = 4, unique_clicks = 6, human_unique_clicks = 2 WHERE id = ?", sendID).Error; err != nil {
+		t.Fatal(err)
+	}
+	r := s.c.get("/automations/" + live.Utr)
+	wantStatus(t, r, http.StatusOK)
+	stats := all(r.doc, ".email-stats")
+	if len(stats) != 2 {
+		t.Fatalf("%d step statistics", len(stats))
+	}
+	if got := text(first(stats[0], "[data-opens]")); got != "9 (4 by people)" {
+		t.Fatalf("opens %q", got)
+	}
+	if got := text(first(stats[0], "[data-clicks]")); got != "6 (2 by people)" {
+		t.Fatalf("clicks %q", got)
+	}
+	if got := text(first(stats[1], "[data-human-opens]")); got != "(0 by people)" {
+		t.Fatalf("second step %q", got)
+	}
+}
