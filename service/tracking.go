@@ -127,6 +127,10 @@ func (t *Tracking) OpenHit(ctx context.Context, token string, h Hit) error {
 // row's lock.
 type messageActivity struct {
 	SentAt              *models.Timestamp
+	OpenCountedAt       int64
+	ClickCountedAt      int64
+	OpenedAt            *models.Timestamp
+	ClickedAt           *models.Timestamp
 	HumanOpenedAt       int64
 	HumanClickedAt      int64
 	HumanOpenCountedAt  int64
@@ -140,7 +144,8 @@ type messageActivity struct {
 // spec are kept exactly as before: unless one was counted less than
 // countEvery ago, the message's counted-at column moves, its first-time
 // column is set once, the send's total (and, the first time, unique)
-// counter follows. Beside them, a hit the machine rules take for a
+// counter follows. The message's columns are read under its row's lock
+// and written in one UPDATE. Beside them, a hit the machine rules take for a
 // person's counts in the human counters under the same rule with its own
 // columns. A click on another link within 2 s of the message's previous
 // click takes back the previous click's human count (delivery.TakesBack).
@@ -154,7 +159,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 	rules := t.rules
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var st messageActivity
-		if err := tx.Raw("SELECT sent_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
+		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
 			t.db.dialect().forUpdate(), m.ID).Scan(&st).Error; err != nil {
 			return err
 		}
@@ -178,18 +183,22 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			}
 		}
 
-		// The spec's counters, exactly as before issue 14.
-		var raw, rawFirst int64
-		res := tx.Exec("UPDATE send_messages SET "+k.counted+" = ? WHERE id = ? AND "+k.counted+" <= ?", nowMS, m.ID, since)
-		if res.Error != nil {
-			return res.Error
+		// The spec's counters, exactly as before issue 14: read under the
+		// row's lock, so concurrent replays of one message count once.
+		countedAt, firstAt := st.OpenCountedAt, st.OpenedAt
+		if click {
+			countedAt, firstAt = st.ClickCountedAt, st.ClickedAt
 		}
-		if raw = res.RowsAffected; raw > 0 {
-			first := tx.Exec("UPDATE send_messages SET "+k.first+" = ? WHERE id = ? AND "+k.first+" IS NULL", at, m.ID)
-			if first.Error != nil {
-				return first.Error
+		var raw, rawFirst int64
+		var sets []string
+		var args []any
+		if countedAt <= since {
+			raw = 1
+			sets, args = append(sets, k.counted+" = ?"), append(args, nowMS)
+			if firstAt == nil {
+				rawFirst = 1
+				sets, args = append(sets, k.first+" = ?"), append(args, at)
 			}
-			rawFirst = first.RowsAffected
 		}
 		var hc, hf int64
 		if human && humanCountedAt <= since {
@@ -198,8 +207,6 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				hf = 1
 			}
 		}
-		var sets []string
-		var args []any
 		if hc > 0 {
 			sets, args = append(sets, k.humanCounted+" = ?"), append(args, nowMS)
 			if hf > 0 {
