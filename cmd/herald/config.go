@@ -52,6 +52,9 @@ type config struct {
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
+	// MachineRanges is HERALD_MACHINE_RANGES: address ranges whose opens
+	// and clicks are a machine's (a scanner the built-in rules miss).
+	MachineRanges []netip.Prefix
 	// EventWebhookPrivate is HERALD_EVENT_WEBHOOK_PRIVATE=1: event
 	// webhook endpoints may be loopback or private addresses.
 	EventWebhookPrivate bool
@@ -139,6 +142,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HERALD_TRUSTED_PROXIES: %w", err)
 	}
 	c.TrustedProxies = proxies
+	if c.MachineRanges, err = delivery.ParseMachineRanges(getenv("HERALD_MACHINE_RANGES")); err != nil {
+		return c, fmt.Errorf("HERALD_MACHINE_RANGES: %w", err)
+	}
 	c.Webhooks = web.WebhookOptions{
 		SESCertFile:             getenv("HERALD_SES_CERT_FILE"),
 		SendGridVerificationKey: getenv("HERALD_SENDGRID_VERIFICATION_KEY"),

@@ -89,6 +89,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
 	svc.EventWebhooks.PublicOnly(!cfg.EventWebhookPrivate)
+	svc.Tracking.MachineRanges(cfg.MachineRanges)
 	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
 		return err
 	} else if n > 0 {
