@@ -291,6 +291,17 @@ func (t *Tracking) ClickHit(ctx context.Context, token string, i int, h Hit) (st
 	if err != nil {
 		return "", err
 	}
+	target, err := t.linkTarget(ctx, m, i)
+	if err != nil {
+		return "", err
+	}
+	return target, t.count(ctx, m, &clicks, i, target, h)
+}
+
+// linkTarget is where link i of message m goes: only a link that was in
+// the message, its placeholders filled for m's recipient. Errors:
+// ErrNotFound.
+func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int) (string, error) {
 	var ss models.SingleSend
 	if err := t.db.R.WithContext(ctx).Select("id", "links").Where("id = ?", m.SendID).First(&ss).Error; err != nil {
 		return "", notFound(err)
@@ -320,7 +331,7 @@ func (t *Tracking) ClickHit(ctx context.Context, token string, i int, h Hit) (st
 	if !ok {
 		return "", ErrNotFound
 	}
-	return target, t.count(ctx, m, &clicks, i, target, h)
+	return target, nil
 }
 
 // countUnsubscribe counts the message's unsubscribe once on its send.

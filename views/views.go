@@ -7,6 +7,7 @@ package views
 import (
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -175,4 +176,35 @@ func initial(name string) string {
 		return strings.ToUpper(string(r))
 	}
 	return "?"
+}
+
+// Segment is a piece of text Linkify cut: a link or plain text.
+type Segment struct {
+	Text string
+	URL  bool
+}
+
+var linkRE = regexp.MustCompile(`https?://[^\s<>"']+`)
+
+// Linkify cuts text into plain pieces and the http(s) URLs in it, for a
+// page to show the URLs as links (a mail's text part). Punctuation that
+// ends a sentence is left outside the link.
+func Linkify(text string) []Segment {
+	var out []Segment
+	last := 0
+	for _, loc := range linkRE.FindAllStringIndex(text, -1) {
+		start, end := loc[0], loc[1]
+		for end > start && strings.ContainsRune(".,;:!?)]", rune(text[end-1])) {
+			end--
+		}
+		if start > last {
+			out = append(out, Segment{Text: text[last:start]})
+		}
+		out = append(out, Segment{Text: text[start:end], URL: true})
+		last = end
+	}
+	if last < len(text) {
+		out = append(out, Segment{Text: text[last:]})
+	}
+	return out
 }

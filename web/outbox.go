@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -49,6 +50,14 @@ func (w *Web) showOutboxMessage(c *fiber.Ctx) error {
 	}
 	m := readMail(msg.Message)
 	m.ID, m.Subject, m.CreatedAt = msg.ID, msg.Subject, msg.CreatedAt
+	// Looking at a mail here must not count as its recipient opening or
+	// clicking it; its links open in a tab of their own (herald's pages
+	// refuse to be framed).
+	ctx, acct := c.UserContext(), accountID(c)
+	if m.HTML != "" {
+		m.HTML = linksInNewTab(w.svc.Tracking.Untracked(ctx, acct, m.HTML))
+	}
+	m.Text = w.svc.Tracking.UntrackedText(ctx, acct, m.Text)
 	c.Set(fiber.HeaderContentSecurityPolicy, previewCSP)
 	return page(c, fiber.StatusOK, subjectOr(msg.Subject), views.NavOutbox, outbox.MessagePage(m))
 }
@@ -69,4 +78,17 @@ func (w *Web) rawOutboxMessage(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "message/rfc822")
 	c.Set(fiber.HeaderContentDisposition, `attachment; filename="message-`+views.Itoa(msg.ID)+`.eml"`)
 	return c.Send(msg.Message)
+}
+
+// linksInNewTab makes the links of a mail shown in the outbox's frame
+// open in a new tab: a <base target> at the start of its head.
+func linksInNewTab(doc string) string {
+	const base = `<base target="_blank">`
+	lower := strings.ToLower(doc)
+	if i := strings.Index(lower, "<head"); i >= 0 {
+		if j := strings.IndexByte(doc[i:], '>'); j >= 0 {
+			return doc[:i+j+1] + base + doc[i+j+1:]
+		}
+	}
+	return base + doc
 }

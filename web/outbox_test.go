@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"herald/dbtest"
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
@@ -107,6 +108,18 @@ func TestOutbox(t *testing.T) {
 		t.Fatalf("raw: %q %.200q", raw.header.Get("Content-Type"), raw.body)
 	}
 
+	// Links in the frame open in a tab of their own (herald's pages refuse
+	// framing); links in the text part are links.
+	if doc := attr(frame, "srcdoc"); !strings.Contains(doc, `<base target="_blank">`) {
+		t.Fatalf("frame links stay in the frame: %.300q", doc)
+	}
+	storeMail(t, a.svc, acct, "link@example.com", "With a link", `<p>See <a href="https://shop.example.com/sale">the sale</a>.</p>`)
+	r = c.hxGet("/outbox?q=link%40example.com")
+	r = c.get(attr(first(r.doc, "#outbox-list tbody tr td.cell-main a"), "href"))
+	if got := attr(first(r.doc, "pre#message-text a"), "href"); got != "https://shop.example.com/sale" {
+		t.Fatalf("text part link %q\n%s", got, text(first(r.doc, "pre#message-text")))
+	}
+
 	// Another account's outbox is its own: A's message is not found.
 	b, bacct := a.account("Bob", "bob@example.com")
 	wantStatus(t, b.get(href), http.StatusNotFound)
@@ -151,5 +164,38 @@ func TestReadMailShapes(t *testing.T) {
 	}
 	if got := attr(first(r.doc, "iframe"), "srcdoc"); !strings.Contains(got, "inner html") {
 		t.Fatalf("nested html %q", got)
+	}
+}
+
+// Viewing a campaign mail in the outbox counts no open and no click: the
+// frame holds neither the pixel nor a tracked link (issue 15).
+func TestOutboxViewCountsNothing(t *testing.T) {
+	const base = "http://localhost:8080"
+	a := newTestAppOn(t, dbtest.Service(t, service.Config{BaseURL: base}), web.Options{BaseURL: base})
+	c, acct := a.account("Ada", "ada@example.com")
+	now := models.NewTimestamp(models.Now())
+	ss := models.SingleSend{UserID: acct, SingleSendName: "Sale", Utr: "sale", CreatedAt: now, UpdatedAt: now, Links: []string{"https://shop.example.com/sale"}}
+	if err := a.svc.DB.W.Create(&ss).Error; err != nil {
+		t.Fatal(err)
+	}
+	m := models.SendMessage{SendID: ss.ID, UserID: acct, Email: "ann@example.com", State: models.MessageDelivered, SentAt: &now}
+	if err := a.svc.DB.W.Create(&m).Error; err != nil {
+		t.Fatal(err)
+	}
+	tok, err := a.svc.Tracking.Token(context.Background(), m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storeMail(t, a.svc, acct, "ann@example.com", "Sale", `<html><body><p><a href="`+base+`/t/c/`+tok+`/0">Shop now</a></p>`+
+		`<img src="`+base+`/t/o/`+tok+`.gif" width="1" height="1" alt="" style="display:block;width:1px;height:1px;border:0"></body></html>`)
+	r := c.get("/outbox")
+	r = c.get(attr(first(r.doc, "#outbox-list tbody tr td.cell-main a"), "href"))
+	wantStatus(t, r, http.StatusOK)
+	doc := attr(first(r.doc, "iframe#message-html"), "srcdoc")
+	if strings.Contains(doc, "/t/o/") || strings.Contains(doc, "/t/c/") || !strings.Contains(doc, `href="https://shop.example.com/sale"`) {
+		t.Fatalf("the frame still tracks: %s", doc)
+	}
+	if strings.Contains(text(first(r.doc, "pre#message-text")), "/t/c/") {
+		t.Fatalf("the text part still tracks: %s", text(first(r.doc, "pre#message-text")))
 	}
 }
