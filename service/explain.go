@@ -327,19 +327,27 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 		if err := tx.Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, contactID).Take(&c).Error; err != nil {
 			return notFound(err)
 		}
-		var segs []models.Segment
-		// segments has no index on its type: an account's segments are few
-		// (one page), read by user_id.
-		if err := tx.Where("user_id = ? AND deleted_at IS NULL", accountID).Order("segment_name, id").Find(&segs).Error; err != nil {
-			return err
-		}
 		var in []int64
 		if err := tx.Raw("SELECT segment_id FROM segment_emails WHERE contact_id = ? AND user_id = ?", c.ID, accountID).Scan(&in).Error; err != nil {
 			return err
 		}
+		// Rows added by hand for the address, one index probe per segment
+		// of the account (segment_emails_email).
 		var hand []int64
 		if err := tx.Raw(`SELECT segment_id FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE user_id = ? AND deleted_at IS NULL)
 			AND contact_id IS NULL AND email = ? AND user_id = ?`, accountID, c.Email, accountID).Scan(&hand).Error; err != nil {
+			return err
+		}
+		// The segments of the contact's type (segments_type), and those of
+		// other types that hold the address by hand.
+		var segs []models.Segment
+		q := tx.Where("user_id = ? AND deleted_at IS NULL", accountID)
+		if len(hand) > 0 {
+			q = q.Where("(contact_type_id = ? OR id IN ?)", c.ContactTypeID, hand)
+		} else {
+			q = q.Where("contact_type_id = ?", c.ContactTypeID)
+		}
+		if err := q.Order("segment_name, id").Find(&segs).Error; err != nil {
 			return err
 		}
 		isIn, byHand := map[int64]bool{}, map[int64]bool{}
@@ -350,9 +358,6 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 			byHand[id] = true
 		}
 		for _, seg := range segs {
-			if seg.ContactTypeID != c.ContactTypeID && !byHand[seg.ID] {
-				continue
-			}
 			out = append(out, ContactSegment{Segment: seg, In: isIn[seg.ID] || byHand[seg.ID], ByHand: byHand[seg.ID]})
 		}
 		return nil
