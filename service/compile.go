@@ -109,6 +109,9 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 // list id sits under the From domain: "type3.a1.shop.example.com".
 func (c *compiledSend) identify(ctx context.Context, db *DB) error {
 	ss := c.send
+	if ss.ID == 0 {
+		return nil // a test mail of a send not saved yet: no list, no campaign
+	}
 	account := strconv.FormatInt(ss.UserID, 10)
 	var kind models.TargetKind
 	var item int64
@@ -149,8 +152,8 @@ func (c *compiledSend) identify(ctx context.Context, db *DB) error {
 	if len(names) == 1 {
 		c.listName = names[0]
 	}
-	if ss.ID == 0 || item == 0 && kind != "" || !delivery.ValidListID(c.listID) {
-		// A preview, a target gone, or a From domain that is no dot-atom
+	if item == 0 && kind != "" || !delivery.ValidListID(c.listID) {
+		// A target gone, or a From domain that is no dot-atom
 		// (an IDN written in Unicode): no List-Id rather than a failed send.
 		c.listID, c.listName = "", ""
 	}
