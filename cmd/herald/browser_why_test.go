@@ -84,10 +84,15 @@ func TestBrowserSegmentWhy(t *testing.T) {
 		}
 	}
 
-	b.do("ask from the segment's page",
+	b.do("open the segment's page",
 		chromedp.Navigate(base+"/segments/"+itoa(seg.ID)),
 		b.idle,
 		chromedp.WaitVisible(chromedp.ID("why-ask-email")),
+	)
+	noOverflow("segment page")
+	b.capture("segment-why-ask")
+	b.do("phone again", chromedp.EmulateViewport(390, 800)) // capture ends at desktop width
+	b.do("ask from the segment's page",
 		chromedp.SendKeys(chromedp.ID("why-ask-email"), "bob@example.com"),
 		chromedp.Click(chromedp.ID("why-ask-submit")),
 		chromedp.WaitVisible(chromedp.CSS(`#why-verdict[data-in="false"]`)),
