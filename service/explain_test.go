@@ -366,6 +366,32 @@ func TestExplainReasons(t *testing.T) {
 		t.Errorf("ann's segments: %+v %v", list, err)
 	}
 
+	// A condition whose field was deleted reads the field as empty text;
+	// one whose operator text cannot take (greater_than) is left out by
+	// the segment, and shown as such.
+	score, err := svc.Fields.Create(ctx, acct, service.FieldInput{FieldName: "score", FieldType: "number"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Contacts.Update(ctx, acct, service.ContactInput{ContactID: strconv.FormatInt(ann.ID, 10), ContactTypeID: strconv.FormatInt(ct.ID, 10),
+		Email: "ann@example.com", FirstName: "Ann", City: "Paris", Country: "FR", Custom: map[string]string{"score": "3"}}); err != nil {
+		t.Fatal(err)
+	}
+	scored, err := svc.Segments.Create(ctx, acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(ct.ID, 10), SegmentName: "High scores",
+		SelectField: []string{"score", "score"}, SelectOperator: []string{"greater_than", "is_empty"}, Value: []string{"10", ""}, QueryType: "or"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := explain(scored, ann.ID); x.In || x.Conditions[0].Met || x.Conditions[0].Value != "3" || x.Conditions[1].Met {
+		t.Errorf("before the field's deletion: %+v", x)
+	}
+	if err := svc.Fields.Delete(ctx, acct, score.ID); err != nil {
+		t.Fatal(err)
+	}
+	if x := explain(scored, ann.ID); !x.In || !x.Stored || !x.Conditions[0].Ignored || x.Conditions[0].Met || !x.Conditions[1].Met || x.Conditions[1].Value != "" {
+		t.Errorf("after the field's deletion: %+v", x)
+	}
+
 	stranger := newAccount(t, svc, "stranger@example.com")
 	if _, err := svc.Segments.Explain(ctx, stranger, and.ID, ann.ID); service.ErrorCode(err) != service.CodeNotFound {
 		t.Errorf("another account's segment: %v", err)
