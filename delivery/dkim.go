@@ -28,6 +28,8 @@ const rsaBits = 2048
 var SignedHeaders = []string{
 	"From", "Reply-To", "To", "Subject", "Date", "Message-ID", "MIME-Version",
 	"Content-Type", "List-Unsubscribe", "List-Unsubscribe-Post",
+	// Gmail reads Feedback-ID only when a signature covers it.
+	"List-Id", "Feedback-ID",
 }
 
 // DKIMKey is a signing key for one domain and selector.

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	xhtml "golang.org/x/net/html"
 )
@@ -39,6 +40,15 @@ type Message struct {
 	// ListUnsubscribeMailto, when set, is an address put beside the link
 	// in List-Unsubscribe (RFC 2369's mailto:, which RFC 8058 keeps).
 	ListUnsubscribeMailto string
+
+	// ListID, when set, makes the List-Id header (RFC 2919) `"ListName"
+	// <ListID>`: ListID is a dot-atom such as "type1.a1.shop.example.com",
+	// ListName the list's human name (RFC 2047-encoded beyond ASCII, made
+	// one line, control characters dropped).
+	ListID, ListName string
+	// FeedbackID, when set, is the Feedback-ID header Gmail's feedback loop
+	// reads ("s12:1:herald"): printable ASCII without spaces.
+	FeedbackID string
 
 	Headers []Header // extra headers, written in this order
 
@@ -168,6 +178,12 @@ func build(m *Message, bh *bodyHashes, reserve int) ([]byte, error) {
 			h.add("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
 		}
 	}
+	if m.ListID != "" {
+		h.add("List-Id", listPhrase(m.ListName)+"<"+m.ListID+">")
+	}
+	if m.FeedbackID != "" {
+		h.add("Feedback-ID", m.FeedbackID)
+	}
 	for _, x := range m.Headers {
 		h.add(x.Name, encodeWords(x.Value))
 	}
@@ -237,6 +253,12 @@ func (m *Message) check() error {
 	if m.MessageID != "" && (strings.ContainsAny(m.MessageID, " \t\r\n") || !strings.Contains(m.MessageID, "@")) {
 		return bad("message-id %q", m.MessageID)
 	}
+	if m.ListID != "" && !ValidListID(m.ListID) {
+		return bad("list-id %q is not a dot-atom", m.ListID)
+	}
+	if m.FeedbackID != "" && !validToken(m.FeedbackID) {
+		return bad("feedback-id %q", m.FeedbackID)
+	}
 	for _, x := range m.Headers {
 		if !validFieldName(x.Name) {
 			return bad("header name %q", x.Name)
@@ -276,10 +298,95 @@ func reservedHeader(name string) bool {
 	switch textproto.CanonicalMIMEHeaderKey(name) {
 	case "From", "To", "Reply-To", "Subject", "Date", "Message-Id", "Mime-Version",
 		"Content-Type", "Content-Transfer-Encoding", "List-Unsubscribe", "List-Unsubscribe-Post",
-		"Dkim-Signature":
+		"List-Id", "Feedback-Id", "Dkim-Signature":
 		return true
 	}
 	return false
+}
+
+// ValidListID reports whether s can be a List-Id's id: a dot-atom of
+// letters, digits and hyphens (RFC 2919's list-id is a dot-atom-text;
+// herald's are "type1.a1.<domain>").
+func ValidListID(s string) bool {
+	if s == "" || len(s) > 255 || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// validToken: printable ASCII without spaces, at most 200 characters.
+func validToken(s string) bool {
+	if len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 33 || c > 126 {
+			return false
+		}
+	}
+	return true
+}
+
+// listPhrase is the display name of a List-Id, with the space before the
+// angle bracket: a quoted string for printable ASCII, RFC 2047 encoded
+// words beyond it; "" for an empty name. Line breaks become spaces and
+// other control characters are dropped, so a name never starts a header.
+func listPhrase(name string) string {
+	name = strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' || r == '\t' {
+			return ' '
+		}
+		if r < 32 || r == 127 || r >= 0x80 && r < 0xa0 {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.Join(strings.Fields(name), " ")
+	if name == "" {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] >= 0x80 {
+			return phraseWords(name) + " "
+		}
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `" `
+}
+
+// phraseWords Q-encodes s as RFC 2047 encoded words fit for a phrase
+// (section 5 (3): only letters, digits and !*+-/ stay as they are, a space
+// is "_"), each at most 75 characters and never splitting a character.
+// mime.QEncoding keeps quotes and parentheses, which a phrase may not hold.
+func phraseWords(s string) string {
+	const prefix, suffix, room = "=?utf-8?q?", "?=", 75 - len("=?utf-8?q?") - len("?=")
+	var out, word strings.Builder
+	for _, r := range s {
+		var enc string
+		switch {
+		case r == ' ':
+			enc = "_"
+		case r < 0x80 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("!*+-/", r)):
+			enc = string(r)
+		default:
+			var b [4]byte
+			for _, c := range b[:utf8.EncodeRune(b[:], r)] {
+				enc += fmt.Sprintf("=%02X", c)
+			}
+		}
+		if word.Len()+len(enc) > room {
+			out.WriteString(prefix + word.String() + suffix + " ")
+			word.Reset()
+		}
+		word.WriteString(enc)
+	}
+	out.WriteString(prefix + word.String() + suffix)
+	return out.String()
 }
 
 // NewMessageID returns a fresh, globally unique Message-ID "<time.random@domain>".

@@ -120,6 +120,9 @@ func ParseSMTPURL(raw string) (SMTPConfig, error) {
 			c.Auth = v
 		case "helo":
 			c.LocalName = vals[len(vals)-1]
+			if !ValidHeloName(c.LocalName) {
+				return bad("helo=%q is not a host name or an address literal", c.LocalName)
+			}
 		default:
 			return bad("unknown parameter %q", key)
 		}

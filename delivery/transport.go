@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"strings"
 )
 
@@ -113,6 +115,57 @@ func checkEnvelope(from string, to []string) error {
 	return nil
 }
 
+// HeloName is the EHLO name for a server whose public address is baseURL:
+// its host, or an address literal ("[192.0.2.1]", "[IPv6:2001:db8::1]",
+// RFC 5321 section 4.1.3) when the host is an IP address; "" when baseURL
+// has no host.
+func HeloName(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Is4() || ip.Is4In6() {
+			return "[" + ip.Unmap().String() + "]"
+		}
+		return "[IPv6:" + ip.WithZone("").String() + "]"
+	}
+	if !ValidHeloName(host) {
+		return ""
+	}
+	return host
+}
+
+// ValidHeloName reports whether name can follow EHLO: a domain of
+// letters, digits, hyphens and dots, or an address literal in brackets.
+func ValidHeloName(name string) bool {
+	if name == "" || len(name) > 255 {
+		return false
+	}
+	if strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") {
+		lit := name[1 : len(name)-1]
+		if v6, ok := strings.CutPrefix(lit, "IPv6:"); ok {
+			ip, err := netip.ParseAddr(v6)
+			return err == nil && ip.Is6() && ip.Zone() == ""
+		}
+		ip, err := netip.ParseAddr(lit)
+		return err == nil && ip.Is4()
+	}
+	for _, label := range strings.Split(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // DefaultMaxConns is HERALD_SMTP_MAX_CONNS when unset.
 const DefaultMaxConns = 10
 
@@ -120,12 +173,22 @@ const DefaultMaxConns = 10
 // store when smtpURL is empty, else an SMTP pool of maxConns connections
 // (DefaultMaxConns when maxConns < 1). It fails only on a malformed URL.
 func OpenTransport(smtpURL string, maxConns int, store OutboxStore) (Transport, error) {
+	return OpenTransportAs(smtpURL, "", maxConns, store)
+}
+
+// OpenTransportAs is OpenTransport whose SMTP pool greets the relay with
+// EHLO localName (HERALD_HELO_NAME, or the host of HERALD_BASE_URL), unless
+// the URL names one itself with helo=; "" keeps "localhost".
+func OpenTransportAs(smtpURL, localName string, maxConns int, store OutboxStore) (Transport, error) {
 	if strings.TrimSpace(smtpURL) == "" {
 		return NewOutbox(store), nil
 	}
 	cfg, err := ParseSMTPURL(smtpURL)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.LocalName == "" {
+		cfg.LocalName = localName
 	}
 	if maxConns < 1 {
 		maxConns = DefaultMaxConns

@@ -34,6 +34,10 @@ type compiledSend struct {
 	needsContact bool
 	baseURL      string
 	fromDomain   string // the sender's domain: the Message-IDs' right side
+	// listID and listName make the List-Id (RFC 2919) naming the contact
+	// type or segment the message went to; feedbackID is Gmail's
+	// Feedback-ID. See identify.
+	listID, listName, feedbackID string
 	// verp names the row in the Message-ID and the List-Unsubscribe mailto:
 	// address; nil (a preview, view in browser) leaves both out.
 	verp *delivery.VERP
@@ -74,6 +78,9 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 			}
 		}
 	}
+	if err := c.identify(ctx, db); err != nil {
+		return nil, err
+	}
 	// Signed when the account has a key for the sender's domain (made on
 	// the sender's DNS page); never made here, as the DNS record would be
 	// missing and the signature fail.
@@ -90,6 +97,67 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 		return nil, err
 	}
 	return c, nil
+}
+
+// identify names the list the send's messages belong to and the campaign
+// Gmail's feedback loop reports on. An automation's step names the
+// automation's contact type or segment, and its Feedback-ID the automation
+// ("a7:1:herald", the same for all its steps); a single send names its
+// one target ("type3", "segment4"), or itself ("send12", with the send's
+// name) when it goes to several, as one message cannot say which of them
+// brought it; its Feedback-ID is "s<send id>:<account id>:herald". The
+// list id sits under the From domain: "type3.a1.shop.example.com".
+func (c *compiledSend) identify(ctx context.Context, db *DB) error {
+	ss := c.send
+	if ss.ID == 0 {
+		return nil // a test mail of a send not saved yet: no list, no campaign
+	}
+	account := strconv.FormatInt(ss.UserID, 10)
+	var kind models.TargetKind
+	var item int64
+	switch {
+	case ss.AutomationID != nil:
+		var a models.Automation
+		err := db.R.WithContext(ctx).Select("id", "automation_for", "automation_for_table").
+			Where("id = ? AND user_id = ?", *ss.AutomationID, ss.UserID).Take(&a).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		c.feedbackID = "a" + strconv.FormatInt(*ss.AutomationID, 10) + ":" + account + ":herald"
+		kind, item = a.AutomationForTable, a.AutomationFor
+	default:
+		c.feedbackID = "s" + strconv.FormatInt(ss.ID, 10) + ":" + account + ":herald"
+		if len(ss.RecipientID) == 1 {
+			kind, item = ss.RecipientID[0].Table, ss.RecipientID[0].ItemID()
+		}
+	}
+	var names []string
+	var err error
+	switch kind {
+	case models.TargetContacts:
+		c.listID = "type" + strconv.FormatInt(item, 10)
+		err = db.R.WithContext(ctx).Model(&models.ContactType{}).Where("id = ? AND user_id = ?", item, ss.UserID).
+			Limit(1).Pluck("name", &names).Error
+	case models.TargetSegments:
+		c.listID = "segment" + strconv.FormatInt(item, 10)
+		err = db.R.WithContext(ctx).Model(&models.Segment{}).Where("id = ? AND user_id = ?", item, ss.UserID).
+			Limit(1).Pluck("segment_name", &names).Error
+	default:
+		c.listID, names = "send"+strconv.FormatInt(ss.ID, 10), []string{ss.SingleSendName}
+	}
+	if err != nil {
+		return err
+	}
+	c.listID += ".a" + account + "." + c.fromDomain
+	if len(names) == 1 {
+		c.listName = names[0]
+	}
+	if item == 0 && kind != "" || !delivery.ValidListID(c.listID) {
+		// A target gone, or a From domain that is no dot-atom
+		// (an IDN written in Unicode): no List-Id rather than a failed send.
+		c.listID, c.listName = "", ""
+	}
+	return nil
 }
 
 // build renders and writes one recipient's message.
@@ -159,6 +227,7 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
 		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
 		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
+		ListID: c.listID, ListName: c.listName, FeedbackID: c.feedbackID,
 		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
 	}
 	if c.verp != nil {

@@ -213,16 +213,20 @@ func balanced(parts []string, join string) string {
 	return "(" + balanced(parts[:mid], join) + ")" + join + "(" + balanced(parts[mid:], join) + ")"
 }
 
-func sqlOne(d dialect, c Condition) (string, []any) {
-	var raw string
+// conditionColumn is the stored value a condition tests, as an expression
+// over contacts aliased c (Explain shows it beside the verdict).
+func conditionColumn(d dialect, c Condition) string {
 	switch {
 	case c.Type == "created_at":
-		raw = "c.created_at"
+		return "c.created_at"
 	case c.Custom:
-		raw = d.customField("c.custom_fields", c.Field)
-	default:
-		raw = "c." + c.Field
+		return d.customField("c.custom_fields", c.Field)
 	}
+	return "c." + c.Field
+}
+
+func sqlOne(d dialect, c Condition) (string, []any) {
+	raw := conditionColumn(d, c)
 	if c.Type == "created_at" {
 		switch c.Operator {
 		case "is_empty":

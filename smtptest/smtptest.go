@@ -26,6 +26,7 @@ type Message struct {
 	To   string
 	Data []byte
 	At   time.Time
+	Helo string // the name the client gave in EHLO (or HELO)
 }
 
 // Header parses the message's header.
@@ -198,10 +199,13 @@ func (s *Server) WaitCount(n int, d time.Duration) bool {
 }
 
 // NewSession implements smtp.Backend.
-func (s *Server) NewSession(*smtp.Conn) (smtp.Session, error) { return &session{s: s}, nil }
+func (s *Server) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	return &session{s: s, helo: c.Hostname()}, nil
+}
 
 type session struct {
 	s    *Server
+	helo string
 	from string
 	to   []string
 }
@@ -261,7 +265,7 @@ func (ss *session) Data(r io.Reader) error {
 		s.count++
 		s.byRcpt[strings.ToLower(to)]++
 		if !s.Discard {
-			s.msgs = append(s.msgs, Message{From: ss.from, To: to, Data: data, At: now})
+			s.msgs = append(s.msgs, Message{From: ss.from, To: to, Data: data, At: now, Helo: ss.helo})
 		}
 	}
 	s.mu.Unlock()

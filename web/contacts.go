@@ -11,6 +11,7 @@ import (
 	"herald/service"
 	"herald/views"
 	"herald/views/contacts"
+	"herald/views/segments"
 )
 
 // typeFilter reads the contact type a list is narrowed to (0: every
@@ -336,6 +337,15 @@ func (w *Web) editContact(c *fiber.Ctx) error {
 		if f.Custom[i].Type == "datetime-local" {
 			f.Custom[i].Value = strings.TrimSuffix(f.Custom[i].Value, ":00") // the input shows minutes unless seconds matter
 		}
+	}
+	segs, err := w.svc.Segments.OfContact(c.UserContext(), accountID(c), v.ID)
+	if err != nil {
+		return err
+	}
+	f.Segments = []contacts.SegmentLink{}
+	for _, s := range segs {
+		f.Segments = append(f.Segments, contacts.SegmentLink{Name: s.Segment.SegmentName, URL: segments.SegmentURL(s.Segment.ID),
+			WhyURL: segments.WhyContactURL(s.Segment.ID, v.ID), In: s.In, ByHand: s.ByHand})
 	}
 	return page(c, fiber.StatusOK, "Edit "+v.Email, views.NavContacts, contacts.FormPage(f))
 }

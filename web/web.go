@@ -168,6 +168,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/segments/:id", in, w.listSegmentRecipients)
 	app.Post("/segments/:id", in, w.updateSegment)
 	app.Get("/segments/:id/edit", in, w.editSegment)
+	app.Get("/segments/:id/why", in, w.whySegment)
 	app.Post("/segments/:id/delete", in, w.deleteSegment)
 	app.Post("/segments/:id/recipients", in, w.addSegmentRecipient)
 	app.Post("/segments/:id/recipients/:rid/delete", in, w.deleteSegmentRecipient)

@@ -138,6 +138,21 @@ type Form struct {
 	Errors views.Errors
 	Other  []string // messages of no field of the form
 	CSRF   string
+
+	// Segments are shown on an existing contact's page (nil: not read,
+	// as after a failed save).
+	Segments []SegmentLink
+}
+
+// SegmentLink is one segment on a contact's page: the segments of its
+// type and those that hold its address by hand, each with a link that
+// explains why the contact is in or out.
+type SegmentLink struct {
+	Name   string
+	URL    string // the segment's page
+	WhyURL string
+	In     bool
+	ByHand bool
 }
 
 // Action is where the form is posted.
