@@ -27,7 +27,7 @@ const rsaBits = 2048
 // message lacks are still listed, so that adding one later breaks the signature.
 var SignedHeaders = []string{
 	"From", "Reply-To", "To", "Subject", "Date", "Message-ID", "MIME-Version",
-	"Content-Type", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Id", "Feedback-ID",
+	"Content-Type", "List-Unsubscribe", "List-Unsubscribe-Post",
 }
 
 // DKIMKey is a signing key for one domain and selector.

@@ -33,8 +33,7 @@ type compiledSend struct {
 	senderAddr   string
 	needsContact bool
 	baseURL      string
-	fromDomain   string            // the sender's domain: the Message-IDs' right side
-	identity     []delivery.Header // List-Id and Feedback-ID (identity.go)
+	fromDomain   string // the sender's domain: the Message-IDs' right side
 	// verp names the row in the Message-ID and the List-Unsubscribe mailto:
 	// address; nil (a preview, view in browser) leaves both out.
 	verp *delivery.VERP
@@ -75,16 +74,12 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 			}
 		}
 	}
-	var err error
-	if c.identity, err = identityHeaders(ctx, db.R, ss, c.fromDomain); err != nil {
-		return nil, err
-	}
 	// Signed when the account has a key for the sender's domain (made on
 	// the sender's DNS page); never made here, as the DNS record would be
 	// missing and the signature fail.
 	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])
 	var row models.SenderDomain
-	err = db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
 	switch {
 	case err == nil:
 		// A key that cannot be read fails each message with its reason
@@ -164,7 +159,7 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
 		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
 		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
-		Headers: append([]delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}}, c.identity...),
+		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
 	}
 	if c.verp != nil {
 		// The Message-ID carries the row's token too: a feedback report or a
