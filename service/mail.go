@@ -32,10 +32,6 @@ func DefaultSystemFrom(baseURL string) string { return "no-reply@" + hostOf(base
 // host of the public address (decisions.md 7).
 func DefaultBounceAddress(baseURL string) string { return "bounces@" + hostOf(baseURL) }
 
-// DefaultHeloHost is the host herald names itself by in EHLO when
-// HERALD_HELO_NAME is unset: the host of the public address.
-func DefaultHeloHost(baseURL string) string { return hostOf(baseURL) }
-
 func hostOf(baseURL string) string {
 	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
 		return u.Hostname()

@@ -19,9 +19,6 @@ type config struct {
 	Database string // HERALD_DATABASE: SQLite path or postgres:// URL
 	BaseURL  string // HERALD_BASE_URL: the public address put in mails
 	SMTPURL  string // HERALD_SMTP_URL: unset = the outbox
-	// HeloName is HERALD_HELO_NAME: the name said in EHLO to the relay
-	// (default the host of HERALD_BASE_URL; the URL's helo= wins).
-	HeloName string
 	// SMTPMaxConns is HERALD_SMTP_MAX_CONNS: connections to the relay.
 	SMTPMaxConns int
 	// MailFrom is HERALD_MAIL_FROM: the address of herald's own mail
@@ -162,10 +159,6 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.BounceAddress = or(getenv("HERALD_BOUNCE_ADDRESS"), service.DefaultBounceAddress(c.BaseURL))
 	if _, err := delivery.NewVERP(c.BounceAddress, nil); err != nil {
 		return c, fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
-	}
-	c.HeloName = delivery.HeloName(or(getenv("HERALD_HELO_NAME"), service.DefaultHeloHost(c.BaseURL)))
-	if !delivery.ValidHeloName(c.HeloName) {
-		return c, fmt.Errorf("HERALD_HELO_NAME: %q is not a host name or an address literal", c.HeloName)
 	}
 	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)

@@ -76,7 +76,7 @@ func serve(ctx context.Context, cfg config) error {
 	}
 	defer db.Close()
 	go world.Load() // the world data is read once, before the first request needs it
-	transport, err := delivery.OpenTransport(delivery.WithHelo(cfg.SMTPURL, cfg.HeloName), cfg.SMTPMaxConns, service.NewOutbox(db))
+	transport, err := delivery.OpenTransport(cfg.SMTPURL, cfg.SMTPMaxConns, service.NewOutbox(db))
 	if err != nil {
 		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
