@@ -20,6 +20,7 @@ type Automations struct {
 	templates Templates
 	baseURL   string         // design_url and image
 	engine    *engineSignals // tells this process's engine of changed emails and due steps
+	checklist *Checklist     // refuses a failing set-live when the account blocks on it
 }
 
 // AutomationInput is the body of automations/create.
@@ -604,7 +605,8 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 // SetLive makes a draft automation live: contacts entering its target from
 // now on are enrolled, and contacts enrolled before a pause go on from
 // where they were. Errors: ErrNotFound; validation (no group, no email, an
-// email without a verified sender, no target).
+// email without a verified sender, no target; the pre-send checklist's
+// failures, under "checklist", when the account blocks on them).
 func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) error {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
@@ -631,6 +633,9 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	}
 	if a.Status == models.AutomationLive {
 		return nil
+	}
+	if err := s.checklist.enforceAutomation(ctx, a); err != nil {
+		return err
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Contacts already in the target are not enrolled, nor those that

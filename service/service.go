@@ -59,6 +59,7 @@ type Service struct {
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
 	Events        *Events
+	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -110,6 +111,9 @@ func New(db *DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	events := &Events{db: db}
+	// The From-domain rule reads the DNS checks once they are wired
+	// ((*DomainChecks).Authenticated); nil reports "not checked yet".
+	checklist := NewChecklist(db, cfg.Now, nil)
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
 	return &Service{
 		DB:            db,
@@ -128,10 +132,11 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Senders:       &Senders{db: db, notify: mail},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
-		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals},
+		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist},
+		Checklist:     checklist,
 		Suppressions:  &Suppressions{db: db},
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
-		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals},
+		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist},
 		Accounts: &Accounts{
 			db:   db,
 			cost: bcrypt.DefaultCost,

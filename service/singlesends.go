@@ -21,6 +21,7 @@ type SingleSends struct {
 	templates Templates
 	now       func() time.Time
 	engine    *engineSignals // tells this process's engine a send may be due, or was deleted
+	checklist *Checklist     // refuses a failing send when the account blocks on it
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -359,10 +360,14 @@ func nonBlank(items []string) []string {
 
 // Create saves a send and arms it as schedule_type says: an immediate send
 // starts within seconds, a scheduled one at its time. It returns the utr.
-// Errors: validation.
+// Errors: validation (the body; the pre-send checklist's failures, under
+// "checklist", when the account blocks on them).
 func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
 	ss, err := s.check(ctx, accountID, in, forCreate)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, err
 	}
 	now := models.NewTimestamp(models.Now())
@@ -381,7 +386,8 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 // Update replaces a send that has not started and arms it again. The body
 // is checked first, the utr among its required parameters: a send that
 // does not exist is not found only once the body is complete and valid.
-// Errors: validation (also when it is running or completed), ErrNotFound.
+// Errors: validation (also when it is running or completed, and the
+// checklist's failures as on Create), ErrNotFound.
 func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
 	ss, err := s.check(ctx, accountID, in, forUpdate)
 	if err != nil {
@@ -393,6 +399,9 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	}
+	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
+		return nil, err
 	}
 	status := models.SendInitiate
 	if ss.ScheduleType == 1 {

@@ -27,6 +27,11 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 		TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
 		Password: account.PasswordForm{CSRF: csrf(c)},
 	}
+	blocks, err := w.svc.Checklist.Blocks(c.UserContext(), u.ID)
+	if err != nil {
+		return d, err
+	}
+	d.Checklist = account.ChecklistSetting{Blocks: blocks, CSRF: csrf(c)}
 	rows, err := w.svc.Sessions.List(c.UserContext(), u.ID)
 	if err != nil {
 		return d, err

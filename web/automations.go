@@ -285,6 +285,18 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 		}
 		b.Steps = append(b.Steps, s)
 	}
+	if a.Status != models.AutomationLive && len(steps) > 0 {
+		items, err := w.svc.Checklist.ForAutomation(ctx, acct, a.Utr)
+		if err != nil {
+			return b, err
+		}
+		blocks, err := w.svc.Checklist.Blocks(ctx, acct)
+		if err != nil {
+			return b, err
+		}
+		cl := checklistView(items, blocks)
+		b.Checklist = &cl
+	}
 	return b, nil
 }
 
@@ -379,7 +391,10 @@ func (w *Web) changeState(c *fiber.Ctx, live bool) error {
 		err = w.svc.Automations.Pause(ctx, acct, a.Utr)
 	}
 	if isValidation(err) {
-		problem := refusal(err)
+		problem, byChecklist := refusal(err), refusedByChecklist(err)
+		if byChecklist {
+			problem = "Not set live: " + strings.Join(fieldErrors(err)[service.ChecklistField], " ")
+		}
 		if !partial(c) {
 			w.flash(c, views.FlashError, problem)
 			return c.Redirect(automations.AutomationURL(a.Utr), fiber.StatusSeeOther)
@@ -389,6 +404,10 @@ func (w *Web) changeState(c *fiber.Ctx, live bool) error {
 			return err
 		}
 		b.Problem = problem
+		if byChecklist && b.Checklist != nil {
+			b.Problem = "Not set live: an email fails the pre-send checklist, and your account refuses such automations."
+			b.Checklist.Refused = true
+		}
 		return render(c, fiber.StatusUnprocessableEntity, automations.StatusPanel(b, false))
 	}
 	if err != nil {

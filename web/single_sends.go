@@ -132,6 +132,12 @@ func sendErrors(err error) (views.Errors, []string) {
 			key = "template"
 		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
 			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time":
+		case service.ChecklistField:
+			other = append(other, "Not saved: this send fails the pre-send checklist, and your account refuses such sends.")
+			for _, pr := range ps {
+				other = append(other, pr.Message)
+			}
+			continue
 		default:
 			for _, pr := range ps {
 				other = append(other, friendly(field, pr))
@@ -203,7 +209,12 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
 	}
-	f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur)
+	if f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur); err != nil {
+		return f, err
+	}
+	refused := f.Checklist.Refused
+	f.Checklist, err = w.sendChecklist(c, f, cur)
+	f.Checklist.Refused = refused
 	return f, err
 }
 
@@ -244,6 +255,11 @@ func (w *Web) newSend(c *fiber.Ctx) error {
 	}
 	// A lone sender or group is the one to use.
 	f.SenderID, f.GroupID = onlyChoice(f.Senders), onlyChoice(f.Groups)
+	if f.SenderID != "" {
+		if f.Checklist, err = w.sendChecklist(c, f, nil); err != nil {
+			return err
+		}
+	}
 	if f.GroupID != "" {
 		f.Count, err = w.svc.SingleSends.FormAudienceCount(c.UserContext(), accountID(c), f.Recipients, f.Excludes, f.GroupID)
 		if err != nil {
@@ -358,6 +374,7 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 			return w.sendLocked(c, cur)
 		}
 		f.Errors, f.Other = sendErrors(err)
+		f.Checklist.Refused = refusedByChecklist(err)
 		if f, err = w.fillSendForm(c, f, cur); err != nil {
 			return err
 		}

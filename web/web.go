@@ -105,6 +105,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/account/keys", in, w.showKeys)
 	app.Post("/account/keys", in, w.rotateKeys)
 	app.Post("/account/time-zone", in, w.saveTimeZone)
+	app.Post("/account/checklist", in, w.saveChecklistSetting)
 	app.Post("/account/password", in, w.changePassword)
 	app.Post("/account/logout-everywhere", in, w.logoutEverywhere)
 
@@ -203,6 +204,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/single-sends/new", in, w.newSend)
 	app.Post("/single-sends/bulk-delete", in, w.bulkDeleteSends)
 	app.Post("/single-sends/count", in, w.countSendAudience)
+	app.Post("/single-sends/checklist", in, w.checkSend)
 	app.Post("/single-sends/test", in, w.testSend)
 	app.Get("/single-sends/preview", in, w.previewSendDesign)
 	app.Get("/single-sends/:utr", in, w.showSend)

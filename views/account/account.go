@@ -11,11 +11,12 @@ import (
 
 // Data is the account page.
 type Data struct {
-	User     *models.User
-	CSRF     string
-	TimeZone ZoneForm
-	Password PasswordForm
-	Sessions []Session // live sessions, most recently used first
+	User      *models.User
+	CSRF      string
+	TimeZone  ZoneForm
+	Checklist ChecklistSetting
+	Password  PasswordForm
+	Sessions  []Session // live sessions, most recently used first
 }
 
 // PasswordForm changes the password (nothing typed is shown again).
@@ -71,3 +72,13 @@ func formAlerts(s string) []string {
 	}
 	return []string{s}
 }
+
+// ChecklistSetting turns blocking on the pre-send checklist on or off.
+type ChecklistSetting struct {
+	Blocks bool
+	Saved  bool // just saved: the form says so
+	CSRF   string
+}
+
+// ChecklistURL is where the setting is saved (POST).
+const ChecklistURL = "/account/checklist"

@@ -226,7 +226,8 @@ type Builder struct {
 	Clicks     int64 // the unique clicks of its emails
 	Blocks     int64 // its emails' messages refused by the relay's policy
 	Settings   Settings
-	Problem    string // why setting it live was refused
+	Problem    string           // why setting it live was refused
+	Checklist  *views.Checklist // the pre-send checks of its emails; nil while live
 	Loc        *time.Location
 	CSRF       string
 }

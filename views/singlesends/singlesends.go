@@ -24,6 +24,7 @@ const (
 	CountURL      = "/single-sends/count"
 	TestURL       = "/single-sends/test"
 	PreviewURL    = "/single-sends/preview"
+	ChecklistURL  = "/single-sends/checklist"
 )
 
 // SendURL is a send's page (GET) and where its form is saved (POST).
@@ -127,6 +128,7 @@ type Form struct {
 	Count        int64
 	Preview      Preview
 	Test         *TestResult // the answer to a test sent without JavaScript
+	Checklist    views.Checklist
 
 	Errors views.Errors
 	Other  []string // messages of no field of the form

@@ -1,0 +1,482 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// Severity is how a checklist item stands.
+type Severity string
+
+// The severities. A failure refuses the send when the account blocks on
+// the checklist; a warning never does.
+const (
+	SeverityOK      Severity = "ok"
+	SeverityWarning Severity = "warning"
+	SeverityFailure Severity = "failure"
+)
+
+// The rules of the checklist, as CheckItem.Rule names them.
+const (
+	RuleFromDomain    = "from_domain"
+	RuleUnsubscribe   = "unsubscribe"
+	RuleText          = "text"
+	RuleImageOnly     = "image_only"
+	RulePostalAddress = "postal_address"
+	RuleBounceRate    = "bounce_rate"
+	RuleComplaintRate = "complaint_rate"
+)
+
+// CheckItem is one rule's verdict, worded for the marketer.
+type CheckItem struct {
+	Rule     string
+	OK       bool
+	Severity Severity
+	Message  string
+}
+
+// Thresholds of the account's rates: Gmail's and Yahoo's bulk-sender
+// rules (February 2024) refuse mail from senders whose spam-complaint
+// rate reaches 0.3 % and ask to stay under 0.1 %; 2 % hard bounces is the
+// usual ceiling of list hygiene (providers read more as a bought list).
+// Rates are per mille of delivered messages, compared in integers.
+const (
+	bounceLimitPermille    = 20 // 2 %: failure at or above
+	complaintLimitPermille = 3  // 0.3 %: failure at or above
+	complaintWarnPermille  = 1  // 0.1 %: warning above
+	rateWindow             = 30 * 24 * time.Hour
+	// minWords: a design with images and fewer words than this is read
+	// as image-only (spam filters weigh the text against the images).
+	minWords = 20
+)
+
+// ChecklistField is the checklist's field of a refused send: the
+// API's 422 envelope carries {"checklist": [one message per failure]}.
+const ChecklistField = "checklist"
+
+// DomainAuthFunc reports what the DNS checks last found for a sending
+// domain of the account.
+type DomainAuthFunc func(ctx context.Context, accountID int64, domain string) (DomainAuth, error)
+
+// Checklist evaluates the pre-send checks of a single send or of an
+// automation's emails (issue 14, part 2): authentication of the From
+// domain, an unsubscribe link in the design, readable text, image-only
+// designs, the postal address, and the account's recent hard-bounce and
+// complaint rates. By default they are warnings; an account that turns
+// on blocking has its failing sends and set-lives refused.
+type Checklist struct {
+	db   *DB
+	now  func() time.Time
+	auth DomainAuthFunc
+}
+
+// NewChecklist builds the checklist over db. auth reads the DNS checks of
+// a domain; nil (no checks wired) reports every domain as not checked
+// yet, a warning.
+func NewChecklist(db *DB, now func() time.Time, auth DomainAuthFunc) *Checklist {
+	if now == nil {
+		now = time.Now
+	}
+	return &Checklist{db: db, now: now, auth: auth}
+}
+
+// ChecklistSubject is what one mail is checked on: its From address, the
+// postal address of its sender (the ((sender_address)) value) and its
+// design. An empty From or HTML means "not chosen yet".
+type ChecklistSubject struct {
+	Label      string // "Email 2: " before each message of an automation's email; "" for a send
+	From       string
+	HasSender  bool
+	PostalAddr string
+	HTML       string
+}
+
+// Blocks reports whether the account's failed checks refuse sends.
+func (c *Checklist) Blocks(ctx context.Context, accountID int64) (bool, error) {
+	var v int
+	err := c.db.R.WithContext(ctx).Table("users").Select("checklist_blocks").Where("id = ?", accountID).Scan(&v).Error
+	return v == 1, err
+}
+
+// SetBlocks turns blocking on or off for the account.
+func (c *Checklist) SetBlocks(ctx context.Context, accountID int64, on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	return c.db.W.WithContext(ctx).Table("users").Where("id = ?", accountID).
+		Updates(map[string]any{"checklist_blocks": v, "updated_at": models.Now()}).Error
+}
+
+// Evaluate checks the mails of subjects (one for a send, one per email of
+// an automation) and the account's rates, in the rules' order; the From
+// domain is checked once per domain.
+func (c *Checklist) Evaluate(ctx context.Context, accountID int64, subjects []ChecklistSubject) ([]CheckItem, error) {
+	var items []CheckItem
+	seen := map[string]bool{}
+	for _, s := range subjects {
+		if s.From == "" {
+			items = append(items, CheckItem{Rule: RuleFromDomain, Severity: SeverityWarning, Message: s.Label + "Choose a sender to check its domain's authentication."})
+			continue
+		}
+		d := domainOf(s.From)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		it, err := c.fromDomain(ctx, accountID, d)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	for _, s := range subjects {
+		items = append(items, designItems(s)...)
+	}
+	rates, err := c.rates(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	return append(items, rates...), nil
+}
+
+func domainOf(addr string) string {
+	return strings.ToLower(strings.TrimSpace(addr[strings.LastIndexByte(addr, '@')+1:]))
+}
+
+// fromDomain is the authentication item of a sending domain.
+func (c *Checklist) fromDomain(ctx context.Context, accountID int64, domain string) (CheckItem, error) {
+	it := CheckItem{Rule: RuleFromDomain}
+	if c.auth == nil {
+		it.Severity, it.Message = SeverityWarning, "The domain "+domain+" has not been checked yet: Gmail and Yahoo refuse bulk mail without SPF or DKIM and a DMARC record."
+		return it, nil
+	}
+	a, err := c.auth(ctx, accountID, domain)
+	if err != nil {
+		return it, err
+	}
+	switch {
+	case !a.Checked:
+		it.Severity, it.Message = SeverityWarning, "The domain "+domain+" has not been checked yet: Gmail and Yahoo refuse bulk mail without SPF or DKIM and a DMARC record."
+	case len(a.Problems) > 0:
+		it.Severity, it.Message = SeverityFailure, "The domain "+domain+" is not authenticated: "+strings.Join(a.Problems, "; ")+"."
+	case len(a.Warnings) > 0:
+		it.Severity, it.Message = SeverityWarning, "The domain "+domain+" is authenticated, but: "+strings.Join(a.Warnings, "; ")+"."
+	default:
+		it.OK, it.Severity, it.Message = true, SeverityOK, "The domain "+domain+" is authenticated (SPF or DKIM, and DMARC)."
+	}
+	return it, nil
+}
+
+// designItems are the checks of one mail's design and postal address.
+func designItems(s ChecklistSubject) []CheckItem {
+	if strings.TrimSpace(s.HTML) == "" {
+		return []CheckItem{{Rule: RuleText, Severity: SeverityWarning, Message: s.Label + "Choose a design to check its unsubscribe link, text and postal address."}}
+	}
+	st := designStats(s.HTML)
+	var out []CheckItem
+	add := func(rule string, sev Severity, msg string) {
+		out = append(out, CheckItem{Rule: rule, OK: sev == SeverityOK, Severity: sev, Message: s.Label + msg})
+	}
+	if st.unsubscribe {
+		add(RuleUnsubscribe, SeverityOK, "The design has an unsubscribe link.")
+	} else {
+		add(RuleUnsubscribe, SeverityFailure, "The design has no unsubscribe link: add ((unsubscribe_preferences)) to it. Gmail and Yahoo ask bulk mail for a visible way out.")
+	}
+	switch {
+	case st.words == 0:
+		add(RuleText, SeverityFailure, "The design has no readable text: spam filters and screen readers need words, not only images.")
+	default:
+		add(RuleText, SeverityOK, "The design has readable text ("+strconv.Itoa(st.words)+" "+plural(st.words, "word", "words")+").")
+	}
+	switch {
+	case st.images > 0 && st.words < minWords:
+		add(RuleImageOnly, SeverityWarning, fmt.Sprintf("The design is mostly images (%d %s, %d %s): spam filters distrust image-only mail; write at least %d words of text.",
+			st.images, plural(st.images, "image", "images"), st.words, plural(st.words, "word", "words"), minWords))
+	default:
+		add(RuleImageOnly, SeverityOK, "The design is not image-only.")
+	}
+	addr := strings.TrimSpace(s.PostalAddr)
+	switch {
+	case !s.HasSender:
+		add(RulePostalAddress, SeverityWarning, "Choose a sender to check the postal address.")
+	case addr == "":
+		add(RulePostalAddress, SeverityFailure, "The sender has no postal address: add it on the sender's page. Anti-spam laws (CAN-SPAM, CASL) ask for one in every mail.")
+	case !st.senderAddress && !strings.Contains(s.HTML, addr):
+		add(RulePostalAddress, SeverityFailure, "The design does not show the sender's postal address: add ((sender_address)) to its footer.")
+	default:
+		add(RulePostalAddress, SeverityOK, "The design shows the sender's postal address.")
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// designFacts is what the design checks read of an HTML design.
+type designFacts struct {
+	words, images              int
+	unsubscribe, senderAddress bool
+}
+
+// designStats counts the words a reader sees (not the head, styles,
+// scripts or placeholders; alt texts do not count: they are shown only
+// when images are not), the images, and finds the unsubscribe and postal
+// address placeholders anywhere (a link's href or the text).
+func designStats(src string) designFacts {
+	f := designFacts{
+		unsubscribe:   strings.Contains(src, "((unsubscribe_preferences))"),
+		senderAddress: strings.Contains(src, "((sender_address))"),
+	}
+	z := html.NewTokenizer(strings.NewReader(src))
+	skip := 0
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return f
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			switch atom.Lookup(name) {
+			case atom.Img:
+				f.images++
+			case atom.Head, atom.Style, atom.Script, atom.Title:
+				if tt == html.StartTagToken {
+					skip++
+				}
+			}
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			switch atom.Lookup(name) {
+			case atom.Head, atom.Style, atom.Script, atom.Title:
+				if skip > 0 {
+					skip--
+				}
+			}
+		case html.TextToken:
+			if skip == 0 {
+				f.words += countWords(string(z.Text()))
+			}
+		}
+	}
+}
+
+// countWords counts the runs of text holding a letter, placeholders left
+// out ("((first_name))" is not a word a reader sees as written).
+func countWords(s string) int {
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if strings.HasPrefix(w, "((") && strings.Contains(w, "))") {
+			continue
+		}
+		if strings.IndexFunc(w, unicode.IsLetter) >= 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// AccountRates are the counters of an account's sends first sent within
+// the window: every single send and automation email, deleted ones too
+// (reputation does not forget them).
+type AccountRates struct {
+	Delivered, Bounces, Complaints int64
+}
+
+// Rates sums the account's sends' counters over the last 30 days (index
+// single_sends_user_sent).
+func (c *Checklist) Rates(ctx context.Context, accountID int64) (AccountRates, error) {
+	var r AccountRates
+	since := models.DateTime{Time: c.now().Add(-rateWindow).UTC()}
+	err := c.db.R.WithContext(ctx).Model(&models.SingleSend{}).
+		Select("COALESCE(SUM(delivered), 0) AS delivered, COALESCE(SUM(bounces), 0) AS bounces, COALESCE(SUM(spam_reports), 0) AS complaints").
+		Where("user_id = ? AND sent_at >= ?", accountID, since).Scan(&r).Error
+	return r, err
+}
+
+// rates are the items of the account's hard-bounce and complaint rates.
+func (c *Checklist) rates(ctx context.Context, accountID int64) ([]CheckItem, error) {
+	r, err := c.Rates(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if r.Delivered == 0 {
+		return []CheckItem{
+			{Rule: RuleBounceRate, OK: true, Severity: SeverityOK, Message: "No mail delivered in the last 30 days: no hard-bounce rate yet."},
+			{Rule: RuleComplaintRate, OK: true, Severity: SeverityOK, Message: "No mail delivered in the last 30 days: no complaint rate yet."},
+		}, nil
+	}
+	pct := func(n int64) string {
+		return strconv.FormatFloat(100*float64(n)/float64(r.Delivered), 'f', 2, 64) + " %"
+	}
+	bounce := CheckItem{Rule: RuleBounceRate, OK: true, Severity: SeverityOK}
+	bOf := fmt.Sprintf(" (%d of %d delivered in the last 30 days)", r.Bounces, r.Delivered)
+	if r.Bounces*1000 >= r.Delivered*bounceLimitPermille {
+		bounce.OK, bounce.Severity = false, SeverityFailure
+		bounce.Message = "Your hard-bounce rate is " + pct(r.Bounces) + bOf + ", at or above 2 %: mailbox providers read it as an old or bought list. Remove the addresses you are not sure of before sending."
+	} else {
+		bounce.Message = "Your hard-bounce rate is " + pct(r.Bounces) + bOf + ", under 2 %."
+	}
+	cmp := CheckItem{Rule: RuleComplaintRate, OK: true, Severity: SeverityOK}
+	cOf := fmt.Sprintf(" (%d of %d delivered in the last 30 days)", r.Complaints, r.Delivered)
+	switch {
+	case r.Complaints*1000 >= r.Delivered*complaintLimitPermille:
+		cmp.OK, cmp.Severity = false, SeverityFailure
+		cmp.Message = "Your spam-complaint rate is " + pct(r.Complaints) + cOf + ", at or above 0.3 %: Gmail and Yahoo refuse bulk mail from senders over it. Send only to people who asked for this mail."
+	case r.Complaints*1000 > r.Delivered*complaintWarnPermille:
+		cmp.OK, cmp.Severity = false, SeverityWarning
+		cmp.Message = "Your spam-complaint rate is " + pct(r.Complaints) + cOf + ", above the 0.1 % Gmail and Yahoo ask senders to stay under (they refuse mail at 0.3 %)."
+	default:
+		cmp.Message = "Your spam-complaint rate is " + pct(r.Complaints) + cOf + ", at most 0.1 %."
+	}
+	return []CheckItem{bounce, cmp}, nil
+}
+
+// Failures are the messages of the failed items, in order.
+func Failures(items []CheckItem) []string {
+	var out []string
+	for _, it := range items {
+		if it.Severity == SeverityFailure {
+			out = append(out, it.Message)
+		}
+	}
+	return out
+}
+
+// checklistRefusal is the validation error of a blocked send: one message per
+// failure under "checklist"; nil when nothing failed.
+func checklistRefusal(items []CheckItem) error {
+	msgs := Failures(items)
+	if len(msgs) == 0 {
+		return nil
+	}
+	reasons := make([]Reason, len(msgs))
+	return &Error{Code: CodeValidation, Message: "The pre-send checklist failed.", Fields: map[string][]string{ChecklistField: msgs},
+		Reasons: map[string][]Reason{ChecklistField: reasons}}
+}
+
+// sendSubject is what a built send (models.SingleSend) is checked on.
+func sendSubject(ss *models.SingleSend) ChecklistSubject {
+	s := ChecklistSubject{From: ss.FromSender, HasSender: ss.FromSender != ""}
+	if ss.SenderAddress != nil {
+		s.PostalAddr = *ss.SenderAddress
+	}
+	if ss.TemplateHTML != nil {
+		s.HTML = *ss.TemplateHTML
+	}
+	return s
+}
+
+// ForSend evaluates a send as built from a valid body.
+func (c *Checklist) ForSend(ctx context.Context, accountID int64, ss *models.SingleSend) ([]CheckItem, error) {
+	return c.Evaluate(ctx, accountID, []ChecklistSubject{sendSubject(ss)})
+}
+
+// ForInput evaluates a send's form as it stands (the console's live
+// panel): what is not chosen yet is reported as such, never refused.
+func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSendInput) ([]CheckItem, error) {
+	s := ChecklistSubject{HTML: in.TemplateHTML}
+	if strings.TrimSpace(s.HTML) == "" && strings.TrimSpace(in.TemplateJSON) != "" {
+		s.HTML = htmlOfJSON(in.TemplateJSON)
+	}
+	if strings.TrimSpace(s.HTML) == "" {
+		if id, err := strconv.ParseInt(strings.TrimSpace(in.TemplateID), 10, 64); err == nil {
+			if d, err := (Templates{}).Design(id); err == nil {
+				s.HTML = d.HTMLCode
+			}
+		}
+	}
+	if id, err := ParseID(in.SenderID); err == nil {
+		snd, err := sender(ctx, c.db.R, accountID, id)
+		switch {
+		case err == nil:
+			s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
+		case !IsNotFound(err):
+			return nil, err
+		}
+	}
+	return c.Evaluate(ctx, accountID, []ChecklistSubject{s})
+}
+
+// ForAutomation evaluates every email of an automation, each email's
+// messages led by its number. Errors: ErrNotFound.
+func (c *Checklist) ForAutomation(ctx context.Context, accountID int64, utr string) ([]CheckItem, error) {
+	a, err := (&Automations{db: c.db}).Get(ctx, accountID, utr)
+	if err != nil {
+		return nil, err
+	}
+	return c.forAutomation(ctx, c.db.R, a)
+}
+
+func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Automation) ([]CheckItem, error) {
+	rows, err := orderedSchedules(q.WithContext(ctx), a.ID)
+	if err != nil {
+		return nil, err
+	}
+	subjects := make([]ChecklistSubject, 0, len(rows))
+	for i, r := range rows {
+		s := ChecklistSubject{Label: "Email " + strconv.Itoa(i+1) + ": "}
+		if r.TemplateHTML != nil {
+			s.HTML = *r.TemplateHTML
+		}
+		if r.SenderID != 0 {
+			snd, err := sender(ctx, q, a.UserID, r.SenderID)
+			switch {
+			case err == nil:
+				s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
+			case !IsNotFound(err):
+				return nil, err
+			}
+		}
+		subjects = append(subjects, s)
+	}
+	return c.Evaluate(ctx, a.UserID, subjects)
+}
+
+// enforceSend refuses a built send that fails a check when the account
+// blocks on the checklist; nil otherwise (and without evaluating when it
+// does not block, so an account that never turned it on pays one read).
+func (c *Checklist) enforceSend(ctx context.Context, accountID int64, ss *models.SingleSend) error {
+	if c == nil {
+		return nil
+	}
+	on, err := c.Blocks(ctx, accountID)
+	if err != nil || !on {
+		return err
+	}
+	items, err := c.ForSend(ctx, accountID, ss)
+	if err != nil {
+		return err
+	}
+	return checklistRefusal(items)
+}
+
+// enforceAutomation is enforceSend for an automation about to go live.
+func (c *Checklist) enforceAutomation(ctx context.Context, a *models.Automation) error {
+	if c == nil {
+		return nil
+	}
+	on, err := c.Blocks(ctx, a.UserID)
+	if err != nil || !on {
+		return err
+	}
+	items, err := c.forAutomation(ctx, c.db.R, a)
+	if err != nil {
+		return err
+	}
+	return checklistRefusal(items)
+}
