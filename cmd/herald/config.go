@@ -61,6 +61,9 @@ type config struct {
 	// HERALD_WEBHOOK_PASSWORD, HERALD_MAILGUN_SIGNING_KEY. web.New checks
 	// the certificate and the key.
 	Webhooks web.WebhookOptions
+	// DNSServer is HERALD_DNS_SERVER (host:port): the DNS server the
+	// domain checks ask; unset: the name servers of /etc/resolv.conf.
+	DNSServer string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -174,6 +177,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HERALD_EVENT_WEBHOOK_PRIVATE: %q must be 1 or 0", v)
 	}
 	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
+	if c.DNSServer = getenv("HERALD_DNS_SERVER"); c.DNSServer != "" {
+		if _, err := service.NewResolver(c.DNSServer); err != nil {
+			return c, fmt.Errorf("HERALD_DNS_SERVER: %w", err)
+		}
+	}
 	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {
 		return c, err // names HERALD_BOUNCE_MAILBOX, never the password
 	}
