@@ -23,12 +23,13 @@ type Server struct {
 	records map[string][]dns.RR // lower-case FQDN → records
 	fail    map[string]int      // lower-case FQDN → Rcode answered instead
 	queries int
+	asked   map[string]int // lower-case FQDN → questions about it
 }
 
 // Start starts a server for the test's lifetime.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{records: map[string][]dns.RR{}, fail: map[string]int{}}
+	s := &Server{records: map[string][]dns.RR{}, fail: map[string]int{}, asked: map[string]int{}}
 	var udp net.PacketConn
 	var tcp net.Listener
 	for i := 0; ; i++ {
@@ -119,6 +120,13 @@ func (s *Server) Queries() int {
 	return s.queries
 }
 
+// Asked is the number of questions (of any type) about name so far.
+func (s *Server) Asked(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.asked[dns.Fqdn(strings.ToLower(name))]
+}
+
 // ServeDNS answers one question from the records.
 func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	m := new(dns.Msg)
@@ -129,6 +137,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	if len(req.Question) == 1 {
 		q := req.Question[0]
 		n := strings.ToLower(q.Name)
+		s.asked[n]++
 		rrs, ok := s.records[n]
 		switch rc, failing := s.fail[n]; {
 		case failing:

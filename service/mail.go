@@ -106,11 +106,15 @@ func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, err
 	return delivery.ParseDKIMKey(domain, dkimSelector, st.Value)
 }
 
-// dkimSelector is the DNS selector of the keys herald makes.
+// dkimSelector is the DNS selector of herald's own mail's key (each
+// account key has its own, newSelector; keys made before issue 14 keep
+// this one).
 const dkimSelector = "herald"
 
-// DomainKey returns the account's DKIM key for domain, making and storing
-// an RSA 2048 key the first time (several processes agree on one).
+// DomainKey returns the account's newest DKIM key for domain, making and
+// storing an RSA 2048 key with its own selector the first time (several
+// processes agree on one). A key made so signs once a DNS check has seen
+// its record, or when the domain's "sign anyway" switch is on.
 func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*delivery.DKIMKey, error) {
 	return domainKey(ctx, m.db, accountID, domain)
 }
@@ -118,27 +122,16 @@ func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*
 func domainKey(ctx context.Context, db *DB, accountID int64, domain string) (*delivery.DKIMKey, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	var row models.SenderDomain
-	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").First(&row).Error
 	if err != nil {
 		if !IsNotFound(notFound(err)) {
 			return nil, err
 		}
-		key, err := delivery.GenerateDKIM(domain, dkimSelector, delivery.DKIMRSA)
+		made, err := makeDomainKey(ctx, db, accountID, domain, 1)
 		if err != nil {
 			return nil, err
 		}
-		pem, err := key.PrivateKeyPEM()
-		if err != nil {
-			return nil, err
-		}
-		row = models.SenderDomain{UserID: accountID, Domain: domain, Selector: dkimSelector, Algorithm: delivery.DKIMRSA,
-			PrivateKey: pem, CreatedAt: models.NewTimestamp(models.Now())}
-		if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-			return nil, err
-		}
-		if err := db.W.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error; err != nil {
-			return nil, err
-		}
+		row = *made
 	}
 	return delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
 }
@@ -166,6 +159,9 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	var out []DNSRecord
 	out = append(out, DNSRecord{"DKIM", dk.Selector + "._domainkey." + dk.Domain, dk.Record})
 	n, v := delivery.SPFRecord(domain, "")
+	if s.checks != nil {
+		v = s.checks.SPFProposal(ctx, accountID, strings.ToLower(domain))
+	}
 	out = append(out, DNSRecord{"SPF", n, v})
 	n, v = delivery.DMARCRecord(domain)
 	out = append(out, DNSRecord{"DMARC", n, v})

@@ -59,6 +59,7 @@ type Service struct {
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
 	Events        *Events
+	DomainChecks  *DomainChecks
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -81,6 +82,9 @@ type Config struct {
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
+	// DomainChecks is what the DNS checks of sending domains read:
+	// HERALD_DNS_SERVER, the relay's host, whether inbound SMTP runs.
+	DomainChecks DomainCheckConfig
 }
 
 // New wires every area to db and cfg.
@@ -111,7 +115,9 @@ func New(db *DB, cfg Config) (*Service, error) {
 	}
 	events := &Events{db: db}
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
+	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
 	return &Service{
+		DomainChecks:  checks,
 		DB:            db,
 		engine:        signals,
 		now:           cfg.Now,
@@ -125,7 +131,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, notify: mail},
+		Senders:       &Senders{db: db, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals},

@@ -195,6 +195,15 @@ func or(v, def string) string {
 	return v
 }
 
+// domainChecks is what the DNS checks of sending domains read.
+func (c config) domainChecks() service.DomainCheckConfig {
+	dc := service.DomainCheckConfig{DNSServer: c.DNSServer, Inbound: c.Inbound.Addr != ""}
+	if s, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err == nil {
+		dc.RelayHost = s.Host
+	}
+	return dc
+}
+
 // hearing is what the console's bounce setup page shows of the
 // configuration: which ways of hearing back are on, without secrets.
 func (c config) hearing() web.Hearing {
