@@ -143,6 +143,30 @@ type DNSRecord struct {
 	Value   string
 }
 
+// Publishable is the record's value as a DNS host takes it: a TXT value
+// longer than 255 characters split into quoted strings of at most 255
+// (RFC 7208 3.3, RFC 6376 3.6.2.2), which receivers join again; a
+// shorter one as it is.
+func (r DNSRecord) Publishable() string { return QuoteTXT(r.Value) }
+
+// QuoteTXT splits a TXT value longer than 255 characters into quoted
+// strings ("…" "…"); a shorter one is returned as it is.
+func QuoteTXT(v string) string {
+	if len(v) <= 255 {
+		return v
+	}
+	var b strings.Builder
+	for len(v) > 0 {
+		n := min(255, len(v))
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(`"` + v[:n] + `"`)
+		v = v[n:]
+	}
+	return b.String()
+}
+
 // DNSRecords returns the records the sender's domain should publish: its
 // DKIM public key (made now if needed), SPF and DMARC.
 // Errors: ErrNotFound (sender).
@@ -158,6 +182,18 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	}
 	var out []DNSRecord
 	out = append(out, DNSRecord{"DKIM", dk.Selector + "._domainkey." + dk.Domain, dk.Record})
+	// During a key rotation the older key still signs: its record stays
+	// until a check sees the new one.
+	keys, err := domainKeys(ctx, s.db, accountID, dk.Domain)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys[1:] {
+		if key, err := delivery.ParseDKIMKey(k.Domain, k.Selector, k.PrivateKey); err == nil {
+			n, v := key.DNSRecord()
+			out = append(out, DNSRecord{"DKIM (current key: keep it until herald sees the new one)", n, v})
+		}
+	}
 	n, v := delivery.SPFRecord(domain, "")
 	if s.checks != nil {
 		v = s.checks.SPFProposal(ctx, accountID, strings.ToLower(domain))
