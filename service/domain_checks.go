@@ -857,3 +857,29 @@ func (d *DomainChecks) UseResolver(r *Resolver) {
 	d.resolverOnce.Do(func() {})
 	d.resolver, d.resolverErr = r, nil
 }
+
+// Unsigned returns the addresses of the account's verified senders whose
+// mail goes out without a DKIM signature: their domain has no key seen
+// published and none allowed to sign anyway (the compose page says so).
+func (d *DomainChecks) Unsigned(ctx context.Context, accountID int64) ([]string, error) {
+	var emails, signed []string
+	if err := d.db.R.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL AND is_verified = 1", accountID).
+		Order("from_email").Pluck("from_email", &emails).Error; err != nil {
+		return nil, err
+	}
+	if err := d.db.R.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND (published_at IS NOT NULL OR sign_anyway = 1)", accountID).
+		Distinct("domain").Pluck("domain", &signed).Error; err != nil {
+		return nil, err
+	}
+	ok := map[string]bool{}
+	for _, dm := range signed {
+		ok[dm] = true
+	}
+	var out []string
+	for _, e := range emails {
+		if !ok[strings.ToLower(e[strings.LastIndexByte(e, '@')+1:])] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -106,3 +106,30 @@ func TestSenderDomainChecks(t *testing.T) {
 	other.get("/senders")
 	wantStatus(t, other.hxPost("/senders/"+id+"/check", nil), http.StatusNotFound)
 }
+
+// TestComposeNamesUnsignedSenders: the compose page says which senders'
+// mail goes out unsigned, until their key may sign.
+func TestComposeNamesUnsignedSenders(t *testing.T) {
+	ctx := context.Background()
+	a := newTestApp(t, web.Options{})
+	c, acct := a.account("Ada", "ada@example.com")
+	s, err := a.svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "News", FromEmail: "news@example.com", ReplyToEmail: "help@example.com",
+		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.svc.Senders.Verify(ctx, s.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	r := c.get("/single-sends/new")
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "#send-unsigned")); !strings.Contains(got, "news@example.com") {
+		t.Fatalf("unsigned note %q", got)
+	}
+	if err := a.svc.DomainChecks.SetSignAnyway(ctx, acct, "example.com", true); err != nil {
+		t.Fatal(err)
+	}
+	if r = c.get("/single-sends/new"); first(r.doc, "#send-unsigned") != nil {
+		t.Fatalf("note shown for a signing sender: %q", text(first(r.doc, "#send-unsigned")))
+	}
+}
