@@ -758,6 +758,13 @@ func makeDomainKey(ctx context.Context, db *DB, accountID int64, domain string, 
 // Run checks the domains that are due until ctx ends: every tick, and
 // each domain again Every after its last check.
 func (d *DomainChecks) Run(ctx context.Context, tick time.Duration) {
+	// The first round waits a little: a process that starts and stops at
+	// once (a test, a crash loop) does not flood DNS.
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(min(tick, time.Minute)):
+	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {

@@ -409,3 +409,39 @@ func TestDKIMSigningGate(t *testing.T) {
 		t.Fatalf("after the record was seen: DKIM-Signature %q", h)
 	}
 }
+
+// TestMigrationKeepsExistingKeysSigning: keys made before migration 19
+// (selector herald) keep signing, as generation 1.
+func TestMigrationKeepsExistingKeysSigning(t *testing.T) {
+	ctx := context.Background()
+	db, err := service.OpenDB(dbtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.MigrateTo(ctx, 18); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(db, service.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct := newAccount(t, svc, "owner@herald.test")
+	if err := db.W.Exec(`INSERT INTO sender_domains (user_id, domain, selector, algorithm, private_key, created_at) VALUES (?, ?, 'herald', 'rsa', 'x', ?)`,
+		acct, "old.example.com", models.NewTimestamp(models.Now())).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var row models.SenderDomain
+	if err := db.R.Where("user_id = ? AND domain = ?", acct, "old.example.com").First(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	if row.Selector != "herald" || row.Generation != 1 || row.SignAnyway != 1 || row.PublishedAt != nil {
+		t.Fatalf("migrated key %+v", row)
+	}
+	if un, err := svc.DomainChecks.Unsigned(ctx, acct); err != nil || len(un) != 0 {
+		t.Fatalf("unsigned after the migration: %q %v", un, err)
+	}
+}
