@@ -421,7 +421,11 @@ func (d *DomainChecks) SPFProposal(ctx context.Context, accountID int64, domain 
 	}
 	var terms []string
 	if r, err := d.dns(); err == nil {
-		terms = d.spfTerms(ctx, r, row.SendingIPs)
+		// A page waits for this: a DNS server that does not answer costs
+		// two seconds at most (the relay is then proposed as a:host).
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		terms = d.spfTerms(tctx, r, row.SendingIPs)
+		cancel()
 	}
 	if len(terms) == 0 && found == "" {
 		_, v := delivery.SPFRecord(domain, "")

@@ -196,6 +196,11 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	}
 	n, v := delivery.SPFRecord(domain, "")
 	if s.checks != nil {
+		// The domain joins the daily checks now (due at once), not at the
+		// next hourly look for new domains.
+		if err := s.checks.ensureRow(ctx, accountID, dk.Domain); err != nil {
+			return nil, err
+		}
 		v = s.checks.SPFProposal(ctx, accountID, strings.ToLower(domain))
 	}
 	out = append(out, DNSRecord{"SPF", n, v})
