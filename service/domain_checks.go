@@ -479,6 +479,12 @@ func (d *DomainChecks) checkSPF(ctx context.Context, r *Resolver, domain, named 
 		res.Fix, res.Record = "Replace it with the record below.", propose("")
 		return res, false
 	}
+	if worst == SPFPass {
+		res.Status = StatusWarn
+		res.Detail = "The SPF record of " + domain + " lets in every address on the internet (+all or an all-covering range): anyone may send as " + domain + ", and receivers distrust it."
+		res.Fix, res.Record = "Replace it with the record below, which names your relay and ends in ~all.", propose(strings.Replace(strings.Replace(recs[0], "+all", "~all", 1), " all", " ~all", 1))
+		return res, false
+	}
 	if len(ips) == 0 {
 		res.Status = StatusWarn
 		res.Detail = fmt.Sprintf("%s has one SPF record (%d of 10 DNS lookups), but herald cannot tell whether it lets your mail in: %s.", domain, n, ipWhy)

@@ -218,6 +218,18 @@ func TestDomainChecks(t *testing.T) {
 		}
 	})
 
+	t.Run("+all", func(t *testing.T) {
+		srv.Add(t, `open.example.org. TXT "v=spf1 mx +all"`)
+		rep, err := svc.DomainChecks.CheckNow(ctx, acct, "open.example.org")
+		if err != nil {
+			t.Fatal(err)
+		}
+		spf := wantStatus(t, rep, service.CheckSPF, service.StatusWarn, "lets in every address")
+		if spf.Record == nil || spf.Record.Value != "v=spf1 mx include:relay.example.net ~all" {
+			t.Fatalf("proposal %+v", spf.Record)
+		}
+	})
+
 	t.Run("over 10 lookups", func(t *testing.T) {
 		publishKey(t, svc, srv, acct, "many.example.org")
 		rep, err := svc.DomainChecks.CheckNow(ctx, acct, "many.example.org")
