@@ -60,6 +60,7 @@ type Service struct {
 	EventWebhooks *EventWebhooks
 	Events        *Events
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
+	DomainChecks  *DomainChecks
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -82,6 +83,9 @@ type Config struct {
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
+	// DomainChecks is what the DNS checks of sending domains read:
+	// HERALD_DNS_SERVER, the relay's host, whether inbound SMTP runs.
+	DomainChecks DomainCheckConfig
 }
 
 // New wires every area to db and cfg.
@@ -111,11 +115,12 @@ func New(db *DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	events := &Events{db: db}
-	// The From-domain rule reads the DNS checks once they are wired
-	// ((*DomainChecks).Authenticated); nil reports "not checked yet".
-	checklist := NewChecklist(db, cfg.Now, nil)
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
+	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	// The From-domain rule of the checklist reads the DNS checks' last result.
+	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
 	return &Service{
+		DomainChecks:  checks,
 		DB:            db,
 		engine:        signals,
 		now:           cfg.Now,
@@ -129,7 +134,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, notify: mail},
+		Senders:       &Senders{db: db, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist},

@@ -182,6 +182,9 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 		return f, err
 	}
 	f.Library, f.Designs, f.Senders = lib, designs, senders
+	if f.Unsigned, err = w.svc.DomainChecks.Unsigned(ctx, acct); err != nil {
+		return f, err
+	}
 	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(g *models.UnsubscribeGroupCount) error {
 		f.Groups = append(f.Groups, views.Option{Value: strconv.FormatInt(g.ID, 10), Label: g.GroupName})
 		return nil

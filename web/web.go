@@ -184,6 +184,10 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/senders/:id/edit", in, w.editSender)
 	app.Post("/senders/:id/resend", in, w.resendSender)
 	app.Post("/senders/:id/delete", in, w.deleteSender)
+	app.Post("/senders/:id/check", in, w.checkSender)
+	app.Post("/senders/:id/sign-anyway", in, w.signAnywaySender)
+	app.Post("/senders/:id/sending-ips", in, w.sendingIPsSender)
+	app.Post("/senders/:id/rotate-key", in, w.rotateSender)
 
 	app.Get("/outbox", in, w.listOutbox)
 	app.Get("/outbox/:id", in, w.showOutboxMessage)

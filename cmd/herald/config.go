@@ -69,6 +69,9 @@ type config struct {
 	// HERALD_WEBHOOK_PASSWORD, HERALD_MAILGUN_SIGNING_KEY. web.New checks
 	// the certificate and the key.
 	Webhooks web.WebhookOptions
+	// DNSServer is HERALD_DNS_SERVER (host:port): the DNS server the
+	// domain checks ask; unset: the name servers of /etc/resolv.conf.
+	DNSServer string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -192,6 +195,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HERALD_EVENT_WEBHOOK_PRIVATE: %q must be 1 or 0", v)
 	}
 	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
+	if c.DNSServer = getenv("HERALD_DNS_SERVER"); c.DNSServer != "" {
+		if _, err := service.NewResolver(c.DNSServer); err != nil {
+			return c, fmt.Errorf("HERALD_DNS_SERVER: %w", err)
+		}
+	}
 	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {
 		return c, err // names HERALD_BOUNCE_MAILBOX, never the password
 	}
@@ -203,6 +211,15 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// domainChecks is what the DNS checks of sending domains read.
+func (c config) domainChecks() service.DomainCheckConfig {
+	dc := service.DomainCheckConfig{DNSServer: c.DNSServer, Inbound: c.Inbound.Addr != ""}
+	if s, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err == nil {
+		dc.RelayHost = s.Host
+	}
+	return dc
 }
 
 // hearing is what the console's bounce setup page shows of the

@@ -84,7 +84,8 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
 	defer transport.Close()
-	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress})
+	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress,
+		DomainChecks: cfg.domainChecks()})
 	if err != nil {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
@@ -145,6 +146,17 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	defer func() {
 		stopSending()
 		<-eventsDone
+	}()
+	// The daily DNS checks of sending domains (issue 14): stopped with
+	// the engine, before the database closes.
+	checksDone := make(chan struct{})
+	go func() {
+		defer close(checksDone)
+		svc.DomainChecks.Run(sendCtx, 10*time.Minute)
+	}()
+	defer func() {
+		stopSending()
+		<-checksDone
 	}()
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {

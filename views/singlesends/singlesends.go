@@ -120,6 +120,7 @@ type Form struct {
 	Designs      []views.Option
 	Current      bool // the design saved with the send is offered
 	Senders      []views.Option
+	Unsigned     []string // senders whose mail goes out without DKIM (issue 14)
 	Groups       []views.Option
 	Types        []Target
 	Segments     []Target
@@ -310,3 +311,6 @@ func Left(d time.Duration) string {
 	h := int(d.Hours())
 	return fmt.Sprintf("about %d h %d min", h, int(d.Minutes())-h*60)
 }
+
+// UnsignedList names the senders whose mail goes out unsigned.
+func (f Form) UnsignedList() string { return strings.Join(f.Unsigned, ", ") }
