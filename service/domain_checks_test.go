@@ -487,3 +487,53 @@ func BenchmarkDomainCheck(b *testing.B) {
 	}
 	b.ReportMetric(float64(srv.Queries())/float64(b.N), "dns-queries/op")
 }
+
+// The service's checklist reads the DNS checks' last stored result for a
+// From domain: failing before the key is published, passing after a
+// check has seen it (the wiring of service.New).
+func TestChecklistReadsDomainChecks(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := checksService(t, srv)
+	acct := newAccount(t, svc, "owner@herald.test")
+	srv.Add(t,
+		`relay.example.net. A 198.51.100.7`,
+		`shop.example.com. TXT "v=spf1 ip4:198.51.100.7 -all"`,
+		`shop.example.com. MX 10 herald.example.net.`,
+		`_dmarc.shop.example.com. TXT "v=DMARC1; p=reject"`,
+	)
+	subject := []service.ChecklistSubject{{From: "news@shop.example.com", HasSender: true, HTML: `<p>Hello ((unsubscribe_preferences))</p>`, PostalAddr: "1 rue de Rivoli"}}
+	rule := func() service.CheckItem {
+		t.Helper()
+		items, err := svc.Checklist.Evaluate(ctx, acct, subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			if it.Rule == service.RuleFromDomain {
+				return it
+			}
+		}
+		t.Fatal("no From-domain item")
+		return service.CheckItem{}
+	}
+	if it := rule(); it.Severity != service.SeverityWarning || !strings.Contains(it.Message, "not been checked") {
+		t.Fatalf("before any check: %+v", it)
+	}
+	if _, err := svc.Mail.DomainKey(ctx, acct, "shop.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if it := rule(); it.Severity != service.SeverityFailure || !strings.Contains(it.Message, "DKIM") {
+		t.Fatalf("key not published: %+v", it)
+	}
+	publishKey(t, svc, srv, acct, "shop.example.com")
+	if _, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if it := rule(); it.Severity != service.SeverityOK {
+		t.Fatalf("published: %+v", it)
+	}
+}
