@@ -3,7 +3,9 @@ package service
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -20,6 +22,7 @@ type Audience struct {
 	sends   *runningSends // compiles the send for its links
 	dialect dialect
 	log     *slog.Logger
+	now     func() time.Time // a local-time send's waves count from its start
 }
 
 // resolveChunk is how many contacts one INSERT … SELECT of the audience
@@ -47,9 +50,15 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	var local *localWaves
+	if ss.LocalTime != "" {
+		if local, err = a.localWaves(ctx, &ss); err != nil {
+			return err
+		}
+	}
 	for _, t := range ss.RecipientID {
 		for _, src := range sourcesOf(t.Table) {
-			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl}
+			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl, local: local}
 			if err := a.insertChunks(ctx, q); err != nil {
 				return err
 			}
@@ -61,6 +70,22 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	}
 	return a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
 		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
+}
+
+// localWaves prepares the zones of a local-time send, first fixing the
+// instant its waves count from (once: a process taking over the
+// resolution finds it set and computes the same waves).
+func (a *Audience) localWaves(ctx context.Context, ss *models.SingleSend) (*localWaves, error) {
+	if ss.LocalBase == 0 {
+		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND local_base = 0", ss.ID).
+			Update("local_base", a.now().UnixMilli()).Error; err != nil {
+			return nil, err
+		}
+		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("local_base", &ss.LocalBase).Error; err != nil {
+			return nil, err
+		}
+	}
+	return newLocalWaves(ctx, a.db, a.dialect, ss)
 }
 
 // insertChunks runs the INSERT … SELECT of one audience source in chunks
@@ -80,9 +105,10 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 			return err
 		}
 		insert, args := q.insert(lo, hi)
-		if a.events.wanted(q.account, EventProcessed) {
-			// The processed events with the chunk: its rows are the send's
-			// rows past the largest id before it.
+		if events := a.events.wanted(q.account, EventProcessed); events || q.local != nil {
+			// The processed events and the zones' release times with the
+			// chunk: its rows are the send's rows past the largest id
+			// before it.
 			err := w.Transaction(func(tx *gorm.DB) error {
 				var before int64
 				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages WHERE send_id = ?", q.sendID).Scan(&before).Error; err != nil {
@@ -90,6 +116,14 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 				}
 				if err := tx.Exec(insert, args...).Error; err != nil {
 					return err
+				}
+				if q.local != nil {
+					if err := q.local.assign(tx, before); err != nil {
+						return err
+					}
+				}
+				if !events {
+					return nil
 				}
 				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", models.Now(), q.sendID, before)
 			})
@@ -152,6 +186,7 @@ type chunkQuery struct {
 	src                     audienceSource
 	sendID, account, target int64
 	excl                    exclusions
+	local                   *localWaves // a local-time send's zones; nil otherwise
 }
 
 // bound is the query of the chunk's upper key after lo.
@@ -167,7 +202,11 @@ func (q chunkQuery) insert(lo, hi int64) (string, []any) {
 	s := q.src
 	var b strings.Builder
 	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error) ")
-	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, 0, ''")
+	nextAt := "0"
+	if q.local != nil {
+		nextAt = strconv.FormatInt(holdNextAt, 10) // held until assign gives the zone's time
+	}
+	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, " + nextAt + ", ''")
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
 	args := []any{q.sendID, q.account, q.target, lo}
 	if hi > 0 {

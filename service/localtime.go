@@ -1,0 +1,281 @@
+package service
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+	"herald/world"
+)
+
+// Local-time sends (issue 14). A single send with a local time ("09:00")
+// gives each recipient the release time of its zone: the first moment at
+// or after the send's start (the instant its audience is first resolved,
+// kept in single_sends.local_base) when that zone's clock shows the local
+// time. So a zone where 09:00 has already passed that day gets 09:00 the
+// next day. The zone is, in order: the custom field the send names, when
+// it holds an IANA zone name; the contact's city, else state, else
+// country in the shipped world data (world.CityZone …); else the
+// account's zone (UTC when it has none).
+//
+// The zones are resolved in the pass that writes the ledger rows: each
+// chunk of the audience is inserted held back (next_at far in the future),
+// then, in the same transaction, its rows get their zone's release time as
+// next_at (and release_at) and the zones' counts go to send_waves. The
+// ledger's claim only takes rows whose next_at has come, and the send
+// completes only when no row is queued, so the waves survive restarts and
+// are shared by several processes with no state of their own.
+
+// LocalTimeInput is the console's "deliver at this local time in each
+// recipient's zone" option of a single send.
+type LocalTimeInput struct {
+	Clock     string // "09:00" (H:i or H:i:s); empty: off
+	ZoneField string // optional custom field holding an IANA zone name
+}
+
+// holdNextAt holds a local-time row back while its chunk is resolved (it
+// never leaves the resolving transaction).
+const holdNextAt = int64(1) << 62
+
+// Messages of the local-time option.
+const (
+	msgLocalClock = "The local time does not match the format H:i."
+	msgZoneField  = "The zone field must be one of your custom fields."
+)
+
+// checkLocal validates the local-time option into ss (problems in p).
+func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalTimeInput, ss *models.SingleSend, p Problems) error {
+	clock := strings.TrimSpace(in.Clock)
+	if clock == "" {
+		ss.LocalTime, ss.LocalZoneField = "", ""
+		return nil
+	}
+	t, err := time.Parse("15:04:05", normalTime(clock))
+	if err != nil {
+		p.Add("local_time", msgLocalClock)
+		return nil
+	}
+	ss.LocalTime = t.Format("15:04")
+	if name := strings.TrimSpace(in.ZoneField); name != "" {
+		var n int64
+		if err := s.db.R.WithContext(ctx).Model(&models.Field{}).Where("user_id = ? AND field_name = ?", accountID, name).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 || !fieldNameRE.MatchString(name) {
+			p.Add("local_zone_field", msgZoneField)
+			return nil
+		}
+		ss.LocalZoneField = name
+	}
+	return nil
+}
+
+// Wave is one release time of a local-time send: the zones it covers,
+// their recipients and how many of them were delivered so far.
+type Wave struct {
+	At         time.Time
+	Zones      []string
+	Recipients int64
+	Sent       int64
+}
+
+// Waves returns the waves of a local-time send in time order (none for
+// another send). Sent counts delivered messages: it reads the send's
+// delivered rows, a console-only cost.
+func (s *SingleSends) Waves(ctx context.Context, accountID, sendID int64) ([]Wave, error) {
+	var rows []struct {
+		Zone       string
+		ReleaseAt  int64
+		Recipients int64
+	}
+	if err := s.db.R.WithContext(ctx).Raw("SELECT zone, release_at, recipients FROM send_waves WHERE send_id = ? AND user_id = ? ORDER BY release_at, zone",
+		sendID, accountID).Scan(&rows).Error; err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	var sent []struct{ ReleaseAt, N int64 }
+	if err := s.db.R.WithContext(ctx).Raw("SELECT release_at, COUNT(*) AS n FROM send_messages WHERE send_id = ? AND user_id = ? AND state = ? AND release_at > 0 GROUP BY release_at",
+		sendID, accountID, models.MessageDelivered).Scan(&sent).Error; err != nil {
+		return nil, err
+	}
+	byAt := map[int64]int64{}
+	for _, r := range sent {
+		byAt[r.ReleaseAt] = r.N
+	}
+	var out []Wave
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].At.UnixMilli() != r.ReleaseAt {
+			out = append(out, Wave{At: time.UnixMilli(r.ReleaseAt).UTC(), Sent: byAt[r.ReleaseAt]})
+		}
+		w := &out[len(out)-1]
+		w.Zones = append(w.Zones, r.Zone)
+		w.Recipients += r.Recipients
+	}
+	return out, nil
+}
+
+// zoneKey is what a contact's zone depends on.
+type zoneKey struct{ field, country, state, city string }
+
+// localWaves gives release times to the ledger rows of one local-time
+// send. Its caches are bounded, so memory stays flat with the audience.
+type localWaves struct {
+	base        time.Time
+	hour, min   int
+	fallback    string // the account's zone
+	field       string // SQL text of the zone custom field, or ""
+	zoneOf      map[zoneKey]string
+	releaseOf   map[string]int64 // zone → Unix ms
+	locations   map[string]*time.Location
+	sendID, acc int64
+}
+
+// maxZoneMemo bounds the memo of contacts' places (a new one starts past it).
+const maxZoneMemo = 50000
+
+func newLocalWaves(ctx context.Context, db *DB, d dialect, ss *models.SingleSend) (*localWaves, error) {
+	t, err := time.Parse("15:04", ss.LocalTime)
+	if err != nil {
+		return nil, err
+	}
+	var tz string
+	if err := db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", ss.UserID).Scan(&tz).Error; err != nil {
+		return nil, err
+	}
+	lw := &localWaves{
+		base: time.UnixMilli(ss.LocalBase), hour: t.Hour(), min: t.Minute(), fallback: "UTC",
+		zoneOf: map[zoneKey]string{}, releaseOf: map[string]int64{}, locations: map[string]*time.Location{},
+		sendID: ss.ID, acc: ss.UserID,
+	}
+	if lw.location(tz) != nil {
+		lw.fallback = tz
+	}
+	if ss.LocalZoneField != "" && fieldNameRE.MatchString(ss.LocalZoneField) {
+		lw.field = d.customField("c.custom_fields", ss.LocalZoneField)
+	}
+	return lw, nil
+}
+
+// location loads an IANA zone by name (nil: not one). "Local" and empty
+// names are not zones of a recipient.
+func (lw *localWaves) location(name string) *time.Location {
+	if name == "" || name == "Local" || len(name) > 64 {
+		return nil
+	}
+	if loc, ok := lw.locations[name]; ok {
+		return loc
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		loc = nil
+	}
+	if len(lw.locations) < 1000 {
+		lw.locations[name] = loc
+	}
+	return loc
+}
+
+// zone is a contact's zone name (see the package comment's order).
+func (lw *localWaves) zone(k zoneKey) string {
+	if z, ok := lw.zoneOf[k]; ok {
+		return z
+	}
+	z := lw.place(k)
+	if len(lw.zoneOf) >= maxZoneMemo {
+		clear(lw.zoneOf)
+	}
+	lw.zoneOf[k] = z
+	return z
+}
+
+func (lw *localWaves) place(k zoneKey) string {
+	if f := strings.TrimSpace(k.field); f != "" && lw.location(f) != nil {
+		return f
+	}
+	if cid, err := strconv.ParseInt(k.country, 10, 64); err == nil && cid > 0 {
+		st, okState := world.LookupState(cid, k.state)
+		if k.city != "" {
+			if c, ok := world.LookupCity(cid, st.ID, k.city); ok {
+				if z, ok := world.CityZone(c.ID); ok {
+					return z
+				}
+			} else if c, ok := world.LookupCity(cid, 0, k.city); okState && ok {
+				// A city named with a state it is not in: the name wins.
+				if z, ok := world.CityZone(c.ID); ok {
+					return z
+				}
+			}
+		}
+		if okState {
+			if z, ok := world.StateZone(st.ID); ok {
+				return z
+			}
+		}
+		if z, ok := world.CountryZone(cid); ok {
+			return z
+		}
+	}
+	return lw.fallback
+}
+
+// release is the Unix ms of the first moment at or after the base when
+// the zone's clock shows the send's local time.
+func (lw *localWaves) release(zone string) int64 {
+	if at, ok := lw.releaseOf[zone]; ok {
+		return at
+	}
+	loc := lw.location(zone)
+	if loc == nil {
+		loc = time.UTC
+	}
+	b := lw.base.In(loc)
+	at := time.Date(b.Year(), b.Month(), b.Day(), lw.hour, lw.min, 0, 0, loc)
+	if at.Before(lw.base) {
+		at = time.Date(b.Year(), b.Month(), b.Day()+1, lw.hour, lw.min, 0, 0, loc)
+	}
+	lw.releaseOf[zone] = at.UnixMilli()
+	return at.UnixMilli()
+}
+
+// assign gives the rows the chunk just inserted (the send's rows past the
+// id before) their release times and adds their zones to send_waves, in
+// the chunk's transaction.
+func (lw *localWaves) assign(tx *gorm.DB, before int64) error {
+	field := "''"
+	if lw.field != "" {
+		field = "COALESCE(" + lw.field + ", '')"
+	}
+	var rows []struct {
+		ID                          int64
+		Field, Country, State, City string
+	}
+	if err := tx.Raw("SELECT m.id, "+field+" AS field, COALESCE(c.country, '') AS country, COALESCE(c.state, '') AS state, COALESCE(c.city, '') AS city"+
+		" FROM send_messages m LEFT JOIN contacts c ON c.id = m.contact_id AND c.user_id = m.user_id WHERE m.send_id = ? AND m.id > ?",
+		lw.sendID, before).Scan(&rows).Error; err != nil {
+		return err
+	}
+	ids := map[int64][]int64{} // release → rows
+	counts := map[string]int64{}
+	for _, r := range rows {
+		z := lw.zone(zoneKey{r.Field, r.Country, r.State, r.City})
+		at := lw.release(z)
+		ids[at] = append(ids[at], r.ID)
+		counts[z]++
+	}
+	for _, at := range sortedKeys(ids) {
+		if err := tx.Exec("UPDATE send_messages SET next_at = ?, release_at = ? WHERE id IN ?", at, at, ids[at]).Error; err != nil {
+			return err
+		}
+	}
+	for z, n := range counts {
+		if err := tx.Exec(`INSERT INTO send_waves (send_id, zone, user_id, release_at, recipients) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (send_id, zone) DO UPDATE SET recipients = send_waves.recipients + excluded.recipients`,
+			lw.sendID, z, lw.acc, lw.release(z), n).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
