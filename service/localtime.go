@@ -33,7 +33,8 @@ import (
 // LocalTimeInput is the console's "deliver at this local time in each
 // recipient's zone" option of a single send.
 type LocalTimeInput struct {
-	Clock     string // "09:00" (H:i or H:i:s); empty: off
+	On        bool
+	Clock     string // "09:00" (H:i or H:i:s); required when On
 	ZoneField string // optional custom field holding an IANA zone name
 }
 
@@ -50,8 +51,8 @@ const (
 // checkLocal validates the local-time option into ss (problems in p).
 func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalTimeInput, ss *models.SingleSend, p Problems) error {
 	clock := strings.TrimSpace(in.Clock)
-	if clock == "" {
-		ss.LocalTime, ss.LocalZoneField = "", ""
+	ss.LocalTime, ss.LocalZoneField = "", ""
+	if !in.On || !p.required("local_time", clock) {
 		return nil
 	}
 	t, err := time.Parse("15:04:05", normalTime(clock))

@@ -107,7 +107,7 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10),
 		SingleSendName: "Morning", Subject: "Good morning", Preheader: "News",
 		RecipientID: []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, ScheduleType: "0",
-		Local: &service.LocalTimeInput{Clock: "09:00", ZoneField: "tz"},
+		Local: &service.LocalTimeInput{On: true, Clock: "09:00", ZoneField: "tz"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -245,11 +245,12 @@ func TestLocalTimeOptionIsValidated(t *testing.T) {
 		local service.LocalTimeInput
 		field string // "" : valid
 	}{
-		{service.LocalTimeInput{Clock: "25:00"}, "local_time"},
-		{service.LocalTimeInput{Clock: "nine"}, "local_time"},
-		{service.LocalTimeInput{Clock: "09:00", ZoneField: "nope"}, "local_zone_field"},
-		{service.LocalTimeInput{Clock: "09:00", ZoneField: "tz"}, ""},
-		{service.LocalTimeInput{Clock: "9:30:00"}, ""},
+		{service.LocalTimeInput{On: true, Clock: "25:00"}, "local_time"},
+		{service.LocalTimeInput{On: true, Clock: "nine"}, "local_time"},
+		{service.LocalTimeInput{On: true}, "local_time"},
+		{service.LocalTimeInput{On: true, Clock: "09:00", ZoneField: "nope"}, "local_zone_field"},
+		{service.LocalTimeInput{On: true, Clock: "09:00", ZoneField: "tz"}, ""},
+		{service.LocalTimeInput{On: true, Clock: "9:30:00"}, ""},
 	} {
 		in.Local = &tc.local
 		ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
@@ -266,7 +267,7 @@ func TestLocalTimeOptionIsValidated(t *testing.T) {
 		if ss.LocalTime != normalClock(tc.local.Clock) || ss.LocalZoneField != tc.local.ZoneField {
 			t.Errorf("%+v: stored %q %q", tc.local, ss.LocalTime, ss.LocalZoneField)
 		}
-		// An update without the option keeps it; with an empty clock it is off.
+		// An update without the option keeps it; with it off, it is off.
 		up := in
 		up.Utr, up.Local = ss.Utr, nil
 		got, err := f.svc.SingleSends.Update(f.ctx, f.acct, up)

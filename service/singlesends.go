@@ -40,8 +40,7 @@ type SingleSendInput struct {
 	ScheduleDate       string
 	ScheduleTime       string
 	// Local is the console's local-time option (not in the API): nil
-	// leaves it as it is on update (off on create); a zero Clock turns it
-	// off.
+	// leaves it as it is on update (off on create).
 	Local *LocalTimeInput
 }
 
