@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -104,7 +103,14 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 		if err := a.db.R.WithContext(ctx).Raw(bound, args...).Scan(&hi).Error; err != nil {
 			return err
 		}
-		insert, args := q.insert(lo, hi)
+		var plan *chunkPlan
+		if q.local != nil {
+			var err error
+			if plan, err = q.local.plan(ctx, a.db.R, q, lo, hi); err != nil {
+				return err
+			}
+		}
+		insert, args := q.insert(lo, hi, plan)
 		if events := a.events.wanted(q.account, EventProcessed); events || q.local != nil {
 			// The processed events and the zones' release times with the
 			// chunk: its rows are the send's rows past the largest id
@@ -118,7 +124,7 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 					return err
 				}
 				if q.local != nil {
-					if err := q.local.assign(tx, before); err != nil {
+					if err := q.local.count(tx, before, plan); err != nil {
 						return err
 					}
 				}
@@ -197,18 +203,22 @@ func (q chunkQuery) bound(lo int64) (string, []any) {
 }
 
 // insert is the statement that adds the chunk (lo, hi] (hi 0: no upper
-// bound) to the ledger as queued rows, less the exclusions.
-func (q chunkQuery) insert(lo, hi int64) (string, []any) {
+// bound) to the ledger as queued rows, less the exclusions; a local-time
+// send's rows take their release times (next_at, release_at) from the
+// chunk's plan.
+func (q chunkQuery) insert(lo, hi int64, plan *chunkPlan) (string, []any) {
 	s := q.src
 	var b strings.Builder
-	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error) ")
-	nextAt := "0"
-	if q.local != nil {
-		nextAt = strconv.FormatInt(holdNextAt, 10) // held until assign gives the zone's time
+	args := []any{q.sendID}
+	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, error) ")
+	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
+	if plan == nil {
+		b.WriteString("0, 0, ''")
+	} else {
+		b.WriteString(plan.release + ", " + plan.release + ", ''")
 	}
-	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, " + nextAt + ", ''")
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
-	args := []any{q.sendID, q.account, q.target, lo}
+	args = append(args, q.account, q.target, lo)
 	if hi > 0 {
 		b.WriteString(" AND " + s.key + " <= ?")
 		args = append(args, hi)
