@@ -114,17 +114,26 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 		if events := a.events.wanted(q.account, EventProcessed); events || q.local != nil {
 			// The processed events and the zones' release times with the
 			// chunk: its rows are the send's rows past the largest id
-			// before it.
+			// before it. The largest id of the whole table (one step down
+			// the primary key) rather than the send's: with send_id = ?
+			// the maximum walked every row of the send already written,
+			// once per chunk (1,000,000 recipients: quadratic).
 			err := w.Transaction(func(tx *gorm.DB) error {
 				var before int64
-				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages WHERE send_id = ?", q.sendID).Scan(&before).Error; err != nil {
+				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages").Scan(&before).Error; err != nil {
 					return err
 				}
-				if err := tx.Exec(insert, args...).Error; err != nil {
-					return err
-				}
-				if q.local != nil {
-					if err := q.local.count(tx, before, plan); err != nil {
+				if q.local == nil {
+					if err := tx.Exec(insert, args...).Error; err != nil {
+						return err
+					}
+				} else {
+					// The contacts of the rows inserted, for the waves' counts.
+					var contacts []*int64
+					if err := tx.Raw(insert+" RETURNING contact_id", args...).Scan(&contacts).Error; err != nil {
+						return err
+					}
+					if err := q.local.count(tx, contacts, plan); err != nil {
 						return err
 					}
 				}

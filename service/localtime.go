@@ -319,14 +319,10 @@ func (lw *localWaves) plan(ctx context.Context, r *gorm.DB, q chunkQuery, lo, hi
 	return p, nil
 }
 
-// count adds the zones of the rows the chunk inserted (the send's rows
-// past the id before) to send_waves, in the chunk's transaction: one
-// statement for the chunk's zones.
-func (lw *localWaves) count(tx *gorm.DB, before int64, p *chunkPlan) error {
-	var contacts []*int64
-	if err := tx.Raw("SELECT contact_id FROM send_messages WHERE send_id = ? AND id > ?", lw.sendID, before).Scan(&contacts).Error; err != nil {
-		return err
-	}
+// count adds the zones of the rows the chunk inserted (their contact ids,
+// nil for an address with none) to send_waves, in the chunk's
+// transaction: one statement for the chunk's zones.
+func (lw *localWaves) count(tx *gorm.DB, contacts []*int64, p *chunkPlan) error {
 	counts := map[string]int64{}
 	for _, c := range contacts {
 		z, ok := "", false
