@@ -36,6 +36,9 @@ type Event struct {
 	Reason        string `json:"reason,omitempty"`
 	Status        string `json:"status,omitempty"`
 	GroupID       *int64 `json:"group_id,omitempty"`
+	// Machine is set on open and click events: true when herald took the
+	// open or click for a privacy proxy's or a link scanner's (issue 14).
+	Machine *bool `json:"machine,omitempty"`
 }
 
 // EventBatch is the events one process claimed for one endpoint: at most

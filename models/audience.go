@@ -155,6 +155,10 @@ type Import struct {
 	CreatedAt     Timestamp      `json:"created_at"`
 	UpdatedAt     Timestamp      `json:"updated_at"`
 	FinishedAt    *Timestamp     `json:"finished_at"`
+	// Columns are the console's column choices for this run (service
+	// Fields.ImportColumns): not stored, since an import cut short is not
+	// resumed.
+	Columns []string `gorm:"-" json:"-"`
 }
 
 // TableName names the table.

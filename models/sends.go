@@ -101,6 +101,14 @@ type SingleSend struct {
 	// relay's reply that paused it.
 	PausedAt    *Timestamp `json:"-"`
 	PauseReason string     `json:"-"`
+	// The human counters (issue 14): the opens and clicks of the counters
+	// above that a person made, not a privacy proxy or a link scanner
+	// (delivery.MachineRules). Console only: the API answers keep the
+	// spec's fields.
+	HumanUniqueOpens  int64 `json:"-"`
+	HumanTotalOpens   int64 `json:"-"`
+	HumanUniqueClicks int64 `json:"-"`
+	HumanTotalClicks  int64 `json:"-"`
 	// Local-time delivery (console only, issue 14): LocalTime "15:04" sends
 	// each recipient's message at that clock time in its zone, read from the
 	// custom field LocalZoneField when set; LocalBase (Unix ms) is the
@@ -155,6 +163,17 @@ type SendMessage struct {
 	HardBouncedAt *Timestamp `json:"-"`
 	SoftBouncedAt *Timestamp `json:"-"`
 	ComplainedAt  *Timestamp `json:"-"`
+	// A person's first open and click, and when a human open and click
+	// last counted (Unix ms, 0 never); the last click of any kind and its
+	// link; the statistics row of the last human click (taken back when a
+	// second link follows within 2 s).
+	HumanOpenedAt       int64  `json:"-"`
+	HumanClickedAt      int64  `json:"-"`
+	HumanOpenCountedAt  int64  `json:"-"`
+	HumanClickCountedAt int64  `json:"-"`
+	LastClickAt         int64  `json:"-"`
+	LastClickLink       int    `json:"-"`
+	HumanClickEvent     *int64 `json:"-"`
 }
 
 // TableName names the table.

@@ -53,10 +53,14 @@ const (
 // RetryAfter, when set on a rate-limited error, is how long until the
 // request may succeed (the edges send it as Retry-After).
 type Error struct {
-	Code       Code
-	Message    string
-	Fields     map[string][]string
-	Reasons    map[string][]Reason
+	Code    Code
+	Message string
+	Fields  map[string][]string
+	Reasons map[string][]Reason
+	// Items names, per list field, the items that were refused (the bad
+	// addresses of a comma-separated list), for a caller that shows them;
+	// the API answers Fields' message alone.
+	Items      map[string][]string
 	RetryAfter time.Duration
 }
 

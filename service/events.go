@@ -375,6 +375,7 @@ func (e *Events) wanted(accountID int64, kind string) bool {
 type eventExtra struct {
 	URL, Reason, Status string
 	GroupID             *int64
+	Machine             *bool // open, click: taken for a machine's (issue 14)
 }
 
 // wants is the condition on event_webhooks w that it takes kind.
@@ -395,9 +396,17 @@ func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x event
 	if m.ID != 0 {
 		msgID = &m.ID
 	}
-	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, state, attempts, next_at, created_at)
-		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
-		kind, sendID, msgID, m.Email, truncate(x.URL, maxWebhookURL), truncate(x.Reason, 1000), truncate(x.Status, 16), x.GroupID,
+	var machine *int
+	if x.Machine != nil {
+		v := 0
+		if *x.Machine {
+			v = 1
+		}
+		machine = &v
+	}
+	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
+		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
+		kind, sendID, msgID, m.Email, truncate(x.URL, maxWebhookURL), truncate(x.Reason, 1000), truncate(x.Status, 16), x.GroupID, machine,
 		models.NewTimestamp(at), m.UserID, kindPattern(kind)).Error
 }
 

@@ -74,6 +74,7 @@ type claimedEvent struct {
 	Reason        string
 	Status        string
 	GroupID       *int64
+	Machine       *int
 	SendMessageID *int64
 	Attempts      int
 	CreatedAt     models.Timestamp
@@ -101,7 +102,7 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 		return nil, err
 	}
 	var rows []claimedEvent
-	if err := st.db.W.WithContext(ctx).Raw(`SELECT e.id, e.kind, e.email, e.url, e.reason, e.status, e.group_id, e.send_message_id, e.attempts, e.created_at,
+	if err := st.db.W.WithContext(ctx).Raw(`SELECT e.id, e.kind, e.email, e.url, e.reason, e.status, e.group_id, e.machine, e.send_message_id, e.attempts, e.created_at,
 		s.utr AS send_utr, s.from_sender, s.unsubscribe_group_id AS send_group, a.utr AS automation_utr
 		FROM events e LEFT JOIN single_sends s ON s.id = e.send_id LEFT JOIN automations a ON a.id = s.automation_id
 		WHERE e.id IN ? ORDER BY e.id`, ids).Scan(&rows).Error; err != nil {
@@ -124,6 +125,10 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 func (st *EventStore) payload(r *claimedEvent) delivery.Event {
 	ev := delivery.Event{Event: r.Kind, EventID: strconv.FormatInt(r.ID, 10), Timestamp: r.CreatedAt.Unix(), Email: r.Email,
 		URL: r.URL, Reason: r.Reason, Status: r.Status, GroupID: r.GroupID}
+	if r.Machine != nil {
+		machine := *r.Machine != 0
+		ev.Machine = &machine
+	}
 	if r.AutomationUtr != nil {
 		ev.AutomationUtr = *r.AutomationUtr
 	} else if r.SendUtr != nil {

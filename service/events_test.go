@@ -471,7 +471,12 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 		sort.Strings(keys)
 		want := []string{"email", "event", "event_id", "group_id", "message_id", "single_send_utr", "timestamp"}
 		if ev["event"] == "click" {
-			want = []string{"email", "event", "event_id", "group_id", "message_id", "single_send_utr", "timestamp", "url"}
+			// A click whose request is unknown (Tracking.Click) is not
+			// taken for a person's: "machine" is true (issue 14).
+			want = []string{"email", "event", "event_id", "group_id", "machine", "message_id", "single_send_utr", "timestamp", "url"}
+			if ev["machine"] != true {
+				t.Fatalf("click %s: want machine true", raw)
+			}
 		}
 		if !slices.Equal(keys, want) {
 			t.Fatalf("keys %v; want %v (%s)", keys, want, raw)

@@ -91,6 +91,11 @@ func (s *Imports) Import(ctx context.Context, imp *models.Import, r io.Reader) e
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if rctx.Err() != nil {
+		// Already shut down: AfterFunc would cancel only later, in a
+		// goroutine of its own, and a short file could be imported first.
+		cancel(context.Cause(rctx))
+	}
 	stop := context.AfterFunc(rctx, func() { cancel(context.Cause(rctx)) })
 	defer stop()
 	err := s.Run(ctx, imp, r)

@@ -101,6 +101,9 @@ type ImportFile struct {
 	ContactTypeID string
 	FileName      string // as sent; only the .csv extension is allowed
 	Present       bool   // a file part was sent
+	// Columns are the console's choices per column (by position), for
+	// Fields.ImportColumns; the API sends none.
+	Columns map[int]ImportColumn
 }
 
 // CheckImport validates the form fields of an upload before its file is
@@ -213,6 +216,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		_, _ = br.Discard(3)
 	}
 	rd := csv.NewReader(br)
+	rd.Comma = sniffDelimiter(br)
 	rd.FieldsPerRecord = -1
 	rd.ReuseRecord = true
 
@@ -223,6 +227,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	if err != nil {
 		return Invalid("file", "The header row cannot be read: "+err.Error())
 	}
+	applyColumns(header, imp.Columns)
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
 	if err != nil {
 		return err
@@ -340,14 +345,27 @@ type headerMap struct {
 	present                                                                     []string       // contact columns the file sets
 }
 
-func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
-	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
-	var notes models.ImportProblems
-	slots := map[string]*int{
+// slots are the columns a file may name besides the custom fields, each
+// with the index it is read from.
+func (h *headerMap) slots() map[string]*int {
+	return map[string]*int{
 		"email": &h.email, "first_name": &h.first, "last_name": &h.last, "alt_email": &h.alt, "country": &h.country,
 		"state": &h.state, "city": &h.city, "address_line1": &h.addr1, "address_line2": &h.addr2,
 		"state_province_region": &h.region, "postal_code": &h.postal,
 	}
+}
+
+// isImportSlot reports whether a file's column may be named name besides
+// the custom fields.
+func isImportSlot(name string) bool {
+	_, ok := (&headerMap{}).slots()[name]
+	return ok
+}
+
+func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
+	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
+	var notes models.ImportProblems
+	slots := h.slots()
 	seen := map[string]bool{}
 	for i, raw := range header {
 		name := strings.ToLower(strings.Join(strings.Fields(strings.TrimSpace(raw)), "_"))
@@ -750,4 +768,37 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
 			"finished_at": now, "updated_at": now})
 	return res.RowsAffected, res.Error
+}
+
+// sniffDelimiter reads the header line ahead (without consuming it) and
+// picks the delimiter it uses most outside quotes: a comma, a semicolon
+// (what spreadsheets write where the comma is the decimal mark) or a
+// tab. A header with none of them (a lone email column) is read with
+// commas.
+func sniffDelimiter(br *bufio.Reader) rune {
+	head, _ := br.Peek(64 << 10) // a header longer than this is read with commas
+	counts := map[byte]int{}
+	quoted := false
+	for _, c := range head {
+		if c == '"' {
+			quoted = !quoted
+			continue
+		}
+		if quoted {
+			continue
+		}
+		if c == '\n' || c == '\r' {
+			break
+		}
+		if c == ',' || c == ';' || c == '\t' {
+			counts[c]++
+		}
+	}
+	best := byte(',')
+	for _, c := range []byte{';', '\t'} {
+		if counts[c] > counts[best] {
+			best = c
+		}
+	}
+	return rune(best)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -208,5 +209,47 @@ func TestImportSameOnSQLiteAndPostgres(t *testing.T) {
 		if g := got.segments[name]; !slices.Equal(g, w) {
 			t.Errorf("segment %s: postgres %d recipients, sqlite %d", name, len(g), len(w))
 		}
+	}
+}
+
+// A file written with semicolons (spreadsheets where the comma is the
+// decimal mark) or tabs imports as the same file with commas: the
+// delimiter is read from the header line (issue 15).
+func TestImportDetectsDelimiter(t *testing.T) {
+	rows := [][]string{
+		{"email", "first_name", "company", "age"},
+		{"ann@example.com", "Ann", "Acme; Sons", "41"},
+		{"bob@example.com", "Bob", "Globex, Inc", "29"},
+		{"old3@example.com", "Carl", "", "35"},
+		{"not-an-address", "Dan", "", "1"},
+	}
+	file := func(sep string) string {
+		var b strings.Builder
+		for _, r := range rows {
+			cells := make([]string, len(r))
+			for i, c := range r {
+				if strings.ContainsAny(c, ",;\t") {
+					c = `"` + c + `"`
+				}
+				cells[i] = c
+			}
+			b.WriteString(strings.Join(cells, sep) + "\n")
+		}
+		return b.String()
+	}
+	want := runImportCase(t, dbtest.Service(t), file(","))
+	if !strings.Contains(want.report, "created 2") || want.contacts["bob@example.com"] == "" {
+		t.Fatalf("comma file: %s", want.report)
+	}
+	for name, sep := range map[string]string{"semicolon": ";", "tab": "\t"} {
+		t.Run(name, func(t *testing.T) {
+			got := runImportCase(t, dbtest.Service(t), file(sep))
+			if got.report != want.report {
+				t.Fatalf("report:\n got %s\nwant %s", got.report, want.report)
+			}
+			if !reflect.DeepEqual(got.contacts, want.contacts) || !reflect.DeepEqual(got.segments, want.segments) {
+				t.Fatalf("contacts or segments differ from the comma file:\n got %v %v\nwant %v %v", got.contacts, got.segments, want.contacts, want.segments)
+			}
+		})
 	}
 }

@@ -15,6 +15,9 @@ type ListFilter struct {
 	PerPage int
 	// AfterID resumes a whole-collection read after this id (keyset).
 	AfterID int64
+	// Newest lists the newest rows (highest ids) first; AfterID then
+	// resumes below that id.
+	Newest bool
 }
 
 // batchSize is how many rows a list reads per query: large enough that a
@@ -43,11 +46,15 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 	if table != "" {
 		idCol = table + ".id"
 	}
+	order, after := idCol, idCol+" > ?"
+	if f.Newest {
+		order, after = idCol+" DESC", idCol+" < ?"
+	}
 	if f.PerPage > 0 {
 		per := min(f.PerPage, maxPerPage)
 		page := max(f.Page, 1)
 		var rows []T
-		if err := fetch(q().WithContext(ctx).Order(idCol).Limit(per).Offset((page-1)*per), &rows); err != nil {
+		if err := fetch(q().WithContext(ctx).Order(order).Limit(per).Offset((page-1)*per), &rows); err != nil {
 			return err
 		}
 		for i := range rows {
@@ -59,9 +66,13 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 	}
 	last := f.AfterID
 	var rows []T // Find grows it to the batch's size: short lists stay small
-	for {
+	for first := true; ; first = false {
 		rows = rows[:0]
-		if err := fetch(q().WithContext(ctx).Where(idCol+" > ?", last).Order(idCol).Limit(batchSize), &rows); err != nil {
+		b := q().WithContext(ctx)
+		if !first || !f.Newest || last > 0 { // newest first starts from the top
+			b = b.Where(after, last)
+		}
+		if err := fetch(b.Order(order).Limit(batchSize), &rows); err != nil {
 			return err
 		}
 		for i := range rows {

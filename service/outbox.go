@@ -51,8 +51,10 @@ func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg [
 	return o.db.W.WithContext(context.WithoutCancel(ctx)).Create(row).Error
 }
 
-// Each calls fn for the account's outbox messages, without their bodies.
+// Each calls fn for the account's outbox messages, newest first, without
+// their bodies.
 func (o *Outbox) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.OutboxMessage) error) error {
+	f.Newest = true // the mail just sent is the one looked for
 	return each(ctx, f, "", func() *gorm.DB {
 		q := o.db.R.Model(&models.OutboxMessage{}).Select("id", "user_id", "mail_from", "rcpt_to", "subject", "created_at").Where("user_id = ?", accountID)
 		if f.Search != "" {

@@ -31,3 +31,35 @@ func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
 		t.Fatalf("b reads a's message: %v", err)
 	}
 }
+
+// TestOutboxListsNewestFirst: the mail just sent is the one a person
+// looks for, on the whole list and page by page (issue 15).
+func TestOutboxListsNewestFirst(t *testing.T) {
+	svc := dbtest.Service(t)
+	a := newAccount(t, svc, "a@example.com")
+	ctx := service.WithAccount(context.Background(), a)
+	for _, subj := range []string{"one", "two", "three"} {
+		msg := "From: a@example.com\r\nTo: x@example.com\r\nSubject: " + subj + "\r\n\r\nbody\r\n"
+		if err := svc.Outbox.SaveOutbox(ctx, "a@example.com", []string{"x@example.com"}, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	subjects := func(f service.ListFilter) string {
+		var got []string
+		if err := svc.Outbox.Each(context.Background(), a, f, func(m *models.OutboxMessage) error { got = append(got, m.Subject); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(got, ",")
+	}
+	if got := subjects(service.ListFilter{}); got != "three,two,one" {
+		t.Fatalf("whole list: %s", got)
+	}
+	if got := subjects(service.ListFilter{Page: 2, PerPage: 2}); got != "one" {
+		t.Fatalf("page 2 of 2: %s", got)
+	}
+	var ids []int64
+	_ = svc.Outbox.Each(context.Background(), a, service.ListFilter{}, func(m *models.OutboxMessage) error { ids = append(ids, m.ID); return nil })
+	if got := subjects(service.ListFilter{AfterID: ids[0]}); got != "two,one" {
+		t.Fatalf("resumed below the newest: %s", got)
+	}
+}

@@ -73,12 +73,16 @@ type Bucket struct {
 	At     time.Time
 	Opens  int64
 	Clicks int64
+	// The opens and clicks of the period taken for a person's (issue 14).
+	HumanOpens  int64
+	HumanClicks int64
 }
 
 // LinkClicks is one tracked link of a send and its clicks.
 type LinkClicks struct {
 	URL    string
 	Clicks int64
+	Human  int64 // the clicks taken for a person's (issue 14)
 }
 
 // Activity returns a send's opens and clicks per hour (per minute when
@@ -98,12 +102,14 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 	var last int64
 	for {
 		var rows []struct {
-			ID   int64
-			Kind int
-			Link int
-			At   models.Timestamp
+			ID    int64
+			Kind  int
+			Link  int
+			At    models.Timestamp
+			Raw   int64
+			Human int64
 		}
-		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at").
+		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at, raw, human").
 			Where("send_id = ? AND id > ?", ss.ID, last).Order("id").Limit(5000).Scan(&rows).Error; err != nil {
 			return nil, nil, err
 		}
@@ -114,12 +120,16 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 				b = &Bucket{At: at}
 				byAt[at] = b
 			}
+			// A row counted in the raw totals, the human ones, or both.
 			if r.Kind == 1 {
-				b.Opens++
+				b.Opens += r.Raw
+				b.HumanOpens += r.Human
 			} else {
-				b.Clicks++
+				b.Clicks += r.Raw
+				b.HumanClicks += r.Human
 				if r.Link >= 0 && r.Link < len(links) {
-					links[r.Link].Clicks++
+					links[r.Link].Clicks += r.Raw
+					links[r.Link].Human += r.Human
 				}
 			}
 		}

@@ -130,7 +130,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals},
 		Suppressions:  &Suppressions{db: db},
-		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now},
+		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals},
 		Accounts: &Accounts{
 			db:   db,

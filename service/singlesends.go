@@ -576,6 +576,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
 	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
 	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
+	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
 	cp.LocalBase = 0 // the copy's waves count from its own start
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +21,7 @@ type Tracking struct {
 	events  *Events
 	baseURL string
 	now     func() time.Time // the clock of the tracking windows
+	rules   *delivery.MachineRules
 
 	mu  sync.Mutex
 	key []byte
@@ -72,49 +74,196 @@ func (t *Tracking) message(ctx context.Context, token string) (*models.SendMessa
 // counts once (decisions.md 8). Unique counts are per message anyway.
 const countEvery = time.Minute
 
-// Open counts an open of the message: in total_opens at most once a
-// minute, in unique_opens the first time.
+// Hit is what the edge knows of a request to a tracking link: its method,
+// user agent and client address. A zero Hit (a caller that knows nothing
+// of the request) never counts as a person's.
+type Hit struct {
+	Method    string
+	UserAgent string
+	IP        netip.Addr
+}
+
+// MachineRanges adds the operator's address ranges (HERALD_MACHINE_RANGES)
+// to the rules that tell a person from a machine; call it before serving.
+func (t *Tracking) MachineRanges(extra []netip.Prefix) {
+	t.rules = &delivery.MachineRules{Extra: extra}
+}
+
+// trackKind names the columns of one kind of activity: the raw counters
+// of the spec and the human ones beside them.
+type trackKind struct {
+	kind                                              int // send_events.kind: 1 open, 2 click
+	event                                             string
+	counted, first, total, unique                     string
+	humanCounted, humanFirst, humanTotal, humanUnique string
+}
+
+var (
+	opens = trackKind{1, EventOpen, "open_counted_at", "opened_at", "total_opens", "unique_opens",
+		"human_open_counted_at", "human_opened_at", "human_total_opens", "human_unique_opens"}
+	clicks = trackKind{2, EventClick, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks",
+		"human_click_counted_at", "human_clicked_at", "human_total_clicks", "human_unique_clicks"}
+)
+
+// Open counts an open of the message whose request is unknown: raw
+// counters only (see OpenHit).
 func (t *Tracking) Open(ctx context.Context, token string) error {
+	return t.OpenHit(ctx, token, Hit{})
+}
+
+// OpenHit counts an open of the message: in total_opens at most once a
+// minute, in unique_opens the first time; when the request is a person's
+// (delivery.MachineRules), in the human counters likewise. Errors:
+// ErrNotFound.
+func (t *Tracking) OpenHit(ctx context.Context, token string, h Hit) error {
 	m, err := t.message(ctx, token)
 	if err != nil {
 		return err
 	}
-	return t.count(ctx, m, "open_counted_at", "opened_at", "total_opens", "unique_opens", 1, -1, "")
+	return t.count(ctx, m, &opens, -1, "", h)
 }
 
-// count records one open or click of message m, unless one was counted
-// less than countEvery ago: the message's counted-at column moves, its
-// first-time column is set once, the send's total (and, the first time,
-// unique) counter and the statistics' event row follow, all in one
-// transaction. Concurrent replays race on the conditional UPDATE: one
-// counts. The open or click event (target: the click's link) is written
-// with them, as often as the totals count.
-func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol, firstCol, totalCol, uniqueCol string, kind, link int, target string) error {
+// messageActivity is what the machine rules read of a message, under the
+// row's lock.
+type messageActivity struct {
+	SentAt              *models.Timestamp
+	OpenCountedAt       int64
+	ClickCountedAt      int64
+	OpenedAt            *models.Timestamp
+	ClickedAt           *models.Timestamp
+	HumanOpenedAt       int64
+	HumanClickedAt      int64
+	HumanOpenCountedAt  int64
+	HumanClickCountedAt int64
+	LastClickAt         int64
+	LastClickLink       int
+	HumanClickEvent     *int64
+}
+
+// count records one open or click of message m. The raw counters of the
+// spec are kept exactly as before: unless one was counted less than
+// countEvery ago, the message's counted-at column moves, its first-time
+// column is set once, the send's total (and, the first time, unique)
+// counter follows. The message's columns are read under its row's lock
+// and written in one UPDATE. Beside them, a hit the machine rules take for a
+// person's counts in the human counters under the same rule with its own
+// columns. A click on another link within 2 s of the message's previous
+// click takes back the previous click's human count (delivery.TakesBack).
+// The statistics row and the open or click event (with "machine") are
+// written when either counter counts. One transaction, the message's row
+// locked: concurrent hits of one message are judged one after the other.
+func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKind, link int, target string, h Hit) error {
 	now := t.clock()
+	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
 	at := models.NewTimestamp(now)
+	rules := t.rules
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE send_messages SET "+countedCol+" = ? WHERE id = ? AND "+countedCol+" <= ?",
-			now.UnixMilli(), m.ID, now.Add(-countEvery).UnixMilli())
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		first := tx.Exec("UPDATE send_messages SET "+firstCol+" = ? WHERE id = ? AND "+firstCol+" IS NULL", at, m.ID)
-		if first.Error != nil {
-			return first.Error
-		}
-		if err := tx.Exec("UPDATE single_sends SET "+totalCol+" = "+totalCol+" + 1, "+uniqueCol+" = "+uniqueCol+" + ? WHERE id = ?",
-			first.RowsAffected, m.SendID).Error; err != nil {
+		var st messageActivity
+		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
+			t.db.dialect().forUpdate(), m.ID).Scan(&st).Error; err != nil {
 			return err
 		}
-		if err := tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, ?, ?, ?)", m.SendID, kind, link, at).Error; err != nil {
-			return err
+		click := k.kind == 2
+		hit := delivery.Hit{Click: click, Method: h.Method, UserAgent: h.UserAgent, IP: h.IP, Link: link}
+		if st.SentAt != nil && !st.SentAt.IsZero() {
+			hit.Delivered, hit.SinceDelivery = true, now.Sub(st.SentAt.Time)
 		}
-		ev := EventOpen
-		if kind == 2 {
-			ev = EventClick
+		if click && st.LastClickAt > 0 {
+			hit.PrevClick, hit.SincePrevClick, hit.PrevLink = true, time.Duration(nowMS-st.LastClickAt)*time.Millisecond, st.LastClickLink
 		}
-		return t.events.record(tx, m, ev, eventExtra{URL: target}, now)
+		human := rules.Classify(hit) == delivery.Human
+		humanCountedAt, humanFirstAt := st.HumanOpenCountedAt, st.HumanOpenedAt
+		if click {
+			humanCountedAt, humanFirstAt = st.HumanClickCountedAt, st.HumanClickedAt
+			if delivery.TakesBack(hit) && st.HumanClickEvent != nil && st.HumanClickCountedAt == st.LastClickAt {
+				if err := takeBackClick(tx, m, &st); err != nil {
+					return err
+				}
+				humanCountedAt, humanFirstAt = st.HumanClickCountedAt, st.HumanClickedAt
+			}
+		}
+
+		// The spec's counters, exactly as before issue 14: read under the
+		// row's lock, so concurrent replays of one message count once.
+		countedAt, firstAt := st.OpenCountedAt, st.OpenedAt
+		if click {
+			countedAt, firstAt = st.ClickCountedAt, st.ClickedAt
+		}
+		var raw, rawFirst int64
+		var sets []string
+		var args []any
+		if countedAt <= since {
+			raw = 1
+			sets, args = append(sets, k.counted+" = ?"), append(args, nowMS)
+			if firstAt == nil {
+				rawFirst = 1
+				sets, args = append(sets, k.first+" = ?"), append(args, at)
+			}
+		}
+		var hc, hf int64
+		if human && humanCountedAt <= since {
+			hc = 1
+			if humanFirstAt == 0 {
+				hf = 1
+			}
+		}
+		if hc > 0 {
+			sets, args = append(sets, k.humanCounted+" = ?"), append(args, nowMS)
+			if hf > 0 {
+				sets, args = append(sets, k.humanFirst+" = ?"), append(args, nowMS)
+			}
+		}
+		if click {
+			sets, args = append(sets, "last_click_at = ?", "last_click_link = ?"), append(args, nowMS, link)
+		}
+		if raw > 0 || hc > 0 {
+			if err := tx.Exec("UPDATE single_sends SET "+k.total+" = "+k.total+" + ?, "+k.unique+" = "+k.unique+" + ?, "+
+				k.humanTotal+" = "+k.humanTotal+" + ?, "+k.humanUnique+" = "+k.humanUnique+" + ? WHERE id = ?",
+				raw, rawFirst, hc, hf, m.SendID).Error; err != nil {
+				return err
+			}
+			var row int64
+			if err := tx.Raw("INSERT INTO send_events (send_id, kind, link, at, raw, human) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+				m.SendID, k.kind, link, at, raw, hc).Scan(&row).Error; err != nil {
+				return err
+			}
+			if click && hc > 0 {
+				sets, args = append(sets, "human_click_event = ?"), append(args, row)
+			}
+			machine := !human
+			if err := t.events.record(tx, m, k.event, eventExtra{URL: target, Machine: &machine}, now); err != nil {
+				return err
+			}
+		}
+		if len(sets) == 0 {
+			return nil
+		}
+		return tx.Exec("UPDATE send_messages SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, m.ID)...).Error
 	})
+}
+
+// takeBackClick undoes the human count of the message's last click: it
+// was a machine following every link. The send's human counters, the
+// message's human columns and the click's statistics row follow; st is
+// updated to match.
+func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) error {
+	var unique int64
+	if st.HumanClickedAt == st.LastClickAt {
+		unique = 1
+	}
+	if err := tx.Exec("UPDATE single_sends SET human_total_clicks = human_total_clicks - 1, human_unique_clicks = human_unique_clicks - ? WHERE id = ?",
+		unique, m.SendID).Error; err != nil {
+		return err
+	}
+	if err := tx.Exec("UPDATE send_events SET human = 0 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
+		return err
+	}
+	if unique > 0 {
+		st.HumanClickedAt = 0
+	}
+	st.HumanClickCountedAt, st.HumanClickEvent = 0, nil
+	return tx.Exec("UPDATE send_messages SET human_click_counted_at = 0, human_clicked_at = ?, human_click_event = NULL WHERE id = ?",
+		st.HumanClickedAt, m.ID).Error
 }
 
 func (t *Tracking) clock() time.Time {
@@ -128,9 +277,16 @@ func (t *Tracking) clock() time.Time {
 // is (delivery.SafeRedirect): the edge checks again where it writes one.
 func SafeRedirect(target string) (string, bool) { return delivery.SafeRedirect(target) }
 
-// Click counts a click on link i of the message and returns where it
-// goes: only a link that was in the message. Errors: ErrNotFound.
+// Click counts a click whose request is unknown: raw counters only (see
+// ClickHit).
 func (t *Tracking) Click(ctx context.Context, token string, i int) (string, error) {
+	return t.ClickHit(ctx, token, i, Hit{})
+}
+
+// ClickHit counts a click on link i of the message and returns where it
+// goes: only a link that was in the message. The click counts as OpenHit
+// says of opens. Errors: ErrNotFound.
+func (t *Tracking) ClickHit(ctx context.Context, token string, i int, h Hit) (string, error) {
 	m, err := t.message(ctx, token)
 	if err != nil {
 		return "", err
@@ -164,7 +320,7 @@ func (t *Tracking) Click(ctx context.Context, token string, i int) (string, erro
 	if !ok {
 		return "", ErrNotFound
 	}
-	return target, t.count(ctx, m, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks", 2, i, target)
+	return target, t.count(ctx, m, &clicks, i, target, h)
 }
 
 // countUnsubscribe counts the message's unsubscribe once on its send.

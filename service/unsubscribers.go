@@ -59,7 +59,9 @@ func parseEmailList(field, list string) ([]string, error) {
 	good, bad := splitEmails(list)
 	if len(bad) > 0 || len(good) == 0 {
 		p.AddReason(field, ReasonEmail, msgEmail(field))
-		return nil, p.Err()
+		e := p.Err().(*Error)
+		e.Items = map[string][]string{field: bad}
+		return nil, e
 	}
 	return good, nil
 }

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -57,6 +59,9 @@ func (w *Web) addAddresses(c *fiber.Ctx, a *addresses) error {
 		f := a.form
 		f.Value = value
 		f.Errors = fieldErrors(err)
+		if bad := refusedItems(err, "email_address"); len(bad) > 0 {
+			f.Errors["email_address"] = []string{badAddresses(bad)}
+		}
 		for field, msgs := range f.Errors {
 			if field != "email_address" {
 				f.Other = append(f.Other, msgs...)
@@ -137,4 +142,26 @@ func (w *Web) refuse(c *fiber.Ctx, back, message string) error {
 	}
 	w.flash(c, views.FlashError, message)
 	return c.Redirect(back, fiber.StatusSeeOther)
+}
+
+// badAddresses names the refused items of an address list, ten at the
+// most: the whole list was refused, and the person needs to know which
+// items to mend.
+func badAddresses(bad []string) string {
+	const most = 10
+	named := make([]string, 0, min(len(bad), most))
+	for _, b := range bad[:min(len(bad), most)] {
+		named = append(named, "“"+b+"”")
+	}
+	var msg string
+	if len(bad) == 1 {
+		msg = named[0] + " is not a valid email address."
+	} else {
+		msg = "These are not valid email addresses: " + strings.Join(named, ", ")
+		if len(bad) > most {
+			msg += fmt.Sprintf(" and %d more", len(bad)-most)
+		}
+		msg += "."
+	}
+	return msg + " Nothing was added: mend or remove them and add the list again."
 }

@@ -19,11 +19,12 @@ import (
 
 // uploadOpts say how an upload is sent.
 type uploadOpts struct {
-	hx           bool   // as htmx sends it: HX-Request and the token in X-CSRF-Token
-	tokenInQuery bool   // as a form without JavaScript sends it: ?_csrf= in the action
-	noToken      bool   // no token at all
-	typeAfter    bool   // the contact type's part after the file's
-	fileName     string // "" sends no file part
+	hx           bool       // as htmx sends it: HX-Request and the token in X-CSRF-Token
+	tokenInQuery bool       // as a form without JavaScript sends it: ?_csrf= in the action
+	noToken      bool       // no token at all
+	typeAfter    bool       // the contact type's part after the file's
+	fileName     string     // "" sends no file part
+	fields       url.Values // more form fields, after the file (the preview's column choices)
 }
 
 // upload posts a multipart body with a contact type and a file, as the
@@ -45,6 +46,11 @@ func (c *client) upload(typeID, content string, o uploadOpts) *response {
 	}
 	if o.typeAfter {
 		writeType()
+	}
+	for k, vs := range o.fields {
+		for _, v := range vs {
+			_ = mw.WriteField(k, v)
+		}
 	}
 	mw.Close()
 	path := "/contacts/import"

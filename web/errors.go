@@ -58,6 +58,16 @@ func fieldErrors(err error) views.Errors {
 	return nil
 }
 
+// refusedItems returns the items of a list field that a validation error
+// refused (service.Error.Items), or nil.
+func refusedItems(err error, field string) []string {
+	var e *service.Error
+	if errors.As(err, &e) && e.Code == service.CodeValidation {
+		return e.Items[field]
+	}
+	return nil
+}
+
 // fieldProblems returns a validation error's messages per field, each
 // with its reason (the console words a message by its reason, never by
 // its text); nil for any other error.

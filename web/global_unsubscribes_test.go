@@ -191,7 +191,9 @@ func TestGlobalUnsubscribersValidation(t *testing.T) {
 	c.get("/suppressions/global")
 	for _, tt := range []struct{ input, want string }{
 		{"", "The email address field is required."},
-		{"ann@example.com, not-an-address", "The email address must be a valid email address."},
+		{"ann@example.com, not-an-address", "“not-an-address” is not a valid email address. Nothing was added: mend or remove them and add the list again."},
+		{"a@x.example, bad, b@y.example, worse@", "These are not valid email addresses: “bad”, “worse@”. Nothing was added: mend or remove them and add the list again."},
+		{"b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b11 b12 ok@example.com", "These are not valid email addresses: “b1”, “b2”, “b3”, “b4”, “b5”, “b6”, “b7”, “b8”, “b9”, “b10” and 2 more. Nothing was added: mend or remove them and add the list again."},
 	} {
 		// htmx: 422 with the form, the message beside the field.
 		r := c.hxPost("/suppressions/global", url.Values{"email_address": {tt.input}})

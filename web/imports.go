@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -108,6 +109,16 @@ func (w *Web) importPage(c *fiber.Ctx, form contacts.ImportForm) (contacts.Impor
 		return contacts.ImportPage{}, err
 	}
 	form.Types, form.CSRF = types, csrf(c)
+	customs, err := w.svc.Fields.Custom(c.UserContext(), accountID(c))
+	if err != nil {
+		return contacts.ImportPage{}, err
+	}
+	for _, name := range service.ReservedFieldNames {
+		form.Fields = append(form.Fields, contacts.ImportField{Name: name, Label: service.FieldLabel(name), Reserved: true})
+	}
+	for _, f := range customs {
+		form.Fields = append(form.Fields, contacts.ImportField{Name: f.FieldName, Label: f.Label})
+	}
 	if form.ContactTypeID == "" && len(types) == 1 {
 		form.ContactTypeID = views.Itoa(types[0].ID)
 	}
@@ -208,7 +219,7 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 		if err != nil {
 			return u, uploadErr(err)
 		}
-		switch part.FormName() {
+		switch name := part.FormName(); name {
 		case "contact_type_id":
 			v, _ := io.ReadAll(io.LimitReader(part, 64))
 			u.in.ContactTypeID = strings.TrimSpace(string(v))
@@ -218,6 +229,10 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 					u.refused = err
 					u.discard()
 				}
+			}
+		default:
+			if err := readColumnChoice(&u.in, name, part); err != nil {
+				return u, err
 			}
 		case "file":
 			if u.in.Present || part.FileName() == "" { // a second file, or none chosen
@@ -315,20 +330,16 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 		err = service.ErrNotFound // no contact type when the file came: it was not kept
 	}
 	if isValidation(err) {
-		form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Errors: fieldErrors(err)}
-		for field, msgs := range form.Errors {
-			if field != "contact_type_id" && field != "file" {
-				form.Other = append(form.Other, msgs...)
-			}
-		}
-		d, derr := w.importPage(c, form)
-		if derr != nil {
-			return derr
-		}
-		if partial(c) {
-			return render(c, fiber.StatusUnprocessableEntity, contacts.ImportFormView(d.Form))
-		}
-		return page(c, fiber.StatusUnprocessableEntity, "Import contacts", views.NavContacts, contacts.ImportsPage(d))
+		return w.refuseUpload(c, u, err)
+	}
+	var header []string
+	if err == nil {
+		// The column choices of the preview (fields made for columns
+		// included), once the upload is known to be taken.
+		header, err = w.svc.Fields.ImportColumns(ctx, acct, u.in.Columns)
+	}
+	if isValidation(err) {
+		return w.refuseUpload(c, u, err)
 	}
 	if err != nil {
 		return err
@@ -340,6 +351,7 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	imp.Columns = header
 	shown := *imp // Run changes imp from now on
 	file, done := u.file, release
 	u.file, release = nil, nil // the import closes the file and frees the slot
@@ -365,6 +377,54 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	p := contacts.Progress{Import: shown, TypeName: names[shown.ContactTypeID], OnImportPage: true}
 	c.Set("HX-Reswap", "outerHTML show:#import-current:top") // on a phone the panel is below the form
 	return render(c, fiber.StatusOK, contacts.ImportFormView(d.Form), contacts.CurrentOOB(p), contacts.RecentImports(d.Recent, true))
+}
+
+// refuseUpload answers the import form with a validation error's
+// messages (422): beside the type and the file, the rest above the form.
+func (w *Web) refuseUpload(c *fiber.Ctx, u *upload, err error) error {
+	form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Errors: fieldErrors(err)}
+	for field, msgs := range form.Errors {
+		if field != "contact_type_id" && field != "file" {
+			form.Other = append(form.Other, msgs...)
+		}
+	}
+	d, derr := w.importPage(c, form)
+	if derr != nil {
+		return derr
+	}
+	if partial(c) {
+		return render(c, fiber.StatusUnprocessableEntity, contacts.ImportFormView(d.Form))
+	}
+	return page(c, fiber.StatusUnprocessableEntity, "Import contacts", views.NavContacts, contacts.ImportsPage(d))
+}
+
+// readColumnChoice reads one field of the preview's column choices
+// (column[i], new_name[i], new_type[i]) into in; other fields are passed
+// over. Each value is short; an index past the bound is refused.
+func readColumnChoice(in *service.ImportFile, name string, part io.Reader) error {
+	key, idx, ok := strings.Cut(strings.TrimSuffix(name, "]"), "[")
+	if !ok || (key != "column" && key != "new_name" && key != "new_type") {
+		return nil
+	}
+	i, err := strconv.Atoi(idx)
+	if err != nil || i < 0 || i >= 1000 {
+		return fiber.ErrBadRequest
+	}
+	v, _ := io.ReadAll(io.LimitReader(part, 256))
+	if in.Columns == nil {
+		in.Columns = map[int]service.ImportColumn{}
+	}
+	c := in.Columns[i]
+	switch key {
+	case "column":
+		c.Field = strings.TrimSpace(string(v))
+	case "new_name":
+		c.NewName = strings.TrimSpace(string(v))
+	case "new_type":
+		c.NewType = strings.TrimSpace(string(v))
+	}
+	in.Columns[i] = c
+	return nil
 }
 
 // importParam reads the route's import and finds it. Errors: ErrNotFound.

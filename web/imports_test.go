@@ -6,10 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
 
+	"herald/models"
 	"herald/service"
 	"herald/web"
 )
@@ -230,5 +232,72 @@ func TestImportSample(t *testing.T) {
 	header, _, _ := strings.Cut(string(body), "\n")
 	if !strings.HasPrefix(header, "email,first_name") || !strings.HasSuffix(header, ",plan") {
 		t.Fatalf("header %q", header)
+	}
+}
+
+// The preview's column choices travel with the upload: columns of a file
+// whose header names no field fill the chosen fields, one is left out,
+// one fills a custom field made for it; a refused choice answers the
+// form and imports nothing (issue 15).
+func TestImportColumnChoices(t *testing.T) {
+	a := newTestApp(t, web.Options{})
+	c, acct := a.account("Ada", "ada@example.com")
+	au := a.audience(acct)
+	typeID := au.contactType("Kunden")
+	au.field("firma", "text")
+
+	r := c.get("/contacts/import")
+	if first(r.doc, `#import-preview[data-import-preview][hidden]`) == nil {
+		t.Fatal("no preview region")
+	}
+	for _, opt := range []string{"-", "email", "first_name", "postal_code", "firma", "+new"} {
+		if first(r.doc, `select#import-field-choices[disabled] option[value="`+opt+`"]`) == nil {
+			t.Errorf("the field choices lack %q", opt)
+		}
+	}
+
+	file := "Mail;Vorname;Intern;VIP\nanna@example.com;Anna;x;ja\n"
+	r = c.upload(itoa(typeID), file, uploadOpts{hx: true, fileName: "kunden.csv", fields: url.Values{
+		"column[0]": {"email"}, "column[1]": {"first_name"}, "column[2]": {"email"},
+	}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if got := texts(r.doc, "form#import-form .alert-error p"); !slices.Equal(got, []string{"Columns 1 and 3 both fill email: choose one."}) {
+		t.Fatalf("refused mapping: %q\n%.2000s", got, r.body)
+	}
+
+	r = c.upload(itoa(typeID), file, uploadOpts{hx: true, fileName: "kunden.csv", fields: url.Values{
+		"column[0]": {"email"}, "column[1]": {"first_name"}, "column[2]": {"-"},
+		"column[3]": {"+new"}, "new_name[3]": {"vip"}, "new_type[3]": {"text"},
+	}})
+	wantStatus(t, r, http.StatusOK)
+	r = c.waitImport(importID(t, r))
+	if st := attr(first(r.doc, "#import-progress"), "data-status"); st != "done" {
+		t.Fatalf("status %s:\n%s", st, r.body)
+	}
+	r = c.get("/contacts")
+	if !strings.Contains(r.body, "anna@example.com") {
+		t.Fatal("the contact was not imported")
+	}
+	fields, err := a.svc.Fields.Custom(context.Background(), acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fields {
+		names = append(names, f.FieldName)
+	}
+	if !slices.Equal(names, []string{"firma", "vip"}) {
+		t.Fatalf("custom fields %v", names)
+	}
+	var vip, first string
+	err = a.svc.Contacts.Each(context.Background(), acct, service.ContactFilter{}, func(v *models.ContactView) error {
+		first = v.FirstName
+		if cv := v.CustomField["vip"]; cv.FieldValue != nil {
+			vip = *cv.FieldValue
+		}
+		return nil
+	})
+	if err != nil || first != "Anna" || vip != "ja" {
+		t.Fatalf("contact: first %q, vip %q, %v", first, vip, err)
 	}
 }

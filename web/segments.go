@@ -281,6 +281,9 @@ func (w *Web) countOf(c *fiber.Ctx, in service.SegmentInput) (segments.Count, er
 	ctx, acct := c.UserContext(), accountID(c)
 	n, err := w.svc.Segments.Count(ctx, acct, in)
 	if isValidation(err) {
+		if hint := unfilledValues(fieldProblems(err)); hint != "" {
+			return segments.Count{Hint: hint}, nil
+		}
 		return segments.Count{Messages: countMessages(fieldErrors(err))}, nil
 	}
 	if err != nil {
@@ -292,6 +295,39 @@ func (w *Web) countOf(c *fiber.Ctx, in service.SegmentInput) (segments.Count, er
 		return segments.Count{}, err
 	}
 	return segments.Count{Known: true, Matching: n, OfType: all}, nil
+}
+
+// unfilledValues is the live count's hint when the only thing missing is
+// the value of conditions just added: nothing is wrong yet, so it asks
+// for the values rather than showing an error (saving still reports
+// them). "" when any other problem stands.
+func unfilledValues(problems service.Problems) string {
+	var conds []int
+	for key, ps := range problems {
+		control, i, ok := conditionKey(key)
+		if !ok || control != "value" {
+			return ""
+		}
+		for _, pr := range ps {
+			if pr.Reason != service.ReasonRequired {
+				return ""
+			}
+		}
+		conds = append(conds, i+1)
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	sort.Ints(conds)
+	names := make([]string, len(conds))
+	for i, n := range conds {
+		names[i] = strconv.Itoa(n)
+	}
+	which := "condition " + names[0]
+	if len(names) > 1 {
+		which = "conditions " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return "Give " + which + " a value to see how many contacts match."
 }
 
 // countMessages orders the messages of a count that failed: the

@@ -53,7 +53,8 @@ func TestSegmentCount(t *testing.T) {
 		{"in", segmentForm(customers, "", "and", [3]string{"first_name", "in", "c01|C02|nobody"}), "2", nil},
 		{"is empty", segmentForm(customers, "", "and", [3]string{"city", "is_empty", ""}), "30", nil},
 		{"no type", url.Values{"segment_name": {"x"}}, "", []string{"Choose a contact type to see how many of its contacts match."}},
-		{"no value", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}), "", []string{"Condition 1: The value field is required."}},
+		{"no value", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}), "", nil},
+		{"no value and a bad number", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}, [3]string{"age", "greater_than", "old"}), "", []string{"Condition 1: The value field is required.", "Condition 2: The value does not fit the age field."}},
 		{"bad number", segmentForm(customers, "", "and", [3]string{"email", "contains", "x"}, [3]string{"age", "greater_than", "old"}), "", []string{"Condition 2: The value does not fit the age field."}},
 		{"bad operator", segmentForm(customers, "", "and", [3]string{"age", "contains", "1"}), "", []string{"Condition 1: The selected operator is invalid."}},
 		{"unknown field", segmentForm(customers, "", "and", [3]string{"shoe_size", "equals", "1"}), "", []string{"Condition 1: The selected field is invalid."}},
@@ -70,7 +71,13 @@ func TestSegmentCount(t *testing.T) {
 			}
 		})
 	}
-	r := c.hxPost("/segments/count", segmentForm(customers, "", "and", [3]string{"email", "ends_with", "example.org"}))
+	// A condition just added, its value not yet typed: a hint, not an
+	// error shown before the person touched anything (issue 15).
+	r := c.hxPost("/segments/count", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}, [3]string{"city", "equals", ""}))
+	if got := text(first(r.doc, ".count-hint")); got != "Give conditions 1 and 2 a value to see how many contacts match." {
+		t.Fatalf("hint %q\n%s", got, r.body)
+	}
+	r = c.hxPost("/segments/count", segmentForm(customers, "", "and", [3]string{"email", "ends_with", "example.org"}))
 	if got := text(first(r.doc, ".help")); got != "of 30 contacts of this type." {
 		t.Fatalf("of type %q", got)
 	}

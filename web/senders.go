@@ -134,7 +134,7 @@ func (w *Web) saveSender(c *fiber.Ctx, id int64) error {
 	}
 	switch {
 	case isValidation(err):
-		f.Errors = fieldErrors(err)
+		f.Errors = senderErrors(err)
 		for field, msgs := range f.Errors {
 			if !senderField(field) {
 				f.Other = append(f.Other, msgs...)

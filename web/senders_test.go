@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +68,17 @@ func TestSenders(t *testing.T) {
 			t.Errorf("no message %s\n%.3000s", id, r.body)
 		}
 	}
+	// In the form's words, never the API's parameter names.
+	for id, want := range map[string]string{
+		"sender-from-email-error": "The from email must be a valid email address.",
+		"sender-reply-to-error":   "Enter the reply-to email address.",
+		"sender-nickname-error":   "Give this sender a nickname.",
+		"sender-address1-error":   "Enter the company address.",
+	} {
+		if got := texts(r.doc, "#"+id+" li"); !slices.Equal(got, []string{want}) {
+			t.Errorf("%s: %q, want %q", id, got, want)
+		}
+	}
 	if value(r.doc, "#sender-from-name") != "Ada" || first(r.doc, `#sender-state option[value="`+itoa(st.ID)+`"][selected]`) == nil {
 		t.Fatal("the form lost its values")
 	}
@@ -74,6 +86,13 @@ func TestSenders(t *testing.T) {
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	if first(r.doc, "#sender-country-error") == nil || first(r.doc, "nav.nav") == nil {
 		t.Fatal("plain post: no whole page with the country's error")
+	}
+	if got := texts(r.doc, "#sender-country-error li"); !slices.Equal(got, []string{"Choose a country."}) {
+		t.Errorf("country: %q", got)
+	}
+	r = c.post("/senders", url.Values{"company_address2": {strings.Repeat("x", 300)}})
+	if got := texts(r.doc, "#sender-address2-error li"); !slices.Equal(got, []string{"The second line of the company address may not be greater than 255 characters."}) {
+		t.Errorf("address line 2: %q", got)
 	}
 
 	// Create: ids are stored; the sender's page follows, with the mail sent.

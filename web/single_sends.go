@@ -498,7 +498,7 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 		st.Points = append(st.Points, singlesends.Point{At: b.At, Opens: b.Opens, Clicks: b.Clicks})
 	}
 	for _, l := range links {
-		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks})
+		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks, Human: l.Human})
 	}
 	return st, nil
 }

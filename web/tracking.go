@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/base64"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -38,12 +39,21 @@ func recipientHeaders(c *fiber.Ctx) {
 	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy) // the console's: own files only, no framing
 }
 
+// trackHit is the shape of a request to a tracking link that the machine
+// rules read (decisions.md 7, issue 14): its method (a HEAD is a
+// machine's: Fiber routes HEAD to the GET handlers), user agent and
+// client address (through HERALD_TRUSTED_PROXIES).
+func (w *Web) trackHit(c *fiber.Ctx) service.Hit {
+	ip, _ := netip.ParseAddr(w.clientIP(c))
+	return service.Hit{Method: strings.Clone(c.Method()), UserAgent: string(c.Request().Header.UserAgent()), IP: ip}
+}
+
 // trackOpen counts an open and answers the pixel whatever happens: a mail
 // client shows no error.
 func (w *Web) trackOpen(c *fiber.Ctx) error {
 	recipientHeaders(c)
 	tok := strings.TrimSuffix(strings.Clone(c.Params("token")), ".gif")
-	if err := w.svc.Tracking.Open(c.UserContext(), tok); err != nil && !service.IsNotFound(err) {
+	if err := w.svc.Tracking.OpenHit(c.UserContext(), tok, w.trackHit(c)); err != nil && !service.IsNotFound(err) {
 		slog.ErrorContext(c.UserContext(), "web: count open", "err", err)
 	}
 	c.Set(fiber.HeaderContentType, "image/gif")
@@ -57,7 +67,7 @@ func (w *Web) trackClick(c *fiber.Ctx) error {
 	if err != nil {
 		return fiber.ErrNotFound
 	}
-	to, err := w.svc.Tracking.Click(c.UserContext(), strings.Clone(c.Params("token")), i)
+	to, err := w.svc.Tracking.ClickHit(c.UserContext(), strings.Clone(c.Params("token")), i, w.trackHit(c))
 	if err != nil {
 		if service.IsNotFound(err) {
 			return fiber.ErrNotFound

@@ -157,6 +157,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	app.Post("/contacts/:id", in, w.updateContact)
 	app.Get("/contacts/:id/edit", in, w.editContact)
+	app.Get("/contacts/:id/history", in, w.contactHistory)
 	app.Post("/contacts/:id/delete", in, w.deleteContact)
 
 	app.Get("/segments", in, w.listSegments)

@@ -83,6 +83,17 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 		return c.JSON(fiber.Map{"status": "ok"})
 	})
 	app.Get("/metrics", metricsToken(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(reg, promhttp.HandlerOpts{})))
+	// Browsers ask for /favicon.ico on pages that name no icon (a mail's
+	// "view in browser", a raw JSON answer): the same SVG as the console's.
+	app.Get("/favicon.ico", func(c *fiber.Ctx) error {
+		b, err := static.FS.ReadFile("img/favicon.svg")
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderCacheControl, "public, max-age=86400")
+		c.Type("svg")
+		return c.Send(b)
+	})
 	app.Use("/static", filesystem.New(filesystem.Config{
 		Root:   http.FS(static.FS),
 		MaxAge: 3600,

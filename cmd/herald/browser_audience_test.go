@@ -123,8 +123,14 @@ func choose(css, value string) chromedp.Action[chromedp.Void] {
 
 // capture saves the page as it is at phone and desktop widths, when
 // HERALD_SCREENSHOTS names a folder.
+//
+// Every captured state is also checked with axe-core, screenshots or not:
+// a serious or critical accessibility violation fails the test.
 func (b *browserSession) capture(name string) {
 	b.t.Helper()
+	for _, v := range b.axeCheck(name) {
+		b.t.Errorf("accessibility of %s: %s", name, v)
+	}
 	if b.shots == "" {
 		return
 	}
@@ -305,7 +311,7 @@ func TestBrowserAudience(t *testing.T) {
 		b.idle,
 		chromedp.SendKeys(chromedp.ID("segment-name"), "Org people"),
 		choose("#cond-0-operator", "ends_with"),
-		chromedp.WaitVisible(chromedp.CSS("#segment-count-messages")), // no value yet
+		chromedp.Poll[chromedp.Void](`(document.querySelector(".count-hint") || {}).textContent === "Give condition 1 a value to see how many contacts match."`, chromedp.WithPollingInterval(50*time.Millisecond)), // no value yet: a hint, no error
 		b.idle,
 		chromedp.SendKeys(chromedp.ID("cond-0-value"), "@example.org"),
 		chromedp.Poll[chromedp.Void](`(document.querySelector("#segment-count-value") || {}).textContent === "20"`, chromedp.WithPollingInterval(50*time.Millisecond)),
@@ -345,6 +351,51 @@ func TestBrowserAudience(t *testing.T) {
 	b.capture("segments")
 	b.do("import page", chromedp.Navigate(base+"/contacts/import"), b.idle, chromedp.WaitVisible(chromedp.ID("import-form")))
 	b.capture("import")
+
+	// A semicolon file whose header names no field: the preview shows its
+	// first rows; its columns are mapped by hand, one to a new field.
+	file2 := filepath.Join(t.TempDir(), "kunden.csv")
+	if err := os.WriteFile(file2, []byte("E-Mail;Tarif;Vorname\nkunde1@example.net;12;Karl\nkunde2@example.net;7;Kim\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do("choose a file to preview",
+		chromedp.Navigate(base+"/contacts/import"),
+		b.idle,
+		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{file2}),
+		chromedp.WaitVisible(chromedp.CSS("#import-preview table select#import-col-2")),
+	)
+	if got := b.text("preview", "[data-import-preview-summary]"); got != "3 columns separated by semicolons; the first 2 rows below. Choose what each column fills." {
+		t.Errorf("preview summary %q", got)
+	}
+	if got := b.eval("preset", `[0,1,2].map(i => document.querySelector("#import-col-"+i).value).join(",")`); got != "-,-,-" {
+		t.Errorf("presets %q, want every column left out (no header names a field)", got)
+	}
+	if got := b.text("first cell", "#import-preview tbody tr td"); got != "kunde1@example.net" {
+		t.Errorf("first cell %q", got)
+	}
+	b.capture("import-preview")
+	b.do("map the columns and import",
+		choose("#import-col-0", "email"),
+		choose("#import-col-1", "+new"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="new_name[1]"]`)),
+		chromedp.SetValue(chromedp.CSS(`input[name="new_name[1]"]`), "tarif"),
+		choose(`select[name="new_type[1]"]`, "number"),
+		choose("#import-col-2", "first_name"),
+		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),
+		b.idle,
+	)
+	if got := b.text("created by mapping", "#import-created"); got != "2" {
+		t.Errorf("created %q, want 2", got)
+	}
+	b.do("the new field is listed",
+		chromedp.Navigate(base+"/contacts/fields"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS("#custom-fields tbody tr")),
+	)
+	if got := b.eval("fields", `[...document.querySelectorAll("#custom-fields tbody tr")].map(r => r.textContent.includes("tarif")).includes(true) ? "yes" : "no"`); got != "yes" {
+		t.Error("the field made by the mapping is not listed")
+	}
 }
 
 // TestConsoleUploadPastBodyLimit sends the console's import a CSV larger

@@ -140,6 +140,17 @@ func TestBrowserConsole(t *testing.T) {
 	screenshots("bounce-setup", "/suppressions/setup")
 	screenshots("event-webhooks", "/event-webhooks")
 
+	// At a phone's width no page scrolls sideways (the outbox's smtps://
+	// sample once made it 399 px wide at 390).
+	do("phone width", chromedp.EmulateViewport(390, 800))
+	for _, path := range []string{"/outbox", "/account", "/dashboard", "/senders", "/single-sends/new"} {
+		do("open "+path, chromedp.Navigate(base+path), idle, chromedp.WaitVisible(chromedp.CSS("#main")))
+		if w := get("page width "+path, chromedp.Evaluate[string](`String(document.documentElement.scrollWidth)`)); w != "390" {
+			t.Errorf("%s at 390 px is %s px wide: it scrolls sideways", path, w)
+		}
+	}
+	do("desktop width again", chromedp.EmulateViewport(1280, 900))
+
 	// Add a global unsubscriber through the htmx form: the page is not
 	// reloaded (a marker set on window survives) and the row appears.
 	const address = "browser-test@example.com"

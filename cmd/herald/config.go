@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +52,9 @@ type config struct {
 	// TrustedProxies is HERALD_TRUSTED_PROXIES: the reverse proxies whose
 	// X-Forwarded-For names the client (login throttling, per-IP limits).
 	TrustedProxies []netip.Prefix
+	// MachineRanges is HERALD_MACHINE_RANGES: address ranges whose opens
+	// and clicks are a machine's (a scanner the built-in rules miss).
+	MachineRanges []netip.Prefix
 	// EventWebhookPrivate is HERALD_EVENT_WEBHOOK_PRIVATE=1: event
 	// webhook endpoints may be loopback or private addresses.
 	EventWebhookPrivate bool
@@ -137,6 +142,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("HERALD_TRUSTED_PROXIES: %w", err)
 	}
 	c.TrustedProxies = proxies
+	if c.MachineRanges, err = delivery.ParseMachineRanges(getenv("HERALD_MACHINE_RANGES")); err != nil {
+		return c, fmt.Errorf("HERALD_MACHINE_RANGES: %w", err)
+	}
 	c.Webhooks = web.WebhookOptions{
 		SESCertFile:             getenv("HERALD_SES_CERT_FILE"),
 		SendGridVerificationKey: getenv("HERALD_SENDGRID_VERIFICATION_KEY"),
@@ -202,4 +210,36 @@ func (c config) hearing() web.Hearing {
 		}
 	}
 	return h
+}
+
+// baseURLMismatch warns when HERALD_BASE_URL names this machine on another
+// port than HERALD_ADDR listens on: every link put into a mail (tracking,
+// unsubscribe, verification) would then lead nowhere. "" when they agree
+// or the base URL names another host (a proxy in front).
+func baseURLMismatch(addr, baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	local := host == "localhost" || strings.HasSuffix(host, ".localhost")
+	if ip := net.ParseIP(host); ip != nil {
+		local = ip.IsLoopback() || ip.IsUnspecified()
+	}
+	if !local {
+		return ""
+	}
+	_, listen, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if port == listen {
+		return ""
+	}
+	return "HERALD_BASE_URL names this machine on port " + port + " but HERALD_ADDR listens on " + listen +
+		": links in mails will not reach herald; set HERALD_BASE_URL to http://localhost:" + listen + " (or the public address of your proxy)"
 }

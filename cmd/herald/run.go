@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch args[1] {
 	case "serve":
-		return serve(ctx, cfg)
+		return serve(ctx, cfg, stdout)
 	case "migrate":
 		db, err := openDB(ctx, cfg)
 		if err != nil {
@@ -69,7 +69,10 @@ func openDB(ctx context.Context, cfg config) (*service.DB, error) {
 	return db, nil
 }
 
-func serve(ctx context.Context, cfg config) error {
+func serve(ctx context.Context, cfg config, stdout io.Writer) error {
+	if warn := baseURLMismatch(cfg.Addr, cfg.BaseURL); warn != "" {
+		slog.Warn(warn, "addr", cfg.Addr, "base_url", cfg.BaseURL)
+	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
@@ -86,6 +89,7 @@ func serve(ctx context.Context, cfg config) error {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
 	svc.EventWebhooks.PublicOnly(!cfg.EventWebhookPrivate)
+	svc.Tracking.MachineRanges(cfg.MachineRanges)
 	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
 		return err
 	} else if n > 0 {
@@ -163,6 +167,7 @@ func serve(ctx context.Context, cfg config) error {
 		mailer = c.String() // without the password
 	}
 	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL, "mail", mailer)
+	fmt.Fprintf(stdout, "herald is serving: open %s\n", cfg.BaseURL)
 	errc := make(chan error, 1)
 	go func() { errc <- app.Listener(ln) }()
 	select {

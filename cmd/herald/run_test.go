@@ -164,6 +164,9 @@ func TestServe(t *testing.T) {
 	if code, body := get("/healthz", nil, "GET"); code != 200 || body != `{"status":"ok"}` {
 		t.Fatalf("healthz: %d %s", code, body)
 	}
+	if code, body := get("/favicon.ico", nil, "GET"); code != 200 || !strings.Contains(body, "<svg") {
+		t.Fatalf("favicon.ico: %d %.80s", code, body)
+	}
 	if code, body := get("/api/global-unsubscribes/save", strings.NewReader("email_address=a@example.com"), "POST"); code != 200 {
 		t.Fatalf("save: %d %s", code, body)
 	}
@@ -281,4 +284,25 @@ func newService(t testing.TB, db *service.DB, cfg service.Config) *service.Servi
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// A base URL naming this machine on another port than herald listens on
+// gets a warning at start-up: its links would lead nowhere (issue 15).
+func TestBaseURLMismatch(t *testing.T) {
+	for _, tt := range []struct {
+		addr, base string
+		warn       bool
+	}{
+		{":8080", "http://localhost:8080", false},
+		{":8080", "http://localhost:9090", true},
+		{"127.0.0.1:3000", "http://127.0.0.1:8080", true},
+		{":80", "http://localhost", false},
+		{":8080", "http://[::1]:8081", true},
+		{":8080", "https://mail.example.com", false}, // a proxy in front
+		{":8080", "http://herald.localhost:8080", false},
+	} {
+		if got := baseURLMismatch(tt.addr, tt.base); (got != "") != tt.warn {
+			t.Errorf("addr %s, base %s: warning %q, want one: %v", tt.addr, tt.base, got, tt.warn)
+		}
+	}
 }

@@ -219,6 +219,133 @@
     }
   });
 
+  // --- CSV import preview: once a file is chosen, its first rows are
+  // read here (the file itself is still streamed to the server whole) and
+  // each column gets a field to fill, preset from its header: a reserved
+  // or custom field, "Leave out", or a new custom field. The choices go
+  // with the upload as column[i], new_name[i], new_type[i].
+  var previewRows = 5;
+
+  function sniffDelimiter(line) {
+    var counts = { ",": 0, ";": 0, "\t": 0 }, quoted = false;
+    for (var i = 0; i < line.length; i++) {
+      var c = line[i];
+      if (c === '"') quoted = !quoted;
+      else if (!quoted && c in counts) counts[c]++;
+    }
+    var best = ",";
+    [";", "\t"].forEach(function (c) { if (counts[c] > counts[best]) best = c; });
+    return best;
+  }
+
+  // parseCSV reads up to max records of text (RFC 4180 quoting).
+  function parseCSV(text, sep, max) {
+    var rows = [], row = [], cell = "", quoted = false, i = 0;
+    while (i < text.length && rows.length < max) {
+      var c = text[i];
+      if (quoted) {
+        if (c === '"' && text[i + 1] === '"') { cell += '"'; i += 2; continue; }
+        if (c === '"') { quoted = false; i++; continue; }
+        cell += c; i++; continue;
+      }
+      if (c === '"') { quoted = true; i++; continue; }
+      if (c === sep) { row.push(cell); cell = ""; i++; continue; }
+      if (c === "\r" || c === "\n") {
+        row.push(cell); rows.push(row); row = []; cell = "";
+        if (c === "\r" && text[i + 1] === "\n") i++;
+        i++; continue;
+      }
+      cell += c; i++;
+    }
+    if ((cell !== "" || row.length > 0) && rows.length < max) { row.push(cell); rows.push(row); }
+    return rows;
+  }
+
+  function normalizeName(h) { return h.trim().toLowerCase().split(/\s+/).join("_"); }
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  function columnControls(choices, i, header) {
+    var box = el("div", { class: "import-column" });
+    var id = "import-col-" + i;
+    box.appendChild(el("label", { for: id, class: "import-column-name" }, header || "Column " + (i + 1)));
+    var sel = el("select", { id: id, name: "column[" + i + "]" });
+    Array.prototype.forEach.call(choices.children, function (c) { sel.appendChild(c.cloneNode(true)); });
+    var name = normalizeName(header), match = "-";
+    Array.prototype.forEach.call(sel.querySelectorAll("option"), function (o) {
+      if (o.value.toLowerCase() === name) match = o.value;
+    });
+    sel.value = match;
+    box.appendChild(sel);
+    var extra = el("div", { class: "import-column-new" });
+    var nameInput = el("input", { type: "text", name: "new_name[" + i + "]", "aria-label": "Name of the new field for column " + (i + 1), value: name.replace(/[^a-z0-9_]/g, "") });
+    var typeSel = el("select", { name: "new_type[" + i + "]", "aria-label": "Type of the new field for column " + (i + 1) });
+    [["text", "Text"], ["number", "Number"], ["datetime-local", "Date and time"]].forEach(function (t) {
+      typeSel.appendChild(el("option", { value: t[0] }, t[1]));
+    });
+    extra.appendChild(nameInput);
+    extra.appendChild(typeSel);
+    function sync() {
+      var isNew = sel.value === "+new";
+      extra.hidden = !isNew;
+      nameInput.disabled = typeSel.disabled = !isNew; // sent only for a new field
+    }
+    sel.addEventListener("change", sync);
+    sync();
+    box.appendChild(extra);
+    return box;
+  }
+
+  function showPreview(form, file) {
+    var box = form.querySelector("[data-import-preview]");
+    var table = form.querySelector("[data-import-preview-table]");
+    var choices = form.querySelector("#import-field-choices");
+    if (!box || !table || !choices) return;
+    table.textContent = "";
+    box.hidden = true;
+    if (!file) return;
+    file.slice(0, 64 * 1024).text().then(function (text) {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      var sep = sniffDelimiter(text.split(/\r?\n/, 1)[0]);
+      var rows = parseCSV(text, sep, previewRows + 1);
+      if (rows.length === 0) return;
+      var header = rows[0];
+      var thead = el("thead"), tr = el("tr");
+      header.forEach(function (h, i) {
+        var th = el("th", { scope: "col" });
+        th.appendChild(columnControls(choices, i, h));
+        tr.appendChild(th);
+      });
+      thead.appendChild(tr);
+      table.appendChild(thead);
+      var tbody = el("tbody");
+      rows.slice(1).forEach(function (r) {
+        var tr = el("tr");
+        header.forEach(function (_, i) { tr.appendChild(el("td", {}, r[i] == null ? "" : r[i])); });
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      var names = { ",": "commas", ";": "semicolons", "\t": "tabs" };
+      var summary = box.querySelector("[data-import-preview-summary]");
+      if (summary) {
+        summary.textContent = header.length + " columns separated by " + names[sep] + "; the first " +
+          Math.max(rows.length - 1, 0) + " rows below. Choose what each column fills.";
+      }
+      box.hidden = false;
+    });
+  }
+
+  document.addEventListener("change", function (e) {
+    var input = e.target;
+    if (!input.matches || !input.matches('[data-upload] input[type="file"]')) return;
+    showPreview(input.closest("[data-upload]"), input.files && input.files[0]);
+  });
+
   // --- Flash messages written from here (htmx failures).
   function showFlash(kind, text) {
     var area = document.getElementById("flash");

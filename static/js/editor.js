@@ -40,6 +40,20 @@
   });
   window.heraldEditor = editor;
 
+  // GrapesJS leaves its canvas frame unnamed and its side panel (which
+  // scrolls) out of the keyboard's reach: name one, make the other
+  // focusable (axe-core's frame-title and scrollable-region-focusable).
+  editor.on("load", function () {
+    document.querySelectorAll("#gjs .gjs-frame").forEach(function (f) {
+      f.title = "Design canvas";
+    });
+    document.querySelectorAll("#gjs .gjs-pn-views-container").forEach(function (el) {
+      el.tabIndex = 0;
+      el.setAttribute("role", "region");
+      el.setAttribute("aria-label", "Blocks, layers and styles");
+    });
+  });
+
   function loadHTML(html) {
     editor.setComponents(html || "");
   }

@@ -197,6 +197,7 @@ func FieldTypeLabel(t string) string {
 type ImportForm struct {
 	ContactTypeID string
 	Types         []models.ContactType
+	Fields        []ImportField // what a column may fill, for the preview
 	Errors        views.Errors
 	Other         []string
 	CSRF          string
@@ -251,3 +252,11 @@ func (p Progress) ProgressURL() string {
 
 // ListOfType is the contacts list narrowed to one contact type.
 func ListOfType(id int64) string { return ListURL + "?type=" + strconv.FormatInt(id, 10) }
+
+// ImportField is a field a file's column may fill: a reserved field or a
+// custom field of the account.
+type ImportField struct {
+	Name     string
+	Label    string
+	Reserved bool
+}

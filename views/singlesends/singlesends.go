@@ -204,6 +204,7 @@ type Point struct {
 type LinkRow struct {
 	URL    string
 	Clicks int64
+	Human  int64 // the clicks taken for a person's (issue 14)
 }
 
 // Status is the part of a send's page that follows it: the schedule,

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// axeScript is axe-core (MPL-2.0, testdata/axe-core-4.14.1/LICENSE),
+// vendored for the tests only: the console never serves it.
+const axeScript = "testdata/axe-core-4.14.1/axe.min.js"
+
+// axeViolation is one rule axe-core found broken on a page.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target  []any  `json:"target"`
+		Summary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// axeCheck runs axe-core on the page the session shows and returns its
+// serious and critical violations, one line each.
+func (b *browserSession) axeCheck(step string) []string {
+	b.t.Helper()
+	src, err := os.ReadFile(axeScript)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	// Injected through the DevTools protocol, so the page's own
+	// Content-Security-Policy (script-src 'self') does not apply to it.
+	// Animations and transitions finished first: a flash message fading in
+	// is measured at its final colours, not halfway.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getAnimations().forEach(a => { try { a.finish() } catch (e) {} })`)); err != nil {
+		b.t.Fatalf("%s: finish animations: %v", step, err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](string(src))); err != nil {
+		b.t.Fatalf("%s: inject axe-core: %v", step, err)
+	}
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`axe.run(document, {resultTypes: ["violations"]}).then(r => JSON.stringify(r.violations))`,
+		chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("%s: run axe-core: %v", step, err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		b.t.Fatalf("%s: axe-core's answer: %v", step, err)
+	}
+	var bad []string
+	for _, v := range vs {
+		if v.Impact != "serious" && v.Impact != "critical" {
+			continue
+		}
+		var targets []string
+		for i, n := range v.Nodes {
+			if i == 3 {
+				targets = append(targets, fmt.Sprintf("… %d more", len(v.Nodes)-3))
+				break
+			}
+			targets = append(targets, fmt.Sprint(n.Target...)+" ("+strings.ReplaceAll(n.Summary, "\n", " ")+")")
+		}
+		bad = append(bad, fmt.Sprintf("%s (%s): %s at %s", v.ID, v.Impact, v.Help, strings.Join(targets, ", ")))
+	}
+	return bad
+}
+
+// TestBrowserAccessibility opens every console page that needs no record
+// (and the pages before login) at phone and desktop widths and runs
+// axe-core on each: no serious or critical violation may stand.
+func TestBrowserAccessibility(t *testing.T) {
+	b := newBrowserSession(t)
+	base := b.base
+	check := func(path string) {
+		t.Helper()
+		for _, width := range []int64{390, 1280} {
+			b.do("open "+path, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+path), b.idle, chromedp.WaitVisible(chromedp.CSS("main")))
+			for _, v := range b.axeCheck(path) {
+				t.Errorf("%s at %d px: %s", path, width, v)
+			}
+		}
+	}
+	for _, path := range []string{"/login", "/signup"} {
+		check(path)
+	}
+	b.do("sign up",
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(base+"/signup"),
+		b.idle,
+		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
+		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("secret-key")),
+	)
+	for _, path := range []string{
+		"/dashboard", "/account",
+		"/suppressions/global", "/suppressions/groups", "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup",
+		"/contacts", "/contacts/types", "/contacts/fields", "/contacts/import",
+		"/segments", "/senders", "/senders/new", "/outbox", "/templates",
+		"/single-sends", "/single-sends/new", "/automations", "/notifications", "/event-webhooks",
+	} {
+		check(path)
+	}
+}

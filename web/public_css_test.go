@@ -1,0 +1,75 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/a-h/templ"
+	"golang.org/x/net/html"
+
+	"herald/service"
+	"herald/static"
+	"herald/views/public"
+)
+
+// TestPublicPagesUseDefinedClasses renders the pages recipients open
+// (preferences, sender verification) and fails on any class that the
+// stylesheet does not define: the preference page once used classes
+// app.css never had, and showed unstyled.
+func TestPublicPagesUseDefinedClasses(t *testing.T) {
+	css, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\.([A-Za-z_][-A-Za-z0-9_]*)`).FindAllStringSubmatch(string(css), -1) {
+		defined[m[1]] = true
+	}
+	prefs := &service.Preferences{
+		Email:  "ann@example.com",
+		Groups: []service.PreferenceGroup{{ID: 1, Name: "News", Description: "Monthly"}, {ID: 2, Name: "Offers", Unsubscribed: true}},
+	}
+	pages := map[string]templ.Component{
+		"preferences":       public.PreferencesPage("/u/x", prefs, false),
+		"preferences saved": public.PreferencesPage("/u/x", prefs, true),
+		"preferences gone":  public.PreferencesPage("/u/x", nil, false),
+		"verify confirm":    public.SenderVerify(public.VerifyConfirm, "ann@example.com", "/x"),
+		"verify done":       public.SenderVerify(public.VerifyDone, "ann@example.com", "/x"),
+		"verify expired":    public.SenderVerify(public.VerifyExpired, "ann@example.com", "/x"),
+		"verify unknown":    public.SenderVerify(public.VerifyUnknown, "", "/x"),
+	}
+	for name, page := range pages {
+		t.Run(name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := page.Render(context.Background(), &b); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := html.Parse(&b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := 0
+			var walk func(*html.Node)
+			walk = func(n *html.Node) {
+				if n.Type == html.ElementNode {
+					for _, c := range strings.Fields(attr(n, "class")) {
+						used++
+						if !defined[c] {
+							t.Errorf("<%s class=%q>: app.css defines no .%s", n.Data, attr(n, "class"), c)
+						}
+					}
+				}
+				for c := n.FirstChild; c != nil; c = c.NextSibling {
+					walk(c)
+				}
+			}
+			walk(doc)
+			if used == 0 {
+				t.Fatal("the page uses no class at all: is it rendered?")
+			}
+		})
+	}
+}
