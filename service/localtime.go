@@ -195,14 +195,12 @@ func (lw *localWaves) place(k zoneKey) string {
 		return f
 	}
 	if cid, err := strconv.ParseInt(k.country, 10, 64); err == nil && cid > 0 {
+		// The city within its state when the state is known (many names
+		// repeat across states: Springfield), else within the country. A
+		// city not found in a known state leaves the state's zone.
 		st, okState := world.LookupState(cid, k.state)
 		if k.city != "" {
 			if c, ok := world.LookupCity(cid, st.ID, k.city); ok {
-				if z, ok := world.CityZone(c.ID); ok {
-					return z
-				}
-			} else if c, ok := world.LookupCity(cid, 0, k.city); okState && ok {
-				// A city named with a state it is not in: the name wins.
 				if z, ok := world.CityZone(c.ID); ok {
 					return z
 				}
