@@ -18,8 +18,9 @@ import (
 // A local-time send at 09:00 across three zones: New York's 09:00 is still
 // to come at the start (10:00 UTC), Paris's and Tokyo's have passed and go
 // the next day. Process one sends the first wave and stops; process two,
-// on the same database, sends the others. Nothing goes early, each wave
-// goes when its time comes, every recipient gets one message.
+// on the same database, sends the second; both run for the third. Nothing
+// goes early, each wave goes when its time comes, every recipient gets
+// one message.
 func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 	ctx := context.Background()
 	srv := smtptest.Start(t)
@@ -212,6 +213,11 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 	if got, _ := svc.SingleSends.Get(ctx, acct, ss.Utr); got.Status != models.SendRunning {
 		t.Fatalf("status %d with a wave to go, want running", got.Status)
 	}
+	// The last wave with both processes running (several processes share
+	// the waves through the ledger's claims).
+	stopFirst := run(procs[0])
+	defer stopFirst()
+	still("both processes, before Paris's 09:00", emails(nyWave, tokyoWave))
 	clock.Set(parisAt)
 	waitFor("Paris's 09:00", emails(nyWave, tokyoWave, parisWave))
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
