@@ -28,9 +28,10 @@ import (
 // and their zones' release times computed, and the chunk's INSERT … SELECT
 // writes them as next_at (and release_at), grouped by release time in one
 // CASE; in the same transaction the zones of the rows it inserted are
-// added to send_waves. Each row is written once. The ledger's claim only takes rows whose next_at has come, and the send
-// completes only when no row is queued, so the waves survive restarts and
-// are shared by several processes with no state of their own.
+// added to send_waves. Each row is written once. The ledger's claim only
+// takes rows whose next_at has come, and the send completes only when no
+// row is queued, so the waves survive restarts and are shared by several
+// processes with no state of their own.
 
 // LocalTimeInput is the console's "deliver at this local time in each
 // recipient's zone" option of a single send.
