@@ -115,6 +115,11 @@ type Form struct {
 	ScheduleDate string // YYYY-MM-DD
 	ScheduleTime string // HH:MM
 	TestEmail    string
+	// The local-time option (issue 14).
+	LocalOn        bool
+	LocalTime      string // HH:MM
+	LocalZoneField string
+	ZoneFields     []views.Option // the account's custom fields
 
 	Library      []views.Option
 	Designs      []views.Option
@@ -246,6 +251,14 @@ type Detail struct {
 	TimeZone string
 	Loc      *time.Location
 	CSRF     string
+	Waves    []Wave // a local-time send's waves
+}
+
+// Wave is one release time of a local-time send.
+type Wave struct {
+	At               time.Time
+	Zones            []string
+	Recipients, Sent int64
 }
 
 // When formats an instant in loc for people: Jan 2, 2006 at 15:04.
