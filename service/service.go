@@ -59,6 +59,7 @@ type Service struct {
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
 	Events        *Events
+	Dashboard     *Dashboard
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -142,6 +143,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
+		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }
 

@@ -109,11 +109,15 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, countedCol,
 		if err := tx.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, ?, ?, ?)", m.SendID, kind, link, at).Error; err != nil {
 			return err
 		}
-		ev := EventOpen
+		ev, col := EventOpen, dailyOpens
 		if kind == 2 {
-			ev = EventClick
+			ev, col = EventClick, dailyClicks
 		}
-		return t.events.record(tx, m, ev, eventExtra{URL: target}, now)
+		if err := t.events.record(tx, m, ev, eventExtra{URL: target}, now); err != nil {
+			return err
+		}
+		// Unique per message, as the dashboard's rates are.
+		return addDaily(tx, m.UserID, now, daily{col: first.RowsAffected})
 	})
 }
 
@@ -169,11 +173,15 @@ func (t *Tracking) Click(ctx context.Context, token string, i int) (string, erro
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
 func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
-	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", models.Now(), m.ID)
+	now := models.Now()
+	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return res.Error
 	}
-	return tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error
+	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
+		return err
+	}
+	return addDaily(tx, m.UserID, now, daily{dailyUnsubscribes: 1})
 }
 
 // OneClick is the RFC 8058 unsubscribe: the address joins the send's

@@ -1,0 +1,182 @@
+package service_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+)
+
+// otherAccount is a second account of the fixture's service with its own
+// verified sender, group and contacts, and a send to them, completed.
+func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *models.SingleSend) {
+	f.t.Helper()
+	acct := newAccount(f.t, f.svc, email)
+	snd, err := f.svc.Senders.Create(f.ctx, acct, service.SenderInput{FromName: "Other", FromEmail: "news@other.example.com",
+		ReplyToEmail: "help@other.example.com", CountryID: "250", CompanyAddress: "2 rue de Rivoli", Nickname: "other"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.svc.Senders.Verify(f.ctx, snd.VerifyToken); err != nil {
+		f.t.Fatal(err)
+	}
+	g, err := f.svc.Groups.Create(f.ctx, acct, service.GroupInput{GroupName: "Other news", Description: "News", IsDisplay: "1"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ct, err := f.svc.ContactTypes.Create(f.ctx, acct, "People")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range contacts {
+		if _, err := f.svc.Contacts.Create(f.ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10),
+			FirstName: "O", LastName: "P", Email: e, Country: "250"}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	in := f.input("Other send", []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil)
+	in.SenderID, in.UnsubscribeGroupID = strconv.FormatInt(snd.ID, 10), strconv.FormatInt(g.ID, 10)
+	ss, err := f.svc.SingleSends.Create(f.ctx, acct, in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := f.svc.SingleSends.Get(f.ctx, acct, ss.Utr)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if got.Status == models.SendCompleted {
+			return acct, got
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("other send: status %d", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (f *sendFixture) overview(acct int64) *service.Overview {
+	f.t.Helper()
+	o, err := f.svc.Dashboard.Overview(f.ctx, acct)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if len(o.Days) != service.DashboardDays {
+		f.t.Fatalf("%d days, want %d", len(o.Days), service.DashboardDays)
+	}
+	return o
+}
+
+// TestDashboardDailyFigures: a send's deliveries, then a day later its
+// opens, clicks, a hard bounce, a complaint and an unsubscribe, land on
+// the day they happened in account_daily, scoped by account: another
+// account's send, contacts and opens never show in the first's figures.
+// The audience follows contacts added and deleted; the setup steps tick.
+func TestDashboardDailyFigures(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
+	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	other, otherSend := f.otherAccount("other@herald.test", "zed@example.com", "yan@example.com", "xia@example.com")
+
+	// The send's day (the engine records deliveries at the wall clock,
+	// which the test clock started at).
+	o := f.overview(f.acct)
+	today := o.Days[len(o.Days)-1]
+	if today.Sent != 4 || today.Delivered != 4 || today.Opens != 0 || today.ContactsAdded != 4 {
+		t.Fatalf("send day: %+v", today)
+	}
+	if o.Audience != 4 || o.AudienceBefore != 0 || o.Total.Delivered != 4 {
+		t.Fatalf("audience %d before %d total %+v", o.Audience, o.AudienceBefore, o.Total)
+	}
+	if len(o.Recent) != 1 || o.Recent[0].Utr != ss.Utr || o.Recent[0].Delivered != 4 || o.Recent[0].Automation {
+		t.Fatalf("recent: %+v", o.Recent)
+	}
+	s := o.Setup
+	if !s.Sender || !s.SenderVerified || !s.Contacts || !s.Group || !s.Sent || s.Notifications {
+		t.Fatalf("setup: %+v", s)
+	}
+
+	// Opens and clicks are counted at the tracking's clock, a day later;
+	// feedback at the report's time (a hard bounce reported as two days
+	// before the send: it lands there), unsubscribes and deletions at the
+	// wall clock (the send's day). The other account's opens are its own.
+	f.Advance(25 * time.Hour)
+	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
+	for range 3 { // replays count once per message
+		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, bob)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, bob), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
+		t.Fatal(err)
+	}
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: time.Now().Add(-48 * time.Hour),
+		Recipient: "dee@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 User unknown"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
+	for _, m := range f.sent(otherSend.Utr) {
+		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
+		t.Fatal(err)
+	}
+
+	o = f.overview(f.acct)
+	n := len(o.Days)
+	today, sendDay, bounceDay := o.Days[n-1], o.Days[n-2], o.Days[n-4]
+	if want := (service.Day{Day: today.Day, Opens: 2, Clicks: 1}); today != want {
+		t.Fatalf("next day: %+v\nwant      %+v", today, want)
+	}
+	if want := (service.Day{Day: sendDay.Day, Sent: 4, Delivered: 4, Complaints: 1, Unsubscribes: 2, ContactsAdded: 4, ContactsRemoved: 1}); sendDay != want {
+		t.Fatalf("send day: %+v\nwant     %+v", sendDay, want)
+	}
+	if want := (service.Day{Day: bounceDay.Day, Bounces: 1}); bounceDay != want {
+		t.Fatalf("bounce day: %+v\nwant       %+v", bounceDay, want)
+	}
+	if !today.Day.Equal(sendDay.Day.Add(24 * time.Hour)) {
+		t.Fatalf("days %v then %v", sendDay.Day, today.Day)
+	}
+	if o.Audience != 3 || o.BounceRate() != 0.25 || o.ComplaintRate() != 0.25 {
+		t.Fatalf("audience %d bounce rate %v complaint rate %v", o.Audience, o.BounceRate(), o.ComplaintRate())
+	}
+	if r := o.Recent[0]; r.UniqueOpens != 2 || r.UniqueClicks != 1 || r.Bounces != 1 || r.Unsubscribes != 2 || r.SpamReports != 1 {
+		t.Fatalf("recent send: %+v", r)
+	}
+
+	// The other account sees only its own.
+	p := f.overview(other)
+	if p.Total.Sent != 3 || p.Total.Delivered != 3 || p.Total.Opens != 3 || p.Total.Bounces != 0 || p.Total.Complaints != 0 ||
+		p.Total.Unsubscribes != 0 || p.Audience != 3 || len(p.Recent) != 1 || p.Recent[0].Utr != otherSend.Utr {
+		t.Fatalf("other account: total %+v audience %d recent %+v", p.Total, p.Audience, p.Recent)
+	}
+
+	// Thirty days on, the send's day has left the window; the audience
+	// stays.
+	f.Advance(30 * 24 * time.Hour)
+	if o = f.overview(f.acct); o.Total != (service.Day{}) || o.Audience != 3 || o.AudienceBefore != 3 {
+		t.Fatalf("30 days later: total %+v audience %d before %d", o.Total, o.Audience, o.AudienceBefore)
+	}
+}
+
+// firstContact is the id of a live contact of the type.
+func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
+	t.Helper()
+	var id int64
+	if err := f.svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", f.acct, typeID).
+		Order("id").Limit(1).Scan(&id).Error; err != nil || id == 0 {
+		t.Fatalf("contact: %d %v", id, err)
+	}
+	return id
+}
