@@ -38,6 +38,15 @@ func (d Data) GrowthRate() string {
 	return singlesends.Rate(d.Audience-d.AudienceBefore, d.AudienceBefore)
 }
 
+// GrowthText says the audience's size and change in words.
+func (d Data) GrowthText() string {
+	s := views.Count(d.Audience) + " " + views.Plural(d.Audience, "contact", "contacts") + ": " + d.Growth() + " in 30 days"
+	if r := d.GrowthRate(); r != "" {
+		s += " (" + r + ")"
+	}
+	return s + ", " + views.Count(d.Total.ContactsAdded) + " added, " + views.Count(d.Total.ContactsRemoved) + " removed."
+}
+
 // Level is how a rate stands against its thresholds: ok, warn or danger.
 type Level string
 
