@@ -101,7 +101,8 @@ const recentSends = 6
 // figures (at most that many rows of account_daily, by its primary key),
 // the audience (the sum of every day's added and removed contacts: one
 // row per day of the account's life), the last sends (single_sends_user,
-// newest first) and the setup steps (one indexed existence read each).
+// newest first) and the setup steps (one indexed existence read each,
+// contacts from the audience).
 func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, error) {
 	r := s.db.R.WithContext(ctx)
 	today := dayOf(s.now())
@@ -162,6 +163,11 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		return nil, err
 	}
 	st := &o.Setup
+	// Contacts from the figures, not the contacts table: on PostgreSQL a
+	// "LIMIT 1" existence read there, planned on statistics that lag an
+	// import, took 170 ms on a million contacts (a bitmap of every entry
+	// of two indexes); the figures' sum is read already.
+	st.Contacts = o.Audience > 0
 	for _, q := range []struct {
 		to    *bool
 		table string
@@ -169,7 +175,6 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	}{
 		{&st.Sender, "senders", "user_id = ? AND deleted_at IS NULL"},
 		{&st.SenderVerified, "senders", "user_id = ? AND deleted_at IS NULL AND is_verified = 1"},
-		{&st.Contacts, "contacts", "user_id = ? AND deleted_at IS NULL"},
 		{&st.Group, "unsubscribe_groups", "user_id = ?"},
 		{&st.Sent, "single_sends", "user_id = ? AND automation_id IS NULL AND status <> 0 AND deleted_at IS NULL"},
 		{&st.Notifications, "notification_recipients", "user_id = ?"},
