@@ -1,10 +1,13 @@
 package service_test
 
 import (
+	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"herald/dbtest"
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
@@ -179,4 +182,101 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 		t.Fatalf("contact: %d %v", id, err)
 	}
 	return id
+}
+
+// TestDashboardCountsSendTimeBounces: a mailbox the relay refuses during
+// the send is sent and bounced on the send's day (Ledger.Record's
+// transaction path, beside the deliveries).
+func TestDashboardCountsSendTimeBounces(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Always("bad@example.com", 550)
+	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
+	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	o := f.overview(f.acct)
+	if today := o.Days[len(o.Days)-1]; today.Sent != 3 || today.Delivered != 2 || today.Bounces != 1 {
+		t.Fatalf("send day: %+v", today)
+	}
+	if o.BounceRate() != 1.0/3 {
+		t.Fatalf("bounce rate %v", o.BounceRate())
+	}
+}
+
+// TestDashboardAudienceFollowsImportsAndDeletes: contacts added one by
+// one or by a CSV import (created ones only, not updated), deleted one by
+// one or with their contact type, keep the audience equal to the live
+// contacts of the account, and another account's never count.
+func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
+	ctx := context.Background()
+	svc := dbtest.Service(t)
+	acct := newAccount(t, svc, "aud@example.com")
+	other := newAccount(t, svc, "other@example.com")
+	add := func(acct int64, typeID int64, email string) {
+		t.Helper()
+		if _, err := svc.Contacts.Create(ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(typeID, 10), Email: email, Country: "250"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := svc.ContactTypes.Create(ctx, acct, "Type A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.ContactTypes.Create(ctx, acct, "Type B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.ContactTypes.Create(ctx, other, "Type O")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(acct, a.ID, "ann@example.com")
+	add(acct, a.ID, "bob@example.com")
+	add(acct, b.ID, "bea@example.com")
+	add(acct, b.ID, "ben@example.com")
+	add(other, o.ID, "oz@example.com")
+	csv := "email,first_name\nbob@example.com,Bob\ncy@example.com,Cy\ndee@example.com,Dee\n"
+	imp, err := svc.Imports.Start(ctx, acct, a.ID, "a.csv", int64(len(csv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Imports.Run(ctx, imp, strings.NewReader(csv)); err != nil || imp.Created != 2 {
+		t.Fatalf("import: created %d, %v", imp.Created, err)
+	}
+	audience := func(stage string, want int64) {
+		t.Helper()
+		ov, err := svc.Dashboard.Overview(ctx, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live int64
+		if err := svc.DB.R.Model(&models.Contact{}).Where("user_id = ? AND deleted_at IS NULL", acct).Count(&live).Error; err != nil {
+			t.Fatal(err)
+		}
+		if ov.Audience != want || live != want || ov.Setup.Contacts != (want > 0) {
+			t.Fatalf("%s: audience %d, live contacts %d, want %d", stage, ov.Audience, live, want)
+		}
+	}
+	audience("added and imported", 6)
+	var id int64
+	if err := svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND email = ?", acct, "ann@example.com").Scan(&id).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Contacts.Delete(ctx, acct, id); err != nil {
+		t.Fatal(err)
+	}
+	audience("one deleted", 5)
+	if err := svc.ContactTypes.Delete(ctx, acct, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	audience("a type deleted", 3)
+	ov, err := svc.Dashboard.Overview(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if today := ov.Days[len(ov.Days)-1]; today.ContactsAdded != 6 || today.ContactsRemoved != 3 || ov.AudienceBefore != 0 {
+		t.Fatalf("today: %+v, before %d", today, ov.AudienceBefore)
+	}
+	if ov, err := svc.Dashboard.Overview(ctx, other); err != nil || ov.Audience != 1 {
+		t.Fatalf("the other account's audience: %v %v", ov, err)
+	}
 }
