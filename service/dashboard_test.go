@@ -344,3 +344,28 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 		t.Fatalf("filled by the migration:\n%+v\nlive:\n%+v", filled, live)
 	}
 }
+
+// TestDashboardListsAutomationEmails: an automation's email that went out
+// is among the last sends, marked as one, with its automation (whose page
+// shows it), its deliveries count in the day's figures, and it ticks the
+// first send.
+func TestDashboardListsAutomationEmails(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "before@example.com")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "new@example.com")
+	f.settle()
+	o := f.overview(f.acct)
+	if len(o.Recent) != 1 || !o.Recent[0].Automation || o.Recent[0].AutomationUtr != a.Utr || o.Recent[0].Delivered != 1 {
+		t.Fatalf("recent: %+v", o.Recent)
+	}
+	if today := o.Days[len(o.Days)-1]; today.Sent != 1 || today.Delivered != 1 {
+		t.Fatalf("today: %+v", today)
+	}
+	if !o.Setup.Sent {
+		t.Fatal("an automation's email that went out does not tick the first send")
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"herald/service"
 	"herald/views"
+	"herald/views/automations"
 	"herald/views/singlesends"
 )
 
@@ -118,8 +119,14 @@ func (d Data) StepsDone() int {
 	return n
 }
 
-// SendURL is where a recent send's statistics are.
-func SendURL(r service.RecentSend) string { return singlesends.SendURL(r.Utr) }
+// SendURL is where a recent send's figures are: a single send's page, or
+// its automation's for an automation's email.
+func SendURL(r service.RecentSend) string {
+	if r.Automation {
+		return automations.AutomationURL(r.AutomationUtr)
+	}
+	return singlesends.SendURL(r.Utr)
+}
 
 // When is a send's time in the account's zone.
 func (d Data) When(t time.Time) string { return singlesends.When(t, d.Loc) }
