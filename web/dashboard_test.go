@@ -141,6 +141,9 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 			t.Errorf("new account: %s level %q", id, got)
 		}
 	}
+	if got := text(first(r.doc, "#dash-bounces")); !strings.Contains(got, "Nothing sent in the last 30 days.") {
+		t.Errorf("new account: bounces say %q", got)
+	}
 	if first(r.doc, "#dash-senders") != nil {
 		t.Error("new account: unverified senders shown")
 	}
