@@ -61,6 +61,7 @@ type Service struct {
 	Events        *Events
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
 	DomainChecks  *DomainChecks
+	Dashboard     *Dashboard
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -152,6 +153,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
+		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }
 

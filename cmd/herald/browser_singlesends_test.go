@@ -290,6 +290,34 @@ func TestBrowserSingleSend(t *testing.T) {
 	}
 	b.capture("single-sends")
 
+	// The dashboard of the account with its send (issue 15): the send and
+	// its rates, the chart, the steps done so far, at a phone's and a
+	// desktop's width, neither scrolling sideways.
+	for _, width := range []int64{390, 1280} {
+		b.do(fmt.Sprintf("dashboard at %d px", width),
+			chromedp.EmulateViewport(width, 800),
+			chromedp.Navigate(base+"/dashboard"),
+			b.idle,
+			chromedp.WaitVisible(chromedp.CSS("#recent-sends")),
+			chromedp.WaitVisible(chromedp.CSS("#chart-sent svg")),
+		)
+		if w := b.eval("page width", `String(document.documentElement.scrollWidth)`); w != fmt.Sprint(width) {
+			t.Errorf("the dashboard at %d px is %s px wide: it scrolls sideways", width, w)
+		}
+		if got := b.eval("recent send", `[...document.querySelectorAll("#recent-sends tbody tr td.cell-num")].map(td => td.textContent.trim()).join(" ")`); got != "100.0% 33.3% 33.3% 0.0% 0.0%" {
+			t.Errorf("at %d px the recent send's rates are %q", width, got)
+		}
+		if got := b.eval("steps", `[...document.querySelectorAll("#get-started .steps li")].map(li => li.id + "=" + li.dataset.done).join(" ")`); got !=
+			"step-sender=true step-contacts=true step-group=true step-send=true step-notifications=false" {
+			t.Errorf("at %d px the steps are %q", width, got)
+		}
+		if got := b.text("sent", "#stat-sent .stat-value"); got != "3" {
+			t.Errorf("at %d px sent in 30 days %q", width, got)
+		}
+	}
+	b.do("desktop again", chromedp.EmulateViewport(1280, 900))
+	b.capture("dashboard")
+
 	// The time zone, on the account page.
 	b.do("set the time zone",
 		chromedp.Navigate(base+"/account"),
