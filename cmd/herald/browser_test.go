@@ -287,6 +287,12 @@ func startConsoleServer(t *testing.T) string {
 // which the test may read too.
 func startConsoleServerOn(t *testing.T, dsn string) string {
 	t.Helper()
+	return startConsoleServerWith(t, dsn, nil)
+}
+
+// startConsoleServerWith is startConsoleServerOn with more environment.
+func startConsoleServerWith(t *testing.T, dsn string, extra map[string]string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -299,6 +305,9 @@ func startConsoleServerOn(t *testing.T, dsn string) string {
 		"HERALD_DATABASE":  dsn,
 		"HERALD_LOG_LEVEL": "error",
 		"HERALD_BASE_URL":  base,
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
