@@ -122,16 +122,24 @@ func TestPasswordResetByMail(t *testing.T) {
 	if err := svc.Accounts.RequestPasswordReset(ctx, "not an address"); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("malformed: %v", err)
 	}
-	// The same answer for a free and a taken address; only the account
-	// gets a mail.
+	// The same answer for a free and a taken address; the account gets a
+	// link, the free address a notice without one.
 	for _, e := range []string{"nobody@example.com", "Ann@example.com"} {
 		if err := svc.Accounts.RequestPasswordReset(ctx, e); err != nil {
 			t.Fatalf("%s: %v", e, err)
 		}
 	}
 	msgs := mem.Messages()
-	if len(msgs) != 1 || len(msgs[0].To) != 1 || msgs[0].To[0] != "ann@example.com" {
+	if len(msgs) != 2 || msgs[0].To[0] != "nobody@example.com" || msgs[1].To[0] != "ann@example.com" {
 		t.Fatalf("mails: %+v", msgs)
+	}
+	if body := string(msgs[0].Data); strings.Contains(body, "/reset/") || !strings.Contains(body, "no account uses this address") {
+		t.Fatalf("notice:\n%s", body)
+	}
+	var rows int64
+	svc.DB.R.Table("password_resets").Count(&rows)
+	if rows != 1 {
+		t.Fatalf("%d reset rows, want 1", rows)
 	}
 	tokens := resetTokens(t, mem)
 	if len(tokens) != 1 || len(tokens[0]) != 43 {
@@ -197,8 +205,8 @@ func TestPasswordResetByMail(t *testing.T) {
 		t.Fatalf("after the hour: %v", err)
 	}
 
-	// Throttled as sign-up mails: three at once (two were sent above, and
-	// the free address counts too), then nothing for 10 minutes, same answer.
+	// Throttled as sign-up mails: three to one address at once (two were
+	// sent above), then nothing for 10 minutes, with the same answer.
 	if err := svc.Accounts.RequestPasswordReset(ctx, "ann@example.com"); err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,24 @@ func (m *Mail) SendPasswordReset(ctx context.Context, name, email, token string)
 	})
 }
 
+// SendResetNotice answers a password reset asked for an address without
+// an account: the login page answers the same for every address, so the
+// owner of the address learns it here.
+func (m *Mail) SendResetNotice(ctx context.Context, email string) error {
+	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
+		Subject:   "Herald password reset",
+		Preheader: "No Herald account uses this address",
+		Heading:   "No account uses this address",
+		Lines: []string{
+			fmt.Sprintf("Someone asked to reset the password of %s on Herald at %s, but no account uses this address. Nothing was changed.", email, m.baseURL),
+			"If it was you, your account may use another address of yours: ask again with that one.",
+		},
+		Button: "Go to the login page",
+		Link:   m.baseURL + "/login",
+		Footer: "If this was not you, ignore this mail.",
+	})
+}
+
 // systemMail is one of herald's own short mails: a heading, paragraphs,
 // one button.
 type systemMail struct {

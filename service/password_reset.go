@@ -21,9 +21,9 @@ const ResetLinkTTL = time.Hour
 var ErrResetLink = &Error{Code: CodeNotFound, Message: "This password reset link has expired or was already used. Ask for a new one."}
 
 // RequestPasswordReset mails the address a link that sets a new password
-// (ResetLinkTTL, once), when it names an account. The answer is the same
-// whether it does or not (no account enumeration): nil, unless the address
-// is malformed. Mails to one address are throttled as sign-up mails are
+// (ResetLinkTTL, once), when it names an account, and otherwise a notice
+// that it has none. The answer is the same whether it does or not (no
+// account enumeration): nil, unless the address is malformed. Mails to one address are throttled as sign-up mails are
 // (throttleReset); beyond, nothing is mailed and the answer is the same.
 // Errors: validation (email).
 func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error {
@@ -48,7 +48,9 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	var u models.User
 	err = a.db.R.WithContext(ctx).Select("id", "name", "email").Where("email = ?", e).First(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil
+		// A mail either way, so that the answer takes as long (a relay's
+		// round trip is what a timing attacker would see), as sign-up does.
+		return a.mail.SendResetNotice(ctx, e)
 	}
 	if err != nil {
 		return err

@@ -78,8 +78,11 @@ func TestPasswordResetPages(t *testing.T) {
 	}
 	wantStatus(t, ask("not an address"), http.StatusUnprocessableEntity)
 	msgs := mem.Messages()
-	if len(msgs) != 1 || msgs[0].To[0] != "ann@example.com" {
+	if len(msgs) != 2 || msgs[0].To[0] != "ann@example.com" || msgs[1].To[0] != "nobody@example.com" {
 		t.Fatalf("mails: %+v", msgs)
+	}
+	if resetLinkRE.MatchString(mailText(t, msgs[1].Data)) {
+		t.Fatal("a reset link went to an address without an account")
 	}
 	m := resetLinkRE.FindStringSubmatch(mailText(t, msgs[0].Data))
 	if m == nil {

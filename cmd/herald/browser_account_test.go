@@ -57,6 +57,15 @@ func TestBrowserAccountBasics(t *testing.T) {
 		t.Fatalf("key %q", key)
 	}
 	b.capture("two-factor-setup")
+	phoneWidth := func(page string) {
+		t.Helper()
+		b.do("phone width", chromedp.EmulateViewport(390, 800))
+		if w := b.eval("page width", `String(document.documentElement.scrollWidth)`); w != "390" {
+			t.Errorf("%s at 390 px is %s px wide: it scrolls sideways", page, w)
+		}
+		b.do("desktop width", chromedp.EmulateViewport(1280, 900))
+	}
+	phoneWidth("the set-up page")
 	// A wrong code first: refused, the page still shows the same key.
 	b.do("a wrong code",
 		chromedp.SendKeys(chromedp.ID("totp-code"), "000000"),
@@ -110,6 +119,7 @@ func TestBrowserAccountBasics(t *testing.T) {
 			b.idle,
 		)
 		b.capture("login-code")
+		phoneWidth("the code step")
 		step := lastStep + 1
 		for time.Now().Unix()/30 < step-1 {
 			time.Sleep(500 * time.Millisecond)
