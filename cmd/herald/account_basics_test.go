@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -102,5 +103,31 @@ func TestAccountResetCommands(t *testing.T) {
 	}
 	if u, _ := svc.Accounts.Get(ctx, u.ID); u.TwoFactor() {
 		t.Fatal("still on after reset-2fa")
+	}
+}
+
+// HERALD_SIGNUP=off reaches the served console: sign-up answers 403 and
+// the login page offers none.
+func TestServeSignupOff(t *testing.T) {
+	base := startConsoleServerWith(t, dbtest.DSN(t), map[string]string{"HERALD_SIGNUP": "off"})
+	for _, path := range []string{"/signup", "/signup/confirm/x"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "Sign-up is closed on this server.") {
+			t.Fatalf("%s: %d\n%.500s", path, resp.StatusCode, body)
+		}
+	}
+	resp, err := http.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `href="/signup"`) || !strings.Contains(string(body), `href="/login/forgot"`) {
+		t.Fatalf("login page: %d\n%.2000s", resp.StatusCode, body)
 	}
 }
