@@ -799,7 +799,7 @@ func SetupPage(d Setup) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = views.Input(views.Field{ID: "totp-code", Name: "code", Label: "Code", Autocomplete: "one-time-code", Autofocus: true, Errors: d.Errors.For("code")}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = views.Input(views.Field{ID: "totp-code", Name: "code", Label: "Code", Autocomplete: "one-time-code", Autofocus: true, Errors: d.Errors.For("code"), Attrs: templ.Attributes{"inputmode": "numeric", "maxlength": "7"}}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
