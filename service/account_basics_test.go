@@ -270,8 +270,12 @@ func TestTwoFactor(t *testing.T) {
 	if err := svc.Accounts.EnableTOTP(ctx, ann, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("wrong code: %v", err)
 	}
+	before, _ := svc.Sessions.Start(ctx, ann)
 	if err := svc.Accounts.EnableTOTP(ctx, ann, code(clk.Now()), ""); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := svc.Sessions.Check(ctx, before); !service.IsNotFound(err) {
+		t.Fatalf("a session opened with the password alone lived on: %v", err)
 	}
 	if _, err := svc.Accounts.BeginTOTP(ctx, ann); err != service.ErrTOTPOn {
 		t.Fatalf("set-up while on: %v", err)

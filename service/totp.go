@@ -18,6 +18,7 @@ import (
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/totp"
 	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
 
 	"herald/models"
 )
@@ -189,7 +190,7 @@ func keyURI(email, secret string) string {
 }
 
 // EnableTOTP turns two-factor login on once code is a current code of the
-// pending key. A wrong code counts as a failed login of the address and
+// pending key, and ends every session of the account. A wrong code counts as a failed login of the address and
 // the IP (their delays refuse it while they run).
 // Errors: ErrNotFound (nothing pending), ErrNoSecretKey, ErrTOTPOn,
 // validation (code), rate limited.
@@ -219,15 +220,19 @@ func (a *Accounts) EnableTOTP(ctx context.Context, accountID int64, code, ip str
 		}
 		return Invalid("code", msgWrongCode)
 	}
-	res := a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ?, updated_at = ? WHERE id = ? AND totp_pending = ?",
-		step, models.Now(), accountID, u.TOTPPending)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected != 1 { // another set-up began in between
-		return Invalid("code", msgWrongCode)
-	}
-	return nil
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ?, updated_at = ? WHERE id = ? AND totp_pending = ?",
+			step, models.Now(), accountID, u.TOTPPending)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 { // another set-up began in between
+			return Invalid("code", msgWrongCode)
+		}
+		// Sessions opened with the password alone (a stolen one among
+		// them, maybe) end; the caller starts a fresh one for the person.
+		return tx.Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+	})
 }
 
 // DisableTOTP turns two-factor login off, given the account's password. A

@@ -210,7 +210,8 @@ func (w *Web) setupData(c *fiber.Ctx) (*account.Setup, error) {
 	return &account.Setup{Key: st.Key, QR: "data:image/png;base64," + base64.StdEncoding.EncodeToString(st.PNG), CSRF: csrf(c)}, nil
 }
 
-// twoFactorEnable turns two-factor login on when the code checks.
+// twoFactorEnable turns two-factor login on when the code checks; every
+// session of the account ends and this browser goes on in a fresh one.
 func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 	err := w.svc.Accounts.EnableTOTP(c.UserContext(), accountID(c), formValue(c, "code"), w.clientIP(c))
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
@@ -235,7 +236,10 @@ func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w.flash(c, views.FlashSuccess, "Two-factor login is on. From now on, logging in asks for a code of your authenticator app.")
+	if _, err := w.startSession(c, accountID(c)); err != nil {
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Two-factor login is on. From now on, logging in asks for a code of your authenticator app. Every other session has been logged out.")
 	return c.Redirect("/account", fiber.StatusSeeOther)
 }
 

@@ -137,8 +137,12 @@ func TestTwoFactorPages(t *testing.T) {
 	if text(first(r.doc, "#totp-key")) != key || first(r.doc, "#totp-code[aria-invalid=true]") == nil {
 		t.Fatal("the refused code's page lost the key or the error")
 	}
+	other := a.client()
+	other.login("ann@example.com", "test-passphrase-9")
 	code, _ := totp.GenerateCode(key, time.Now())
 	wantRedirect(t, c.post("/account/2fa/enable", url.Values{"code": {code}}), "/account")
+	wantStatus(t, c.get("/account"), http.StatusOK)  // this browser goes on
+	wantRedirect(t, other.get("/account"), "/login") // the other session ended
 	if u, _ := svc.Accounts.Get(context.Background(), id); !u.TwoFactor() {
 		t.Fatal("not on")
 	}
