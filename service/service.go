@@ -81,6 +81,13 @@ type Config struct {
 	// BounceAddress is HERALD_BOUNCE_ADDRESS (decisions.md 7); default
 	// DefaultBounceAddress(BaseURL).
 	BounceAddress string
+	// SignupClosed (HERALD_SIGNUP=off) refuses every sign-up from the
+	// console; accounts are made with `herald account create`.
+	SignupClosed bool
+	// SecretKey (HERALD_SECRET_KEY) is a key kept outside the database:
+	// two-factor secrets are sealed with it (totp.go). Empty: two-factor
+	// login cannot be turned on.
+	SecretKey string
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
@@ -144,9 +151,11 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist},
 		Accounts: &Accounts{
-			db:   db,
-			cost: bcrypt.DefaultCost,
-			mail: mail,
+			db:           db,
+			cost:         bcrypt.DefaultCost,
+			mail:         mail,
+			signupClosed: cfg.SignupClosed,
+			sealKey:      sealKey(cfg.SecretKey),
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
