@@ -43,6 +43,9 @@ type SingleSendInput struct {
 	// Local is the console's local-time option (not in the API): nil
 	// leaves it as it is on update (off on create).
 	Local *LocalTimeInput
+	// AB is the console's A/B subject test (not in the API): nil leaves it
+	// as it is on update (none on create).
+	AB *ABTestInput
 }
 
 // Messages of single send validation beyond a missing field.
@@ -213,6 +216,9 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		if err := s.checkLocal(ctx, accountID, *in.Local, ss, p); err != nil {
 			return nil, err
 		}
+	}
+	if in.AB != nil {
+		checkAB(*in.AB, ss, p)
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -428,6 +434,10 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
+	}
+	if in.AB != nil {
+		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
+			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
