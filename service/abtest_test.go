@@ -330,6 +330,14 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 	if n != 12 {
 		t.Fatalf("%d messages, want 12", n)
 	}
+	// A copy runs its own test.
+	cp, err := f.svc.SingleSends.Duplicate(f.ctx, f.acct, ss.Utr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.ABWinner != 0 || cp.ABDecideAt != 0 || len(cp.ABSubjects) != 2 {
+		t.Fatalf("copy: winner %d decide at %d subjects %v", cp.ABWinner, cp.ABDecideAt, cp.ABSubjects)
+	}
 	var second int64
 	if err := f.svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != 0 {
 		t.Fatalf("rest rows of variant 2: %d (%v)", second, err)
@@ -349,7 +357,9 @@ func TestABTestOptionIsValidated(t *testing.T) {
 	}{
 		{func(*service.ABTestInput, *service.SingleSendInput) {}, ""},
 		{func(a *service.ABTestInput, _ *service.SingleSendInput) { a.Subjects = []string{"A", " "} }, "ab_subjects"},
-		{func(a *service.ABTestInput, _ *service.SingleSendInput) { a.Subjects = []string{"A", "B", "C", "D", "E"} }, "ab_subjects"},
+		{func(a *service.ABTestInput, _ *service.SingleSendInput) {
+			a.Subjects = []string{"A", "B", "C", "D", "E"}
+		}, "ab_subjects"},
 		{func(a *service.ABTestInput, _ *service.SingleSendInput) { a.Share = "60" }, "ab_share"},
 		{func(a *service.ABTestInput, _ *service.SingleSendInput) { a.Share = "x" }, "ab_share"},
 		{func(a *service.ABTestInput, _ *service.SingleSendInput) { a.Metric = "bounces" }, "ab_metric"},
