@@ -129,6 +129,7 @@ type SingleSend struct {
 	ABWait       int         `json:"-" gorm:"column:ab_wait"`
 	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
 	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
+	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
 }
 
 // TableName names the table.

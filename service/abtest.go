@@ -25,11 +25,12 @@ import (
 //
 // After the wait (ab_decide_at, fixed once when the audience is first
 // resolved) the scheduler counts the test rows' unique opens or clicks by
-// variant (ties: the first variant) and, in one transaction, sets the
-// winner where none is set yet (a conditional UPDATE: on PostgreSQL a
-// second process waits for the first's row lock and then finds the winner
-// set, so it is chosen once) and releases the held rows with the winner's
-// variant. Compiling a send compiles every variant's subject and body:
+// variant (ties: the first variant) and sets the winner where none is set
+// yet (a conditional UPDATE: on PostgreSQL a second process waits for the
+// first's row lock and then finds the winner set, so it is chosen once),
+// then releases the held rows with the winner's variant in chunks of
+// releaseChunk (ab_released once none is left; a release cut short by a
+// crash goes on at the next tick, in any process). Compiling a send compiles every variant's subject and body:
 // a row is built from its own variant (compiledSend.parts).
 
 // heldBack is the next_at (Unix ms) of the rows an A/B test holds back
@@ -155,14 +156,15 @@ func (s *abSplit) exprs(key string) (variant, release string) {
 }
 
 // decideTests chooses the winners of the tests whose wait is over and
-// releases the rest of their audiences. Any status but deleted: a test
+// releases the rest of their audiences (also the rest of a test whose
+// release a dead process left half done). Any status but deleted: a test
 // whose rest is empty completes before its wait ends and still gets its
 // winner for the statistics.
 func (sc *Scheduler) decideTests(ctx context.Context) error {
 	now := sc.now().UnixMilli()
 	var due []int64
 	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("ab_share > 0 AND ab_winner = 0 AND ab_decide_at > 0 AND ab_decide_at <= ? AND resolved = 1 AND deleted_at IS NULL", now).
+		Where("ab_share > 0 AND ab_released = 0 AND ab_decide_at > 0 AND ab_decide_at <= ? AND resolved = 1 AND deleted_at IS NULL", now).
 		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
 		return err
 	}
@@ -173,48 +175,70 @@ func (sc *Scheduler) decideTests(ctx context.Context) error {
 		}
 		if won > 0 {
 			sc.log.Info("sending: A/B test decided", "send", id, "winner", won)
-			sc.sent()
 		}
+		sc.sent()
 	}
 	return nil
 }
 
-// decideTest chooses a test's winner and releases the held rows with its
-// variant, in one transaction; it returns the winner, or 0 when another
-// process (or an earlier call) chose it.
+// releaseChunk is how many held rows one statement releases: short
+// writes let other writers in between on SQLite.
+const releaseChunk = 5000
+
+// decideTest chooses a test's winner where none is chosen yet (a
+// conditional UPDATE: chosen once across processes) and releases the held
+// rows with the winner's variant, in chunks; it returns the winner when
+// this call chose it, 0 when another process (or an earlier call) did.
+// A release cut short (a crash) is taken up by the next call: the rows
+// still held are those left, and the winner is read from the send.
 func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
 	var ss models.SingleSend
-	if err := db.R.WithContext(ctx).Select("id", "user_id", "ab_subjects", "ab_metric").Where("id = ?", id).Take(&ss).Error; err != nil {
+	if err := db.R.WithContext(ctx).Select("id", "user_id", "ab_subjects", "ab_metric", "ab_winner").Where("id = ?", id).Take(&ss).Error; err != nil {
 		return 0, notFound(err)
 	}
-	counts, err := variantCounts(ctx, db.R, ss.UserID, id)
-	if err != nil {
-		return 0, err
-	}
-	winner, best := 1, int64(-1)
-	for v := 1; v <= len(ss.ABSubjects); v++ {
-		n := counts[abKey{v, false}].UniqueOpens
-		if ss.ABMetric == ABClicks {
-			n = counts[abKey{v, false}].UniqueClicks
-		}
-		if n > best { // ties: the first variant
-			winner, best = v, n
-		}
-	}
 	won := 0
-	err = db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, models.Now(), id)
-		if res.Error != nil || res.RowsAffected != 1 {
-			return res.Error
+	if ss.ABWinner == 0 {
+		counts, err := variantCounts(ctx, db.R, ss.UserID, id)
+		if err != nil {
+			return 0, err
 		}
-		won = winner
-		return tx.Exec(ledgerSQL("UPDATE send_messages SET variant = ?, next_at = ?, release_at = ? WHERE send_id = ? AND state = {queued} AND next_at = ?"),
-			winner, now, now, id, heldBack).Error
-	})
-	if err != nil {
-		return 0, err
+		winner, best := 1, int64(-1)
+		for v := 1; v <= len(ss.ABSubjects); v++ {
+			n := counts[abKey{v, false}].UniqueOpens
+			if ss.ABMetric == ABClicks {
+				n = counts[abKey{v, false}].UniqueClicks
+			}
+			if n > best { // ties: the first variant
+				winner, best = v, n
+			}
+		}
+		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, models.Now(), id)
+		if res.Error != nil {
+			return 0, res.Error
+		}
+		if res.RowsAffected == 1 {
+			won = winner
+		}
+		if err := db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", id).Pluck("ab_winner", &ss.ABWinner).Error; err != nil {
+			return 0, err
+		}
 	}
-	return won, nil
+	// The state and next_at are checked again on the rows themselves: a
+	// row another process released (and the engine claimed) meanwhile is
+	// left alone.
+	release := ledgerSQL(`UPDATE send_messages SET variant = ?, next_at = ?, release_at = ?
+		WHERE id IN (SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at = ? LIMIT ?)
+		AND state = {queued} AND next_at = ?`)
+	for {
+		res := db.W.WithContext(ctx).Exec(release, ss.ABWinner, now, now, id, heldBack, releaseChunk, heldBack)
+		if res.Error != nil {
+			return 0, res.Error
+		}
+		if res.RowsAffected < releaseChunk {
+			break
+		}
+	}
+	return won, db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_released = 1 WHERE id = ?", id).Error
 }
 
 // abKey is a group of a test's rows: a variant, in its test or in the rest.

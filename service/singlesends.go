@@ -596,8 +596,8 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
 	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
 	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
-	cp.LocalBase = 0                  // the copy's waves count from its own start
-	cp.ABDecideAt, cp.ABWinner = 0, 0 // the copy's A/B test runs anew
+	cp.LocalBase = 0                                    // the copy's waves count from its own start
+	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, err
