@@ -388,3 +388,70 @@ func TestABTestOptionIsValidated(t *testing.T) {
 		}
 	}
 }
+
+// A release cut short (the winner chosen, then a crash before every held
+// row was released) goes on at the next tick with the winner as stored,
+// whatever the opens say now.
+func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
+	f := newSendFixture(t, true)
+	var emails []string
+	for i := range 12 {
+		emails = append(emails, "r"+strconv.Itoa(i)+"@example.com")
+	}
+	typeA := f.contactType("Customers", emails...)
+	in := f.input("Resume", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.AB = &service.ABTestInput{On: true, Subjects: []string{"First", "Second"}, Share: "50", Metric: service.ABOpens, Wait: "30"}
+	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held int64
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Resolved == 1 && ab.Variants[0].Delivered+ab.Variants[1].Delivered+ab.Held == 12 {
+			held = ab.Held
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("test share not sent: %+v", ab)
+		}
+	}
+	// As a process that died after choosing the second variant and
+	// releasing one held row leaves the send.
+	if err := f.svc.DB.W.Exec("UPDATE single_sends SET ab_winner = 2 WHERE id = ?", ss.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DB.W.Exec("UPDATE send_messages SET variant = 2, next_at = 0, release_at = 1 WHERE id = (SELECT MIN(id) FROM send_messages WHERE send_id = ? AND variant = 0)", ss.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(31 * time.Minute)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		if got.Status == models.SendCompleted {
+			if got.ABWinner != 2 || got.ABReleased != 1 || got.Delivered != 12 {
+				t.Fatalf("winner %d released %d delivered %d, want 2, 1 and 12", got.ABWinner, got.ABReleased, got.Delivered)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not completed: status %d winner %d", got.Status, got.ABWinner)
+		}
+	}
+	var second int64
+	if err := f.svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != held {
+		t.Fatalf("rest rows with the stored winner: %d of %d (%v)", second, held, err)
+	}
+	n := 0
+	for _, m := range f.srv.Messages() {
+		if m.Header().Get("X-Herald-Send") == ss.Utr {
+			n++
+		}
+	}
+	if n != 12 {
+		t.Fatalf("%d messages, want 12", n)
+	}
+}
