@@ -219,6 +219,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/single-sends/bulk-delete", in, w.bulkDeleteSends)
 	app.Post("/single-sends/count", in, w.countSendAudience)
 	app.Post("/single-sends/checklist", in, w.checkSend)
+	app.Post("/single-sends/validate", in, w.validateSend)
+	app.Post("/single-sends/group", in, w.createSendGroup)
 	app.Post("/single-sends/test", in, w.testSend)
 	app.Get("/single-sends/preview", in, w.previewSendDesign)
 	app.Get("/single-sends/:utr", in, w.showSend)
