@@ -108,6 +108,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/account/checklist", in, w.saveChecklistSetting)
 	app.Post("/account/password", in, w.changePassword)
 	app.Post("/account/logout-everywhere", in, w.logoutEverywhere)
+	app.Post("/account/api-keys", in, w.createAPIKey)
+	app.Post("/account/api-keys/:id/revoke", in, w.revokeAPIKey)
 
 	app.Get("/suppressions", in, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
 	app.Get("/suppressions/global", in, w.listGlobal)
