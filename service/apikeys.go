@@ -241,6 +241,7 @@ func (k *APIKeys) Create(ctx context.Context, accountID int64, in APIKeyInput) (
 			accountID, name, keys.PublicKey, hash, scope.String(), now.UnixMilli()).Row()
 		return row.Scan(&key.ID)
 	})
+	err = translateUnique(err, "name") // the same name made at the same moment
 	if err != nil {
 		return nil, Keys{}, err
 	}
