@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -165,6 +167,10 @@ const MaxAPIKeys = 100
 type APIKeys struct {
 	db  *DB
 	now func() time.Time
+
+	readerOnce sync.Once
+	reader     *keyReader // the prepared read of Check
+	readerErr  error
 }
 
 func (k *APIKeys) clock() time.Time {
@@ -296,29 +302,51 @@ type KeyAccess struct {
 	Scope       Scope
 }
 
+// namedKeyQuery is the read behind every request with a named key: the
+// key's row by its unique public key, with its account's list version.
+const namedKeyQuery = "SELECT k.id, k.user_id, k.secret_hash, k.scope, k.last_used_on, u.list_version FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = ?"
+
 // Check authenticates a named key pair against the database on every
-// call (one read by the unique public key, with the account's list
-// version), so a revocation takes effect at once everywhere. The secret is
-// compared as its SHA-256, in constant time. The key's first request of a
-// UTC day records the day. Errors: ErrUnauthorized.
+// call (one read by the unique public key, prepared once per connection
+// as the account's own pair is: keyread.go), so a revocation takes effect
+// at once everywhere. The secret is compared as its SHA-256, in constant
+// time. The key's first request of a UTC day records the day.
+// Errors: ErrUnauthorized.
 func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAccess, error) {
+	k.readerOnce.Do(func() {
+		var sqlDB *sql.DB
+		if sqlDB, k.readerErr = k.db.R.DB(); k.readerErr == nil {
+			k.reader = newRowReader(sqlDB, k.db.dialect(), namedKeyQuery, 6)
+		}
+	})
+	if k.readerErr != nil {
+		return KeyAccess{}, k.readerErr
+	}
 	sum := sha256.Sum256([]byte(secretKey))
 	var acc KeyAccess
-	var hash []byte
-	var scope, lastUsed string
-	err := k.db.R.WithContext(context.WithoutCancel(ctx)).Raw(
-		"SELECT k.id, k.user_id, k.secret_hash, k.scope, k.last_used_on, u.list_version FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.public_key = ?",
-		publicKey).Row().Scan(&acc.KeyID, &acc.AccountID, &hash, &scope, &lastUsed, &acc.ListVersion)
-	if errors.Is(err, sql.ErrNoRows) {
-		return KeyAccess{}, ErrUnauthorized
-	}
+	var lastUsed string
+	err := k.reader.lookup(ctx, publicKey, func(d []driver.Value) error {
+		var ok [4]bool
+		acc.KeyID, ok[0] = d[0].(int64)
+		acc.AccountID, ok[1] = d[1].(int64)
+		acc.ListVersion, ok[2] = d[5].(int64)
+		hash, scope, used := bytesOf(d[2]), bytesOf(d[3]), bytesOf(d[4])
+		_, usedText := d[4].(string)
+		_, usedBytes := d[4].([]byte)
+		ok[3] = hash != nil && scope != nil && (usedText || usedBytes)
+		if ok != [4]bool{true, true, true, true} {
+			return fmt.Errorf("named key check: unexpected column types %T, %T, %T, %T, %T, %T", d[0], d[1], d[2], d[3], d[4], d[5])
+		}
+		if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
+			return ErrUnauthorized
+		}
+		acc.Scope = storedScope(string(scope)) // copies
+		lastUsed = string(used)
+		return nil
+	})
 	if err != nil {
 		return KeyAccess{}, err
 	}
-	if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
-		return KeyAccess{}, ErrUnauthorized
-	}
-	acc.Scope = storedScope(scope)
 	if day := k.clock().UTC().Format(time.DateOnly); lastUsed != day {
 		err := k.db.W.WithContext(context.WithoutCancel(ctx)).
 			Exec("UPDATE api_keys SET last_used_on = ? WHERE id = ?", day, acc.KeyID).Error
