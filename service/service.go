@@ -61,6 +61,8 @@ type Service struct {
 	Events        *Events
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
 	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
+	DomainChecks  *DomainChecks
+	Dashboard     *Dashboard
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -80,9 +82,19 @@ type Config struct {
 	// BounceAddress is HERALD_BOUNCE_ADDRESS (decisions.md 7); default
 	// DefaultBounceAddress(BaseURL).
 	BounceAddress string
+	// SignupClosed (HERALD_SIGNUP=off) refuses every sign-up from the
+	// console; accounts are made with `herald account create`.
+	SignupClosed bool
+	// SecretKey (HERALD_SECRET_KEY) is a key kept outside the database:
+	// two-factor secrets are sealed with it (totp.go). Empty: two-factor
+	// login cannot be turned on.
+	SecretKey string
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
+	// DomainChecks is what the DNS checks of sending domains read:
+	// HERALD_DNS_SERVER, the relay's host, whether inbound SMTP runs.
+	DomainChecks DomainCheckConfig
 }
 
 // New wires every area to db and cfg.
@@ -112,11 +124,12 @@ func New(db *DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	events := &Events{db: db}
-	// The From-domain rule reads the DNS checks once they are wired
-	// ((*DomainChecks).Authenticated); nil reports "not checked yet".
-	checklist := NewChecklist(db, cfg.Now, nil)
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
+	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	// The From-domain rule of the checklist reads the DNS checks' last result.
+	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
 	return &Service{
+		DomainChecks:  checks,
 		DB:            db,
 		engine:        signals,
 		now:           cfg.Now,
@@ -130,7 +143,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, notify: mail},
+		Senders:       &Senders{db: db, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist},
@@ -139,9 +152,11 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist},
 		Accounts: &Accounts{
-			db:   db,
-			cost: bcrypt.DefaultCost,
-			mail: mail,
+			db:           db,
+			cost:         bcrypt.DefaultCost,
+			mail:         mail,
+			signupClosed: cfg.SignupClosed,
+			sealKey:      sealKey(cfg.SecretKey),
 		},
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
@@ -149,6 +164,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
 		APIKeys:       &APIKeys{db: db},
+		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }
 

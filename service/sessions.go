@@ -50,9 +50,22 @@ func (s *Sessions) clock() time.Time {
 	return time.Now()
 }
 
+// tokenHash is how a token handed out once (a session, a sign-up or a
+// password reset link) is kept: its SHA-256 only, so a database dump
+// names no live token. A token has 256 random bits: no salt or slow hash
+// is needed.
 func tokenHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
 	return sum[:]
+}
+
+// newToken makes a token handed out once: 32 random bytes, URL-safe
+// base64, with the hash kept in its place (tokenHash).
+func newToken() (token string, hash []byte) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token = base64.RawURLEncoding.EncodeToString(b)
+	return token, tokenHash(token)
 }
 
 // Start opens a session for the account and returns its token (32 random
@@ -60,12 +73,10 @@ func tokenHash(token string) []byte {
 // also deletes expired sessions and forgotten throttle rows, now and then
 // being every login. Errors: none expected.
 func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	token := base64.RawURLEncoding.EncodeToString(b)
+	token, hash := newToken()
 	now := s.clock()
 	row := &models.Session{
-		UserID: accountID, TokenHash: tokenHash(token),
+		UserID: accountID, TokenHash: hash,
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
 	}
 	if err := s.db.W.WithContext(ctx).Create(row).Error; err != nil {

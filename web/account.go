@@ -24,8 +24,9 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	u := user(c)
 	d := account.Data{
 		User: u, CSRF: csrf(c),
-		TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
-		Password: account.PasswordForm{CSRF: csrf(c)},
+		TimeZone:  account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
+		Password:  account.PasswordForm{CSRF: csrf(c)},
+		TwoFactor: account.TwoFactorForm{On: u.TwoFactor(), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},
 	}
 	blocks, err := w.svc.Checklist.Blocks(c.UserContext(), u.ID)
 	if err != nil {

@@ -18,7 +18,34 @@ type Data struct {
 	Password  PasswordForm
 	Sessions  []Session // live sessions, most recently used first
 	APIKeys   APIKeys   // the named, scoped API keys (issue 15)
+	TwoFactor TwoFactorForm
 }
+
+// TwoFactorForm is the account page's two-factor card.
+type TwoFactorForm struct {
+	On        bool
+	Available bool // the server has HERALD_SECRET_KEY
+	Errors    views.Errors
+	Alert     string
+	CSRF      string
+}
+
+// Setup is the two-factor set-up page.
+type Setup struct {
+	Key    string // base32, for typing
+	QR     string // data: URI of the QR code's PNG
+	Errors views.Errors
+	Alert  string
+	CSRF   string
+}
+
+// The two-factor routes.
+const (
+	TwoFactorURL       = "/account/2fa"
+	TwoFactorSetupURL  = "/account/2fa/setup"
+	TwoFactorEnableURL = "/account/2fa/enable"
+	TwoFactorOffURL    = "/account/2fa/off"
+)
 
 // PasswordForm changes the password (nothing typed is shown again).
 type PasswordForm struct {
