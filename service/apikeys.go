@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 )
@@ -184,6 +185,9 @@ func (k *APIKeys) clock() time.Time {
 func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 	p := Problems{}
 	name := strings.TrimSpace(in.Name)
+	if !utf8.ValidString(name) {
+		return "", Scope{}, NotUTF8("name")
+	}
 	if p.required("name", name) {
 		p.maxLen("name", name, 100)
 		p.singleLine("name", name)

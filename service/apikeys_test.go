@@ -111,6 +111,8 @@ func TestAPIKeysValidation(t *testing.T) {
 		{service.APIKeyInput{Name: "k", Scope: "admin"}, "scope", "The selected scope is invalid."},
 		{service.APIKeyInput{Name: "k", Scope: service.ScopeAreas}, "areas", "Choose at least one area."},
 		{service.APIKeyInput{Name: "k", Scope: service.ScopeAreas, Areas: []string{"contacts", "billing"}}, "areas", "The selected areas is invalid."},
+		{service.APIKeyInput{Name: "k\xff", Scope: service.ScopeRead}, "name", "The name must be valid UTF-8."},
+		{service.APIKeyInput{Name: "k\x00", Scope: service.ScopeRead}, "name", "The name must not contain line breaks."},
 	} {
 		_, _, err := svc.APIKeys.Create(ctx, a, tc.in)
 		var e *service.Error
