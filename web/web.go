@@ -114,6 +114,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/account/checklist", in, w.saveChecklistSetting)
 	app.Post("/account/password", in, w.changePassword)
 	app.Post("/account/logout-everywhere", in, w.logoutEverywhere)
+	app.Post("/account/api-keys", in, w.createAPIKey)
+	app.Post("/account/api-keys/:id/revoke", in, w.revokeAPIKey)
 	app.Get("/account/2fa", in, w.twoFactorPage)
 	app.Post("/account/2fa/setup", in, w.twoFactorSetup)
 	app.Post("/account/2fa/enable", in, w.twoFactorEnable)
