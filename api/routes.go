@@ -57,6 +57,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/contacts/update", a.updateContact)
 	r.Delete("/contacts/delete", a.deleteContact)
 	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)
+	r.Get("/contacts/export", a.exportContacts) // decisions.md 9
 
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)
