@@ -108,6 +108,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Get("/dashboard", in, w.dashboard)
 
 	app.Get("/account", in, w.account)
+	app.Get("/docs/api", in, w.apiDocs)
 	app.Get("/account/keys", in, w.showKeys)
 	app.Post("/account/keys", in, w.rotateKeys)
 	app.Post("/account/time-zone", in, w.saveTimeZone)
