@@ -320,7 +320,7 @@ func jsonContent(schema obj) obj { return obj{"application/json": obj{"schema": 
 func responses() obj {
 	return obj{
 		"Unauthorized": obj{
-			"description": "Missing keys (`errors.PublicKey` / `errors.SecretKey`, each a list of one message) or wrong keys (`Invalid PublicKey or SecretKey.`).",
+			"description": "Missing keys (`errors.PublicKey` / `errors.SecretKey`, each a list of one message) or wrong keys (`Invalid PublicKey or SecretKey.`), or a named API key used outside its scope (`This API key may not do that.`).",
 			"content":     jsonContent(ref("Unauthorized")),
 		},
 		"Invalid": obj{

@@ -120,6 +120,7 @@ func schemas() obj {
 				"status": constStr("failed"),
 				"errors": obj{"oneOf": []obj{
 					constStr("Invalid PublicKey or SecretKey."),
+					constStr(textKeyScope), // a named key outside its scope
 					constStr("Too Many Requests"),
 					{"type": "object", "additionalProperties": false, "minProperties": 1, "properties": obj{
 						"PublicKey": obj{"type": "array", "items": constStr("The public key field is required.")},

@@ -85,8 +85,8 @@ func answerProblems(method, target string, code int, header http.Header, body []
 		return "the document: " + err.Error()
 	}
 	path, _, _ := strings.Cut(target, "?")
-	if !strings.HasPrefix(path, "/api/") {
-		return ""
+	if !strings.HasPrefix(path, "/api/") || method == http.MethodHead {
+		return "" // a HEAD answer has no body to hold to a schema
 	}
 	if !ops[method+" "+strings.TrimPrefix(path, "/api")] {
 		var env struct {
