@@ -434,16 +434,26 @@ func TestMigrationKeepsExistingKeysSigning(t *testing.T) {
 	if err := db.MigrateTo(ctx, 18); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(db, service.Config{})
-	if err != nil {
+	// The account as version 18 has it (the service of today writes
+	// columns later migrations add).
+	now := models.NewTimestamp(models.Now())
+	if err := db.W.Exec(`INSERT INTO users (name, email, public_key, secret_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		"T", "owner@herald.test", "pk_old", []byte{1}, now, now).Error; err != nil {
 		t.Fatal(err)
 	}
-	acct := newAccount(t, svc, "owner@herald.test")
+	var acct int64
+	if err := db.W.Raw(`SELECT id FROM users WHERE email = ?`, "owner@herald.test").Scan(&acct).Error; err != nil {
+		t.Fatal(err)
+	}
 	if err := db.W.Exec(`INSERT INTO sender_domains (user_id, domain, selector, algorithm, private_key, created_at) VALUES (?, ?, 'herald', 'rsa', 'x', ?)`,
 		acct, "old.example.com", models.NewTimestamp(models.Now())).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(db, service.Config{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	var row models.SenderDomain

@@ -60,6 +60,7 @@ type Service struct {
 	EventWebhooks *EventWebhooks
 	Events        *Events
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
+	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
 	DomainChecks  *DomainChecks
 	Dashboard     *Dashboard
 
@@ -162,6 +163,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
+		APIKeys:       &APIKeys{db: db},
 		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }

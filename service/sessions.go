@@ -38,6 +38,7 @@ type Sessions struct {
 func (s *Service) SetClock(now func() time.Time) {
 	s.Sessions.now = now
 	s.Accounts.now = now
+	s.APIKeys.now = now
 	s.Senders.SetClock(now)
 	s.Feedback.now = now
 }

@@ -397,6 +397,17 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 	return ss, nil
 }
 
+// Validate checks a send's body as Create would (the checklist included
+// when the account makes it block) and saves nothing: the console asks
+// "send now?" only of a form that would save. Errors: validation.
+func (s *SingleSends) Validate(ctx context.Context, accountID int64, in SingleSendInput) error {
+	ss, err := s.check(ctx, accountID, in, forCreate)
+	if err != nil {
+		return err
+	}
+	return s.checklist.enforceSend(ctx, accountID, ss)
+}
+
 // Update replaces a send that has not started and arms it again. The body
 // is checked first, the utr among its required parameters: a send that
 // does not exist is not found only once the body is complete and valid.

@@ -44,7 +44,8 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	for _, r := range rows {
 		d.Sessions = append(d.Sessions, account.Session{Started: r.Started(), LastUsed: r.LastUsed(), Current: r.ID == current})
 	}
-	return d, nil
+	d.APIKeys, err = w.apiKeysCard(c)
+	return d, err
 }
 
 // changePassword sets a new password; every session of the account ends

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/mail"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,8 +152,9 @@ func TestReadMailShapes(t *testing.T) {
 	}
 	var ids []int64
 	_ = a.svc.Outbox.Each(context.Background(), acct, service.ListFilter{}, func(m *models.OutboxMessage) error { ids = append(ids, m.ID); return nil })
+	slices.Sort(ids) // the outbox lists newest first; these go in the order saved
 	r := c.get("/outbox/" + itoa(ids[0]))
-	if got := attr(first(r.doc, "iframe"), "srcdoc"); got != "<p>Café htmml</p>" {
+	if got := attr(first(r.doc, "iframe"), "srcdoc"); got != `<base target="_blank"><p>Café htmml</p>` {
 		t.Fatalf("base64 html %q", got)
 	}
 	if got := text(first(r.doc, "h1")); got != "Café" {

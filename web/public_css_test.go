@@ -73,3 +73,30 @@ func TestPublicPagesUseDefinedClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestStylesheetIsWellFormed: every block of app.css is closed. A rule
+// left open by a merge once swallowed every style after it, silently.
+func TestStylesheetIsWellFormed(t *testing.T) {
+	css, err := static.FS.ReadFile("css/app.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := regexp.MustCompile(`(?s)/\*.*?\*/`).ReplaceAllString(string(css), "")
+	depth := 0
+	for i, line := range strings.Split(text, "\n") {
+		for _, ch := range line {
+			switch ch {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
+		}
+		if depth < 0 || depth > 2 { // a rule, inside at most an @media block
+			t.Fatalf("app.css line %d: blocks nested %d deep", i+1, depth)
+		}
+	}
+	if depth != 0 {
+		t.Fatalf("app.css ends with %d blocks open", depth)
+	}
+}

@@ -355,6 +355,53 @@ func (w *Web) storedChoice(ctx context.Context, acct int64, ss *models.SingleSen
 
 func (w *Web) createSend(c *fiber.Ctx) error { return w.saveSend(c, nil) }
 
+// createSendGroup makes an unsubscribe group from the send form (an
+// account that has none) and answers the group field: the select with it
+// chosen, or the name with its message.
+func (w *Web) createSendGroup(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	// Shown on the recipients' preference page; the group's page edits it.
+	name := formValue(c, "new_group_name")
+	g, err := w.svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: name, Description: name, IsDisplay: "1"})
+	if isValidation(err) {
+		msg := "Give the group a name."
+		if ps := fieldProblems(err)["group_name"]; len(ps) > 0 && ps[0].Reason != service.ReasonRequired {
+			msg = ps[0].Message
+		}
+		return render(c, fiber.StatusUnprocessableEntity, singlesends.GroupField(nil, "", nil, msg))
+	}
+	if err != nil {
+		return err
+	}
+	var groups []views.Option
+	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(gr *models.UnsubscribeGroupCount) error {
+		groups = append(groups, views.Option{Value: strconv.FormatInt(gr.ID, 10), Label: gr.GroupName})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, singlesends.GroupField(groups, strconv.FormatInt(g.ID, 10), nil, ""))
+}
+
+// validateSend is the dry run of the send form: 204 when it would save,
+// 422 when it would not (the save itself then answers the messages).
+// Nothing is saved either way.
+func (w *Web) validateSend(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	in, err := w.sendInput(ctx, acct, sendFormOf(c), nil)
+	if err == nil {
+		err = w.svc.SingleSends.Validate(ctx, acct, in)
+	}
+	if isValidation(err) {
+		return c.SendStatus(fiber.StatusUnprocessableEntity)
+	}
+	if err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
 func (w *Web) updateSend(c *fiber.Ctx) error {
 	ss, err := w.sendParam(c)
 	if err != nil {

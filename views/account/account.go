@@ -17,6 +17,7 @@ type Data struct {
 	Checklist ChecklistSetting
 	Password  PasswordForm
 	Sessions  []Session // live sessions, most recently used first
+	APIKeys   APIKeys   // the named, scoped API keys (issue 15)
 	TwoFactor TwoFactorForm
 }
 

@@ -27,6 +27,9 @@ const (
 	ChecklistURL  = "/single-sends/checklist"
 )
 
+// GroupURL creates an unsubscribe group from the send form.
+const GroupURL = ListURL + "/group"
+
 // SendURL is a send's page (GET) and where its form is saved (POST).
 func SendURL(utr string) string { return ListURL + "/" + url.PathEscape(utr) }
 
