@@ -412,6 +412,46 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
+// saveDraft saves the form as a draft (creating it, or the send of the
+// form's utr): it neither sends nor schedules; only its name is needed.
+func (w *Web) saveDraft(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	f := sendFormOf(c)
+	var cur *models.SingleSend
+	if utr := formValue(c, "utr"); utr != "" {
+		var err error
+		if cur, err = w.svc.SingleSends.Get(ctx, acct, utr); err != nil {
+			return err
+		}
+		if !singlesends.Editable(*cur) {
+			return w.sendLocked(c, cur)
+		}
+	}
+	in, err := w.sendInput(ctx, acct, f, cur)
+	if err != nil && !isValidation(err) {
+		return err
+	}
+	ss, err := w.svc.SingleSends.SaveDraft(ctx, acct, in)
+	if isValidation(err) {
+		if cur != nil && len(fieldErrors(err)) == 0 {
+			return w.sendLocked(c, cur)
+		}
+		f.Errors, f.Other = sendErrors(err)
+		if f, err = w.fillSendForm(c, f, cur); err != nil {
+			return err
+		}
+		if partial(c) {
+			return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
+		}
+		return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Draft “"+ss.SingleSendName+"” saved. It sends nothing until you send or schedule it.")
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
 // countSendAudience answers the live count of the form's audience.
 func (w *Web) countSendAudience(c *fiber.Ctx) error {
 	to, ex := formList(c, "recipient_id"), formList(c, "exclude_specific_recipient_id")

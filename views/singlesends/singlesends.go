@@ -23,6 +23,7 @@ const (
 	BulkDeleteURL = "/single-sends/bulk-delete"
 	CountURL      = "/single-sends/count"
 	TestURL       = "/single-sends/test"
+	DraftURL      = "/single-sends/draft"
 	PreviewURL    = "/single-sends/preview"
 	ChecklistURL  = "/single-sends/checklist"
 )
