@@ -648,8 +648,9 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 
 // Each calls fn for the account's sends, newest last, without their designs.
 func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
+	f = f.sortedBy(SendSorts)
 	return each(ctx, f, "", func() *gorm.DB {
-		q := accountSends(s.db.R.Model(&models.SingleSend{}), accountID)
+		q := withStatus(accountSends(s.db.R.Model(&models.SingleSend{}), accountID), f, sendStatuses)
 		if f.Search != "" {
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
