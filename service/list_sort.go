@@ -15,7 +15,7 @@ var (
 	}
 	ContactSorts    = map[string]string{"email": "email", "name": "first_name", "created": "created_at"}
 	SegmentSorts    = map[string]string{"name": "segments.segment_name", "created": "segments.created_at"}
-	SenderSorts     = map[string]string{"nickname": "nickname", "email": "from_email", "created": "created_at"}
+	SenderSorts     = map[string]string{"name": "from_name", "nickname": "nickname", "email": "from_email", "created": "created_at"}
 	senderStatuses  = map[string]string{"verified": "is_verified = 1", "unverified": "is_verified <> 1"}
 	AutomationSorts = map[string]string{"name": "automation_name", "status": "status", "created": "created_at"}
 	// Paused is a draft that has been live (views/automations.Paused).

@@ -65,6 +65,9 @@ func Editable(s models.SingleSend) bool { return s.Status < models.SendRunning }
 // engine to pick it up.
 func Starting(s models.SingleSend) bool { return s.Status == models.SendInitiate && s.Armed == 1 }
 
+// StatusFilters are the list's status filters (service.SendStatuses).
+var StatusFilters = []views.Option{{Value: "draft", Label: "Drafts"}, {Value: "scheduled", Label: "Scheduled"}, {Value: "running", Label: "Sending"}, {Value: "completed", Label: "Completed"}}
+
 // StatusLabel names a send's state for people.
 func StatusLabel(s models.SingleSend) string {
 	switch {
