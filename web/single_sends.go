@@ -790,3 +790,28 @@ func (w *Web) designChoices(ctx context.Context, acct int64, withBlank bool) (li
 	})
 	return lib, designs, senders, err
 }
+
+// sendsCalendar is the month (?month=YYYY-MM, else the current one) of
+// scheduled and sent sends, in the account's time zone.
+func (w *Web) sendsCalendar(c *fiber.Ctx) error {
+	loc, tz := accountZone(c)
+	now := time.Now().In(loc)
+	y, m := now.Year(), now.Month()
+	if v := c.Query("month"); v != "" {
+		if t, err := time.ParseInLocation("2006-01", v, loc); err == nil && t.Year() >= 1970 && t.Year() <= 9998 {
+			y, m = t.Year(), t.Month()
+		}
+	}
+	first := time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	// The grid shows whole weeks, but only the month's days hold sends.
+	got, err := w.svc.SingleSends.Calendar(c.UserContext(), accountID(c), first.UTC(), first.AddDate(0, 1, 0).UTC())
+	if err != nil {
+		return err
+	}
+	entries := make([]singlesends.CalEntry, 0, len(got))
+	for _, e := range got {
+		entries = append(entries, singlesends.CalEntry{Utr: e.Utr, Name: e.Name, At: e.At.In(loc), Sent: e.Sent})
+	}
+	cal := singlesends.NewCalendar(first, tz, now, entries)
+	return page(c, fiber.StatusOK, "Calendar of single sends", views.NavSingleSends, singlesends.CalendarPage(cal))
+}

@@ -221,6 +221,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/single-sends/checklist", in, w.checkSend)
 	app.Post("/single-sends/test", in, w.testSend)
 	app.Post("/single-sends/draft", in, w.saveDraft)
+	app.Get("/single-sends/calendar", in, w.sendsCalendar)
 	app.Get("/single-sends/preview", in, w.previewSendDesign)
 	app.Get("/single-sends/:utr", in, w.showSend)
 	app.Post("/single-sends/:utr", in, w.updateSend)

@@ -5,6 +5,8 @@
 CREATE INDEX single_sends_user_name ON single_sends (user_id, single_send_name);
 CREATE INDEX single_sends_user_status ON single_sends (user_id, status);
 CREATE INDEX single_sends_user_created ON single_sends (user_id, created_at);
+-- The calendar reads a month of scheduled sends by their time.
+CREATE INDEX single_sends_user_send_after ON single_sends (user_id, send_after);
 CREATE INDEX contacts_user_email ON contacts (user_id, email);
 CREATE INDEX contacts_user_first_name ON contacts (user_id, first_name);
 CREATE INDEX contacts_user_created ON contacts (user_id, created_at);
@@ -29,6 +31,7 @@ DROP INDEX segments_user_name;
 DROP INDEX contacts_user_created;
 DROP INDEX contacts_user_first_name;
 DROP INDEX contacts_user_email;
+DROP INDEX single_sends_user_send_after;
 DROP INDEX single_sends_user_created;
 DROP INDEX single_sends_user_status;
 DROP INDEX single_sends_user_name;
