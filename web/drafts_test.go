@@ -18,7 +18,7 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 	before := len(s.outbox())
 	r := c.get("/single-sends/new")
 	wantStatus(t, r, http.StatusOK)
-	b := first(r.doc, `#send-form button#send-draft[formaction="/single-sends/draft"]`)
+	b := first(r.doc, `#send-form button#send-save-draft[formaction="/single-sends/draft"]`)
 	if b == nil || attr(b, "hx-post") != "/single-sends/draft" {
 		t.Fatalf("no draft button:\n%.3000s", r.body)
 	}
