@@ -148,6 +148,20 @@ func (p Pager) AriaSort(key string) string {
 	return "ascending"
 }
 
+// SortChoice is a sort a list offers on phones, where its headers are
+// hidden: the column's key, its label and the words of both directions.
+type SortChoice struct {
+	Key, Label, Asc, Desc string
+}
+
+// ByName and ByDate are the usual choices.
+func ByName(key, label string) SortChoice {
+	return SortChoice{Key: key, Label: label, Asc: "A to Z", Desc: "Z to A"}
+}
+func ByDate(key, label string) SortChoice {
+	return SortChoice{Key: key, Label: label, Asc: "oldest first", Desc: "newest first"}
+}
+
 // ariaSortOf is the aria-sort of a column sorted by any of keys.
 func (p Pager) ariaSortOf(keys []Option) string {
 	for _, k := range keys {

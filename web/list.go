@@ -22,8 +22,12 @@ type eachFunc[T any] func(ctx context.Context, f service.ListFilter, fn func(*T)
 // string or, for the answer to a change, from the form.
 func listQuery(c *fiber.Ctx) views.ListQuery {
 	page, _ := strconv.Atoi(c.FormValue("page"))
+	sort, desc := strings.TrimSpace(formValue(c, "sort")), formValue(c, "dir") == "desc"
+	if k, d, ok := strings.Cut(sort, ":"); ok { // the phones' sort select: key:dir
+		sort, desc = k, d == "desc"
+	}
 	return views.ListQuery{Search: strings.TrimSpace(formValue(c, "q")), Page: max(page, 1),
-		Sort: strings.TrimSpace(formValue(c, "sort")), Desc: formValue(c, "dir") == "desc", Status: strings.TrimSpace(formValue(c, "status"))}
+		Sort: sort, Desc: desc, Status: strings.TrimSpace(formValue(c, "status"))}
 }
 
 // readPage reads one page of a list, and whether another page follows

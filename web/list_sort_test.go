@@ -136,3 +136,34 @@ func TestOtherListsSortAndFilter(t *testing.T) {
 		t.Fatal("no automation status filter")
 	}
 }
+
+// On phones the headers are hidden: a select sorts instead, sending
+// sort=key:dir with the list's search and filter.
+func TestSortSelectForPhones(t *testing.T) {
+	s := newSendSetup(t)
+	c := s.c
+	for _, n := range []string{"bravo", "alpha"} {
+		if _, err := s.a.svc.SingleSends.SaveDraft(context.Background(), s.acct, service.SingleSendInput{SingleSendName: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := c.get("/single-sends?status=draft&q=a&sort=name&dir=desc")
+	form := first(r.doc, "form.sort-form")
+	if form == nil || value(form, `input[name="status"]`) != "draft" || value(form, `input[name="q"]`) != "a" {
+		t.Fatalf("sort form:\n%.3000s", r.body)
+	}
+	if sel := first(form, `select#sends-sort option[selected]`); sel == nil || attr(sel, "value") != "name:desc" {
+		t.Fatal("the current sort is not selected")
+	}
+	r = c.get("/single-sends?status=draft&sort=name:asc")
+	if got := texts(r.doc, "#sends-list td.cell-main a"); !slices.Equal(got, []string{"alpha", "bravo"}) {
+		t.Fatalf("sorted by the select: %v", got)
+	}
+	if first(r.doc, `#sends-list th[aria-sort="ascending"] a[data-sort="name"]`) == nil {
+		t.Fatal("the select's sort is not the headers'")
+	}
+	r = c.get("/contacts?type=" + itoa(s.ctype))
+	if value(first(r.doc, "form.sort-form"), `input[name="type"]`) != itoa(s.ctype) {
+		t.Fatal("the contacts' sort form lost the type filter")
+	}
+}

@@ -107,6 +107,21 @@ func TestBrowserDraftsAndLists(t *testing.T) {
 		t.Fatalf("the draft opened as %q", got)
 	}
 
+	// On a phone the headers are hidden: the select sorts.
+	b.do("sort on a phone",
+		chromedp.EmulateViewport(390, 800),
+		chromedp.Navigate(base+"/single-sends?status=draft"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.ID("sends-sort")),
+		choose("#sends-sort", "name:asc"),
+		chromedp.Poll[chromedp.Void](`!!document.querySelector('#sends-list th[aria-sort="ascending"] a[data-sort="name"]')`, chromedp.WithPollingInterval(50*time.Millisecond)),
+		b.idle,
+	)
+	if got := names("by name on a phone"); got != "Alpha idea,Zeta idea" {
+		t.Fatalf("by name on a phone %q", got)
+	}
+	b.capture("single-sends-sorted-phone")
+
 	// The calendar, at both widths: today marked, no sideways scrolling.
 	for _, width := range []int64{390, 1280} {
 		w := strconv.FormatInt(width, 10)
