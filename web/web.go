@@ -225,6 +225,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/single-sends/validate", in, w.validateSend)
 	app.Post("/single-sends/group", in, w.createSendGroup)
 	app.Post("/single-sends/test", in, w.testSend)
+	app.Post("/single-sends/draft", in, w.saveDraft)
+	app.Get("/single-sends/calendar", in, w.sendsCalendar)
 	app.Get("/single-sends/preview", in, w.previewSendDesign)
 	app.Get("/single-sends/:utr", in, w.showSend)
 	app.Post("/single-sends/:utr", in, w.updateSend)
