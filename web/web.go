@@ -163,6 +163,7 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/contacts/fields", in, w.createField)
 	app.Post("/contacts/fields/:id/delete", in, w.deleteField)
 
+	app.Get("/contacts/export.csv", in, w.exportContacts)
 	app.Get("/contacts/import", in, w.showImport)
 	app.Post(UploadPath, in, w.uploadImport)
 	app.Get("/contacts/import/sample.csv", in, w.sampleCSV)
@@ -223,6 +224,8 @@ func (w *Web) Mount(app *fiber.App) {
 	app.Post("/single-sends/count", in, w.countSendAudience)
 	app.Post("/single-sends/checklist", in, w.checkSend)
 	app.Post("/single-sends/validate", in, w.validateSend)
+	app.Get("/single-sends/:utr/recipients.csv", in, w.exportSendRecipients)
+	app.Get("/single-sends/:utr/statistics.csv", in, w.exportSendStatistics)
 	app.Post("/single-sends/group", in, w.createSendGroup)
 	app.Post("/single-sends/test", in, w.testSend)
 	app.Post("/single-sends/draft", in, w.saveDraft)
