@@ -238,8 +238,9 @@ func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
 // Each calls fn for the account's automations with their totals and
 // number of emails.
 func (s *Automations) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.AutomationCount) error) error {
+	f = f.sortedBy(AutomationSorts)
 	return each(ctx, f, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		q := withStatus(s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, automationStatuses)
 		if f.Search != "" {
 			q = q.Where(`LOWER(automation_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}

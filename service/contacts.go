@@ -315,7 +315,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	for i := range types {
 		byID[types[i].ID] = &types[i]
 	}
-	return eachFetched(ctx, f.ListFilter, "", func() *gorm.DB {
+	return eachFetched(ctx, f.ListFilter.sortedBy(ContactSorts), "", func() *gorm.DB {
 		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.dialect())).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
 			q = q.Where("contact_type_id = ?", f.ContactTypeID)

@@ -18,6 +18,23 @@ type ListFilter struct {
 	// Newest lists the newest rows (highest ids) first; AfterID then
 	// resumes below that id.
 	Newest bool
+	// Sort names a column the list offers to sort by (its keys: each
+	// list's Sorts); "" or an unknown key keeps the order by id. Desc
+	// reverses it. A sorted list is read by pages (Page, PerPage) with
+	// LIMIT/OFFSET over an index of (user_id, column); without PerPage the
+	// whole collection is read by id as before.
+	Sort string
+	Desc bool
+	// Status keeps the rows of one state (each list's Statuses); "" all.
+	Status string
+
+	order string // the column of Sort, set by sortedBy
+}
+
+// sortedBy resolves f.Sort among a list's columns (key → column).
+func (f ListFilter) sortedBy(cols map[string]string) ListFilter {
+	f.order = cols[f.Sort]
+	return f
 }
 
 // batchSize is how many rows a list reads per query: large enough that a
@@ -49,6 +66,16 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 	order, after := idCol, idCol+" > ?"
 	if f.Newest {
 		order, after = idCol+" DESC", idCol+" < ?"
+	}
+	if f.PerPage > 0 && f.order != "" {
+		// The id breaks ties, so that pages neither repeat nor skip rows.
+		dir := " ASC"
+		if f.Desc {
+			dir = " DESC"
+		}
+		order = f.order + dir + ", " + idCol + dir
+	} else if f.PerPage > 0 && f.Desc {
+		order = idCol + " DESC"
 	}
 	if f.PerPage > 0 {
 		per := min(f.PerPage, maxPerPage)

@@ -280,6 +280,7 @@ func (s *Segments) Get(ctx context.Context, accountID, id int64) (*models.Segmen
 
 // Each calls fn for every segment of the account with its recipient count.
 func (s *Segments) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SegmentCount) error) error {
+	f = f.sortedBy(SegmentSorts)
 	return each(ctx, f, "segments", func() *gorm.DB {
 		q := s.db.R.Table("segments").
 			Select("segments.*, (SELECT COUNT(*) FROM segment_emails e WHERE e.segment_id = segments.id) AS segment_emails_count").

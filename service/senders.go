@@ -348,8 +348,9 @@ func (s *Senders) Delete(ctx context.Context, accountID, id int64) error {
 
 // Each calls fn for every sender of the account.
 func (s *Senders) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Sender) error) error {
+	f = f.sortedBy(SenderSorts)
 	return each(ctx, f, "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		q := withStatus(s.db.R.Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, senderStatuses)
 		if f.Search != "" {
 			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(from_email LIKE ? ESCAPE '\' OR LOWER(from_name) LIKE ? ESCAPE '\' OR LOWER(nickname) LIKE ? ESCAPE '\')`, pat, pat, pat)

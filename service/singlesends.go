@@ -107,6 +107,7 @@ const (
 	forCreate checkMode = iota
 	forUpdate           // the utr is required too
 	forTest             // a test message needs no audience or name
+	forDraft            // a draft needs only its name: what is missing is filled in later
 )
 
 // check checks the body and fills a send from it (without id, utr, status
@@ -219,6 +220,9 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}
 	if in.AB != nil {
 		checkAB(*in.AB, ss, p)
+	}
+	if mode == forDraft {
+		forgiveDraft(p)
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -465,6 +469,93 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 
 func (s *SingleSends) poke() { s.engine.wake() }
 
+// forgiveDraft drops the problems a draft may have: anything missing but
+// its name, and a schedule not yet complete or already past (it is
+// checked again when the draft is sent). Wrong values stay refused.
+func forgiveDraft(p Problems) {
+	for field, ps := range p {
+		if field == "schedule_date" || field == "schedule_time" {
+			delete(p, field)
+			continue
+		}
+		if field == "single_send_name" {
+			continue
+		}
+		kept := ps[:0]
+		for _, pr := range ps {
+			if pr.Reason != ReasonRequired && pr.Reason != ReasonRequiredIf {
+				kept = append(kept, pr)
+			}
+		}
+		if len(kept) == 0 {
+			delete(p, field)
+		} else {
+			p[field] = kept
+		}
+	}
+}
+
+// SaveDraft saves a send as a draft (the console's, not the API's): in
+// status 0 and never armed, so neither the scheduler nor the engine ever
+// starts it, whatever its schedule_type. Only its name is required. With
+// in.Utr it replaces a send that has not started, which becomes a draft
+// again (a scheduled send is disarmed); without, it creates one.
+// Errors: validation (also when the send has started), ErrNotFound.
+func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
+	ss, err := s.check(ctx, accountID, in, forDraft)
+	if err != nil {
+		return nil, err
+	}
+	if ss.SendAfter == nil {
+		ss.ScheduleDate, ss.ScheduleTime = "0000-00-00", "00:00:00"
+	}
+	if strings.TrimSpace(in.Utr) == "" {
+		now := models.NewTimestamp(models.Now())
+		ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 0, models.StringArray{}
+		ss.Status = models.SendInitiate
+		if err := s.db.W.WithContext(ctx).Create(ss).Error; err != nil {
+			return nil, err
+		}
+		return ss, nil
+	}
+	cur, err := s.Get(ctx, accountID, in.Utr)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Status >= models.SendRunning {
+		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	}
+	cols := map[string]any{
+		"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
+		"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
+		"sender_id": ss.SenderID, "unsubscribe_group_id": ss.UnsubscribeGroupID, "single_send_name": ss.SingleSendName,
+		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
+		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
+		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
+		"status": models.SendInitiate, "armed": 0, "updated_at": models.Now(),
+	}
+	if in.Local != nil {
+		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
+	}
+	if in.AB != nil {
+		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
+			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
+	}
+	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
+		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
+		Updates(cols)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	}
+	return s.Get(ctx, accountID, cur.Utr)
+}
+
+// IsDraft reports whether a send is a draft: waiting, and not armed.
+func IsDraft(ss *models.SingleSend) bool { return ss.Status == models.SendInitiate && ss.Armed == 0 }
+
 // accountSends narrows q to the account's single sends: not the rows that
 // carry automation steps, not the deleted ones (kept for their links).
 func accountSends(q *gorm.DB, accountID int64) *gorm.DB {
@@ -582,8 +673,9 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 
 // Each calls fn for the account's sends, newest last, without their designs.
 func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
+	f = f.sortedBy(SendSorts)
 	return each(ctx, f, "", func() *gorm.DB {
-		q := accountSends(s.db.R.Model(&models.SingleSend{}), accountID)
+		q := withStatus(accountSends(s.db.R.Model(&models.SingleSend{}), accountID), f, sendStatuses)
 		if f.Search != "" {
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}

@@ -70,10 +70,13 @@ func (e Errors) For(field string) []string { return e[field] }
 // Has reports whether field has a message.
 func (e Errors) Has(field string) bool { return len(e[field]) > 0 }
 
-// ListQuery is a list's search text and page number.
+// ListQuery is a list's search text, page number, sort and status filter.
 type ListQuery struct {
 	Search string
 	Page   int
+	Sort   string // a column key of the list's; "" its default order
+	Desc   bool   // the sort descends
+	Status string // a status filter key of the list's; "" all
 }
 
 // Pager is a list's position: which page, and whether others exist.
@@ -103,6 +106,15 @@ func (p Pager) URL(n int) string {
 	if p.Query.Search != "" {
 		v.Set("q", p.Query.Search)
 	}
+	if p.Query.Sort != "" {
+		v.Set("sort", p.Query.Sort)
+		if p.Query.Desc {
+			v.Set("dir", "desc")
+		}
+	}
+	if p.Query.Status != "" {
+		v.Set("status", p.Query.Status)
+	}
 	if n > 1 {
 		v.Set("page", strconv.Itoa(n))
 	}
@@ -110,6 +122,61 @@ func (p Pager) URL(n int) string {
 		return p.Base
 	}
 	return p.Base + "?" + v.Encode()
+}
+
+// SortURL is the list sorted by key from its first page: ascending, or
+// descending when it is already sorted by key ascending (desc first says
+// a key starts descending: the newest dates first).
+func (p Pager) SortURL(key string, descFirst bool) string {
+	q := p.Query
+	if q.Sort == key {
+		q.Desc = !q.Desc
+	} else {
+		q.Sort, q.Desc = key, descFirst
+	}
+	p.Query = q
+	return p.URL(1)
+}
+
+// AriaSort is the aria-sort of the column of key.
+func (p Pager) AriaSort(key string) string {
+	switch {
+	case p.Query.Sort != key:
+		return "none"
+	case p.Query.Desc:
+		return "descending"
+	}
+	return "ascending"
+}
+
+// SortChoice is a sort a list offers on phones, where its headers are
+// hidden: the column's key, its label and the words of both directions.
+type SortChoice struct {
+	Key, Label, Asc, Desc string
+}
+
+// ByName and ByDate are the usual choices.
+func ByName(key, label string) SortChoice {
+	return SortChoice{Key: key, Label: label, Asc: "A to Z", Desc: "Z to A"}
+}
+func ByDate(key, label string) SortChoice {
+	return SortChoice{Key: key, Label: label, Asc: "oldest first", Desc: "newest first"}
+}
+
+// ariaSortOf is the aria-sort of a column sorted by any of keys.
+func (p Pager) ariaSortOf(keys []Option) string {
+	for _, k := range keys {
+		if s := p.AriaSort(k.Value); s != "none" {
+			return s
+		}
+	}
+	return "none"
+}
+
+// StatusURL is the list filtered to status ("" all) from its first page.
+func (p Pager) StatusURL(status string) string {
+	p.Query.Status = status
+	return p.URL(1)
 }
 
 // csrfHeaders is the JSON of <body hx-headers>: htmx sends it with every request.

@@ -22,7 +22,12 @@ type eachFunc[T any] func(ctx context.Context, f service.ListFilter, fn func(*T)
 // string or, for the answer to a change, from the form.
 func listQuery(c *fiber.Ctx) views.ListQuery {
 	page, _ := strconv.Atoi(c.FormValue("page"))
-	return views.ListQuery{Search: strings.TrimSpace(formValue(c, "q")), Page: max(page, 1)}
+	sort, desc := strings.TrimSpace(formValue(c, "sort")), formValue(c, "dir") == "desc"
+	if k, d, ok := strings.Cut(sort, ":"); ok { // the phones' sort select: key:dir
+		sort, desc = k, d == "desc"
+	}
+	return views.ListQuery{Search: strings.TrimSpace(formValue(c, "q")), Page: max(page, 1),
+		Sort: sort, Desc: desc, Status: strings.TrimSpace(formValue(c, "status"))}
 }
 
 // readPage reads one page of a list, and whether another page follows
@@ -31,7 +36,7 @@ func listQuery(c *fiber.Ctx) views.ListQuery {
 func readPage[T any](ctx context.Context, q views.ListQuery, base string, each eachFunc[T]) ([]T, views.Pager, error) {
 	read := func(q views.ListQuery) ([]T, error) {
 		rows := make([]T, 0, perPage)
-		err := each(ctx, service.ListFilter{Search: q.Search, Page: q.Page, PerPage: perPage}, func(r *T) error {
+		err := each(ctx, service.ListFilter{Search: q.Search, Page: q.Page, PerPage: perPage, Sort: q.Sort, Desc: q.Desc, Status: q.Status}, func(r *T) error {
 			rows = append(rows, *r)
 			return nil
 		})
@@ -48,7 +53,7 @@ func readPage[T any](ctx context.Context, q views.ListQuery, base string, each e
 	p := views.Pager{Base: base, Query: q}
 	if len(rows) == perPage {
 		// With PerPage 1, page n is the row at offset n-1.
-		err = each(ctx, service.ListFilter{Search: q.Search, Page: q.Page*perPage + 1, PerPage: 1}, func(*T) error {
+		err = each(ctx, service.ListFilter{Search: q.Search, Page: q.Page*perPage + 1, PerPage: 1, Sort: q.Sort, Desc: q.Desc, Status: q.Status}, func(*T) error {
 			p.HasNext = true
 			return nil
 		})

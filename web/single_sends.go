@@ -463,6 +463,46 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
+// saveDraft saves the form as a draft (creating it, or the send of the
+// form's utr): it neither sends nor schedules; only its name is needed.
+func (w *Web) saveDraft(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	f := sendFormOf(c)
+	var cur *models.SingleSend
+	if utr := formValue(c, "utr"); utr != "" {
+		var err error
+		if cur, err = w.svc.SingleSends.Get(ctx, acct, utr); err != nil {
+			return err
+		}
+		if !singlesends.Editable(*cur) {
+			return w.sendLocked(c, cur)
+		}
+	}
+	in, err := w.sendInput(ctx, acct, f, cur)
+	if err != nil && !isValidation(err) {
+		return err
+	}
+	ss, err := w.svc.SingleSends.SaveDraft(ctx, acct, in)
+	if isValidation(err) {
+		if cur != nil && len(fieldErrors(err)) == 0 {
+			return w.sendLocked(c, cur)
+		}
+		f.Errors, f.Other = sendErrors(err)
+		if f, err = w.fillSendForm(c, f, cur); err != nil {
+			return err
+		}
+		if partial(c) {
+			return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
+		}
+		return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Draft “"+ss.SingleSendName+"” saved. It sends nothing until you send or schedule it.")
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
 // countSendAudience answers the live count of the form's audience.
 func (w *Web) countSendAudience(c *fiber.Ctx) error {
 	to, ex := formList(c, "recipient_id"), formList(c, "exclude_specific_recipient_id")
@@ -803,4 +843,29 @@ func (w *Web) designChoices(ctx context.Context, acct int64, withBlank bool) (li
 		return nil
 	})
 	return lib, designs, senders, err
+}
+
+// sendsCalendar is the month (?month=YYYY-MM, else the current one) of
+// scheduled and sent sends, in the account's time zone.
+func (w *Web) sendsCalendar(c *fiber.Ctx) error {
+	loc, tz := accountZone(c)
+	now := time.Now().In(loc)
+	y, m := now.Year(), now.Month()
+	if v := c.Query("month"); v != "" {
+		if t, err := time.ParseInLocation("2006-01", v, loc); err == nil && t.Year() >= 1970 && t.Year() <= 9998 {
+			y, m = t.Year(), t.Month()
+		}
+	}
+	first := time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	// The grid shows whole weeks, but only the month's days hold sends.
+	got, err := w.svc.SingleSends.Calendar(c.UserContext(), accountID(c), first.UTC(), first.AddDate(0, 1, 0).UTC())
+	if err != nil {
+		return err
+	}
+	entries := make([]singlesends.CalEntry, 0, len(got))
+	for _, e := range got {
+		entries = append(entries, singlesends.CalEntry{Utr: e.Utr, Name: e.Name, At: e.At.In(loc), Sent: e.Sent})
+	}
+	cal := singlesends.NewCalendar(first, tz, now, entries)
+	return page(c, fiber.StatusOK, "Calendar of single sends", views.NavSingleSends, singlesends.CalendarPage(cal))
 }

@@ -108,7 +108,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/suppressions/global", "/suppressions/groups", "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup",
 		"/contacts", "/contacts/types", "/contacts/fields", "/contacts/import",
 		"/segments", "/senders", "/senders/new", "/outbox", "/templates",
-		"/single-sends", "/single-sends/new", "/automations", "/notifications", "/event-webhooks",
+		"/single-sends", "/single-sends/new", "/single-sends/calendar", "/automations", "/notifications", "/event-webhooks",
 	} {
 		check(path)
 	}

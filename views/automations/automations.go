@@ -82,6 +82,9 @@ func Paused(a models.Automation) bool {
 	return a.Status != models.AutomationLive && !a.LiveAt.IsZero()
 }
 
+// StatusFilters are the list's status filters (service.AutomationStatuses).
+var StatusFilters = []views.Option{{Value: "live", Label: "Live"}, {Value: "paused", Label: "Paused"}, {Value: "draft", Label: "Drafts"}}
+
 // StatusLabel names an automation's state for people.
 func StatusLabel(a models.Automation) string {
 	switch {

@@ -165,3 +165,6 @@ func recordID(i int, purpose string) string {
 	}
 	return "dns-" + purpose
 }
+
+// StatusFilters are the list's verification filters (service.SenderStatuses).
+var StatusFilters = []views.Option{{Value: "verified", Label: "Verified"}, {Value: "unverified", Label: "Not verified"}}

@@ -23,6 +23,7 @@ const (
 	BulkDeleteURL = "/single-sends/bulk-delete"
 	CountURL      = "/single-sends/count"
 	TestURL       = "/single-sends/test"
+	DraftURL      = "/single-sends/draft"
 	PreviewURL    = "/single-sends/preview"
 	ChecklistURL  = "/single-sends/checklist"
 )
@@ -66,6 +67,9 @@ func Editable(s models.SingleSend) bool { return s.Status < models.SendRunning }
 // Starting reports whether a send is armed to go now and waits for the
 // engine to pick it up.
 func Starting(s models.SingleSend) bool { return s.Status == models.SendInitiate && s.Armed == 1 }
+
+// StatusFilters are the list's status filters (service.SendStatuses).
+var StatusFilters = []views.Option{{Value: "draft", Label: "Drafts"}, {Value: "scheduled", Label: "Scheduled"}, {Value: "running", Label: "Sending"}, {Value: "completed", Label: "Completed"}}
 
 // StatusLabel names a send's state for people.
 func StatusLabel(s models.SingleSend) string {
@@ -332,3 +336,61 @@ func Left(d time.Duration) string {
 
 // UnsignedList names the senders whose mail goes out unsigned.
 func (f Form) UnsignedList() string { return strings.Join(f.Unsigned, ", ") }
+
+// CalendarURL is the month view of scheduled and sent sends (?month=YYYY-MM).
+const CalendarURL = ListURL + "/calendar"
+
+// MonthURL is the calendar of the month of t.
+func MonthURL(t time.Time) string { return CalendarURL + "?month=" + t.Format("2006-01") }
+
+// CalEntry is a send on the calendar.
+type CalEntry struct {
+	Utr  string
+	Name string
+	At   time.Time // in the account's zone
+	Sent bool      // sent (running or completed), else scheduled
+}
+
+// CalDay is one day of the calendar's grid.
+type CalDay struct {
+	Date    time.Time // midnight, in the account's zone
+	InMonth bool
+	Today   bool
+	Entries []CalEntry
+}
+
+// Calendar is a month of sends, weeks from Monday, in the account's zone.
+type Calendar struct {
+	Month    time.Time // its first day
+	TimeZone string
+	Days     []CalDay // whole weeks
+	Count    int      // sends in the month
+}
+
+// Weekdays name the grid's columns, Monday first.
+var Weekdays = []string{"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"}
+
+// NewCalendar lays out the month of first (midnight of its first day, in
+// the account's zone) with its entries; today marks the current day.
+func NewCalendar(first time.Time, tz string, today time.Time, entries []CalEntry) Calendar {
+	cal := Calendar{Month: first, TimeZone: tz, Count: len(entries)}
+	loc := first.Location()
+	lead := (int(first.Weekday()) + 6) % 7 // days of the first week before the 1st
+	start := first.AddDate(0, 0, -lead)
+	next := first.AddDate(0, 1, 0)
+	byDay := map[string][]CalEntry{}
+	for _, e := range entries {
+		k := e.At.In(loc).Format("2006-01-02")
+		byDay[k] = append(byDay[k], e)
+	}
+	todayKey := today.In(loc).Format("2006-01-02")
+	for d := start; d.Before(next) || (len(cal.Days)%7 != 0); d = d.AddDate(0, 0, 1) {
+		k := d.Format("2006-01-02")
+		cal.Days = append(cal.Days, CalDay{Date: d, InMonth: d.Month() == first.Month(), Today: k == todayKey, Entries: byDay[k]})
+	}
+	return cal
+}
+
+// Prev and Next are the neighbouring months' addresses.
+func (c Calendar) Prev() string { return MonthURL(c.Month.AddDate(0, -1, 0)) }
+func (c Calendar) Next() string { return MonthURL(c.Month.AddDate(0, 1, 0)) }

@@ -1,0 +1,77 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"herald/models"
+	"herald/service"
+)
+
+// The compose page saves a draft: with only a name, or complete but not
+// sent; the list shows its Draft badge, the form opens it again and the
+// send button then sends it.
+func TestSaveDraftFromTheComposePage(t *testing.T) {
+	s := newSendSetup(t)
+	c := s.c
+	before := len(s.outbox())
+	r := c.get("/single-sends/new")
+	wantStatus(t, r, http.StatusOK)
+	b := first(r.doc, `#send-form button#send-save-draft[formaction="/single-sends/draft"]`)
+	if b == nil || attr(b, "hx-post") != "/single-sends/draft" {
+		t.Fatalf("no draft button:\n%.3000s", r.body)
+	}
+	// Without a name: refused, beside the name.
+	f := s.form("")
+	r = c.post("/single-sends/draft", f)
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if first(r.doc, `.has-error #send-name`) == nil && !strings.Contains(r.body, "Give this send a name.") {
+		t.Fatalf("no name error:\n%.3000s", r.body)
+	}
+	// Only a name: saved as a draft.
+	r = c.post("/single-sends/draft", map[string][]string{"single_send_name": {"Idea"}})
+	wantRedirect(t, r, "/single-sends/")
+	// Complete, "now": saved, not armed.
+	r = c.post("/single-sends/draft", s.form("Spring letter"))
+	wantRedirect(t, r, "/single-sends/")
+	utr := strings.TrimPrefix(r.location(), "/single-sends/")
+	ss := s.get(utr)
+	if !service.IsDraft(ss) || ss.SingleSendName != "Spring letter" {
+		t.Fatalf("saved: status %d armed %d", ss.Status, ss.Armed)
+	}
+	if len(s.outbox()) != before {
+		t.Fatal("a draft sent mail")
+	}
+	r = c.get("/single-sends")
+	row := first(r.doc, "#send-"+itoa(ss.ID))
+	if row == nil || first(row, `.badge[data-status="Draft"]`) == nil || first(row, `a[href="/single-sends/`+utr+`/edit"]`) == nil {
+		t.Fatalf("the list's draft row:\n%.4000s", r.body)
+	}
+	// Opened again, saved again as a draft (with its utr), then sent.
+	r = c.get("/single-sends/" + utr + "/edit")
+	wantStatus(t, r, http.StatusOK)
+	if value(r.doc, "#send-name") != "Spring letter" {
+		t.Fatalf("the edit form lost the name:\n%.2000s", r.body)
+	}
+	f = s.form("Spring letter 2")
+	f.Set("utr", utr)
+	r = c.post("/single-sends/draft", f)
+	wantRedirect(t, r, "/single-sends/"+utr)
+	if ss = s.get(utr); !service.IsDraft(ss) || ss.SingleSendName != "Spring letter 2" {
+		t.Fatalf("draft update: %q status %d armed %d", ss.SingleSendName, ss.Status, ss.Armed)
+	}
+	r = c.post("/single-sends/"+utr, s.form("Spring letter 2"))
+	wantRedirect(t, r, "/single-sends/"+utr)
+	if ss = s.get(utr); ss.Armed != 1 || ss.Status != models.SendInitiate {
+		t.Fatalf("sent draft: status %d armed %d", ss.Status, ss.Armed)
+	}
+	// A send that has started cannot become a draft.
+	s.exec("UPDATE single_sends SET status = 2 WHERE id = ?", ss.ID)
+	f.Set("single_send_name", "Back")
+	r = c.post("/single-sends/draft", f)
+	wantRedirect(t, r, "/single-sends/"+utr)
+	if s.get(utr).SingleSendName == "Back" {
+		t.Fatal("a running send was changed into a draft")
+	}
+}
