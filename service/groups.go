@@ -10,7 +10,10 @@ import (
 )
 
 // Groups keeps unsubscribe groups and the addresses that left each one.
-type Groups struct{ db *DB }
+type Groups struct {
+	db    *DB
+	audit *Audit
+}
 
 // GroupInput is the body of a group save or update.
 type GroupInput struct {
