@@ -31,6 +31,8 @@ func statusOf(err error) int {
 		return fiber.StatusConflict
 	case service.CodeUnauthorized:
 		return fiber.StatusUnauthorized
+	case service.CodeForbidden:
+		return fiber.StatusForbidden
 	case service.CodeRateLimited:
 		return fiber.StatusTooManyRequests
 	case service.CodeUnavailable:
@@ -102,6 +104,9 @@ func describe(status int, err error) (title, message string) {
 	case fiber.StatusForbidden:
 		if isFiber {
 			return "Forbidden", fe.Message
+		}
+		if isService && se.Message != "" {
+			return "Not allowed for your role", se.Message
 		}
 		return "Forbidden", "You may not do that."
 	case fiber.StatusTooManyRequests:

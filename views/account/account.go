@@ -17,6 +17,13 @@ type Data struct {
 	Checklist ChecklistSetting
 	Password  PasswordForm
 	Sessions  []Session // live sessions, most recently used first
+
+	// Member is the teammate looking at the page (nil: the owner), Role
+	// its role's label; Admin says it may change the account's settings
+	// and keys (the page shows those only then).
+	Member *models.Member
+	Role   string
+	Admin  bool
 }
 
 // PasswordForm changes the password (nothing typed is shown again).
