@@ -44,7 +44,7 @@ var auditLabels = map[AuditAction]string{
 	AuditImportStarted:     "Started an import",
 	AuditContactTypeDelete: "Deleted a contact type",
 	AuditSegmentDeleted:    "Deleted a segment",
-	AuditDenied:            "Was refused an action",
+	AuditDenied:            "Was refused",
 }
 
 // AuditLabel is the audit action as the console shows it.

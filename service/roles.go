@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Role is what a person may do on an account. Roles are ordered: each
@@ -109,7 +110,7 @@ func Can(role Role, action Action) bool {
 
 // actionRefusals say, for the console, why a role is refused an action.
 var actionRefusals = map[Action]string{
-	ActSend:          "start, schedule or delete sends: save your work as a test mail and ask an owner or admin to send it",
+	ActSend:          "start, schedule or delete sends: send yourself a test, and ask an owner or admin to send it",
 	ActRunAutomation: "set automations live or pause them: ask an owner or admin to do it",
 	ActDeleteList:    "delete contact types or segments",
 	ActSuppressions:  "change suppression lists",
@@ -120,6 +121,18 @@ var actionRefusals = map[Action]string{
 	ActAudit:         "read the audit log",
 	ActPrepare:       "change contacts, segments, designs or automations",
 	ActImport:        "import contacts",
+}
+
+// RefusalOf says what a refused action is, for the audit log.
+func RefusalOf(action string) string {
+	what, ok := actionRefusals[Action(action)]
+	if !ok {
+		return action
+	}
+	if i := strings.Index(what, ":"); i >= 0 {
+		what = what[:i]
+	}
+	return what
 }
 
 // Forbidden is the error of an action the role may not do: it names the

@@ -38,12 +38,13 @@ type Team struct {
 
 // Authorize answers nil when the actor's role may do action, and
 // otherwise a forbidden error saying why, after recording the refusal in
-// the audit log.
-func (t *Team) Authorize(ctx context.Context, a Actor, action Action) error {
+// the audit log with what was tried (target: the console names the
+// request, "POST /single-sends").
+func (t *Team) Authorize(ctx context.Context, a Actor, action Action, target string) error {
 	if Can(a.Role, action) {
 		return nil
 	}
-	if err := t.audit.Record(ctx, a.AccountID, AuditDenied, string(action), "refused to the "+a.Role.Label()); err != nil {
+	if err := t.audit.Record(ctx, a.AccountID, AuditDenied, target, string(action)); err != nil {
 		return err
 	}
 	return Forbidden(a.Role, action)

@@ -59,7 +59,7 @@ func TestRoleRules(t *testing.T) {
 					t.Fatalf("Can(%s, %s) = %v, want %v", role, action, got, want[i])
 				}
 				a := service.Actor{AccountID: u.ID, MemberID: int64(i), Role: role, Name: string(role) + "@example.com"}
-				err := svc.Team.Authorize(service.WithActor(ctx, a), a, action)
+				err := svc.Team.Authorize(service.WithActor(ctx, a), a, action, "POST /somewhere")
 				if want[i] {
 					if err != nil {
 						t.Fatalf("refused: %v", err)
@@ -84,7 +84,7 @@ func TestRoleRules(t *testing.T) {
 	for _, r := range rows {
 		if r.Action == string(service.AuditDenied) {
 			n++
-			if r.MemberID == 0 || !strings.HasSuffix(r.Actor, "@example.com") {
+			if r.MemberID == 0 || !strings.HasSuffix(r.Actor, "@example.com") || r.Target != "POST /somewhere" || !service.Action(r.Detail).Known() {
 				t.Fatalf("denied line without its member: %+v", r)
 			}
 		}

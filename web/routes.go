@@ -58,7 +58,7 @@ func (w *Web) markOpen(app *fiber.App) {
 func (w *Web) allow(action service.Action) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		a := actor(c)
-		if err := w.svc.Team.Authorize(c.UserContext(), a, action); err != nil {
+		if err := w.svc.Team.Authorize(c.UserContext(), a, action, c.Method()+" "+c.Path()); err != nil {
 			return err
 		}
 		return c.Next()

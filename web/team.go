@@ -139,8 +139,8 @@ func (w *Web) auditLog(c *fiber.Ctx) error {
 		row := team.AuditRow{At: r.At(), Actor: r.Actor, Action: service.AuditLabel(r.Action), Target: r.Target, Detail: r.Detail}
 		if r.Action == string(service.AuditDenied) {
 			row.Denied = true
-			row.Action += ": " + strings.ReplaceAll(r.Target, "_", " ")
-			row.Target, row.Detail = "", r.Detail
+			row.Action += ": " + service.RefusalOf(r.Detail)
+			row.Detail = ""
 		}
 		d.Rows = append(d.Rows, row)
 	}

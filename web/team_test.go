@@ -97,7 +97,7 @@ func TestTeamRoles(t *testing.T) {
 	r = owner.get("/audit-log")
 	wantStatus(t, r, http.StatusOK)
 	log := text(first(r.doc, "#audit-log"))
-	for _, want := range []string{"Invited a member", "bob@example.com", "Joined the team", "Was refused an action: send", "Bob <bob@example.com>", "Changed a member's role", "Editor → Viewer"} {
+	for _, want := range []string{"Invited a member", "bob@example.com", "Joined the team", "Was refused: start, schedule or delete sends", "POST /single-sends", "Bob <bob@example.com>", "Changed a member's role", "Editor → Viewer"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("audit log lacks %q:\n%s", want, log)
 		}
