@@ -10,10 +10,7 @@ import (
 )
 
 // Groups keeps unsubscribe groups and the addresses that left each one.
-type Groups struct {
-	db    *DB
-	audit *Audit
-}
+type Groups struct{ db *DB }
 
 // GroupInput is the body of a group save or update.
 type GroupInput struct {

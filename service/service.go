@@ -145,7 +145,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
 		Accounts:      accounts,
 		Unsubscribers: &Unsubscribers{db: db},
-		Groups:        &Groups{db: db, audit: audit},
+		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
