@@ -210,6 +210,17 @@ func TestTeamInvitations(t *testing.T) {
 	if _, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Bob", Email: "bob@example.com", Password: "bobs-passphrase-1"}); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("account with a member's address: %v", err)
 	}
+	// A sign-up with it mails the "you have an account" notice, no link.
+	if _, err := svc.Accounts.SignUp(ctx, service.AccountInput{Name: "Bob", Email: "bob@example.com", Password: "bobs-passphrase-1"}); err != nil {
+		t.Fatal(err)
+	}
+	var pendingSignups int64
+	if err := svc.DB.R.Table("pending_signups").Where("email = ?", "bob@example.com").Count(&pendingSignups).Error; err != nil || pendingSignups != 0 {
+		t.Fatalf("%d pending sign-ups for a member's address (%v)", pendingSignups, err)
+	}
+	if last := mem.Messages()[len(mem.Messages())-1]; !strings.Contains(string(last.Data), "You already have a Herald account") {
+		t.Fatalf("last mail: %.300s", last.Data)
+	}
 	// Another account cannot see or change him.
 	if _, err := svc.Team.Member(ctx, stranger.ID, bob.ID); !service.IsNotFound(err) {
 		t.Fatalf("member of another account: %v", err)
