@@ -66,7 +66,14 @@ func TestTeamRoles(t *testing.T) {
 
 	// What an editor may do, and may not.
 	wantRedirect(t, bob.post("/contacts/types", url.Values{"name": {"Newsletter"}}), "")
-	wantStatus(t, bob.get("/single-sends/new"), http.StatusOK)
+	r = bob.get("/single-sends/new")
+	wantStatus(t, r, http.StatusOK)
+	if !strings.Contains(text(first(r.doc, "#send-role-note")), "Your role (Editor) may not start") {
+		t.Fatal("the compose form does not tell the editor it cannot send")
+	}
+	if first(owner.get("/single-sends/new").doc, "#send-role-note") != nil {
+		t.Fatal("the owner is told it cannot send")
+	}
 	r = bob.post("/single-sends", url.Values{"single_send_name": {"Spring"}})
 	wantStatus(t, r, http.StatusForbidden)
 	if !strings.Contains(pageText(r), "Your role (Editor) may not start, schedule or delete sends") {

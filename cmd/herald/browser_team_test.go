@@ -153,6 +153,9 @@ func TestBrowserTeam(t *testing.T) {
 	if p := problems.take(); len(p) > 0 {
 		t.Fatalf("console problems before sending: %v", p)
 	}
+	if got := b.text("role note", "#send-role-note"); !strings.Contains(got, "Your role (Editor) may not start") {
+		t.Fatalf("the form does not say the editor cannot send: %q", got)
+	}
 	b.do("try to send it",
 		chromedp.Click(chromedp.ID("send-save")),
 		chromedp.WaitVisible(chromedp.CSS(`#flash .flash-error`)),
