@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,67 @@ func TestAuditLog(t *testing.T) {
 	p2, more, err := svc.Audit.List(ctx, u.ID, 2)
 	if err != nil || more || len(p2) != 2 || p2[1].Action != "keys.rotated" {
 		t.Fatalf("page 2: %+v %v %v", p2, more, err)
+	}
+}
+
+// TestAuditedActions: each audited service action writes its line, by
+// the actor on the context: a send started and one scheduled, an
+// automation set live and paused, an import started, a segment and a
+// contact type deleted.
+func TestAuditedActions(t *testing.T) {
+	f := newSendFixture(t, false)
+	ctx := service.WithActor(f.ctx, service.Actor{AccountID: f.acct, MemberID: 3, Role: service.RoleAdmin, Name: "Grace <grace@example.com>"})
+	typeID := f.contactType("Customers", "ann@example.com")
+	to := []string{"contacts_" + strconv.FormatInt(typeID, 10)}
+	if _, err := f.svc.SingleSends.Create(ctx, f.acct, f.input("Now", to, nil)); err != nil {
+		t.Fatal(err)
+	}
+	later := f.input("Later", to, nil)
+	later.ScheduleType, later.ScheduleDate, later.ScheduleTime = "1", f.Now().AddDate(0, 0, 3).Format("2006-01-02"), "10:00"
+	if _, err := f.svc.SingleSends.Create(ctx, f.acct, later); err != nil {
+		t.Fatal(err)
+	}
+	a := f.automation(typeID, "0")
+	if err := f.svc.Automations.SetLive(ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Automations.Pause(ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Imports.Start(ctx, f.acct, typeID, "people.csv", 10); err != nil {
+		t.Fatal(err)
+	}
+	seg, err := f.svc.Segments.Create(ctx, f.acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeID, 10), SegmentName: "Everyone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Segments.Delete(ctx, f.acct, seg.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.ContactTypes.Delete(ctx, f.acct, typeID); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := f.svc.Audit.List(f.ctx, f.acct, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		if r.MemberID != 3 || r.Actor != "Grace <grace@example.com>" {
+			t.Errorf("line without its actor: %+v", r)
+		}
+		got[r.Action] = r.Target
+	}
+	want := map[string]string{
+		"send.started": "Now", "send.scheduled": "Later", "automation.live": "Onboarding", "automation.paused": "Onboarding",
+		"import.started": "people.csv", "segment.deleted": "Everyone", "contact_type.deleted": "Customers",
+	}
+	for action, target := range want {
+		if got[action] != target {
+			t.Errorf("%s: %q, want %q", action, got[action], target)
+		}
+	}
+	if len(rows) != len(want) {
+		t.Errorf("%d lines, want %d: %+v", len(rows), len(want), rows)
 	}
 }
