@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,7 +54,8 @@ func (t *Team) Authorize(ctx context.Context, a Actor, action Action, target str
 // Invite mails addr a link (valid InvitationTTL) that makes it a member
 // of the account with role, and returns the pending invitation. Inviting
 // an address again replaces its pending invitation (a new link). Mails to
-// one address are throttled as sign-up mails are (throttleSignup).
+// one address are throttled as sign-up mails are (throttleSignup), and
+// an account's invitations over every address too (throttleInvites).
 // Whether the address already logs in elsewhere is not told here (that
 // would tell any account which addresses have logins): the link says so
 // when it is opened. Errors: validation (email, role; a member of the
@@ -83,17 +85,21 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	}
 	th := throttle{db: t.db, now: t.accounts.clock}
 	key := throttleKey{rule: throttleSignup, key: addr}
-	wait, err := th.wait(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if wait > 0 {
-		return nil, &retryError{
-			err:   &Error{Code: CodeRateLimited, Message: "Several mails went to this address lately. Try again later."},
-			after: wait,
+	byAccount := throttleKey{rule: throttleInvites, key: strconv.FormatInt(accountID, 10)}
+	for _, k := range []throttleKey{byAccount, key} {
+		wait, err := th.wait(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if wait > 0 {
+			msg := "Several mails went to this address lately. Try again later."
+			if k == byAccount {
+				msg = "This account sent many invitations lately. Try again later."
+			}
+			return nil, &retryError{err: &Error{Code: CodeRateLimited, Message: msg}, after: wait}
 		}
 	}
-	if err := th.fail(ctx, key); err != nil {
+	if err := th.fail(ctx, byAccount, key); err != nil {
 		return nil, err
 	}
 	b := make([]byte, 32)

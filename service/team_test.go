@@ -441,3 +441,36 @@ func TestAuditedActions(t *testing.T) {
 		t.Errorf("%d lines, want %d: %+v", len(rows), len(want), rows)
 	}
 }
+
+// TestInvitationThrottle: mails to one address are throttled as sign-up
+// mails are, and an account's invitations over every address too.
+func TestInvitationThrottle(t *testing.T) {
+	svc := dbtest.Service(t)
+	newClock(svc)
+	ctx := context.Background()
+	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One address: three mails at once, then a wait.
+	for i := 0; i < 3; i++ {
+		if _, err := svc.Team.Invite(ctx, u.ID, "bob@example.com", service.RoleViewer); err != nil {
+			t.Fatalf("invitation %d: %v", i+1, err)
+		}
+	}
+	_, err = svc.Team.Invite(ctx, u.ID, "bob@example.com", service.RoleViewer)
+	if service.ErrorCode(err) != service.CodeRateLimited || service.RetryAfter(err) <= 0 || !strings.Contains(err.Error(), "this address") {
+		t.Fatalf("fourth to one address: %v", err)
+	}
+	// Many addresses: 20 for the account (3 counted above and the refused
+	// one not), then a wait.
+	for i := 0; i < 17; i++ {
+		if _, err := svc.Team.Invite(ctx, u.ID, "p"+strconv.Itoa(i)+"@example.com", service.RoleViewer); err != nil {
+			t.Fatalf("invitation to p%d: %v", i, err)
+		}
+	}
+	_, err = svc.Team.Invite(ctx, u.ID, "zed@example.com", service.RoleViewer)
+	if service.ErrorCode(err) != service.CodeRateLimited || !strings.Contains(err.Error(), "This account") {
+		t.Fatalf("21st invitation: %v", err)
+	}
+}

@@ -41,6 +41,11 @@ var (
 	// later, 20, 40, then one an hour; forgotten after a day. A sign-up
 	// while it waits mails nothing (and answers the same page).
 	throttleSignup = throttleRule{prefix: "signup:", free: 2, base: 10 * time.Minute, max: time.Hour, forget: 24 * time.Hour}
+	// Invitations mailed by one account (team.go), over every address:
+	// 20 at once, then one 5 minutes later, 10, 20 … one an hour; forgotten
+	// after a day. An account on a public server cannot mail strangers in
+	// bulk through invitations.
+	throttleInvites = throttleRule{prefix: "invites:", free: 19, base: 5 * time.Minute, max: time.Hour, forget: 24 * time.Hour}
 )
 
 // delay is the wait after failures failures.
