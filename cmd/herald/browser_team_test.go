@@ -198,6 +198,17 @@ func TestBrowserTeam(t *testing.T) {
 		}
 	}
 	b.capture("audit-log")
+
+	// The Team page lists her, with her role to change.
+	b.do("open the team page",
+		chromedp.Navigate(base+"/team"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS(`#members tbody tr + tr select[name="role"]`)),
+	)
+	if got := b.text("members", "#members tbody"); !strings.Contains(got, "Grace Hopper") || !strings.Contains(got, "grace@example.com") {
+		t.Fatalf("members: %q", got)
+	}
+	b.capture("team-members")
 	if p := problems.take(); len(p) > 0 {
 		t.Fatalf("console problems: %v", p)
 	}

@@ -36,7 +36,6 @@ const (
 	URL         = "/team"
 	InviteURL   = "/team/invitations"
 	AuditURL    = "/audit-log"
-	acceptBase  = "/invitations/"
 	memberBase  = "/team/members/"
 	inviteBase  = "/team/invitations/"
 	roleSuffix  = "/role"
