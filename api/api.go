@@ -69,9 +69,26 @@ func (a *API) auth(c *fiber.Ctx) error {
 		}
 		return failure(c, fiber.StatusUnauthorized, errs)
 	}
-	id, listVersion, err := a.svc.Accounts.Check(c.UserContext(), pub, sec)
-	if err != nil {
-		return fail(c, err)
+	var id, listVersion int64
+	if service.IsNamedKey(pub) {
+		// A named key (issue 15): the same headers, limited to its scope.
+		// Outside it the answer is 401 with the failure envelope: the
+		// contract's status codes (decisions.md 2) have no 403, and 401 is
+		// the one for keys that may not make this request.
+		acc, err := a.svc.APIKeys.Check(c.UserContext(), pub, sec)
+		if err != nil {
+			return fail(c, err)
+		}
+		if !inScope(c, acc.Scope) {
+			return failure(c, fiber.StatusUnauthorized, textKeyScope)
+		}
+		id, listVersion = acc.AccountID, acc.ListVersion
+	} else {
+		var err error
+		id, listVersion, err = a.svc.Accounts.Check(c.UserContext(), pub, sec)
+		if err != nil {
+			return fail(c, err)
+		}
 	}
 	if a.limiter != nil {
 		if ok, wait := a.limiter.allow(id); !ok {

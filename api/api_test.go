@@ -106,6 +106,7 @@ func do(t *testing.T, app *fiber.App, method, path string, body any, headers map
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
+	checkAnswer(t, method, path, resp.StatusCode, resp.Header, data)
 	out := reply{Code: resp.StatusCode, raw: string(data)}
 	if err := json.Unmarshal(data, &out); err != nil {
 		t.Fatalf("%s %s: answer is not JSON (%d): %q", method, path, resp.StatusCode, data)
@@ -200,6 +201,7 @@ func doRaw(t *testing.T, c *client, method, path string) rawReply {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	checkAnswer(t, method, path, resp.StatusCode, resp.Header, b)
 	return rawReply{resp.StatusCode, resp.Header.Get("Content-Type"), string(b)}
 }
 

@@ -76,6 +76,8 @@ func fail(c *fiber.Ctx, err error, notFoundText ...string) error {
 		return failure(c, fiber.StatusUnprocessableEntity, se.Message)
 	case service.CodeUnauthorized:
 		return failure(c, fiber.StatusUnauthorized, se.Message)
+	case service.CodeForbidden:
+		return failure(c, fiber.StatusForbidden, se.Message)
 	case service.CodeRateLimited:
 		if se.RetryAfter > 0 {
 			c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(int64((se.RetryAfter+time.Second-1)/time.Second), 10))

@@ -5,6 +5,10 @@ import "github.com/gofiber/fiber/v2"
 // Mount registers every API route on r (the /api group). All routes of
 // the API are listed here.
 func (a *API) Mount(r fiber.Router) {
+	// The OpenAPI document (decisions.md 9) is public: mounted before the
+	// key check, which every route below goes through.
+	r.Get("/openapi.json", serveOpenAPI)
+
 	r.Use(a.auth, checkUTF8)
 
 	// Global unsubscribers.
@@ -57,6 +61,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/contacts/update", a.updateContact)
 	r.Delete("/contacts/delete", a.deleteContact)
 	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)
+	r.Get("/contacts/export", a.exportContacts) // decisions.md 9
 
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)

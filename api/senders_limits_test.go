@@ -52,6 +52,7 @@ func call(t *testing.T, c *client, method, path string, body url.Values) answer 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	checkAnswer(t, method, path, resp.StatusCode, resp.Header, b)
 	a := answer{code: resp.StatusCode, header: resp.Header, raw: string(b)}
 	if err := json.Unmarshal(b, &a.env); err != nil || (a.env.Status != "success" && a.env.Status != "failed") {
 		t.Fatalf("%s %s: not the envelope (%d): %s", method, path, resp.StatusCode, b)

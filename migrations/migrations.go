@@ -62,5 +62,10 @@ func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Work lands in parallel branches, each with its own migration number:
+	// a database that already has a later version still takes an earlier
+	// one that arrived after it (each migration only adds its own tables
+	// and columns, so their order among themselves does not matter).
+	opts = append(opts, goose.WithAllowOutofOrder(true))
 	return goose.NewProvider(gd, db, sub, opts...)
 }

@@ -12,7 +12,16 @@ type User struct {
 	TimeZone     string    `json:"time_zone"`
 	CreatedAt    Timestamp `json:"created_at"`
 	UpdatedAt    Timestamp `json:"updated_at"`
+	// TOTPSecret is the sealed two-factor key (nil: two-factor login
+	// off), TOTPPending one being set up, TOTPLastStep the time step of
+	// the last code accepted (service/totp.go).
+	TOTPSecret   []byte `gorm:"column:totp_secret" json:"-"`
+	TOTPPending  []byte `gorm:"column:totp_pending" json:"-"`
+	TOTPLastStep int64  `gorm:"column:totp_last_step" json:"-"`
 }
+
+// TwoFactor reports whether logging in to the account asks for a code.
+func (u *User) TwoFactor() bool { return len(u.TOTPSecret) > 0 }
 
 // Unsubscriber is one suppressed address: a global unsubscriber when
 // UnsubscribeGroupsID is nil, a recipient of that group otherwise.

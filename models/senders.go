@@ -31,15 +31,20 @@ func (Sender) TableName() string { return "senders" }
 // RowID is the row's id.
 func (s *Sender) RowID() int64 { return s.ID }
 
-// SenderDomain is the DKIM key of one sending domain of an account.
+// SenderDomain is a DKIM key of one sending domain of an account. A
+// domain may hold several (key rotation), numbered by Generation; the
+// newest one that was seen published or may sign anyway signs.
 type SenderDomain struct {
-	ID         int64     `gorm:"primaryKey" json:"id"`
-	UserID     int64     `json:"user_id"`
-	Domain     string    `json:"domain"`
-	Selector   string    `json:"selector"`
-	Algorithm  string    `json:"algorithm"`
-	PrivateKey string    `json:"-"`
-	CreatedAt  Timestamp `json:"created_at"`
+	ID          int64      `gorm:"primaryKey" json:"id"`
+	UserID      int64      `json:"user_id"`
+	Domain      string     `json:"domain"`
+	Selector    string     `json:"selector"`
+	Algorithm   string     `json:"algorithm"`
+	PrivateKey  string     `json:"-"`
+	Generation  int        `json:"generation"`
+	PublishedAt *Timestamp `json:"published_at"` // a DNS check saw its record
+	SignAnyway  int        `json:"sign_anyway"`  // 1: signs before its record is seen
+	CreatedAt   Timestamp  `json:"created_at"`
 }
 
 // TableName names the table.

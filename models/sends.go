@@ -109,6 +109,13 @@ type SingleSend struct {
 	HumanTotalOpens   int64 `json:"-"`
 	HumanUniqueClicks int64 `json:"-"`
 	HumanTotalClicks  int64 `json:"-"`
+	// Local-time delivery (console only, issue 14): LocalTime "15:04" sends
+	// each recipient's message at that clock time in its zone, read from the
+	// custom field LocalZoneField when set; LocalBase (Unix ms) is the
+	// instant the waves count from, fixed at resolution.
+	LocalTime      string `json:"-"`
+	LocalZoneField string `json:"-"`
+	LocalBase      int64  `json:"-"`
 }
 
 // TableName names the table.
@@ -140,6 +147,7 @@ type SendMessage struct {
 	State          MessageState `json:"state"`
 	Attempts       int          `json:"attempts"`
 	NextAt         int64        `json:"next_at"`
+	ReleaseAt      int64        `json:"-"` // a local-time send's release time for the row's zone (Unix ms); 0 otherwise
 	Worker         *string      `json:"-"`
 	Error          string       `json:"error"`
 	SentAt         *Timestamp   `json:"sent_at"`

@@ -35,8 +35,11 @@ type Accounts struct {
 	db    *DB
 	cost  int              // bcrypt cost of new passwords
 	now   func() time.Time // the clock of the login throttle and sign-up links (SetClock)
-	mail  *Mail            // sign-up mail
+	mail  *Mail            // sign-up and password reset mail
 	audit *Audit
+
+	signupClosed bool   // HERALD_SIGNUP=off
+	sealKey      []byte // seals two-factor secrets (totp.go); nil: no two-factor login
 
 	keyOnce sync.Once
 	keys    *keyReader
@@ -194,7 +197,9 @@ type LoginInput struct {
 // Login checks a password. Failed logins slow the address and the client
 // IP down with growing delays (throttle.go); while one runs, every attempt
 // is refused (CodeRateLimited, with RetryAfter), whatever the password,
-// without counting as a failure. A success clears the address's delay.
+// without counting as a failure. A success clears the address's delay,
+// unless the account has two-factor login on (u.TwoFactor()): then the
+// caller must ask for a code (LoginCode) before logging the person in.
 // Errors: validation (wrong address or password), rate limited.
 func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, error) {
 	u, _, err := a.SignIn(ctx, in)
@@ -250,6 +255,12 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 		}
 		return nil, nil, Invalid("email", "These credentials do not match our records.")
 	}
+	if u.TwoFactor() {
+		// The code (LoginCode) is still to come: the address's delay is
+		// cleared only by a right one, so a known password does not reset
+		// the delay between guesses of codes.
+		return &u, nil, nil
+	}
 	if err := t.clear(ctx, byEmail); err != nil {
 		return nil, nil, err
 	}
@@ -288,12 +299,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in Passw
 		return err
 	}
 	return a.changePassword(ctx, u.Email, u.PasswordHash, in, func(tx *gorm.DB, hash string) error {
-		err := tx.Model(&models.User{}).Where("id = ?", accountID).
-			Updates(map[string]any{"password_hash": hash, "updated_at": models.Now()}).Error
-		if err != nil {
-			return err
-		}
-		return tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = 0", accountID).Error
+		return setPassword(tx, accountID, hash)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -20,6 +21,7 @@ type Audience struct {
 	sends   *runningSends // compiles the send for its links
 	dialect dialect
 	log     *slog.Logger
+	now     func() time.Time // a local-time send's waves count from its start
 }
 
 // resolveChunk is how many contacts one INSERT … SELECT of the audience
@@ -47,9 +49,15 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
+	var local *localWaves
+	if ss.LocalTime != "" {
+		if local, err = a.localWaves(ctx, &ss); err != nil {
+			return err
+		}
+	}
 	for _, t := range ss.RecipientID {
 		for _, src := range sourcesOf(t.Table) {
-			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl}
+			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl, local: local}
 			if err := a.insertChunks(ctx, q); err != nil {
 				return err
 			}
@@ -61,6 +69,22 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	}
 	return a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
 		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
+}
+
+// localWaves prepares the zones of a local-time send, first fixing the
+// instant its waves count from (once: a process taking over the
+// resolution finds it set and computes the same waves).
+func (a *Audience) localWaves(ctx context.Context, ss *models.SingleSend) (*localWaves, error) {
+	if ss.LocalBase == 0 {
+		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND local_base = 0", ss.ID).
+			Update("local_base", a.now().UnixMilli()).Error; err != nil {
+			return nil, err
+		}
+		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("local_base", &ss.LocalBase).Error; err != nil {
+			return nil, err
+		}
+	}
+	return newLocalWaves(ctx, a.db, a.dialect, ss)
 }
 
 // insertChunks runs the INSERT … SELECT of one audience source in chunks
@@ -79,17 +103,42 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 		if err := a.db.R.WithContext(ctx).Raw(bound, args...).Scan(&hi).Error; err != nil {
 			return err
 		}
-		insert, args := q.insert(lo, hi)
-		if a.events.wanted(q.account, EventProcessed) {
-			// The processed events with the chunk: its rows are the send's
-			// rows past the largest id before it.
+		var plan *chunkPlan
+		if q.local != nil {
+			var err error
+			if plan, err = q.local.plan(ctx, a.db.R, q, lo, hi); err != nil {
+				return err
+			}
+		}
+		insert, args := q.insert(lo, hi, plan)
+		if events := a.events.wanted(q.account, EventProcessed); events || q.local != nil {
+			// The processed events and the zones' release times with the
+			// chunk: its rows are the send's rows past the largest id
+			// before it. The largest id of the whole table (one step down
+			// the primary key) rather than the send's: with send_id = ?
+			// the maximum walked every row of the send already written,
+			// once per chunk (1,000,000 recipients: quadratic).
 			err := w.Transaction(func(tx *gorm.DB) error {
 				var before int64
-				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages WHERE send_id = ?", q.sendID).Scan(&before).Error; err != nil {
+				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages").Scan(&before).Error; err != nil {
 					return err
 				}
-				if err := tx.Exec(insert, args...).Error; err != nil {
-					return err
+				if q.local == nil {
+					if err := tx.Exec(insert, args...).Error; err != nil {
+						return err
+					}
+				} else {
+					// The contacts of the rows inserted, for the waves' counts.
+					var contacts []*int64
+					if err := tx.Raw(insert+" RETURNING contact_id", args...).Scan(&contacts).Error; err != nil {
+						return err
+					}
+					if err := q.local.count(tx, contacts, plan); err != nil {
+						return err
+					}
+				}
+				if !events {
+					return nil
 				}
 				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", models.Now(), q.sendID, before)
 			})
@@ -152,6 +201,7 @@ type chunkQuery struct {
 	src                     audienceSource
 	sendID, account, target int64
 	excl                    exclusions
+	local                   *localWaves // a local-time send's zones; nil otherwise
 }
 
 // bound is the query of the chunk's upper key after lo.
@@ -162,14 +212,22 @@ func (q chunkQuery) bound(lo int64) (string, []any) {
 }
 
 // insert is the statement that adds the chunk (lo, hi] (hi 0: no upper
-// bound) to the ledger as queued rows, less the exclusions.
-func (q chunkQuery) insert(lo, hi int64) (string, []any) {
+// bound) to the ledger as queued rows, less the exclusions; a local-time
+// send's rows take their release times (next_at, release_at) from the
+// chunk's plan.
+func (q chunkQuery) insert(lo, hi int64, plan *chunkPlan) (string, []any) {
 	s := q.src
 	var b strings.Builder
-	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error) ")
-	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, 0, ''")
+	args := []any{q.sendID}
+	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, error) ")
+	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
+	if plan == nil {
+		b.WriteString("0, 0, ''")
+	} else {
+		b.WriteString(plan.release + ", " + plan.release + ", ''")
+	}
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
-	args := []any{q.sendID, q.account, q.target, lo}
+	args = append(args, q.account, q.target, lo)
 	if hi > 0 {
 		b.WriteString(" AND " + s.key + " <= ?")
 		args = append(args, hi)

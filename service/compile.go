@@ -82,11 +82,14 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 		return nil, err
 	}
 	// Signed when the account has a key for the sender's domain (made on
-	// the sender's DNS page); never made here, as the DNS record would be
+	// the sender's DNS page) whose record a DNS check has seen, or that
+	// may sign anyway (the console switch; keys of `herald dkim create`):
+	// the newest such key. Never made here, as the DNS record would be
 	// missing and the signature fail.
 	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])
 	var row models.SenderDomain
-	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", ss.UserID, domain).First(&row).Error
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ? AND (published_at IS NOT NULL OR sign_anyway = 1)", ss.UserID, domain).
+		Order("generation DESC").First(&row).Error
 	switch {
 	case err == nil:
 		// A key that cannot be read fails each message with its reason

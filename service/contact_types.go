@@ -122,8 +122,14 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 			"UPDATE contacts SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",
 			"UPDATE segments SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",
 		} {
-			if err := tx.Exec(q, now, id).Error; err != nil {
-				return err
+			res := tx.Exec(q, now, id)
+			if res.Error != nil {
+				return res.Error
+			}
+			if strings.HasPrefix(q, "UPDATE contacts ") {
+				if err := addDaily(tx, accountID, now, daily{dailyContactsRemoved: res.RowsAffected}); err != nil {
+					return err
+				}
 			}
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE contact_type_id = ?)", id).Error

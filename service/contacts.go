@@ -191,6 +191,9 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, []int64{c.ID}); err != nil {
 			return err
 		}
+		if err := addDaily(tx, accountID, c.CreatedAt.Time, daily{dailyContactsAdded: 1}); err != nil {
+			return err
+		}
 		out = view(&c, customs, nil)
 		return nil
 	})
@@ -411,7 +414,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 				}
 			}
 		}
-		return nil
+		return addDaily(tx, accountID, now, daily{dailyContactsRemoved: int64(len(rows))})
 	})
 }
 

@@ -175,3 +175,23 @@ func (d dialect) recorders() int {
 	}
 	return 1
 }
+
+// addDaily is the upsert that adds to columns of an account's day in
+// account_daily (user_id, day, the columns' values…). SQLite (3.24+) and
+// PostgreSQL spell it the same; it lives here with the other statements
+// whose form depends on the database.
+func (d dialect) addDaily(cols []string) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO account_daily (user_id, day")
+	for _, c := range cols {
+		b.WriteString(", " + c)
+	}
+	b.WriteString(") VALUES (?, ?" + strings.Repeat(", ?", len(cols)) + ") ON CONFLICT (user_id, day) DO UPDATE SET ")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(c + " = account_daily." + c + " + excluded." + c)
+	}
+	return b.String()
+}

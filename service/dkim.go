@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"strings"
+
+	"herald/models"
 )
 
 // DKIMRecord is the DNS TXT record of an account's DKIM key for one
@@ -16,13 +18,21 @@ type DKIMRecord struct {
 // DKIM returns the account's DKIM key for a sending domain as its DNS
 // record, making and storing the key the first time: the same key the
 // sender DNS page shows, and every message of the domain is signed with
-// it from then on (decisions.md 9). Errors: validation (domain).
+// it from then on (decisions.md 9): the key signs at once, before a DNS
+// check sees its record (its "sign anyway" is turned on). Errors:
+// validation (domain).
 func (s *Senders) DKIM(ctx context.Context, accountID int64, domain string) (DKIMRecord, error) {
 	domain, err := validDomain("domain", domain)
 	if err != nil {
 		return DKIMRecord{}, err
 	}
-	return dkimRecord(ctx, s.db, accountID, domain)
+	rec, err := dkimRecord(ctx, s.db, accountID, domain)
+	if err != nil {
+		return rec, err
+	}
+	err = s.db.W.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ? AND selector = ?", accountID, domain, rec.Selector).
+		Update("sign_anyway", 1).Error
+	return rec, err
 }
 
 // dkimRecord finds or makes the account's key for an already valid domain.

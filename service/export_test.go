@@ -8,3 +8,6 @@ func OnStmtPrepared(f func(*sql.Stmt)) (restore func()) {
 	stmtPrepared = f
 	return func() { stmtPrepared = nil }
 }
+
+// MergeSPF is mergeSPF, for the tests of the SPF proposal.
+var MergeSPF = mergeSPF

@@ -222,7 +222,10 @@ func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := f.events.record(tx, m, EventBounce, reportExtra(r), ts.Time); err != nil {
 		return false, err
 	}
-	return true, logFeedback(tx, m, FeedbackHardBounce, r, ts)
+	if err := logFeedback(tx, m, FeedbackHardBounce, r, ts); err != nil {
+		return false, err
+	}
+	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyBounces: 1})
 }
 
 func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -274,7 +277,10 @@ func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMes
 	if err := countUnsubscribe(tx, m); err != nil {
 		return false, err
 	}
-	return true, logFeedback(tx, m, FeedbackComplaint, r, ts)
+	if err := logFeedback(tx, m, FeedbackComplaint, r, ts); err != nil {
+		return false, err
+	}
+	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyComplaints: 1})
 }
 
 func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {

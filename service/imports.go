@@ -663,6 +663,9 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 		if err != nil {
 			return err
 		}
+		if err := addDaily(tx, imp.UserID, models.Now(), daily{dailyContactsAdded: created}); err != nil {
+			return err
+		}
 		imp.Created += created
 		imp.Updated += int64(len(ids)) - created
 		pendingIDs = append(pendingIDs, ids...)

@@ -29,16 +29,24 @@ const maxKeyStmts = 64
 // cost as much CPU as the read itself. The read still happens on every
 // call, in a transaction of its own: nothing about the keys is kept in
 // memory, so a rotation by any process takes effect at the next request.
+// The named keys' check (apikeys.go) runs its own query the same way.
 type keyReader struct {
 	db    *sql.DB
-	query string // keyQuery with the dialect's placeholder
+	query string // keyQuery (or namedKeyQuery) with the dialect's placeholder
+	cols  int    // the columns of its row
 
 	mu    sync.Mutex
 	stmts map[any]driver.Stmt // by driver connection
 }
 
 func newKeyReader(db *sql.DB, d dialect) *keyReader {
-	return &keyReader{db: db, query: d.driverPlaceholders(keyQuery), stmts: map[any]driver.Stmt{}}
+	return newRowReader(db, d, keyQuery, 3)
+}
+
+// newRowReader reads the row of query (one parameter: a public key) of
+// cols columns.
+func newRowReader(db *sql.DB, d dialect, query string, cols int) *keyReader {
+	return &keyReader{db: db, query: d.driverPlaceholders(query), cols: cols, stmts: map[any]driver.Stmt{}}
 }
 
 // check reads the row of publicKey and compares the SHA-256 of secretKey
@@ -46,33 +54,68 @@ func newKeyReader(db *sql.DB, d dialect) *keyReader {
 // list version when they match, ErrUnauthorized when they do not or when
 // no account has the public key.
 func (k *keyReader) check(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
+	sum := sha256.Sum256([]byte(secretKey))
+	err = k.lookup(ctx, publicKey, func(dest []driver.Value) error {
+		id, ok1 := dest[0].(int64)
+		version, ok2 := dest[2].(int64)
+		hash := bytesOf(dest[1])
+		if !ok1 || !ok2 || hash == nil {
+			return fmt.Errorf("key check: unexpected column types %T, %T, %T", dest[0], dest[1], dest[2])
+		}
+		if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
+			return ErrUnauthorized
+		}
+		accountID, listVersion = id, version
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return accountID, listVersion, nil
+}
+
+// bytesOf is a column's bytes as the driver holds them (nil when it is
+// neither bytes nor text).
+func bytesOf(v driver.Value) []byte {
+	switch h := v.(type) {
+	case []byte:
+		return h
+	case string:
+		return []byte(h)
+	}
+	return nil
+}
+
+// lookup reads the row of publicKey and hands it to use while its bytes
+// are still the driver's (use copies what it keeps). No row is
+// ErrUnauthorized; use's error is lookup's.
+func (k *keyReader) lookup(ctx context.Context, publicKey string, use func(dest []driver.Value) error) (err error) {
 	// Without cancellation: the driver would otherwise watch the context
 	// in a goroutine of its own for a read of one indexed row.
 	ctx = context.WithoutCancel(ctx)
 	// A connection found broken is dropped by the pool: try another, as
 	// database/sql does for its own queries.
 	for range 3 {
-		accountID, listVersion, err = k.checkOnce(ctx, publicKey, secretKey)
+		err = k.lookupOnce(ctx, publicKey, use)
 		if !errors.Is(err, driver.ErrBadConn) {
 			break
 		}
 	}
-	return accountID, listVersion, err
+	return err
 }
 
-func (k *keyReader) checkOnce(ctx context.Context, publicKey, secretKey string) (accountID, listVersion int64, err error) {
+func (k *keyReader) lookupOnce(ctx context.Context, publicKey string, use func(dest []driver.Value) error) error {
 	conn, err := k.db.Conn(ctx)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer conn.Close()
-	sum := sha256.Sum256([]byte(secretKey))
-	err = conn.Raw(func(dc any) error {
+	return conn.Raw(func(dc any) error {
 		st, err := k.stmt(ctx, dc)
 		if err != nil {
 			return err
 		}
-		accountID, listVersion, err = k.read(ctx, st, publicKey, sum[:])
+		err = k.read(ctx, st, publicKey, use)
 		if err != nil && !errors.Is(err, ErrUnauthorized) {
 			// The statement may be broken: prepare it again next time.
 			// Closing it is safe here, the connection is ours until Raw
@@ -84,7 +127,6 @@ func (k *keyReader) checkOnce(ctx context.Context, publicKey, secretKey string) 
 		}
 		return err
 	})
-	return accountID, listVersion, err
 }
 
 // stmt is the driver connection's prepared keyQuery, prepared on first use.
@@ -119,35 +161,19 @@ func (k *keyReader) stmt(ctx context.Context, dc any) (driver.Stmt, error) {
 	return st, nil
 }
 
-// read runs st for publicKey and checks the stored hash against sum while
-// the row's bytes are still the driver's.
-func (k *keyReader) read(ctx context.Context, st driver.Stmt, publicKey string, sum []byte) (accountID, listVersion int64, err error) {
+// read runs st for publicKey and hands the row to use.
+func (k *keyReader) read(ctx context.Context, st driver.Stmt, publicKey string, use func(dest []driver.Value) error) error {
 	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: publicKey}})
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer rows.Close()
-	var dest [3]driver.Value
-	if err := rows.Next(dest[:]); err != nil {
+	dest := make([]driver.Value, k.cols)
+	if err := rows.Next(dest); err != nil {
 		if err == io.EOF {
-			return 0, 0, ErrUnauthorized
+			return ErrUnauthorized
 		}
-		return 0, 0, err
+		return err
 	}
-	id, ok1 := dest[0].(int64)
-	version, ok2 := dest[2].(int64)
-	var hash []byte
-	switch h := dest[1].(type) {
-	case []byte:
-		hash = h
-	case string:
-		hash = []byte(h)
-	}
-	if !ok1 || !ok2 || hash == nil {
-		return 0, 0, fmt.Errorf("key check: unexpected column types %T, %T, %T", dest[0], dest[1], dest[2])
-	}
-	if subtle.ConstantTimeCompare(sum, hash) != 1 {
-		return 0, 0, ErrUnauthorized
-	}
-	return id, version, nil
+	return use(dest)
 }

@@ -282,6 +282,16 @@ func (l *Ledger) Release(ctx context.Context, jobs []*delivery.Job) error {
 	return l.db.W.WithContext(ctx).Exec(releaseClaims, ids, l.live.worker).Error
 }
 
+// deliveredDaily ends the one-statement group commit of deliveries of one
+// send (PostgreSQL, after WITH done AS (…)): the send's counter, then, from
+// its row, the account's day (sent_at, send, day). The day's upsert reads
+// upd, so the send's row is locked before the day's (daily.go: lock
+// order).
+const deliveredDaily = `upd AS (UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
+	WHERE id = ? AND EXISTS (SELECT 1 FROM done) RETURNING user_id)
+	INSERT INTO account_daily (user_id, day, sent, delivered) SELECT upd.user_id, ?, n.n, n.n FROM upd, (SELECT count(*) AS n FROM done) n
+	ON CONFLICT (user_id, day) DO UPDATE SET sent = account_daily.sent + excluded.sent, delivered = account_daily.delivered + excluded.delivered`
+
 // markDelivered records this worker's claimed rows ids as delivered at a
 // time: sent_at, ids, worker.
 var markDelivered = ledgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
@@ -364,20 +374,26 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
 			if !l.events.wanted(accounts[sendID], EventDelivered) {
-				return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1)
-					UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
-					WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, l.live.worker, now, sendID).Error
+				return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
+					`+deliveredDaily, now, ids, l.live.worker, now, sendID, dayOf(now.Time)).Error
 			}
 			// With the account's delivered events, still one statement.
 			return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
-				ev AS (`+eventsOfClaimed("done m WHERE TRUE")+`)
-				UPDATE single_sends SET delivered = delivered + (SELECT count(*) FROM done), sent_at = COALESCE(sent_at, ?)
-				WHERE id = ? AND EXISTS (SELECT 1 FROM done)`, now, ids, l.live.worker, EventDelivered, now, kindPattern(EventDelivered), now, sendID).Error
+				ev AS (`+eventsOfClaimed("done m WHERE TRUE")+`),
+				`+deliveredDaily, now, ids, l.live.worker, EventDelivered, now, kindPattern(EventDelivered), now, sendID, dayOf(now.Time)).Error
 		}
 	}
 	var paused []int64
 	err := l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		paused = paused[:0]
+		days := map[int64]daily{} // account → its day's figures, written last
+		add := func(sendID int64, col string, n int64) {
+			a := accounts[sendID]
+			if days[a] == nil {
+				days[a] = daily{}
+			}
+			days[a][col] += n
+		}
 		// Sends in id order, the same in every process, so that two
 		// processes' group commits do not wait on each other's rows.
 		for _, sendID := range sortedKeys(delivered) {
@@ -394,6 +410,8 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 					res.RowsAffected, now, sendID).Error; err != nil {
 					return err
 				}
+				add(sendID, dailySent, res.RowsAffected)
+				add(sendID, dailyDelivered, res.RowsAffected)
 			}
 		}
 		for _, sendID := range sortedKeys(bounced) {
@@ -425,13 +443,16 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				if err := tx.Exec("UPDATE single_sends SET bounces = bounces + ? WHERE id = ?", n, sendID).Error; err != nil {
 					return err
 				}
+				add(sendID, dailySent, n)
+				add(sendID, dailyBounces, n)
 			}
 		}
 		for _, sendID := range sortedKeys(blocked) {
-			stop, err := l.recordBlocks(tx, sendID, blocked[sendID], now)
+			stop, n, err := l.recordBlocks(tx, sendID, blocked[sendID], now)
 			if err != nil {
 				return err
 			}
+			add(sendID, dailySent, n)
 			if stop {
 				paused = append(paused, sendID)
 			}
@@ -473,6 +494,12 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				}
 			}
 		}
+		// The accounts' days last, in account order (daily.go: lock order).
+		for _, a := range sortedKeys(days) {
+			if err := addDaily(tx, a, now.Time, days[a]); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err == nil && len(paused) > 0 {
@@ -500,13 +527,13 @@ const pauseAfterBlocks = 10
 // streak of blocks, and pauses the send by the rule. It reports whether
 // this call paused it (once per pause: the pause is set only where none
 // is).
-func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now models.Timestamp) (bool, error) {
+func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now models.Timestamp) (bool, int64, error) {
 	var n int64
 	last := ""
 	for _, b := range bs {
 		res := tx.Exec(markRefused, models.MessageBlocked, b.reason, b.id, l.live.worker)
 		if res.Error != nil {
-			return false, res.Error
+			return false, 0, res.Error
 		}
 		if res.RowsAffected > 0 {
 			n++
@@ -514,20 +541,20 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 		}
 	}
 	if n == 0 {
-		return false, nil
+		return false, 0, nil
 	}
 	// A delivery recorded since the last block (delivered moved) ends the
 	// streak. SET reads the row as it was, in both dialects.
 	if err := tx.Exec(`UPDATE single_sends SET blocks = blocks + ?, last_block = ?,
 		block_streak = CASE WHEN delivered = streak_delivered THEN block_streak + ? ELSE ? END,
 		streak_delivered = delivered WHERE id = ?`, n, last, n, n, sendID).Error; err != nil {
-		return false, err
+		return false, 0, err
 	}
 	res := tx.Exec(`UPDATE single_sends SET paused_at = ?, pause_reason = last_block, updated_at = ?
 		WHERE id = ? AND status = ? AND paused_at IS NULL
 		AND block_streak >= CASE WHEN triggered BETWEEN 1 AND ? THEN triggered ELSE ? END`,
 		now, now, sendID, models.SendRunning, pauseAfterBlocks-1, pauseAfterBlocks)
-	return res.RowsAffected == 1, res.Error
+	return res.RowsAffected == 1, n, res.Error
 }
 
 // pausedNow stops this process's sending of sends it just paused (their

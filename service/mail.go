@@ -106,11 +106,15 @@ func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, err
 	return delivery.ParseDKIMKey(domain, dkimSelector, st.Value)
 }
 
-// dkimSelector is the DNS selector of the keys herald makes.
+// dkimSelector is the DNS selector of herald's own mail's key (each
+// account key has its own, newSelector; keys made before issue 14 keep
+// this one).
 const dkimSelector = "herald"
 
-// DomainKey returns the account's DKIM key for domain, making and storing
-// an RSA 2048 key the first time (several processes agree on one).
+// DomainKey returns the account's newest DKIM key for domain, making and
+// storing an RSA 2048 key with its own selector the first time (several
+// processes agree on one). A key made so signs once a DNS check has seen
+// its record, or when the domain's "sign anyway" switch is on.
 func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*delivery.DKIMKey, error) {
 	return domainKey(ctx, m.db, accountID, domain)
 }
@@ -118,27 +122,16 @@ func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*
 func domainKey(ctx context.Context, db *DB, accountID int64, domain string) (*delivery.DKIMKey, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	var row models.SenderDomain
-	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error
+	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").First(&row).Error
 	if err != nil {
 		if !IsNotFound(notFound(err)) {
 			return nil, err
 		}
-		key, err := delivery.GenerateDKIM(domain, dkimSelector, delivery.DKIMRSA)
+		made, err := makeDomainKey(ctx, db, accountID, domain, 1)
 		if err != nil {
 			return nil, err
 		}
-		pem, err := key.PrivateKeyPEM()
-		if err != nil {
-			return nil, err
-		}
-		row = models.SenderDomain{UserID: accountID, Domain: domain, Selector: dkimSelector, Algorithm: delivery.DKIMRSA,
-			PrivateKey: pem, CreatedAt: models.NewTimestamp(models.Now())}
-		if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-			return nil, err
-		}
-		if err := db.W.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).First(&row).Error; err != nil {
-			return nil, err
-		}
+		row = *made
 	}
 	return delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
 }
@@ -148,6 +141,30 @@ type DNSRecord struct {
 	Purpose string // DKIM, SPF, DMARC
 	Name    string
 	Value   string
+}
+
+// Publishable is the record's value as a DNS host takes it: a TXT value
+// longer than 255 characters split into quoted strings of at most 255
+// (RFC 7208 3.3, RFC 6376 3.6.2.2), which receivers join again; a
+// shorter one as it is.
+func (r DNSRecord) Publishable() string { return QuoteTXT(r.Value) }
+
+// QuoteTXT splits a TXT value longer than 255 characters into quoted
+// strings ("…" "…"); a shorter one is returned as it is.
+func QuoteTXT(v string) string {
+	if len(v) <= 255 {
+		return v
+	}
+	var b strings.Builder
+	for len(v) > 0 {
+		n := min(255, len(v))
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(`"` + v[:n] + `"`)
+		v = v[n:]
+	}
+	return b.String()
 }
 
 // DNSRecords returns the records the sender's domain should publish: its
@@ -165,7 +182,27 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	}
 	var out []DNSRecord
 	out = append(out, DNSRecord{"DKIM", dk.Selector + "._domainkey." + dk.Domain, dk.Record})
+	// During a key rotation the older key still signs: its record stays
+	// until a check sees the new one.
+	keys, err := domainKeys(ctx, s.db, accountID, dk.Domain)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys[1:] {
+		if key, err := delivery.ParseDKIMKey(k.Domain, k.Selector, k.PrivateKey); err == nil {
+			n, v := key.DNSRecord()
+			out = append(out, DNSRecord{"DKIM (current key: keep it until herald sees the new one)", n, v})
+		}
+	}
 	n, v := delivery.SPFRecord(domain, "")
+	if s.checks != nil {
+		// The domain joins the daily checks now (due at once), not at the
+		// next hourly look for new domains.
+		if err := s.checks.ensureRow(ctx, accountID, dk.Domain); err != nil {
+			return nil, err
+		}
+		v = s.checks.SPFProposal(ctx, accountID, strings.ToLower(domain))
+	}
 	out = append(out, DNSRecord{"SPF", n, v})
 	n, v = delivery.DMARCRecord(domain)
 	out = append(out, DNSRecord{"DMARC", n, v})

@@ -50,6 +50,45 @@ func (m *Mail) SendSignupNotice(ctx context.Context, email string) error {
 	})
 }
 
+// ResetURL is the link that sets a new password.
+func (m *Mail) ResetURL(token string) string {
+	return m.baseURL + "/reset/" + url.PathEscape(token)
+}
+
+// SendPasswordReset mails an account the link that sets a new password.
+func (m *Mail) SendPasswordReset(ctx context.Context, name, email, token string) error {
+	return m.sendSystem(ctx, mail.Address{Name: name, Address: email}, systemMail{
+		Subject:   "Reset your Herald password",
+		Preheader: "Choose a new password; the link works for one hour",
+		Heading:   "Reset your password",
+		Lines: []string{
+			fmt.Sprintf("Someone, probably you, asked to reset the password of %s on Herald at %s. Choose a new one with the button below; the link works once, for one hour.", email, m.baseURL),
+			"Setting a new password logs out every browser logged in to the account.",
+		},
+		Button: "Choose a new password",
+		Link:   m.ResetURL(token),
+		Footer: "If you did not ask for this, ignore this mail: your password stays as it is.",
+	})
+}
+
+// SendResetNotice answers a password reset asked for an address without
+// an account: the login page answers the same for every address, so the
+// owner of the address learns it here.
+func (m *Mail) SendResetNotice(ctx context.Context, email string) error {
+	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
+		Subject:   "Herald password reset",
+		Preheader: "No Herald account uses this address",
+		Heading:   "No account uses this address",
+		Lines: []string{
+			fmt.Sprintf("Someone asked to reset the password of %s on Herald at %s, but no account uses this address. Nothing was changed.", email, m.baseURL),
+			"If it was you, your account may use another address of yours: ask again with that one.",
+		},
+		Button: "Go to the login page",
+		Link:   m.baseURL + "/login",
+		Footer: "If this was not you, ignore this mail.",
+	})
+}
+
 // systemMail is one of herald's own short mails: a heading, paragraphs,
 // one button.
 type systemMail struct {

@@ -322,7 +322,7 @@ func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
 	}
 
 	// A DKIM key that cannot sign: every message fails, the send completes.
-	if err := f.svc.DB.W.Create(&models.SenderDomain{UserID: f.acct, Domain: "shop.example.com", Selector: "herald", Algorithm: "rsa",
+	if err := f.svc.DB.W.Create(&models.SenderDomain{UserID: f.acct, Domain: "shop.example.com", Selector: "herald", Algorithm: "rsa", Generation: 1, SignAnyway: 1,
 		PrivateKey: "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n", CreatedAt: models.NewTimestamp(models.Now())}).Error; err != nil {
 		t.Fatal(err)
 	}

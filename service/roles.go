@@ -52,6 +52,7 @@ type Action string
 const (
 	ActRead          Action = "read"           // every page and read-only form helper (counts, previews)
 	ActOwnLogin      Action = "own_login"      // one's own password and sessions
+	ActOwnerLogin    Action = "owner_login"    // the owner's two-factor login (members have none of their own)
 	ActPrepare       Action = "prepare"        // contacts, contact types, fields, segments, designs, automations' drafts, test mails
 	ActImport        Action = "import"         // start a CSV import
 	ActSend          Action = "send"           // start, schedule, resume or delete a single send
@@ -72,6 +73,7 @@ const (
 var minimalRole = map[Action]Role{
 	ActRead:          RoleViewer,
 	ActOwnLogin:      RoleViewer,
+	ActOwnerLogin:    RoleOwner,
 	ActPrepare:       RoleEditor,
 	ActImport:        RoleEditor,
 	ActSend:          RoleAdmin,
@@ -116,7 +118,8 @@ var actionRefusals = map[Action]string{
 	ActSuppressions:  "change suppression lists",
 	ActSenders:       "change senders",
 	ActSettings:      "change the account's settings",
-	ActKeys:          "see or rotate the API keys",
+	ActKeys:          "see, make, rotate or revoke API keys",
+	ActOwnerLogin:    "change the owner's two-factor login",
 	ActTeam:          "manage the team",
 	ActAudit:         "read the audit log",
 	ActPrepare:       "change contacts, segments, designs or automations",

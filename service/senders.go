@@ -18,6 +18,7 @@ import (
 // Senders keeps the account's from identities and their verification.
 type Senders struct {
 	db     *DB
+	checks *DomainChecks // the SPF proposal of the DNS page
 	notify SenderMailer
 	now    func() time.Time // nil: models.Now
 }

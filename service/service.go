@@ -62,6 +62,9 @@ type Service struct {
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
 	Team          *Team      // members, invitations, roles (issue 15, part 3)
 	Audit         *Audit     // who did what
+	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
+	DomainChecks  *DomainChecks
+	Dashboard     *Dashboard
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -81,9 +84,19 @@ type Config struct {
 	// BounceAddress is HERALD_BOUNCE_ADDRESS (decisions.md 7); default
 	// DefaultBounceAddress(BaseURL).
 	BounceAddress string
+	// SignupClosed (HERALD_SIGNUP=off) refuses every sign-up from the
+	// console; accounts are made with `herald account create`.
+	SignupClosed bool
+	// SecretKey (HERALD_SECRET_KEY) is a key kept outside the database:
+	// two-factor secrets are sealed with it (totp.go). Empty: two-factor
+	// login cannot be turned on.
+	SecretKey string
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
+	// DomainChecks is what the DNS checks of sending domains read:
+	// HERALD_DNS_SERVER, the relay's host, whether inbound SMTP runs.
+	DomainChecks DomainCheckConfig
 }
 
 // New wires every area to db and cfg.
@@ -114,12 +127,13 @@ func New(db *DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	events := &Events{db: db}
-	// The From-domain rule reads the DNS checks once they are wired
-	// ((*DomainChecks).Authenticated); nil reports "not checked yet".
-	checklist := NewChecklist(db, cfg.Now, nil)
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
-	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit}
+	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	// The From-domain rule of the checklist reads the DNS checks' last result.
+	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
+	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
 	return &Service{
+		DomainChecks:  checks,
 		DB:            db,
 		Audit:         audit,
 		Team:          &Team{db: db, mail: mail, accounts: accounts, audit: audit},
@@ -135,7 +149,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, notify: mail},
+		Senders:       &Senders{db: db, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist, audit: audit},
@@ -149,6 +163,8 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
+		APIKeys:       &APIKeys{db: db},
+		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }
 

@@ -38,6 +38,7 @@ type Sessions struct {
 func (s *Service) SetClock(now func() time.Time) {
 	s.Sessions.now = now
 	s.Accounts.now = now
+	s.APIKeys.now = now
 	s.Senders.SetClock(now)
 	s.Feedback.now = now
 	s.Audit.now = now
@@ -50,9 +51,22 @@ func (s *Sessions) clock() time.Time {
 	return time.Now()
 }
 
+// tokenHash is how a token handed out once (a session, a sign-up or a
+// password reset link) is kept: its SHA-256 only, so a database dump
+// names no live token. A token has 256 random bits: no salt or slow hash
+// is needed.
 func tokenHash(token string) []byte {
 	sum := sha256.Sum256([]byte(token))
 	return sum[:]
+}
+
+// newToken makes a token handed out once: 32 random bytes, URL-safe
+// base64, with the hash kept in its place (tokenHash).
+func newToken() (token string, hash []byte) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token = base64.RawURLEncoding.EncodeToString(b)
+	return token, tokenHash(token)
 }
 
 // Start opens a session for the account and returns its token (32 random
@@ -66,12 +80,10 @@ func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
 // StartMember opens a session for a member (memberID; 0 for the owner)
 // of the account, as Start does.
 func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (string, error) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	token := base64.RawURLEncoding.EncodeToString(b)
+	token, hash := newToken()
 	now := s.clock()
 	row := &models.Session{
-		UserID: accountID, MemberID: memberID, TokenHash: tokenHash(token),
+		UserID: accountID, MemberID: memberID, TokenHash: hash,
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
 	}
 	if err := s.db.W.WithContext(ctx).Create(row).Error; err != nil {

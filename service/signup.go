@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"time"
 
@@ -26,6 +24,14 @@ type SignUpResult struct {
 	Email string // the address as stored (lower case)
 }
 
+// ErrSignupClosed refuses every sign-up of a server started with
+// HERALD_SIGNUP=off.
+var ErrSignupClosed = &Error{Code: CodeForbidden, Message: "Sign-up is closed on this server. Ask its administrator for an account."}
+
+// SignupOpen reports whether people may sign up from the console
+// (HERALD_SIGNUP is not off).
+func (a *Accounts) SignupOpen() bool { return !a.signupClosed }
+
 // ErrSignupLink refuses a sign-up link that is unknown, used or expired.
 var ErrSignupLink = &Error{Code: CodeNotFound, Message: "This sign-up link has expired or was already used. Sign up again to get a new one."}
 
@@ -37,9 +43,12 @@ var ErrSignupLink = &Error{Code: CodeNotFound, Message: "This sign-up link has e
 // notice that it already has an account when it is taken. At most a few
 // such mails go to one address a day (throttleSignup); beyond, nothing is
 // mailed and the answer is the same.
-// Errors: validation of the form (name, email, password), as Create's but
-// never "taken".
+// Errors: ErrSignupClosed; validation of the form (name, email,
+// password), as Create's but never "taken".
 func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, error) {
+	if a.signupClosed {
+		return nil, ErrSignupClosed
+	}
 	name, email, err := checkAccount(in)
 	if err != nil {
 		return nil, err
@@ -81,15 +90,13 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if taken {
 		return res, a.mail.SendSignupNotice(ctx, email)
 	}
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	token := base64.RawURLEncoding.EncodeToString(b)
+	token, tokenHash := newToken()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM pending_signups WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
 			return err
 		}
 		return tx.Create(&models.PendingSignup{
-			TokenHash: tokenHash(token), Name: name, Email: email, PasswordHash: string(hash),
+			TokenHash: tokenHash, Name: name, Email: email, PasswordHash: string(hash),
 			CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(SignupLinkTTL).UnixMilli(),
 		}).Error
 	})
@@ -100,8 +107,11 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 }
 
 // PendingSignUp returns the sign-up a mailed link names, while it is
-// valid. Errors: ErrSignupLink.
+// valid. Errors: ErrSignupClosed, ErrSignupLink.
 func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.PendingSignup, error) {
+	if a.signupClosed {
+		return nil, ErrSignupClosed
+	}
 	var p models.PendingSignup
 	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).First(&p).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -115,9 +125,12 @@ func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.Pen
 
 // FinishSignUp opens the account of a pending sign-up (the link's
 // confirmation) and returns it with its first keys. The link works once.
-// Errors: ErrSignupLink; conflict when the address got an account in the
-// meantime.
+// Errors: ErrSignupClosed, ErrSignupLink; conflict when the address got
+// an account in the meantime.
 func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User, Keys, error) {
+	if a.signupClosed {
+		return nil, Keys{}, ErrSignupClosed
+	}
 	var u *models.User
 	var keys Keys
 	now := a.clock().UnixMilli()

@@ -41,6 +41,9 @@ type SingleSendInput struct {
 	ScheduleType       string
 	ScheduleDate       string
 	ScheduleTime       string
+	// Local is the console's local-time option (not in the API): nil
+	// leaves it as it is on update (off on create).
+	Local *LocalTimeInput
 }
 
 // Messages of single send validation beyond a missing field.
@@ -205,6 +208,11 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 			ss.SendAfter = &ts
 			ss.ScheduleDate = strings.TrimSpace(in.ScheduleDate)
 			ss.ScheduleTime = normalTime(in.ScheduleTime)
+		}
+	}
+	if in.Local != nil {
+		if err := s.checkLocal(ctx, accountID, *in.Local, ss, p); err != nil {
+			return nil, err
 		}
 	}
 	if err := p.Err(); err != nil {
@@ -393,6 +401,17 @@ func (s *SingleSends) recordArmed(ctx context.Context, accountID int64, ss *mode
 	return s.audit.Record(ctx, accountID, AuditSendStarted, ss.SingleSendName, ss.Utr)
 }
 
+// Validate checks a send's body as Create would (the checklist included
+// when the account makes it block) and saves nothing: the console asks
+// "send now?" only of a form that would save. Errors: validation.
+func (s *SingleSends) Validate(ctx context.Context, accountID int64, in SingleSendInput) error {
+	ss, err := s.check(ctx, accountID, in, forCreate)
+	if err != nil {
+		return err
+	}
+	return s.checklist.enforceSend(ctx, accountID, ss)
+}
+
 // Update replaces a send that has not started and arms it again. The body
 // is checked first, the utr among its required parameters: a send that
 // does not exist is not found only once the body is complete and valid.
@@ -419,17 +438,21 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	}
 	// Only a send still waiting changes: the engine may have started it
 	// since it was read.
+	cols := map[string]any{
+		"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
+		"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
+		"sender_id": ss.SenderID, "unsubscribe_group_id": ss.UnsubscribeGroupID, "single_send_name": ss.SingleSendName,
+		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
+		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
+		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
+		"status": status, "armed": 1, "updated_at": models.Now(),
+	}
+	if in.Local != nil {
+		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
+	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
-		Updates(map[string]any{
-			"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
-			"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
-			"sender_id": ss.SenderID, "unsubscribe_group_id": ss.UnsubscribeGroupID, "single_send_name": ss.SingleSendName,
-			"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
-			"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
-			"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
-			"status": status, "armed": 1, "updated_at": models.Now(),
-		})
+		Updates(cols)
 	if res.Error != nil {
 		return nil, res.Error
 	}
@@ -588,6 +611,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
 	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
 	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
+	cp.LocalBase = 0 // the copy's waves count from its own start
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, err

@@ -235,10 +235,21 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				return err
 			}
 		}
-		if len(sets) == 0 {
+		if len(sets) > 0 {
+			if err := tx.Exec("UPDATE send_messages SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, m.ID)...).Error; err != nil {
+				return err
+			}
+		}
+		if rawFirst == 0 {
 			return nil
 		}
-		return tx.Exec("UPDATE send_messages SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, m.ID)...).Error
+		// The dashboard's day: unique per message, as its rates are;
+		// written last in the transaction (see addDaily).
+		col := dailyOpens
+		if click {
+			col = dailyClicks
+		}
+		return addDaily(tx, m.UserID, now, daily{col: rawFirst})
 	})
 }
 
@@ -336,11 +347,15 @@ func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int)
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
 func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
-	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", models.Now(), m.ID)
+	now := models.Now()
+	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return res.Error
 	}
-	return tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error
+	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
+		return err
+	}
+	return addDaily(tx, m.UserID, now, daily{dailyUnsubscribes: 1})
 }
 
 // OneClick is the RFC 8058 unsubscribe: the address joins the send's

@@ -43,6 +43,7 @@ const (
 	NavGroups        = "groups"
 	NavNotifications = "notifications"
 	NavAccount       = "account"
+	NavAPIDocs       = "apidocs"
 	NavTemplates     = "templates"
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"

@@ -24,8 +24,9 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	u := user(c)
 	d := account.Data{
 		User: u, CSRF: csrf(c), Member: member(c), Role: actor(c).Role.Label(), Admin: can(c, service.ActSettings),
-		TimeZone: account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
-		Password: account.PasswordForm{CSRF: csrf(c)},
+		TimeZone:  account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
+		Password:  account.PasswordForm{CSRF: csrf(c)},
+		TwoFactor: account.TwoFactorForm{On: u.TwoFactor(), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},
 	}
 	blocks, err := w.svc.Checklist.Blocks(c.UserContext(), u.ID)
 	if err != nil {
@@ -43,7 +44,8 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	for _, r := range rows {
 		d.Sessions = append(d.Sessions, account.Session{Started: r.Started(), LastUsed: r.LastUsed(), Current: r.ID == current})
 	}
-	return d, nil
+	d.APIKeys, err = w.apiKeysCard(c)
+	return d, err
 }
 
 // changePassword sets a new password; every session of the account ends

@@ -107,15 +107,16 @@ func (w *Web) loginPage(c *fiber.Ctx) error {
 	if sess(c).accountID() != 0 {
 		return c.Redirect("/dashboard", fiber.StatusSeeOther)
 	}
-	f := auth.LoginForm{Next: safeNext(c.Query("next")), CSRF: csrf(c)}
+	f := auth.LoginForm{Next: safeNext(c.Query("next")), CSRF: csrf(c), SignupOpen: w.svc.Accounts.SignupOpen()}
 	return page(c, fiber.StatusOK, "Log in", "", auth.Login(f))
 }
 
-// login checks the password. The service slows failures down per address
+// login checks the password; an account with two-factor login on goes on
+// to the code step (loginCode) before any session starts. The service slows failures down per address
 // and per client IP (429 with Retry-After while a delay runs); authLimit
 // caps the tries of one IP a minute.
 func (w *Web) login(c *fiber.Ctx) error {
-	f := auth.LoginForm{Email: formValue(c, "email"), Next: safeNext(formValue(c, "next")), CSRF: csrf(c)}
+	f := auth.LoginForm{Email: formValue(c, "email"), Next: safeNext(formValue(c, "next")), CSRF: csrf(c), SignupOpen: w.svc.Accounts.SignupOpen()}
 	u, m, err := w.svc.Accounts.SignIn(c.UserContext(), service.LoginInput{
 		Email: f.Email, Password: c.FormValue("password"), IP: w.clientIP(c), Known: sess(c).knows(f.Email),
 	})
@@ -130,6 +131,9 @@ func (w *Web) login(c *fiber.Ctx) error {
 			return err
 		}
 		return page(c, statusOf(err), "Log in", "", auth.Login(f))
+	}
+	if m == nil && u.TwoFactor() {
+		return w.askCode(c, u.ID, u.Email, f.Next)
 	}
 	var memberID int64
 	email := u.Email

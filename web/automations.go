@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -284,6 +285,19 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 			}
 		}
 		b.Steps = append(b.Steps, s)
+	}
+	if !a.LiveAt.IsZero() {
+		e, err := w.svc.Automations.Enrolment(ctx, acct, a.Utr)
+		if err != nil {
+			return b, err
+		}
+		b.Enrolled, b.Active, b.Finished, b.Exited = e.Enrolled, e.Active, e.Finished, e.Exited
+		for _, wt := range e.Waiting {
+			if wt.Step >= 0 && wt.Step < len(b.Steps) {
+				b.Steps[wt.Step].Waiting = wt.Contacts
+				b.Steps[wt.Step].FirstDue = time.UnixMilli(wt.FirstDue)
+			}
+		}
 	}
 	if a.Status != models.AutomationLive && len(steps) > 0 {
 		items, err := w.svc.Checklist.ForAutomation(ctx, acct, a.Utr)

@@ -3,11 +3,13 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 
@@ -871,5 +873,44 @@ func TestAutomationsAreIsolated(t *testing.T) {
 	}
 	if n, _ := s.a.svc.Automations.Count(context.Background(), s.acct); n != 1 {
 		t.Fatalf("A has %d automations", n)
+	}
+}
+
+// A live automation shows where its enrolled contacts stand, and per
+// email how many wait for it; one nobody joined says so (issue 15).
+func TestAutomationShowsEnrolledContacts(t *testing.T) {
+	s := newAutoSetup(t)
+	c := s.c
+	ctx := context.Background()
+	a := s.create("custom", "Onboarding", itoa(s.group), [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
+	if err := s.a.svc.Automations.SetLive(ctx, s.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	r := c.get("/automations/" + a.Utr)
+	wantStatus(t, r, http.StatusOK)
+	if !strings.Contains(text(first(r.doc, "#enrolment-none")), "Nobody has joined yet") {
+		t.Fatalf("a live automation nobody joined:\n%.2000s", text(first(r.doc, ".automation-enrolment")))
+	}
+	due := time.Now().Add(48 * time.Hour).UnixMilli()
+	now := models.Now()
+	for i, st := range []struct{ step, state int }{{0, models.EnrolActive}, {1, models.EnrolActive}, {1, models.EnrolActive}, {2, models.EnrolDone}, {1, models.EnrolExited}} {
+		if err := s.a.svc.DB.W.Exec("INSERT INTO automation_contacts (automation_id, user_id, email, step, due_at, state, enrolled_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			a.ID, s.acct, fmt.Sprintf("c%d@example.com", i), st.step, due+int64(i), st.state, now, now).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = c.get("/automations/" + a.Utr)
+	got := map[string]string{}
+	for _, d := range all(r.doc, "#automation-enrolment .send-stat") {
+		got[attr(d, "id")] = text(first(d, ".send-stat-value"))
+	}
+	want := map[string]string{"enrolled": "5", "enrolled-active": "3", "enrolled-finished": "1", "enrolled-exited": "1"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if w := attrs(all(r.doc, ".email-waiting"), "data-waiting"); !slices.Equal(w, []string{"1", "2"}) {
+		t.Fatalf("waiting per email %v", w)
 	}
 }

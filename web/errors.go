@@ -106,7 +106,7 @@ func describe(status int, err error) (title, message string) {
 			return "Forbidden", fe.Message
 		}
 		if isService && se.Message != "" {
-			return "Not allowed for your role", se.Message
+			return "Forbidden", se.Message
 		}
 		return "Forbidden", "You may not do that."
 	case fiber.StatusTooManyRequests:

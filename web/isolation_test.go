@@ -57,8 +57,8 @@ func TestAccountsAreIsolated(t *testing.T) {
 			t.Fatalf("%s shows A's data", path)
 		}
 	}
-	if got := text(first(b.get("/dashboard").doc, "#stat-global .stat-value")); got != "0" {
-		t.Fatalf("B's dashboard counts A's unsubscribers: %s", got)
+	if got := attr(first(b.get("/dashboard").doc, "#step-notifications"), "data-done"); got != "false" {
+		t.Fatalf("B's dashboard ticks A's notification recipients: %s", got)
 	}
 
 	b.get("/suppressions/global")

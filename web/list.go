@@ -63,16 +63,6 @@ func readPage[T any](ctx context.Context, q views.ListQuery, base string, each e
 	return rows, p, nil
 }
 
-// count counts a whole collection by reading it in the service's batches.
-func count[T any](ctx context.Context, each eachFunc[T]) (int64, error) {
-	var n int64
-	err := each(ctx, service.ListFilter{}, func(*T) error {
-		n++
-		return nil
-	})
-	return n, err
-}
-
 // errStop ends an iteration early.
 var errStop = errors.New("stop")
 

@@ -18,6 +18,7 @@ var readOnlyPosts = map[string]bool{
 	"/segments/conditions":    true,
 	"/single-sends/count":     true,
 	"/single-sends/checklist": true,
+	"/single-sends/validate":  true, // a dry run: SingleSends.Validate saves nothing
 }
 
 // TestRoutesDeclareActions walks every route mounted on the app: each is
@@ -79,7 +80,9 @@ func TestRoutesDeclareActions(t *testing.T) {
 		{"POST /suppressions/global", service.ActSuppressions},
 		{"POST /senders", service.ActSenders},
 		{"POST /account/keys", service.ActKeys},
-		{"GET /account/keys", service.ActKeys},
+		{"POST /account/api-keys", service.ActKeys},
+		{"POST /account/api-keys/:id/revoke", service.ActKeys},
+		{"POST /account/2fa/enable", service.ActOwnerLogin},
 		{"POST /account/password", service.ActOwnLogin},
 		{"POST /team/invitations", service.ActTeam},
 		{"POST /team/members/:id/delete", service.ActTeam},
@@ -90,7 +93,7 @@ func TestRoutesDeclareActions(t *testing.T) {
 			t.Errorf("%s declares %q, want %q", tc.route, got, tc.action)
 		}
 	}
-	for _, open := range []string{"POST /login", "GET /invitations/:token", "POST /invitations/:token", "POST /logout"} {
+	for _, open := range []string{"POST /login", "POST /login/code", "POST /reset/:token", "GET /invitations/:token", "POST /invitations/:token", "POST /logout"} {
 		if !w.open[open] {
 			t.Errorf("%s is not open", open)
 		}

@@ -193,7 +193,7 @@ func serviceMessage(err error) string {
 // dnsExplain says what each DNS record does, for people who have never
 // published one.
 var dnsExplain = map[string]string{
-	"DKIM":  "DKIM: the public half of the key herald signs this domain's mail with. Receivers check each message's signature against it, so they know the mail was not forged or altered.",
+	"DKIM":  "DKIM: the public half of the key herald signs this domain's mail with. Receivers check each message's signature against it, so they know the mail was not forged or altered. A long value is shown as several quoted strings, as most DNS hosts take it; herald signs with the key once its DNS check sees the record.",
 	"SPF":   "SPF: lists the servers allowed to send mail for this domain. If the domain already has an SPF record, merge the two: a domain may publish only one.",
 	"DMARC": "DMARC: tells receivers what to do with mail that fails both DKIM and SPF, and where to send reports. Start with this gentle policy, then tighten it once reports look clean.",
 }
@@ -225,8 +225,17 @@ func (w *Web) showSender(c *fiber.Ctx) error {
 	}
 	d := senders.Detail{Sender: *s, Place: placeOf(s), Domain: s.FromEmail[strings.LastIndexByte(s.FromEmail, '@')+1:], CSRF: csrf(c)}
 	for _, r := range recs {
-		d.Records = append(d.Records, senders.Record{Purpose: r.Purpose, Type: "TXT", Name: r.Name, Value: r.Value, Explain: dnsExplain[r.Purpose]})
+		explain, ok := dnsExplain[r.Purpose]
+		if !ok && strings.HasPrefix(r.Purpose, "DKIM") {
+			explain = dnsExplain["DKIM"]
+		}
+		d.Records = append(d.Records, dnsRecordView(r, explain))
 	}
+	rep, err := w.svc.DomainChecks.Report(c.UserContext(), accountID(c), senderDomain(s))
+	if err != nil {
+		return err
+	}
+	d.Checks = checksView(c, s, rep)
 	return page(c, fiber.StatusOK, s.FromEmail, views.NavSenders, senders.DetailPage(d))
 }
 

@@ -74,6 +74,7 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 		Recipients: formList(c, "recipient_id"), Excludes: formList(c, "exclude_specific_recipient_id"),
 		ScheduleType: formValue(c, "schedule_type"), ScheduleDate: formValue(c, "schedule_date"), ScheduleTime: formValue(c, "schedule_time"),
 		TestEmail: formValue(c, "test_email"),
+		LocalOn:   formValue(c, "local_on") == "1", LocalTime: formValue(c, "local_time"), LocalZoneField: formValue(c, "local_zone_field"),
 	}
 }
 
@@ -83,6 +84,7 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 		SenderID: f.SenderID, UnsubscribeGroupID: f.GroupID, SingleSendName: f.Name, Subject: f.Subject, Preheader: f.Preheader,
 		RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
 		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
+		Local: &service.LocalTimeInput{On: f.LocalOn, Clock: f.LocalTime, ZoneField: f.LocalZoneField},
 	}
 	if cur != nil {
 		in.Utr = cur.Utr
@@ -104,6 +106,8 @@ var sendMessages = map[string]string{
 	"single_send_name":              "Give this send a name.",
 	"schedule_date":                 "Choose the date.",
 	"schedule_time":                 "Choose the time.",
+	"local_time":                    "Choose the local time.",
+	"local_zone_field":              "Choose one of your custom fields, or none.",
 	"test_email":                    "Enter the email address the test goes to.",
 }
 
@@ -131,7 +135,7 @@ func sendErrors(err error) (views.Errors, []string) {
 		case "template_id", "template_html", "template_json":
 			key = "template"
 		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
-			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time":
+			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time", "local_time", "local_zone_field":
 		case service.ChecklistField:
 			other = append(other, "Not saved: this send fails the pre-send checklist, and your account refuses such sends.")
 			for _, pr := range ps {
@@ -182,6 +186,9 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 		return f, err
 	}
 	f.Library, f.Designs, f.Senders = lib, designs, senders
+	if f.Unsigned, err = w.svc.DomainChecks.Unsigned(ctx, acct); err != nil {
+		return f, err
+	}
 	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(g *models.UnsubscribeGroupCount) error {
 		f.Groups = append(f.Groups, views.Option{Value: strconv.FormatInt(g.ID, 10), Label: g.GroupName})
 		return nil
@@ -205,6 +212,15 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	}
 	if f.Placeholders, err = w.svc.Fields.Placeholders(ctx, acct); err != nil {
 		return f, err
+	}
+	customs, err := w.svc.Fields.Custom(ctx, acct)
+	if err != nil {
+		return f, err
+	}
+	for _, cf := range customs {
+		if cf.FieldType == "text" {
+			f.ZoneFields = append(f.ZoneFields, views.Option{Value: cf.FieldName, Label: cf.FieldName})
+		}
 	}
 	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
@@ -299,6 +315,7 @@ func (w *Web) editSend(c *fiber.Ctx) error {
 			f.ScheduleTime = f.ScheduleTime[:5]
 		}
 	}
+	f.LocalOn, f.LocalTime, f.LocalZoneField = ss.LocalTime != "", ss.LocalTime, ss.LocalZoneField
 	if f.Template, err = w.storedChoice(c.UserContext(), accountID(c), ss); err != nil {
 		return err
 	}
@@ -336,6 +353,53 @@ func (w *Web) storedChoice(ctx context.Context, acct int64, ss *models.SingleSen
 }
 
 func (w *Web) createSend(c *fiber.Ctx) error { return w.saveSend(c, nil) }
+
+// createSendGroup makes an unsubscribe group from the send form (an
+// account that has none) and answers the group field: the select with it
+// chosen, or the name with its message.
+func (w *Web) createSendGroup(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	// Shown on the recipients' preference page; the group's page edits it.
+	name := formValue(c, "new_group_name")
+	g, err := w.svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: name, Description: name, IsDisplay: "1"})
+	if isValidation(err) {
+		msg := "Give the group a name."
+		if ps := fieldProblems(err)["group_name"]; len(ps) > 0 && ps[0].Reason != service.ReasonRequired {
+			msg = ps[0].Message
+		}
+		return render(c, fiber.StatusUnprocessableEntity, singlesends.GroupField(nil, "", nil, msg))
+	}
+	if err != nil {
+		return err
+	}
+	var groups []views.Option
+	err = w.svc.Groups.Each(ctx, acct, service.ListFilter{}, func(gr *models.UnsubscribeGroupCount) error {
+		groups = append(groups, views.Option{Value: strconv.FormatInt(gr.ID, 10), Label: gr.GroupName})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, singlesends.GroupField(groups, strconv.FormatInt(g.ID, 10), nil, ""))
+}
+
+// validateSend is the dry run of the send form: 204 when it would save,
+// 422 when it would not (the save itself then answers the messages).
+// Nothing is saved either way.
+func (w *Web) validateSend(c *fiber.Ctx) error {
+	ctx, acct := c.UserContext(), accountID(c)
+	in, err := w.sendInput(ctx, acct, sendFormOf(c), nil)
+	if err == nil {
+		err = w.svc.SingleSends.Validate(ctx, acct, in)
+	}
+	if isValidation(err) {
+		return c.SendStatus(fiber.StatusUnprocessableEntity)
+	}
+	if err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
 
 func (w *Web) updateSend(c *fiber.Ctx) error {
 	ss, err := w.sendParam(c)
@@ -561,6 +625,15 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 		return err
 	}
 	d := singlesends.Detail{Send: *ss, Status: st, Loc: st.Loc, TimeZone: st.TimeZone, CSRF: csrf(c)}
+	if ss.LocalTime != "" {
+		waves, err := w.svc.SingleSends.Waves(ctx, acct, ss.ID)
+		if err != nil {
+			return err
+		}
+		for _, wv := range waves {
+			d.Waves = append(d.Waves, singlesends.Wave{At: wv.At, Zones: wv.Zones, Recipients: wv.Recipients, Sent: wv.Sent})
+		}
+	}
 	name, err := w.targetNamer(ctx, acct)
 	if err != nil {
 		return err

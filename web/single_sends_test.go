@@ -567,7 +567,7 @@ func TestSingleSendTestMail(t *testing.T) {
 	if first(r.doc, "#send-test-result .alert-success") == nil || value(r.doc, "#send-subject") != "Plain ((first_name))" {
 		t.Fatalf("plain test:\n%.3000s", r.body)
 	}
-	if got := s.outbox()["tester@example.net"]; len(got) != 2 || got[1] != "[Test] Plain Alex" {
+	if got := s.outbox()["tester@example.net"]; len(got) != 2 || got[0] != "[Test] Plain Alex" { // newest first
 		t.Fatalf("outbox %q", got)
 	}
 }

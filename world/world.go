@@ -48,7 +48,7 @@ type City struct {
 	Name      string `json:"name"`
 }
 
-//go:embed data/countries.tsv data/states.tsv.gz data/cities.tsv.gz
+//go:embed data/countries.tsv data/states.tsv.gz data/cities.tsv.gz data/zones.tsv.gz
 var dataFS embed.FS
 
 type span struct{ lo, hi int32 }

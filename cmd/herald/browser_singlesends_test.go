@@ -148,6 +148,26 @@ func TestBrowserSingleSend(t *testing.T) {
 	if got := b.eval("sender", `document.getElementById("send-sender").value !== "" && document.getElementById("send-group").value !== "" ? "chosen" : "not chosen"`); got != "chosen" {
 		t.Fatal("the lone sender or group is not chosen")
 	}
+	// "Send now?" is asked only of a form that would save: an empty one
+	// comes back with its messages and no question; a field's message
+	// goes once the field is changed.
+	countQuestions := chromedp.Evaluate[chromedp.Void](`window.confirm = () => { sessionStorage.asked = String(Number(sessionStorage.asked || 0) + 1); return true; }`)
+	b.do("save the empty form",
+		countQuestions,
+		chromedp.Click(chromedp.ID("send-save")),
+		chromedp.WaitVisible(chromedp.ID("send-name-error")),
+		b.idle,
+	)
+	if got := b.eval("questions", `sessionStorage.asked || "0"`); got != "0" {
+		t.Fatalf("an invalid form was asked %s times whether to send now", got)
+	}
+	for _, m := range problems.take() { // the dry run's and the save's 422, as meant
+		if !strings.Contains(m, "status of 422") {
+			t.Errorf("browser console: %s", m)
+		}
+	}
+	b.do("type a name", chromedp.SendKeys(chromedp.ID("send-name"), "x"), chromedp.WaitNotPresent(chromedp.ID("send-name-error")))
+	b.do("clear it", chromedp.Evaluate[chromedp.Void](`document.getElementById("send-name").value = ""`))
 	b.do("name it and choose a design",
 		chromedp.SendKeys(chromedp.ID("send-name"), "October news"),
 		choose("#send-template", "library-2"),
@@ -190,6 +210,7 @@ func TestBrowserSingleSend(t *testing.T) {
 	// Send now (the confirmation is accepted): the send's page follows it
 	// through polling, without a reload, until the statistics appear.
 	b.do("send now",
+		countQuestions,
 		chromedp.Click(chromedp.ID("send-save")),
 		chromedp.WaitVisible(chromedp.ID("send-status")),
 		b.idle,
@@ -197,6 +218,9 @@ func TestBrowserSingleSend(t *testing.T) {
 	)
 	if got := b.eval("path", `location.pathname`); !strings.HasPrefix(got, "/single-sends/") {
 		t.Fatalf("after saving: %s", got)
+	}
+	if got := b.eval("questions", `sessionStorage.asked || "0"`); got != "1" {
+		t.Fatalf("a valid form sent now was asked %s times, want once", got)
 	}
 	utr := strings.TrimPrefix(b.eval("path", `location.pathname`), "/single-sends/")
 	b.do("watch it complete",
@@ -289,6 +313,34 @@ func TestBrowserSingleSend(t *testing.T) {
 		t.Fatalf("listed delivered %q", got)
 	}
 	b.capture("single-sends")
+
+	// The dashboard of the account with its send (issue 15): the send and
+	// its rates, the chart, the steps done so far, at a phone's and a
+	// desktop's width, neither scrolling sideways.
+	for _, width := range []int64{390, 1280} {
+		b.do(fmt.Sprintf("dashboard at %d px", width),
+			chromedp.EmulateViewport(width, 800),
+			chromedp.Navigate(base+"/dashboard"),
+			b.idle,
+			chromedp.WaitVisible(chromedp.CSS("#recent-sends")),
+			chromedp.WaitVisible(chromedp.CSS("#chart-sent svg")),
+		)
+		if w := b.eval("page width", `String(document.documentElement.scrollWidth)`); w != fmt.Sprint(width) {
+			t.Errorf("the dashboard at %d px is %s px wide: it scrolls sideways", width, w)
+		}
+		if got := b.eval("recent send", `[...document.querySelectorAll("#recent-sends tbody tr td.cell-num")].map(td => td.textContent.trim()).join(" ")`); got != "100.0% 33.3% 33.3% 0.0% 0.0%" {
+			t.Errorf("at %d px the recent send's rates are %q", width, got)
+		}
+		if got := b.eval("steps", `[...document.querySelectorAll("#get-started .steps li")].map(li => li.id + "=" + li.dataset.done).join(" ")`); got !=
+			"step-sender=true step-contacts=true step-group=true step-send=true step-notifications=false" {
+			t.Errorf("at %d px the steps are %q", width, got)
+		}
+		if got := b.text("sent", "#stat-sent .stat-value"); got != "3" {
+			t.Errorf("at %d px sent in 30 days %q", width, got)
+		}
+	}
+	b.do("desktop again", chromedp.EmulateViewport(1280, 900))
+	b.capture("dashboard")
 
 	// The time zone, on the account page.
 	b.do("set the time zone",

@@ -148,6 +148,7 @@ func TestBrowserTeam(t *testing.T) {
 		b.idle,
 		chromedp.Click(chromedp.CSS(`#send-audience input[name="recipient_id"][value^="contacts_"]`)),
 		chromedp.SendKeys(chromedp.ID("send-subject"), "Hello"),
+		chromedp.SendKeys(chromedp.ID("send-preheader"), "What is new this month"),
 		b.idle,
 	)
 	if p := problems.take(); len(p) > 0 {

@@ -284,8 +284,20 @@ func startConsoleServer(t *testing.T) string {
 }
 
 // startConsoleServerOn is startConsoleServer over the database at dsn,
-// which the test may read too.
-func startConsoleServerOn(t *testing.T, dsn string) string {
+// which the test may read too, with extra variables set.
+func startConsoleServerOn(t *testing.T, dsn string, extra ...map[string]string) string {
+	t.Helper()
+	env := map[string]string{}
+	for _, m := range extra {
+		for k, v := range m {
+			env[k] = v
+		}
+	}
+	return startConsoleServerWith(t, dsn, env)
+}
+
+// startConsoleServerWith is startConsoleServerOn with more environment.
+func startConsoleServerWith(t *testing.T, dsn string, extra map[string]string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -299,6 +311,9 @@ func startConsoleServerOn(t *testing.T, dsn string) string {
 		"HERALD_DATABASE":  dsn,
 		"HERALD_LOG_LEVEL": "error",
 		"HERALD_BASE_URL":  base,
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -61,6 +61,13 @@ type config struct {
 	// EventWebhookPrivate is HERALD_EVENT_WEBHOOK_PRIVATE=1: event
 	// webhook endpoints may be loopback or private addresses.
 	EventWebhookPrivate bool
+	// Signup is HERALD_SIGNUP (default on): off closes the console's
+	// sign-up; `herald account create` still opens accounts.
+	Signup bool
+	// SecretKey is HERALD_SECRET_KEY: a key kept outside the database
+	// (at least 32 characters) that seals two-factor secrets; unset, two-
+	// factor login cannot be turned on.
+	SecretKey string
 	// Inbound is the inbound SMTP server (HERALD_INBOUND_*, inbound.go).
 	Inbound inboundConfig
 	// Webhooks are the provider webhooks' secrets (decisions.md 7):
@@ -69,6 +76,9 @@ type config struct {
 	// HERALD_WEBHOOK_PASSWORD, HERALD_MAILGUN_SIGNING_KEY. web.New checks
 	// the certificate and the key.
 	Webhooks web.WebhookOptions
+	// DNSServer is HERALD_DNS_SERVER (host:port): the DNS server the
+	// domain checks ask; unset: the name servers of /etc/resolv.conf.
+	DNSServer string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -191,7 +201,23 @@ func loadConfig(getenv func(string) string) (config, error) {
 	default:
 		return c, fmt.Errorf("HERALD_EVENT_WEBHOOK_PRIVATE: %q must be 1 or 0", v)
 	}
+	switch v := strings.ToLower(getenv("HERALD_SIGNUP")); v {
+	case "", "on", "1", "true":
+		c.Signup = true
+	case "off", "0", "false":
+	default:
+		return c, fmt.Errorf("HERALD_SIGNUP: %q must be on or off", v)
+	}
+	c.SecretKey = getenv("HERALD_SECRET_KEY")
+	if c.SecretKey != "" && len(c.SecretKey) < 32 {
+		return c, fmt.Errorf("HERALD_SECRET_KEY: at least 32 characters (for example the output of `openssl rand -hex 32`)")
+	}
 	c.BounceMailbox = getenv("HERALD_BOUNCE_MAILBOX")
+	if c.DNSServer = getenv("HERALD_DNS_SERVER"); c.DNSServer != "" {
+		if _, err := service.NewResolver(c.DNSServer); err != nil {
+			return c, fmt.Errorf("HERALD_DNS_SERVER: %w", err)
+		}
+	}
 	if _, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err != nil {
 		return c, err // names HERALD_BOUNCE_MAILBOX, never the password
 	}
@@ -203,6 +229,15 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// domainChecks is what the DNS checks of sending domains read.
+func (c config) domainChecks() service.DomainCheckConfig {
+	dc := service.DomainCheckConfig{DNSServer: c.DNSServer, Inbound: c.Inbound.Addr != ""}
+	if s, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err == nil {
+		dc.RelayHost = s.Host
+	}
+	return dc
 }
 
 // hearing is what the console's bounce setup page shows of the

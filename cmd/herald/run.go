@@ -22,6 +22,12 @@ const usage = `usage:
   herald migrate                    apply the database migrations and exit
   herald account create --email E --password P --name N
   herald account rotate-keys --email E
+  herald account reset-password --email E [--password P]
+                                    set the password (a random one, printed
+                                    once, without --password); every session
+                                    of the account ends
+  herald account reset-2fa --email E
+                                    turn two-factor login off (a lost phone)
   herald dkim create --email E --domain D
                                     make (or show) the account's DKIM key for a
                                     sending domain; prints its DNS TXT record`
@@ -84,7 +90,8 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
 	defer transport.Close()
-	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress})
+	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress,
+		DomainChecks: cfg.domainChecks(), SignupClosed: !cfg.Signup, SecretKey: cfg.SecretKey})
 	if err != nil {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
@@ -145,6 +152,17 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	defer func() {
 		stopSending()
 		<-eventsDone
+	}()
+	// The daily DNS checks of sending domains (issue 14): stopped with
+	// the engine, before the database closes.
+	checksDone := make(chan struct{})
+	go func() {
+		defer close(checksDone)
+		svc.DomainChecks.Run(sendCtx, 10*time.Minute)
+	}()
+	defer func() {
+		stopSending()
+		<-checksDone
 	}()
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
@@ -233,6 +251,28 @@ func accountCmd(ctx context.Context, cfg config, args []string, stdout io.Writer
 			return err
 		}
 		out = keysOut{u.ID, keys.PublicKey, keys.SecretKey}
+	case "reset-password":
+		pw, err := svc.Accounts.ResetPassword(ctx, *email, *password)
+		if service.IsNotFound(err) {
+			return fmt.Errorf("no account with email %q", *email)
+		}
+		if err != nil {
+			return err
+		}
+		if *password != "" {
+			fmt.Fprintf(stdout, "Password of %s set. Every session of the account has ended.\n", *email)
+			return nil
+		}
+		fmt.Fprintf(stdout, "New password of %s (shown once): %s\nEvery session of the account has ended.\n", *email, pw)
+		return nil
+	case "reset-2fa":
+		if _, err := svc.Accounts.ResetTOTP(ctx, *email); service.IsNotFound(err) {
+			return fmt.Errorf("no account with email %q", *email)
+		} else if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Two-factor login of %s is off. Its owner logs in with the password alone and may set it up again.\n", *email)
+		return nil
 	default:
 		return fmt.Errorf("unknown account command %q\n%s", args[0], usage)
 	}

@@ -186,12 +186,48 @@
     var now = form.querySelector("#send-now");
     return !!(now && now.checked);
   }
+  // The question is asked only of a form that would save: a dry run
+  // (/single-sends/validate, nothing saved) comes first, and a form it
+  // refuses is posted without asking, to come back with its messages.
+  function csrfToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRF-Token"] || "";
+    } catch (err) {
+      return "";
+    }
+  }
   document.addEventListener("htmx:confirm", function (e) {
     var elt = e.detail.elt;
     if (!elt.matches || !elt.matches("form[data-send-form]") || !sendsNow(elt)) return;
+    if (e.detail.verb !== "post" || (e.detail.path || "").indexOf("/single-sends/test") >= 0) return;
     e.preventDefault();
-    if (window.confirm(sendNowQuestion)) e.detail.issueRequest(true);
+    fetch("/single-sends/validate", {
+      method: "POST",
+      body: new URLSearchParams(new FormData(elt)),
+      headers: { "X-CSRF-Token": csrfToken() },
+      credentials: "same-origin",
+    }).then(function (r) {
+      if (r.status !== 204) {
+        e.detail.issueRequest(true); // the answer shows what is wrong
+        return;
+      }
+      if (window.confirm(sendNowQuestion)) e.detail.issueRequest(true);
+    }, function () {
+      if (window.confirm(sendNowQuestion)) e.detail.issueRequest(true);
+    });
   });
+
+  // --- A field's messages go once it is changed: they spoke of the value
+  // it had, and stay until the form is checked again.
+  function clearFieldErrors(e) {
+    var field = e.target.closest && e.target.closest(".field.has-error");
+    if (!field) return;
+    field.classList.remove("has-error");
+    field.querySelectorAll(".field-errors").forEach(function (ul) { ul.remove(); });
+    field.querySelectorAll('[aria-invalid="true"]').forEach(function (c) { c.removeAttribute("aria-invalid"); });
+  }
+  document.addEventListener("input", clearFieldErrors);
+  document.addEventListener("change", clearFieldErrors);
   document.addEventListener("submit", function (e) {
     var form = e.target;
     if (e.defaultPrevented || !form.matches("form[data-send-form]")) return;

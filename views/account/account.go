@@ -17,6 +17,8 @@ type Data struct {
 	Checklist ChecklistSetting
 	Password  PasswordForm
 	Sessions  []Session // live sessions, most recently used first
+	APIKeys   APIKeys   // the named, scoped API keys (issue 15)
+	TwoFactor TwoFactorForm
 
 	// Member is the teammate looking at the page (nil: the owner), Role
 	// its role's label; Admin says it may change the account's settings
@@ -25,6 +27,32 @@ type Data struct {
 	Role   string
 	Admin  bool
 }
+
+// TwoFactorForm is the account page's two-factor card.
+type TwoFactorForm struct {
+	On        bool
+	Available bool // the server has HERALD_SECRET_KEY
+	Errors    views.Errors
+	Alert     string
+	CSRF      string
+}
+
+// Setup is the two-factor set-up page.
+type Setup struct {
+	Key    string // base32, for typing
+	QR     string // data: URI of the QR code's PNG
+	Errors views.Errors
+	Alert  string
+	CSRF   string
+}
+
+// The two-factor routes.
+const (
+	TwoFactorURL       = "/account/2fa"
+	TwoFactorSetupURL  = "/account/2fa/setup"
+	TwoFactorEnableURL = "/account/2fa/enable"
+	TwoFactorOffURL    = "/account/2fa/off"
+)
 
 // PasswordForm changes the password (nothing typed is shown again).
 type PasswordForm struct {

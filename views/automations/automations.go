@@ -213,8 +213,12 @@ type Step struct {
 	// PauseReply is the relay's answer, for people, when the email's
 	// sending paused itself after repeated refusals ("" when it did not).
 	PauseReply string
-	First      bool
-	Last       bool
+	// Waiting contacts are enrolled and wait for this email; FirstDue is
+	// when the first of them gets it.
+	Waiting  int64
+	FirstDue time.Time
+	First    bool
+	Last     bool
 }
 
 // Builder is an automation's page.
@@ -228,8 +232,10 @@ type Builder struct {
 	Settings   Settings
 	Problem    string           // why setting it live was refused
 	Checklist  *views.Checklist // the pre-send checks of its emails; nil while live
-	Loc        *time.Location
-	CSRF       string
+	// Where its enrolled contacts stand.
+	Enrolled, Active, Finished, Exited int64
+	Loc                                *time.Location
+	CSRF                               string
 }
 
 // Ready lists what the automation lacks to go live, in the order the

@@ -5,6 +5,7 @@ package senders
 
 import (
 	"strconv"
+	"strings"
 
 	"herald/models"
 	"herald/views"
@@ -83,7 +84,69 @@ type Detail struct {
 	Place   string // city, state, country as names
 	Domain  string
 	Records []Record
+	Checks  Checks
 	CSRF    string
+}
+
+// Checks is the card of the DNS checks of a sender's domain: htmx
+// replaces it whole (Check now, the signing switch, the addresses).
+type Checks struct {
+	SenderID   int64
+	Domain     string
+	Checked    bool
+	CheckedAt  string // for people, UTC
+	Results    []CheckResult
+	Signing    string // the selector that signs; "" = unsigned
+	SignAnyway bool
+	SendingIPs string
+	Error      string   // a check that could not run
+	IPErrors   []string // of the sending addresses field
+	CSRF       string
+}
+
+// CheckResult is one check: pass, warn or fail, what was found, the fix.
+type CheckResult struct {
+	Check  string
+	Status string
+	Detail string
+	Fix    string
+	Found  string
+	Record *Record
+}
+
+// ChecksID is the id of the checks card.
+const ChecksID = "sender-checks"
+
+// CheckURL runs the checks now.
+func CheckURL(id int64) string { return SenderURL(id) + "/check" }
+
+// SignAnywayURL turns the domain's "sign anyway" switch.
+func SignAnywayURL(id int64) string { return SenderURL(id) + "/sign-anyway" }
+
+// SendingIPsURL saves the addresses the domain's mail leaves from.
+func SendingIPsURL(id int64) string { return SenderURL(id) + "/sending-ips" }
+
+// RotateURL makes a new DKIM key with its own selector.
+func RotateURL(id int64) string { return SenderURL(id) + "/rotate-key" }
+
+func statusBadge(status string) string {
+	switch status {
+	case "pass":
+		return "badge badge-success"
+	case "warn":
+		return "badge badge-warning"
+	}
+	return "badge badge-danger"
+}
+
+func statusLabel(status string) string {
+	switch status {
+	case "pass":
+		return "Passed"
+	case "warn":
+		return "Warning"
+	}
+	return "Failed"
 }
 
 // SentAt is when the last verification mail went out, for people.
@@ -92,4 +155,13 @@ func SentAt(s models.Sender) string {
 		return ""
 	}
 	return s.SendAt.UTC().Format("Jan 2, 2006 15:04 UTC")
+}
+
+// recordID is the id of a DNS record on the page: "dns-DKIM", "dns-SPF",
+// "dns-DMARC", or by its place for the older key of a rotation.
+func recordID(i int, purpose string) string {
+	if strings.ContainsRune(purpose, ' ') {
+		return "dns-" + strconv.Itoa(i)
+	}
+	return "dns-" + purpose
 }

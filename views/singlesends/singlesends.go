@@ -27,6 +27,9 @@ const (
 	ChecklistURL  = "/single-sends/checklist"
 )
 
+// GroupURL creates an unsubscribe group from the send form.
+const GroupURL = ListURL + "/group"
+
 // SendURL is a send's page (GET) and where its form is saved (POST).
 func SendURL(utr string) string { return ListURL + "/" + url.PathEscape(utr) }
 
@@ -119,11 +122,17 @@ type Form struct {
 	ScheduleDate string // YYYY-MM-DD
 	ScheduleTime string // HH:MM
 	TestEmail    string
+	// The local-time option (issue 14).
+	LocalOn        bool
+	LocalTime      string // HH:MM
+	LocalZoneField string
+	ZoneFields     []views.Option // the account's custom fields
 
 	Library      []views.Option
 	Designs      []views.Option
 	Current      bool // the design saved with the send is offered
 	Senders      []views.Option
+	Unsigned     []string // senders whose mail goes out without DKIM (issue 14)
 	Groups       []views.Option
 	Types        []Target
 	Segments     []Target
@@ -249,6 +258,14 @@ type Detail struct {
 	TimeZone string
 	Loc      *time.Location
 	CSRF     string
+	Waves    []Wave // a local-time send's waves
+}
+
+// Wave is one release time of a local-time send.
+type Wave struct {
+	At               time.Time
+	Zones            []string
+	Recipients, Sent int64
 }
 
 // When formats an instant in loc for people: Jan 2, 2006 at 15:04.
@@ -314,3 +331,6 @@ func Left(d time.Duration) string {
 	h := int(d.Hours())
 	return fmt.Sprintf("about %d h %d min", h, int(d.Minutes())-h*60)
 }
+
+// UnsignedList names the senders whose mail goes out unsigned.
+func (f Form) UnsignedList() string { return strings.Join(f.Unsigned, ", ") }

@@ -17,6 +17,11 @@
 //   - data/states.tsv.gz    one state per line; line n is state id n
 //   - data/cities.tsv.gz    groups headed by ">country_id<TAB>state_id", then one
 //     city name per line; the n-th name line is city id n
+//   - data/zones.tsv.gz     the IANA time zone of every country, state and
+//     city (see writeZones); computed from the cities' coordinates with
+//     github.com/ringsaturn/tzf (its built-in boundary data, ODbL-1.0, from
+//     timezone-boundary-builder / OpenStreetMap) and tzdata's zone1970.tab
+//     for countries without cities
 //   - data/SOURCES          versions and checksums of the inputs
 package main
 
@@ -40,6 +45,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/ringsaturn/tzf"
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 	"golang.org/x/text/unicode/norm"
@@ -309,16 +315,18 @@ func main() {
 	}
 	write(filepath.Join(*out, "cities.tsv.gz"), gz(tb.Bytes()))
 
+	zoneInfo := writeZones(filepath.Join(*out, "zones.tsv.gz"), countries, stateList, cities)
+
 	isoVersion := "unknown"
 	if v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "iso-codes").Output(); err == nil {
 		isoVersion = string(v)
 	}
 	src := fmt.Sprintf("iso-codes %s (Debian package), %s, sha256 %s, LGPL-2.1-or-later\n"+
 		"%s %s (npm, by %s), sha256 %s, %s; GeoNames data\n"+
-		"countries %d, states %d (%d named by code), cities %d (%d without state, %d skipped)\n",
+		"countries %d, states %d (%d named by code), cities %d (%d without state, %d skipped)\n%s",
 		isoVersion, filepath.Base(*isoPath), sum(isoRaw),
 		pkg.Name, pkg.Version, pkg.Author, sum(tgzRaw), pkg.License,
-		len(countries), len(stateList), codeNamed, len(cities), stateless, skipped)
+		len(countries), len(stateList), codeNamed, len(cities), stateless, skipped, zoneInfo)
 	write(filepath.Join(*out, "SOURCES"), []byte(src))
 	log.Print(src)
 }
@@ -491,3 +499,167 @@ func check(err error) {
 		log.Fatal(err)
 	}
 }
+
+// writeZones writes data/zones.tsv.gz and returns its lines for SOURCES.
+//
+// Each city's zone is the IANA zone tzf finds at its coordinates (an Etc/
+// ocean zone, or nothing, counts as unknown). A state's zone is the most
+// frequent zone of its cities, a country's the most frequent of its cities
+// (ties: the smaller name); a country without cities takes its first zone
+// in tzdata's zone1970.tab (public domain), or none. The file lists only
+// what its parent does not already say:
+//
+//	z<TAB>name                     zone n is the n-th z line (from 0)
+//	c<TAB>country id<TAB>zone
+//	s<TAB>state id<TAB>zone        a state whose zone is not its country's
+//	t<TAB>first city id<TAB>count<TAB>zone
+//	                               a run of consecutive city ids whose zone
+//	                               is not their state's (or, stateless, their
+//	                               country's)
+func writeZones(path string, countries []*country, states []*state, cities []*city) string {
+	f, err := tzf.NewDefaultFinder()
+	check(err)
+	cityZone := make([]string, len(cities))
+	unknown := 0
+	for i, c := range cities {
+		z := f.GetTimezoneName(c.lng, c.lat)
+		if z == "" || strings.HasPrefix(z, "Etc/") {
+			unknown++
+			z = ""
+		}
+		cityZone[i] = z
+	}
+	most := func(n map[string]int) string {
+		best := ""
+		for z, k := range n {
+			if best == "" || k > n[best] || k == n[best] && z < best {
+				best = z
+			}
+		}
+		return best
+	}
+	byCountry := map[int64]map[string]int{}
+	byState := map[*state]map[string]int{}
+	for i, c := range cities {
+		z := cityZone[i]
+		if z == "" {
+			continue
+		}
+		if byCountry[c.countryID] == nil {
+			byCountry[c.countryID] = map[string]int{}
+		}
+		byCountry[c.countryID][z]++
+		if c.state != nil {
+			if byState[c.state] == nil {
+				byState[c.state] = map[string]int{}
+			}
+			byState[c.state][z]++
+		}
+	}
+	// zone1970.tab: country codes (comma-separated), coordinates, zone.
+	tab := map[string]string{}
+	raw, err := os.ReadFile("/usr/share/zoneinfo/zone1970.tab")
+	check(err)
+	for line := range strings.Lines(string(raw)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		fs := strings.Split(strings.TrimSpace(line), "\t")
+		if len(fs) < 3 {
+			continue
+		}
+		for _, cc := range strings.Split(fs[0], ",") {
+			if tab[cc] == "" {
+				tab[cc] = fs[2]
+			}
+		}
+	}
+	countryZone := map[int64]string{}
+	fromTab := 0
+	for _, c := range countries {
+		z := most(byCountry[c.id])
+		if z == "" {
+			if z = tab[c.iso2]; z != "" {
+				fromTab++
+			}
+		}
+		countryZone[c.id] = z
+	}
+	stateZone := map[*state]string{}
+	for _, s := range states {
+		z := most(byState[s])
+		if z == "" {
+			z = countryZone[s.countryID]
+		}
+		stateZone[s] = z
+	}
+	names := map[string]bool{}
+	for _, z := range countryZone {
+		names[z] = true
+	}
+	for _, z := range stateZone {
+		names[z] = true
+	}
+	for _, z := range cityZone {
+		names[z] = true
+	}
+	delete(names, "")
+	list := make([]string, 0, len(names))
+	for z := range names {
+		list = append(list, z)
+	}
+	sort.Strings(list)
+	index := map[string]int{}
+	var b bytes.Buffer
+	for i, z := range list {
+		index[z] = i
+		fmt.Fprintf(&b, "z\t%s\n", z)
+	}
+	ids := make([]int64, 0, len(countries))
+	for _, c := range countries {
+		ids = append(ids, c.id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		if z := countryZone[id]; z != "" {
+			fmt.Fprintf(&b, "c\t%d\t%d\n", id, index[z])
+		}
+	}
+	ownStates := 0
+	for _, s := range states {
+		if z := stateZone[s]; z != "" && z != countryZone[s.countryID] {
+			fmt.Fprintf(&b, "s\t%d\t%d\n", s.id, index[z])
+			ownStates++
+		}
+	}
+	parent := func(c *city) string {
+		if c.state != nil {
+			return stateZone[c.state]
+		}
+		return countryZone[c.countryID]
+	}
+	runs, ownCities := 0, 0
+	for i := 0; i < len(cities); {
+		z := cityZone[i]
+		if z == "" || z == parent(cities[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(cities) && cityZone[j] == z && z != parent(cities[j]) {
+			j++
+		}
+		fmt.Fprintf(&b, "t\t%d\t%d\t%d\n", i+1, j-i, index[z])
+		runs++
+		ownCities += j - i
+		i = j
+	}
+	write(path, gz(b.Bytes()))
+	return fmt.Sprintf("zones: tzf %s with its data %s (ODbL-1.0, timezone-boundary-builder, (c) OpenStreetMap contributors) "+
+		"and tzdata zone1970.tab (public domain); %d zones, %d countries from zone1970.tab, %d states and %d cities "+
+		"(%d runs) with a zone of their own, %d cities in no zone\n",
+		tzfVersion, f.DataVersion(), len(list), fromTab, ownStates, ownCities, runs, unknown)
+}
+
+// tzfVersion is the github.com/ringsaturn/tzf module version in go.mod.
+const tzfVersion = "v1.0.2"

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"herald/dbtest"
+	"herald/dnstest"
+	"herald/service"
+)
+
+// TestBrowserDomainChecks: on a sender's page a person presses Check now,
+// sees the missing DKIM record with its fix and mail going out unsigned,
+// publishes the record, checks again and sees it pass and the domain
+// signed; the sign-anyway switch turns in place (htmx).
+func TestBrowserDomainChecks(t *testing.T) {
+	if findChromium() == "" {
+		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
+	}
+	srv := dnstest.Start(t)
+	srv.Add(t, `example.com. MX 10 mx.example.com.`, `_dmarc.example.com. TXT "v=DMARC1; p=quarantine"`)
+	dsn := dbtest.DSN(t)
+	base := startConsoleServerOn(t, dsn, map[string]string{"HERALD_DNS_SERVER": srv.Addr})
+	b := newBrowserSessionOn(t, base)
+	var problems consoleProblems
+	problems.watch(b)
+
+	b.do("sign up",
+		chromedp.Navigate(base+"/signup"),
+		b.idle,
+		chromedp.WaitVisible(chromedp.ID("signup-name")),
+		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
+		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
+		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("secret-key")),
+	)
+	ctx := context.Background()
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc, err := service.New(db, service.Config{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := svc.Accounts.ByEmail(ctx, "ada@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := svc.Senders.Create(ctx, u.ID, service.SenderInput{FromName: "News", FromEmail: "news@example.com", ReplyToEmail: "ada@example.com",
+		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := base + "/senders/" + strconv.FormatInt(s.ID, 10)
+
+	b.do("open the sender and check now",
+		chromedp.Navigate(page),
+		b.idle,
+		chromedp.WaitVisible(chromedp.CSS("#sender-checks button[data-check-now]")),
+		chromedp.Click(chromedp.CSS("#sender-checks button[data-check-now]")),
+		chromedp.WaitVisible(chromedp.CSS(`#sender-checks [data-check="DKIM"][data-status="fail"]`)),
+		b.idle,
+	)
+	if fix := b.text("DKIM fix", `[data-check="DKIM"] [data-fix]`); !strings.Contains(fix, "Publish this TXT record at") {
+		t.Fatalf("DKIM fix %q", fix)
+	}
+	if got := b.text("signing", "[data-signing]"); !strings.Contains(got, "goes out unsigned") {
+		t.Fatalf("signing before publishing: %q", got)
+	}
+	if got := b.text("checked at", "[data-checked-at]"); !strings.Contains(got, "Last checked") {
+		t.Fatalf("checked at: %q", got)
+	}
+	b.capture("sender-checks-failing")
+
+	key, err := svc.Mail.DomainKey(ctx, u.ID, "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, value := key.DNSRecord()
+	srv.TXT(t, name, value)
+	b.do("check again after publishing",
+		chromedp.Click(chromedp.CSS("#sender-checks button[data-check-now]")),
+		chromedp.WaitVisible(chromedp.CSS(`#sender-checks [data-check="DKIM"][data-status="pass"]`)),
+		b.idle,
+	)
+	if got := b.text("signing", "[data-signing]"); !strings.Contains(got, key.Selector) {
+		t.Fatalf("signing after publishing: %q", got)
+	}
+	b.do("sign anyway",
+		chromedp.Click(chromedp.CSS(`button[data-sign-anyway="off"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[data-sign-anyway="on"]`)),
+		b.idle,
+	)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rep, err := svc.DomainChecks.Report(ctx, u.ID, "example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.SignAnyway {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sign anyway not stored")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if msgs := problems.take(); len(msgs) > 0 {
+		t.Fatalf("the browser logged errors:\n%s", strings.Join(msgs, "\n"))
+	}
+}

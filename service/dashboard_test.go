@@ -1,0 +1,371 @@
+package service_test
+
+import (
+	"context"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/dbtest"
+	"herald/delivery"
+	"herald/migrations"
+	"herald/models"
+	"herald/service"
+)
+
+// otherAccount is a second account of the fixture's service with its own
+// verified sender, group and contacts, and a send to them, completed.
+func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *models.SingleSend) {
+	f.t.Helper()
+	acct := newAccount(f.t, f.svc, email)
+	snd, err := f.svc.Senders.Create(f.ctx, acct, service.SenderInput{FromName: "Other", FromEmail: "news@other.example.com",
+		ReplyToEmail: "help@other.example.com", CountryID: "250", CompanyAddress: "2 rue de Rivoli", Nickname: "other"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.svc.Senders.Verify(f.ctx, snd.VerifyToken); err != nil {
+		f.t.Fatal(err)
+	}
+	g, err := f.svc.Groups.Create(f.ctx, acct, service.GroupInput{GroupName: "Other news", Description: "News", IsDisplay: "1"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	ct, err := f.svc.ContactTypes.Create(f.ctx, acct, "People")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, e := range contacts {
+		if _, err := f.svc.Contacts.Create(f.ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10),
+			FirstName: "O", LastName: "P", Email: e, Country: "250"}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	in := f.input("Other send", []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil)
+	in.SenderID, in.UnsubscribeGroupID = strconv.FormatInt(snd.ID, 10), strconv.FormatInt(g.ID, 10)
+	ss, err := f.svc.SingleSends.Create(f.ctx, acct, in)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := f.svc.SingleSends.Get(f.ctx, acct, ss.Utr)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if got.Status == models.SendCompleted {
+			return acct, got
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("other send: status %d", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (f *sendFixture) overview(acct int64) *service.Overview {
+	f.t.Helper()
+	o, err := f.svc.Dashboard.Overview(f.ctx, acct)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if len(o.Days) != service.DashboardDays {
+		f.t.Fatalf("%d days, want %d", len(o.Days), service.DashboardDays)
+	}
+	return o
+}
+
+// TestDashboardDailyFigures: a send's deliveries, then a day later its
+// opens, clicks, a hard bounce, a complaint and an unsubscribe, land on
+// the day they happened in account_daily, scoped by account: another
+// account's send, contacts and opens never show in the first's figures.
+// The audience follows contacts added and deleted; the setup steps tick.
+func TestDashboardDailyFigures(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
+	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	other, otherSend := f.otherAccount("other@herald.test", "zed@example.com", "yan@example.com", "xia@example.com")
+
+	// The send's day (the engine records deliveries at the wall clock,
+	// which the test clock started at).
+	o := f.overview(f.acct)
+	today := o.Days[len(o.Days)-1]
+	if today.Sent != 4 || today.Delivered != 4 || today.Opens != 0 || today.ContactsAdded != 4 {
+		t.Fatalf("send day: %+v", today)
+	}
+	if o.Audience != 4 || o.AudienceBefore != 0 || o.Total.Delivered != 4 {
+		t.Fatalf("audience %d before %d total %+v", o.Audience, o.AudienceBefore, o.Total)
+	}
+	if len(o.Recent) != 1 || o.Recent[0].Utr != ss.Utr || o.Recent[0].Delivered != 4 || o.Recent[0].Automation {
+		t.Fatalf("recent: %+v", o.Recent)
+	}
+	s := o.Setup
+	if !s.Sender || !s.SenderVerified || !s.Contacts || !s.Group || !s.Sent || s.Notifications {
+		t.Fatalf("setup: %+v", s)
+	}
+
+	// Opens and clicks are counted at the tracking's clock, a day later;
+	// feedback at the report's time (a hard bounce reported as two days
+	// before the send: it lands there), unsubscribes and deletions at the
+	// wall clock (the send's day). The other account's opens are its own.
+	f.Advance(25 * time.Hour)
+	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
+	for range 3 { // replays count once per message
+		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, bob)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, bob), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
+		t.Fatal(err)
+	}
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: time.Now().Add(-48 * time.Hour),
+		Recipient: "dee@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 User unknown"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
+	for _, m := range f.sent(otherSend.Utr) {
+		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
+		t.Fatal(err)
+	}
+
+	o = f.overview(f.acct)
+	n := len(o.Days)
+	today, sendDay, bounceDay := o.Days[n-1], o.Days[n-2], o.Days[n-4]
+	if want := (service.Day{Day: today.Day, Opens: 2, Clicks: 1}); today != want {
+		t.Fatalf("next day: %+v\nwant      %+v", today, want)
+	}
+	if want := (service.Day{Day: sendDay.Day, Sent: 4, Delivered: 4, Complaints: 1, Unsubscribes: 2, ContactsAdded: 4, ContactsRemoved: 1}); sendDay != want {
+		t.Fatalf("send day: %+v\nwant     %+v", sendDay, want)
+	}
+	if want := (service.Day{Day: bounceDay.Day, Bounces: 1}); bounceDay != want {
+		t.Fatalf("bounce day: %+v\nwant       %+v", bounceDay, want)
+	}
+	if !today.Day.Equal(sendDay.Day.Add(24 * time.Hour)) {
+		t.Fatalf("days %v then %v", sendDay.Day, today.Day)
+	}
+	if o.Audience != 3 || o.BounceRate() != 0.25 || o.ComplaintRate() != 0.25 {
+		t.Fatalf("audience %d bounce rate %v complaint rate %v", o.Audience, o.BounceRate(), o.ComplaintRate())
+	}
+	if r := o.Recent[0]; r.UniqueOpens != 2 || r.UniqueClicks != 1 || r.Bounces != 1 || r.Unsubscribes != 2 || r.SpamReports != 1 {
+		t.Fatalf("recent send: %+v", r)
+	}
+
+	// The other account sees only its own.
+	p := f.overview(other)
+	if p.Total.Sent != 3 || p.Total.Delivered != 3 || p.Total.Opens != 3 || p.Total.Bounces != 0 || p.Total.Complaints != 0 ||
+		p.Total.Unsubscribes != 0 || p.Audience != 3 || len(p.Recent) != 1 || p.Recent[0].Utr != otherSend.Utr {
+		t.Fatalf("other account: total %+v audience %d recent %+v", p.Total, p.Audience, p.Recent)
+	}
+
+	// Thirty days on, the send's day has left the window; the audience
+	// stays.
+	f.Advance(30 * 24 * time.Hour)
+	if o = f.overview(f.acct); o.Total != (service.Day{}) || o.Audience != 3 || o.AudienceBefore != 3 {
+		t.Fatalf("30 days later: total %+v audience %d before %d", o.Total, o.Audience, o.AudienceBefore)
+	}
+}
+
+// firstContact is the id of a live contact of the type.
+func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
+	t.Helper()
+	var id int64
+	if err := f.svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", f.acct, typeID).
+		Order("id").Limit(1).Scan(&id).Error; err != nil || id == 0 {
+		t.Fatalf("contact: %d %v", id, err)
+	}
+	return id
+}
+
+// TestDashboardCountsSendTimeBounces: a mailbox the relay refuses during
+// the send is sent and bounced on the send's day (Ledger.Record's
+// transaction path, beside the deliveries).
+func TestDashboardCountsSendTimeBounces(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Always("bad@example.com", 550)
+	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
+	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	o := f.overview(f.acct)
+	if today := o.Days[len(o.Days)-1]; today.Sent != 3 || today.Delivered != 2 || today.Bounces != 1 {
+		t.Fatalf("send day: %+v", today)
+	}
+	if o.BounceRate() != 1.0/3 {
+		t.Fatalf("bounce rate %v", o.BounceRate())
+	}
+}
+
+// TestDashboardAudienceFollowsImportsAndDeletes: contacts added one by
+// one or by a CSV import (created ones only, not updated), deleted one by
+// one or with their contact type, keep the audience equal to the live
+// contacts of the account, and another account's never count.
+func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
+	ctx := context.Background()
+	svc := dbtest.Service(t)
+	acct := newAccount(t, svc, "aud@example.com")
+	other := newAccount(t, svc, "other@example.com")
+	add := func(acct int64, typeID int64, email string) {
+		t.Helper()
+		if _, err := svc.Contacts.Create(ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(typeID, 10), Email: email, Country: "250"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := svc.ContactTypes.Create(ctx, acct, "Type A")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.ContactTypes.Create(ctx, acct, "Type B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := svc.ContactTypes.Create(ctx, other, "Type O")
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(acct, a.ID, "ann@example.com")
+	add(acct, a.ID, "bob@example.com")
+	add(acct, b.ID, "bea@example.com")
+	add(acct, b.ID, "ben@example.com")
+	add(other, o.ID, "oz@example.com")
+	csv := "email,first_name\nbob@example.com,Bob\ncy@example.com,Cy\ndee@example.com,Dee\n"
+	imp, err := svc.Imports.Start(ctx, acct, a.ID, "a.csv", int64(len(csv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Imports.Run(ctx, imp, strings.NewReader(csv)); err != nil || imp.Created != 2 {
+		t.Fatalf("import: created %d, %v", imp.Created, err)
+	}
+	audience := func(stage string, want int64) {
+		t.Helper()
+		ov, err := svc.Dashboard.Overview(ctx, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var live int64
+		if err := svc.DB.R.Model(&models.Contact{}).Where("user_id = ? AND deleted_at IS NULL", acct).Count(&live).Error; err != nil {
+			t.Fatal(err)
+		}
+		if ov.Audience != want || live != want || ov.Setup.Contacts != (want > 0) {
+			t.Fatalf("%s: audience %d, live contacts %d, want %d", stage, ov.Audience, live, want)
+		}
+	}
+	audience("added and imported", 6)
+	var id int64
+	if err := svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND email = ?", acct, "ann@example.com").Scan(&id).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Contacts.Delete(ctx, acct, id); err != nil {
+		t.Fatal(err)
+	}
+	audience("one deleted", 5)
+	if err := svc.ContactTypes.Delete(ctx, acct, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	audience("a type deleted", 3)
+	ov, err := svc.Dashboard.Overview(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if today := ov.Days[len(ov.Days)-1]; today.ContactsAdded != 6 || today.ContactsRemoved != 3 || ov.AudienceBefore != 0 {
+		t.Fatalf("today: %+v, before %d", today, ov.AudienceBefore)
+	}
+	if ov, err := svc.Dashboard.Overview(ctx, other); err != nil || ov.Audience != 1 {
+		t.Fatalf("the other account's audience: %v %v", ov, err)
+	}
+}
+
+// TestAccountDailyMigrationFillsFromHistory: migration 00023 fills
+// account_daily from what herald recorded before it (the ledger's times,
+// feedback, suppressions, contacts) with the same figures, on the same
+// days, as the live counting leaves: the table is dropped after a send,
+// its bounces, opens a day later, a complaint, an unsubscribe and a
+// deletion, and the migration applied again.
+func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
+	f := newSendFixture(t, true)
+	f.srv.Always("bad@example.com", 550)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "bad@example.com")
+	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	f.Advance(25 * time.Hour)
+	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
+	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, bob), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
+		t.Fatal(err)
+	}
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: time.Now().Add(-48 * time.Hour),
+		Recipient: "dee@example.com", Status: "5.1.1"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
+	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
+		t.Fatal(err)
+	}
+
+	type row struct {
+		UserID, Day, Sent, Delivered, Bounces, Opens, Clicks, Unsubscribes, Complaints, ContactsAdded, ContactsRemoved int64
+	}
+	read := func() []row {
+		t.Helper()
+		var rows []row
+		if err := f.svc.DB.R.Table("account_daily").Order("user_id, day").Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	live := read()
+	if len(live) < 3 {
+		t.Fatalf("live figures: %+v", live)
+	}
+	w, err := f.svc.DB.W.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TABLE account_daily", "DELETE FROM goose_db_version WHERE version_id = 23"} {
+		if _, err := w.ExecContext(f.ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := migrations.Up(f.ctx, w, f.svc.DB.Dialect); err != nil {
+		t.Fatal(err)
+	}
+	if filled := read(); !reflect.DeepEqual(filled, live) {
+		t.Fatalf("filled by the migration:\n%+v\nlive:\n%+v", filled, live)
+	}
+}
+
+// TestDashboardListsAutomationEmails: an automation's email that went out
+// is among the last sends, marked as one, with its automation (whose page
+// shows it), its deliveries count in the day's figures, and it ticks the
+// first send.
+func TestDashboardListsAutomationEmails(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "before@example.com")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "new@example.com")
+	f.settle()
+	o := f.overview(f.acct)
+	if len(o.Recent) != 1 || !o.Recent[0].Automation || o.Recent[0].AutomationUtr != a.Utr || o.Recent[0].Delivered != 1 {
+		t.Fatalf("recent: %+v", o.Recent)
+	}
+	if today := o.Days[len(o.Days)-1]; today.Sent != 1 || today.Delivered != 1 {
+		t.Fatalf("today: %+v", today)
+	}
+	if !o.Setup.Sent {
+		t.Fatal("an automation's email that went out does not tick the first send")
+	}
+}

@@ -1,0 +1,377 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"image/png"
+	neturl "net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/totp"
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// TOTP two-factor login (RFC 6238): SHA-1, 6 digits, 30-second steps,
+// what every authenticator app reads from a QR code.
+//
+// Where the key is kept: an authenticator's key must be readable by the
+// server to check a code, so it cannot be hashed like a password. It is
+// sealed with AES-256-GCM under a key derived from HERALD_SECRET_KEY, a
+// value kept in the environment and never in the database (GitLab does
+// the same with its db_key_base); the account id is the associated data,
+// so a sealed key copied onto another account's row does not open. A
+// database dump alone (a leaked backup, an SQL injection that reads)
+// thus gives a bcrypt hash and sealed bytes: no code. Without
+// HERALD_SECRET_KEY two-factor login cannot be turned on; started without
+// it (or with another), a server refuses the codes of accounts that have
+// it on, saying why, and `herald account reset-2fa` turns it off.
+const (
+	totpPeriod = 30
+	totpSkew   = 1 // steps of clock drift accepted either way
+)
+
+var totpOpts = totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+
+// ErrNoSecretKey refuses two-factor work on a server without
+// HERALD_SECRET_KEY (or whose key cannot open the account's).
+var ErrNoSecretKey = &Error{Code: CodeUnavailable, Message: "Two-factor login needs HERALD_SECRET_KEY, set the same on every herald process. Ask the server's administrator."}
+
+// ErrTOTPOn refuses a set-up while two-factor login is already on.
+var ErrTOTPOn = &Error{Code: CodeConflict, Message: "Two-factor login is already on. Turn it off first to use another authenticator."}
+
+const msgWrongCode = "The code is incorrect or was already used. Enter the current code of your authenticator app."
+
+// sealKey derives the sealing key from HERALD_SECRET_KEY; nil when unset.
+func sealKey(secret string) []byte {
+	if secret == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("herald two-factor secrets v1"))
+	return m.Sum(nil)
+}
+
+func (a *Accounts) aead() (cipher.AEAD, error) {
+	if a.sealKey == nil {
+		return nil, ErrNoSecretKey
+	}
+	block, err := aes.NewCipher(a.sealKey)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+func sealData(accountID int64) []byte { return []byte("totp:" + strconv.FormatInt(accountID, 10)) }
+
+// seal encrypts an authenticator key for one account: nonce || sealed.
+func (a *Accounts) seal(accountID int64, secret string) ([]byte, error) {
+	g, err := a.aead()
+	if err != nil {
+		return nil, err
+	}
+	nonce := make([]byte, g.NonceSize())
+	_, _ = rand.Read(nonce)
+	return g.Seal(nonce, nonce, []byte(secret), sealData(accountID)), nil
+}
+
+// unseal opens what seal made. Errors: ErrNoSecretKey (no key, or not
+// the key that sealed it).
+func (a *Accounts) unseal(accountID int64, sealed []byte) (string, error) {
+	g, err := a.aead()
+	if err != nil {
+		return "", err
+	}
+	if len(sealed) < g.NonceSize() {
+		return "", ErrNoSecretKey
+	}
+	plain, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], sealData(accountID))
+	if err != nil {
+		return "", ErrNoSecretKey
+	}
+	return string(plain), nil
+}
+
+// TwoFactorAvailable reports whether this server can turn two-factor
+// login on (HERALD_SECRET_KEY is set).
+func (a *Accounts) TwoFactorAvailable() bool { return a.sealKey != nil }
+
+// TOTPSetup is what a person scans or types into an authenticator app.
+type TOTPSetup struct {
+	Key string // base32, shown as text for typing
+	URL string // otpauth:// URI, the QR code's content
+	PNG []byte // the QR code
+}
+
+// BeginTOTP makes a new authenticator key for the account and keeps it,
+// sealed, as pending: two-factor login is not on until EnableTOTP checks
+// a code of it. Errors: ErrNoSecretKey, ErrTOTPOn, ErrNotFound.
+func (a *Accounts) BeginTOTP(ctx context.Context, accountID int64) (*TOTPSetup, error) {
+	u, err := a.Get(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if u.TwoFactor() {
+		return nil, ErrTOTPOn
+	}
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Herald", AccountName: u.Email, Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := a.seal(accountID, key.Secret())
+	if err != nil {
+		return nil, err
+	}
+	if err := a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_pending = ? WHERE id = ?", sealed, accountID).Error; err != nil {
+		return nil, err
+	}
+	return setupOf(key)
+}
+
+// PendingTOTP returns the key being set up (BeginTOTP), to show it again.
+// Errors: ErrNotFound (none pending), ErrNoSecretKey, ErrTOTPOn.
+func (a *Accounts) PendingTOTP(ctx context.Context, accountID int64) (*TOTPSetup, error) {
+	u, err := a.Get(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if u.TwoFactor() {
+		return nil, ErrTOTPOn
+	}
+	if len(u.TOTPPending) == 0 {
+		return nil, ErrNotFound
+	}
+	secret, err := a.unseal(u.ID, u.TOTPPending)
+	if err != nil {
+		return nil, err
+	}
+	key, err := otp.NewKeyFromURL(keyURI(u.Email, secret))
+	if err != nil {
+		return nil, err
+	}
+	return setupOf(key)
+}
+
+func setupOf(key *otp.Key) (*TOTPSetup, error) {
+	img, err := key.Image(240, 240)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return &TOTPSetup{Key: key.Secret(), URL: key.URL(), PNG: buf.Bytes()}, nil
+}
+
+// keyURI is the otpauth:// URI of a stored key (the Key URI Format that
+// totp.Generate writes).
+func keyURI(email, secret string) string {
+	v := neturl.Values{}
+	v.Set("secret", secret)
+	v.Set("issuer", "Herald")
+	v.Set("period", strconv.Itoa(totpPeriod))
+	v.Set("digits", "6")
+	v.Set("algorithm", "SHA1")
+	u := neturl.URL{Scheme: "otpauth", Host: "totp", Path: "/Herald:" + email, RawQuery: v.Encode()}
+	return u.String()
+}
+
+// EnableTOTP turns two-factor login on once code is a current code of the
+// pending key, and ends every session of the account. A wrong code counts as a failed login of the address and
+// the IP (their delays refuse it while they run).
+// Errors: ErrNotFound (nothing pending), ErrNoSecretKey, ErrTOTPOn,
+// validation (code), rate limited.
+func (a *Accounts) EnableTOTP(ctx context.Context, accountID int64, code, ip string) error {
+	u, err := a.Get(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	if u.TwoFactor() {
+		return ErrTOTPOn
+	}
+	if len(u.TOTPPending) == 0 {
+		return ErrNotFound
+	}
+	secret, err := a.unseal(u.ID, u.TOTPPending)
+	if err != nil {
+		return err
+	}
+	t, byEmail, byIP := a.loginThrottle(u.Email, ip)
+	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
+		return err
+	}
+	step, ok := matchCode(secret, code, a.clock(), 0)
+	if !ok {
+		if err := t.fail(ctx, byEmail, byIP); err != nil {
+			return err
+		}
+		return Invalid("code", msgWrongCode)
+	}
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ?, updated_at = ? WHERE id = ? AND totp_pending = ?",
+			step, models.Now(), accountID, u.TOTPPending)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected != 1 { // another set-up began in between
+			return Invalid("code", msgWrongCode)
+		}
+		// Sessions opened with the password alone (a stolen one among
+		// them, maybe) end; the caller starts a fresh one for the person.
+		return tx.Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+	})
+}
+
+// DisableTOTP turns two-factor login off, given the account's password. A
+// wrong password counts as a failed login. Errors: ErrNotFound,
+// validation (current_password), rate limited.
+func (a *Accounts) DisableTOTP(ctx context.Context, accountID int64, password, ip string) error {
+	u, err := a.Get(ctx, accountID)
+	if err != nil {
+		return err
+	}
+	t, byEmail, byIP := a.loginThrottle(u.Email, ip)
+	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
+		return err
+	}
+	p := Problems{}
+	if p.required("current_password", password) &&
+		bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		if err := t.fail(ctx, byEmail, byIP); err != nil {
+			return err
+		}
+		p.Add("current_password", "The current password is incorrect.")
+	}
+	if err := p.Err(); err != nil {
+		return err
+	}
+	return a.clearTOTP(ctx, accountID)
+}
+
+// ResetTOTP turns two-factor login off without the password, for an owner
+// who lost their authenticator (`herald account reset-2fa`).
+// Errors: ErrNotFound.
+func (a *Accounts) ResetTOTP(ctx context.Context, email string) (*models.User, error) {
+	u, err := a.ByEmail(ctx, email)
+	if err != nil {
+		return nil, err
+	}
+	return u, a.clearTOTP(ctx, u.ID)
+}
+
+func (a *Accounts) clearTOTP(ctx context.Context, accountID int64) error {
+	return a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_secret = NULL, totp_pending = NULL, updated_at = ? WHERE id = ?",
+		models.Now(), accountID).Error
+}
+
+// CodeInput is the second step of a login to an account with two-factor
+// login on, after its password was checked (Login).
+type CodeInput struct {
+	AccountID int64
+	Code      string
+	IP        string
+	Known     bool // as LoginInput.Known
+}
+
+// LoginCode checks the code of the second step. A code is accepted once,
+// within one step of drift either way, and never one older than the last
+// accepted. A wrong code counts as a failed login of the address and the
+// IP, with the same delays; a right one clears the address's delay.
+// Errors: validation (code), rate limited, ErrNoSecretKey (the server
+// cannot open the account's key), ErrNotFound.
+func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) (*models.User, error) {
+	u, err := a.Get(ctx, in.AccountID)
+	if err != nil {
+		return nil, err
+	}
+	t, byEmail, byIP := a.loginThrottle(u.Email, in.IP)
+	checked := []throttleKey{byIP}
+	if !in.Known {
+		checked = append(checked, byEmail)
+	}
+	if err := a.throttled(ctx, t, checked...); err != nil {
+		return nil, err
+	}
+	if !u.TwoFactor() { // turned off in between: the password was enough
+		return u, t.clear(ctx, byEmail)
+	}
+	secret, err := a.unseal(u.ID, u.TOTPSecret)
+	if err != nil {
+		return nil, err
+	}
+	step, ok := matchCode(secret, in.Code, a.clock(), u.TOTPLastStep)
+	if ok {
+		// Only one use of the step wins, even on two processes at once.
+		res := a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_last_step = ? WHERE id = ? AND totp_last_step < ?", step, u.ID, step)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		ok = res.RowsAffected == 1
+	}
+	if !ok {
+		if err := t.fail(ctx, byEmail, byIP); err != nil {
+			return nil, err
+		}
+		return nil, Invalid("code", msgWrongCode)
+	}
+	return u, t.clear(ctx, byEmail)
+}
+
+// loginThrottle is the throttle and the keys of a login to email from ip.
+func (a *Accounts) loginThrottle(email, ip string) (throttle, throttleKey, throttleKey) {
+	byIP := throttleKey{rule: throttleIP}
+	if ip != "" {
+		byIP.key = IPKey(ip)
+	}
+	return throttle{db: a.db, now: a.clock}, throttleKey{rule: throttleEmail, key: email}, byIP
+}
+
+// throttled refuses while a delay of keys runs.
+func (a *Accounts) throttled(ctx context.Context, t throttle, keys ...throttleKey) error {
+	wait, err := t.wait(ctx, keys...)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return tooManyLogins(wait)
+	}
+	return nil
+}
+
+// matchCode reports whether code is the code of secret at the step of now
+// or one step either side, later than after, and which step it is.
+func matchCode(secret, code string, now time.Time, after int64) (int64, bool) {
+	code = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '-' {
+			return -1
+		}
+		return r
+	}, code)
+	if len(code) != 6 {
+		return 0, false
+	}
+	step := now.Unix() / totpPeriod
+	for s := step - totpSkew; s <= step+totpSkew; s++ {
+		if s <= after {
+			continue
+		}
+		want, err := totp.GenerateCodeCustom(secret, time.Unix(s*totpPeriod, 0), totpOpts)
+		if err == nil && subtle.ConstantTimeCompare([]byte(want), []byte(code)) == 1 {
+			return s, true
+		}
+	}
+	return 0, false
+}

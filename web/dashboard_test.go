@@ -1,0 +1,150 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/delivery"
+	"herald/models"
+	"herald/service"
+)
+
+// The dashboard of an account with a send (issue 15): the last sends with
+// their rates, the 30-day figures, the health against the providers'
+// thresholds (a hard bounce and a complaint of three messages are far
+// past them), the unverified sender, and the getting-started steps ticked
+// as the account did them. A new account sees none of it, and nothing
+// ticked.
+func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
+	s := newSendSetup(t)
+	c := s.c
+	ctx, cancel := context.WithCancel(context.Background())
+	sg, err := s.a.svc.NewSending(ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); sg.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	ss := s.create("Spring sale")
+	deadline := time.Now().Add(20 * time.Second)
+	for s.get(ss.Utr).Status != models.SendCompleted {
+		if time.Now().After(deadline) {
+			t.Fatal("the send did not complete")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	v, err := s.a.svc.Bounces.VERP(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []models.SendMessage
+	if err := s.a.svc.DB.R.Where("send_id = ?", ss.ID).Order("email").Find(&msgs).Error; err != nil || len(msgs) != 3 {
+		t.Fatalf("ledger: %d %v", len(msgs), err)
+	}
+	token := func(m models.SendMessage) string {
+		_, tok, _ := v.ParseMessageID(v.MessageID(m.ID, "shop.example.com"))
+		return tok
+	}
+	ann, bob, cy := msgs[0], msgs[1], msgs[2]
+	if err := s.a.svc.Feedback.Handle(ctx, []service.Report{
+		{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: token(ann), Status: "5.1.1"},
+		{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: token(bob)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []models.SendMessage{cy, bob} {
+		tok, err := s.a.svc.Tracking.Token(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.a.svc.Tracking.Open(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := c.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	for sel, want := range map[string]string{
+		"#stat-audience .stat-value": "3",
+		"#stat-sent .stat-value":     "3",
+		"#stat-opens .stat-value":    "66.7%",
+		"#stat-clicks .stat-value":   "0.0%",
+	} {
+		if got := text(first(r.doc, sel)); got != want {
+			t.Errorf("%s = %q, want %q", sel, got, want)
+		}
+	}
+	rows := all(r.doc, "#recent-sends tbody tr")
+	if len(rows) != 1 || attr(rows[0], "data-utr") != ss.Utr || !strings.Contains(text(rows[0]), "Spring sale") {
+		t.Fatalf("recent sends: %d rows\n%s", len(rows), r.body)
+	}
+	for sel, want := range map[string]string{
+		".rate-delivered": "100.0%", ".rate-opens": "66.7%", ".rate-clicks": "0.0%", ".rate-bounces": "33.3%", ".rate-unsubscribes": "33.3%",
+	} {
+		if got := text(first(rows[0], sel)); got != want {
+			t.Errorf("recent send %s = %q, want %q", sel, got, want)
+		}
+	}
+	for id, want := range map[string]string{"#dash-bounces": "danger", "#dash-complaints": "danger", "#dash-senders": "warn"} {
+		n := first(r.doc, id)
+		if n == nil || attr(n, "data-level") != want {
+			t.Errorf("%s: level %q, want %q", id, attr(n, "data-level"), want)
+		}
+	}
+	if got := text(first(r.doc, "#dash-bounces .health-value")); got != "33.3 %" {
+		t.Errorf("bounce rate %q", got)
+	}
+	if !strings.Contains(text(first(r.doc, "#dash-complaints")), "0.3 %") {
+		t.Errorf("the complaint warning does not name the limit: %q", text(first(r.doc, "#dash-complaints")))
+	}
+	if n := first(r.doc, "#chart-sent svg"); n == nil || !strings.Contains(attr(n, "aria-label"), "3 messages sent, 2 unique opens") {
+		t.Fatalf("sent chart: %v", attr(n, "aria-label"))
+	}
+	if len(all(r.doc, "#chart-sent rect.chart-bar")) != service.DashboardDays {
+		t.Errorf("%d bars, want one per day", len(all(r.doc, "#chart-sent rect.chart-bar")))
+	}
+	steps := map[string]string{"step-sender": "true", "step-contacts": "true", "step-group": "true", "step-send": "true", "step-notifications": "false"}
+	for id, want := range steps {
+		if got := attr(first(r.doc, "#"+id), "data-done"); got != want {
+			t.Errorf("%s done = %q, want %q", id, got, want)
+		}
+	}
+	if got := text(first(r.doc, "#steps-done")); got != "4 of 5 steps done." {
+		t.Errorf("steps done: %q", got)
+	}
+	items := all(r.doc, "#get-started .steps li")
+	if len(items) == 0 || attr(items[0], "id") != "step-sender" || !strings.Contains(text(items[0]), "verify a sender") {
+		t.Errorf("the first step is not the sender")
+	}
+
+	// A new account: nothing of the first, nothing ticked, health fine.
+	b, _ := s.a.account("Bea", "bea@example.com")
+	r = b.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	if strings.Contains(r.body, "Spring sale") || first(r.doc, "#recent-sends") != nil || first(r.doc, "#recent-empty") == nil {
+		t.Fatal("the new account's dashboard shows the other's send")
+	}
+	if got := text(first(r.doc, "#stat-audience .stat-value")); got != "0" {
+		t.Errorf("new account's audience %q", got)
+	}
+	for id := range steps {
+		if got := attr(first(r.doc, "#"+id), "data-done"); got != "false" {
+			t.Errorf("new account: %s done = %q", id, got)
+		}
+	}
+	for _, id := range []string{"#dash-bounces", "#dash-complaints"} {
+		if got := attr(first(r.doc, id), "data-level"); got != "ok" {
+			t.Errorf("new account: %s level %q", id, got)
+		}
+	}
+	if got := text(first(r.doc, "#dash-bounces")); !strings.Contains(got, "Nothing sent in the last 30 days.") {
+		t.Errorf("new account: bounces say %q", got)
+	}
+	if first(r.doc, "#dash-senders") != nil {
+		t.Error("new account: unverified senders shown")
+	}
+}
