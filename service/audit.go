@@ -18,6 +18,8 @@ const (
 	AuditAutomationLive    AuditAction = "automation.live"
 	AuditAutomationPaused  AuditAction = "automation.paused"
 	AuditKeysRotated       AuditAction = "keys.rotated"
+	AuditAPIKeyCreated     AuditAction = "api_key.created"
+	AuditAPIKeyRevoked     AuditAction = "api_key.revoked"
 	AuditMemberInvited     AuditAction = "member.invited"
 	AuditInvitationRevoked AuditAction = "invitation.revoked"
 	AuditMemberJoined      AuditAction = "member.joined"
@@ -36,6 +38,8 @@ var auditLabels = map[AuditAction]string{
 	AuditAutomationLive:    "Set an automation live",
 	AuditAutomationPaused:  "Paused an automation",
 	AuditKeysRotated:       "Rotated the API keys",
+	AuditAPIKeyCreated:     "Made a named API key",
+	AuditAPIKeyRevoked:     "Revoked a named API key",
 	AuditMemberInvited:     "Invited a member",
 	AuditInvitationRevoked: "Revoked an invitation",
 	AuditMemberJoined:      "Joined the team",

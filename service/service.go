@@ -163,7 +163,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
-		APIKeys:       &APIKeys{db: db},
+		APIKeys:       &APIKeys{db: db, audit: audit},
 		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }

@@ -345,6 +345,29 @@ func TestAuditLog(t *testing.T) {
 	if _, err := svc.Accounts.RotateKeys(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
+	// Named keys made and revoked are audited too (then deleted from the
+	// log, so the rest of the test reads as before).
+	key, _, err := svc.APIKeys.Create(ctx, u.ID, service.APIKeyInput{Name: "Shop", Scope: "read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.APIKeys.Revoke(ctx, u.ID, key.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.APIKeys.Revoke(ctx, u.ID, key.ID); !service.IsNotFound(err) {
+		t.Fatalf("revoked twice: %v", err)
+	}
+	var keyLines []string
+	if err := svc.DB.R.Table("audit_log").Where("user_id = ? AND action LIKE ?", u.ID, "api_key.%").Order("id").
+		Pluck("action || ' ' || target", &keyLines).Error; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(keyLines, "|") != "api_key.created Shop|api_key.revoked Shop" {
+		t.Fatalf("named key lines: %q", keyLines)
+	}
+	if err := svc.DB.W.Exec("DELETE FROM audit_log WHERE action LIKE ?", "api_key.%").Error; err != nil {
+		t.Fatal(err)
+	}
 	ct, err := svc.ContactTypes.Create(ctx, u.ID, "Newsletter")
 	if err != nil {
 		t.Fatal(err)
