@@ -7,7 +7,8 @@ import "time"
 // are Unix milliseconds.
 type Session struct {
 	ID         int64 `gorm:"primaryKey"`
-	UserID     int64
+	UserID     int64 // the account
+	MemberID   int64 // the teammate logged in; 0 for the account's owner
 	TokenHash  []byte
 	StartedAt  int64
 	LastUsedAt int64

@@ -32,10 +32,11 @@ type AccountInput struct {
 
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
-	db   *DB
-	cost int              // bcrypt cost of new passwords
-	now  func() time.Time // the clock of the login throttle and sign-up links (SetClock)
-	mail *Mail            // sign-up and password reset mail
+	db    *DB
+	cost  int              // bcrypt cost of new passwords
+	now   func() time.Time // the clock of the login throttle and sign-up links (SetClock)
+	mail  *Mail            // sign-up and password reset mail
+	audit *Audit
 
 	signupClosed bool   // HERALD_SIGNUP=off
 	sealKey      []byte // seals two-factor secrets (totp.go); nil: no two-factor login
@@ -93,11 +94,11 @@ func checkAccount(in AccountInput) (name, email string, err error) {
 // insertAccount stores a new account with a password hash, inside tx.
 // Errors: validation (email taken).
 func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User, Keys, error) {
-	var n int64
-	if err := tx.Model(&models.User{}).Where("email = ?", email).Count(&n).Error; err != nil {
+	taken, err := loginTaken(tx, email)
+	if err != nil {
 		return nil, Keys{}, err
 	}
-	if n > 0 {
+	if taken {
 		return nil, Keys{}, Invalid("email", "The email has already been taken.")
 	}
 	keys, secretHash := newKeys()
@@ -148,7 +149,7 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 	if err != nil {
 		return Keys{}, err
 	}
-	return keys, nil
+	return keys, a.audit.Record(ctx, accountID, AuditKeysRotated, "", "")
 }
 
 // Authenticate returns the account id that owns the key pair (see Check).
@@ -201,6 +202,15 @@ type LoginInput struct {
 // caller must ask for a code (LoginCode) before logging the person in.
 // Errors: validation (wrong address or password), rate limited.
 func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, error) {
+	u, _, err := a.SignIn(ctx, in)
+	return u, err
+}
+
+// SignIn is Login for the owner of an account and for a member of one
+// (team.go): it returns the account and, for a member, the member. The
+// throttle and the answers are the same for both.
+// Errors: as Login's.
+func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *models.Member, error) {
 	e, _ := NormalizeEmail(in.Email)
 	t := throttle{db: a.db, now: a.clock}
 	byEmail := throttleKey{rule: throttleEmail, key: e}
@@ -214,36 +224,51 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, erro
 	}
 	wait, err := t.wait(ctx, checked...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if wait > 0 {
-		return nil, tooManyLogins(wait)
+		return nil, nil, tooManyLogins(wait)
 	}
 	var u models.User
 	err = a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, err
+		return nil, nil, err
 	}
 	hash := u.PasswordHash
+	var m *models.Member
+	if u.ID == 0 {
+		var mm models.Member
+		err = a.db.R.WithContext(ctx).Where("email = ?", e).First(&mm).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, nil, err
+		}
+		if mm.ID != 0 {
+			m, hash = &mm, mm.PasswordHash
+		}
+	}
 	if hash == "" {
 		hash = dummyHash // spend the same time when the address is unknown
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || u.ID == 0 {
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || (u.ID == 0 && m == nil) {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, Invalid("email", "These credentials do not match our records.")
+		return nil, nil, Invalid("email", "These credentials do not match our records.")
 	}
 	if u.TwoFactor() {
 		// The code (LoginCode) is still to come: the address's delay is
 		// cleared only by a right one, so a known password does not reset
 		// the delay between guesses of codes.
-		return &u, nil
+		return &u, nil, nil
 	}
 	if err := t.clear(ctx, byEmail); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &u, nil
+	if m != nil {
+		owner, err := a.Get(ctx, m.UserID)
+		return owner, m, err
+	}
+	return &u, nil, nil
 }
 
 func (a *Accounts) clock() time.Time {
@@ -273,8 +298,33 @@ func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in Passw
 	if err != nil {
 		return err
 	}
+	return a.changePassword(ctx, u.Email, u.PasswordHash, in, func(tx *gorm.DB, hash string) error {
+		return setPassword(tx, accountID, hash)
+	})
+}
+
+// ChangeMemberPassword is ChangePassword for a member of the account: its
+// own password, and its own sessions end.
+// Errors: as ChangePassword's.
+func (a *Accounts) ChangeMemberPassword(ctx context.Context, accountID, memberID int64, in PasswordChange) error {
+	var m models.Member
+	if err := a.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, memberID).First(&m).Error; err != nil {
+		return notFound(err)
+	}
+	return a.changePassword(ctx, m.Email, m.PasswordHash, in, func(tx *gorm.DB, hash string) error {
+		err := tx.Exec("UPDATE members SET password_hash = ?, updated_at = ? WHERE id = ?", hash, models.Now().UnixMilli(), m.ID).Error
+		if err != nil {
+			return err
+		}
+		return tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, m.ID).Error
+	})
+}
+
+// changePassword checks a change of the password of the login email (of
+// hash now) and applies the new hash with apply, in a transaction.
+func (a *Accounts) changePassword(ctx context.Context, email, current string, in PasswordChange, apply func(tx *gorm.DB, hash string) error) error {
 	t := throttle{db: a.db, now: a.clock}
-	byEmail := throttleKey{rule: throttleEmail, key: u.Email}
+	byEmail := throttleKey{rule: throttleEmail, key: email}
 	byIP := throttleKey{rule: throttleIP}
 	if in.IP != "" {
 		byIP.key = IPKey(in.IP)
@@ -288,7 +338,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in Passw
 	}
 	p := Problems{}
 	if p.required("current_password", in.Current) &&
-		bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(in.Current)) != nil {
+		bcrypt.CompareHashAndPassword([]byte(current), []byte(in.Current)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
 		}
@@ -305,9 +355,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in Passw
 	if err != nil {
 		return err
 	}
-	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return setPassword(tx, accountID, string(hash))
-	})
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return apply(tx, string(hash)) })
 }
 
 var dummyHash = func() string {

@@ -166,8 +166,9 @@ const MaxAPIKeys = 100
 
 // APIKeys makes, lists, revokes and checks named keys.
 type APIKeys struct {
-	db  *DB
-	now func() time.Time
+	db    *DB
+	now   func() time.Time
+	audit *Audit
 
 	readerOnce sync.Once
 	reader     *keyReader // the prepared read of Check
@@ -255,9 +256,7 @@ func (k *APIKeys) Create(ctx context.Context, accountID int64, in APIKeyInput) (
 	if err != nil {
 		return nil, Keys{}, err
 	}
-	// TODO(audit, issue 15 part 3): record the event "api_key.created"
-	// (account, key id, name, scope) once the audit log exists.
-	return key, keys, nil
+	return key, keys, k.audit.Record(ctx, accountID, AuditAPIKeyCreated, name, "scope "+scope.String())
 }
 
 // List returns the account's named keys, oldest first.
@@ -286,16 +285,18 @@ func (k *APIKeys) List(ctx context.Context, accountID int64) ([]APIKey, error) {
 // Revoke deletes the account's key id: its next request, on any process,
 // is refused. Errors: ErrNotFound (no such key of the account's).
 func (k *APIKeys) Revoke(ctx context.Context, accountID, id int64) error {
+	var names []string
+	if err := k.db.W.WithContext(ctx).Raw("SELECT name FROM api_keys WHERE id = ? AND user_id = ?", id, accountID).Scan(&names).Error; err != nil {
+		return err
+	}
 	res := k.db.W.WithContext(ctx).Exec("DELETE FROM api_keys WHERE id = ? AND user_id = ?", id, accountID)
 	if res.Error != nil {
 		return res.Error
 	}
-	if res.RowsAffected == 0 {
+	if res.RowsAffected == 0 || len(names) == 0 {
 		return ErrNotFound
 	}
-	// TODO(audit, issue 15 part 3): record the event "api_key.revoked"
-	// (account, key id) once the audit log exists.
-	return nil
+	return k.audit.Record(ctx, accountID, AuditAPIKeyRevoked, names[0], "")
 }
 
 // KeyAccess is what a checked key may do for which account.

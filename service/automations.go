@@ -21,6 +21,7 @@ type Automations struct {
 	baseURL   string         // design_url and image
 	engine    *engineSignals // tells this process's engine of changed emails and due steps
 	checklist *Checklist     // refuses a failing set-live when the account blocks on it
+	audit     *Audit
 }
 
 // AutomationInput is the body of automations/create.
@@ -653,10 +654,11 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
-	if err == nil {
-		s.engine.wake()
+	if err != nil {
+		return err
 	}
-	return err
+	s.engine.wake()
+	return s.audit.Record(ctx, accountID, AuditAutomationLive, a.AutomationName, a.Utr)
 }
 
 // targetCursor is the last id of the automation's target now.
@@ -681,12 +683,16 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 	if a.Status != models.AutomationLive {
 		return &Error{Code: CodeValidation, Message: msgOnlyLivePaused}
 	}
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": models.Now()}).Error; err != nil {
 			return err
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
+	if err != nil {
+		return err
+	}
+	return s.audit.Record(ctx, accountID, AuditAutomationPaused, a.AutomationName, a.Utr)
 }
 
 // Duplicate copies an automation and its emails as a draft.

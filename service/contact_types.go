@@ -11,7 +11,10 @@ import (
 )
 
 // ContactTypes keeps the account's contact types.
-type ContactTypes struct{ db *DB }
+type ContactTypes struct {
+	db    *DB
+	audit *Audit
+}
 
 func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {
 	var ct models.ContactType
@@ -106,10 +109,13 @@ func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name str
 // Delete soft-deletes a contact type with its contacts and segments.
 // Errors: ErrNotFound.
 func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := contactType(ctx, tx, accountID, id); err != nil {
+	var name string
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ct, err := contactType(ctx, tx, accountID, id)
+		if err != nil {
 			return err
 		}
+		name = ct.Name
 		now := models.Now()
 		for _, q := range []string{
 			"UPDATE contact_types SET deleted_at = ? WHERE id = ?",
@@ -128,6 +134,10 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE contact_type_id = ?)", id).Error
 	})
+	if err != nil {
+		return err
+	}
+	return s.audit.Record(ctx, accountID, AuditContactTypeDelete, name, "")
 }
 
 // Each calls fn for every contact type of the account with its number of contacts.

@@ -19,7 +19,7 @@ const (
 	CodeValidation   Code = "validation"
 	CodeConflict     Code = "conflict"
 	CodeUnauthorized Code = "unauthorized"
-	CodeForbidden    Code = "forbidden" // refused whoever asks (sign-up closed on this server)
+	CodeForbidden    Code = "forbidden" // refused whoever asks (sign-up closed on this server), or to a console role (roles.go)
 	CodeRateLimited  Code = "rate_limited"
 	CodeUnavailable  Code = "unavailable" // a service we depend on (the mail relay) failed: try again later
 	CodeInternal     Code = "internal"

@@ -27,6 +27,7 @@ import (
 type Imports struct {
 	db       *DB
 	segments *Segments
+	audit    *Audit
 	// OnBatch, when set, is called after each committed batch with the ids
 	// of the contacts it created or changed (automations enrol from it).
 	OnBatch func(ctx context.Context, accountID, typeID int64, ids []int64)
@@ -139,7 +140,7 @@ func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName s
 	if err := s.db.W.WithContext(ctx).Create(imp).Error; err != nil {
 		return nil, err
 	}
-	return imp, nil
+	return imp, s.audit.Record(ctx, accountID, AuditImportStarted, imp.FileName, fmt.Sprintf("import %d into contact type %d", imp.ID, typeID))
 }
 
 // Get returns an import of the account (progress or report). Errors: ErrNotFound.

@@ -134,3 +134,25 @@ func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) e
 	}
 	return m.transport.Send(ctx, m.envelope(), []string{to.Address}, raw)
 }
+
+// InvitationURL is the link that accepts an invitation to a team.
+func (m *Mail) InvitationURL(token string) string {
+	return m.baseURL + "/invitations/" + url.PathEscape(token)
+}
+
+// SendInvitation mails an address the link that makes it a member of the
+// account with role (valid InvitationTTL).
+func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role Role, token string) error {
+	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
+		Subject:   "You are invited to " + account + " on Herald",
+		Preheader: "Join the team as " + role.Label(),
+		Heading:   "Join " + account + " on Herald",
+		Lines: []string{
+			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.baseURL, role.Label()),
+			"Choose your name and password with the button below; the link works for 7 days.",
+		},
+		Button: "Accept the invitation",
+		Link:   m.InvitationURL(token),
+		Footer: "If you do not know this team, ignore this mail: nothing happens without this link.",
+	})
+}

@@ -25,10 +25,11 @@ func (s *SingleSends) Resume(ctx context.Context, accountID int64, utr string) (
 		return 0, err
 	}
 	n, err := resumeSend(ctx, s.db, ss)
-	if err == nil {
-		s.poke()
+	if err != nil {
+		return n, err
 	}
-	return n, err
+	s.poke()
+	return n, s.audit.Record(ctx, accountID, AuditSendResumed, ss.SingleSendName, ss.Utr)
 }
 
 // ResumeEmail is Resume for the send that carries an automation's email

@@ -155,7 +155,8 @@ func setPassword(tx *gorm.DB, accountID int64, hash string) error {
 	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ?", accountID).Error; err != nil {
 		return err
 	}
-	return tx.Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+	// The owner's sessions; the members' (team.go) are theirs.
+	return tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = 0", accountID).Error
 }
 
 // ResetPassword sets an account's password from the command line

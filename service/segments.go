@@ -12,7 +12,10 @@ import (
 // Segments keeps segments and their recipients: the contacts of the
 // segment's type that match its conditions, kept current as contacts
 // change, plus addresses added by hand.
-type Segments struct{ db *DB }
+type Segments struct {
+	db    *DB
+	audit *Audit
+}
 
 // SegmentInput is the body of segment/store and segment/update.
 type SegmentInput struct {
@@ -311,15 +314,22 @@ func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) 
 
 // Delete soft-deletes a segment and drops its recipients. Errors: ErrNotFound.
 func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := segment(ctx, tx, accountID, id); err != nil {
+	var name string
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		seg, err := segment(ctx, tx, accountID, id)
+		if err != nil {
 			return err
 		}
+		name = seg.SegmentName
 		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", models.Now()).Error; err != nil {
 			return err
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
 	})
+	if err != nil {
+		return err
+	}
+	return s.audit.Record(ctx, accountID, AuditSegmentDeleted, name, "")
 }
 
 // EachEmail calls fn for every recipient of the account's segment, with

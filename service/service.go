@@ -60,6 +60,8 @@ type Service struct {
 	EventWebhooks *EventWebhooks
 	Events        *Events
 	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
+	Team          *Team      // members, invitations, roles (issue 15, part 3)
+	Audit         *Audit     // who did what
 	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
 	DomainChecks  *DomainChecks
 	Dashboard     *Dashboard
@@ -117,7 +119,8 @@ func New(db *DB, cfg Config) (*Service, error) {
 		cfg.Transport = delivery.NewOutbox(outbox)
 	}
 	signals := &engineSignals{}
-	segments := &Segments{db: db}
+	audit := &Audit{db: db}
+	segments := &Segments{db: db, audit: audit}
 	settings := &Settings{db: db}
 	bounces := &Bounces{db: db, settings: settings}
 	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {
@@ -128,9 +131,12 @@ func New(db *DB, cfg Config) (*Service, error) {
 	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
+	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
 	return &Service{
 		DomainChecks:  checks,
 		DB:            db,
+		Audit:         audit,
+		Team:          &Team{db: db, mail: mail, accounts: accounts, audit: audit},
 		engine:        signals,
 		now:           cfg.Now,
 		Mail:          mail,
@@ -138,32 +144,26 @@ func New(db *DB, cfg Config) (*Service, error) {
 		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
 		Bounces:       bounces,
 		Feedback:      &Feedback{db: db, bounces: bounces, events: events, mail: mail},
-		ContactTypes:  &ContactTypes{db: db},
+		ContactTypes:  &ContactTypes{db: db, audit: audit},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
-		Imports:       &Imports{db: db, segments: segments, OnDone: mail.importDone},
+		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.importDone},
 		Senders:       &Senders{db: db, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
-		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist},
+		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist, audit: audit},
 		Checklist:     checklist,
 		Suppressions:  &Suppressions{db: db},
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
-		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist},
-		Accounts: &Accounts{
-			db:           db,
-			cost:         bcrypt.DefaultCost,
-			mail:         mail,
-			signupClosed: cfg.SignupClosed,
-			sealKey:      sealKey(cfg.SecretKey),
-		},
+		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
+		Accounts:      accounts,
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
 		Sessions:      &Sessions{db: db},
-		APIKeys:       &APIKeys{db: db},
+		APIKeys:       &APIKeys{db: db, audit: audit},
 		Dashboard:     &Dashboard{db: db, now: cfg.Now},
 	}, nil
 }

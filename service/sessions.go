@@ -41,6 +41,7 @@ func (s *Service) SetClock(now func() time.Time) {
 	s.APIKeys.now = now
 	s.Senders.SetClock(now)
 	s.Feedback.now = now
+	s.Audit.now = now
 }
 
 func (s *Sessions) clock() time.Time {
@@ -73,10 +74,16 @@ func newToken() (token string, hash []byte) {
 // also deletes expired sessions and forgotten throttle rows, now and then
 // being every login. Errors: none expected.
 func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
+	return s.StartMember(ctx, accountID, 0)
+}
+
+// StartMember opens a session for a member (memberID; 0 for the owner)
+// of the account, as Start does.
+func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (string, error) {
 	token, hash := newToken()
 	now := s.clock()
 	row := &models.Session{
-		UserID: accountID, TokenHash: hash,
+		UserID: accountID, MemberID: memberID, TokenHash: hash,
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
 	}
 	if err := s.db.W.WithContext(ctx).Create(row).Error; err != nil {
@@ -145,13 +152,32 @@ func (s *Sessions) EndAll(ctx context.Context, accountID int64) error {
 	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
 }
 
+// EndAllOf ends every session of one person of the account: the owner
+// (memberID 0) or a member ("log out everywhere" of that person).
+func (s *Sessions) EndAllOf(ctx context.Context, accountID, memberID int64) error {
+	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, memberID).Error
+}
+
 // List returns the account's live sessions, the most recently used first
 // (at most 20).
 func (s *Sessions) List(ctx context.Context, accountID int64) ([]models.Session, error) {
+	return s.list(ctx, accountID, -1)
+}
+
+// ListOf is List for one person of the account: the owner (memberID 0)
+// or a member.
+func (s *Sessions) ListOf(ctx context.Context, accountID, memberID int64) ([]models.Session, error) {
+	return s.list(ctx, accountID, memberID)
+}
+
+func (s *Sessions) list(ctx context.Context, accountID, memberID int64) ([]models.Session, error) {
 	now := s.clock()
 	var rows []models.Session
-	err := s.db.R.WithContext(ctx).Select("id", "user_id", "started_at", "last_used_at", "expires_at").
-		Where("user_id = ? AND last_used_at > ? AND expires_at > ?", accountID, now.Add(-SessionIdle).UnixMilli(), now.UnixMilli()).
-		Order("last_used_at DESC, id DESC").Limit(sessionsListed).Find(&rows).Error
+	q := s.db.R.WithContext(ctx).Select("id", "user_id", "member_id", "started_at", "last_used_at", "expires_at").
+		Where("user_id = ? AND last_used_at > ? AND expires_at > ?", accountID, now.Add(-SessionIdle).UnixMilli(), now.UnixMilli())
+	if memberID >= 0 {
+		q = q.Where("member_id = ?", memberID)
+	}
+	err := q.Order("last_used_at DESC, id DESC").Limit(sessionsListed).Find(&rows).Error
 	return rows, err
 }

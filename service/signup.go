@@ -68,8 +68,9 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if err != nil {
 		return nil, err
 	}
-	var taken []int64
-	if err := a.db.R.WithContext(ctx).Model(&models.User{}).Where("email = ?", email).Limit(1).Pluck("id", &taken).Error; err != nil {
+	// A member's address (team.go) is taken as an account's is.
+	taken, err := loginTaken(a.db.R.WithContext(ctx), email)
+	if err != nil {
 		return nil, err
 	}
 	now := a.clock()
@@ -86,7 +87,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if err := t.fail(ctx, key); err != nil {
 		return nil, err
 	}
-	if len(taken) > 0 {
+	if taken {
 		return res, a.mail.SendSignupNotice(ctx, email)
 	}
 	token, tokenHash := newToken()

@@ -22,6 +22,7 @@ type SingleSends struct {
 	now       func() time.Time
 	engine    *engineSignals // tells this process's engine a send may be due, or was deleted
 	checklist *Checklist     // refuses a failing send when the account blocks on it
+	audit     *Audit
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -398,7 +399,16 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 		return nil, err
 	}
 	s.poke()
-	return ss, nil
+	return ss, s.recordArmed(ctx, accountID, ss)
+}
+
+// recordArmed writes the audit line of a send saved to start or to wait
+// for its time.
+func (s *SingleSends) recordArmed(ctx context.Context, accountID int64, ss *models.SingleSend) error {
+	if ss.ScheduleType == 1 {
+		return s.audit.Record(ctx, accountID, AuditSendScheduled, ss.SingleSendName, ss.Utr+" for "+ss.ScheduleDate+" "+ss.ScheduleTime)
+	}
+	return s.audit.Record(ctx, accountID, AuditSendStarted, ss.SingleSendName, ss.Utr)
 }
 
 // Validate checks a send's body as Create would (the checklist included
@@ -464,7 +474,11 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
 	}
 	s.poke()
-	return s.Get(ctx, accountID, cur.Utr)
+	got, err := s.Get(ctx, accountID, cur.Utr)
+	if err != nil {
+		return nil, err
+	}
+	return got, s.recordArmed(ctx, accountID, got)
 }
 
 func (s *SingleSends) poke() { s.engine.wake() }

@@ -44,6 +44,11 @@ var (
 	// Password reset mails to one address: the same numbers as sign-up
 	// mails, counted apart so one kind does not hold the other back.
 	throttleReset = throttleRule{prefix: "reset:", free: 2, base: 10 * time.Minute, max: time.Hour, forget: 24 * time.Hour}
+	// Invitations mailed by one account (team.go), over every address:
+	// 20 at once, then one 5 minutes later, 10, 20 … one an hour; forgotten
+	// after a day. An account on a public server cannot mail strangers in
+	// bulk through invitations.
+	throttleInvites = throttleRule{prefix: "invites:", free: 19, base: 5 * time.Minute, max: time.Hour, forget: 24 * time.Hour}
 )
 
 // delay is the wait after failures failures.

@@ -21,7 +21,12 @@ type Page struct {
 	Nav   string       // the active navigation entry (see the Nav* constants)
 	CSRF  string       // the session's token, put on <body hx-headers> and in forms
 	User  *models.User // nil on the pages shown before login
-	Flash *Flash       // shown once, then gone
+	// Member is the teammate logged in (nil: the owner) and Role its
+	// role's label; Admin hides the owner's and admins' entries otherwise.
+	Member *models.Member
+	Role   string
+	Admin  bool
+	Flash  *Flash // shown once, then gone
 
 	// Styles and Scripts are the page's own files under /static, loaded
 	// after the console's (the editor's GrapesJS).
@@ -46,6 +51,8 @@ const (
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"
 	NavEventWebhooks = "event-webhooks"
+	NavTeam          = "team"
+	NavAudit         = "audit-log"
 )
 
 // Flash is a one-time message shown at the top of the content.

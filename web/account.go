@@ -23,7 +23,7 @@ func (w *Web) account(c *fiber.Ctx) error {
 func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	u := user(c)
 	d := account.Data{
-		User: u, CSRF: csrf(c),
+		User: u, CSRF: csrf(c), Member: member(c), Role: actor(c).Role.Label(), Admin: can(c, service.ActSettings),
 		TimeZone:  account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
 		Password:  account.PasswordForm{CSRF: csrf(c)},
 		TwoFactor: account.TwoFactorForm{On: u.TwoFactor(), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},
@@ -33,7 +33,7 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 		return d, err
 	}
 	d.Checklist = account.ChecklistSetting{Blocks: blocks, CSRF: csrf(c)}
-	rows, err := w.svc.Sessions.List(c.UserContext(), u.ID)
+	rows, err := w.svc.Sessions.ListOf(c.UserContext(), u.ID, actor(c).MemberID)
 	if err != nil {
 		return d, err
 	}
@@ -56,7 +56,12 @@ func (w *Web) changePassword(c *fiber.Ctx) error {
 		Current: formValue(c, "current_password"), Password: formValue(c, "password"),
 		Confirmation: formValue(c, "password_confirmation"), IP: w.clientIP(c),
 	}
-	err := w.svc.Accounts.ChangePassword(c.UserContext(), accountID(c), in)
+	var err error
+	if m := member(c); m != nil {
+		err = w.svc.Accounts.ChangeMemberPassword(c.UserContext(), accountID(c), m.ID, in)
+	} else {
+		err = w.svc.Accounts.ChangePassword(c.UserContext(), accountID(c), in)
+	}
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
 		d, derr := w.accountData(c)
 		if derr != nil {
@@ -73,16 +78,17 @@ func (w *Web) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startSession(c, accountID(c)); err != nil {
+	if _, err := w.startMemberSession(c, accountID(c), actor(c).MemberID); err != nil {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Your password has been changed. Every other session has been logged out.")
 	return c.Redirect("/account", fiber.StatusSeeOther)
 }
 
-// logoutEverywhere ends every session of the account, this one included.
+// logoutEverywhere ends every session of the person (the owner or a
+// member), this one included.
 func (w *Web) logoutEverywhere(c *fiber.Ctx) error {
-	if err := w.svc.Sessions.EndAll(c.UserContext(), accountID(c)); err != nil {
+	if err := w.svc.Sessions.EndAllOf(c.UserContext(), accountID(c), actor(c).MemberID); err != nil {
 		return err
 	}
 	s := sess(c)

@@ -28,16 +28,33 @@ func (w *Web) root(c *fiber.Ctx) error {
 func (w *Web) requireLogin(c *fiber.Ctx) error {
 	s := sess(c)
 	if id := s.accountID(); id != 0 {
+		if _, done := c.Locals(localActor).(service.Actor); done {
+			return c.Next() // checked already on this request
+		}
 		u, err := w.svc.Accounts.Get(c.UserContext(), id)
+		var m *models.Member
+		if err == nil && s.live.MemberID != 0 {
+			// The member's row is read on every request: a removal or a
+			// role change takes effect at once on every process.
+			m, err = w.svc.Team.Member(c.UserContext(), id, s.live.MemberID)
+		}
 		if err == nil {
+			a := actorOf(u, m)
 			c.Locals(localUser, u)
+			c.Locals(localMember, m)
+			c.Locals(localActor, a)
 			c.Locals("account", u.ID) // logged by the request log
+			c.SetUserContext(service.WithActor(c.UserContext(), a))
 			return c.Next()
 		}
 		if !service.IsNotFound(err) {
 			return err
 		}
-		s.logout() // the account is gone
+		// The account or the member is gone.
+		if err := w.svc.Sessions.End(c.UserContext(), s.str(keySession)); err != nil {
+			return err
+		}
+		s.logout()
 	}
 	to := "/login"
 	if c.Method() == fiber.MethodGet && c.Path() != "/dashboard" {
@@ -67,11 +84,17 @@ func formValue(c *fiber.Ctx, name string) string { return strings.Clone(c.FormVa
 // session (so a session id planted before login is worthless), a new
 // cookie session and CSRF token. The session the browser had is ended.
 func (w *Web) startSession(c *fiber.Ctx, accountID int64) (*session, error) {
+	return w.startMemberSession(c, accountID, 0)
+}
+
+// startMemberSession is startSession for a member of the account (0: its
+// owner).
+func (w *Web) startMemberSession(c *fiber.Ctx, accountID, memberID int64) (*session, error) {
 	s := sess(c)
 	if err := w.svc.Sessions.End(c.UserContext(), s.str(keySession)); err != nil {
 		return nil, err
 	}
-	token, err := w.svc.Sessions.Start(c.UserContext(), accountID)
+	token, err := w.svc.Sessions.StartMember(c.UserContext(), accountID, memberID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +117,7 @@ func (w *Web) loginPage(c *fiber.Ctx) error {
 // caps the tries of one IP a minute.
 func (w *Web) login(c *fiber.Ctx) error {
 	f := auth.LoginForm{Email: formValue(c, "email"), Next: safeNext(formValue(c, "next")), CSRF: csrf(c), SignupOpen: w.svc.Accounts.SignupOpen()}
-	u, err := w.svc.Accounts.Login(c.UserContext(), service.LoginInput{
+	u, m, err := w.svc.Accounts.SignIn(c.UserContext(), service.LoginInput{
 		Email: f.Email, Password: c.FormValue("password"), IP: w.clientIP(c), Known: sess(c).knows(f.Email),
 	})
 	if err != nil {
@@ -109,14 +132,19 @@ func (w *Web) login(c *fiber.Ctx) error {
 		}
 		return page(c, statusOf(err), "Log in", "", auth.Login(f))
 	}
-	if u.TwoFactor() {
+	if m == nil && u.TwoFactor() {
 		return w.askCode(c, u.ID, u.Email, f.Next)
 	}
-	s, err := w.startSession(c, u.ID)
+	var memberID int64
+	email := u.Email
+	if m != nil {
+		memberID, email = m.ID, m.Email
+	}
+	s, err := w.startMemberSession(c, u.ID, memberID)
 	if err != nil {
 		return err
 	}
-	s.remember(u.Email)
+	s.remember(email)
 	to := f.Next
 	if to == "" {
 		to = "/dashboard"

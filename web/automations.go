@@ -18,25 +18,25 @@ import (
 
 // mountAutomations registers the automations pages; in is the login
 // check. Fixed paths come before the /:email ones they would match.
-func (w *Web) mountAutomations(app *fiber.App, in fiber.Handler) {
-	app.Get("/automations", in, w.listAutomations)
-	app.Post("/automations", in, w.createAutomation)
-	app.Get("/automations/:utr", in, w.showAutomation)
-	app.Post("/automations/:utr", in, w.updateAutomation)
-	app.Post("/automations/:utr/live", in, w.setAutomationLive)
-	app.Post("/automations/:utr/pause", in, w.pauseAutomation)
-	app.Post("/automations/:utr/duplicate", in, w.duplicateAutomation)
-	app.Post("/automations/:utr/delete", in, w.deleteAutomation)
-	app.Post("/automations/:utr/emails", in, w.addEmail)
-	app.Get("/automations/:utr/emails/new", in, w.newEmail)
-	app.Get("/automations/:utr/emails/preview", in, w.previewEmailDesign)
-	app.Post("/automations/:utr/emails/:email", in, w.updateEmail)
-	app.Get("/automations/:utr/emails/:email/edit", in, w.editEmail)
-	app.Post("/automations/:utr/emails/:email/move", in, w.moveEmail)
-	app.Post("/automations/:utr/emails/:email/delete", in, w.deleteEmail)
-	app.Post("/automations/:utr/emails/:email/resume", in, w.resumeEmail)
-	app.Get("/automations/:utr/emails/:email/design", in, w.showEmailDesign)
-	app.Post("/automations/:utr/emails/:email/design", in, w.saveEmailDesign)
+func (w *Web) mountAutomations(r router) {
+	r.get("/automations", service.ActRead, w.listAutomations)
+	r.post("/automations", service.ActPrepare, w.createAutomation)
+	r.get("/automations/:utr", service.ActRead, w.showAutomation)
+	r.post("/automations/:utr", service.ActPrepare, w.updateAutomation)
+	r.post("/automations/:utr/live", service.ActRunAutomation, w.setAutomationLive)
+	r.post("/automations/:utr/pause", service.ActRunAutomation, w.pauseAutomation)
+	r.post("/automations/:utr/duplicate", service.ActPrepare, w.duplicateAutomation)
+	r.post("/automations/:utr/delete", service.ActRunAutomation, w.deleteAutomation)
+	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
+	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
+	r.get("/automations/:utr/emails/preview", service.ActRead, w.previewEmailDesign)
+	r.post("/automations/:utr/emails/:email", service.ActPrepare, w.updateEmail)
+	r.get("/automations/:utr/emails/:email/edit", service.ActRead, w.editEmail)
+	r.post("/automations/:utr/emails/:email/move", service.ActPrepare, w.moveEmail)
+	r.post("/automations/:utr/emails/:email/delete", service.ActPrepare, w.deleteEmail)
+	r.post("/automations/:utr/emails/:email/resume", service.ActRunAutomation, w.resumeEmail)
+	r.get("/automations/:utr/emails/:email/design", service.ActRead, w.showEmailDesign)
+	r.post("/automations/:utr/emails/:email/design", service.ActPrepare, w.saveEmailDesign)
 }
 
 // autoChoices are the account's contact types, segments and groups, as

@@ -16,14 +16,14 @@ import (
 
 const eventWebhooksURL = "/event-webhooks"
 
-func (w *Web) mountEventWebhooks(app *fiber.App, in fiber.Handler) {
-	app.Get(eventWebhooksURL, in, w.listEventWebhooks)
-	app.Post(eventWebhooksURL, in, w.addEventWebhook)
-	app.Get(eventWebhooksURL+"/:id", in, w.showEventWebhook)
-	app.Post(eventWebhooksURL+"/:id", in, w.updateEventWebhook)
-	app.Post(eventWebhooksURL+"/:id/delete", in, w.deleteEventWebhook)
-	app.Post(eventWebhooksURL+"/:id/ping", in, w.pingEventWebhook)
-	app.Post(eventWebhooksURL+"/:id/deliveries/:delivery/resend", in, w.resendEventDelivery)
+func (w *Web) mountEventWebhooks(r router) {
+	r.get(eventWebhooksURL, service.ActRead, w.listEventWebhooks)
+	r.post(eventWebhooksURL, service.ActSettings, w.addEventWebhook)
+	r.get(eventWebhooksURL+"/:id", service.ActRead, w.showEventWebhook)
+	r.post(eventWebhooksURL+"/:id", service.ActSettings, w.updateEventWebhook)
+	r.post(eventWebhooksURL+"/:id/delete", service.ActSettings, w.deleteEventWebhook)
+	r.post(eventWebhooksURL+"/:id/ping", service.ActSettings, w.pingEventWebhook)
+	r.post(eventWebhooksURL+"/:id/deliveries/:delivery/resend", service.ActSettings, w.resendEventDelivery)
 }
 
 // webhookForm reads the endpoint form: url, the ticked events, enabled

@@ -17,8 +17,8 @@ import (
 
 // mountPublic registers the pages opened without an account that may use
 // the console's session (design previews).
-func (w *Web) mountPublic(app *fiber.App) {
-	app.Get("/designs/:id/preview", w.publicPreview)
+func (w *Web) mountPublic(r router) {
+	r.open(fiber.MethodGet, "/designs/:id/preview", w.publicPreview)
 }
 
 // verifyPrefix is where a sender's verification link points

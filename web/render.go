@@ -8,10 +8,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
+	"herald/service"
 	"herald/views"
 )
 
-const localUser = "web.user"
+const (
+	localUser   = "web.user"
+	localMember = "web.member" // *models.Member, nil for the owner
+)
 
 // render writes the components, in order, as an HTML answer with status.
 func render(c *fiber.Ctx, status int, comps ...templ.Component) error {
@@ -37,6 +41,12 @@ func user(c *fiber.Ctx) *models.User {
 	return u
 }
 
+// member is the logged-in member, nil for the account's owner.
+func member(c *fiber.Ctx) *models.Member {
+	m, _ := c.Locals(localMember).(*models.Member)
+	return m
+}
+
 // accountID is the logged-in account's id; the routes that call it are
 // all behind requireLogin.
 func accountID(c *fiber.Ctx) int64 {
@@ -49,7 +59,10 @@ func accountID(c *fiber.Ctx) int64 {
 // pageOf builds what the layout needs. With pop, the session's flash
 // message is taken (shown once).
 func pageOf(c *fiber.Ctx, title, nav string, pop bool) views.Page {
-	p := views.Page{Title: title, Nav: nav, CSRF: csrf(c), User: user(c)}
+	p := views.Page{Title: title, Nav: nav, CSRF: csrf(c), User: user(c), Member: member(c), Admin: can(c, service.ActTeam)}
+	if p.User != nil {
+		p.Role = actor(c).Role.Label()
+	}
 	if pop {
 		s := sess(c)
 		if text := s.str(keyFlashText); text != "" {

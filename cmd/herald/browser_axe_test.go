@@ -109,6 +109,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/contacts", "/contacts/types", "/contacts/fields", "/contacts/import",
 		"/segments", "/senders", "/senders/new", "/outbox", "/templates",
 		"/single-sends", "/single-sends/new", "/single-sends/calendar", "/automations", "/notifications", "/event-webhooks",
+		"/team", "/audit-log",
 	} {
 		check(path)
 	}

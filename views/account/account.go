@@ -19,6 +19,13 @@ type Data struct {
 	Sessions  []Session // live sessions, most recently used first
 	APIKeys   APIKeys   // the named, scoped API keys (issue 15)
 	TwoFactor TwoFactorForm
+
+	// Member is the teammate looking at the page (nil: the owner), Role
+	// its role's label; Admin says it may change the account's settings
+	// and keys (the page shows those only then).
+	Member *models.Member
+	Role   string
+	Admin  bool
 }
 
 // TwoFactorForm is the account page's two-factor card.

@@ -109,6 +109,10 @@ type Target struct {
 
 // Form is a send, new (Utr "") or edited, with the choices of its controls.
 type Form struct {
+	// CannotSend, when set, says why the person's role may not save (and
+	// so start) a send: shown beside the button (teammates' roles).
+	CannotSend string
+
 	Utr          string
 	Name         string
 	Template     string // library-<id>, design-<id> or current

@@ -1,0 +1,172 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Role is what a person may do on an account. Roles are ordered: each
+// may do everything the ones below it may.
+type Role string
+
+// The roles, from the most to the least powerful.
+const (
+	RoleOwner  Role = "owner"  // the account's own login: everything, and the team
+	RoleAdmin  Role = "admin"  // everything but changing the owner
+	RoleEditor Role = "editor" // prepares (audience, designs, automations' emails), never sends
+	RoleViewer Role = "viewer" // reads
+)
+
+// roleRank orders the roles; an unknown role ranks below viewer.
+var roleRank = map[Role]int{RoleViewer: 1, RoleEditor: 2, RoleAdmin: 3, RoleOwner: 4}
+
+// MemberRoles are the roles a member can be given (there is one owner:
+// the account's login).
+var MemberRoles = []Role{RoleAdmin, RoleEditor, RoleViewer}
+
+// Valid reports whether r is a role a member may have.
+func (r Role) Valid() bool { return slices.Contains(MemberRoles, r) }
+
+// Label is the role as the console shows it.
+func (r Role) Label() string {
+	switch r {
+	case RoleOwner:
+		return "Owner"
+	case RoleAdmin:
+		return "Admin"
+	case RoleEditor:
+		return "Editor"
+	case RoleViewer:
+		return "Viewer"
+	}
+	return string(r)
+}
+
+// Action is one kind of thing a console request does; each console route
+// declares one (web/routes.go), and Can says who may do it.
+type Action string
+
+// The console's actions.
+const (
+	ActRead          Action = "read"           // every page and read-only form helper (counts, previews)
+	ActOwnLogin      Action = "own_login"      // one's own password and sessions
+	ActOwnerLogin    Action = "owner_login"    // the owner's two-factor login (members have none of their own)
+	ActPrepare       Action = "prepare"        // contacts, contact types, fields, segments, designs, automations' drafts, test mails
+	ActImport        Action = "import"         // start a CSV import
+	ActSend          Action = "send"           // start, schedule, resume or delete a single send
+	ActRunAutomation Action = "run_automation" // set an automation live, pause it, resume or delete its emails, delete it
+	ActDeleteList    Action = "delete_list"    // delete a contact type or a segment (and their contacts' membership)
+	ActSuppressions  Action = "suppressions"   // change global and group suppressions, lift bounces
+	ActSenders       Action = "senders"        // add, change, verify or delete senders
+	ActSettings      Action = "settings"       // time zone, checklist setting, notification recipients, event webhooks
+	ActKeys          Action = "keys"           // see and rotate the API keys
+	ActTeam          Action = "team"           // invite, remove and change members
+	ActAudit         Action = "audit"          // read the audit log
+)
+
+// minimalRole is the one table of who may do what: the least role that
+// may do each action. Editors prepare but never send, change who gets mail
+// (suppressions, senders), delete lists, nor touch settings, keys or the
+// team; viewers only read.
+var minimalRole = map[Action]Role{
+	ActRead:          RoleViewer,
+	ActOwnLogin:      RoleViewer,
+	ActOwnerLogin:    RoleOwner,
+	ActPrepare:       RoleEditor,
+	ActImport:        RoleEditor,
+	ActSend:          RoleAdmin,
+	ActRunAutomation: RoleAdmin,
+	ActDeleteList:    RoleAdmin,
+	ActSuppressions:  RoleAdmin,
+	ActSenders:       RoleAdmin,
+	ActSettings:      RoleAdmin,
+	ActKeys:          RoleAdmin,
+	ActTeam:          RoleAdmin,
+	ActAudit:         RoleAdmin,
+}
+
+// Actions lists every action of the table.
+func Actions() []Action {
+	out := make([]Action, 0, len(minimalRole))
+	for a := range minimalRole {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Known reports whether a is in the table.
+func (a Action) Known() bool { _, ok := minimalRole[a]; return ok }
+
+// Can reports whether role may do action. An unknown action or role may
+// nothing.
+func Can(role Role, action Action) bool {
+	min, ok := minimalRole[action]
+	if !ok {
+		return false
+	}
+	return roleRank[role] >= roleRank[min] && roleRank[role] > 0
+}
+
+// actionRefusals say, for the console, why a role is refused an action.
+var actionRefusals = map[Action]string{
+	ActSend:          "start, schedule or delete sends: send yourself a test, and ask an owner or admin to send it",
+	ActRunAutomation: "set automations live or pause them: ask an owner or admin to do it",
+	ActDeleteList:    "delete contact types or segments",
+	ActSuppressions:  "change suppression lists",
+	ActSenders:       "change senders",
+	ActSettings:      "change the account's settings",
+	ActKeys:          "see, make, rotate or revoke API keys",
+	ActOwnerLogin:    "change the owner's two-factor login",
+	ActTeam:          "manage the team",
+	ActAudit:         "read the audit log",
+	ActPrepare:       "change contacts, segments, designs or automations",
+	ActImport:        "import contacts",
+}
+
+// RefusalOf says what a refused action is, for the audit log.
+func RefusalOf(action string) string {
+	what, ok := actionRefusals[Action(action)]
+	if !ok {
+		return action
+	}
+	if i := strings.Index(what, ":"); i >= 0 {
+		what = what[:i]
+	}
+	return what
+}
+
+// Forbidden is the error of an action the role may not do: it names the
+// role and what it may not do.
+func Forbidden(role Role, action Action) *Error {
+	what, ok := actionRefusals[action]
+	if !ok {
+		what = "do that"
+	}
+	return &Error{Code: CodeForbidden, Message: fmt.Sprintf("Your role (%s) may not %s.", role.Label(), what)}
+}
+
+// Actor is the person a console request acts for: the account, the member
+// (0 for the owner), its role and how the audit log names it.
+type Actor struct {
+	AccountID int64
+	MemberID  int64
+	Role      Role
+	Name      string // name and address, for the audit log
+}
+
+type actorKey struct{}
+
+// WithActor puts the actor on ctx: the audit log records who did what.
+func WithActor(ctx context.Context, a Actor) context.Context {
+	return context.WithValue(ctx, actorKey{}, a)
+}
+
+// ActorOf returns the actor WithActor put on ctx; ok is false for a
+// request of an API key or the command line.
+func ActorOf(ctx context.Context) (Actor, bool) {
+	a, ok := ctx.Value(actorKey{}).(Actor)
+	return a, ok
+}

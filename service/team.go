@@ -1,0 +1,308 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// InvitationTTL is how long a mailed invitation link works.
+const InvitationTTL = 7 * 24 * time.Hour
+
+// ErrInvitationLink refuses an invitation link that is unknown, used,
+// revoked or expired.
+var ErrInvitationLink = &Error{Code: CodeNotFound, Message: "This invitation has expired, was revoked or was already used. Ask for a new one."}
+
+// errLoginTaken refuses an invitation accepted by an address that already
+// logs in to Herald: a person belongs to one account (one login, one
+// account keeps the session and every query scoped by one account id).
+var errLoginTaken = &Error{Code: CodeConflict, Message: "This address already logs in to Herald, and a login belongs to one account. Ask to be invited at another address."}
+
+// Team keeps an account's members, their invitations and roles. The
+// account's own login is its owner; members are admins, editors or
+// viewers (roles.go).
+type Team struct {
+	db       *DB
+	mail     *Mail
+	accounts *Accounts // the password cost and the clock
+	audit    *Audit
+}
+
+// Authorize answers nil when the actor's role may do action, and
+// otherwise a forbidden error saying why, after recording the refusal in
+// the audit log with what was tried (target: the console names the
+// request, "POST /single-sends").
+func (t *Team) Authorize(ctx context.Context, a Actor, action Action, target string) error {
+	if Can(a.Role, action) {
+		return nil
+	}
+	if err := t.audit.Record(ctx, a.AccountID, AuditDenied, target, string(action)); err != nil {
+		return err
+	}
+	return Forbidden(a.Role, action)
+}
+
+// Invite mails addr a link (valid InvitationTTL) that makes it a member
+// of the account with role, and returns the pending invitation. Inviting
+// an address again replaces its pending invitation (a new link). Mails to
+// one address are throttled as sign-up mails are (throttleSignup), and
+// an account's invitations over every address too (throttleInvites).
+// Whether the address already logs in elsewhere is not told here (that
+// would tell any account which addresses have logins): the link says so
+// when it is opened. Errors: validation (email, role; a member of the
+// team already), rate limited.
+func (t *Team) Invite(ctx context.Context, accountID int64, email string, role Role) (*models.Invitation, error) {
+	p := Problems{}
+	addr, ok := NormalizeEmail(email)
+	if p.required("email", email) && !ok {
+		p.AddReason("email", ReasonEmail, msgEmail("email"))
+	}
+	if !role.Valid() {
+		p.invalidChoice("role")
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	u, err := t.accounts.Get(ctx, accountID)
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	if err := t.db.R.WithContext(ctx).Model(&models.Member{}).Where("user_id = ? AND email = ?", accountID, addr).Count(&n).Error; err != nil {
+		return nil, err
+	}
+	if n > 0 || u.Email == addr {
+		return nil, Invalid("email", "This address is already in the team.")
+	}
+	th := throttle{db: t.db, now: t.accounts.clock}
+	key := throttleKey{rule: throttleSignup, key: addr}
+	byAccount := throttleKey{rule: throttleInvites, key: strconv.FormatInt(accountID, 10)}
+	for _, k := range []throttleKey{byAccount, key} {
+		wait, err := th.wait(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		if wait > 0 {
+			msg := "Several mails went to this address lately. Try again later."
+			if k == byAccount {
+				msg = "This account sent many invitations lately. Try again later."
+			}
+			return nil, &retryError{err: &Error{Code: CodeRateLimited, Message: msg}, after: wait}
+		}
+	}
+	if err := th.fail(ctx, byAccount, key); err != nil {
+		return nil, err
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	now := t.accounts.clock()
+	inv := &models.Invitation{
+		UserID: accountID, Email: addr, Role: string(role), TokenHash: tokenHash(token),
+		InvitedBy: actorName(ctx, u), CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(InvitationTTL).UnixMilli(),
+	}
+	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("DELETE FROM invitations WHERE user_id = ? AND email = ?", accountID, addr).Error; err != nil {
+			return err
+		}
+		return tx.Create(inv).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := t.audit.Record(ctx, accountID, AuditMemberInvited, addr, "as "+role.Label()); err != nil {
+		return nil, err
+	}
+	return inv, t.mail.SendInvitation(WithAccount(ctx, accountID), u.Name, inv.InvitedBy, addr, role, token)
+}
+
+// actorName is how the invitation and the audit log name the person
+// acting: the actor on ctx, else the account's owner.
+func actorName(ctx context.Context, owner *models.User) string {
+	if a, ok := ActorOf(ctx); ok && a.Name != "" {
+		return a.Name
+	}
+	return owner.Name + " <" + owner.Email + ">"
+}
+
+// Invitations returns the account's invitations whose link still works,
+// the newest first.
+func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invitation, error) {
+	var rows []models.Invitation
+	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.clock().UnixMilli()).
+		Order("id DESC").Find(&rows).Error
+	return rows, err
+}
+
+// Revoke deletes a pending invitation: its link stops working at once.
+// Errors: ErrNotFound.
+func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
+	var inv models.Invitation
+	if err := t.db.W.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&inv).Error; err != nil {
+		return notFound(err)
+	}
+	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
+		return err
+	}
+	return t.audit.Record(ctx, accountID, AuditInvitationRevoked, inv.Email, "")
+}
+
+// PendingInvitation is an invitation a link names, with the account's
+// name for the page that accepts it.
+type PendingInvitation struct {
+	models.Invitation
+	AccountName string
+}
+
+// Invitation returns the invitation a link names while it works.
+// Errors: ErrInvitationLink.
+func (t *Team) Invitation(ctx context.Context, token string) (*PendingInvitation, error) {
+	var inv models.Invitation
+	err := t.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), t.accounts.clock().UnixMilli()).First(&inv).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrInvitationLink
+	}
+	if err != nil {
+		return nil, err
+	}
+	u, err := t.accounts.Get(ctx, inv.UserID)
+	if err != nil {
+		return nil, err
+	}
+	return &PendingInvitation{Invitation: inv, AccountName: u.Name}, nil
+}
+
+// AcceptInput is the form of an invitation's page: the new member's name
+// and password.
+type AcceptInput struct {
+	Name     string
+	Password string
+}
+
+// Accept makes the invited address a member with the invitation's role,
+// its password the one chosen here; the link works once. Errors:
+// ErrInvitationLink; validation (name, password); conflict when the
+// address already logs in to Herald (errLoginTaken).
+func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*models.Member, error) {
+	p := Problems{}
+	name := strings.TrimSpace(in.Name)
+	if p.required("name", name) {
+		p.maxLen("name", name, 255)
+		p.singleLine("name", name)
+	}
+	p.newPassword("password", in.Password)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), t.accounts.cost)
+	if err != nil {
+		return nil, err
+	}
+	now := t.accounts.clock().UnixMilli()
+	var m *models.Member
+	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var inv models.Invitation
+		if err := tx.Where("token_hash = ? AND expires_at > ?", tokenHash(token), now).First(&inv).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrInvitationLink
+			}
+			return err
+		}
+		if taken, err := loginTaken(tx, inv.Email); err != nil || taken {
+			if err == nil {
+				err = errLoginTaken
+			}
+			return err
+		}
+		if err := tx.Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
+			return err
+		}
+		m = &models.Member{UserID: inv.UserID, Name: name, Email: inv.Email, PasswordHash: string(hash), Role: inv.Role, CreatedAt: now, UpdatedAt: now}
+		return tx.Create(m).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx = WithActor(ctx, Actor{AccountID: m.UserID, MemberID: m.ID, Role: Role(m.Role), Name: m.Name + " <" + m.Email + ">"})
+	return m, t.audit.Record(ctx, m.UserID, AuditMemberJoined, m.Email, "as "+Role(m.Role).Label())
+}
+
+// loginTaken reports whether addr logs in already: an account's or a
+// member's.
+func loginTaken(tx *gorm.DB, addr string) (bool, error) {
+	var n int64
+	if err := tx.Model(&models.User{}).Where("email = ?", addr).Count(&n).Error; err != nil || n > 0 {
+		return n > 0, err
+	}
+	err := tx.Model(&models.Member{}).Where("email = ?", addr).Count(&n).Error
+	return n > 0, err
+}
+
+// Members returns the account's members, in the order they joined.
+func (t *Team) Members(ctx context.Context, accountID int64) ([]models.Member, error) {
+	var rows []models.Member
+	err := t.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&rows).Error
+	return rows, err
+}
+
+// Member returns one member of the account. Errors: ErrNotFound (also
+// for another account's member).
+func (t *Team) Member(ctx context.Context, accountID, id int64) (*models.Member, error) {
+	var m models.Member
+	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&m).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &m, nil
+}
+
+// SetRole changes a member's role; every process reads it on the member's
+// next request (web checks it on each). Errors: ErrNotFound, validation
+// (role).
+func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) error {
+	if !role.Valid() {
+		p := Problems{}
+		p.invalidChoice("role")
+		return p.Err()
+	}
+	m, err := t.Member(ctx, accountID, id)
+	if err != nil {
+		return err
+	}
+	if Role(m.Role) == role {
+		return nil
+	}
+	err = t.db.W.WithContext(ctx).Exec("UPDATE members SET role = ?, updated_at = ? WHERE user_id = ? AND id = ?",
+		string(role), models.Now().UnixMilli(), accountID, id).Error
+	if err != nil {
+		return err
+	}
+	return t.audit.Record(ctx, accountID, AuditRoleChanged, m.Email, Role(m.Role).Label()+" → "+role.Label())
+}
+
+// Remove deletes a member and its sessions together: it is logged out on
+// every process at once. Errors: ErrNotFound.
+func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
+	m, err := t.Member(ctx, accountID, id)
+	if err != nil {
+		return err
+	}
+	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
+			return err
+		}
+		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error
+	})
+	if err != nil {
+		return err
+	}
+	return t.audit.Record(ctx, accountID, AuditMemberRemoved, m.Email, "was "+Role(m.Role).Label())
+}
