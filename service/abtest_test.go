@@ -455,3 +455,27 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 		t.Fatalf("%d messages, want 12", n)
 	}
 }
+
+// A draft keeps its A/B option, saved and saved again.
+func TestABTestDraftKeepsTheOption(t *testing.T) {
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers", "ann@example.com")
+	in := f.input("Draft", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.AB = &service.ABTestInput{On: true, Subjects: []string{"A", "B", "C"}, Share: "30", Metric: service.ABClicks, Wait: "90"}
+	d, err := f.svc.SingleSends.SaveDraft(f.ctx, f.acct, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.ABSubjects, []string{"A", "B", "C"}) || d.ABShare != 30 || d.ABMetric != service.ABClicks || d.ABWait != 90 {
+		t.Fatalf("draft %v %d %q %d", d.ABSubjects, d.ABShare, d.ABMetric, d.ABWait)
+	}
+	in.Utr = d.Utr
+	in.AB = &service.ABTestInput{On: true, Subjects: []string{"X", "Y"}, Share: "10", Metric: service.ABOpens, Wait: "30"}
+	d, err = f.svc.SingleSends.SaveDraft(f.ctx, f.acct, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.ABSubjects, []string{"X", "Y"}) || d.ABShare != 10 || d.ABMetric != service.ABOpens || d.ABWait != 30 {
+		t.Fatalf("draft saved again %v %d %q %d", d.ABSubjects, d.ABShare, d.ABMetric, d.ABWait)
+	}
+}
