@@ -95,7 +95,14 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 		choose("#send-template", "design-"+strconv.FormatInt(design.ID, 10)),
 		chromedp.SendKeys(chromedp.ID("send-subject"), "Spring sale"),
 		chromedp.SendKeys(chromedp.ID("send-preheader"), "Thirty percent off"),
+	)
+	// The test's fields show once it is switched on.
+	if got := b.eval("hidden", `document.getElementById("send-ab-subject-1").offsetParent === null ? "hidden" : "shown"`); got != "hidden" {
+		t.Fatal("the A/B fields show with the option off")
+	}
+	b.do("switch the test on",
 		chromedp.Click(chromedp.ID("send-ab-on")),
+		chromedp.WaitVisible(chromedp.ID("send-ab-subject-1")),
 		chromedp.SendKeys(chromedp.ID("send-ab-subject-1"), "Spring sale"),
 		chromedp.SendKeys(chromedp.ID("send-ab-subject-2"), "Half price this week"),
 		choose("#send-ab-share", "50"),
