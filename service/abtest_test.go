@@ -267,6 +267,24 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 			t.Errorf("variant %d: %+v; want %q, %d delivered, %d opens", i+1, v, subjects[i], n, opened[i+1])
 		}
 	}
+	// A contact's history names the subject its message had.
+	for _, r := range rows {
+		if r.Variant != 3 {
+			continue
+		}
+		var cid int64
+		if err := svc.DB.R.Raw("SELECT id FROM contacts WHERE email = ? AND user_id = ?", r.Email, acct).Scan(&cid).Error; err != nil {
+			t.Fatal(err)
+		}
+		h, err := svc.Contacts.History(ctx, acct, cid, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 1 || h[0].Subject != subjects[2] {
+			t.Fatalf("history of %s (variant 3): %+v", r.Email, h)
+		}
+		break
+	}
 	if ab.Variants[1].Preheader != "Only until Sunday" || ab.Rest.Delivered != int64(len(rest)) || ab.Held != 0 {
 		t.Errorf("preheader %q, rest %+v held %d; want %d delivered", ab.Variants[1].Preheader, ab.Rest, ab.Held, len(rest))
 	}
