@@ -116,6 +116,20 @@ type SingleSend struct {
 	LocalTime      string `json:"-"`
 	LocalZoneField string `json:"-"`
 	LocalBase      int64  `json:"-"`
+	// An A/B subject test (console only, issue 15): ABSubjects (2 to 4,
+	// with ABPreheaders, "" for the send's own) tried on ABShare per cent
+	// of the audience; after ABWait minutes (at ABDecideAt, Unix ms, fixed
+	// at resolution) the variant with the most unique opens ("opens") or
+	// clicks ("clicks", ABMetric) wins (ABWinner, 1-based; 0 not yet) and
+	// goes to the rest.
+	ABSubjects   StringArray `json:"-" gorm:"column:ab_subjects"`
+	ABPreheaders StringArray `json:"-" gorm:"column:ab_preheaders"`
+	ABShare      int         `json:"-" gorm:"column:ab_share"`
+	ABMetric     string      `json:"-" gorm:"column:ab_metric"`
+	ABWait       int         `json:"-" gorm:"column:ab_wait"`
+	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
+	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
+	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
 }
 
 // TableName names the table.
@@ -148,6 +162,7 @@ type SendMessage struct {
 	Attempts       int          `json:"attempts"`
 	NextAt         int64        `json:"next_at"`
 	ReleaseAt      int64        `json:"-"` // a local-time send's release time for the row's zone (Unix ms); 0 otherwise
+	Variant        int          `json:"-"` // an A/B test's variant (1-based); 0 none, or held back until the winner is chosen
 	Worker         *string      `json:"-"`
 	Error          string       `json:"error"`
 	SentAt         *Timestamp   `json:"sent_at"`

@@ -55,9 +55,15 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 			return err
 		}
 	}
+	var ab *abSplit
+	if ss.ABShare > 0 && len(ss.ABSubjects) >= 2 {
+		if ab, err = a.abSplit(ctx, &ss); err != nil {
+			return err
+		}
+	}
 	for _, t := range ss.RecipientID {
 		for _, src := range sourcesOf(t.Table) {
-			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl, local: local}
+			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl, local: local, ab: ab}
 			if err := a.insertChunks(ctx, q); err != nil {
 				return err
 			}
@@ -202,6 +208,7 @@ type chunkQuery struct {
 	sendID, account, target int64
 	excl                    exclusions
 	local                   *localWaves // a local-time send's zones; nil otherwise
+	ab                      *abSplit    // an A/B test's split; nil otherwise
 }
 
 // bound is the query of the chunk's upper key after lo.
@@ -219,12 +226,16 @@ func (q chunkQuery) insert(lo, hi int64, plan *chunkPlan) (string, []any) {
 	s := q.src
 	var b strings.Builder
 	args := []any{q.sendID}
-	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, error) ")
+	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, variant, error) ")
 	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
-	if plan == nil {
-		b.WriteString("0, 0, ''")
-	} else {
-		b.WriteString(plan.release + ", " + plan.release + ", ''")
+	switch {
+	case q.ab != nil:
+		variant, release := q.ab.exprs(s.key)
+		b.WriteString(release + ", " + release + ", " + variant + ", ''")
+	case plan == nil:
+		b.WriteString("0, 0, 0, ''")
+	default:
+		b.WriteString(plan.release + ", " + plan.release + ", 0, ''")
 	}
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
 	args = append(args, q.account, q.target, lo)

@@ -17,17 +17,21 @@ import (
 // compiledSend is a send's message, parsed once: every per-recipient part
 // is a placeholder, filled by build.
 type compiledSend struct {
-	cancelled    atomic.Bool // deleted: its messages are skipped
-	held         atomic.Bool // paused: its claimed messages go back to the queue
-	dkimErr      error       // the sender domain's DKIM key cannot sign: every message fails with it
-	send         *models.SingleSend
-	account      int64
-	from         mail.Address
-	replyTo      string
-	subject      *delivery.Template
-	html         *delivery.Template
-	text         *delivery.Template
-	links        []string
+	cancelled atomic.Bool // deleted: its messages are skipped
+	held      atomic.Bool // paused: its claimed messages go back to the queue
+	dkimErr   error       // the sender domain's DKIM key cannot sign: every message fails with it
+	send      *models.SingleSend
+	account   int64
+	from      mail.Address
+	replyTo   string
+	subject   *delivery.Template
+	html      *delivery.Template
+	text      *delivery.Template
+	links     []string
+	// variants are an A/B test's subjects and bodies (their preheaders),
+	// 1-based by a ledger row's variant; a row of variant 0 (or a send
+	// with no test) takes subject and html.
+	variants     []variantParts
 	dkim         *delivery.DKIMKey
 	senderName   string
 	senderAddr   string
@@ -43,6 +47,18 @@ type compiledSend struct {
 	verp *delivery.VERP
 }
 
+// variantParts is one A/B variant's compiled subject and body.
+type variantParts struct{ subject, html *delivery.Template }
+
+// parts returns the subject and body of a ledger row's variant.
+func (c *compiledSend) parts(variant int) (subject, html *delivery.Template) {
+	if variant >= 1 && variant <= len(c.variants) {
+		v := c.variants[variant-1]
+		return v.subject, v.html
+	}
+	return c.subject, c.html
+}
+
 // tokenName is the placeholder the tracking token takes while a message is
 // compiled; it cannot clash with a field name (those start with a letter).
 const tokenName = "__tk"
@@ -56,11 +72,12 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 	tracked, links := delivery.TrackLinks(html, func(i int, _ string) string {
 		return base + "/t/c/((" + tokenName + "))/" + strconv.Itoa(i)
 	})
-	tracked = delivery.InsertPreheader(tracked, ss.Preheader)
-	tracked = delivery.AddPixel(tracked, base+"/t/o/(("+tokenName+")).gif")
+	body := func(preheader string) *delivery.Template {
+		return delivery.Compile(delivery.AddPixel(delivery.InsertPreheader(tracked, preheader), base+"/t/o/(("+tokenName+")).gif"))
+	}
 	c := &compiledSend{
 		send: ss, account: ss.UserID, from: mail.Address{Address: ss.FromSender}, replyTo: ss.ReplyTo,
-		subject: delivery.Compile(ss.Subject), html: delivery.Compile(tracked), text: delivery.Compile(text),
+		subject: delivery.Compile(ss.Subject), html: body(ss.Preheader), text: delivery.Compile(text),
 		links: links, baseURL: base, fromDomain: strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:]),
 	}
 	if ss.SenderName != nil {
@@ -69,7 +86,18 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 	if ss.SenderAddress != nil {
 		c.senderAddr = *ss.SenderAddress
 	}
-	for _, t := range []*delivery.Template{c.subject, c.html, c.text} {
+	templates := []*delivery.Template{c.subject, c.html, c.text}
+	if ss.ABShare > 0 {
+		for i, subj := range ss.ABSubjects {
+			v := variantParts{subject: delivery.Compile(subj), html: c.html}
+			if i < len(ss.ABPreheaders) && ss.ABPreheaders[i] != "" {
+				v.html = body(ss.ABPreheaders[i])
+			}
+			c.variants = append(c.variants, v)
+			templates = append(templates, v.subject)
+		}
+	}
+	for _, t := range templates {
 		for _, n := range t.Names() {
 			switch n {
 			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
@@ -226,9 +254,10 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		return custom[name]
 	}
 	name := strings.TrimSpace(lookup("first_name") + " " + lookup("last_name"))
+	subject, html := c.parts(r.Variant)
 	m := &delivery.Message{
 		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
-		Subject: c.subject.Render(lookup), HTML: c.html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
+		Subject: subject.Render(lookup), HTML: html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
 		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
 		ListID: c.listID, ListName: c.listName, FeedbackID: c.feedbackID,
 		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},

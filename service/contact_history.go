@@ -27,6 +27,10 @@ type ContactMail struct {
 	HardBouncedAt  *models.Timestamp
 	SoftBouncedAt  *models.Timestamp
 	ComplainedAt   *models.Timestamp
+	// An A/B test's variant of the row and the send's subjects: Subject
+	// is the variant's (issue 15).
+	Variant    int
+	ABSubjects models.StringArray
 }
 
 // Outcome names what became of the mail, the furthest it went: a
@@ -76,7 +80,7 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 	q := s.db.R.WithContext(ctx).Table("send_messages AS m").
 		Select(`m.id, m.send_id, s.utr AS send_utr, s.single_send_name AS send_name, s.subject, s.automation_id, a.utr AS automation_utr, a.automation_name,
 			m.state, m.error, m.sent_at, m.opened_at, m.clicked_at, m.unsubscribed_at,
-			m.hard_bounced_at, m.soft_bounced_at, m.complained_at`).
+			m.hard_bounced_at, m.soft_bounced_at, m.complained_at, m.variant, s.ab_subjects`).
 		Joins("JOIN single_sends AS s ON s.id = m.send_id").
 		Joins("LEFT JOIN automations AS a ON a.id = s.automation_id").
 		Where("m.email = ? AND m.user_id = ?", c.Email, accountID)
@@ -84,6 +88,13 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 		q = q.Where("m.id < ?", before)
 	}
 	var out []ContactMail
-	err = q.Order("m.id DESC").Limit(n).Scan(&out).Error
-	return out, err
+	if err := q.Order("m.id DESC").Limit(n).Scan(&out).Error; err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if v := out[i].Variant; v >= 1 && v <= len(out[i].ABSubjects) {
+			out[i].Subject = out[i].ABSubjects[v-1]
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,10 @@
 package service
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+	"time"
+)
 
 // OnStmtPrepared sets the hook called with each statement an import
 // prepares, until the returned restore is called.
@@ -11,3 +15,10 @@ func OnStmtPrepared(f func(*sql.Stmt)) (restore func()) {
 
 // MergeSPF is mergeSPF, for the tests of the SPF proposal.
 var MergeSPF = mergeSPF
+
+// DecideTest is decideTest (an A/B test's winner chosen and the rest
+// released) on a service's database at a time, for the test that two
+// processes choose it once.
+func DecideTest(ctx context.Context, svc *Service, sendID int64, now time.Time) (int, error) {
+	return decideTest(ctx, svc.DB, sendID, now.UnixMilli())
+}

@@ -85,7 +85,7 @@ var (
 	// send, now, next_at, id, n): see Ledger.after.
 	claimDueAfter = ledgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
 		SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at <= ? AND (next_at, id) > (?, ?) ORDER BY next_at, id LIMIT ?`)
-	claimReturning = `) RETURNING id, contact_id, email, first_name, last_name, attempts, next_at`
+	claimReturning = `) RETURNING id, contact_id, email, first_name, last_name, attempts, next_at, variant`
 	// releaseClaims: claims given back (ids, worker).
 	releaseClaims = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND state = {claimed} AND worker = ?")
 	// giveBack: messages not sent (a stale claim, a paused send) back to
@@ -158,6 +158,7 @@ type claimedRow struct {
 	LastName  string
 	Attempts  int
 	NextAt    int64
+	Variant   int // an A/B test's variant (see compiledSend.parts)
 }
 
 func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {

@@ -106,6 +106,9 @@ func (sc *Scheduler) Tick(ctx context.Context) error {
 	if err := sc.startDue(ctx); err != nil {
 		return err
 	}
+	if err := sc.decideTests(ctx); err != nil {
+		return err
+	}
 	if err := sc.completeSends(ctx); err != nil {
 		return err
 	}

@@ -44,6 +44,9 @@ type SingleSendInput struct {
 	// Local is the console's local-time option (not in the API): nil
 	// leaves it as it is on update (off on create).
 	Local *LocalTimeInput
+	// AB is the console's A/B subject test (not in the API): nil leaves it
+	// as it is on update (none on create).
+	AB *ABTestInput
 }
 
 // Messages of single send validation beyond a missing field.
@@ -215,6 +218,9 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		if err := s.checkLocal(ctx, accountID, *in.Local, ss, p); err != nil {
 			return nil, err
 		}
+	}
+	if in.AB != nil {
+		checkAB(*in.AB, ss, p)
 	}
 	if mode == forDraft {
 		forgiveDraft(p)
@@ -454,6 +460,10 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
 	}
+	if in.AB != nil {
+		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
+			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
+	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
 		Updates(cols)
@@ -540,6 +550,10 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
+	}
+	if in.AB != nil {
+		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
+			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
@@ -699,7 +713,8 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
 	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
 	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
-	cp.LocalBase = 0 // the copy's waves count from its own start
+	cp.LocalBase = 0                                    // the copy's waves count from its own start
+	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, err

@@ -546,7 +546,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	if err != nil {
 		return "", "", err
 	}
-	msg, err := c.message(k, claimedRow{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName}, ct)
+	msg, err := c.message(k, claimedRow{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName, Variant: m.Variant}, ct)
 	if err != nil {
 		return "", "", err
 	}

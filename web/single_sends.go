@@ -75,6 +75,7 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 		ScheduleType: formValue(c, "schedule_type"), ScheduleDate: formValue(c, "schedule_date"), ScheduleTime: formValue(c, "schedule_time"),
 		TestEmail: formValue(c, "test_email"),
 		LocalOn:   formValue(c, "local_on") == "1", LocalTime: formValue(c, "local_time"), LocalZoneField: formValue(c, "local_zone_field"),
+		AB: abFormOf(c),
 	}
 }
 
@@ -85,6 +86,7 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 		RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
 		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
 		Local: &service.LocalTimeInput{On: f.LocalOn, Clock: f.LocalTime, ZoneField: f.LocalZoneField},
+		AB:    abInput(f.AB),
 	}
 	if cur != nil {
 		in.Utr = cur.Utr
@@ -135,7 +137,8 @@ func sendErrors(err error) (views.Errors, []string) {
 		case "template_id", "template_html", "template_json":
 			key = "template"
 		case "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id",
-			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time", "local_time", "local_zone_field":
+			"exclude_specific_recipient_id", "schedule_type", "schedule_date", "schedule_time", "local_time", "local_zone_field",
+			"ab_test", "ab_subjects", "ab_preheaders", "ab_share", "ab_metric", "ab_wait":
 		case service.ChecklistField:
 			other = append(other, "Not saved: this send fails the pre-send checklist, and your account refuses such sends.")
 			for _, pr := range ps {
@@ -316,6 +319,7 @@ func (w *Web) editSend(c *fiber.Ctx) error {
 		}
 	}
 	f.LocalOn, f.LocalTime, f.LocalZoneField = ss.LocalTime != "", ss.LocalTime, ss.LocalZoneField
+	f.AB = abFormOfSend(ss)
 	if f.Template, err = w.storedChoice(c.UserContext(), accountID(c), ss); err != nil {
 		return err
 	}
@@ -673,6 +677,9 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 		for _, wv := range waves {
 			d.Waves = append(d.Waves, singlesends.Wave{At: wv.At, Zones: wv.Zones, Recipients: wv.Recipients, Sent: wv.Sent})
 		}
+	}
+	if d.AB, err = w.abTestOf(ctx, acct, ss); err != nil {
+		return err
 	}
 	name, err := w.targetNamer(ctx, acct)
 	if err != nil {

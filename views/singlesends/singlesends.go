@@ -131,6 +131,7 @@ type Form struct {
 	LocalTime      string // HH:MM
 	LocalZoneField string
 	ZoneFields     []views.Option // the account's custom fields
+	AB             ABForm         // the A/B subject test (issue 15)
 
 	Library      []views.Option
 	Designs      []views.Option
@@ -262,7 +263,8 @@ type Detail struct {
 	TimeZone string
 	Loc      *time.Location
 	CSRF     string
-	Waves    []Wave // a local-time send's waves
+	Waves    []Wave  // a local-time send's waves
+	AB       *ABTest // its A/B subject test; nil: none
 }
 
 // Wave is one release time of a local-time send.

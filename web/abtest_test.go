@@ -1,0 +1,102 @@
+package web_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The compose page's A/B subject test (issue 15) and each variant's
+// figures on the send's page.
+func TestSingleSendABTest(t *testing.T) {
+	s := newSendSetup(t)
+	c := s.c
+	r := c.get("/single-sends/new")
+	wantStatus(t, r, http.StatusOK)
+	if first(r.doc, `#send-ab input#send-ab-on[type="checkbox"][name="ab_on"]`) == nil || first(r.doc, `#send-ab-on[checked]`) != nil ||
+		first(r.doc, `input#send-ab-subject-4[name="ab_subject_4"]`) == nil || first(r.doc, `input#send-ab-preheader-1[name="ab_preheader_1"]`) == nil ||
+		first(r.doc, `select#send-ab-metric option[value="clicks"]`) == nil || first(r.doc, `select#send-ab-share option[value="20"][selected]`) == nil {
+		t.Fatalf("no A/B option:\n%s", text(first(r.doc, "#send-form")))
+	}
+
+	// On with one subject: the error is beside the first subject.
+	form := s.form("Spring")
+	form.Set("ab_on", "1")
+	form.Set("ab_subject_1", "Spring sale")
+	form.Set("ab_share", "20")
+	form.Set("ab_metric", "opens")
+	form.Set("ab_wait", "240")
+	r = c.post("/single-sends", form)
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if got := text(first(r.doc, "#send-ab-subject-1-error")); !strings.Contains(got, "two to four subjects") {
+		t.Fatalf("subjects error %q", got)
+	}
+	if first(r.doc, `#send-ab-on[checked]`) == nil || value(r.doc, "#send-ab-subject-1") != "Spring sale" {
+		t.Fatal("the option is not kept as posted")
+	}
+
+	form.Set("ab_subject_2", "Half price")
+	form.Set("ab_preheader_2", "Until Sunday")
+	r = c.post("/single-sends", form)
+	wantRedirect(t, r, "/single-sends/")
+	utr := strings.TrimPrefix(r.location(), "/single-sends/")
+	ss := s.get(utr)
+	if len(ss.ABSubjects) != 2 || ss.ABSubjects[1] != "Half price" || ss.ABPreheaders[1] != "Until Sunday" || ss.ABShare != 20 || ss.ABMetric != "opens" || ss.ABWait != 240 {
+		t.Fatalf("stored %v %v %d %q %d", ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait)
+	}
+	// Its edit form shows the option as saved.
+	s.exec("UPDATE single_sends SET armed = 0 WHERE id = ?", ss.ID)
+	r = c.get("/single-sends/" + utr + "/edit")
+	if first(r.doc, `#send-ab-on[checked]`) == nil || value(r.doc, "#send-ab-subject-2") != "Half price" || value(r.doc, "#send-ab-preheader-2") != "Until Sunday" ||
+		first(r.doc, `#send-ab-wait option[value="240"][selected]`) == nil {
+		t.Fatalf("edit form:\n%s", text(first(r.doc, "#send-ab")))
+	}
+
+	// The ledger as a decided test leaves it: B won, the rest got it.
+	decided := time.Date(2030, 5, 1, 14, 0, 0, 0, time.UTC).UnixMilli()
+	s.exec("UPDATE single_sends SET status = 3, resolved = 1, triggered = 6, ab_decide_at = ?, ab_winner = 2 WHERE id = ?", decided, ss.ID)
+	now := "2030-05-01 10:00:00"
+	for i, row := range []struct {
+		variant int
+		release int64
+		opened  bool
+		clicked bool
+	}{{1, 0, false, false}, {2, 0, true, true}, {2, 0, true, false}, {2, decided, false, false}, {2, decided, true, false}, {2, decided, false, false}} {
+		var opened, clicked any
+		if row.opened {
+			opened = now
+		}
+		if row.clicked {
+			clicked = now
+		}
+		s.exec("INSERT INTO send_messages (send_id, user_id, email, state, variant, release_at, opened_at, clicked_at, sent_at) VALUES (?, ?, ?, 2, ?, ?, ?, ?, ?)",
+			ss.ID, s.acct, "r"+string(rune('a'+i))+"@example.com", row.variant, row.release, opened, clicked, now)
+	}
+	r = c.get("/single-sends/" + utr)
+	wantStatus(t, r, http.StatusOK)
+	panel := first(r.doc, "#send-ab-test")
+	if panel == nil {
+		t.Fatal("no A/B panel on the send's page")
+	}
+	for id, want := range map[string][5]string{
+		"#ab-variant-1": {"Spring sale", "1", "1", "0", "0"},
+		"#ab-variant-2": {"Half price Until Sunday", "2", "2", "2", "1"},
+		"#ab-rest":      {"The winner, B", "3", "3", "1", "0"},
+	} {
+		row := first(panel, id)
+		if row == nil {
+			t.Fatalf("no row %s", id)
+		}
+		got := [5]string{strings.Join(strings.Fields(text(first(row, "td"))), " "), text(first(row, ".ab-recipients")), text(first(row, ".ab-delivered")), text(first(row, ".ab-opens")), text(first(row, ".ab-clicks"))}
+		if got != want {
+			t.Errorf("%s: %v, want %v", id, got, want)
+		}
+	}
+	if first(panel, "#ab-variant-2 .ab-winner") == nil || first(panel, "#ab-variant-1 .ab-winner") != nil {
+		t.Error("the winner badge is not on B alone")
+	}
+	if !strings.Contains(text(first(panel, "#send-ab-rule")), "20 % of the audience tests 2 subjects; the most unique opens after 4 hours wins and went to the rest.") {
+		t.Errorf("rule %q", text(first(panel, "#send-ab-rule")))
+	}
+}
