@@ -652,6 +652,16 @@ func (fx *fuzzApp) check(t *testing.T, req fuzzRequest) {
 	if req.method == "HEAD" {
 		return
 	}
+	if path == "/api/openapi.json" && resp.StatusCode == 200 {
+		// The API's document (decisions.md 9), not an answer of it.
+		var doc struct {
+			OpenAPI string `json:"openapi"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil || doc.OpenAPI != "3.1.0" {
+			t.Fatalf("%s: the OpenAPI document is %.200s", where, body)
+		}
+		return
+	}
 	var env struct {
 		Status  string          `json:"status"`
 		Message json.RawMessage `json:"message"`
