@@ -179,6 +179,7 @@ func TestBrowserSingleSend(t *testing.T) {
 	}
 	b.do("choose the audience",
 		chromedp.Click(chromedp.CSS(`#send-audience input[name="recipient_id"][value^="contacts_"]`)),
+		chromedp.WaitNotPresent(chromedp.ID("send-to-error")), // the empty save's message goes once chosen
 		poll(`(document.querySelector("#send-count-value") || {}).textContent === "3"`),
 		b.idle,
 	)

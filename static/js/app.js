@@ -220,7 +220,7 @@
   // --- A field's messages go once it is changed: they spoke of the value
   // it had, and stay until the form is checked again.
   function clearFieldErrors(e) {
-    var field = e.target.closest && e.target.closest(".field.has-error");
+    var field = e.target.closest && e.target.closest(".field.has-error, fieldset.has-error");
     if (!field) return;
     field.classList.remove("has-error");
     field.querySelectorAll(".field-errors").forEach(function (ul) { ul.remove(); });
