@@ -2,10 +2,8 @@ package service
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,18 +22,7 @@ import (
 //
 // HERALD_BENCH_SIZES (default "100000,1000000") lists the audience sizes.
 func BenchmarkABTestSend(b *testing.B) {
-	sizes := []int{100_000, 1_000_000}
-	if v := os.Getenv("HERALD_BENCH_SIZES"); v != "" {
-		sizes = nil
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				b.Fatal(err)
-			}
-			sizes = append(sizes, n)
-		}
-	}
-	for _, n := range sizes {
+	for _, n := range benchSizes(b) {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for range b.N {
 				benchABTest(b, n)

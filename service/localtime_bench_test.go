@@ -31,6 +31,18 @@ import (
 //
 // HERALD_BENCH_SIZES (default "100000,1000000") lists the audience sizes.
 func BenchmarkLocalTimeSend(b *testing.B) {
+	for _, n := range benchSizes(b) {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				benchLocalTime(b, n)
+			}
+		})
+	}
+}
+
+// benchSizes are the audience sizes of the send benchmarks:
+// HERALD_BENCH_SIZES (comma-separated), by default 100,000 and 1,000,000.
+func benchSizes(b *testing.B) []int {
 	sizes := []int{100_000, 1_000_000}
 	if v := os.Getenv("HERALD_BENCH_SIZES"); v != "" {
 		sizes = nil
@@ -42,13 +54,7 @@ func BenchmarkLocalTimeSend(b *testing.B) {
 			sizes = append(sizes, n)
 		}
 	}
-	for _, n := range sizes {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
-			for range b.N {
-				benchLocalTime(b, n)
-			}
-		})
-	}
+	return sizes
 }
 
 func benchLocalTime(b *testing.B, n int) {
