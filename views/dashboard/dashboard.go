@@ -177,15 +177,15 @@ type Tick struct{ Pos, Label, Anchor string }
 
 // Plot edges, for the axes.
 var (
-	PlotLeft   = num(chartLeft)
-	PlotRight  = num(chartW - chartRight)
-	PlotBottom = num(chartH - chartBottom)
+	PlotLeft   = views.Coord(chartLeft)
+	PlotRight  = views.Coord(chartW - chartRight)
+	PlotBottom = views.Coord(chartH - chartBottom)
 )
 
 // NewDayChart lays out series over days (UTC day starts): when barred the
 // first series is drawn as bars, the others as lines, all on one scale.
 func NewDayChart(id string, days []time.Time, barred bool, summary string, series ...Series) DayChart {
-	c := DayChart{ID: id, Legend: series, Summary: summary, AxisY: num(chartH - chartBottom)}
+	c := DayChart{ID: id, Legend: series, Summary: summary, AxisY: views.Coord(chartH - chartBottom)}
 	var top int64
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -196,7 +196,7 @@ func NewDayChart(id string, days []time.Time, barred bool, summary string, serie
 		c.Empty = true
 		return c
 	}
-	step := niceStep(top)
+	step := views.NiceStep(top)
 	yMax := step * ((top + step - 1) / step)
 	if yMax == 0 {
 		yMax = step
@@ -211,7 +211,7 @@ func NewDayChart(id string, days []time.Time, barred bool, summary string, serie
 		lines = series[1:]
 		for i, v := range series[0].Values {
 			h := plotH * float64(v) / float64(yMax)
-			c.Bars = append(c.Bars, Bar{X: num(x(i) - slot*0.35), Y: num(y(v)), W: num(slot * 0.7), H: num(h),
+			c.Bars = append(c.Bars, Bar{X: views.Coord(x(i) - slot*0.35), Y: views.Coord(y(v)), W: views.Coord(slot * 0.7), H: views.Coord(h),
 				Title: days[i].Format("Jan 2") + ": " + strconv.FormatInt(v, 10) + " " + series[0].Name})
 		}
 	}
@@ -221,12 +221,12 @@ func NewDayChart(id string, days []time.Time, barred bool, summary string, serie
 			if i > 0 {
 				b = append(b, ' ')
 			}
-			b = append(b, num(x(i))+","+num(y(v))...)
+			b = append(b, views.Coord(x(i))+","+views.Coord(y(v))...)
 		}
 		c.Lines = append(c.Lines, Line{Class: s.Class, Points: string(b)})
 	}
 	for v := int64(0); v <= yMax; v += step {
-		c.YTicks = append(c.YTicks, Tick{Pos: num(y(v)), Label: views.Count(v)})
+		c.YTicks = append(c.YTicks, Tick{Pos: views.Coord(y(v)), Label: views.Count(v)})
 	}
 	// A label every week, the last day included.
 	for i := len(days) - 1; i >= 0; i -= 7 {
@@ -234,7 +234,7 @@ func NewDayChart(id string, days []time.Time, barred bool, summary string, serie
 		if i == len(days)-1 {
 			anchor = "end"
 		}
-		c.XTicks = append(c.XTicks, Tick{Pos: num(x(i)), Label: days[i].Format("Jan 2"), Anchor: anchor})
+		c.XTicks = append(c.XTicks, Tick{Pos: views.Coord(x(i)), Label: days[i].Format("Jan 2"), Anchor: anchor})
 	}
 	return c
 }
@@ -268,22 +268,3 @@ func (d Data) AudienceChart() DayChart {
 		views.Count(d.Audience) + " today."
 	return NewDayChart("chart-audience", days, false, summary, Series{Name: "contacts", Class: "chart-audience", Values: size})
 }
-
-// niceStep is a round step (1, 2 or 5 times a power of ten) that splits
-// 0..top into at most four intervals.
-func niceStep(top int64) int64 {
-	if top <= 4 {
-		return 1
-	}
-	raw := (top + 3) / 4
-	for p := int64(1); ; p *= 10 {
-		for _, m := range []int64{1, 2, 5} {
-			if m*p >= raw {
-				return m * p
-			}
-		}
-	}
-}
-
-// num formats a coordinate with at most one decimal.
-func num(f float64) string { return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64) }

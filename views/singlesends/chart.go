@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"herald/views"
 )
 
 // Chart is the opens and clicks of a send over time, laid out for an
@@ -49,9 +51,9 @@ const ChartViewBox = "0 0 640 240"
 
 // Plot area corners, for the axes.
 var (
-	plotLeft   = num(chartLeft)
-	plotRight  = num(chartW - chartRight)
-	plotBottom = num(chartH - chartBottom)
+	plotLeft   = views.Coord(chartLeft)
+	plotRight  = views.Coord(chartW - chartRight)
+	plotBottom = views.Coord(chartH - chartBottom)
 )
 
 // NewChart lays points out; times are labelled in loc.
@@ -71,7 +73,7 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		c.Summary = "No opens or clicks yet."
 		return c
 	}
-	step := niceStep(top)
+	step := views.NiceStep(top)
 	yMax := step * ((top + step - 1) / step)
 	if yMax == 0 {
 		yMax = step
@@ -93,18 +95,18 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		layout = "Jan 2 15:04"
 	}
 	for i, p := range points {
-		xs := num(x(i))
-		op.WriteString(xs + "," + num(y(p.Opens)) + " ")
-		cl.WriteString(xs + "," + num(y(p.Clicks)) + " ")
+		xs := views.Coord(x(i))
+		op.WriteString(xs + "," + views.Coord(y(p.Opens)) + " ")
+		cl.WriteString(xs + "," + views.Coord(y(p.Clicks)) + " ")
 		if len(points) <= maxDots {
 			at := p.At.In(loc).Format(layout)
-			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: num(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
-			c.ClickDots = append(c.ClickDots, Dot{X: xs, Y: num(y(p.Clicks)), Title: at + ": " + strconv.FormatInt(p.Clicks, 10) + " " + plural(p.Clicks, "click", "clicks")})
+			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: views.Coord(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
+			c.ClickDots = append(c.ClickDots, Dot{X: xs, Y: views.Coord(y(p.Clicks)), Title: at + ": " + strconv.FormatInt(p.Clicks, 10) + " " + plural(p.Clicks, "click", "clicks")})
 		}
 	}
 	c.Opens, c.Clicks = strings.TrimSpace(op.String()), strings.TrimSpace(cl.String())
 	for v := int64(0); v <= yMax; v += step {
-		c.YTicks = append(c.YTicks, Tick{Pos: num(y(v)), Label: strconv.FormatInt(v, 10)})
+		c.YTicks = append(c.YTicks, Tick{Pos: views.Coord(y(v)), Label: strconv.FormatInt(v, 10)})
 	}
 	n := min(len(points), maxXTicks)
 	for k := range n {
@@ -119,32 +121,13 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		case n > 1 && k == n-1:
 			anchor = "end"
 		}
-		c.XTicks = append(c.XTicks, Tick{Pos: num(x(i)), Label: points[i].At.In(loc).Format(layout), Anchor: anchor})
+		c.XTicks = append(c.XTicks, Tick{Pos: views.Coord(x(i)), Label: points[i].At.In(loc).Format(layout), Anchor: anchor})
 	}
 	c.Summary = "Opens and clicks from " + points[0].At.In(loc).Format(layout) + " to " +
 		points[len(points)-1].At.In(loc).Format(layout) + ": " + strconv.FormatInt(opens, 10) + " " + plural(opens, "open", "opens") +
 		" and " + strconv.FormatInt(clicks, 10) + " " + plural(clicks, "click", "clicks") + "."
 	return c
 }
-
-// niceStep is a round step (1, 2 or 5 times a power of ten) that splits
-// 0..top into at most four intervals.
-func niceStep(top int64) int64 {
-	if top <= 4 {
-		return 1
-	}
-	raw := (top + 3) / 4
-	for p := int64(1); ; p *= 10 {
-		for _, m := range []int64{1, 2, 5} {
-			if m*p >= raw {
-				return m * p
-			}
-		}
-	}
-}
-
-// num formats a coordinate with at most one decimal.
-func num(f float64) string { return strconv.FormatFloat(float64(int64(f*10+0.5))/10, 'f', -1, 64) }
 
 func plural(n int64, one, many string) string {
 	if n == 1 {
