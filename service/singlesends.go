@@ -446,8 +446,22 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	if ss.ScheduleType == 1 {
 		status = models.SendReady
 	}
-	// Only a send still waiting changes: the engine may have started it
-	// since it was read.
+	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, status, 1); err != nil {
+		return nil, err
+	}
+	s.poke()
+	got, err := s.Get(ctx, accountID, cur.Utr)
+	if err != nil {
+		return nil, err
+	}
+	return got, s.recordArmed(ctx, accountID, got)
+}
+
+// rewrite replaces the stored send id with ss, in status and armed or not,
+// only while it still waits: the engine may have started it since it was
+// read (then the change is refused as msgSendLocked). The local-time and
+// A/B options change only when the input names them.
+func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *models.SingleSend, in SingleSendInput, status models.SendStatus, armed int) error {
 	cols := map[string]any{
 		"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
 		"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
@@ -455,7 +469,7 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
 		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
 		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
-		"status": status, "armed": 1, "updated_at": models.Now(),
+		"status": status, "armed": armed, "updated_at": models.Now(),
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
@@ -465,20 +479,15 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
+		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, id, models.SendRunning).
 		Updates(cols)
 	if res.Error != nil {
-		return nil, res.Error
+		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+		return &Error{Code: CodeValidation, Message: msgSendLocked}
 	}
-	s.poke()
-	got, err := s.Get(ctx, accountID, cur.Utr)
-	if err != nil {
-		return nil, err
-	}
-	return got, s.recordArmed(ctx, accountID, got)
+	return nil
 }
 
 func (s *SingleSends) poke() { s.engine.wake() }
@@ -539,30 +548,8 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	if cur.Status >= models.SendRunning {
 		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
 	}
-	cols := map[string]any{
-		"template_id": ss.TemplateID, "template_json": ss.TemplateJSON, "template_html": ss.TemplateHTML,
-		"recipient_id": ss.RecipientID, "exclude_specific_recipient_id": ss.ExcludeSpecificRecipientID,
-		"sender_id": ss.SenderID, "unsubscribe_group_id": ss.UnsubscribeGroupID, "single_send_name": ss.SingleSendName,
-		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
-		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
-		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
-		"status": models.SendInitiate, "armed": 0, "updated_at": models.Now(),
-	}
-	if in.Local != nil {
-		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
-	}
-	if in.AB != nil {
-		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
-			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
-	}
-	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, cur.ID, models.SendRunning).
-		Updates(cols)
-	if res.Error != nil {
-		return nil, res.Error
-	}
-	if res.RowsAffected == 0 {
-		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, models.SendInitiate, 0); err != nil {
+		return nil, err
 	}
 	return s.Get(ctx, accountID, cur.Utr)
 }
