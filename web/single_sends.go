@@ -444,15 +444,7 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 			// The engine started it since the form was opened.
 			return w.sendLocked(c, cur)
 		}
-		f.Errors, f.Other = sendErrors(err)
-		f.Checklist.Refused = refusedByChecklist(err)
-		if f, err = w.fillSendForm(c, f, cur); err != nil {
-			return err
-		}
-		if partial(c) {
-			return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
-		}
-		return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
+		return w.refuseSendForm(c, f, cur, err)
 	}
 	if err != nil {
 		return err
@@ -464,6 +456,22 @@ func (w *Web) saveSend(c *fiber.Ctx, cur *models.SingleSend) error {
 	}
 	w.flash(c, views.FlashSuccess, msg)
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
+// refuseSendForm answers the send form with a validation error's
+// messages (422): beside their fields, above the form, and the
+// checklist's refusal in its panel.
+func (w *Web) refuseSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleSend, verr error) error {
+	f.Errors, f.Other = sendErrors(verr)
+	f.Checklist.Refused = refusedByChecklist(verr)
+	f, err := w.fillSendForm(c, f, cur)
+	if err != nil {
+		return err
+	}
+	if partial(c) {
+		return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
+	}
+	return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
 }
 
 // saveDraft saves the form as a draft (creating it, or the send of the
@@ -490,14 +498,7 @@ func (w *Web) saveDraft(c *fiber.Ctx) error {
 		if cur != nil && len(fieldErrors(err)) == 0 {
 			return w.sendLocked(c, cur)
 		}
-		f.Errors, f.Other = sendErrors(err)
-		if f, err = w.fillSendForm(c, f, cur); err != nil {
-			return err
-		}
-		if partial(c) {
-			return render(c, fiber.StatusUnprocessableEntity, singlesends.SendForm(f))
-		}
-		return w.sendFormPage(c, fiber.StatusUnprocessableEntity, f)
+		return w.refuseSendForm(c, f, cur, err)
 	}
 	if err != nil {
 		return err
