@@ -119,9 +119,9 @@ type SingleSend struct {
 	// An A/B subject test (console only, issue 15): ABSubjects (2 to 4,
 	// with ABPreheaders, "" for the send's own) tried on ABShare per cent
 	// of the audience; after ABWait minutes (at ABDecideAt, Unix ms, fixed
-	// at resolution) the variant with the most unique opens ("opens") or
-	// clicks ("clicks", ABMetric) wins (ABWinner, 1-based; 0 not yet) and
-	// goes to the rest.
+	// at resolution) the variant with the most human unique opens
+	// ("opens") or clicks ("clicks", ABMetric) wins (ties: the raw counts,
+	// then the first; ABWinner, 1-based; 0 not yet) and goes to the rest.
 	ABSubjects   StringArray `json:"-" gorm:"column:ab_subjects"`
 	ABPreheaders StringArray `json:"-" gorm:"column:ab_preheaders"`
 	ABShare      int         `json:"-" gorm:"column:ab_share"`

@@ -202,16 +202,7 @@ func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		winner, best := 1, int64(-1)
-		for v := 1; v <= len(ss.ABSubjects); v++ {
-			n := counts[abKey{v, false}].UniqueOpens
-			if ss.ABMetric == ABClicks {
-				n = counts[abKey{v, false}].UniqueClicks
-			}
-			if n > best { // ties: the first variant
-				winner, best = v, n
-			}
-		}
+		winner := bestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
 		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, models.Now(), id)
 		if res.Error != nil {
 			return 0, res.Error
@@ -241,6 +232,27 @@ func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
 	return won, db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_released = 1 WHERE id = ?", id).Error
 }
 
+// bestVariant is the variant of n whose test messages were opened (or
+// clicked) by the most people: human unique opens or clicks
+// (delivery.MachineRules; docs/MACHINE_ACTIVITY.md), so that a privacy
+// proxy fetching every pixel or a scanner following every link does not
+// choose the subject. A tie goes to the raw unique counts, then to the
+// first variant.
+func bestVariant(counts map[abKey]VariantFigures, n int, metric string) int {
+	winner, best, bestRaw := 1, int64(-1), int64(-1)
+	for v := 1; v <= n; v++ {
+		f := counts[abKey{v, false}]
+		human, raw := f.HumanOpens, f.UniqueOpens
+		if metric == ABClicks {
+			human, raw = f.HumanClicks, f.UniqueClicks
+		}
+		if human > best || human == best && raw > bestRaw {
+			winner, best, bestRaw = v, human, raw
+		}
+	}
+	return winner
+}
+
 // abKey is a group of a test's rows: a variant, in its test or in the rest.
 type abKey struct {
 	variant int
@@ -251,26 +263,29 @@ type abKey struct {
 // apart (a rest row was released at the decision: release_at > 0).
 func variantCounts(ctx context.Context, r *gorm.DB, accountID, sendID int64) (map[abKey]VariantFigures, error) {
 	var rows []struct {
-		Variant                                          int
-		Rest                                             int
-		Recipients, Delivered, UniqueOpens, UniqueClicks int64
+		Variant                                                                   int
+		Rest                                                                      int
+		Recipients, Delivered, UniqueOpens, UniqueClicks, HumanOpens, HumanClicks int64
 	}
 	if err := r.WithContext(ctx).Raw(ledgerSQL(`SELECT variant, CASE WHEN release_at > 0 THEN 1 ELSE 0 END AS rest, COUNT(*) AS recipients,
-		SUM(CASE WHEN state = {delivered} THEN 1 ELSE 0 END) AS delivered, COUNT(opened_at) AS unique_opens, COUNT(clicked_at) AS unique_clicks
+		SUM(CASE WHEN state = {delivered} THEN 1 ELSE 0 END) AS delivered, COUNT(opened_at) AS unique_opens, COUNT(clicked_at) AS unique_clicks,
+		SUM(CASE WHEN human_opened_at > 0 THEN 1 ELSE 0 END) AS human_opens, SUM(CASE WHEN human_clicked_at > 0 THEN 1 ELSE 0 END) AS human_clicks
 		FROM send_messages WHERE send_id = ? AND user_id = ? AND variant > 0 GROUP BY variant, CASE WHEN release_at > 0 THEN 1 ELSE 0 END`),
 		sendID, accountID).Scan(&rows).Error; err != nil {
 		return nil, err
 	}
 	out := make(map[abKey]VariantFigures, len(rows))
 	for _, x := range rows {
-		out[abKey{x.Variant, x.Rest == 1}] = VariantFigures{x.Recipients, x.Delivered, x.UniqueOpens, x.UniqueClicks}
+		out[abKey{x.Variant, x.Rest == 1}] = VariantFigures{x.Recipients, x.Delivered, x.UniqueOpens, x.UniqueClicks, x.HumanOpens, x.HumanClicks}
 	}
 	return out, nil
 }
 
-// VariantFigures are the figures of a group of a test's messages.
+// VariantFigures are the figures of a group of a test's messages: the
+// spec's unique counts (raw) and those of people (human).
 type VariantFigures struct {
 	Recipients, Delivered, UniqueOpens, UniqueClicks int64
+	HumanOpens, HumanClicks                          int64
 }
 
 // Variant is one subject of an A/B test with the figures of its test

@@ -497,3 +497,88 @@ func TestABTestDraftKeepsTheOption(t *testing.T) {
 		t.Fatalf("draft saved again %v %d %q %d", d.ABSubjects, d.ABShare, d.ABMetric, d.ABWait)
 	}
 }
+
+// A privacy proxy that fetches every pixel of variant A does not choose
+// the subject: the winner is the variant people opened (human unique
+// opens), though A has more opens in all; the statistics show both.
+func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
+	f := newSendFixture(t, true)
+	var emails []string
+	for i := range 24 {
+		emails = append(emails, "p"+strconv.Itoa(i)+"@example.com")
+	}
+	typeA := f.contactType("Readers", emails...)
+	in := f.input("People", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.AB = &service.ABTestInput{On: true, Subjects: []string{"Proxied", "Read"}, Share: "50", Metric: service.ABOpens, Wait: "30"}
+	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID      int64
+		Variant int
+		State   models.MessageState
+	}
+	var rows []row
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		rows = rows[:0]
+		if err := f.svc.DB.R.Raw("SELECT id, variant, state FROM send_messages WHERE send_id = ? AND variant > 0 ORDER BY id", ss.ID).Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		delivered := 0
+		for _, r := range rows {
+			if r.State == models.MessageDelivered {
+				delivered++
+			}
+		}
+		if len(rows) > 0 && delivered == len(rows) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("test share not delivered: %+v", rows)
+		}
+	}
+	var proxied, read int
+	for _, r := range rows {
+		tok, err := f.svc.Tracking.Token(f.ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case r.Variant == 1:
+			if err := f.svc.Tracking.OpenHit(f.ctx, tok, appleProxyHit); err != nil {
+				t.Fatal(err)
+			}
+			proxied++
+		case r.Variant == 2 && read == 0:
+			if err := f.svc.Tracking.OpenHit(f.ctx, tok, personHit); err != nil {
+				t.Fatal(err)
+			}
+			read++
+		}
+	}
+	if proxied < 2 || read != 1 {
+		t.Fatalf("split: %d of A proxied, %d of B read; the test needs A to lead in all opens", proxied, read)
+	}
+	f.Advance(31 * time.Minute)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		if got.ABWinner != 0 {
+			if got.ABWinner != 2 {
+				t.Fatalf("winner %d, want 2 (the variant a person opened)", got.ABWinner)
+			}
+			ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, b := ab.Variants[0], ab.Variants[1]
+			if a.UniqueOpens != int64(proxied) || a.HumanOpens != 0 || b.UniqueOpens != 1 || b.HumanOpens != 1 {
+				t.Fatalf("figures A %+v B %+v; want A %d opens none human, B one human", a.VariantFigures, b.VariantFigures, proxied)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no winner: status %d", got.Status)
+		}
+	}
+}

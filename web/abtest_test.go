@@ -96,7 +96,7 @@ func TestSingleSendABTest(t *testing.T) {
 	if first(panel, "#ab-variant-2 .ab-winner") == nil || first(panel, "#ab-variant-1 .ab-winner") != nil {
 		t.Error("the winner badge is not on B alone")
 	}
-	if !strings.Contains(text(first(panel, "#send-ab-rule")), "20 % of the audience tests 2 subjects; the most unique opens after 4 hours wins and went to the rest.") {
+	if !strings.Contains(text(first(panel, "#send-ab-rule")), "20 % of the audience tests 2 subjects; the most unique opens by people after 4 hours wins and went to the rest.") {
 		t.Errorf("rule %q", text(first(panel, "#send-ab-rule")))
 	}
 }

@@ -45,8 +45,12 @@ type ABVariant struct {
 	Winner bool
 }
 
-// ABFigures are the figures of a group of a test's messages.
-type ABFigures struct{ Recipients, Delivered, UniqueOpens, UniqueClicks int64 }
+// ABFigures are the figures of a group of a test's messages: the unique
+// counts of all opens and clicks, and of people's.
+type ABFigures struct {
+	Recipients, Delivered, UniqueOpens, UniqueClicks int64
+	HumanOpens, HumanClicks                          int64
+}
 
 // variantLetter names a variant: A, B, C, D.
 func variantLetter(n int) string {
@@ -59,9 +63,9 @@ func variantLetter(n int) string {
 // metricWords names a test's metric.
 func metricWords(m string) string {
 	if m == "clicks" {
-		return "unique clicks"
+		return "unique clicks by people"
 	}
-	return "unique opens"
+	return "unique opens by people"
 }
 
 // waitWords says a wait in hours or minutes.
