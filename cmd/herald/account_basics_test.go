@@ -90,12 +90,12 @@ func TestAccountResetCommands(t *testing.T) {
 	}
 
 	// reset-2fa turns two-factor login off.
-	st, err := svc.Accounts.BeginTOTP(ctx, u.ID)
+	st, err := svc.Accounts.BeginTOTP(ctx, service.Owner(u.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	code, _ := totp.GenerateCode(st.Key, time.Now())
-	if err := svc.Accounts.EnableTOTP(ctx, u.ID, code, ""); err != nil {
+	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(u.ID), code, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(ctx, []string{"herald", "account", "reset-2fa", "--email", "ann@example.com"}, env, io.Discard); err != nil {
