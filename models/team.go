@@ -14,7 +14,14 @@ type Member struct {
 	Role         string
 	CreatedAt    int64 `gorm:"autoCreateTime:false"`
 	UpdatedAt    int64 `gorm:"autoUpdateTime:false"`
+	// The member's own two-factor login, as User's (service/totp.go).
+	TOTPSecret   []byte `gorm:"column:totp_secret"`
+	TOTPPending  []byte `gorm:"column:totp_pending"`
+	TOTPLastStep int64  `gorm:"column:totp_last_step"`
 }
+
+// TwoFactor reports whether logging in as the member asks for a code.
+func (m *Member) TwoFactor() bool { return len(m.TOTPSecret) > 0 }
 
 // TableName names the members table.
 func (Member) TableName() string { return "members" }

@@ -51,16 +51,16 @@ func TestResetPasswordCommand(t *testing.T) {
 	s2, _ := svc.Sessions.Start(ctx, ann)
 	sb, _ := svc.Sessions.Start(ctx, bob)
 
-	if _, err := svc.Accounts.ResetPassword(ctx, "nobody@example.com", ""); !service.IsNotFound(err) {
+	if _, _, err := svc.Accounts.ResetPassword(ctx, "nobody@example.com", ""); !service.IsNotFound(err) {
 		t.Fatalf("unknown address: %v", err)
 	}
-	if _, err := svc.Accounts.ResetPassword(ctx, "ann@example.com", "1234567890"); passwordProblem(err) == "" {
+	if _, _, err := svc.Accounts.ResetPassword(ctx, "ann@example.com", "1234567890"); passwordProblem(err) == "" {
 		t.Fatalf("common password: %v", err)
 	}
 	if _, err := svc.Sessions.Check(ctx, s1); err != nil {
 		t.Fatalf("a refused reset ended a session: %v", err)
 	}
-	got, err := svc.Accounts.ResetPassword(ctx, "ANN@example.com", "chosen-passphrase-4")
+	got, _, err := svc.Accounts.ResetPassword(ctx, "ANN@example.com", "chosen-passphrase-4")
 	if err != nil || got != "chosen-passphrase-4" {
 		t.Fatalf("given password: %q %v", got, err)
 	}
@@ -76,11 +76,11 @@ func TestResetPasswordCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A random one, different each time, that logs in.
-	r1, err := svc.Accounts.ResetPassword(ctx, "ann@example.com", "")
+	r1, _, err := svc.Accounts.ResetPassword(ctx, "ann@example.com", "")
 	if err != nil || len(r1) < 20 {
 		t.Fatalf("random: %q %v", r1, err)
 	}
-	r2, _ := svc.Accounts.ResetPassword(ctx, "ann@example.com", "")
+	r2, _, _ := svc.Accounts.ResetPassword(ctx, "ann@example.com", "")
 	if r1 == r2 {
 		t.Fatal("the same random password twice")
 	}
@@ -172,8 +172,8 @@ func TestPasswordResetByMail(t *testing.T) {
 	if e, _ := err.(*service.Error); e == nil || len(e.Fields["password_confirmation"]) == 0 {
 		t.Fatalf("mismatch: %v", err)
 	}
-	u, err := svc.Accounts.FinishPasswordReset(ctx, tok, service.NewPassword{Password: "new-passphrase-5", Confirmation: "new-passphrase-5"})
-	if err != nil || u.ID != ann {
+	who, err := svc.Accounts.FinishPasswordReset(ctx, tok, service.NewPassword{Password: "new-passphrase-5", Confirmation: "new-passphrase-5"})
+	if err != nil || who != service.Owner(ann) {
 		t.Fatalf("finish: %v", err)
 	}
 	if _, err := svc.Sessions.Check(ctx, s1); !service.IsNotFound(err) {
@@ -239,15 +239,15 @@ func TestTwoFactor(t *testing.T) {
 	if !svc.Accounts.TwoFactorAvailable() {
 		t.Fatal("not available with a key")
 	}
-	if _, err := svc.Accounts.PendingTOTP(ctx, ann); !service.IsNotFound(err) {
+	if _, err := svc.Accounts.PendingTOTP(ctx, service.Owner(ann)); !service.IsNotFound(err) {
 		t.Fatalf("pending before set-up: %v", err)
 	}
-	setup, err := svc.Accounts.BeginTOTP(ctx, ann)
+	setup, err := svc.Accounts.BeginTOTP(ctx, service.Owner(ann))
 	if err != nil || len(setup.Key) < 16 || !strings.HasPrefix(setup.URL, "otpauth://totp/Herald:ann@example.com?") ||
 		!bytes.HasPrefix(setup.PNG, []byte("\x89PNG")) {
 		t.Fatalf("set-up: %+v %v", setup, err)
 	}
-	again, err := svc.Accounts.PendingTOTP(ctx, ann)
+	again, err := svc.Accounts.PendingTOTP(ctx, service.Owner(ann))
 	if err != nil || again.Key != setup.Key {
 		t.Fatalf("pending: %+v %v", again, err)
 	}
@@ -267,17 +267,17 @@ func TestTwoFactor(t *testing.T) {
 		b[0] = '0' + (b[0]-'0'+1)%10
 		return string(b)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, ann, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
+	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("wrong code: %v", err)
 	}
 	before, _ := svc.Sessions.Start(ctx, ann)
-	if err := svc.Accounts.EnableTOTP(ctx, ann, code(clk.Now()), ""); err != nil {
+	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), code(clk.Now()), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Sessions.Check(ctx, before); !service.IsNotFound(err) {
 		t.Fatalf("a session opened with the password alone lived on: %v", err)
 	}
-	if _, err := svc.Accounts.BeginTOTP(ctx, ann); err != service.ErrTOTPOn {
+	if _, err := svc.Accounts.BeginTOTP(ctx, service.Owner(ann)); err != service.ErrTOTPOn {
 		t.Fatalf("set-up while on: %v", err)
 	}
 
@@ -294,8 +294,7 @@ func TestTwoFactor(t *testing.T) {
 		t.Fatalf("login: %v", err)
 	}
 	loginCode := func(c string) error {
-		_, err := svc.Accounts.LoginCode(ctx, service.CodeInput{AccountID: ann, Code: c, IP: "203.0.113.9"})
-		return err
+		return svc.Accounts.LoginCode(ctx, service.CodeInput{Who: service.Owner(ann), Code: c, IP: "203.0.113.9"})
 	}
 	// The code that turned it on was used: not again, and the same for the
 	// code of the step before it.
@@ -353,35 +352,35 @@ func TestTwoFactor(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute)
-	if _, err := other.Accounts.LoginCode(ctx, service.CodeInput{AccountID: ann, Code: code(clk.Now())}); err != service.ErrNoSecretKey {
+	if err := other.Accounts.LoginCode(ctx, service.CodeInput{Who: service.Owner(ann), Code: code(clk.Now())}); err != service.ErrNoSecretKey {
 		t.Fatalf("another key: %v", err)
 	}
 	none := dbtest.Service(t)
 	if none.Accounts.TwoFactorAvailable() {
 		t.Fatal("available without a key")
 	}
-	if _, err := none.Accounts.BeginTOTP(ctx, newAccount(t, none, "z@example.com")); err != service.ErrNoSecretKey {
+	if _, err := none.Accounts.BeginTOTP(ctx, service.Owner(newAccount(t, none, "z@example.com"))); err != service.ErrNoSecretKey {
 		t.Fatalf("set-up without a key: %v", err)
 	}
 
 	// Off with the password; a wrong one counts as a failure.
-	err = svc.Accounts.DisableTOTP(ctx, ann, "wrong-password", "")
+	err = svc.Accounts.DisableTOTP(ctx, service.Owner(ann), "wrong-password", "")
 	if e, _ := err.(*service.Error); e == nil || len(e.Fields["current_password"]) == 0 {
 		t.Fatalf("wrong password: %v", err)
 	}
-	if err := svc.Accounts.DisableTOTP(ctx, ann, pw, ""); err != nil {
+	if err := svc.Accounts.DisableTOTP(ctx, service.Owner(ann), pw, ""); err != nil {
 		t.Fatal(err)
 	}
 	if u, _ := svc.Accounts.Login(ctx, service.LoginInput{Email: "ann@example.com", Password: pw}); u == nil || u.TwoFactor() {
 		t.Fatal("still on after turning it off")
 	}
 	// And from the command line, for a lost phone.
-	if _, err := svc.Accounts.BeginTOTP(ctx, ann); err != nil {
+	if _, err := svc.Accounts.BeginTOTP(ctx, service.Owner(ann)); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := svc.Accounts.PendingTOTP(ctx, ann)
+	p, _ := svc.Accounts.PendingTOTP(ctx, service.Owner(ann))
 	c, _ := totp.GenerateCode(p.Key, clk.Now())
-	if err := svc.Accounts.EnableTOTP(ctx, ann, c, ""); err != nil {
+	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), c, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Accounts.ResetTOTP(ctx, "ann@example.com"); err != nil {

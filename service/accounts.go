@@ -208,29 +208,22 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, erro
 
 // SignIn is Login for the owner of an account and for a member of one
 // (team.go): it returns the account and, for a member, the member. The
-// throttle and the answers are the same for both.
+// throttle and the answers are the same for both. When the login (the
+// owner's or the member's: TwoFactorOn) has two-factor login on, the
+// caller must ask for a code (LoginCode) before logging the person in.
 // Errors: as Login's.
 func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *models.Member, error) {
 	e, _ := NormalizeEmail(in.Email)
-	t := throttle{db: a.db, now: a.clock}
-	byEmail := throttleKey{rule: throttleEmail, key: e}
-	byIP := throttleKey{rule: throttleIP}
-	if in.IP != "" {
-		byIP.key = IPKey(in.IP)
-	}
+	t, byEmail, byIP := a.loginThrottle(e, in.IP)
 	checked := []throttleKey{byIP}
 	if !in.Known {
 		checked = append(checked, byEmail)
 	}
-	wait, err := t.wait(ctx, checked...)
-	if err != nil {
+	if err := a.throttled(ctx, t, checked...); err != nil {
 		return nil, nil, err
 	}
-	if wait > 0 {
-		return nil, nil, tooManyLogins(wait)
-	}
 	var u models.User
-	err = a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
+	err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, nil, err
 	}
@@ -255,20 +248,36 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 		}
 		return nil, nil, Invalid("email", "These credentials do not match our records.")
 	}
-	if u.TwoFactor() {
+	owner := &u
+	if m != nil {
+		if owner, err = a.Get(ctx, m.UserID); err != nil {
+			return nil, nil, err
+		}
+	}
+	if TwoFactorOn(owner, m) {
 		// The code (LoginCode) is still to come: the address's delay is
 		// cleared only by a right one, so a known password does not reset
 		// the delay between guesses of codes.
-		return &u, nil, nil
+		return owner, m, nil
 	}
-	if err := t.clear(ctx, byEmail); err != nil {
-		return nil, nil, err
-	}
+	return owner, m, t.clear(ctx, byEmail)
+}
+
+// TwoFactorOn reports whether the login SignIn returned (the member m,
+// else the account's owner u) asks for a code.
+func TwoFactorOn(u *models.User, m *models.Member) bool {
 	if m != nil {
-		owner, err := a.Get(ctx, m.UserID)
-		return owner, m, err
+		return m.TwoFactor()
 	}
-	return &u, nil, nil
+	return u.TwoFactor()
+}
+
+// WhoOf is the login SignIn returned: the member m, else u's owner.
+func WhoOf(u *models.User, m *models.Member) Who {
+	if m != nil {
+		return Who{AccountID: m.UserID, MemberID: m.ID}
+	}
+	return Owner(u.ID)
 }
 
 func (a *Accounts) clock() time.Time {
@@ -287,58 +296,25 @@ type PasswordChange struct {
 	IP           string
 }
 
-// ChangePassword sets a new password and ends every session of the
-// account (the caller starts a fresh one for the person who changed it).
-// A wrong current password counts as a failed login of the address and
-// the IP; while their delay runs the change is refused.
+// ChangePassword sets a new password of the login (the owner or a
+// member: its own password) and ends every session of that login only
+// (the caller starts a fresh one for the person who changed it). A wrong
+// current password counts as a failed login of the address and the IP;
+// while their delay runs the change is refused.
 // Errors: ErrNotFound, validation (current_password, password,
 // password_confirmation), rate limited.
-func (a *Accounts) ChangePassword(ctx context.Context, accountID int64, in PasswordChange) error {
-	u, err := a.Get(ctx, accountID)
+func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange) error {
+	l, err := a.loginOf(ctx, w)
 	if err != nil {
 		return err
 	}
-	return a.changePassword(ctx, u.Email, u.PasswordHash, in, func(tx *gorm.DB, hash string) error {
-		return setPassword(tx, accountID, hash)
-	})
-}
-
-// ChangeMemberPassword is ChangePassword for a member of the account: its
-// own password, and its own sessions end.
-// Errors: as ChangePassword's.
-func (a *Accounts) ChangeMemberPassword(ctx context.Context, accountID, memberID int64, in PasswordChange) error {
-	var m models.Member
-	if err := a.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, memberID).First(&m).Error; err != nil {
-		return notFound(err)
-	}
-	return a.changePassword(ctx, m.Email, m.PasswordHash, in, func(tx *gorm.DB, hash string) error {
-		err := tx.Exec("UPDATE members SET password_hash = ?, updated_at = ? WHERE id = ?", hash, models.Now().UnixMilli(), m.ID).Error
-		if err != nil {
-			return err
-		}
-		return tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, m.ID).Error
-	})
-}
-
-// changePassword checks a change of the password of the login email (of
-// hash now) and applies the new hash with apply, in a transaction.
-func (a *Accounts) changePassword(ctx context.Context, email, current string, in PasswordChange, apply func(tx *gorm.DB, hash string) error) error {
-	t := throttle{db: a.db, now: a.clock}
-	byEmail := throttleKey{rule: throttleEmail, key: email}
-	byIP := throttleKey{rule: throttleIP}
-	if in.IP != "" {
-		byIP.key = IPKey(in.IP)
-	}
-	wait, err := t.wait(ctx, byEmail, byIP)
-	if err != nil {
+	t, byEmail, byIP := a.loginThrottle(l.Email, in.IP)
+	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
-	}
-	if wait > 0 {
-		return tooManyLogins(wait)
 	}
 	p := Problems{}
 	if p.required("current_password", in.Current) &&
-		bcrypt.CompareHashAndPassword([]byte(current), []byte(in.Current)) != nil {
+		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(in.Current)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
 		}
@@ -355,7 +331,7 @@ func (a *Accounts) changePassword(ctx context.Context, email, current string, in
 	if err != nil {
 		return err
 	}
-	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return apply(tx, string(hash)) })
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return setPassword(tx, w, string(hash)) })
 }
 
 var dummyHash = func() string {

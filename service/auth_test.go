@@ -246,7 +246,7 @@ func TestChangePassword(t *testing.T) {
 	bob := newAccount(t, svc, "bob@example.com")
 	t1, _ := svc.Sessions.Start(ctx, ann)
 	tb, _ := svc.Sessions.Start(ctx, bob)
-	err := svc.Accounts.ChangePassword(ctx, ann, service.PasswordChange{Current: "wrong-password", Password: "1234567890", Confirmation: "x"})
+	err := svc.Accounts.ChangePassword(ctx, service.Owner(ann), service.PasswordChange{Current: "wrong-password", Password: "1234567890", Confirmation: "x"})
 	e, _ := err.(*service.Error)
 	if e == nil || e.Fields["current_password"][0] != "The current password is incorrect." ||
 		e.Fields["password"][0] != "The password is too common. Choose one that is harder to guess." {
@@ -255,7 +255,7 @@ func TestChangePassword(t *testing.T) {
 	if _, err := svc.Sessions.Check(ctx, t1); err != nil {
 		t.Fatalf("a refused change ended the session: %v", err)
 	}
-	if err := svc.Accounts.ChangePassword(ctx, ann, service.PasswordChange{Current: "test-passphrase-9", Password: "another-passphrase-3", Confirmation: "another-passphrase-3"}); err != nil {
+	if err := svc.Accounts.ChangePassword(ctx, service.Owner(ann), service.PasswordChange{Current: "test-passphrase-9", Password: "another-passphrase-3", Confirmation: "another-passphrase-3"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Sessions.Check(ctx, t1); !service.IsNotFound(err) {

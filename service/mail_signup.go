@@ -55,7 +55,7 @@ func (m *Mail) ResetURL(token string) string {
 	return m.baseURL + "/reset/" + url.PathEscape(token)
 }
 
-// SendPasswordReset mails an account the link that sets a new password.
+// SendPasswordReset mails a login (an account's owner or a member) the link that sets a new password.
 func (m *Mail) SendPasswordReset(ctx context.Context, name, email, token string) error {
 	return m.sendSystem(ctx, mail.Address{Name: name, Address: email}, systemMail{
 		Subject:   "Reset your Herald password",
@@ -63,7 +63,7 @@ func (m *Mail) SendPasswordReset(ctx context.Context, name, email, token string)
 		Heading:   "Reset your password",
 		Lines: []string{
 			fmt.Sprintf("Someone, probably you, asked to reset the password of %s on Herald at %s. Choose a new one with the button below; the link works once, for one hour.", email, m.baseURL),
-			"Setting a new password logs out every browser logged in to the account.",
+			"Setting a new password logs out every browser logged in with this address.",
 		},
 		Button: "Choose a new password",
 		Link:   m.ResetURL(token),

@@ -4,13 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
-
-	"herald/models"
 )
 
 // ResetLinkTTL is how long a mailed password reset link works.
@@ -21,11 +18,12 @@ const ResetLinkTTL = time.Hour
 var ErrResetLink = &Error{Code: CodeNotFound, Message: "This password reset link has expired or was already used. Ask for a new one."}
 
 // RequestPasswordReset mails the address a link that sets a new password
-// (ResetLinkTTL, once), when it names an account, and otherwise a notice
-// that it has none. The answer is the same whether it does or not (no
-// account enumeration): nil, unless the address is malformed. Mails to one address are throttled as sign-up mails are
-// (throttleReset); beyond, nothing is mailed and the answer is the same.
-// Errors: validation (email).
+// (ResetLinkTTL, once), when it is a login (an account's owner or a
+// member of an account), and otherwise a notice that it has none. The
+// answer is the same whether it is or not (no enumeration): nil, unless
+// the address is malformed. Mails to one address are throttled as sign-up
+// mails are (throttleReset); beyond, nothing is mailed and the answer is
+// the same. Errors: validation (email).
 func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error {
 	e, ok := NormalizeEmail(email)
 	p := Problems{}
@@ -45,9 +43,8 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	if err := t.fail(ctx, key); err != nil {
 		return err
 	}
-	var u models.User
-	err = a.db.R.WithContext(ctx).Select("id", "name", "email").Where("email = ?", e).First(&u).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	l, err := a.loginByEmail(ctx, e)
+	if IsNotFound(err) {
 		// A mail either way, so that the answer takes as long (a relay's
 		// round trip is what a timing attacker would see), as sign-up does.
 		return a.mail.SendResetNotice(ctx, e)
@@ -61,30 +58,49 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 		if err := tx.Exec("DELETE FROM password_resets WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
 			return err
 		}
-		return tx.Exec("INSERT INTO password_resets (user_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?)",
-			u.ID, hash, now.UnixMilli(), now.Add(ResetLinkTTL).UnixMilli()).Error
+		return tx.Exec("INSERT INTO password_resets (user_id, member_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+			l.AccountID, l.MemberID, hash, now.UnixMilli(), now.Add(ResetLinkTTL).UnixMilli()).Error
 	})
 	if err != nil {
 		return err
 	}
-	return a.mail.SendPasswordReset(ctx, u.Name, u.Email, token)
+	// Filed under no account (as sign-up mails): the account's outbox is
+	// read by its admins, and the link is this login's alone.
+	return a.mail.SendPasswordReset(ctx, l.Name, l.Email, token)
+}
+
+// resetLink is the login a working link resets, read inside db. Errors:
+// ErrResetLink.
+func (a *Accounts) resetLink(ctx context.Context, db *gorm.DB, token string) (Who, error) {
+	var rows []Who
+	err := db.WithContext(ctx).Table("password_resets").Select("user_id AS account_id", "member_id").
+		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).
+		Limit(1).Scan(&rows).Error
+	if err != nil {
+		return Who{}, err
+	}
+	if len(rows) == 0 {
+		return Who{}, ErrResetLink
+	}
+	return rows[0], nil
 }
 
 // PasswordReset returns the address whose password a mailed link resets,
 // while the link works. It changes nothing (mail gateways open links to
 // scan them). Errors: ErrResetLink.
 func (a *Accounts) PasswordReset(ctx context.Context, token string) (email string, err error) {
-	var emails []string
-	err = a.db.R.WithContext(ctx).Table("password_resets").Joins("JOIN users ON users.id = password_resets.user_id").
-		Where("password_resets.token_hash = ? AND password_resets.expires_at > ?", tokenHash(token), a.clock().UnixMilli()).
-		Limit(1).Pluck("users.email", &emails).Error
+	w, err := a.resetLink(ctx, a.db.R, token)
 	if err != nil {
 		return "", err
 	}
-	if len(emails) == 0 {
+	l, err := a.loginOf(ctx, w)
+	if IsNotFound(err) {
 		return "", ErrResetLink
 	}
-	return emails[0], nil
+	if err != nil {
+		return "", err
+	}
+	return l.Email, nil
 }
 
 // NewPassword is the reset form: the new password twice.
@@ -94,12 +110,14 @@ type NewPassword struct {
 }
 
 // FinishPasswordReset sets the password a mailed link allows and ends
-// every session of the account. The link works once: it and every other
-// link of the account are used up. Two-factor login, when on, stays on.
+// every session of that login (the owner's or one member's; the account's
+// other logins stay logged in), and returns the login. The link works
+// once: it and every other link of the login are used up. Two-factor
+// login, when on, stays on.
 // Errors: ErrResetLink; validation (password, password_confirmation).
-func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in NewPassword) (*models.User, error) {
+func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in NewPassword) (Who, error) {
 	if _, err := a.PasswordReset(ctx, token); err != nil {
-		return nil, err
+		return Who{}, err
 	}
 	p := Problems{}
 	p.newPassword("password", in.Password)
@@ -107,22 +125,16 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 		p.Add("password_confirmation", "The password confirmation does not match.")
 	}
 	if err := p.Err(); err != nil {
-		return nil, err
+		return Who{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), a.cost)
 	if err != nil {
-		return nil, err
+		return Who{}, err
 	}
-	now := a.clock().UnixMilli()
-	var u models.User
+	var w Who
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var ids []int64
-		if err := tx.Table("password_resets").Where("token_hash = ? AND expires_at > ?", tokenHash(token), now).
-			Limit(1).Pluck("user_id", &ids).Error; err != nil {
+		if w, err = a.resetLink(ctx, tx, token); err != nil {
 			return err
-		}
-		if len(ids) == 0 {
-			return ErrResetLink
 		}
 		// Deleting the link is what uses it: of two uses at once (two
 		// processes), the second deletes nothing and is refused.
@@ -133,40 +145,40 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 		if del.RowsAffected != 1 {
 			return ErrResetLink
 		}
-		if err := setPassword(tx, ids[0], string(hash)); err != nil {
-			return err
+		err := setPassword(tx, w, string(hash))
+		if IsNotFound(err) { // a member removed in between
+			return ErrResetLink
 		}
-		return tx.First(&u, ids[0]).Error
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return Who{}, err
 	}
-	return &u, nil
+	return w, nil
 }
 
-// setPassword stores a new password hash inside tx and ends every session
-// and every reset link of the account.
-func setPassword(tx *gorm.DB, accountID int64, hash string) error {
-	err := tx.Model(&models.User{}).Where("id = ?", accountID).
-		Updates(map[string]any{"password_hash": hash, "updated_at": models.Now()}).Error
-	if err != nil {
+// setPassword stores a new password hash of the login inside tx and ends
+// its sessions and reset links (not those of the account's other logins).
+// Errors: ErrNotFound.
+func setPassword(tx *gorm.DB, w Who, hash string) error {
+	if err := w.update(tx, map[string]any{"password_hash": hash}); err != nil {
 		return err
 	}
-	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ?", accountID).Error; err != nil {
+	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error; err != nil {
 		return err
 	}
-	// The owner's sessions; the members' (team.go) are theirs.
-	return tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = 0", accountID).Error
+	return w.endSessions(tx)
 }
 
-// ResetPassword sets an account's password from the command line
-// (`herald account reset-password`): the given one, or when it is empty a
-// random one, which it returns (the only copy). Every session of the
-// account ends. Errors: ErrNotFound; validation (password).
-func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (string, error) {
-	u, err := a.ByEmail(ctx, email)
+// ResetPassword sets the password of a login (an account's owner or a
+// member) from the command line (`herald account reset-password`): the
+// given one, or when it is empty a random one, which it returns (the
+// only copy), with the login it set. Every session of that login ends.
+// Errors: ErrNotFound; validation (password).
+func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (string, Who, error) {
+	l, err := a.loginByEmail(ctx, email)
 	if err != nil {
-		return "", err
+		return "", Who{}, err
 	}
 	if password == "" {
 		// 18 random bytes: 24 characters, 144 bits.
@@ -177,17 +189,17 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 	p := Problems{}
 	p.newPassword("password", password)
 	if err := p.Err(); err != nil {
-		return "", err
+		return "", Who{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), a.cost)
 	if err != nil {
-		return "", err
+		return "", Who{}, err
 	}
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return setPassword(tx, u.ID, string(hash))
+		return setPassword(tx, l.Who, string(hash))
 	})
 	if err != nil {
-		return "", err
+		return "", Who{}, err
 	}
-	return password, nil
+	return password, l.Who, nil
 }

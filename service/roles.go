@@ -52,7 +52,6 @@ type Action string
 const (
 	ActRead          Action = "read"           // every page and read-only form helper (counts, previews)
 	ActOwnLogin      Action = "own_login"      // one's own password and sessions
-	ActOwnerLogin    Action = "owner_login"    // the owner's two-factor login (members have none of their own)
 	ActPrepare       Action = "prepare"        // contacts, contact types, fields, segments, designs, automations' drafts, test mails
 	ActImport        Action = "import"         // start a CSV import
 	ActSend          Action = "send"           // start, schedule, resume or delete a single send
@@ -73,7 +72,6 @@ const (
 var minimalRole = map[Action]Role{
 	ActRead:          RoleViewer,
 	ActOwnLogin:      RoleViewer,
-	ActOwnerLogin:    RoleOwner,
 	ActPrepare:       RoleEditor,
 	ActImport:        RoleEditor,
 	ActSend:          RoleAdmin,
@@ -119,7 +117,6 @@ var actionRefusals = map[Action]string{
 	ActSenders:       "change senders",
 	ActSettings:      "change the account's settings",
 	ActKeys:          "see, make, rotate or revoke API keys",
-	ActOwnerLogin:    "change the owner's two-factor login",
 	ActTeam:          "manage the team",
 	ActAudit:         "read the audit log",
 	ActPrepare:       "change contacts, segments, designs or automations",

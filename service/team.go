@@ -288,15 +288,21 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) erro
 	return t.audit.Record(ctx, accountID, AuditRoleChanged, m.Email, Role(m.Role).Label()+" → "+role.Label())
 }
 
-// Remove deletes a member and its sessions together: it is logged out on
-// every process at once. Errors: ErrNotFound.
+// Remove deletes a member with all of its login (its row, with its
+// two-factor key; its sessions; its password reset links) together: it
+// is logged out on every process at once, and a link mailed to it no
+// longer works. Errors: ErrNotFound.
 func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 	m, err := t.Member(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
+		w := Who{AccountID: accountID, MemberID: id}
+		if err := w.endSessions(tx); err != nil {
+			return err
+		}
+		if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
 			return err
 		}
 		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error

@@ -19,7 +19,6 @@ var roleTable = map[service.Action][4]bool{
 	//                        owner  admin  editor viewer
 	service.ActRead:          {true, true, true, true},
 	service.ActOwnLogin:      {true, true, true, true},
-	service.ActOwnerLogin:    {true, false, false, false},
 	service.ActPrepare:       {true, true, true, false},
 	service.ActImport:        {true, true, true, false},
 	service.ActSend:          {true, true, false, false},

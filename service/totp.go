@@ -19,8 +19,6 @@ import (
 	"github.com/pquerna/otp/totp"
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
-
-	"herald/models"
 )
 
 // TOTP two-factor login (RFC 6238): SHA-1, 6 digits, 30-second steps,
@@ -30,8 +28,9 @@ import (
 // server to check a code, so it cannot be hashed like a password. It is
 // sealed with AES-256-GCM under a key derived from HERALD_SECRET_KEY, a
 // value kept in the environment and never in the database (GitLab does
-// the same with its db_key_base); the account id is the associated data,
-// so a sealed key copied onto another account's row does not open. A
+// the same with its db_key_base); the login (the account, and the member
+// for a member's key: Who.sealData) is the associated data, so a sealed
+// key copied onto another account's or another member's row does not open. A
 // database dump alone (a leaked backup, an SQL injection that reads)
 // thus gives a bcrypt hash and sealed bytes: no code. Without
 // HERALD_SECRET_KEY two-factor login cannot be turned on; started without
@@ -74,22 +73,20 @@ func (a *Accounts) aead() (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-func sealData(accountID int64) []byte { return []byte("totp:" + strconv.FormatInt(accountID, 10)) }
-
-// seal encrypts an authenticator key for one account: nonce || sealed.
-func (a *Accounts) seal(accountID int64, secret string) ([]byte, error) {
+// seal encrypts an authenticator key for one login: nonce || sealed.
+func (a *Accounts) seal(w Who, secret string) ([]byte, error) {
 	g, err := a.aead()
 	if err != nil {
 		return nil, err
 	}
 	nonce := make([]byte, g.NonceSize())
 	_, _ = rand.Read(nonce)
-	return g.Seal(nonce, nonce, []byte(secret), sealData(accountID)), nil
+	return g.Seal(nonce, nonce, []byte(secret), w.sealData()), nil
 }
 
 // unseal opens what seal made. Errors: ErrNoSecretKey (no key, or not
-// the key that sealed it).
-func (a *Accounts) unseal(accountID int64, sealed []byte) (string, error) {
+// the key that sealed it, or sealed for another login).
+func (a *Accounts) unseal(w Who, sealed []byte) (string, error) {
 	g, err := a.aead()
 	if err != nil {
 		return "", err
@@ -97,7 +94,7 @@ func (a *Accounts) unseal(accountID int64, sealed []byte) (string, error) {
 	if len(sealed) < g.NonceSize() {
 		return "", ErrNoSecretKey
 	}
-	plain, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], sealData(accountID))
+	plain, err := g.Open(nil, sealed[:g.NonceSize()], sealed[g.NonceSize():], w.sealData())
 	if err != nil {
 		return "", ErrNoSecretKey
 	}
@@ -115,26 +112,27 @@ type TOTPSetup struct {
 	PNG []byte // the QR code
 }
 
-// BeginTOTP makes a new authenticator key for the account and keeps it,
-// sealed, as pending: two-factor login is not on until EnableTOTP checks
-// a code of it. Errors: ErrNoSecretKey, ErrTOTPOn, ErrNotFound.
-func (a *Accounts) BeginTOTP(ctx context.Context, accountID int64) (*TOTPSetup, error) {
-	u, err := a.Get(ctx, accountID)
+// BeginTOTP makes a new authenticator key for the login (the owner or a
+// member) and keeps it, sealed, as pending: two-factor login is not on
+// until EnableTOTP checks a code of it. Errors: ErrNoSecretKey,
+// ErrTOTPOn, ErrNotFound.
+func (a *Accounts) BeginTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
+	l, err := a.loginOf(ctx, w)
 	if err != nil {
 		return nil, err
 	}
-	if u.TwoFactor() {
+	if l.TwoFactor() {
 		return nil, ErrTOTPOn
 	}
-	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Herald", AccountName: u.Email, Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
+	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Herald", AccountName: l.Email, Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := a.seal(accountID, key.Secret())
+	sealed, err := a.seal(w, key.Secret())
 	if err != nil {
 		return nil, err
 	}
-	if err := a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_pending = ? WHERE id = ?", sealed, accountID).Error; err != nil {
+	if err := w.update(a.db.W.WithContext(ctx), map[string]any{"totp_pending": sealed}); err != nil {
 		return nil, err
 	}
 	return setupOf(key)
@@ -142,22 +140,22 @@ func (a *Accounts) BeginTOTP(ctx context.Context, accountID int64) (*TOTPSetup, 
 
 // PendingTOTP returns the key being set up (BeginTOTP), to show it again.
 // Errors: ErrNotFound (none pending), ErrNoSecretKey, ErrTOTPOn.
-func (a *Accounts) PendingTOTP(ctx context.Context, accountID int64) (*TOTPSetup, error) {
-	u, err := a.Get(ctx, accountID)
+func (a *Accounts) PendingTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
+	l, err := a.loginOf(ctx, w)
 	if err != nil {
 		return nil, err
 	}
-	if u.TwoFactor() {
+	if l.TwoFactor() {
 		return nil, ErrTOTPOn
 	}
-	if len(u.TOTPPending) == 0 {
+	if len(l.TOTPPending) == 0 {
 		return nil, ErrNotFound
 	}
-	secret, err := a.unseal(u.ID, u.TOTPPending)
+	secret, err := a.unseal(w, l.TOTPPending)
 	if err != nil {
 		return nil, err
 	}
-	key, err := otp.NewKeyFromURL(keyURI(u.Email, secret))
+	key, err := otp.NewKeyFromURL(keyURI(l.Email, secret))
 	if err != nil {
 		return nil, err
 	}
@@ -189,27 +187,28 @@ func keyURI(email, secret string) string {
 	return u.String()
 }
 
-// EnableTOTP turns two-factor login on once code is a current code of the
-// pending key, and ends every session of the account. A wrong code counts as a failed login of the address and
-// the IP (their delays refuse it while they run).
+// EnableTOTP turns two-factor login of the login on once code is a
+// current code of the pending key, and ends every session of that login
+// (not the account's other logins'). A wrong code counts as a failed
+// login of the address and the IP (their delays refuse it while they run).
 // Errors: ErrNotFound (nothing pending), ErrNoSecretKey, ErrTOTPOn,
 // validation (code), rate limited.
-func (a *Accounts) EnableTOTP(ctx context.Context, accountID int64, code, ip string) error {
-	u, err := a.Get(ctx, accountID)
+func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error {
+	l, err := a.loginOf(ctx, w)
 	if err != nil {
 		return err
 	}
-	if u.TwoFactor() {
+	if l.TwoFactor() {
 		return ErrTOTPOn
 	}
-	if len(u.TOTPPending) == 0 {
+	if len(l.TOTPPending) == 0 {
 		return ErrNotFound
 	}
-	secret, err := a.unseal(u.ID, u.TOTPPending)
+	secret, err := a.unseal(w, l.TOTPPending)
 	if err != nil {
 		return err
 	}
-	t, byEmail, byIP := a.loginThrottle(u.Email, ip)
+	t, byEmail, byIP := a.loginThrottle(l.Email, ip)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
 	}
@@ -220,9 +219,11 @@ func (a *Accounts) EnableTOTP(ctx context.Context, accountID int64, code, ip str
 		}
 		return Invalid("code", msgWrongCode)
 	}
+	table, where, args := w.row()
 	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec("UPDATE users SET totp_secret = totp_pending, totp_pending = NULL, totp_last_step = ?, updated_at = ? WHERE id = ? AND totp_pending = ?",
-			step, models.Now(), accountID, u.TOTPPending)
+		// Only while the key checked is still the pending one.
+		res := tx.Table(table).Where(where, args...).Where("totp_pending = ?", l.TOTPPending).
+			Updates(map[string]any{"totp_secret": gorm.Expr("totp_pending"), "totp_pending": nil, "totp_last_step": step})
 		if res.Error != nil {
 			return res.Error
 		}
@@ -231,25 +232,25 @@ func (a *Accounts) EnableTOTP(ctx context.Context, accountID int64, code, ip str
 		}
 		// Sessions opened with the password alone (a stolen one among
 		// them, maybe) end; the caller starts a fresh one for the person.
-		return tx.Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
+		return w.endSessions(tx)
 	})
 }
 
-// DisableTOTP turns two-factor login off, given the account's password. A
-// wrong password counts as a failed login. Errors: ErrNotFound,
-// validation (current_password), rate limited.
-func (a *Accounts) DisableTOTP(ctx context.Context, accountID int64, password, ip string) error {
-	u, err := a.Get(ctx, accountID)
+// DisableTOTP turns two-factor login of the login off, given its
+// password. A wrong password counts as a failed login. Errors:
+// ErrNotFound, validation (current_password), rate limited.
+func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) error {
+	l, err := a.loginOf(ctx, w)
 	if err != nil {
 		return err
 	}
-	t, byEmail, byIP := a.loginThrottle(u.Email, ip)
+	t, byEmail, byIP := a.loginThrottle(l.Email, ip)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
 	}
 	p := Problems{}
 	if p.required("current_password", password) &&
-		bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
+		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(password)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
 		}
@@ -258,32 +259,32 @@ func (a *Accounts) DisableTOTP(ctx context.Context, accountID int64, password, i
 	if err := p.Err(); err != nil {
 		return err
 	}
-	return a.clearTOTP(ctx, accountID)
+	return a.clearTOTP(ctx, w)
 }
 
-// ResetTOTP turns two-factor login off without the password, for an owner
-// who lost their authenticator (`herald account reset-2fa`).
-// Errors: ErrNotFound.
-func (a *Accounts) ResetTOTP(ctx context.Context, email string) (*models.User, error) {
-	u, err := a.ByEmail(ctx, email)
+// ResetTOTP turns two-factor login of the login of email (an account's
+// owner or a member) off without the password, for a person who lost
+// their authenticator (`herald account reset-2fa`), and returns the
+// login. Errors: ErrNotFound.
+func (a *Accounts) ResetTOTP(ctx context.Context, email string) (Who, error) {
+	l, err := a.loginByEmail(ctx, email)
 	if err != nil {
-		return nil, err
+		return Who{}, err
 	}
-	return u, a.clearTOTP(ctx, u.ID)
+	return l.Who, a.clearTOTP(ctx, l.Who)
 }
 
-func (a *Accounts) clearTOTP(ctx context.Context, accountID int64) error {
-	return a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_secret = NULL, totp_pending = NULL, updated_at = ? WHERE id = ?",
-		models.Now(), accountID).Error
+func (a *Accounts) clearTOTP(ctx context.Context, w Who) error {
+	return w.update(a.db.W.WithContext(ctx), map[string]any{"totp_secret": nil, "totp_pending": nil})
 }
 
-// CodeInput is the second step of a login to an account with two-factor
-// login on, after its password was checked (Login).
+// CodeInput is the second step of a login with two-factor login on,
+// after its password was checked (SignIn).
 type CodeInput struct {
-	AccountID int64
-	Code      string
-	IP        string
-	Known     bool // as LoginInput.Known
+	Who   // the login whose password was right
+	Code  string
+	IP    string
+	Known bool // as LoginInput.Known
 }
 
 // LoginCode checks the code of the second step. A code is accepted once,
@@ -291,43 +292,45 @@ type CodeInput struct {
 // accepted. A wrong code counts as a failed login of the address and the
 // IP, with the same delays; a right one clears the address's delay.
 // Errors: validation (code), rate limited, ErrNoSecretKey (the server
-// cannot open the account's key), ErrNotFound.
-func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) (*models.User, error) {
-	u, err := a.Get(ctx, in.AccountID)
+// cannot open the login's key), ErrNotFound.
+func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
+	l, err := a.loginOf(ctx, in.Who)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	t, byEmail, byIP := a.loginThrottle(u.Email, in.IP)
+	t, byEmail, byIP := a.loginThrottle(l.Email, in.IP)
 	checked := []throttleKey{byIP}
 	if !in.Known {
 		checked = append(checked, byEmail)
 	}
 	if err := a.throttled(ctx, t, checked...); err != nil {
-		return nil, err
+		return err
 	}
-	if !u.TwoFactor() { // turned off in between: the password was enough
-		return u, t.clear(ctx, byEmail)
+	if !l.TwoFactor() { // turned off in between: the password was enough
+		return t.clear(ctx, byEmail)
 	}
-	secret, err := a.unseal(u.ID, u.TOTPSecret)
+	secret, err := a.unseal(in.Who, l.TOTPSecret)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	step, ok := matchCode(secret, in.Code, a.clock(), u.TOTPLastStep)
+	step, ok := matchCode(secret, in.Code, a.clock(), l.TOTPLastStep)
 	if ok {
 		// Only one use of the step wins, even on two processes at once.
-		res := a.db.W.WithContext(ctx).Exec("UPDATE users SET totp_last_step = ? WHERE id = ? AND totp_last_step < ?", step, u.ID, step)
+		table, where, args := in.Who.row()
+		res := a.db.W.WithContext(ctx).Table(table).Where(where, args...).Where("totp_last_step < ?", step).
+			Update("totp_last_step", step)
 		if res.Error != nil {
-			return nil, res.Error
+			return res.Error
 		}
 		ok = res.RowsAffected == 1
 	}
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, Invalid("code", msgWrongCode)
+		return Invalid("code", msgWrongCode)
 	}
-	return u, t.clear(ctx, byEmail)
+	return t.clear(ctx, byEmail)
 }
 
 // loginThrottle is the throttle and the keys of a login to email from ip.

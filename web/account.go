@@ -26,7 +26,7 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 		User: u, CSRF: csrf(c), Member: member(c), Role: actor(c).Role.Label(), Admin: can(c, service.ActSettings),
 		TimeZone:  account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
 		Password:  account.PasswordForm{CSRF: csrf(c)},
-		TwoFactor: account.TwoFactorForm{On: u.TwoFactor(), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},
+		TwoFactor: account.TwoFactorForm{On: service.TwoFactorOn(u, member(c)), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},
 	}
 	blocks, err := w.svc.Checklist.Blocks(c.UserContext(), u.ID)
 	if err != nil {
@@ -48,20 +48,15 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	return d, err
 }
 
-// changePassword sets a new password; every session of the account ends
-// (service.Accounts.ChangePassword) and this browser goes on in a fresh
+// changePassword sets a new password of the person (the owner or a
+// member); every session of that login ends (service.Accounts.ChangePassword) and this browser goes on in a fresh
 // one. Errors of the form are shown in it (422).
 func (w *Web) changePassword(c *fiber.Ctx) error {
 	in := service.PasswordChange{
 		Current: formValue(c, "current_password"), Password: formValue(c, "password"),
 		Confirmation: formValue(c, "password_confirmation"), IP: w.clientIP(c),
 	}
-	var err error
-	if m := member(c); m != nil {
-		err = w.svc.Accounts.ChangeMemberPassword(c.UserContext(), accountID(c), m.ID, in)
-	} else {
-		err = w.svc.Accounts.ChangePassword(c.UserContext(), accountID(c), in)
-	}
+	err := w.svc.Accounts.ChangePassword(c.UserContext(), who(c), in)
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
 		d, derr := w.accountData(c)
 		if derr != nil {
@@ -78,7 +73,7 @@ func (w *Web) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startMemberSession(c, accountID(c), actor(c).MemberID); err != nil {
+	if _, err := w.startSession(c, who(c)); err != nil {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Your password has been changed. Every other session has been logged out.")

@@ -22,10 +22,11 @@ import (
 
 // Keys of the cookie session between a login's password and its code.
 const (
-	keyCodeUser  = "code_uid"   // the account whose password was right
-	keyCodeUntil = "code_until" // Unix seconds after which the step expires
-	keyCodeNext  = "code_next"  // where to go after login
-	keyCodeEmail = "code_email"
+	keyCodeUser   = "code_uid"   // the account whose password was right
+	keyCodeMember = "code_mid"   // and the member of it (absent: its owner)
+	keyCodeUntil  = "code_until" // Unix seconds after which the step expires
+	keyCodeNext   = "code_next"  // where to go after login
+	keyCodeEmail  = "code_email"
 
 	// codeStep is how long the code step waits after the password.
 	codeStep = 5 * time.Minute
@@ -40,31 +41,33 @@ func (w *Web) signupGate(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// askCode keeps, in the signed and encrypted cookie, that the account's
-// password was right, and sends the browser to the code step. No
-// server-side session exists until the code checks.
-func (w *Web) askCode(c *fiber.Ctx, accountID int64, email, next string) error {
+// askCode keeps, in the signed and encrypted cookie, that the login's
+// password was right (the owner's or a member's), and sends the browser
+// to the code step. No server-side session exists until the code checks.
+func (w *Web) askCode(c *fiber.Ctx, id service.Who, email, next string) error {
 	s := sess(c)
-	s.set(keyCodeUser, strconv.FormatInt(accountID, 10))
+	s.set(keyCodeUser, strconv.FormatInt(id.AccountID, 10))
+	s.set(keyCodeMember, strconv.FormatInt(id.MemberID, 10))
 	s.set(keyCodeUntil, strconv.FormatInt(time.Now().Add(codeStep).Unix(), 10))
 	s.set(keyCodeNext, next)
 	s.set(keyCodeEmail, email)
 	return c.Redirect("/login/code", fiber.StatusSeeOther)
 }
 
-// codePending returns the account waiting for its code, 0 when none is or
-// the step expired.
-func codePending(s *session) int64 {
+// codePending returns the login waiting for its code; its AccountID is 0
+// when none is or the step expired.
+func codePending(s *session) service.Who {
 	id, _ := strconv.ParseInt(s.str(keyCodeUser), 10, 64)
+	mid, _ := strconv.ParseInt(s.str(keyCodeMember), 10, 64)
 	until, _ := strconv.ParseInt(s.str(keyCodeUntil), 10, 64)
 	if id == 0 || time.Now().Unix() > until {
-		return 0
+		return service.Who{}
 	}
-	return id
+	return service.Who{AccountID: id, MemberID: mid}
 }
 
 func (w *Web) loginCodePage(c *fiber.Ctx) error {
-	if codePending(sess(c)) == 0 {
+	if codePending(sess(c)).AccountID == 0 {
 		return c.Redirect("/login", fiber.StatusSeeOther)
 	}
 	return page(c, fiber.StatusOK, "Log in", "", auth.LoginCode(auth.CodeForm{CSRF: csrf(c)}))
@@ -72,17 +75,17 @@ func (w *Web) loginCodePage(c *fiber.Ctx) error {
 
 // loginCode checks the second step's code (service.Accounts.LoginCode:
 // once each, one step of drift, wrong codes throttled as failed logins)
-// and logs the account in.
+// and logs the login in (the owner or a member).
 func (w *Web) loginCode(c *fiber.Ctx) error {
 	s := sess(c)
 	id := codePending(s)
-	if id == 0 {
+	if id.AccountID == 0 {
 		w.flash(c, views.FlashError, "The login took too long. Enter your password again.")
 		return c.Redirect("/login", fiber.StatusSeeOther)
 	}
 	email := s.str(keyCodeEmail)
-	u, err := w.svc.Accounts.LoginCode(c.UserContext(), service.CodeInput{
-		AccountID: id, Code: formValue(c, "code"), IP: w.clientIP(c), Known: s.knows(email),
+	err := w.svc.Accounts.LoginCode(c.UserContext(), service.CodeInput{
+		Who: id, Code: formValue(c, "code"), IP: w.clientIP(c), Known: s.knows(email),
 	})
 	if err != nil {
 		f := auth.CodeForm{CSRF: csrf(c)}
@@ -100,10 +103,10 @@ func (w *Web) loginCode(c *fiber.Ctx) error {
 		return page(c, statusOf(err), "Log in", "", auth.LoginCode(f))
 	}
 	next := s.str(keyCodeNext)
-	if _, err := w.startSession(c, u.ID); err != nil { // forgets the code step
+	if _, err := w.startSession(c, id); err != nil { // forgets the code step
 		return err
 	}
-	s.remember(u.Email)
+	s.remember(email)
 	if next == "" {
 		next = "/dashboard"
 	}
@@ -114,7 +117,8 @@ func (w *Web) forgotPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Reset your password", "", auth.Forgot(auth.ForgotForm{CSRF: csrf(c)}))
 }
 
-// forgot mails a reset link when the address has an account; the answer
+// forgot mails a reset link when the address is a login (an account's
+// owner or a member); the answer
 // is the same page either way (service.Accounts.RequestPasswordReset).
 func (w *Web) forgot(c *fiber.Ctx) error {
 	email := strings.TrimSpace(formValue(c, "email"))
@@ -145,8 +149,8 @@ func (w *Web) resetPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Choose a new password", "", auth.Reset(f))
 }
 
-// reset sets the new password; every session of the account ends, this
-// browser's too, and the person logs in with it (and their code, when
+// reset sets the new password; every session of that login ends (not the
+// account's other logins'), this browser's too, and the person logs in with it (and their code, when
 // two-factor login is on).
 func (w *Web) reset(c *fiber.Ctx) error {
 	token := strings.Clone(c.Params("token"))
@@ -167,14 +171,15 @@ func (w *Web) reset(c *fiber.Ctx) error {
 	s := sess(c)
 	s.logout()
 	csrfToken(c, s)
-	w.flash(c, views.FlashSuccess, "Your password has been set, and every session of the account has ended. Log in with the new password.")
+	w.flash(c, views.FlashSuccess, "Your password has been set, and every session of this login has ended. Log in with the new password.")
 	return c.Redirect("/login", fiber.StatusSeeOther)
 }
 
-// twoFactorSetup makes a new key and shows it (two-factor login is on
+// twoFactorSetup makes a new key of the person (the owner or a member)
+// and shows it (two-factor login is on
 // only once a code of it checks).
 func (w *Web) twoFactorSetup(c *fiber.Ctx) error {
-	_, err := w.svc.Accounts.BeginTOTP(c.UserContext(), accountID(c))
+	_, err := w.svc.Accounts.BeginTOTP(c.UserContext(), who(c))
 	if errors.Is(err, service.ErrTOTPOn) || errors.Is(err, service.ErrNoSecretKey) {
 		w.flash(c, views.FlashError, err.(*service.Error).Message)
 		return c.Redirect("/account", fiber.StatusSeeOther)
@@ -200,7 +205,7 @@ func (w *Web) twoFactorPage(c *fiber.Ctx) error {
 // setupData is the set-up page of the pending key; nil when none is
 // pending (or two-factor login is on already).
 func (w *Web) setupData(c *fiber.Ctx) (*account.Setup, error) {
-	st, err := w.svc.Accounts.PendingTOTP(c.UserContext(), accountID(c))
+	st, err := w.svc.Accounts.PendingTOTP(c.UserContext(), who(c))
 	if service.IsNotFound(err) || errors.Is(err, service.ErrTOTPOn) || errors.Is(err, service.ErrNoSecretKey) {
 		return nil, nil
 	}
@@ -211,9 +216,9 @@ func (w *Web) setupData(c *fiber.Ctx) (*account.Setup, error) {
 }
 
 // twoFactorEnable turns two-factor login on when the code checks; every
-// session of the account ends and this browser goes on in a fresh one.
+// session of the login ends and this browser goes on in a fresh one.
 func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
-	err := w.svc.Accounts.EnableTOTP(c.UserContext(), accountID(c), formValue(c, "code"), w.clientIP(c))
+	err := w.svc.Accounts.EnableTOTP(c.UserContext(), who(c), formValue(c, "code"), w.clientIP(c))
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
 		d, derr := w.setupData(c)
 		if derr != nil {
@@ -236,7 +241,7 @@ func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startSession(c, accountID(c)); err != nil {
+	if _, err := w.startSession(c, who(c)); err != nil {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Two-factor login is on. From now on, logging in asks for a code of your authenticator app. Every other session has been logged out.")
@@ -245,7 +250,7 @@ func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 
 // twoFactorOff turns two-factor login off, given the password.
 func (w *Web) twoFactorOff(c *fiber.Ctx) error {
-	err := w.svc.Accounts.DisableTOTP(c.UserContext(), accountID(c), formValue(c, "current_password"), w.clientIP(c))
+	err := w.svc.Accounts.DisableTOTP(c.UserContext(), who(c), formValue(c, "current_password"), w.clientIP(c))
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
 		d, derr := w.accountData(c)
 		if derr != nil {

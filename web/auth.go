@@ -80,21 +80,16 @@ func safeNext(next string) string {
 // own: Fiber reuses the bytes after the handler.
 func formValue(c *fiber.Ctx, name string) string { return strings.Clone(c.FormValue(name)) }
 
-// startSession logs the account in on a fresh session: a new server-side
-// session (so a session id planted before login is worthless), a new
-// cookie session and CSRF token. The session the browser had is ended.
-func (w *Web) startSession(c *fiber.Ctx, accountID int64) (*session, error) {
-	return w.startMemberSession(c, accountID, 0)
-}
-
-// startMemberSession is startSession for a member of the account (0: its
-// owner).
-func (w *Web) startMemberSession(c *fiber.Ctx, accountID, memberID int64) (*session, error) {
+// startSession logs a login (the account's owner or a member) in on a
+// fresh session: a new server-side session (so a session id planted
+// before login is worthless), a new cookie session and CSRF token. The
+// session the browser had is ended.
+func (w *Web) startSession(c *fiber.Ctx, id service.Who) (*session, error) {
 	s := sess(c)
 	if err := w.svc.Sessions.End(c.UserContext(), s.str(keySession)); err != nil {
 		return nil, err
 	}
-	token, err := w.svc.Sessions.StartMember(c.UserContext(), accountID, memberID)
+	token, err := w.svc.Sessions.StartMember(c.UserContext(), id.AccountID, id.MemberID)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +106,8 @@ func (w *Web) loginPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Log in", "", auth.Login(f))
 }
 
-// login checks the password; an account with two-factor login on goes on
+// login checks the password; a login (the owner's or a member's) with
+// two-factor login on goes on
 // to the code step (loginCode) before any session starts. The service slows failures down per address
 // and per client IP (429 with Retry-After while a delay runs); authLimit
 // caps the tries of one IP a minute.
@@ -132,15 +128,14 @@ func (w *Web) login(c *fiber.Ctx) error {
 		}
 		return page(c, statusOf(err), "Log in", "", auth.Login(f))
 	}
-	if m == nil && u.TwoFactor() {
-		return w.askCode(c, u.ID, u.Email, f.Next)
-	}
-	var memberID int64
 	email := u.Email
 	if m != nil {
-		memberID, email = m.ID, m.Email
+		email = m.Email
 	}
-	s, err := w.startMemberSession(c, u.ID, memberID)
+	if service.TwoFactorOn(u, m) {
+		return w.askCode(c, service.WhoOf(u, m), email, f.Next)
+	}
+	s, err := w.startSession(c, service.WhoOf(u, m))
 	if err != nil {
 		return err
 	}
@@ -187,7 +182,7 @@ func (w *Web) signup(c *fiber.Ctx) error {
 
 // welcome logs a new account in and shows its keys once.
 func (w *Web) welcome(c *fiber.Ctx, u *models.User, keys service.Keys) error {
-	s, err := w.startSession(c, u.ID)
+	s, err := w.startSession(c, service.Owner(u.ID))
 	if err != nil {
 		return err
 	}

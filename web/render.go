@@ -56,6 +56,12 @@ func accountID(c *fiber.Ctx) int64 {
 	return 0
 }
 
+// who is the logged-in login: the account's owner or a member (its own
+// password, sessions and two-factor login).
+func who(c *fiber.Ctx) service.Who {
+	return service.Who{AccountID: accountID(c), MemberID: actor(c).MemberID}
+}
+
 // pageOf builds what the layout needs. With pop, the session's flash
 // message is taken (shown once).
 func pageOf(c *fiber.Ctx, title, nav string, pop bool) views.Page {

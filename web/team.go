@@ -188,7 +188,7 @@ func (w *Web) acceptInvitation(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	s, err := w.startMemberSession(c, m.UserID, m.ID)
+	s, err := w.startSession(c, service.Who{AccountID: m.UserID, MemberID: m.ID})
 	if err != nil {
 		return err
 	}

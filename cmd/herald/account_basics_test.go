@@ -90,12 +90,12 @@ func TestAccountResetCommands(t *testing.T) {
 	}
 
 	// reset-2fa turns two-factor login off.
-	st, err := svc.Accounts.BeginTOTP(ctx, u.ID)
+	st, err := svc.Accounts.BeginTOTP(ctx, service.Owner(u.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	code, _ := totp.GenerateCode(st.Key, time.Now())
-	if err := svc.Accounts.EnableTOTP(ctx, u.ID, code, ""); err != nil {
+	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(u.ID), code, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(ctx, []string{"herald", "account", "reset-2fa", "--email", "ann@example.com"}, env, io.Discard); err != nil {
@@ -129,5 +129,79 @@ func TestServeSignupOff(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), `href="/signup"`) || !strings.Contains(string(body), `href="/login/forgot"`) {
 		t.Fatalf("login page: %d\n%.2000s", resp.StatusCode, body)
+	}
+}
+
+// `herald account reset-password` and `reset-2fa` take a team member's
+// address too: they set that member's password (ending its sessions,
+// not the owner's) and turn its two-factor login off.
+func TestAccountResetCommandsMember(t *testing.T) {
+	dsn := dbtest.DSN(t)
+	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
+	ctx := context.Background()
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "ann@example.com", "--password", "test-passphrase-9", "--name", "Ann"}, env, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	svc := newService(t, db, service.Config{SecretKey: strings.Repeat("k", 32), BaseURL: "http://herald.test"})
+	u, _ := svc.Accounts.ByEmail(ctx, "ann@example.com")
+	if _, err := svc.Team.Invite(ctx, u.ID, "bob@example.com", service.RoleEditor); err != nil {
+		t.Fatal(err)
+	}
+	link := outboxLink(t, db, "http://herald.test", "bob@example.com", "You are invited to Ann on Herald", "/invitations/")
+	bob, err := svc.Team.Accept(ctx, link[strings.LastIndex(link, "/")+1:], service.AcceptInput{Name: "Bob", Password: "bobs-passphrase-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _ := svc.Sessions.Start(ctx, u.ID)
+	member, _ := svc.Sessions.StartMember(ctx, u.ID, bob.ID)
+
+	var out bytes.Buffer
+	if err := run(ctx, []string{"herald", "account", "reset-password", "--email", "bob@example.com"}, env, &out); err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\(shown once\): (\S+)`).FindStringSubmatch(out.String())
+	if m == nil || !strings.Contains(out.String(), "Every session of this team member has ended") {
+		t.Fatalf("printed %q", out.String())
+	}
+	if _, mm, err := svc.Accounts.SignIn(ctx, service.LoginInput{Email: "bob@example.com", Password: m[1]}); err != nil || mm == nil || mm.ID != bob.ID {
+		t.Fatalf("the printed password: %v", err)
+	}
+	if _, err := svc.Sessions.Check(ctx, member); !service.IsNotFound(err) {
+		t.Fatalf("the member's session after reset-password: %v", err)
+	}
+	if _, err := svc.Sessions.Check(ctx, owner); err != nil {
+		t.Fatalf("the owner's session ended: %v", err)
+	}
+	if _, err := svc.Accounts.Login(ctx, service.LoginInput{Email: "ann@example.com", Password: "test-passphrase-9"}); err != nil {
+		t.Fatalf("the owner's password changed: %v", err)
+	}
+
+	// reset-2fa turns the member's two-factor login off, not the owner's.
+	who := service.Who{AccountID: u.ID, MemberID: bob.ID}
+	for _, w := range []service.Who{who, service.Owner(u.ID)} {
+		st, err := svc.Accounts.BeginTOTP(ctx, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ := totp.GenerateCode(st.Key, time.Now())
+		if err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	if err := run(ctx, []string{"herald", "account", "reset-2fa", "--email", "Bob@example.com"}, env, &out); err != nil {
+		t.Fatal(err)
+	}
+	u2, mm, err := svc.Accounts.SignIn(ctx, service.LoginInput{Email: "bob@example.com", Password: m[1]})
+	if err != nil || mm == nil || mm.TwoFactor() {
+		t.Fatalf("the member's two-factor login still on: %v", err)
+	}
+	if !u2.TwoFactor() {
+		t.Fatal("reset-2fa of a member turned the owner's off")
 	}
 }

@@ -23,11 +23,13 @@ const usage = `usage:
   herald account create --email E --password P --name N
   herald account rotate-keys --email E
   herald account reset-password --email E [--password P]
-                                    set the password (a random one, printed
-                                    once, without --password); every session
-                                    of the account ends
+                                    set the password of a login, an account's
+                                    owner or a team member (a random one,
+                                    printed once, without --password); every
+                                    session of that login ends
   herald account reset-2fa --email E
-                                    turn two-factor login off (a lost phone)
+                                    turn two-factor login of a login (owner or
+                                    member) off (a lost phone)
   herald dkim create --email E --domain D
                                     make (or show) the account's DKIM key for a
                                     sending domain; prints its DNS TXT record`
@@ -252,26 +254,30 @@ func accountCmd(ctx context.Context, cfg config, args []string, stdout io.Writer
 		}
 		out = keysOut{u.ID, keys.PublicKey, keys.SecretKey}
 	case "reset-password":
-		pw, err := svc.Accounts.ResetPassword(ctx, *email, *password)
+		pw, who, err := svc.Accounts.ResetPassword(ctx, *email, *password)
 		if service.IsNotFound(err) {
-			return fmt.Errorf("no account with email %q", *email)
+			return fmt.Errorf("no account or team member with email %q", *email)
 		}
 		if err != nil {
 			return err
 		}
+		ended := "Every session of the account's owner has ended; its members stay logged in."
+		if who.MemberID != 0 {
+			ended = "Every session of this team member has ended; the account's other logins stay logged in."
+		}
 		if *password != "" {
-			fmt.Fprintf(stdout, "Password of %s set. Every session of the account has ended.\n", *email)
+			fmt.Fprintf(stdout, "Password of %s set. %s\n", *email, ended)
 			return nil
 		}
-		fmt.Fprintf(stdout, "New password of %s (shown once): %s\nEvery session of the account has ended.\n", *email, pw)
+		fmt.Fprintf(stdout, "New password of %s (shown once): %s\n%s\n", *email, pw, ended)
 		return nil
 	case "reset-2fa":
 		if _, err := svc.Accounts.ResetTOTP(ctx, *email); service.IsNotFound(err) {
-			return fmt.Errorf("no account with email %q", *email)
+			return fmt.Errorf("no account or team member with email %q", *email)
 		} else if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "Two-factor login of %s is off. Its owner logs in with the password alone and may set it up again.\n", *email)
+		fmt.Fprintf(stdout, "Two-factor login of %s is off. It logs in with the password alone and may set it up again.\n", *email)
 		return nil
 	default:
 		return fmt.Errorf("unknown account command %q\n%s", args[0], usage)

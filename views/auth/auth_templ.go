@@ -165,7 +165,7 @@ func Forgot(f ForgotForm) templ.Component {
 			templ_7745c5c3_Var4 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<section class=\"card auth-card\"><h1>Reset your password</h1><p class=\"lead\">Enter the address of your account: we mail it a link to choose a new password.</p><form id=\"forgot-form\" method=\"post\" action=\"/login/forgot\" novalidate>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<section class=\"card auth-card\"><h1>Reset your password</h1><p class=\"lead\">Enter the address you log in with (as an account's owner or as a team member): we mail it a link to choose a new password.</p><form id=\"forgot-form\" method=\"post\" action=\"/login/forgot\" novalidate>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -273,7 +273,7 @@ func Reset(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</strong>. Every browser logged in to the account will be logged out.</p><form id=\"reset-form\" method=\"post\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</strong>. Every browser logged in with this address will be logged out.</p><form id=\"reset-form\" method=\"post\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

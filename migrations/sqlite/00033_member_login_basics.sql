@@ -1,0 +1,26 @@
+-- +goose Up
+-- A member's password reset by mail and two-factor login (issue 15,
+-- parts 3 and 9): the same as the owner's, for each login of an account.
+--
+-- A reset link names the login it resets: the account's owner
+-- (member_id 0) or one of its members. Links are found by their token
+-- and deleted per login (user_id, member_id).
+ALTER TABLE password_resets ADD COLUMN member_id INTEGER NOT NULL DEFAULT 0;
+DROP INDEX password_resets_user;
+CREATE INDEX password_resets_login ON password_resets (user_id, member_id);
+
+-- A member's TOTP key, as users' (00025): sealed with a key derived from
+-- HERALD_SECRET_KEY, the associated data naming the account and the
+-- member, so a sealed key moved to another login does not open.
+ALTER TABLE members ADD COLUMN totp_secret BLOB;
+ALTER TABLE members ADD COLUMN totp_pending BLOB;
+ALTER TABLE members ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE members DROP COLUMN totp_last_step;
+ALTER TABLE members DROP COLUMN totp_pending;
+ALTER TABLE members DROP COLUMN totp_secret;
+DELETE FROM password_resets WHERE member_id <> 0;
+DROP INDEX password_resets_login;
+ALTER TABLE password_resets DROP COLUMN member_id;
+CREATE INDEX password_resets_user ON password_resets (user_id);
