@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"herald/models"
 )
 
 // Role is what a person may do on an account. Roles are ordered: each
@@ -83,6 +85,17 @@ var minimalRole = map[Action]Role{
 	ActKeys:          RoleAdmin,
 	ActTeam:          RoleAdmin,
 	ActAudit:         RoleAdmin,
+}
+
+// DraftAction is what saving cur as a draft does: preparing, unless cur
+// is armed (sent or scheduled by someone who may send), when turning it
+// back into a draft takes it off its schedule, which only those who may
+// send may do. cur nil: a new draft.
+func DraftAction(cur *models.SingleSend) Action {
+	if cur != nil && cur.Armed != 0 {
+		return ActSend
+	}
+	return ActPrepare
 }
 
 // Actions lists every action of the table.

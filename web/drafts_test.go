@@ -4,9 +4,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"herald/dbtest"
+	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/web"
 )
 
 // The compose page saves a draft: with only a name, or complete but not
@@ -73,5 +77,49 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 	wantRedirect(t, r, "/single-sends/"+utr)
 	if s.get(utr).SingleSendName == "Back" {
 		t.Fatal("a running send was changed into a draft")
+	}
+}
+
+// An editor saves drafts, but a send an admin scheduled is not turned
+// back into a draft by an editor (that would take it off its schedule):
+// refused with the reason, and the send stays scheduled.
+func TestEditorCannotUnscheduleBySavingADraft(t *testing.T) {
+	mem := &delivery.MemoryOutbox{}
+	a := newTestAppOn(t, dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem)}), web.Options{})
+	s := newSendSetupOn(t, a)
+	bob := joinTeam(t, a, mem, s.c, "bob@example.com", "editor")
+
+	form := s.form("Scheduled by the owner")
+	form.Set("schedule_type", "1")
+	form.Set("schedule_date", time.Now().Add(72*time.Hour).Format("2006-01-02"))
+	form.Set("schedule_time", "10:30")
+	r := s.c.hxPost("/single-sends", form)
+	wantStatus(t, r, http.StatusNoContent)
+	utr := strings.TrimPrefix(r.header.Get("HX-Redirect"), "/single-sends/")
+	if ss := s.get(utr); ss.Armed == 0 || service.IsDraft(ss) {
+		t.Fatalf("not scheduled: status %d armed %d", ss.Status, ss.Armed)
+	}
+
+	f := s.form("Changed by the editor")
+	f.Set("utr", utr)
+	bob.get("/single-sends/new")
+	r = bob.post("/single-sends/draft", f)
+	wantStatus(t, r, http.StatusForbidden)
+	if !strings.Contains(pageText(r), "Your role (Editor) may not start, schedule or delete sends") {
+		t.Fatalf("refusal: %q", pageText(r))
+	}
+	if ss := s.get(utr); ss.Armed == 0 || ss.SingleSendName != "Scheduled by the owner" {
+		t.Fatalf("the editor's draft changed the scheduled send: %q armed %d", ss.SingleSendName, ss.Armed)
+	}
+
+	// Its own drafts, new and saved again, are an editor's work.
+	r = bob.post("/single-sends/draft", s.form("Editor's idea"))
+	wantRedirect(t, r, "/single-sends/")
+	mine := strings.TrimPrefix(r.location(), "/single-sends/")
+	f = s.form("Editor's idea, again")
+	f.Set("utr", mine)
+	wantRedirect(t, bob.post("/single-sends/draft", f), "/single-sends/"+mine)
+	if ss := s.get(mine); !service.IsDraft(ss) || ss.SingleSendName != "Editor's idea, again" {
+		t.Fatalf("the editor's draft: %q status %d armed %d", ss.SingleSendName, ss.Status, ss.Armed)
 	}
 }

@@ -115,8 +115,13 @@ func newHookSetup(t *testing.T, opt web.WebhookOptions, twoSends bool) *hookSetu
 // contacts on an app with options, the outbox as its transport.
 func newSendSetupWith(t *testing.T, opt web.Options) *sendSetup {
 	t.Helper()
+	return newSendSetupOn(t, newTestApp(t, opt))
+}
+
+// newSendSetupOn is newSendSetupWith on an app of the test's own.
+func newSendSetupOn(t *testing.T, a *testApp) *sendSetup {
+	t.Helper()
 	ctx := context.Background()
-	a := newTestApp(t, opt)
 	c, acct := a.account("Ada", "ada@example.com")
 	s := &sendSetup{t: t, a: a, c: c, acct: acct}
 	snd, err := a.svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",

@@ -488,6 +488,11 @@ func (w *Web) saveDraft(c *fiber.Ctx) error {
 		if !singlesends.Editable(*cur) {
 			return w.sendLocked(c, cur)
 		}
+		// A scheduled send turned back into a draft leaves its schedule:
+		// an editor may not (service.DraftAction).
+		if err := w.svc.Team.Authorize(ctx, actor(c), service.DraftAction(cur), c.Method()+" "+c.Path()); err != nil {
+			return err
+		}
 	}
 	in, err := w.sendInput(ctx, acct, f, cur)
 	if err != nil && !isValidation(err) {
