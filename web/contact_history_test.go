@@ -79,7 +79,7 @@ func TestContactHistoryPage(t *testing.T) {
 	// the older herald's open as "first only", with the page's note.
 	kinds := func(n *html.Node) string {
 		var out []string
-		for _, e := range all(n, ".timeline-event") {
+		for _, e := range all(n, ".mail-event") {
 			out = append(out, attr(e, "data-kind")+"/"+attr(e, "data-machine")+"/"+attr(e, "data-ledger"))
 		}
 		return strings.Join(out, " ")
@@ -87,13 +87,13 @@ func TestContactHistoryPage(t *testing.T) {
 	if got := kinds(items[0]); got != "delivered/false/false open/true/false click/false/false" {
 		t.Errorf("newest timeline: %s", got)
 	}
-	if got := text(first(items[0], ".timeline-machine")); got != "machine" {
+	if got := text(first(items[0], ".mail-event-machine")); got != "machine" {
 		t.Errorf("machine mark %q", got)
 	}
-	if got := text(first(items[0], ".timeline-url")); got != link {
+	if got := text(first(items[0], ".mail-event-url")); got != link {
 		t.Errorf("link %q", got)
 	}
-	if first(items[0], ".timeline a") != nil || first(r.doc, "script") != nil || strings.Contains(r.body, "<script>alert") {
+	if first(items[0], ".mail-timeline a") != nil || first(r.doc, "script") != nil || strings.Contains(r.body, "<script>alert") {
 		t.Errorf("the clicked link is not shown as escaped text\n%s", r.body)
 	}
 	if got := kinds(items[1]); got != "delivered/false/false open/false/true" {
