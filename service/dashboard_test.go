@@ -485,6 +485,35 @@ func TestDashboardHumanFigures(t *testing.T) {
 			t.Fatalf("day %v: human opens %d, clicks %d, want %d", d.Day, d.HumanOpens, d.HumanClicks, want)
 		}
 	}
+	// dee: a person's click half a second before midnight (UTC), a
+	// scanner's on the other link half a second after: the take-back
+	// comes off the click's day, not the next.
+	midnight := ledger["dee@example.com"].SentAt.Time.UTC().Truncate(24 * time.Hour).Add(48 * time.Hour)
+	humanClicks := func() (before, after int64) {
+		t.Helper()
+		o := f.overview(f.acct)
+		for _, d := range o.Days {
+			switch {
+			case d.Day.Equal(midnight.Add(-24 * time.Hour)):
+				before = d.HumanClicks
+			case d.Day.Equal(midnight):
+				after = d.HumanClicks
+			}
+		}
+		return before, after
+	}
+	f.Set(midnight.Add(-500 * time.Millisecond))
+	click("dee@example.com", 0, personHit)
+	f.Set(midnight.Add(500 * time.Millisecond))
+	if b, a := humanClicks(); b != 1 || a != 0 {
+		t.Fatalf("before the scanner's click: %d human clicks before midnight, %d after", b, a)
+	}
+	click("dee@example.com", 1, scannerHit)
+	if b, a := humanClicks(); b != 0 || a != 0 {
+		t.Fatalf("after the take-back: %d human clicks before midnight, %d after", b, a)
+	}
+	f.Set(ledger["ann@example.com"].SentAt.Time.Add(4 * time.Hour))
+
 	// The page says the human rates, the raw ones beside.
 	var b strings.Builder
 	if err := dashboard.Page(dashboard.Data{Name: "Ann", Overview: o, Loc: time.UTC}).Render(f.ctx, &b); err != nil {

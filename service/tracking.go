@@ -258,12 +258,15 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		// written last in the transaction (see addDaily). A take-back
 		// lands on its click's day, which may be yesterday (2 s before
 		// midnight).
+		add := daily{k.daily: rawFirst, k.humanDaily: hf}
 		if takenBack > 0 {
-			if err := addDaily(tx, m.UserID, time.UnixMilli(takenBack), daily{k.humanDaily: -1}); err != nil {
+			if back := time.UnixMilli(takenBack); dayOf(back) == dayOf(now) {
+				add[k.humanDaily]--
+			} else if err := addDaily(tx, m.UserID, back, daily{k.humanDaily: -1}); err != nil {
 				return err
 			}
 		}
-		return addDaily(tx, m.UserID, now, daily{k.daily: rawFirst, k.humanDaily: hf})
+		return addDaily(tx, m.UserID, now, add)
 	})
 }
 
