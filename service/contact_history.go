@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"sort"
 
 	"herald/models"
 )
@@ -31,7 +32,64 @@ type ContactMail struct {
 	// is the variant's (issue 15).
 	Variant    int
 	ABSubjects models.StringArray
+	// Links are the send's tracked links (a click names one by index).
+	Links models.StringArray
+	// Events is the mail's timeline, oldest first (History): its
+	// delivery, each open and click (the first MaxMailEvents of them),
+	// its reports and its unsubscribe.
+	Events []MailEvent `gorm:"-"`
+	// MoreEvents is how many opens and clicks Events leaves out.
+	MoreEvents int `gorm:"-"`
 }
+
+// Kinds of a mail's timeline events (MailEvent.Kind).
+const (
+	MailDelivered   = "delivered" // the receiving server took it (sent_at)
+	MailRefused     = "refused"   // the receiving server refused it during the send (a hard bounce)
+	MailBlocked     = "blocked"   // refused by policy during the send (decisions.md 8)
+	MailFailed      = "failed"    // could not be sent
+	MailSkipped     = "skipped"   // left out of the send
+	MailWaiting     = "waiting"   // not sent yet
+	MailOpen        = "open"
+	MailClick       = "click"
+	MailSoftBounce  = "soft_bounce" // reported after the send
+	MailHardBounce  = "hard_bounce"
+	MailBlockReport = "block" // a policy refusal reported after the send
+	MailComplaint   = "complaint"
+	MailUnsubscribe = "unsubscribe"
+)
+
+// MailEvent is one event of a mail's timeline.
+type MailEvent struct {
+	Kind string
+	At   *models.Timestamp // nil: the ledger kept no time (a refusal during the send)
+	// Machine: an open or click the machine rules took for a machine's
+	// (a privacy proxy, a link scanner; docs/MACHINE_ACTIVITY.md).
+	Machine bool
+	// URL is a click's link as the send stored it (placeholders unfilled);
+	// "" when the send no longer has it.
+	URL string
+	// Ledger: only the first open or click is known, from the ledger's
+	// times: it was recorded before open and click rows named their
+	// message (migration 00031), so neither its repeats nor whether a
+	// machine made it are known.
+	Ledger bool
+	// A report's status code, diagnostic and source (dsn, arf, a
+	// provider's webhook …); an error of the send for a refusal.
+	Status, Diagnostic, Source string
+	// Via says how an unsubscribe came: "complaint", "mail" (to the
+	// List-Unsubscribe address) or "link" (the mail's link or preference
+	// page).
+	Via string
+}
+
+// MaxMailEvents caps the opens and clicks one mail's timeline lists: a
+// link scanner may click every few minutes for days.
+const MaxMailEvents = 50
+
+// eventOrder breaks ties between events of the same time.
+var eventOrder = map[string]int{MailDelivered: 0, MailRefused: 0, MailBlocked: 0, MailFailed: 0, MailSkipped: 0, MailWaiting: 0,
+	MailOpen: 1, MailClick: 2, MailSoftBounce: 3, MailBlockReport: 4, MailHardBounce: 5, MailComplaint: 6, MailUnsubscribe: 7}
 
 // Outcome names what became of the mail, the furthest it went: a
 // complaint or an unsubscribe outranks a click, a click an open, an open
@@ -68,9 +126,12 @@ func (m ContactMail) Outcome() string {
 const maxHistoryPage = 100
 
 // History returns up to n mails of the contact's address, newest first,
-// older than the ledger row before (0: from the newest). It reads the
-// ledger along its (email, id) index, scoped to the account. Errors:
-// ErrNotFound (not the account's contact).
+// older than the ledger row before (0: from the newest), each with its
+// timeline (Events). It reads the ledger along its (email, id) index,
+// scoped to the account, then the events of those mails in one query per
+// source: their open and click rows (send_events by message, at most
+// MaxMailEvents each) and their reports (feedback by account, address
+// and message). Errors: ErrNotFound (not the account's contact).
 func (s *Contacts) History(ctx context.Context, accountID, contactID, before int64, n int) ([]ContactMail, error) {
 	c, err := contact(ctx, s.db.R, accountID, contactID)
 	if err != nil {
@@ -80,7 +141,7 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 	q := s.db.R.WithContext(ctx).Table("send_messages AS m").
 		Select(`m.id, m.send_id, s.utr AS send_utr, s.single_send_name AS send_name, s.subject, s.automation_id, a.utr AS automation_utr, a.automation_name,
 			m.state, m.error, m.sent_at, m.opened_at, m.clicked_at, m.unsubscribed_at,
-			m.hard_bounced_at, m.soft_bounced_at, m.complained_at, m.variant, s.ab_subjects`).
+			m.hard_bounced_at, m.soft_bounced_at, m.complained_at, m.variant, s.ab_subjects, s.links`).
 		Joins("JOIN single_sends AS s ON s.id = m.send_id").
 		Joins("LEFT JOIN automations AS a ON a.id = s.automation_id").
 		Where("m.email = ? AND m.user_id = ?", c.Email, accountID)
@@ -96,5 +157,169 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 			out[i].Subject = out[i].ABSubjects[v-1]
 		}
 	}
+	if err := s.timelines(ctx, accountID, c.Email, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// mailActivity is an open or click row of one mail, with its place among
+// the mail's rows (rn, from 1 in time order) and their number.
+type mailActivity struct {
+	MessageID int64
+	Kind      int
+	Link      int
+	At        models.Timestamp
+	Human     int64
+	Machine   *int64
+	Rn, Total int
+}
+
+// timelines fills the Events of mails (one page of the contact's, all of
+// the account and its address email).
+func (s *Contacts) timelines(ctx context.Context, accountID int64, email string, mails []ContactMail) error {
+	if len(mails) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(mails))
+	for i, m := range mails {
+		ids[i] = m.ID
+	}
+	// Opens and clicks: the first MaxMailEvents rows of each mail in time
+	// order, through send_events_message; the ids are the account's (read
+	// above), so the rows are too.
+	var acts []mailActivity
+	if err := s.db.R.WithContext(ctx).Raw(`SELECT message_id, kind, link, at, human, machine, rn, total FROM (
+			SELECT message_id, kind, link, at, human, machine,
+				ROW_NUMBER() OVER (PARTITION BY message_id ORDER BY at, id) AS rn,
+				COUNT(*) OVER (PARTITION BY message_id) AS total
+			FROM send_events WHERE message_id IN ?) e
+		WHERE rn <= ? ORDER BY message_id, rn`, ids, MaxMailEvents).Scan(&acts).Error; err != nil {
+		return err
+	}
+	var reports []models.Feedback
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND email = ? AND message_id IN ?", accountID, email, ids).
+		Find(&reports).Error; err != nil {
+		return err
+	}
+	byMail := make(map[int64]*ContactMail, len(mails))
+	for i := range mails {
+		byMail[mails[i].ID] = &mails[i]
+	}
+	first := map[int64]models.Timestamp{} // each mail's first open or click row
+	for _, a := range acts {
+		m := byMail[a.MessageID]
+		if m == nil {
+			continue
+		}
+		if a.Rn == 1 {
+			first[a.MessageID] = a.At
+			m.MoreEvents = max(a.Total-MaxMailEvents, 0)
+		}
+		at := a.At
+		e := MailEvent{Kind: MailOpen, At: &at, Machine: a.Human == 0}
+		if a.Machine != nil {
+			e.Machine = *a.Machine != 0
+		}
+		if a.Kind == 2 {
+			e.Kind = MailClick
+			if a.Link >= 0 && a.Link < len(m.Links) {
+				e.URL = m.Links[a.Link]
+			}
+		}
+		m.Events = append(m.Events, e)
+	}
+	reported := map[int64]map[string]bool{}
+	for _, r := range reports {
+		if r.MessageID == nil || byMail[*r.MessageID] == nil {
+			continue
+		}
+		m := byMail[*r.MessageID]
+		if reported[m.ID] == nil {
+			reported[m.ID] = map[string]bool{}
+		}
+		reported[m.ID][r.Kind] = true
+		at := r.CreatedAt
+		e := MailEvent{At: &at, Status: r.StatusCode, Diagnostic: r.Diagnostic, Source: r.Source}
+		switch r.Kind {
+		case FeedbackHardBounce:
+			e.Kind = MailHardBounce
+		case FeedbackSoftBounce:
+			e.Kind = MailSoftBounce
+		case FeedbackComplaint:
+			e.Kind = MailComplaint
+		case FeedbackBlock:
+			e.Kind = MailBlockReport
+		default:
+			continue // an unsubscribe by mail: the ledger's unsubscribe below says it
+		}
+		m.Events = append(m.Events, e)
+	}
+	for i := range mails {
+		m := &mails[i]
+		rep := reported[m.ID]
+		m.Events = append(m.Events, ledgerEvents(m, first, rep)...)
+		sort.SliceStable(m.Events, func(a, b int) bool {
+			ea, eb := m.Events[a], m.Events[b]
+			if (ea.At == nil) != (eb.At == nil) {
+				return ea.At == nil
+			}
+			if ea.At != nil && !ea.At.Equal(eb.At.Time) {
+				return ea.At.Before(eb.At.Time)
+			}
+			return eventOrder[ea.Kind] < eventOrder[eb.Kind]
+		})
+	}
+	return nil
+}
+
+// ledgerEvents are the events of mail m that its ledger row tells: its
+// delivery (or what stopped it), its unsubscribe, the first open and
+// click recorded before open and click rows named their message (a row's
+// first open is earlier than its first named row, or it has none), and
+// reports the feedback log lacks (rep: the kinds it has).
+func ledgerEvents(m *ContactMail, first map[int64]models.Timestamp, rep map[string]bool) []MailEvent {
+	var out []MailEvent
+	switch m.State {
+	case models.MessageDelivered:
+		out = append(out, MailEvent{Kind: MailDelivered, At: m.SentAt})
+	case models.MessageBounced:
+		out = append(out, MailEvent{Kind: MailRefused, At: m.SentAt, Diagnostic: m.Error})
+	case models.MessageBlocked:
+		out = append(out, MailEvent{Kind: MailBlocked, At: m.SentAt, Diagnostic: m.Error})
+	case models.MessageFailed:
+		out = append(out, MailEvent{Kind: MailFailed, At: m.SentAt, Diagnostic: m.Error})
+	case models.MessageSkipped:
+		out = append(out, MailEvent{Kind: MailSkipped, Diagnostic: m.Error})
+	default:
+		out = append(out, MailEvent{Kind: MailWaiting})
+	}
+	f, named := first[m.ID]
+	for _, x := range []struct {
+		kind string
+		at   *models.Timestamp
+	}{{MailOpen, m.OpenedAt}, {MailClick, m.ClickedAt}} {
+		if x.at != nil && (!named || x.at.Before(f.Time)) {
+			out = append(out, MailEvent{Kind: x.kind, At: x.at, Ledger: true})
+		}
+	}
+	for _, x := range []struct {
+		kind, feedback string
+		at             *models.Timestamp
+	}{{MailSoftBounce, FeedbackSoftBounce, m.SoftBouncedAt}, {MailHardBounce, FeedbackHardBounce, m.HardBouncedAt}, {MailComplaint, FeedbackComplaint, m.ComplainedAt}} {
+		if x.at != nil && !rep[x.feedback] {
+			out = append(out, MailEvent{Kind: x.kind, At: x.at})
+		}
+	}
+	if m.UnsubscribedAt != nil {
+		via := "link"
+		switch {
+		case m.ComplainedAt != nil && !m.UnsubscribedAt.Before(m.ComplainedAt.Time):
+			via = "complaint" // a complaint puts the address on the global list
+		case rep[FeedbackUnsubscribe]:
+			via = "mail"
+		}
+		out = append(out, MailEvent{Kind: MailUnsubscribe, At: m.UnsubscribedAt, Via: via})
+	}
+	return out
 }

@@ -8,7 +8,7 @@ import (
 
 // The account's figures per UTC day (table account_daily) are kept where
 // the counters they mirror change, in the same transaction: a delivery
-// in Ledger.Record, an open or click in Tracking.count, an unsubscribe in
+// in Ledger.Record, an open or click (raw and human) in Tracking.count, an unsubscribe in
 // countUnsubscribe, a bounce or complaint in Feedback, a contact added
 // or removed in Contacts, ContactTypes and the import runner. So they
 // are exact (what rolls back is not counted) and the dashboard reads
@@ -29,6 +29,8 @@ const (
 	dailyBounces         = "bounces"
 	dailyOpens           = "opens"
 	dailyClicks          = "clicks"
+	dailyHumanOpens      = "human_opens"  // first opened by a person (issue 14's rules)
+	dailyHumanClicks     = "human_clicks" // first clicked by a person
 	dailyUnsubscribes    = "unsubscribes"
 	dailyComplaints      = "complaints"
 	dailyContactsAdded   = "contacts_added"
@@ -58,8 +60,8 @@ func addDaily(tx *gorm.DB, accountID int64, at time.Time, add daily) error {
 		return nil
 	}
 	cols := make([]string, 0, len(add))
-	for _, c := range []string{dailySent, dailyDelivered, dailyBounces, dailyOpens, dailyClicks, dailyUnsubscribes,
-		dailyComplaints, dailyContactsAdded, dailyContactsRemoved} {
+	for _, c := range []string{dailySent, dailyDelivered, dailyBounces, dailyOpens, dailyClicks, dailyHumanOpens, dailyHumanClicks,
+		dailyUnsubscribes, dailyComplaints, dailyContactsAdded, dailyContactsRemoved} {
 		if add[c] != 0 {
 			cols = append(cols, c)
 		}

@@ -35,8 +35,10 @@ type Day struct {
 	Sent            int64
 	Delivered       int64
 	Bounces         int64
-	Opens           int64
-	Clicks          int64
+	Opens           int64 // messages first opened that day (raw: proxies and scanners included)
+	Clicks          int64 // messages first clicked that day (raw)
+	HumanOpens      int64 // messages first opened by a person that day (docs/MACHINE_ACTIVITY.md)
+	HumanClicks     int64 // messages first clicked by a person that day
 	Unsubscribes    int64
 	Complaints      int64
 	ContactsAdded   int64
@@ -54,8 +56,10 @@ type RecentSend struct {
 	SentAt        time.Time
 	Triggered     int64
 	Delivered     int64
-	UniqueOpens   int64
+	UniqueOpens   int64 // raw, as the spec counts them
 	UniqueClicks  int64
+	HumanOpens    int64 // unique opens by people (human_unique_opens)
+	HumanClicks   int64 // unique clicks by people (human_unique_clicks)
 	Bounces       int64
 	Unsubscribes  int64
 	SpamReports   int64
@@ -115,6 +119,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	var rows []struct {
 		Day                                                   int64
 		Sent, Delivered, Bounces, Opens, Clicks, Unsubscribes int64
+		HumanOpens, HumanClicks                               int64
 		Complaints, ContactsAdded, ContactsRemoved            int64
 	}
 	if err := r.Table("account_daily").Where("user_id = ? AND day BETWEEN ? AND ?", accountID, first, today).
@@ -124,6 +129,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	for _, x := range rows {
 		d := &o.Days[x.Day-first]
 		d.Sent, d.Delivered, d.Bounces, d.Opens, d.Clicks = x.Sent, x.Delivered, x.Bounces, x.Opens, x.Clicks
+		d.HumanOpens, d.HumanClicks = x.HumanOpens, x.HumanClicks
 		d.Unsubscribes, d.Complaints, d.ContactsAdded, d.ContactsRemoved = x.Unsubscribes, x.Complaints, x.ContactsAdded, x.ContactsRemoved
 		t := &o.Total
 		t.Sent += x.Sent
@@ -131,6 +137,8 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		t.Bounces += x.Bounces
 		t.Opens += x.Opens
 		t.Clicks += x.Clicks
+		t.HumanOpens += x.HumanOpens
+		t.HumanClicks += x.HumanClicks
 		t.Unsubscribes += x.Unsubscribes
 		t.Complaints += x.Complaints
 		t.ContactsAdded += x.ContactsAdded
@@ -144,7 +152,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 
 	var sends []models.SingleSend
 	if err := r.Select("utr", "single_send_name", "automation_id", "status", "sent_at", "triggered", "delivered", "unique_opens",
-		"unique_clicks", "bounces", "unsubscribes", "spam_reports").
+		"unique_clicks", "human_unique_opens", "human_unique_clicks", "bounces", "unsubscribes", "spam_reports").
 		Where("user_id = ? AND deleted_at IS NULL AND sent_at IS NOT NULL", accountID).
 		Order("id DESC").Limit(recentSends).Find(&sends).Error; err != nil {
 		return nil, err
@@ -152,7 +160,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	for _, ss := range sends {
 		rs := RecentSend{Utr: ss.Utr, Name: ss.SingleSendName, Automation: ss.AutomationID != nil, Status: ss.Status,
 			Triggered: ss.Triggered, Delivered: ss.Delivered, UniqueOpens: ss.UniqueOpens, UniqueClicks: ss.UniqueClicks,
-			Bounces: ss.Bounces, Unsubscribes: ss.Unsubscribes, SpamReports: ss.SpamReports}
+			HumanOpens: ss.HumanUniqueOpens, HumanClicks: ss.HumanUniqueClicks, Bounces: ss.Bounces, Unsubscribes: ss.Unsubscribes, SpamReports: ss.SpamReports}
 		if !ss.SentAt.IsZero() {
 			rs.SentAt = ss.SentAt.Time
 		}

@@ -13,6 +13,9 @@ import (
 	"herald/migrations"
 	"herald/models"
 	"herald/service"
+	"herald/views/dashboard"
+
+	"golang.org/x/net/html"
 )
 
 // otherAccount is a second account of the fixture's service with its own
@@ -289,18 +292,37 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // days, as the live counting leaves: the table is dropped after a send,
 // its bounces, opens a day later, a complaint, an unsubscribe and a
 // deletion, and the migration applied again.
+//
+// Migration 00032 fills the human opens and clicks (issue 14's rules) the
+// same way: a proxy's open one day and the person's the next (the second
+// day has no other figure), a person's click, and a person's click that
+// a scanner's click on another link 1 s later takes back.
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	f := newSendFixture(t, true)
 	f.srv.Always("bad@example.com", 550)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "bad@example.com")
-	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
+	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.TemplateHTML = twoLinks
+	ss := f.create(in)
 	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	f.Advance(25 * time.Hour)
 	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
-	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+	eve := f.sentTo(ss.Utr, "eve@example.com")
+	if err := f.svc.Tracking.OpenHit(f.ctx, tokenOf(t, ann), appleProxyHit); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, bob), 0); err != nil {
+	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, bob), 0, personHit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, eve), 0, scannerHit); err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(time.Second)
+	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, eve), 1, scannerHit); err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(24 * time.Hour)
+	if err := f.svc.Tracking.OpenHit(f.ctx, tokenOf(t, ann), personHit); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
@@ -314,7 +336,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	}
 
 	type row struct {
-		UserID, Day, Sent, Delivered, Bounces, Opens, Clicks, Unsubscribes, Complaints, ContactsAdded, ContactsRemoved int64
+		UserID, Day, Sent, Delivered, Bounces, Opens, Clicks, HumanOpens, HumanClicks, Unsubscribes, Complaints, ContactsAdded, ContactsRemoved int64
 	}
 	read := func() []row {
 		t.Helper()
@@ -325,14 +347,21 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 		return rows
 	}
 	live := read()
-	if len(live) < 3 {
+	if len(live) < 4 {
 		t.Fatalf("live figures: %+v", live)
+	}
+	// The human figures are there to be filled: bob's click the day after
+	// the send (eve's taken back), ann's open the day after that, alone.
+	clickDay, openDay := live[len(live)-2], live[len(live)-1]
+	if clickDay.HumanClicks != 1 || clickDay.Clicks != 2 || clickDay.HumanOpens != 0 || clickDay.Opens != 1 ||
+		openDay != (row{UserID: f.acct, Day: clickDay.Day + 1, HumanOpens: 1}) {
+		t.Fatalf("live human figures: %+v", live)
 	}
 	w, err := f.svc.DB.W.DB()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"DROP TABLE account_daily", "DELETE FROM goose_db_version WHERE version_id = 23"} {
+	for _, q := range []string{"DROP TABLE account_daily", "DELETE FROM goose_db_version WHERE version_id IN (23, 32)"} {
 		if _, err := w.ExecContext(f.ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -368,4 +397,181 @@ func TestDashboardListsAutomationEmails(t *testing.T) {
 	if !o.Setup.Sent {
 		t.Fatal("an automation's email that went out does not tick the first send")
 	}
+}
+
+// twoLinks is a design with two tracked links (a scanner follows both).
+const twoLinks = `<html><body><p>Hello ((first_name))</p><a href="https://shop.example.com/a">A</a> <a href="https://shop.example.com/b?x=1&amp;y=<2>">B</a>` +
+	`<p>((sender_name)), ((sender_address))</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`
+
+// TestDashboardHumanFigures: proxies and a link scanner open and click
+// beside a person; the dashboard's human figures (the last sends' and the
+// days') count the person alone, exactly, and the raw ones everything, as
+// the send's own counters do. A scanner's first click, judged a person's
+// until it clicks a second link within 2 s, is taken back from the day.
+func TestDashboardHumanFigures(t *testing.T) {
+	f := newSendFixture(t, true)
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
+	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.TemplateHTML = twoLinks
+	ss := f.create(in)
+	ss = f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ledger := f.ledger(ss.ID)
+	tok := map[string]string{}
+	for _, m := range f.sent(ss.Utr) {
+		tok[m.To] = tokenOf(t, m)
+	}
+	at := func(email string, d time.Duration) { f.Set(ledger[email].SentAt.Time.Add(d)) }
+	open := func(email string, h service.Hit) {
+		t.Helper()
+		if err := f.svc.Tracking.OpenHit(f.ctx, tok[email], h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	click := func(email string, link int, h service.Hit) {
+		t.Helper()
+		if _, err := f.svc.Tracking.ClickHit(f.ctx, tok[email], link, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ann: Apple's proxy fetches the pixel at once, she opens and clicks
+	// an hour later, and again two hours later (unique: once).
+	at("ann@example.com", time.Second)
+	open("ann@example.com", appleProxyHit)
+	at("ann@example.com", time.Hour)
+	open("ann@example.com", personHit)
+	click("ann@example.com", 0, personHit)
+	at("ann@example.com", 3*time.Hour)
+	open("ann@example.com", personHit)
+	click("ann@example.com", 1, personHit)
+	// bob: Gmail's proxy opens; a scanner clicks both links 30 s after
+	// delivery, 1 s apart (the first click looks like a person's until the
+	// second); an hour later a scanner that says so clicks again.
+	at("bob@example.com", 2*time.Second)
+	open("bob@example.com", gmailProxyHit)
+	at("bob@example.com", 30*time.Second)
+	click("bob@example.com", 0, scannerHit)
+	at("bob@example.com", 31*time.Second)
+	click("bob@example.com", 1, scannerHit)
+	at("bob@example.com", time.Hour)
+	click("bob@example.com", 0, service.Hit{Method: "GET", UserAgent: "Mozilla/5.0 (compatible; Barracuda Sentinel)", IP: personHit.IP})
+	// cy: a HEAD request on the pixel. dee: nothing.
+	at("cy@example.com", time.Minute)
+	open("cy@example.com", service.Hit{Method: "HEAD", UserAgent: personHit.UserAgent, IP: personHit.IP})
+
+	at("ann@example.com", 4*time.Hour) // the dashboard's today
+	got := f.get(ss.Utr)
+	if got.UniqueOpens != 3 || got.UniqueClicks != 2 || got.HumanUniqueOpens != 1 || got.HumanUniqueClicks != 1 {
+		t.Fatalf("send: opens %d (human %d), clicks %d (human %d)", got.UniqueOpens, got.HumanUniqueOpens, got.UniqueClicks, got.HumanUniqueClicks)
+	}
+	o := f.overview(f.acct)
+	if len(o.Recent) != 1 {
+		t.Fatalf("recent: %+v", o.Recent)
+	}
+	if r := o.Recent[0]; r.UniqueOpens != 3 || r.UniqueClicks != 2 || r.HumanOpens != 1 || r.HumanClicks != 1 || r.Delivered != 4 {
+		t.Fatalf("recent send: %+v", r)
+	}
+	if tt := o.Total; tt.Opens != 3 || tt.Clicks != 2 || tt.HumanOpens != 1 || tt.HumanClicks != 1 {
+		t.Fatalf("30 days: %+v", tt)
+	}
+	// Per day: ann's open and click on their day, nothing on any other
+	// (bob's taken-back click included, whatever its day).
+	annDay := ledger["ann@example.com"].SentAt.Time.Add(time.Hour).UTC().Truncate(24 * time.Hour)
+	for _, d := range o.Days {
+		want := int64(0)
+		if d.Day.Equal(annDay) {
+			want = 1
+		}
+		if d.HumanOpens != want || d.HumanClicks != want {
+			t.Fatalf("day %v: human opens %d, clicks %d, want %d", d.Day, d.HumanOpens, d.HumanClicks, want)
+		}
+	}
+	// dee: a person's click half a second before midnight (UTC), a
+	// scanner's on the other link half a second after: the take-back
+	// comes off the click's day, not the next.
+	midnight := ledger["dee@example.com"].SentAt.Time.UTC().Truncate(24 * time.Hour).Add(48 * time.Hour)
+	humanClicks := func() (before, after int64) {
+		t.Helper()
+		o := f.overview(f.acct)
+		for _, d := range o.Days {
+			switch {
+			case d.Day.Equal(midnight.Add(-24 * time.Hour)):
+				before = d.HumanClicks
+			case d.Day.Equal(midnight):
+				after = d.HumanClicks
+			}
+		}
+		return before, after
+	}
+	f.Set(midnight.Add(-500 * time.Millisecond))
+	click("dee@example.com", 0, personHit)
+	f.Set(midnight.Add(500 * time.Millisecond))
+	if b, a := humanClicks(); b != 1 || a != 0 {
+		t.Fatalf("before the scanner's click: %d human clicks before midnight, %d after", b, a)
+	}
+	click("dee@example.com", 1, scannerHit)
+	if b, a := humanClicks(); b != 0 || a != 0 {
+		t.Fatalf("after the take-back: %d human clicks before midnight, %d after", b, a)
+	}
+	f.Set(ledger["ann@example.com"].SentAt.Time.Add(4 * time.Hour))
+
+	// The page says the human rates, the raw ones beside.
+	var b strings.Builder
+	if err := dashboard.Page(dashboard.Data{Name: "Ann", Overview: o, Loc: time.UTC}).Render(f.ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sel, want := range map[string]string{
+		"stat-opens":  "Open rate, human 25.0% 1 by people; raw 3 (75.0%) See single sends",
+		"stat-clicks": "Click rate, human 25.0% 1 by people; raw 2 (50.0%) See single sends",
+	} {
+		if got := nodeText(byID(doc, sel)); got != want {
+			t.Errorf("#%s: %q, want %q", sel, got, want)
+		}
+	}
+	if got := nodeText(byID(doc, "recent-sends")); !strings.Contains(got, "25.0% raw 75.0% 25.0% raw 50.0%") {
+		t.Errorf("recent sends: %q", got)
+	}
+	if got := nodeText(byID(doc, "chart-sent")); !strings.Contains(got, "human opens human clicks") ||
+		!strings.Contains(got, "1 unique human open and 1 unique human click (raw, proxies and scanners included: 3 opens, 2 clicks)") {
+		t.Errorf("chart: %q", got)
+	}
+}
+
+// byID is the element of doc with the id, or nil.
+func byID(n *html.Node, id string) *html.Node {
+	if n.Type == html.ElementNode {
+		for _, a := range n.Attr {
+			if a.Key == "id" && a.Val == id {
+				return n
+			}
+		}
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if found := byID(c, id); found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+// nodeText is n's text with its spaces collapsed ("" for nil).
+func nodeText(n *html.Node) string {
+	if n == nil {
+		return ""
+	}
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data + " ")
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return strings.Join(strings.Fields(b.String()), " ")
 }

@@ -96,13 +96,14 @@ type trackKind struct {
 	event                                             string
 	counted, first, total, unique                     string
 	humanCounted, humanFirst, humanTotal, humanUnique string
+	daily, humanDaily                                 string // account_daily's unique counts
 }
 
 var (
 	opens = trackKind{1, EventOpen, "open_counted_at", "opened_at", "total_opens", "unique_opens",
-		"human_open_counted_at", "human_opened_at", "human_total_opens", "human_unique_opens"}
+		"human_open_counted_at", "human_opened_at", "human_total_opens", "human_unique_opens", dailyOpens, dailyHumanOpens}
 	clicks = trackKind{2, EventClick, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks",
-		"human_click_counted_at", "human_clicked_at", "human_total_clicks", "human_unique_clicks"}
+		"human_click_counted_at", "human_clicked_at", "human_total_clicks", "human_unique_clicks", dailyClicks, dailyHumanClicks}
 )
 
 // Open counts an open of the message whose request is unknown: raw
@@ -149,9 +150,12 @@ type messageActivity struct {
 // person's counts in the human counters under the same rule with its own
 // columns. A click on another link within 2 s of the message's previous
 // click takes back the previous click's human count (delivery.TakesBack).
-// The statistics row and the open or click event (with "machine") are
-// written when either counter counts. One transaction, the message's row
-// locked: concurrent hits of one message are judged one after the other.
+// The statistics row (with its message and the judgement, for the
+// contact's timeline) and the open or click event (with "machine") are
+// written when either counter counts. The account's day counts the
+// message's first open or click, and its first human one (taken back
+// with the click). One transaction, the message's row locked: concurrent
+// hits of one message are judged one after the other.
 func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKind, link int, target string, h Hit) error {
 	now := t.clock()
 	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
@@ -173,11 +177,18 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		}
 		human := rules.Classify(hit) == delivery.Human
 		humanCountedAt, humanFirstAt := st.HumanOpenCountedAt, st.HumanOpenedAt
+		// takenBack is the time (Unix ms) of a first human click taken
+		// back: its day loses it, once the sends' rows are written.
+		var takenBack int64
 		if click {
 			humanCountedAt, humanFirstAt = st.HumanClickCountedAt, st.HumanClickedAt
 			if delivery.TakesBack(hit) && st.HumanClickEvent != nil && st.HumanClickCountedAt == st.LastClickAt {
+				first := st.HumanClickedAt
 				if err := takeBackClick(tx, m, &st); err != nil {
 					return err
+				}
+				if st.HumanClickedAt == 0 {
+					takenBack = first
 				}
 				humanCountedAt, humanFirstAt = st.HumanClickCountedAt, st.HumanClickedAt
 			}
@@ -222,15 +233,18 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				raw, rawFirst, hc, hf, m.SendID).Error; err != nil {
 				return err
 			}
+			machine, judged := !human, 0
+			if machine {
+				judged = 1
+			}
 			var row int64
-			if err := tx.Raw("INSERT INTO send_events (send_id, kind, link, at, raw, human) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-				m.SendID, k.kind, link, at, raw, hc).Scan(&row).Error; err != nil {
+			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+				m.SendID, m.ID, k.kind, link, at, raw, hc, judged).Scan(&row).Error; err != nil {
 				return err
 			}
 			if click && hc > 0 {
 				sets, args = append(sets, "human_click_event = ?"), append(args, row)
 			}
-			machine := !human
 			if err := t.events.record(tx, m, k.event, eventExtra{URL: target, Machine: &machine}, now); err != nil {
 				return err
 			}
@@ -240,23 +254,27 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				return err
 			}
 		}
-		if rawFirst == 0 {
-			return nil
+		// The dashboard's days: unique per message, as its rates are;
+		// written last in the transaction (see addDaily). A take-back
+		// lands on its click's day, which may be yesterday (2 s before
+		// midnight).
+		add := daily{k.daily: rawFirst, k.humanDaily: hf}
+		if takenBack > 0 {
+			if back := time.UnixMilli(takenBack); dayOf(back) == dayOf(now) {
+				add[k.humanDaily]--
+			} else if err := addDaily(tx, m.UserID, back, daily{k.humanDaily: -1}); err != nil {
+				return err
+			}
 		}
-		// The dashboard's day: unique per message, as its rates are;
-		// written last in the transaction (see addDaily).
-		col := dailyOpens
-		if click {
-			col = dailyClicks
-		}
-		return addDaily(tx, m.UserID, now, daily{col: rawFirst})
+		return addDaily(tx, m.UserID, now, add)
 	})
 }
 
 // takeBackClick undoes the human count of the message's last click: it
 // was a machine following every link. The send's human counters, the
-// message's human columns and the click's statistics row follow; st is
-// updated to match.
+// message's human columns and the click's statistics row (now a
+// machine's) follow; st is updated to match. The account's day is the
+// caller's (written last).
 func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) error {
 	var unique int64
 	if st.HumanClickedAt == st.LastClickAt {
@@ -266,7 +284,7 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 		unique, m.SendID).Error; err != nil {
 		return err
 	}
-	if err := tx.Exec("UPDATE send_events SET human = 0 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
+	if err := tx.Exec("UPDATE send_events SET human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
 		return err
 	}
 	if unique > 0 {

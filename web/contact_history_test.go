@@ -1,11 +1,18 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/net/html"
 
 	"herald/models"
+	"herald/service"
 	"herald/web"
 )
 
@@ -21,19 +28,39 @@ func TestContactHistoryPage(t *testing.T) {
 	id := au.contact(typeID, "ann@example.com", "Ann", "Lee", "US", nil)
 	empty := au.contact(typeID, "new@example.com", "New", "Lee", "US", nil)
 
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(models.Now().Add(-time.Hour))
+	const link = `https://shop.example.com/?q=<script>alert(1)</script>&x="y"`
+	var newest models.SendMessage
 	for i := range 25 {
 		ss := models.SingleSend{UserID: acct, SingleSendName: fmt.Sprintf("Letter %02d", i), Subject: "News", Utr: fmt.Sprintf("u%02d", i), CreatedAt: now, UpdatedAt: now}
+		if i == 24 {
+			ss.Links = models.StringArray{link}
+		}
 		if err := a.svc.DB.W.Create(&ss).Error; err != nil {
 			t.Fatal(err)
 		}
 		m := models.SendMessage{SendID: ss.ID, UserID: acct, Email: "ann@example.com", State: models.MessageDelivered, SentAt: &now}
-		if i == 24 {
-			m.OpenedAt = &now
+		if i == 23 {
+			m.OpenedAt = &now // an open recorded by an older herald
 		}
 		if err := a.svc.DB.W.Create(&m).Error; err != nil {
 			t.Fatal(err)
 		}
+		newest = m
+	}
+	// The newest: Apple's proxy opens it, then the person clicks its link.
+	ctx := context.Background()
+	tok, err := a.svc.Tracking.Token(ctx, newest.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.svc.Tracking.OpenHit(ctx, tok, service.Hit{Method: "GET", IP: netip.MustParseAddr("17.58.101.12"), UserAgent: "Mozilla/5.0"}); err != nil {
+		t.Fatal(err)
+	}
+	person := service.Hit{Method: "GET", IP: netip.MustParseAddr("203.0.113.7"),
+		UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"}
+	if _, err := a.svc.Tracking.ClickHit(ctx, tok, 0, person); err != nil {
+		t.Fatal(err)
 	}
 
 	r := c.get(fmt.Sprintf("/contacts/%d/edit", id))
@@ -44,8 +71,36 @@ func TestContactHistoryPage(t *testing.T) {
 	r = c.hxGet(fmt.Sprintf("/contacts/%d/history", id))
 	wantStatus(t, r, http.StatusOK)
 	items := all(r.doc, ".history-item")
-	if len(items) != 20 || attr(items[0], "data-outcome") != "opened" || attr(items[1], "data-outcome") != "delivered" {
+	if len(items) != 20 || attr(items[0], "data-outcome") != "clicked" || attr(items[1], "data-outcome") != "opened" || attr(items[2], "data-outcome") != "delivered" {
 		t.Fatalf("%d items, first %q\n%.1500s", len(items), attr(items[0], "data-outcome"), r.body)
+	}
+	// Each mail's timeline: the newest's events in order, the proxy's
+	// open marked a machine's, the link as text (escaped, not a link);
+	// the older herald's open as "first only", with the page's note.
+	kinds := func(n *html.Node) string {
+		var out []string
+		for _, e := range all(n, ".mail-event") {
+			out = append(out, attr(e, "data-kind")+"/"+attr(e, "data-machine")+"/"+attr(e, "data-ledger"))
+		}
+		return strings.Join(out, " ")
+	}
+	if got := kinds(items[0]); got != "delivered/false/false open/true/false click/false/false" {
+		t.Errorf("newest timeline: %s", got)
+	}
+	if got := text(first(items[0], ".mail-event-machine")); got != "machine" {
+		t.Errorf("machine mark %q", got)
+	}
+	if got := text(first(items[0], ".mail-event-url")); got != link {
+		t.Errorf("link %q", got)
+	}
+	if first(items[0], ".mail-timeline a") != nil || first(r.doc, "script") != nil || strings.Contains(r.body, "<script>alert") {
+		t.Errorf("the clicked link is not shown as escaped text\n%s", r.body)
+	}
+	if got := kinds(items[1]); got != "delivered/false/false open/false/true" {
+		t.Errorf("older herald's timeline: %s", got)
+	}
+	if first(r.doc, "#timeline-ledger-note") == nil {
+		t.Error("no note on opens recorded before per-event history")
 	}
 	if got := text(first(items[0], ".history-main a")); got != "Letter 24" {
 		t.Fatalf("newest first: %q", got)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -56,12 +57,16 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range []models.SendMessage{cy, bob} {
-		tok, err := s.a.svc.Tracking.Token(ctx, m.ID)
+	// cy opens in a browser, bob's open is a request of unknown shape (a
+	// machine's): one human open, two raw.
+	person := service.Hit{Method: "GET", IP: netip.MustParseAddr("203.0.113.7"),
+		UserAgent: "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"}
+	for m, h := range map[int64]service.Hit{cy.ID: person, bob.ID: {}} {
+		tok, err := s.a.svc.Tracking.Token(ctx, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.a.svc.Tracking.Open(ctx, tok); err != nil {
+		if err := s.a.svc.Tracking.OpenHit(ctx, tok, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -71,7 +76,8 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	for sel, want := range map[string]string{
 		"#stat-audience .stat-value": "3",
 		"#stat-sent .stat-value":     "3",
-		"#stat-opens .stat-value":    "66.7%",
+		"#stat-opens .stat-value":    "33.3%",
+		"#stat-opens .stat-note":     "1 by people; raw 2 (66.7%)",
 		"#stat-clicks .stat-value":   "0.0%",
 	} {
 		if got := text(first(r.doc, sel)); got != want {
@@ -83,7 +89,8 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 		t.Fatalf("recent sends: %d rows\n%s", len(rows), r.body)
 	}
 	for sel, want := range map[string]string{
-		".rate-delivered": "100.0%", ".rate-opens": "66.7%", ".rate-clicks": "0.0%", ".rate-bounces": "33.3%", ".rate-unsubscribes": "33.3%",
+		".rate-delivered": "100.0%", ".rate-opens .rate-value": "33.3%", ".rate-opens .rate-raw": "raw 66.7%", ".rate-clicks .rate-value": "0.0%",
+		".rate-bounces": "33.3%", ".rate-unsubscribes": "33.3%",
 	} {
 		if got := text(first(rows[0], sel)); got != want {
 			t.Errorf("recent send %s = %q, want %q", sel, got, want)
@@ -101,7 +108,7 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	if !strings.Contains(text(first(r.doc, "#dash-complaints")), "0.3 %") {
 		t.Errorf("the complaint warning does not name the limit: %q", text(first(r.doc, "#dash-complaints")))
 	}
-	if n := first(r.doc, "#chart-sent svg"); n == nil || !strings.Contains(attr(n, "aria-label"), "3 messages sent, 2 unique opens") {
+	if n := first(r.doc, "#chart-sent svg"); n == nil || !strings.Contains(attr(n, "aria-label"), "3 messages sent, 1 unique human open and 0 unique human clicks (raw, proxies and scanners included: 2 opens") {
 		t.Fatalf("sent chart: %v", attr(n, "aria-label"))
 	}
 	if len(all(r.doc, "#chart-sent rect.chart-bar")) != service.DashboardDays {

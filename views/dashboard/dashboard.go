@@ -148,9 +148,18 @@ const ChartViewBox = "0 0 640 220"
 
 // Series is one line (or the bars) of a day chart.
 type Series struct {
-	Name   string
+	Name   string // its legend's class (legend-Name) and the bars' unit
+	Label  string // the legend's words, when not Name
 	Class  string
 	Values []int64
+}
+
+// LegendText is what the legend says of the series.
+func (s Series) LegendText() string {
+	if s.Label != "" {
+		return s.Label
+	}
+	return s.Name
 }
 
 // DayChart is figures per day laid out for an inline SVG.
@@ -239,21 +248,29 @@ func NewDayChart(id string, days []time.Time, barred bool, summary string, serie
 	return c
 }
 
-// SentChart is mail sent (bars) with unique opens and clicks (lines) per day.
+// SentChart is mail sent (bars) with unique human opens and clicks
+// (lines) per day: what people did, proxies and scanners left out; its
+// summary gives the raw counts too.
 func (d Data) SentChart() DayChart {
 	days := make([]time.Time, len(d.Days))
 	sent, opens, clicks := make([]int64, len(d.Days)), make([]int64, len(d.Days)), make([]int64, len(d.Days))
 	for i, x := range d.Days {
-		days[i], sent[i], opens[i], clicks[i] = x.Day, x.Sent, x.Opens, x.Clicks
+		days[i], sent[i], opens[i], clicks[i] = x.Day, x.Sent, x.HumanOpens, x.HumanClicks
 	}
-	summary := "Over the last " + strconv.Itoa(len(days)) + " days: " + views.Count(d.Total.Sent) + " " + views.Plural(d.Total.Sent, "message", "messages") +
-		" sent, " + views.Count(d.Total.Opens) + " unique " + views.Plural(d.Total.Opens, "open", "opens") + " and " +
-		views.Count(d.Total.Clicks) + " unique " + views.Plural(d.Total.Clicks, "click", "clicks") + "."
+	t := d.Total
+	summary := "Over the last " + strconv.Itoa(len(days)) + " days: " + views.Count(t.Sent) + " " + views.Plural(t.Sent, "message", "messages") +
+		" sent, " + views.Count(t.HumanOpens) + " unique human " + views.Plural(t.HumanOpens, "open", "opens") + " and " +
+		views.Count(t.HumanClicks) + " unique human " + views.Plural(t.HumanClicks, "click", "clicks") +
+		" (raw, proxies and scanners included: " + views.Count(t.Opens) + " " + views.Plural(t.Opens, "open", "opens") + ", " +
+		views.Count(t.Clicks) + " " + views.Plural(t.Clicks, "click", "clicks") + ")."
 	return NewDayChart("chart-sent", days, true, summary,
 		Series{Name: "sent", Class: "chart-sent", Values: sent},
-		Series{Name: "opens", Class: "chart-opens", Values: opens},
-		Series{Name: "clicks", Class: "chart-clicks", Values: clicks})
+		Series{Name: "opens", Label: "human opens", Class: "chart-opens", Values: opens},
+		Series{Name: "clicks", Label: "human clicks", Class: "chart-clicks", Values: clicks})
 }
+
+// RawNote says a raw count and rate beside a human one: "raw 66.7%".
+func RawNote(n, of int64) string { return "raw " + singlesends.Rate(n, of) }
 
 // AudienceChart is the audience's size at the end of each day.
 func (d Data) AudienceChart() DayChart {
