@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"io"
 	"mime/multipart"
 	"net"
@@ -136,11 +138,12 @@ func (b *browserSession) capture(name string) {
 	}
 	for _, width := range []int64{390, 1280} {
 		b.do("resize", chromedp.EmulateViewport(width, 800), chromedp.Sleep(150*time.Millisecond))
-		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		cancel()
+		// fullPageShot, not chromedp.FullScreenshot: the design previews'
+		// frames come out blank in a plain full-page capture.
+		var buf bytes.Buffer
+		err := png.Encode(&buf, b.fullPageShot(name))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(b.shots, name+"-"+strconv.FormatInt(width, 10)+".png"), png, 0o644)
+			err = os.WriteFile(filepath.Join(b.shots, name+"-"+strconv.FormatInt(width, 10)+".png"), buf.Bytes(), 0o644)
 		}
 		if err != nil {
 			b.t.Fatalf("screenshot %s: %v", name, err)
