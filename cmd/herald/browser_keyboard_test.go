@@ -233,7 +233,8 @@ func stopList(stops []kbStop, n int) string {
 //     contact and its history, a segment, a send's form, a scheduled send
 //     and a completed one with its statistics, an automation and its
 //     email, a sender, a group, an outbox message, the team with an
-//     invitation, the account with a named API key);
+//     invitation, the account with a named API key), the API documentation
+//     (Swagger UI) and the design editor (GrapesJS) pages;
 //   - the phone's menu opens with Enter and the space bar, Tab meets all
 //     its links, and Escape (or tabbing past its end) closes it;
 //   - a delete confirmation opens with Enter, is dismissed with nothing
@@ -289,7 +290,8 @@ func TestBrowserKeyboard(t *testing.T) {
 		"/single-sends", "/single-sends/new", "/single-sends/calendar",
 		"/single-sends/" + f.scheduled.Utr, "/single-sends/" + f.scheduled.Utr + "/edit", "/single-sends/" + f.completed.Utr,
 		"/automations", "/automations/" + f.auto.Utr, "/automations/" + f.auto.Utr + "/emails/" + f.email.Utr + "/edit",
-		"/notifications", "/event-webhooks", "/team", "/audit-log",
+		"/notifications", "/event-webhooks", "/team", "/audit-log", "/account/2fa",
+		"/docs/api", "/templates/editor", "/templates/designs/" + itoa(f.design.ID) + "/edit", "/automations/" + f.auto.Utr + "/emails/" + f.email.Utr + "/design",
 	} {
 		audit(path, "#main")
 	}

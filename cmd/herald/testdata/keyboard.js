@@ -182,6 +182,20 @@
       if (el.getAttribute("aria-hidden") === "true" && el.matches("[data-nav-close]")) return;
       if (!takesFocus(el)) out.push(describe(el) + ": acts on a click but cannot take the keyboard's focus");
     });
+    // What shows a hand on hover promises a click (a script's own click
+    // listener, which the page cannot list, as in a vendored editor): it
+    // must be, or sit in, a control that takes focus, or hold one (a
+    // clickable heading with its own button). The outermost such element
+    // is named once.
+    var control = 'a[href], button, label, summary, select, input, textarea, [role="button"], [role="link"], [role="tab"], ' +
+      '[role="checkbox"], [role="switch"], [role="menuitem"], [role="option"]';
+    document.querySelectorAll("body *").forEach(function (el) {
+      if (getComputedStyle(el).cursor !== "pointer" || !visible(el)) return;
+      if (el.closest(control) || el.closest('[aria-hidden="true"]') || (el.tabIndex >= 0 && el.hasAttribute("tabindex"))) return;
+      if (el.parentElement && getComputedStyle(el.parentElement).cursor === "pointer") return;
+      if (el.querySelector(control)) return;
+      out.push(describe(el) + ": shows a pointer (it looks clickable) but cannot take the keyboard's focus");
+    });
     return out;
   };
 
