@@ -243,7 +243,8 @@ func stopList(stops []kbStop, n int) string {
 //   - two flows done with the keyboard alone: a single send written and
 //     scheduled (its "Send now?" question dismissed first), and a contact
 //     added to a contact type (its refused form putting the focus on the
-//     field in error).
+//     field in error); and a panel button of the design editor pressed
+//     with Enter.
 func TestBrowserKeyboard(t *testing.T) {
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
@@ -278,6 +279,7 @@ func TestBrowserKeyboard(t *testing.T) {
 	keyboardDialogs(t, b, f, d)
 	keyboardCompose(t, b, f, d)
 	keyboardContact(t, b, f)
+	keyboardEditor(t, b)
 
 	for _, path := range []string{
 		"/dashboard", "/account", "/account/keys",
@@ -610,4 +612,21 @@ func (b *browserSession) waitPath(path string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	b.t.Fatalf("the page never got to %s (it is at %q)", path, last)
+}
+
+// keyboardEditor presses one of the design editor's panel buttons (a
+// GrapesJS view: layers, styles, blocks) with Enter: it becomes the
+// active view, as a click makes it.
+func keyboardEditor(t *testing.T, b *browserSession) {
+	b.do("the editor", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(b.base+"/templates/editor"), b.idle,
+		chromedp.WaitVisible(chromedp.CSS("#gjs .gjs-pn-views .gjs-pn-btn[tabindex]")))
+	css := "#gjs .gjs-pn-views .gjs-pn-btn:not(.gjs-pn-active)"
+	label := b.eval("a view", fmt.Sprintf(`document.querySelector(%q).getAttribute("aria-label")`, css))
+	target := fmt.Sprintf(`#gjs .gjs-pn-views .gjs-pn-btn[aria-label=%q]`, label)
+	b.eval("top", `(__kb.top(), "")`)
+	b.tabTo(target, false, 80)
+	b.press("press it", kb.Enter, 1, false)
+	if got := b.eval("active", fmt.Sprintf(`String(document.querySelector(%q).classList.contains("gjs-pn-active"))`, target)); got != "true" {
+		t.Errorf("Enter on the editor's %q button did not open its view", label)
+	}
 }
