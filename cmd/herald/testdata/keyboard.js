@@ -6,8 +6,9 @@
 // sees: whether the focused element is visible, and whether focusing it
 // changed its outline or box-shadow (or those of the label or sibling that
 // shows its state, for a visually hidden radio or checkbox) to a visible
-// one. It also lists the elements that act on a click but take no focus,
-// and the elements the Tab key should reach.
+// one. It also lists the elements that act on a click (or show a pointer)
+// but take no focus, and the elements the Tab key should reach; it tells
+// where the focus is after each key (now), which the test reads.
 (function () {
   "use strict";
   if (window.__kb) return;
