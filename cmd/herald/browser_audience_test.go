@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"io"
 	"mime/multipart"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +36,19 @@ type browserSession struct {
 	shots   string // HERALD_SCREENSHOTS: a folder for screenshots, or ""
 	idle    chromedp.Action[chromedp.Void]
 	cancels []context.CancelFunc
+
+	mu sync.Mutex
+	// dialog answers a confirmation dialog (true accepts it); nil
+	// accepts them all. It is called with mu held.
+	dialog func(message string) bool
+}
+
+// answerDialogs sets how the session answers confirmation dialogs from
+// now on (nil: accept them all).
+func (b *browserSession) answerDialogs(f func(message string) bool) {
+	b.mu.Lock()
+	b.dialog = f
+	b.mu.Unlock()
 }
 
 // newBrowserSession starts the server and the browser; both stop when
@@ -62,20 +78,26 @@ func newBrowserSessionOn(t *testing.T, base string) *browserSession {
 	if err := chromedp.Do(browser, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
-	dialogs := chromedp.Events(browser, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(browser, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
 	b := &browserSession{
 		t: t, base: base, ctx: browser, shots: os.Getenv("HERALD_SCREENSHOTS"),
 		// Loaded, and htmx idle: no request in flight, nothing swapping or settling.
 		idle: htmxIdle,
 	}
+	dialogs := chromedp.Events(browser, page.JavascriptDialogOpening)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			accept := true
+			b.mu.Lock()
+			if b.dialog != nil {
+				accept = b.dialog(ev.Message)
+			}
+			b.mu.Unlock()
+			_, _ = chromedp.Call(browser, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept})
+		}
+	}()
 	if b.shots != "" {
 		if err := os.MkdirAll(b.shots, 0o755); err != nil {
 			t.Fatal(err)
@@ -136,11 +158,12 @@ func (b *browserSession) capture(name string) {
 	}
 	for _, width := range []int64{390, 1280} {
 		b.do("resize", chromedp.EmulateViewport(width, 800), chromedp.Sleep(150*time.Millisecond))
-		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		cancel()
+		// fullPageShot, not chromedp.FullScreenshot: the design previews'
+		// frames come out blank in a plain full-page capture.
+		var buf bytes.Buffer
+		err := png.Encode(&buf, b.fullPageShot(name))
 		if err == nil {
-			err = os.WriteFile(filepath.Join(b.shots, name+"-"+strconv.FormatInt(width, 10)+".png"), png, 0o644)
+			err = os.WriteFile(filepath.Join(b.shots, name+"-"+strconv.FormatInt(width, 10)+".png"), buf.Bytes(), 0o644)
 		}
 		if err != nil {
 			b.t.Fatalf("screenshot %s: %v", name, err)

@@ -23,6 +23,20 @@
       persistAuthorization: false
     });
   }
+  // Each operation's arrow button repeats what the operation's own
+  // button does, and Swagger UI keeps it out of the Tab order
+  // (tabindex=-1): it is a mouse's shortcut. Hidden from assistive
+  // technology too, it is one control per operation for everyone.
+  function hideArrows(root) {
+    root.querySelectorAll('.opblock-control-arrow[tabindex="-1"]:not([aria-hidden])').forEach(function (b) {
+      b.setAttribute("aria-hidden", "true");
+    });
+  }
+  var docs = document.getElementById("swagger-ui");
+  if (docs && typeof MutationObserver === "function") {
+    new MutationObserver(function () { hideArrows(docs); }).observe(docs, { childList: true, subtree: true });
+  }
+
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {

@@ -8,10 +8,15 @@
   "use strict";
 
   // --- Menu drawer (phones). Without JS the menu link opens the drawer
-  // through :target; with JS a class does, and Escape closes it.
+  // through :target; with JS a class does, and Escape closes it. Opening
+  // it moves the focus to its first link; closing it (Escape, the close
+  // button, or Tab past its end) gives the focus back to the menu button
+  // when the focus was in the drawer, which hides.
   function setNav(open) {
     var sidebar = document.getElementById("sidebar");
     if (!sidebar) return;
+    var wasOpen = sidebar.classList.contains("is-open");
+    var focusInside = sidebar.contains(document.activeElement);
     sidebar.classList.toggle("is-open", open);
     document.body.classList.toggle("nav-open", open);
     document.querySelectorAll("[data-nav-toggle]").forEach(function (t) {
@@ -20,8 +25,35 @@
     if (open) {
       var first = sidebar.querySelector(".nav-link[href]");
       if (first) first.focus();
+    } else if (wasOpen && focusInside) {
+      var toggle = document.querySelector("[data-nav-toggle]");
+      if (toggle) toggle.focus();
     }
   }
+
+  // Tab past the drawer's last link (or Shift+Tab before its first)
+  // closes it: the page behind it is where the focus goes.
+  document.addEventListener("focusout", function (e) {
+    var sidebar = document.getElementById("sidebar");
+    if (!sidebar || !sidebar.classList.contains("is-open") || !sidebar.contains(e.target)) return;
+    var to = e.relatedTarget;
+    if (to && !sidebar.contains(to) && !to.matches("[data-nav-toggle]")) {
+      sidebar.classList.remove("is-open");
+      document.body.classList.remove("nav-open");
+      document.querySelectorAll("[data-nav-toggle]").forEach(function (t) {
+        t.setAttribute("aria-expanded", "false");
+      });
+    }
+  });
+
+  // A link that plays a button (role="button": the menu's open and close
+  // links, which are links so that the menu works without JS) answers the
+  // space bar as a button does.
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== " " || e.defaultPrevented || !e.target.matches || !e.target.matches('a[role="button"]')) return;
+    e.preventDefault();
+    e.target.click();
+  });
 
   document.addEventListener("click", function (e) {
     var toggle = e.target.closest("[data-nav-toggle]");
@@ -426,6 +458,34 @@
       d.shouldSwap = false;
       showFlash("error", "Something went wrong (" + d.xhr.status + "). Reload the page and try again.");
     }
+  });
+
+  // --- The focus after a swap. When htmx replaces or removes the element
+  // that had the focus (a row deleted by its own button, a form answered
+  // by a new one) and does not put the focus back itself (it does for an
+  // element with the same id), the focus would fall to the start of the
+  // page and the next Tab with it. It goes to the swapped area instead
+  // (the new element of the same id, or the nearest container still on the
+  // page), so the next Tab carries on from there; a form that came back
+  // refused puts it on its first field in error.
+  var focusHome = null;
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var t = e.detail.target, a = document.activeElement;
+    focusHome = null;
+    if (t && a && a !== document.body && t.contains(a)) focusHome = { id: t.id, parent: t.parentElement };
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    var home = focusHome, a = document.activeElement;
+    focusHome = null;
+    if (!home || (a && a !== document.body && a.isConnected)) return;
+    var el = (home.id && document.getElementById(home.id)) || home.parent;
+    while (el && !el.isConnected) el = el.parentElement;
+    if (!el || el === document.body || el === document.documentElement) el = document.getElementById("main");
+    if (!el) return;
+    var bad = el.querySelector('[aria-invalid="true"]');
+    if (bad) el = bad;
+    else if (!el.matches("a[href], button, input, select, textarea, [tabindex]")) el.setAttribute("tabindex", "-1");
+    el.focus({ preventScroll: true });
   });
 
   document.addEventListener("htmx:sendError", function () {

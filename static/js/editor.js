@@ -52,6 +52,27 @@
       el.setAttribute("role", "region");
       el.setAttribute("aria-label", "Blocks, layers and styles");
     });
+    keyboardButtons();
+  });
+
+  // GrapesJS's panel buttons (devices, undo, the code view, the blocks,
+  // layers and styles views…) are spans that listen to the mouse: each
+  // becomes a button for the keyboard too (focusable, named by its
+  // title, pressed by Enter or the space bar).
+  function keyboardButtons() {
+    document.querySelectorAll("#gjs .gjs-pn-btn:not([tabindex])").forEach(function (b) {
+      b.tabIndex = 0;
+      b.setAttribute("role", "button");
+      if (!b.getAttribute("aria-label")) {
+        b.setAttribute("aria-label", b.getAttribute("title") || b.getAttribute("data-tooltip") || "Editor command");
+      }
+    });
+  }
+  editor.on("component:toggled", keyboardButtons);
+  document.addEventListener("keydown", function (e) {
+    if ((e.key !== "Enter" && e.key !== " ") || !e.target.matches || !e.target.matches("#gjs .gjs-pn-btn")) return;
+    e.preventDefault();
+    e.target.click();
   });
 
   function loadHTML(html) {
