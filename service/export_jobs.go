@@ -260,10 +260,13 @@ func (x *Exports) RunDue(ctx context.Context) (int, error) {
 		if err != nil || job == nil {
 			return finished, err
 		}
-		if err := x.runJob(ctx, job); err != nil {
+		ended, err := x.runJob(ctx, job)
+		if err != nil {
 			return finished, err
 		}
-		finished++
+		if ended {
+			finished++
+		}
 	}
 	return finished, ctx.Err()
 }
@@ -299,22 +302,23 @@ func (x *Exports) claim(ctx context.Context) (*models.ExportJob, error) {
 
 // runJob writes the claimed job and records its end: done, failed (its
 // error kept for the page), or handed back to the queue when ctx ended.
-// It returns only the errors of the database that keep it from recording.
-func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) error {
+// ended reports done or failed; err is only an error of the database
+// that kept it from recording.
+func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) (ended bool, err error) {
 	pw := &partWriter{ctx: ctx, x: x, job: job, buf: make([]byte, 0, exportPartSize)}
-	err := x.write(ctx, job, pw)
+	err = x.write(ctx, job, pw)
 	if err == nil {
 		err = pw.finish(ctx)
 	}
 	switch {
 	case err == nil:
-		return nil
+		return true, nil
 	case errors.Is(err, errExportLost):
 		x.log.Warn("export taken over by another process", "export", job.ID)
-		return nil
+		return false, nil
 	case ctx.Err() != nil:
 		// Shutdown: another process (or this one restarted) starts it again.
-		return x.db.W.WithContext(context.WithoutCancel(ctx)).Exec(
+		return false, x.db.W.WithContext(context.WithoutCancel(ctx)).Exec(
 			"UPDATE export_jobs SET state = ?, worker = '', lease_until = 0 WHERE id = ? AND worker = ? AND state = ?",
 			ExportQueued, job.ID, x.worker, ExportRunning).Error
 	}
@@ -324,7 +328,7 @@ func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) error {
 	}
 	x.log.Error("export failed", "export", job.ID, "err", err)
 	now := x.now()
-	return x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return true, x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE export_jobs SET state = ?, error = ?, worker = '', lease_until = 0, finished_at = ?, expires_at = ?
 			WHERE id = ? AND worker = ? AND state = ?`, ExportFailed, msg, now.UnixMilli(), now.Add(ExportKeep).UnixMilli(), job.ID, x.worker, ExportRunning)
 		if res.Error != nil || res.RowsAffected == 0 {

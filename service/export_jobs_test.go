@@ -433,3 +433,36 @@ func TestExportJobsExpire(t *testing.T) {
 		t.Fatalf("download after expiry: %v", err)
 	}
 }
+
+// An export cut short by shutdown (its runner's context ends) goes back
+// to the queue at once, not failed, and the next run writes it whole.
+func TestExportJobsShutdownRequeues(t *testing.T) {
+	svc := dbtest.Service(t)
+	f := newExportFixture(t, svc, "a@example.com", 3000)
+	job := f.start(t, service.ExportContactsType)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	restore := service.ExportProgress(svc, func(_, rows int64) {
+		if rows >= 1000 {
+			cancel() // herald stops while the export is under way
+		}
+	})
+	n, err := svc.Exports.RunDue(ctx)
+	restore()
+	if n != 0 || err == nil {
+		t.Fatalf("RunDue under shutdown: %d, %v", n, err)
+	}
+	got, err := svc.Exports.Get(f.ctx, f.acct, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != service.ExportQueued || got.Worker != "" || got.LeaseUntil != 0 {
+		t.Fatalf("after shutdown: %+v", got)
+	}
+	if n, err := svc.Exports.RunDue(f.ctx); err != nil || n != 1 {
+		t.Fatalf("RunDue after restart: %d, %v", n, err)
+	}
+	if !bytes.Equal(download(t, svc, f.acct, job.ID), f.streamed(t, service.ExportContactsType)) {
+		t.Fatal("the export run again differs from the streamed export")
+	}
+}
