@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -132,6 +131,11 @@ func (w *Web) downloadExport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentLength, strconv.FormatInt(job.Bytes, 10))
-	return streamCSV(c, job.FileName, write)
+	if err := streamCSV(c, job.FileName, write); err != nil {
+		return err
+	}
+	// The size is known: a browser shows the download's progress, and a
+	// file cut short (the export expired meanwhile) is seen as such.
+	c.Response().Header.SetContentLength(int(job.Bytes))
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,9 @@ func TestConsoleBackgroundExports(t *testing.T) {
 		d := c.get(href)
 		wantStatus(t, d, http.StatusOK)
 		name := strings.TrimSpace(text(a))
+		if d.header.Get("Content-Length") != strconv.Itoa(len(d.body)) {
+			t.Fatalf("%s: Content-Length %q for %d bytes", href, d.header.Get("Content-Length"), len(d.body))
+		}
 		if want, ok := streamed[name]; !ok || d.body != want || !strings.Contains(d.header.Get("Content-Disposition"), name) {
 			t.Fatalf("%s (%s): %q", href, name, d.body)
 		}
