@@ -157,10 +157,10 @@ func TestExportJobsMatchStreamed(t *testing.T) {
 		mu.Unlock()
 	})()
 	cases := []struct {
-		kind                service.ExportKind
-		rows                int64
+		kind               service.ExportKind
+		rows               int64
 		wantName, wantFile string
-		neutralised         string // a formula-looking cell, as the file must hold it
+		neutralised        string // a formula-looking cell, as the file must hold it
 	}{
 		{service.ExportContactsType, 2500, "Contacts of the type Customers", "contacts-type-" + strconv.FormatInt(f.typeID, 10) + ".csv", "'=cmd|3"},
 		{service.ExportContactsSegment, 1251, "Contacts of the segment Some", "contacts-segment-" + strconv.FormatInt(f.segID, 10) + ".csv", "'@hand"},
