@@ -156,6 +156,16 @@ func TestBrowserBackgroundExport(t *testing.T) {
 		if !reached {
 			t.Errorf("the download link is not reached with Tab at %s px", w)
 		}
+		// The held export keeps the list polling: the focus stays on the
+		// link across a refresh of the list.
+		b.do("wait for a refresh of the list",
+			chromedp.Evaluate[chromedp.Void](`document.getElementById("exports-list").dataset.seen = "1"`),
+			chromedp.WaitReady(chromedp.CSS(`#exports-list:not([data-seen])`)),
+			b.idle,
+		)
+		if reached && b.eval("focus after refresh", `document.activeElement && document.activeElement.matches("#exports tbody tr:first-child a.export-download") ? "yes" : "no"`) != "yes" {
+			t.Errorf("a refresh of the list took the focus off the download link at %s px", w)
+		}
 	}
 	b.do("desktop again", chromedp.EmulateViewport(1280, 900))
 	for _, p := range problems.take() {
