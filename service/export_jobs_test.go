@@ -294,8 +294,16 @@ func TestExportJobsStartRules(t *testing.T) {
 	if se, ok := err.(*service.Error); !ok || se.Message != "You already have 3 exports under way. Wait for one to finish, then start this one again." {
 		t.Fatalf("message: %v", err)
 	}
-	// Another account has its own cap.
-	g.start(t, service.ExportContactsType)
+	// Another account has its own cap; a member who starts one is recorded.
+	who := service.WithActor(ctx, service.Actor{AccountID: g.acct, MemberID: 7, Role: service.RoleViewer, Name: "Vi <vi@example.com>"})
+	job, err := svc.Exports.StartContacts(who, g.acct, service.ExportInput{ContactTypeID: strconv.FormatInt(g.typeID, 10)})
+	if err != nil || job.MemberID != 7 {
+		t.Fatalf("a member's export: %+v, %v", job, err)
+	}
+	if entries, _, err := svc.Audit.List(ctx, g.acct, 1); err != nil || len(entries) == 0 ||
+		entries[0].Action != string(service.AuditExportStarted) || entries[0].MemberID != 7 || entries[0].Actor != "Vi <vi@example.com>" {
+		t.Fatalf("audit log: %+v, %v", entries, err)
+	}
 	// Once they have run, the account may start again.
 	if n, err := svc.Exports.RunDue(ctx); err != nil || n != service.MaxActiveExports+1 {
 		t.Fatalf("RunDue: %d, %v", n, err)
