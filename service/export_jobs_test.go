@@ -313,8 +313,8 @@ func TestExportJobsStartRules(t *testing.T) {
 
 // An export claimed by a process that died (its lease ran out) is taken
 // over by another process's runner and finished from the start; one whose
-// lease still runs is left alone. The dead writer, were it to wake, can
-// no longer write: its next write finds the export taken.
+// lease still runs is left alone; the dead writer's part is deleted
+// (TestExportJobsStalledWriterLosesItsExport: a writer that wakes).
 func TestExportJobsTakeOverExpiredLease(t *testing.T) {
 	clock := dbtest.NewClock(time.Now())
 	procs := dbtest.Processes(t, 2, service.Config{Now: clock.Now})
@@ -472,5 +472,46 @@ func TestExportJobsShutdownRequeues(t *testing.T) {
 	}
 	if !bytes.Equal(download(t, svc, f.acct, job.ID), f.streamed(t, service.ExportContactsType)) {
 		t.Fatal("the export run again differs from the streamed export")
+	}
+}
+
+// A writer whose lease ran out while it was stalled (a process paused,
+// not dead) finds its export taken over at its next write and stops: the
+// other process's file stands, written once from the start.
+func TestExportJobsStalledWriterLosesItsExport(t *testing.T) {
+	clock := dbtest.NewClock(time.Now())
+	procs := dbtest.Processes(t, 2, service.Config{Now: clock.Now})
+	a, b := procs[0], procs[1]
+	f := newExportFixture(t, a, "a@example.com", 2500)
+	job := f.start(t, service.ExportContactsType)
+	var took bool
+	var bDone int
+	var bErr error
+	defer service.ExportProgress(a, func(id, rows int64) {
+		if took {
+			return
+		}
+		took = true
+		// a has claimed the export and recorded its start, then stalls past
+		// its lease; b takes the export over and finishes it meanwhile.
+		clock.Advance(2 * time.Minute)
+		bDone, bErr = b.Exports.RunDue(context.Background())
+	})()
+	n, err := a.Exports.RunDue(f.ctx)
+	if err != nil || n != 0 || !took {
+		t.Fatalf("the stalled runner: %d finished, %v", n, err)
+	}
+	if bErr != nil || bDone != 1 {
+		t.Fatalf("the runner that took over: %d finished, %v", bDone, bErr)
+	}
+	got, err := a.Exports.Get(f.ctx, f.acct, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != service.ExportDone || got.Attempts != 2 || got.RowsDone != 2500 || got.Worker != "" {
+		t.Fatalf("after the takeover: %+v", got)
+	}
+	if !bytes.Equal(download(t, a, f.acct, job.ID), f.streamed(t, service.ExportContactsType)) {
+		t.Fatal("the file differs from the streamed export")
 	}
 }
