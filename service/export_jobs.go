@@ -171,7 +171,7 @@ func (x *Exports) start(ctx context.Context, accountID int64, job *models.Export
 // and whether one of them is still queued or running.
 func (x *Exports) List(ctx context.Context, accountID int64) ([]models.ExportJob, bool, error) {
 	var jobs []models.ExportJob
-	err := x.db.R.WithContext(ctx).Omit("worker").Where("user_id = ?", accountID).Order("id DESC").Limit(ExportsShown).Find(&jobs).Error
+	err := x.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(ExportsShown).Find(&jobs).Error
 	if err != nil {
 		return nil, false, err
 	}
