@@ -84,6 +84,13 @@ func TestBrowserBackgroundExport(t *testing.T) {
 			b.idle,
 			chromedp.WaitVisible(chromedp.ID("export-contacts")),
 		)
+		if got := b.eval("contacts width", `String(document.documentElement.scrollWidth)`); got != w {
+			t.Errorf("the contacts page with its Export CSV form is %s px wide at %s px", got, w)
+		}
+		if i == 0 {
+			b.capture("contacts-export-button")
+			b.do("back to "+w+" px", chromedp.EmulateViewport(width, 800))
+		}
 		b.do("export CSV at "+w+" px",
 			chromedp.Click(chromedp.ID("export-contacts")),
 			chromedp.WaitVisible(chromedp.CSS("#exports tbody tr")),
