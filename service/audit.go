@@ -28,6 +28,7 @@ const (
 	AuditImportStarted     AuditAction = "import.started"
 	AuditContactTypeDelete AuditAction = "contact_type.deleted"
 	AuditSegmentDeleted    AuditAction = "segment.deleted"
+	AuditExportStarted     AuditAction = "export.started"
 	AuditDenied            AuditAction = "denied"
 )
 
@@ -48,6 +49,7 @@ var auditLabels = map[AuditAction]string{
 	AuditImportStarted:     "Started an import",
 	AuditContactTypeDelete: "Deleted a contact type",
 	AuditSegmentDeleted:    "Deleted a segment",
+	AuditExportStarted:     "Started an export",
 	AuditDenied:            "Was refused",
 }
 

@@ -98,6 +98,13 @@ func (e *Export) Header() []string {
 // keyset batches in id order. Cells that a spreadsheet would run as a
 // formula are neutralised (SafeCell). An error cuts the file short.
 func (e *Export) WriteCSV(ctx context.Context, w io.Writer) error {
+	return e.writeCSV(ctx, w, nil)
+}
+
+// writeCSV is WriteCSV, calling progress (when not nil) with the rows of
+// each batch once they are written to w: the background export's
+// progress and lease (export_jobs.go) go with the same writer.
+func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows int) error) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(e.Header()); err != nil {
 		return err
@@ -123,6 +130,11 @@ func (e *Export) WriteCSV(ctx context.Context, w io.Writer) error {
 		cw.Flush()
 		if err := cw.Error(); err != nil {
 			return err
+		}
+		if progress != nil {
+			if err := progress(n); err != nil {
+				return err
+			}
 		}
 		if n < exportBatch {
 			return nil

@@ -22,3 +22,14 @@ var MergeSPF = mergeSPF
 func DecideTest(ctx context.Context, svc *Service, sendID int64, now time.Time) (int, error) {
 	return decideTest(ctx, svc.DB, sendID, now.UnixMilli())
 }
+
+// ExportProgress has svc's exports record their progress after every
+// batch and calls f with each rows_done recorded, until restore.
+func ExportProgress(svc *Service, f func(jobID, rowsDone int64)) (restore func()) {
+	svc.Exports.progressEvery = 0
+	exportProgressHook = f
+	return func() { exportProgressHook = nil; svc.Exports.progressEvery = exportProgressEvery }
+}
+
+// ExportWorker is the name svc's export runner claims with.
+func ExportWorker(svc *Service) string { return svc.Exports.worker }

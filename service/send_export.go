@@ -17,6 +17,13 @@ var RecipientColumns = []string{"email", "first_name", "last_name", "outcome", "
 // Rows are read by keyset batches of the send's ledger, so memory does
 // not grow with the audience; cells pass SafeCell.
 func (s *SingleSends) WriteRecipientsCSV(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer) error {
+	return s.writeRecipientsCSV(ctx, accountID, ss, w, nil)
+}
+
+// writeRecipientsCSV is WriteRecipientsCSV, calling progress (when not
+// nil) with the rows of each batch once they are written to w (the
+// background export, export_jobs.go).
+func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer, progress func(rows int) error) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(RecipientColumns); err != nil {
 		return err
@@ -56,6 +63,11 @@ func (s *SingleSends) WriteRecipientsCSV(ctx context.Context, accountID int64, s
 		cw.Flush()
 		if err := cw.Error(); err != nil {
 			return err
+		}
+		if progress != nil {
+			if err := progress(len(rows)); err != nil {
+				return err
+			}
 		}
 		if len(rows) < batchSize {
 			return nil

@@ -65,6 +65,7 @@ type Service struct {
 	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
 	DomainChecks  *DomainChecks
 	Dashboard     *Dashboard
+	Exports       *Exports // background exports (issue 15, part 4)
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time
@@ -132,7 +133,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
 	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
-	return &Service{
+	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
 		Audit:         audit,
@@ -165,7 +166,9 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Sessions:      &Sessions{db: db},
 		APIKeys:       &APIKeys{db: db, audit: audit},
 		Dashboard:     &Dashboard{db: db, now: cfg.Now},
-	}, nil
+	}
+	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, cfg.Now)
+	return svc, nil
 }
 
 // engineSignals carries what the areas tell this process's engine: a

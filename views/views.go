@@ -53,6 +53,7 @@ const (
 	NavEventWebhooks = "event-webhooks"
 	NavTeam          = "team"
 	NavAudit         = "audit-log"
+	NavExports       = "exports"
 )
 
 // Flash is a one-time message shown at the top of the content.

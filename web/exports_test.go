@@ -1,13 +1,17 @@
 package web_test
 
 import (
+	"context"
 	"encoding/csv"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"herald/models"
+	"herald/service"
 )
 
 func readCSV(t *testing.T, body string) [][]string {
@@ -27,9 +31,12 @@ func TestConsoleExports(t *testing.T) {
 	c := s.c
 	other, _ := s.a.account("Bob", "bob@example.com")
 
+	// The Export CSV button starts a background export (TestConsoleBackgroundExports);
+	// the streamed download stays for the API's sake and direct links.
 	r := c.get("/contacts?type=" + itoa(s.ctype))
-	if got := attr(first(r.doc, "#export-contacts"), "href"); got != "/contacts/export.csv?contact_type_id="+itoa(s.ctype) {
-		t.Fatalf("export link %q", got)
+	if form := first(r.doc, `form[action="/exports/contacts"]`); form == nil || first(form, "button#export-contacts") == nil ||
+		attr(first(form, `input[name="contact_type_id"]`), "value") != itoa(s.ctype) || attr(form, "method") != "post" {
+		t.Fatal("no Export CSV form for the contact type")
 	}
 	r = c.get("/contacts/export.csv?contact_type_id=" + itoa(s.ctype))
 	wantStatus(t, r, http.StatusOK)
@@ -55,7 +62,7 @@ func TestConsoleExports(t *testing.T) {
 	s.exec("INSERT INTO send_messages (send_id, user_id, email, state, error) VALUES (?, ?, 'cy@example.org', 3, '550 5.1.1 no such user')", ss.ID, s.acct)
 
 	r = c.get("/single-sends/" + ss.Utr)
-	if first(r.doc, `#send-downloads a[href$="/recipients.csv"]`) == nil || first(r.doc, `#send-downloads a[href$="/statistics.csv"]`) == nil {
+	if first(r.doc, `#send-downloads form[action$="/recipients-export"] button`) == nil || first(r.doc, `#send-downloads a[href$="/statistics.csv"]`) == nil {
 		t.Fatal("no download links on a completed send")
 	}
 	r = c.get("/single-sends/" + ss.Utr + "/recipients.csv")
@@ -84,4 +91,86 @@ func TestConsoleExports(t *testing.T) {
 	}
 	wantStatus(t, other.get("/single-sends/"+ss.Utr+"/recipients.csv"), http.StatusNotFound)
 	wantStatus(t, other.get("/single-sends/"+ss.Utr+"/statistics.csv"), http.StatusNotFound)
+}
+
+// The console's Export CSV buttons start background exports: the Exports
+// page lists them, polls while one waits or runs, and once the runner has
+// written them offers a file equal to the streamed download; another
+// account sees none of it; a fourth export under way is refused with its
+// reason (issue 15, part 4).
+func TestConsoleBackgroundExports(t *testing.T) {
+	s := newSendSetup(t)
+	c := s.c
+	other, _ := s.a.account("Bob", "bob@example.com")
+	ss := s.create("Exported")
+	s.exec("UPDATE single_sends SET status = 3, resolved = 1 WHERE id = ?", ss.ID)
+	s.exec("INSERT INTO send_messages (send_id, user_id, email, first_name, state) VALUES (?, ?, 'ann@example.com', '=cmd', 2)", ss.ID, s.acct)
+
+	c.get("/contacts?type=" + itoa(s.ctype)) // the form's token
+	r := c.post("/exports/contacts", url.Values{"contact_type_id": {itoa(s.ctype)}})
+	wantRedirect(t, r, "/exports")
+	r = c.get("/exports")
+	wantStatus(t, r, http.StatusOK)
+	list := first(r.doc, "#exports-list")
+	if list == nil || attr(list, "hx-trigger") != "every 1s" || attr(list, "hx-get") != "/exports" {
+		t.Fatal("a queued export's list does not poll")
+	}
+	row := first(r.doc, "#exports tbody tr")
+	if attr(row, "data-state") != "queued" || !strings.Contains(text(row), "Contacts of the type Customers") {
+		t.Fatalf("queued row: %q", text(row))
+	}
+	if first(r.doc, `nav a[href="/exports"][aria-current="page"]`) == nil {
+		t.Fatal("the Exports entry of the navigation is not current")
+	}
+	// Another account: not found, not listed, not downloadable.
+	other.get("/exports") // its form token
+	wantStatus(t, other.post("/exports/contacts", url.Values{"contact_type_id": {itoa(s.ctype)}}), http.StatusNotFound)
+	wantStatus(t, other.post("/single-sends/"+ss.Utr+"/recipients-export", nil), http.StatusNotFound)
+
+	r = c.post("/single-sends/"+ss.Utr+"/recipients-export", nil)
+	wantRedirect(t, r, "/exports")
+	if n, err := s.a.svc.Exports.RunDue(context.Background()); err != nil || n != 2 {
+		t.Fatalf("RunDue: %d, %v", n, err)
+	}
+	r = c.hxGet("/exports")
+	if first(r.doc, "#exports-list") == nil || first(r.doc, "nav") != nil {
+		t.Fatal("htmx's poll did not get the list alone")
+	}
+	if attr(first(r.doc, "#exports-list"), "hx-trigger") != "" {
+		t.Fatal("the list still polls with no export under way")
+	}
+	links := all(r.doc, "a.export-download")
+	if len(links) != 2 || first(r.doc, "#exports progress") == nil {
+		t.Fatalf("%d download links", len(links))
+	}
+	streamed := map[string]string{
+		"contacts-type-" + itoa(s.ctype) + ".csv": c.get("/contacts/export.csv?contact_type_id=" + itoa(s.ctype)).body,
+		"send-" + ss.Utr + "-recipients.csv":      c.get("/single-sends/" + ss.Utr + "/recipients.csv").body,
+	}
+	for _, a := range links {
+		href := attr(a, "href")
+		d := c.get(href)
+		wantStatus(t, d, http.StatusOK)
+		name := strings.TrimSpace(text(a))
+		if d.header.Get("Content-Length") != strconv.Itoa(len(d.body)) {
+			t.Fatalf("%s: Content-Length %q for %d bytes", href, d.header.Get("Content-Length"), len(d.body))
+		}
+		if want, ok := streamed[name]; !ok || d.body != want || !strings.Contains(d.header.Get("Content-Disposition"), name) {
+			t.Fatalf("%s (%s): %q", href, name, d.body)
+		}
+		wantStatus(t, other.get(href), http.StatusNotFound)
+	}
+	if r := other.get("/exports"); first(r.doc, "#exports") != nil {
+		t.Fatal("another account lists the exports")
+	}
+
+	// The cap: three under way, the fourth refused with its reason.
+	for i := 0; i < service.MaxActiveExports; i++ {
+		wantRedirect(t, c.post("/exports/contacts", url.Values{"contact_type_id": {itoa(s.ctype)}}), "/exports")
+	}
+	r = c.post("/exports/contacts", url.Values{"segment_id": {itoa(s.segment)}})
+	wantStatus(t, r, http.StatusConflict)
+	if got := text(first(r.doc, "#export-refused")); got != service.ErrTooManyExports.Message {
+		t.Fatalf("refusal: %q", got)
+	}
 }

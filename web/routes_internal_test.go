@@ -19,6 +19,10 @@ var readOnlyPosts = map[string]bool{
 	"/single-sends/count":     true,
 	"/single-sends/checklist": true,
 	"/single-sends/validate":  true, // a dry run: SingleSends.Validate saves nothing
+	// A background export writes only its own job row and file: it reads
+	// what the streamed CSV routes (ActRead) read, so viewers may start it.
+	"/exports/contacts":                    true,
+	"/single-sends/:utr/recipients-export": true,
 }
 
 // TestRoutesDeclareActions walks every route mounted on the app: each is

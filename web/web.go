@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"herald/service"
+	"herald/views/exports"
 )
 
 // Options tune the console.
@@ -172,6 +173,11 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/contacts/fields/:id/delete", service.ActPrepare, w.deleteField)
 
 	r.get("/contacts/export.csv", service.ActRead, w.exportContacts)
+	// Background exports: started with the export routes' own action
+	// (reading), listed and downloaded from any process.
+	r.get(exports.URL, service.ActRead, w.listExports)
+	r.post(exports.ContactsURL, service.ActRead, w.startContactsExport)
+	r.get("/exports/:id/download", service.ActRead, w.downloadExport)
 	r.get("/contacts/import", service.ActRead, w.showImport)
 	r.post(UploadPath, service.ActImport, w.uploadImport)
 	r.get("/contacts/import/sample.csv", service.ActRead, w.sampleCSV)
@@ -233,6 +239,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/single-sends/checklist", service.ActRead, w.checkSend)
 	r.post("/single-sends/validate", service.ActRead, w.validateSend)
 	r.get("/single-sends/:utr/recipients.csv", service.ActRead, w.exportSendRecipients)
+	r.post("/single-sends/:utr/recipients-export", service.ActRead, w.startRecipientsExport)
 	r.get("/single-sends/:utr/statistics.csv", service.ActRead, w.exportSendStatistics)
 	r.post("/single-sends/group", service.ActSuppressions, w.createSendGroup)
 	r.post("/single-sends/test", service.ActPrepare, w.testSend)

@@ -107,7 +107,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		"/dashboard", "/account",
 		"/suppressions/global", "/suppressions/groups", "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup",
 		"/contacts", "/contacts/types", "/contacts/fields", "/contacts/import",
-		"/segments", "/senders", "/senders/new", "/outbox", "/templates",
+		"/segments", "/exports", "/senders", "/senders/new", "/outbox", "/templates",
 		"/single-sends", "/single-sends/new", "/single-sends/calendar", "/automations", "/notifications", "/event-webhooks",
 		"/team", "/audit-log",
 	} {

@@ -166,6 +166,18 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		stopSending()
 		<-checksDone
 	}()
+	// Background exports (issue 15, part 4): queued exports are claimed
+	// within about a second; stopped with the engine, before the database
+	// closes (an export cut short goes back to the queue).
+	exportsDone := make(chan struct{})
+	go func() {
+		defer close(exportsDone)
+		svc.Exports.Run(sendCtx, time.Second)
+	}()
+	defer func() {
+		stopSending()
+		<-exportsDone
+	}()
 	app, err := newApp(ctx, svc, cfg)
 	if err != nil {
 		return err
