@@ -25,7 +25,8 @@ func (w *Web) contactHistory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h := contacts.History{ContactID: v.ID, Mails: mails}
+	loc, _ := accountZone(c)
+	h := contacts.History{ContactID: v.ID, Mails: mails, Loc: loc}
 	if len(mails) > historyPage {
 		h.Mails, h.More = mails[:historyPage], true
 	}

@@ -87,6 +87,10 @@ func TestContactHistoryPage(t *testing.T) {
 	if got := kinds(items[0]); got != "delivered/false/false open/true/false click/false/false" {
 		t.Errorf("newest timeline: %s", got)
 	}
+	// Times in the account's zone (none set: UTC), named.
+	if got := text(first(items[0], ".mail-event-time")); got != now.UTC().Format("Jan 2, 2006, 15:04:05 UTC") {
+		t.Errorf("event time %q, want the send's time in UTC", got)
+	}
 	if got := text(first(items[0], ".mail-event-machine")); got != "machine" {
 		t.Errorf("machine mark %q", got)
 	}
@@ -112,6 +116,15 @@ func TestContactHistoryPage(t *testing.T) {
 	r = c.hxGet(more)
 	if n := len(all(r.doc, ".history-item")); n != 5 || first(r.doc, "#contact-history-more") != nil {
 		t.Fatalf("second page: %d items\n%.1500s", n, r.body)
+	}
+	// In the account's zone once it has one.
+	if err := a.svc.Accounts.SetTimeZone(ctx, acct, "Asia/Tokyo"); err != nil {
+		t.Fatal(err)
+	}
+	r = c.hxGet(fmt.Sprintf("/contacts/%d/history", id))
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	if got := text(first(r.doc, ".history-item .mail-event-time")); got != now.In(tokyo).Format("Jan 2, 2006, 15:04:05 MST") {
+		t.Errorf("event time in Tokyo %q", got)
 	}
 	r = c.hxGet(fmt.Sprintf("/contacts/%d/history", empty))
 	if first(r.doc, "#contact-history-empty") == nil {
