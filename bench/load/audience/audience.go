@@ -139,6 +139,7 @@ type report struct {
 	dialect  string
 	imp      []importResult
 	seg      []segmentResult
+	exp      []exportResult
 	list     []listRun
 	listRows int
 	errs     []string
@@ -244,7 +245,7 @@ func importAndSegment(ctx context.Context, o options, dir string, r *report) err
 
 // importOnce imports the CSV into a fresh herald and database, then
 // creates the segment.
-func importOnce(ctx context.Context, o options, dir string, r *report, gen generated, csvPath string, n int) error {
+func importOnce(ctx context.Context, o options, dir string, r *report, gen generated, csvPath string, n int) (err error) {
 	h, err := newHerald(ctx, o, dir, fmt.Sprintf("import%d", n))
 	if err != nil {
 		return err
@@ -304,6 +305,11 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 		return fmt.Errorf("segment/list: %w", err)
 	}
 	r.seg = append(r.seg, seg)
+	defer func() {
+		if err == nil {
+			err = exportStep(ctx, o, h, r, typeID, n)
+		}
+	}()
 	fmt.Printf("run %d: segment/store (3 conditions over %s contacts): %s; segment_emails_count %s (expected %s); herald memory %s\n\n",
 		n, harness.Thousands(float64(o.rows)), secs(seg.elapsed), harness.Thousands(float64(seg.count)), harness.Thousands(float64(seg.expected)), seg.mem)
 	if seg.count != seg.expected {
@@ -313,6 +319,69 @@ func importOnce(ctx context.Context, o options, dir string, r *report, gen gener
 }
 
 func (i importResult) rate() float64 { return float64(i.rows) / i.elapsed.Seconds() }
+
+// exportResult is one GET api/contacts/export of the imported contacts.
+type exportResult struct {
+	rows      int64 // data lines of the CSV
+	bytes     int64
+	elapsed   time.Duration
+	rssBefore int64
+	mem       memResult
+}
+
+func (e exportResult) rate() float64 { return float64(e.rows) / e.elapsed.Seconds() }
+
+// exportStep downloads the imported contact type as CSV (decisions.md 9)
+// and counts its lines while herald's memory is sampled: the export
+// streams, so its peak RSS should stay near the idle one.
+func exportStep(ctx context.Context, o options, h *herald, r *report, typeID int64, n int) error {
+	time.Sleep(time.Second)
+	res := exportResult{}
+	res.rssBefore, _, _ = harness.ProcMem(h.pid())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.client.base+"/contacts/export?contact_type_id="+strconv.FormatInt(typeID, 10), nil)
+	if err != nil {
+		return err
+	}
+	h.client.auth(req)
+	w := watchMem(h.pid(), o.sample)
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		w.end()
+		return fmt.Errorf("contacts/export: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		w.end()
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("contacts/export: %d %.300s", resp.StatusCode, b)
+	}
+	br := bufio.NewReaderSize(resp.Body, 1<<16)
+	for {
+		line, err := br.ReadSlice('\n')
+		res.bytes += int64(len(line))
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			res.rows++
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			w.end()
+			return fmt.Errorf("contacts/export: %w", err)
+		}
+	}
+	res.elapsed = time.Since(t0)
+	res.mem = w.end()
+	res.rows-- // the header
+	r.exp = append(r.exp, res)
+	fmt.Printf("run %d: contacts/export of the type: %s rows, %s in %s = %s rows/s; herald RSS before %s, during %s\n\n",
+		n, harness.Thousands(float64(res.rows)), mib(res.bytes), secs(res.elapsed), harness.Thousands(res.rate()), mib(res.rssBefore), res.mem)
+	if res.rows != int64(o.rows) {
+		return fmt.Errorf("contacts/export gave %d rows, want %d", res.rows, o.rows)
+	}
+	return nil
+}
 
 // --- step 2: the contact list ---
 
@@ -442,6 +511,19 @@ func printTable(out io.Writer, r *report) {
 		fmt.Fprintf(out, "| segment/store, 3 conditions over %s contacts (%s recipients%s) | %s | %s | < %s | %s |\n",
 			harness.Thousands(float64(r.imp[0].rows)), harness.Thousands(float64(r.seg[0].count)), map[bool]string{true: ", as expected", false: ", WRONG COUNT"}[ok],
 			sec(harness.Median(t)), per(t, sec), secs(targetSegment), verdict(ok && time.Duration(harness.Median(t)) < targetSegment))
+	}
+	if len(r.exp) > 0 {
+		var rate, wall, peak []float64
+		for _, e := range r.exp {
+			rate = append(rate, e.rate())
+			wall = append(wall, float64(e.elapsed))
+			peak = append(peak, float64(e.mem.peak()))
+		}
+		fmt.Fprintf(out, "| contacts/export of %s contacts (%s CSV): wall time | %s | %s | | |\n",
+			harness.Thousands(float64(r.exp[0].rows)), mib(r.exp[0].bytes), sec(harness.Median(wall)), per(wall, sec))
+		fmt.Fprintf(out, "| contacts/export rate, rows/s | %s | %s | | |\n", rps(harness.Median(rate)), per(rate, rps))
+		fmt.Fprintf(out, "| herald peak RSS during the export (VmHWM; idle before run 1: %s) | %s | %s | flat | see the reading |\n",
+			mib(r.exp[0].rssBefore), mb(harness.Median(peak)), per(peak, mb))
 	}
 	if len(r.list) > 0 {
 		var ttfb, total, peak, cpu []float64
