@@ -49,16 +49,7 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 	)
 
 	ctx := context.Background()
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc := newService(t, db, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
-	var acct models.User
-	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
-		t.Fatal(err)
-	}
+	svc, db, acct := ownerService(t, dsn, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
 	ct, err := svc.ContactTypes.Create(ctx, acct.ID, "Customers")
 	if err != nil {
 		t.Fatal(err)

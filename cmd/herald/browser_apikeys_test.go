@@ -19,16 +19,7 @@ func TestBrowserAPIKeys(t *testing.T) {
 	b := newBrowserSession(t)
 	base := b.base
 
-	b.do("sign up",
-		chromedp.Navigate(base+"/signup"),
-		b.idle,
-		chromedp.WaitVisible(chromedp.ID("signup-name")),
-		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
-		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("secret-key")),
-	)
+	b.signUp()
 	b.do("open the account page",
 		chromedp.Navigate(base+"/account"),
 		b.idle,

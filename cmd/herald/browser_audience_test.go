@@ -182,16 +182,7 @@ func TestBrowserAudience(t *testing.T) {
 	b := newBrowserSession(t)
 	base := b.base
 
-	b.do("sign up",
-		chromedp.Navigate(base+"/signup"),
-		b.idle,
-		chromedp.WaitVisible(chromedp.ID("signup-name")),
-		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
-		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("secret-key")),
-	)
+	b.signUp()
 
 	// The audience links are live now.
 	b.do("open contacts from the menu",

@@ -35,31 +35,13 @@ func TestBrowserContactTimeline(t *testing.T) {
 	var problems consoleProblems
 	problems.watch(b)
 
-	b.do("sign up",
-		chromedp.Navigate(base+"/signup"),
-		b.idle,
-		chromedp.WaitVisible(chromedp.ID("signup-name")),
-		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
-		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("secret-key")),
-	)
+	b.signUp()
 
 	// The contact and 21 mails to it, through the service on the server's
 	// database: the ledger rows as the engine leaves them, then opens,
 	// a click and reports through tracking and feedback.
 	ctx := context.Background()
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc := newService(t, db, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
-	var acct models.User
-	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
-		t.Fatal(err)
-	}
+	svc, db, acct := ownerService(t, dsn, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
 	ct, err := svc.ContactTypes.Create(ctx, acct.ID, "Customers")
 	if err != nil {
 		t.Fatal(err)

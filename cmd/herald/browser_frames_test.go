@@ -65,6 +65,24 @@ func (b *browserSession) signUp() {
 	)
 }
 
+// ownerService opens the database of a console server (dsn) with a
+// service of the test's own and finds the account Ada Lovelace signed up
+// in the browser (signUp); the database closes when the test ends.
+func ownerService(t *testing.T, dsn string, cfg service.Config) (*service.Service, *service.DB, models.User) {
+	t.Helper()
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc := newService(t, db, cfg)
+	var acct models.User
+	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
+		t.Fatal(err)
+	}
+	return svc, db, acct
+}
+
 // seedAccount signs up in the browser and gives the account a contact
 // type with three contacts, a segment, a verified sender, a group, a
 // design, a scheduled send and a completed one (its mail in the outbox),
@@ -73,18 +91,9 @@ func seedAccount(t *testing.T, b *browserSession, dsn string) *kbFixture {
 	t.Helper()
 	b.signUp()
 	ctx := context.Background()
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	f := &kbFixture{db: db, svc: newService(t, db, service.Config{BaseURL: b.base, SystemFrom: "no-reply@localhost"})}
-	svc := f.svc
-	var acct models.User
-	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
-		t.Fatal(err)
-	}
-	f.acct = acct.ID
+	svc, db, acct := ownerService(t, dsn, service.Config{BaseURL: b.base, SystemFrom: "no-reply@localhost"})
+	f := &kbFixture{db: db, svc: svc, acct: acct.ID}
+	var err error
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

@@ -20,16 +20,7 @@ func TestBrowserDraftsAndLists(t *testing.T) {
 	var problems consoleProblems
 	problems.watch(b)
 
-	b.do("sign up",
-		chromedp.Navigate(base+"/signup"),
-		b.idle,
-		chromedp.WaitVisible(chromedp.ID("signup-name")),
-		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
-		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("secret-key")),
-	)
+	b.signUp()
 	for _, name := range []string{"Zeta idea", "Alpha idea"} {
 		b.do("save a draft: "+name,
 			chromedp.Navigate(base+"/single-sends/new"),

@@ -37,16 +37,7 @@ func TestBrowserSingleSend(t *testing.T) {
 		return chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(50*time.Millisecond))
 	}
 
-	b.do("sign up",
-		chromedp.Navigate(base+"/signup"),
-		b.idle,
-		chromedp.WaitVisible(chromedp.ID("signup-name")),
-		chromedp.SendKeys(chromedp.ID("signup-name"), "Ada Lovelace"),
-		chromedp.SendKeys(chromedp.ID("signup-email"), "ada@example.com"),
-		chromedp.SendKeys(chromedp.ID("signup-password"), "correct horse battery"),
-		chromedp.Click(chromedp.CSS(`#signup-form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.ID("secret-key")),
-	)
+	b.signUp()
 
 	// The single sends page is in the menu; with nothing yet, it says so.
 	b.do("open single sends from the menu",

@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
-	"herald/models"
 	"herald/service"
 )
 
@@ -42,16 +41,7 @@ func TestBrowserSegmentWhy(t *testing.T) {
 
 	// The audience, through the service on the server's database.
 	ctx := context.Background()
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc := newService(t, db, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
-	var acct models.User
-	if err := db.R.Where("email = ?", "ada@example.com").First(&acct).Error; err != nil {
-		t.Fatal(err)
-	}
+	svc, _, acct := ownerService(t, dsn, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 	ct, err := svc.ContactTypes.Create(ctx, acct.ID, "Customers")
 	if err != nil {
