@@ -331,7 +331,10 @@ func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange)
 	if err != nil {
 		return err
 	}
-	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return setPassword(tx, w, string(hash)) })
+	if err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return setPassword(tx, w, string(hash)) }); err != nil {
+		return err
+	}
+	return a.auditLogin(ctx, l, AuditPasswordChanged, "", false)
 }
 
 var dummyHash = func() string {

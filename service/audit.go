@@ -29,6 +29,10 @@ const (
 	AuditContactTypeDelete AuditAction = "contact_type.deleted"
 	AuditSegmentDeleted    AuditAction = "segment.deleted"
 	AuditExportStarted     AuditAction = "export.started"
+	AuditTwoFactorOn       AuditAction = "login.two_factor_on"
+	AuditTwoFactorOff      AuditAction = "login.two_factor_off"
+	AuditPasswordChanged   AuditAction = "login.password_changed"
+	AuditPasswordReset     AuditAction = "login.password_reset"
 	AuditDenied            AuditAction = "denied"
 )
 
@@ -50,6 +54,10 @@ var auditLabels = map[AuditAction]string{
 	AuditContactTypeDelete: "Deleted a contact type",
 	AuditSegmentDeleted:    "Deleted a segment",
 	AuditExportStarted:     "Started an export",
+	AuditTwoFactorOn:       "Turned two-factor login on",
+	AuditTwoFactorOff:      "Turned two-factor login off",
+	AuditPasswordChanged:   "Changed a password",
+	AuditPasswordReset:     "Reset a password",
 	AuditDenied:            "Was refused",
 }
 

@@ -130,3 +130,17 @@ func (a *Accounts) loginByEmail(ctx context.Context, email string) (*login, erro
 	}
 	return memberLogin(&m), nil
 }
+
+// auditLogin writes the audit line of a change to the login l's own
+// password or two-factor login (target: its address). by says how, when
+// not in the console ("by mail", "from the command line"). A change made
+// through a mailed link names the login itself as its author: the link
+// proved who it was.
+func (a *Accounts) auditLogin(ctx context.Context, l *login, action AuditAction, by string, self bool) error {
+	if self {
+		if _, ok := ActorOf(ctx); !ok {
+			ctx = WithActor(ctx, Actor{AccountID: l.AccountID, MemberID: l.MemberID, Name: l.Name + " <" + l.Email + ">"})
+		}
+	}
+	return a.audit.Record(ctx, l.AccountID, action, l.Email, by)
+}

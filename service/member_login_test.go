@@ -374,3 +374,56 @@ func TestMemberTwoFactor(t *testing.T) {
 		t.Fatalf("reset-2fa of a removed member: %v", err)
 	}
 }
+
+// TestLoginChangesAreAudited: turning two-factor login on and off,
+// changing a password, resetting one by mail and from the command line
+// each write an audit line naming the login's address; a change in the
+// console names who made it, a mailed link the login itself, the command
+// line no one.
+func TestLoginChangesAreAudited(t *testing.T) {
+	mem := &delivery.MemoryOutbox{}
+	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
+	clk := newClock(svc)
+	ann := newAccount(t, svc, "ann@example.com")
+	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleEditor)
+	asBob := service.WithActor(context.Background(), service.Actor{AccountID: ann, MemberID: bob.MemberID, Role: service.RoleEditor, Name: "bob <bob@example.com>"})
+
+	enableTOTP(t, svc, bob, clk.Now())
+	if err := svc.Accounts.DisableTOTP(asBob, bob, memberPassword, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Accounts.ChangePassword(asBob, bob, service.PasswordChange{Current: memberPassword, Password: "another-passphrase-8", Confirmation: "another-passphrase-8"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Accounts.RequestPasswordReset(context.Background(), "bob@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	toks := resetTokens(t, mem)
+	if _, err := svc.Accounts.FinishPasswordReset(context.Background(), toks[len(toks)-1], service.NewPassword{Password: "third-passphrase-9", Confirmation: "third-passphrase-9"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := svc.Accounts.ResetPassword(context.Background(), "ann@example.com", ""); err != nil {
+		t.Fatal(err)
+	}
+
+	rows, _, err := svc.Audit.List(context.Background(), ann, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := len(rows) - 1; i >= 0; i-- {
+		if r := rows[i]; strings.HasPrefix(r.Action, "login.") {
+			got = append(got, service.AuditLabel(r.Action)+"|"+r.Target+"|"+r.Detail+"|"+r.Actor)
+		}
+	}
+	want := []string{
+		"Turned two-factor login on|bob@example.com||API key or command line",
+		"Turned two-factor login off|bob@example.com||bob <bob@example.com>",
+		"Changed a password|bob@example.com||bob <bob@example.com>",
+		"Reset a password|bob@example.com|by mail|bob <bob@example.com>",
+		"Reset a password|ann@example.com|from the command line|API key or command line",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("audit lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -154,7 +154,11 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 	if err != nil {
 		return Who{}, err
 	}
-	return w, nil
+	l, err := a.loginOf(ctx, w)
+	if err != nil {
+		return Who{}, err
+	}
+	return w, a.auditLogin(ctx, l, AuditPasswordReset, "by mail", true)
 }
 
 // setPassword stores a new password hash of the login inside tx and ends
@@ -201,5 +205,5 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 	if err != nil {
 		return "", Who{}, err
 	}
-	return password, l.Who, nil
+	return password, l.Who, a.auditLogin(ctx, l, AuditPasswordReset, "from the command line", false)
 }

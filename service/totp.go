@@ -220,7 +220,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		return Invalid("code", msgWrongCode)
 	}
 	table, where, args := w.row()
-	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Only while the key checked is still the pending one.
 		res := tx.Table(table).Where(where, args...).Where("totp_pending = ?", l.TOTPPending).
 			Updates(map[string]any{"totp_secret": gorm.Expr("totp_pending"), "totp_pending": nil, "totp_last_step": step})
@@ -234,6 +234,10 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		// them, maybe) end; the caller starts a fresh one for the person.
 		return w.endSessions(tx)
 	})
+	if err != nil {
+		return err
+	}
+	return a.auditLogin(ctx, l, AuditTwoFactorOn, "", false)
 }
 
 // DisableTOTP turns two-factor login of the login off, given its
@@ -259,7 +263,10 @@ func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) 
 	if err := p.Err(); err != nil {
 		return err
 	}
-	return a.clearTOTP(ctx, w)
+	if err := a.clearTOTP(ctx, w); err != nil {
+		return err
+	}
+	return a.auditLogin(ctx, l, AuditTwoFactorOff, "", false)
 }
 
 // ResetTOTP turns two-factor login of the login of email (an account's
@@ -271,7 +278,10 @@ func (a *Accounts) ResetTOTP(ctx context.Context, email string) (Who, error) {
 	if err != nil {
 		return Who{}, err
 	}
-	return l.Who, a.clearTOTP(ctx, l.Who)
+	if err := a.clearTOTP(ctx, l.Who); err != nil {
+		return Who{}, err
+	}
+	return l.Who, a.auditLogin(ctx, l, AuditTwoFactorOff, "from the command line", false)
 }
 
 func (a *Accounts) clearTOTP(ctx context.Context, w Who) error {
