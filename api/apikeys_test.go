@@ -98,6 +98,24 @@ func TestAreaKey(t *testing.T) {
 	}
 }
 
+// A key that only reads some areas and changes others: its reads pass,
+// its changes in a read-only area are refused.
+func TestAreaKeyReadOnlyAreas(t *testing.T) {
+	e := newEnv(t)
+	k, _ := e.namedKey(t, e.a, "Reports", service.APIKeyInput{Scope: service.ScopeAreas, Areas: []string{"suppressions"}, ReadAreas: []string{"contact_types"}})
+	if r := e.a.send("POST", "/api/contacts-type/add", form("name", "Customers")); r.Code != 200 {
+		t.Fatalf("account key: %d %s", r.Code, r.raw)
+	}
+	if r := k.send("GET", "/api/contacts-type", nil); r.Code != 200 || len(list[map[string]any](t, r, "contactTypes")) != 1 {
+		t.Fatalf("reading its read-only area: %d %s", r.Code, r.raw)
+	}
+	expectRefused(t, k.send("POST", "/api/contacts-type/add", form("name", "Other")), "change in a read-only area")
+	if r := k.send("POST", "/api/global-unsubscribes/save", form("email_address", "x@example.com")); r.Code != 200 {
+		t.Fatalf("change in its read-and-change area: %d %s", r.Code, r.raw)
+	}
+	expectRefused(t, k.send("GET", "/api/segment/list", nil), "read outside the areas")
+}
+
 func TestFullNamedKeyAndAccountKeys(t *testing.T) {
 	e := newEnv(t)
 	full, _ := e.namedKey(t, e.a, "Everything", service.APIKeyInput{Scope: service.ScopeFull})

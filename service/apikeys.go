@@ -40,8 +40,11 @@ func IsNamedKey(publicKey string) bool { return strings.HasPrefix(publicKey, Nam
 const (
 	ScopeFull  = "full"  // every right, as the account's own pair
 	ScopeRead  = "read"  // reads of every area, no change
-	ScopeAreas = "areas" // reads and changes in the chosen areas only
+	ScopeAreas = "areas" // the chosen areas only: each read and changed, or read only
 )
+
+// readOnlySuffix marks a read-only area in a stored scope ("contacts:read").
+const readOnlySuffix = ":read"
 
 // Area is a part of the API a key may be limited to.
 type Area struct {
@@ -75,8 +78,9 @@ func IsArea(name string) bool {
 
 // Scope is what a named key may do.
 type Scope struct {
-	Kind  string   // ScopeFull, ScopeRead or ScopeAreas
-	Areas []string // with ScopeAreas: the areas, in the order of Areas
+	Kind      string   // ScopeFull, ScopeRead or ScopeAreas
+	Areas     []string // with ScopeAreas: the areas read and changed, in the order of Areas
+	ReadAreas []string // with ScopeAreas: the areas only read, in the order of Areas
 }
 
 // FullScope is the scope of the account's own pair.
@@ -91,7 +95,7 @@ func (s Scope) Allows(area string, write bool) bool {
 	case ScopeRead:
 		return !write
 	case ScopeAreas:
-		if area == AreaReference {
+		if area == AreaReference || slices.Contains(s.ReadAreas, area) {
 			return !write
 		}
 		return slices.Contains(s.Areas, area)
@@ -100,12 +104,22 @@ func (s Scope) Allows(area string, write bool) bool {
 }
 
 // String is the scope as stored: "full", "read" or the areas separated by
-// commas.
+// commas, a read-only one with ":read" ("contacts,segments:read"), in the
+// order of Areas.
 func (s Scope) String() string {
-	if s.Kind == ScopeAreas {
-		return strings.Join(s.Areas, ",")
+	if s.Kind != ScopeAreas {
+		return s.Kind
 	}
-	return s.Kind
+	var out []string
+	for _, a := range Areas {
+		switch {
+		case slices.Contains(s.Areas, a.Name):
+			out = append(out, a.Name)
+		case slices.Contains(s.ReadAreas, a.Name):
+			out = append(out, a.Name+readOnlySuffix)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // Describe is the scope in words, for the console.
@@ -116,10 +130,13 @@ func (s Scope) Describe() string {
 	case ScopeRead:
 		return "Read only"
 	}
-	labels := make([]string, 0, len(s.Areas))
+	labels := make([]string, 0, len(s.Areas)+len(s.ReadAreas))
 	for _, a := range Areas {
-		if slices.Contains(s.Areas, a.Name) {
+		switch {
+		case slices.Contains(s.Areas, a.Name):
 			labels = append(labels, a.Label)
+		case slices.Contains(s.ReadAreas, a.Name):
+			labels = append(labels, a.Label+" (read only)")
 		}
 	}
 	return strings.Join(labels, ", ")
@@ -132,13 +149,15 @@ func storedScope(v string) Scope {
 	case ScopeFull, ScopeRead:
 		return Scope{Kind: v}
 	}
-	var areas []string
+	s := Scope{Kind: ScopeAreas}
 	for _, a := range strings.Split(v, ",") {
-		if IsArea(a) {
-			areas = append(areas, a)
+		if r, ok := strings.CutSuffix(a, readOnlySuffix); ok && IsArea(r) {
+			s.ReadAreas = append(s.ReadAreas, r)
+		} else if IsArea(a) {
+			s.Areas = append(s.Areas, a)
 		}
 	}
-	return Scope{Kind: ScopeAreas, Areas: areas}
+	return s
 }
 
 // APIKey is one named key, without its secret.
@@ -154,11 +173,13 @@ type APIKey struct {
 }
 
 // APIKeyInput is the console's form: a name, a kind of scope and, with
-// ScopeAreas, the areas.
+// ScopeAreas, the areas read and changed and those only read (an area in
+// both is read and changed).
 type APIKeyInput struct {
-	Name  string
-	Scope string
-	Areas []string
+	Name      string
+	Scope     string
+	Areas     []string
+	ReadAreas []string
 }
 
 // MaxAPIKeys bounds the named keys of one account.
@@ -199,7 +220,7 @@ func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 		s = Scope{Kind: in.Scope}
 	case ScopeAreas:
 		s.Kind = ScopeAreas
-		for _, a := range in.Areas {
+		for _, a := range slices.Concat(in.Areas, in.ReadAreas) {
 			if !IsArea(a) {
 				p.invalidChoice("areas")
 				break
@@ -207,11 +228,14 @@ func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 		}
 		if !p.Has("areas") {
 			for _, a := range Areas { // in the console's order, once each
-				if slices.Contains(in.Areas, a.Name) {
+				switch {
+				case slices.Contains(in.Areas, a.Name):
 					s.Areas = append(s.Areas, a.Name)
+				case slices.Contains(in.ReadAreas, a.Name):
+					s.ReadAreas = append(s.ReadAreas, a.Name)
 				}
 			}
-			if len(s.Areas) == 0 {
+			if len(s.Areas)+len(s.ReadAreas) == 0 {
 				p.Add("areas", "Choose at least one area.")
 			}
 		}

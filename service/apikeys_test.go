@@ -33,6 +33,23 @@ func TestAPIKeysCreateListRevoke(t *testing.T) {
 	if got := areaKey.Scope.String(); got != "contacts,segments" {
 		t.Fatalf("areas stored as %q", got)
 	}
+	// Read-only areas: stored with ":read" in the console's order, an area
+	// given both ways read and changed; read back as made.
+	mixed, _, err := svc.APIKeys.Create(ctx, b, service.APIKeyInput{Name: "Dashboards", Scope: service.ScopeAreas,
+		Areas: []string{"senders"}, ReadAreas: []string{"segments", "contacts", "senders"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mixed.Scope.String(); got != "contacts:read,segments:read,senders" {
+		t.Fatalf("mixed areas stored as %q", got)
+	}
+	if got := mixed.Scope.Describe(); got != "Contacts (read only), Segments (read only), Senders" {
+		t.Fatalf("mixed areas described as %q", got)
+	}
+	if bl, err := svc.APIKeys.List(ctx, b); err != nil || len(bl) != 1 || bl[0].Scope.String() != "contacts:read,segments:read,senders" ||
+		!bl[0].Scope.Allows("segments", false) || bl[0].Scope.Allows("segments", true) || !bl[0].Scope.Allows("senders", true) {
+		t.Fatalf("mixed areas read back: %+v %v", bl, err)
+	}
 	if _, _, err := svc.APIKeys.Create(ctx, b, service.APIKeyInput{Name: "Reporting", Scope: service.ScopeFull}); err != nil {
 		t.Fatalf("another account's key of the same name: %v", err)
 	}
@@ -139,6 +156,10 @@ func TestAPIKeyScopeAllows(t *testing.T) {
 		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}}, "segments", false, false},
 		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}}, service.AreaReference, false, true},
 		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}}, service.AreaReference, true, false},
+		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}, ReadAreas: []string{"segments"}}, "segments", false, true},
+		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}, ReadAreas: []string{"segments"}}, "segments", true, false},
+		{service.Scope{Kind: service.ScopeAreas, Areas: []string{"contacts"}, ReadAreas: []string{"segments"}}, "contacts", true, true},
+		{service.Scope{Kind: service.ScopeAreas, ReadAreas: []string{"segments"}}, "senders", false, false},
 		{service.Scope{Kind: "unknown"}, "contacts", false, false},
 	} {
 		if got := tc.scope.Allows(tc.area, tc.write); got != tc.want {

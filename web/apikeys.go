@@ -39,6 +39,15 @@ func (w *Web) renderAPIKeys(c *fiber.Ctx, status int, k account.APIKeys, flash s
 // back with its errors (422).
 func (w *Web) createAPIKey(c *fiber.Ctx) error {
 	in := service.APIKeyInput{Name: formValue(c, "name"), Scope: formValue(c, "scope"), Areas: formList(c, "areas")}
+	// Each area's access ("area_<name>": "", "read" or "write").
+	for _, a := range service.Areas {
+		switch formValue(c, "area_"+a.Name) {
+		case "write":
+			in.Areas = append(in.Areas, a.Name)
+		case "read":
+			in.ReadAreas = append(in.ReadAreas, a.Name)
+		}
+	}
 	key, pair, err := w.svc.APIKeys.Create(c.UserContext(), accountID(c), in)
 	if err != nil && !isValidation(err) {
 		return err
@@ -48,7 +57,7 @@ func (w *Web) createAPIKey(c *fiber.Ctx) error {
 		return lerr
 	}
 	if err != nil {
-		k.Form = account.APIKeyForm{Name: in.Name, Scope: in.Scope, Areas: in.Areas, Errors: fieldErrors(err)}
+		k.Form = account.APIKeyForm{Name: in.Name, Scope: in.Scope, Areas: in.Areas, ReadAreas: in.ReadAreas, Errors: fieldErrors(err)}
 		return w.renderAPIKeys(c, fiber.StatusUnprocessableEntity, k, "")
 	}
 	// The secret must not stay in a cache on the way.

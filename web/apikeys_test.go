@@ -3,6 +3,7 @@ package web_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +34,27 @@ func TestConsoleAPIKeys(t *testing.T) {
 	}
 	if r := c.get("/account"); strings.Contains(r.body, sec) || len(all(r.doc, "#new-api-key-secret")) != 0 {
 		t.Fatal("the secret is shown again")
+	}
+
+	// Each area's access chosen in its own field: read only, or read and
+	// change.
+	r = c.post("/account/api-keys", url.Values{"name": {"Dashboards"}, "scope": {"areas"}, "area_contacts": {"read"}, "area_senders": {"write"}, "area_segments": {""}})
+	wantStatus(t, r, http.StatusOK)
+	if got := texts(r.doc, `#api-keys-list td[data-label="Scope"]`); len(got) != 2 || !slices.Contains(got, "Contacts (read only), Senders") {
+		t.Fatalf("scopes listed %q", got)
+	}
+	if got := value(r.doc, "#api-key-area-contacts"); got != "" {
+		t.Fatalf("the form after a key was made keeps %q", got)
+	}
+	r = c.hxPost("/account/api-keys", url.Values{"name": {""}, "scope": {"areas"}, "area_contacts": {"read"}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if got := attr(first(r.doc, `#api-key-area-contacts option[selected]`), "value"); got != "read" {
+		t.Fatalf("a refused form lost the area's access: %q\n%.2000s", got, r.body)
+	}
+	if ks, err := a.svc.APIKeys.List(t.Context(), id); err != nil || len(ks) != 2 || ks[1].Name != "Dashboards" {
+		t.Fatal(ks, err)
+	} else if err := a.svc.APIKeys.Revoke(t.Context(), id, ks[1].ID); err != nil {
+		t.Fatal(err)
 	}
 
 	r = c.hxPost("/account/api-keys", url.Values{"name": {"Shop"}, "scope": {"read"}})

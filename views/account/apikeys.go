@@ -1,6 +1,7 @@
 package account
 
 import (
+	"slices"
 	"strconv"
 
 	"herald/service"
@@ -31,8 +32,9 @@ type APIKeys struct {
 type APIKeyForm struct {
 	Name   string
 	Scope  string // service.ScopeFull, ScopeRead or ScopeAreas
-	Areas  []string
-	Errors views.Errors
+	Areas     []string // read and changed
+	ReadAreas []string // read only
+	Errors    views.Errors
 }
 
 // NewAPIKey is a key just made, with its secret.
@@ -49,14 +51,20 @@ func (f APIKeyForm) scope() string {
 	return f.Scope
 }
 
-func (f APIKeyForm) hasArea(a string) bool {
-	for _, x := range f.Areas {
-		if x == a {
-			return true
-		}
+// access is what the form gives the area: "write" (read and change),
+// "read" or "" (nothing).
+func (f APIKeyForm) access(a string) string {
+	switch {
+	case slices.Contains(f.Areas, a):
+		return "write"
+	case slices.Contains(f.ReadAreas, a):
+		return "read"
 	}
-	return false
+	return ""
 }
+
+// areaAccess are the choices of an area's access.
+var areaAccess = []views.Option{{Value: "", Label: "No access"}, {Value: "read", Label: "Read only"}, {Value: "write", Label: "Read and change"}}
 
 // lastUsed is the day a key was last used, or "Never".
 func lastUsed(k service.APIKey) string {
