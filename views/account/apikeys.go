@@ -30,8 +30,8 @@ type APIKeys struct {
 
 // APIKeyForm is the form of a new named key.
 type APIKeyForm struct {
-	Name   string
-	Scope  string // service.ScopeFull, ScopeRead or ScopeAreas
+	Name      string
+	Scope     string   // service.ScopeFull, ScopeRead or ScopeAreas
 	Areas     []string // read and changed
 	ReadAreas []string // read only
 	Errors    views.Errors
