@@ -615,7 +615,7 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 		return st, err
 	}
 	for _, b := range buckets {
-		st.Points = append(st.Points, singlesends.Point{At: b.At, Opens: b.Opens, Clicks: b.Clicks})
+		st.Points = append(st.Points, singlesends.Point{At: b.At, Opens: b.Opens, Clicks: b.Clicks, HumanOpens: b.HumanOpens, HumanClicks: b.HumanClicks})
 	}
 	for _, l := range links {
 		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks, Human: l.Human})

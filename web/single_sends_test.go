@@ -729,6 +729,12 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	if attr(first(svg, "polyline.chart-opens"), "points") == "" || attr(first(svg, "polyline.chart-clicks"), "points") == "" || first(svg, "circle.chart-opens title") == nil {
 		t.Fatal("the chart has no lines or points")
 	}
+	// People's opens and clicks drawn dashed beside them: these came with
+	// nothing known of the request, so none counts as a person's.
+	if attr(first(svg, "polyline.chart-human.chart-opens"), "points") == "" || !strings.Contains(attr(svg, "aria-label"), "by people (machines left out): 0 opens and 0 clicks") ||
+		first(r.doc, "#send-chart .legend-human") == nil {
+		t.Fatalf("no human lines in the chart: %q", attr(svg, "aria-label"))
+	}
 	links := map[string]string{}
 	for _, tr := range all(r.doc, "#send-links tbody tr") {
 		links[text(first(tr, "td.link-url"))] = text(first(tr, "td.cell-num"))

@@ -11,14 +11,17 @@ import (
 // Chart is the opens and clicks of a send over time, laid out for an
 // inline SVG: the server draws it, no script does.
 type Chart struct {
-	Opens     string // polyline points
-	Clicks    string
-	OpenDots  []Dot
-	ClickDots []Dot
-	YTicks    []Tick
-	XTicks    []Tick
-	Summary   string // what the chart shows, for screen readers
-	Empty     bool
+	Opens  string // polyline points
+	Clicks string
+	// People's opens and clicks (delivery.MachineRules), drawn dashed
+	// under the raw lines.
+	HumanOpens, HumanClicks string
+	OpenDots                []Dot
+	ClickDots               []Dot
+	YTicks                  []Tick
+	XTicks                  []Tick
+	Summary                 string // what the chart shows, for screen readers
+	Empty                   bool
 }
 
 // Dot is one point of a line with its tooltip.
@@ -62,11 +65,13 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		loc = time.UTC
 	}
 	var c Chart
-	var top, opens, clicks int64
+	var top, opens, clicks, humanOpens, humanClicks int64
 	for _, p := range points {
 		top = max(top, p.Opens, p.Clicks)
 		opens += p.Opens
 		clicks += p.Clicks
+		humanOpens += p.HumanOpens
+		humanClicks += p.HumanClicks
 	}
 	if len(points) == 0 {
 		c.Empty = true
@@ -88,7 +93,7 @@ func NewChart(points []Point, loc *time.Location) Chart {
 	}
 	y := func(v int64) float64 { return chartTop + plotH - plotH*float64(v)/float64(yMax) }
 
-	var op, cl strings.Builder
+	var op, cl, hop, hcl strings.Builder
 	span := points[len(points)-1].At.Sub(points[0].At)
 	layout := "15:04"
 	if span >= 24*time.Hour || points[0].At.In(loc).YearDay() != points[len(points)-1].At.In(loc).YearDay() {
@@ -98,6 +103,8 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		xs := views.Coord(x(i))
 		op.WriteString(xs + "," + views.Coord(y(p.Opens)) + " ")
 		cl.WriteString(xs + "," + views.Coord(y(p.Clicks)) + " ")
+		hop.WriteString(xs + "," + views.Coord(y(p.HumanOpens)) + " ")
+		hcl.WriteString(xs + "," + views.Coord(y(p.HumanClicks)) + " ")
 		if len(points) <= maxDots {
 			at := p.At.In(loc).Format(layout)
 			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: views.Coord(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
@@ -105,6 +112,7 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		}
 	}
 	c.Opens, c.Clicks = strings.TrimSpace(op.String()), strings.TrimSpace(cl.String())
+	c.HumanOpens, c.HumanClicks = strings.TrimSpace(hop.String()), strings.TrimSpace(hcl.String())
 	for v := int64(0); v <= yMax; v += step {
 		c.YTicks = append(c.YTicks, Tick{Pos: views.Coord(y(v)), Label: strconv.FormatInt(v, 10)})
 	}
@@ -125,7 +133,9 @@ func NewChart(points []Point, loc *time.Location) Chart {
 	}
 	c.Summary = "Opens and clicks from " + points[0].At.In(loc).Format(layout) + " to " +
 		points[len(points)-1].At.In(loc).Format(layout) + ": " + strconv.FormatInt(opens, 10) + " " + plural(opens, "open", "opens") +
-		" and " + strconv.FormatInt(clicks, 10) + " " + plural(clicks, "click", "clicks") + "."
+		" and " + strconv.FormatInt(clicks, 10) + " " + plural(clicks, "click", "clicks") + "; by people (machines left out): " +
+		strconv.FormatInt(humanOpens, 10) + " " + plural(humanOpens, "open", "opens") + " and " +
+		strconv.FormatInt(humanClicks, 10) + " " + plural(humanClicks, "click", "clicks") + "."
 	return c
 }
 

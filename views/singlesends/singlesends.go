@@ -210,9 +210,10 @@ type Progress struct {
 
 // Point is the opens and clicks of one period.
 type Point struct {
-	At     time.Time
-	Opens  int64
-	Clicks int64
+	At                      time.Time
+	Opens                   int64
+	Clicks                  int64
+	HumanOpens, HumanClicks int64 // of the opens and clicks, people's
 }
 
 // LinkRow is a tracked link and its clicks.
