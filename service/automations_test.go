@@ -263,13 +263,21 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("10,000 contacts")
 	}
-	f := newSendFixture(t, true)
+	// Both engines are live throughout, so neither may take the other's
+	// claims: DeadAfter is long. With the default 3 s, a test process
+	// starved under -race (two cores, four test packages at once; seen
+	// once in CI) can write a heartbeat late, and the other engine then
+	// takes over a message already on the wire: the at-least-once bound of
+	// a stalled process (liveness.held), which the crash tests measure,
+	// not what this test is about.
+	const deadAfter = 30 * time.Second
+	f := newSendFixtureDeadAfter(t, true, deadAfter)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")
 	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond})
+	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,13 @@ type sendFixture struct {
 // and runs the engine itself).
 func newSendFixture(t *testing.T, run bool) *sendFixture {
 	t.Helper()
+	return newSendFixtureDeadAfter(t, run, 0)
+}
+
+// newSendFixtureDeadAfter is newSendFixture with the engine's DeadAfter
+// (0: the default).
+func newSendFixtureDeadAfter(t *testing.T, run bool, deadAfter time.Duration) *sendFixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &sendFixture{t: t, ctx: ctx, srv: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
 	tr, err := delivery.OpenTransport(f.srv.URL(), 4, nil)
@@ -64,7 +71,7 @@ func newSendFixture(t *testing.T, run bool) *sendFixture {
 	}
 	f.group = g.ID
 	f.sg, err = f.svc.NewSending(ctx, service.SendingConfig{Conns: 4, Backoff: 30 * time.Millisecond, Window: time.Hour,
-		Tick: 20 * time.Millisecond})
+		Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
 	if err != nil {
 		t.Fatal(err)
 	}
