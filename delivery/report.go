@@ -29,6 +29,9 @@ const (
 	// (5.7.x: the sender or the content, not the mailbox) after the relay
 	// had accepted it: a block (decisions.md 8), never a bounce.
 	ReportBlock
+	// ReportDeferral: the relay is still trying (a DSN with "Action:
+	// delayed", a provider's deferred event): nothing failed yet.
+	ReportDeferral
 )
 
 func (k ReportKind) String() string {
@@ -45,6 +48,8 @@ func (k ReportKind) String() string {
 		return "delivered"
 	case ReportBlock:
 		return "block"
+	case ReportDeferral:
+		return "deferral"
 	}
 	return "unknown"
 }
@@ -75,6 +80,7 @@ type Report struct {
 	MessageID  string    // the original message's Message-ID, without <>
 	SendUtr    string    // the original message's X-Herald-Send
 	Recipient  string    // the original recipient's address
+	Reason     string    // why, in Sisimai's vocabulary (userunknown, blocked, …); "" when not a failure
 	Status     string    // enhanced status code, "5.1.1"; "" when unknown
 	Diagnostic string    // the remote server's words, as reported
 	At         time.Time // when it happened; zero: when handled

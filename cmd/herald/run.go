@@ -32,7 +32,9 @@ const usage = `usage:
                                     member) off (a lost phone)
   herald dkim create --email E --domain D
                                     make (or show) the account's DKIM key for a
-                                    sending domain; prints its DNS TXT record`
+                                    sending domain; prints its DNS TXT record
+  herald feedback parse FILE…       read bounce and complaint mails (no database)
+                                    and print one JSON line per report found`
 
 // run is the whole program; main only calls it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return accountCmd(ctx, cfg, args[2:], stdout)
 	case "dkim":
 		return dkimCmd(ctx, cfg, args[2:], stdout)
+	case "feedback":
+		return feedbackCmd(args[2:], stdout)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
