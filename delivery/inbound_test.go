@@ -167,7 +167,7 @@ func TestInboundHandsOverReports(t *testing.T) {
 	}
 	got := rec.got()
 	if len(got) != 3 || got[0].Recipient != "cy@example.org" || got[0].Kind != ReportHardBounce || got[0].Status != "5.1.1" ||
-		got[1].Kind != ReportSoftBounce || got[2].Recipient != "fay@example.org" || got[0].Source != SourceDSN {
+		got[1].Kind != ReportDeferral || got[2].Recipient != "fay@example.org" || got[0].Source != SourceDSN {
 		t.Fatalf("%+v", got)
 	}
 	// The envelope's token (upper-cased by some relay) names the message.

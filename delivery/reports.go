@@ -1,13 +1,11 @@
 package delivery
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"errors"
 	"io"
 	"mime"
-	"mime/multipart"
 	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
@@ -74,10 +72,19 @@ func ParseReports(raw []byte, rcpts []string, v *VERP) ([]Report, error) {
 		return w.dsn(e, v), nil
 	case w.feedback != nil:
 		return w.arf(e, v), nil
-	case autoReply(msg.Header) && !fromDaemon(msg.Header):
-		return nil, nil
+	case w.original != nil && (w.original.Get("X-Hmxmroriginalrecipient") != "" || jmrpSubject.MatchString(subject(msg.Header))):
+		return w.jmrp(e, v), nil
 	case len(e.unsubscribe) > 0:
 		return unsubscribeReports(msg.Header, e), nil
+	case strings.EqualFold(strings.TrimSpace(msg.Header.Get("X-Apple-Unsubscribe")), "true"):
+		// Apple Mail's unsubscribe button, sent to a List-Unsubscribe
+		// mailto: address that is not (or no longer) one of herald's.
+		return unsubscribeReports(msg.Header, env{unsubscribe: []string{""}}), nil
+	case autoReply(msg.Header) && !fromDaemon(msg.Header):
+		return nil, nil
+	}
+	if reports, ok := sesInMail(w.text); ok {
+		return reports, nil
 	}
 	return w.bounceText(msg.Header, e, v), nil
 }
@@ -126,29 +133,17 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int) {
 	if w.parts > maxReportParts || depth > maxReportDepth {
 		return
 	}
-	mt, params, err := mime.ParseMediaType(h.Get("Content-Type"))
-	if err != nil {
-		mt = "text/plain"
-		if h.Get("Content-Type") != "" {
-			mt = "application/octet-stream"
-		}
-	}
+	mt, boundary := mediaType(h.Get("Content-Type"))
 	if strings.HasPrefix(mt, "multipart/") {
-		boundary := params["boundary"]
 		if boundary == "" {
 			return
 		}
-		mr := multipart.NewReader(bytes.NewReader(body), boundary)
-		for w.parts < maxReportParts {
-			p, err := mr.NextPart()
-			if err != nil {
+		for _, p := range splitParts(body, boundary, maxReportParts) {
+			if w.parts >= maxReportParts {
 				return
 			}
-			b, err := io.ReadAll(io.LimitReader(p, MaxReportSize))
-			if err != nil {
-				return
-			}
-			w.walk(p.Header, b, depth+1)
+			ph, pb := readPart(p)
+			w.walk(ph, pb, depth+1)
 		}
 		return
 	}
@@ -222,30 +217,53 @@ func (f newlineFilter) Read(p []byte) (int, error) {
 
 // blocks reads the header blocks of a message/delivery-status or
 // message/feedback-report body (RFC 3464 2.1: the per-message fields,
-// then one block per recipient, separated by blank lines).
+// then one block per recipient, separated by blank lines). Some servers
+// leave out the blank lines: a recipient field seen twice starts the next
+// recipient's block.
 func blocks(body []byte) []textproto.MIMEHeader {
-	r := textproto.NewReader(bufio.NewReader(bytes.NewReader(body)))
 	var out []textproto.MIMEHeader
-	for len(out) <= maxReportsPerMail {
-		// Blank lines between blocks.
-		for {
-			b, err := r.R.Peek(1)
-			if err != nil {
-				return out
-			}
-			if b[0] != '\r' && b[0] != '\n' {
-				break
-			}
-			_, _ = r.R.ReadByte()
+	cur := textproto.MIMEHeader{}
+	var key string
+	flush := func() {
+		if len(cur) > 0 && len(out) <= maxReportsPerMail {
+			out = append(out, cur)
 		}
-		h, err := r.ReadMIMEHeader()
-		if len(h) > 0 {
-			out = append(out, h)
+		cur, key = textproto.MIMEHeader{}, ""
+	}
+	for _, line := range strings.Split(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
 		}
-		if err != nil {
-			return out
+		colon := strings.IndexByte(line, ':')
+		if line[0] == ' ' || line[0] == '\t' || colon <= 0 || strings.ContainsAny(line[:colon], " \t") {
+			if key != "" {
+				vs := cur[key]
+				vs[len(vs)-1] += " " + strings.TrimSpace(line)
+			}
+			continue
+		}
+		key = textproto.CanonicalMIMEHeaderKey(line[:colon])
+		switch key {
+		case "Final-Recipient":
+			if cur.Get("Final-Recipient") != "" {
+				flush()
+				key = "Final-Recipient"
+			}
+		case "Original-Recipient":
+			if cur.Get("Original-Recipient") != "" {
+				flush()
+				key = "Original-Recipient"
+			}
+		}
+		if key == "Original-Rcpt-To" || len(cur[key]) == 0 {
+			cur[key] = append(cur[key], strings.TrimSpace(line[colon+1:]))
+		}
+		if len(out) > maxReportsPerMail {
+			break
 		}
 	}
+	flush()
 	return out
 }
 
@@ -271,13 +289,15 @@ func (w *walker) about(e env, v *VERP) about {
 }
 
 // dsn reads an RFC 3464 report: one report per failed or delayed
-// recipient.
+// recipient, each judged on its Status, its Diagnostic-Code and, where
+// the block says little, the words the notice gives about that address.
 func (w *walker) dsn(e env, v *VERP) []Report {
 	a := w.about(e, v)
 	bs := blocks(w.deliveryStatus)
+	notice, _ := splitNotice(strings.ReplaceAll(string(w.text), "\r\n", "\n"))
 	var out []Report
 	for i, b := range bs {
-		if i == 0 && b.Get("Final-Recipient") == "" {
+		if i == 0 && b.Get("Final-Recipient") == "" && b.Get("Original-Recipient") == "" {
 			continue // the per-message fields
 		}
 		// The address herald gave (ORCPT) when the relay kept it, else
@@ -290,69 +310,137 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 			continue
 		}
 		diag := b.Get("Diagnostic-Code")
-		if t, rest, ok := strings.Cut(diag, ";"); ok && !strings.ContainsAny(t, " \t") {
+		if t, rest, ok := strings.Cut(diag, ";"); ok && !strings.ContainsAny(strings.TrimSpace(t), " \t") {
 			diag = rest
 		}
 		diag = clean(diag, maxDiagnostic)
 		status := enhancedIn(b.Get("Status"))
-		if status == "" {
-			status = enhancedIn(diag)
-		}
-		var kind ReportKind
+		var delayed bool
 		switch strings.ToLower(strings.TrimSpace(b.Get("Action"))) {
-		case "failed":
-			kind = failedKind(status, diag)
+		case "delivered", "relayed", "expanded":
+			continue
 		case "delayed":
-			kind = ReportSoftBounce
-		default: // delivered, relayed, expanded
-			continue
+			delayed = true
+		case "failed", "":
+			if strings.HasPrefix(status, "2.") {
+				continue
+			}
+		default:
+			// Some relays write their own words ("expired"): a failure.
 		}
-		if kind == 0 {
-			continue
+		// What the block says beside the reply: the Status field's own
+		// words ("5.2.1 (mailbox disabled, not accepting messages)").
+		judged := diag
+		if _, comment, ok := strings.Cut(b.Get("Status"), "("); ok {
+			judged = strings.TrimSpace(judged + " " + strings.TrimSuffix(strings.TrimSpace(comment), ")"))
 		}
+		seg := dsnSegment(notice, rcpt)
+		if j := Judge(Failure{Status: status, Diagnostic: judged}); j.Reason == ReasonOnHold || j.Reason == ReasonUndefined || diag == "" {
+			// The block says little: the notice's words about this
+			// address (Exchange, Gmail and others put them there).
+			if seg != "" {
+				judged = judged + "\n" + seg
+				if diag == "" {
+					diag = replyOf(seg, rcpt)
+				}
+			}
+		}
+		stage := stageIn(prepareText(judged))
+		if stage == "" && seg != "" {
+			stage = stageIn(prepareText(seg))
+		}
+		j := Judge(Failure{Stage: stage, Status: status, Diagnostic: judged, Delayed: delayed})
 		// When it happened: the last attempt, when the report says
 		// (Arrival-Date is when the message came, not when it failed).
 		when, _ := mail.ParseDate(b.Get("Last-Attempt-Date"))
-		out = append(out, Report{Kind: kind, Source: SourceDSN, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
-			Recipient: rcpt, Status: status, Diagnostic: diag, At: when})
+		out = append(out, Report{Kind: j.Kind, Source: SourceDSN, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
+			Recipient: rcpt, Reason: j.Reason, Status: j.Status, Diagnostic: diag, At: when})
 	}
 	return out
 }
 
-// failedKind is what a failure with status (and diagnostic) is: a
-// refusal of the mailbox is a hard bounce, a temporary one or a full
-// mailbox soft; a policy refusal (5.7.x: the sender or the content, not
-// the recipient, decisions.md 8) is a block, never a bounce.
-func failedKind(status, diag string) ReportKind {
-	switch {
-	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(diag):
-		return ReportSoftBounce
-	case strings.HasPrefix(status, "5.7."):
-		return ReportBlock
+// dsnSegment is what the notice of a DSN says about one address: the
+// text from its mention to the next blank line pair, or, when the notice
+// names no address at all, the whole notice.
+func dsnSegment(notice, rcpt string) string {
+	low := strings.ToLower(notice)
+	i := strings.Index(low, rcpt)
+	if i < 0 {
+		if emailIn.MatchString(notice) {
+			return ""
+		}
+		return notice
 	}
-	return ReportHardBounce
+	end := len(notice)
+	if j := strings.Index(notice[i:], "\n\n\n"); j >= 0 {
+		end = i + j
+	}
+	return notice[i:min(end, i+2000)]
 }
 
-// arf reads an RFC 5965 feedback report: a complaint about one message.
+// arf reads an RFC 5965 feedback report: a complaint about one message
+// by each recipient it names (Original-Rcpt-To, else the returned
+// message's To). Reports of a failed authentication (RFC 6591) and
+// "not spam" reports are not complaints; an opt-out is an unsubscribe.
 func (w *walker) arf(e env, v *VERP) []Report {
 	bs := blocks(w.feedback)
 	if len(bs) == 0 {
 		return nil
 	}
 	f := bs[0]
-	switch strings.ToLower(strings.TrimSpace(f.Get("Feedback-Type"))) {
+	ft := strings.ToLower(strings.TrimSpace(f.Get("Feedback-Type")))
+	kind, reason := ReportComplaint, ReasonFeedback
+	switch ft {
 	case "not-spam", "auth-failure":
 		return nil
+	case "opt-out", "opt-out-list":
+		kind, reason = ReportUnsubscribe, ReasonUnsubscribe
 	}
-	a := w.about(e, v)
-	rcpt := fieldAddress(f.Get("Original-Rcpt-To"))
-	if rcpt == "" && w.original != nil {
-		rcpt = headerAddress(w.original.Get("To"))
+	var rcpts []string
+	for _, r := range f.Values("Original-Rcpt-To") {
+		rcpts = append(rcpts, headerAddresses(strings.TrimPrefix(strings.TrimSpace(r), "rfc822;"))...)
+	}
+	if len(rcpts) == 0 {
+		rcpts = headerAddresses(f.Get("Removal-Recipient"))
+	}
+	if len(rcpts) == 0 && w.original != nil {
+		rcpts = headerAddresses(w.original.Get("To"))
+	}
+	return complaints(w.about(e, v), SourceARF, kind, reason, ft, rcpts)
+}
+
+// complaints are the reports of one complaint about message a, one per
+// recipient named (one without a recipient when none is: the message
+// still says who).
+func complaints(a about, source string, kind ReportKind, reason, diag string, rcpts []string) []Report {
+	if len(rcpts) == 0 {
+		rcpts = []string{""}
+	}
+	if len(rcpts) > maxReportsPerMail {
+		rcpts = rcpts[:maxReportsPerMail]
 	}
 	// Arrival-Date is when the message came, not when it was reported:
 	// the complaint's time is when it is handled.
-	return []Report{{Kind: ReportComplaint, Source: SourceARF, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
-		Recipient: rcpt}}
+	out := make([]Report, 0, len(rcpts))
+	for _, r := range rcpts {
+		out = append(out, Report{Kind: kind, Source: source, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
+			Recipient: r, Reason: reason, Diagnostic: clean(diag, maxDiagnostic)})
+	}
+	return out
+}
+
+// jmrpSubject: Microsoft's junk mail reporting program sends complaints
+// without an ARF part: the returned message, and this subject.
+var jmrpSubject = regexp.MustCompile(`(?i)^\s*complaint about message from`)
+
+// jmrp reads a complaint of Microsoft's junk mail reporting program: the
+// recipient is in the returned message's X-HmXmrOriginalRecipient.
+func (w *walker) jmrp(e env, v *VERP) []Report {
+	rcpts := headerAddresses(w.original.Get("X-Hmxmroriginalrecipient"))
+	if len(rcpts) == 0 {
+		rcpts = headerAddresses(w.original.Get("To"))
+	}
+	return complaints(w.about(e, v), SourceARF, ReportComplaint, ReasonFeedback, "abuse", rcpts)
 }
 
 // unsubscribeReports: a mail to List-Unsubscribe mailto: addresses
@@ -364,7 +452,7 @@ func unsubscribeReports(h mail.Header, e env) []Report {
 	}
 	out := make([]Report, 0, len(e.unsubscribe))
 	for _, tok := range e.unsubscribe {
-		out = append(out, Report{Kind: ReportUnsubscribe, Source: SourceMailto, Token: tok, Recipient: from})
+		out = append(out, Report{Kind: ReportUnsubscribe, Source: SourceMailto, Token: tok, Recipient: from, Reason: ReasonUnsubscribe})
 	}
 	return out
 }

@@ -43,6 +43,7 @@ type want struct {
 	token, mid, utr   string
 	diag              string
 	notDiagStartsWith string
+	reason            string // when set, the reason too
 }
 
 func TestParseReportsCorpus(t *testing.T) {
@@ -58,8 +59,10 @@ func TestParseReportsCorpus(t *testing.T) {
 		// Token from the returned message's Return-Path; four blocks, one relayed.
 		{"dsn-multi.eml", []string{plain}, []want{
 			{kind: ReportHardBounce, source: SourceDSN, rcpt: "cy@example.org", status: "5.1.1", token: tok43, mid: mid43, utr: sendUtr, diag: "does not exist."},
-			{kind: ReportSoftBounce, source: SourceDSN, rcpt: "dee@example.org", status: "4.4.1", token: tok43, mid: mid43, utr: sendUtr, diag: "Connection timed out"},
-			{kind: ReportHardBounce, source: SourceDSN, rcpt: "fay@example.org", status: "5.2.1", token: tok43, mid: mid43, utr: sendUtr, diag: "is disabled"},
+			// "Action: delayed": the relay is still trying.
+			{kind: ReportDeferral, source: SourceDSN, rcpt: "dee@example.org", status: "4.4.1", token: tok43, mid: mid43, utr: sendUtr, diag: "Connection timed out", reason: ReasonNetworkError},
+			// A disabled account is not a gone one.
+			{kind: ReportSoftBounce, source: SourceDSN, rcpt: "fay@example.org", status: "5.2.1", token: tok43, mid: mid43, utr: sendUtr, diag: "is disabled", reason: ReasonSuspend},
 		}},
 		{"dsn-exchange.eml", []string{rp42}, []want{{kind: ReportHardBounce, source: SourceDSN, rcpt: "gus@contoso.example", status: "5.1.10",
 			token: tok42, mid: mid42, diag: "RESOLVER.ADR.RecipientNotFound", notDiagStartsWith: "smtp"}}},
@@ -78,7 +81,8 @@ func TestParseReportsCorpus(t *testing.T) {
 			token: tok42, mid: mid42, utr: sendUtr, diag: "RESOLVER.ADR.RecipientNotFound"}}},
 		{"gmail-text.eml", []string{rp42}, []want{{kind: ReportHardBounce, source: SourceText, rcpt: "quinn@gmail.example", status: "5.1.1",
 			token: tok42, diag: "The email account that you tried to reach does not exist"}}},
-		{"yahoo.eml", []string{plain}, []want{{kind: ReportHardBounce, source: SourceText, rcpt: "ray@yahoo.example", status: "5.0.0",
+		// No enhanced code in the mail: none is made up.
+		{"yahoo.eml", []string{plain}, []want{{kind: ReportHardBounce, source: SourceText, rcpt: "ray@yahoo.example", status: "", reason: ReasonUserUnknown,
 			token: tok42, mid: mid42, diag: "554: delivery error: dd This user doesn't have a yahoo.com account"}}},
 		{"qmail.eml", []string{rp42}, []want{{kind: ReportHardBounce, source: SourceText, rcpt: "sam@qmail.example", status: "5.1.1",
 			token: tok42, diag: "Remote host said: 550 5.1.1"}}},
@@ -109,6 +113,9 @@ func TestParseReportsCorpus(t *testing.T) {
 				if r.Kind != w.kind || r.Source != w.source || r.Recipient != w.rcpt || r.Status != w.status || r.Token != w.token ||
 					r.MessageID != w.mid || r.SendUtr != w.utr || !strings.Contains(r.Diagnostic, w.diag) {
 					t.Errorf("report %d:\n got  %+v\n want %+v", i, r, w)
+				}
+				if w.reason != "" && r.Reason != w.reason {
+					t.Errorf("report %d: reason %q, want %q", i, r.Reason, w.reason)
 				}
 				if w.notDiagStartsWith != "" && strings.HasPrefix(strings.ToLower(r.Diagnostic), w.notDiagStartsWith) {
 					t.Errorf("diagnostic kept its type: %q", r.Diagnostic)

@@ -1,7 +1,12 @@
 package delivery
 
-// The non-standard bounce texts: a table of the forms mail servers write
-// when they send no DSN, and the reader that uses it.
+// Bounces without a DSN: the texts mail servers write in their own words.
+// Rather than one reader per server, one reader for their common shape:
+// a notice that names the failed addresses, each followed (or preceded)
+// by the receiving server's reply, then a copy of the returned message or
+// its headers. The notice is cut from the copy, the addresses it names
+// are the recipients (less the sender's and the reporter's own), the text
+// around each is its diagnostic, and Judge reads it.
 
 import (
 	"net/mail"
@@ -9,141 +14,260 @@ import (
 	"strings"
 )
 
-// textForm is one known form of non-standard bounce: detect tells it
-// (on the subject and the text, joined by a line break), rcpt finds the
-// failed address (its last group that matched).
-type textForm struct {
-	name   string
-	detect *regexp.Regexp
-	rcpt   *regexp.Regexp
-}
-
-// bounceTexts: the non-standard bounces of common mail servers
-// (testdata/reports/README.md tells where each form comes from). The
-// first whose detect matches reads the mail.
-var bounceTexts = []textForm{
-	{"qmail", regexp.MustCompile(`(?i)This is the qmail-send program`),
-		regexp.MustCompile(`(?m)^<([^<>\s]+@[^<>\s]+)>:\s*$`)},
-	{"postfix", regexp.MustCompile(`(?i)(Undelivered Mail Returned to Sender|This is the mail system at host)`),
-		regexp.MustCompile(`(?m)^<([^<>\s]+@[^<>\s]+)>(?: \((?:expanded from <([^<>\s]+@[^<>\s]+)>|[^)]*)\))?:`)},
-	{"exim", regexp.MustCompile(`(?i)(Mail delivery failed: returning message to sender|This message was created automatically by mail delivery software)`),
-		regexp.MustCompile(`(?m)following address(?:\(es\)|es)? failed:\s*\n\s*\n?\s*<?([^<>\s]+@[^<>\s:]+)>?`)},
-	{"exchange", regexp.MustCompile(`(?i)(Delivery has failed to these recipients|RESOLVER\.ADR\.|Your message to .* couldn't be delivered|Undeliverable:)`),
-		regexp.MustCompile(`(?is)(?:Delivery has failed to these recipients or (?:groups|distribution lists):\s*|Your message to\s+|couldn't be delivered to\s+)<?([^<>\s]+@[^<>\s]+)`)},
-	{"gmail", regexp.MustCompile(`(?i)(Delivery Status Notification \((Failure|Delay)\)|The email account that you tried to reach does not exist|Your message wasn't delivered to)`),
-		regexp.MustCompile(`(?i)(?:wasn't delivered to|There was a (?:temporary )?problem delivering your message to|delivery to the following recipients? failed[a-z ]*:)\s*<?([^<>\s]+@[^<>\s]+)`)},
-	{"yahoo", regexp.MustCompile(`(?i)(Sorry, we were unable to deliver your message|delivery error: dd )`),
-		regexp.MustCompile(`(?m)^\s*<?([^<>\s]+@[^<>\s]+?)>?:\s*$`)},
-	{"generic", regexp.MustCompile(`(?i)(Undeliverable|Undelivered Mail|Delivery (Status Notification|Failure)|Returned mail:|failure notice|Mail System Error|mailbox (is )?(full|unavailable)|over quota|quota exceeded)`),
-		regexp.MustCompile(`(?i)(?:to the following (?:recipient|address)(?:s|\(es\))?:?|failed recipient:?|Original-Recipient:\s*rfc822;|Final-Recipient:\s*rfc822;)\s*<?([^<>\s]+@[^<>\s]+)`)},
-}
-
 var (
-	// mailboxFull: a full mailbox is temporary, whatever its code.
-	mailboxFull = regexp.MustCompile(`(?i)(mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|mailbox size limit|5\.2\.2)`)
-	// softText: words of a temporary failure in a text.
-	softText = regexp.MustCompile(`(?i)(delayed|will (retry|try again|continue trying)|not yet been delivered|temporar(y|ily) (failure|error|problem)|this is a temporary error)`)
-	// statusLine: the line that quotes the remote server's answer.
-	statusLine = regexp.MustCompile(`(?m)^.*\b[45]\d\d\b[ -:]*(?:#?[45]\.\d{1,3}\.\d{1,3})?.*$`)
-	enhanced   = regexp.MustCompile(`\b([245])\.(\d{1,3})\.(\d{1,3})\b`)
-	basicCode  = regexp.MustCompile(`(?:^|[\s#:(])([45]\d\d)(?:[\s:-]|$)`)
-	// embedded headers quoted in a text (a returned message shown inline).
+	// bounceSubject: subjects of delivery failures, in the languages met.
+	bounceSubject = regexp.MustCompile(`(?i)(undeliver|undelivered|delivery (status|failure|failed|notification|problem|report)|returned (mail|to sender)|failure notice|mail (delivery|system) (error|failed|failure|subsystem)|not delivered|could not be delivered|delivery has failed|non[- ]?delivery|nondeliverable|message (not delivered|delivery failed)|mail delivery|warning: message|delayed mail|delivery delayed|rejected|unzustellbar|non remis|no entregado|non recapitabile|配信|エラー|送信できません|未配達|失敗|error|bounce|unable to deliver|problem delivering|mail failure|deliverability|postmaster|delivery status)`)
+	// bounceWords: what a notice says when it reports a failure.
+	bounceWords = regexp.MustCompile(`(?i)(could not be delivered|couldn'?t be delivered|was not delivered|wasn'?t delivered|undeliverable|delivery (has )?failed|failed to deliver|unable to deliver|permanent(ly)? (error|fatal|failure)|following (address|recipient)|delivery to the following|error (occurred )?(while |during )|returned (mail|message)|not be delivered|rejected|refused|smtp error|remote (host|server|mail server) said|did not like our|deferred|delivery problem|there was an error|failed recipient|user unknown|host unknown|mailbox|transcript of session|delivery status|delivery failure|problem delivering|could not deliver|cannot deliver|can'?t deliver|giving up|gave up|message (was )?(rejected|blocked|bounced)|bounce)`)
+	// copyMarker: where a notice starts quoting the returned message.
+	copyMarker = regexp.MustCompile(`(?im)^[ \t>|*=_-]*(this is a copy of|below this line is a copy|a copy of (the|your) (original )?message|original message (follows|headers|header|is attached)|(-+|=+|\*+) ?(original|returned|unsent|undelivered|rejected|bounced) (message|mail|e-?mail)|unsent message follows|message headers follow|(the )?headers? of (the )?(original|returned|your) message|returned message|original message ---|content of (the )?(original|your) message|included is a copy|your message reads|-+ ?(message|mail) (follows|header follows)|header of message|--- below this line)`)
+	// headerStart: the header block of a returned message shown inline
+	// (at the start of a line: a notice's own "From: …" lines are
+	// indented).
+	headerStart = regexp.MustCompile(`(?im)^(received|return-path|dkim-signature|arc-seal|arc-message-signature|arc-authentication-results|authentication-results|mime-version|message-id|delivered-to|x-received|x-google-smtp-source|x-mailer|content-type|x-originating-ip|x-sender):[ \t]`)
+	// emailIn: an address in a notice (quoted local parts included).
+	emailIn = regexp.MustCompile(`(?i)(?:"[^"\s<>@]{1,64}"|[a-z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]{1,64})@[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+`)
+	// messageIDLine: a Message-ID is not a recipient.
+	messageIDLine = regexp.MustCompile(`(?i)(message-?id|msgid|queue ?id|\bid\b|in-reply-to|references)\s*[:=]?\s*<?$`)
+	// inline returned headers.
 	inlineMessageID = regexp.MustCompile(`(?im)^\s*Message-ID:\s*<?([^<>\s]+@[^<>\s]+)>?\s*$`)
 	inlineSend      = regexp.MustCompile(`(?im)^\s*X-Herald-Send:\s*(\S+)\s*$`)
 	inlineReturn    = regexp.MustCompile(`(?im)^\s*Return-Path:\s*<?([^<>\s]+@[^<>\s]+)>?\s*$`)
+	inlineTo        = regexp.MustCompile(`(?im)^To:[ \t]*(.+)$`)
+	inlineFrom      = regexp.MustCompile(`(?im)^(?:From|Sender|Reply-To):[ \t]*(.+)$`)
+	expandedFrom    = regexp.MustCompile(`(?i)<([^<>\s]+@[^<>\s]+)>\s*\(expanded from\s*<([^<>\s]+@[^<>\s]+)>\)`)
+	receivedFor     = regexp.MustCompile(`(?i)\bfor\s+<([^<>\s]+@[^<>\s]+)>`)
 	tagStrip        = regexp.MustCompile(`(?s)<[^>]*>`)
-	// copyMarker: where a text bounce starts quoting the returned message.
-	copyMarker = regexp.MustCompile(`(?im)^.*(this is a copy of the message|below this line is a copy of the message|original message headers:|original message follows)`)
+	// statusLine: a line that quotes a server's reply.
+	statusLine = regexp.MustCompile(`(?m)^.*(\b[45]\d\d\b|\b[45]\.\d{1,3}\.\d{1,3}\b).*$`)
+	enhanced   = regexp.MustCompile(`\b([245])\.(\d{1,3})\.(\d{1,3})\b`)
+	// mailboxFull: a full mailbox, whatever the code (the SMTP path's
+	// 552 at RCPT).
+	mailboxFull = regexp.MustCompile(`(?i)(mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|mailbox size limit|5\.2\.2)`)
 )
 
-// bounceText reads a non-standard bounce: the first entry of bounceTexts that
-// knows it, the status code the text quotes, hard unless the text says
-// temporary or mailbox full.
+// maxTextRecipients bounds how many addresses one notice may report.
+const maxTextRecipients = 20
+
+// bounceText reads a bounce without a DSN: the failed addresses the
+// notice names, each with the words around it, judged.
 func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	body := string(w.text)
 	if strings.TrimSpace(body) == "" && len(w.html) > 0 {
 		body = tagStrip.ReplaceAllString(string(w.html), " ")
 	}
 	body = strings.ReplaceAll(body, "\r\n", "\n")
-	// The notice: the text before the copy of the returned message (whose
-	// words are herald's own, not the server's).
-	notice := body
-	if loc := copyMarker.FindStringIndex(body); loc != nil {
-		notice = body[:loc[0]]
-	}
-	hay := subject(h) + "\n" + notice
-	var bt *textForm
-	for i := range bounceTexts {
-		if bounceTexts[i].detect.MatchString(hay) {
-			bt = &bounceTexts[i]
-			break
-		}
-	}
-	if bt == nil {
+	notice, copied := splitNotice(body)
+	subj := subject(h)
+	if !fromDaemon(h) && !bounceSubject.MatchString(subj) && !bounceWords.MatchString(notice) && h.Get("X-Failed-Recipients") == "" {
 		return nil
 	}
-	rcpt := ""
-	if m := bt.rcpt.FindStringSubmatch(notice); m != nil {
-		// The last address found: Postfix's "(expanded from <…>)" is
-		// the one herald sent to.
-		for _, g := range m[1:] {
-			if a := plainAddress(g); a != "" {
-				rcpt = a
+	// The sender's own addresses and the reporter's are not recipients.
+	own := map[string]bool{}
+	for _, k := range []string{"From", "To", "Cc", "Reply-To", "Sender", "Return-Path"} {
+		for _, a := range headerAddresses(h.Get(k)) {
+			own[a] = true
+		}
+	}
+	var origTo []string
+	if w.original != nil {
+		for _, k := range []string{"From", "Sender", "Reply-To", "Return-Path"} {
+			for _, a := range headerAddresses(w.original.Get(k)) {
+				own[a] = true
+			}
+		}
+		origTo = headerAddresses(w.original.Get("To"))
+	}
+	for _, m := range inlineFrom.FindAllStringSubmatch(copied, 5) {
+		for _, a := range headerAddresses(m[1]) {
+			own[a] = true
+		}
+	}
+	if len(origTo) == 0 {
+		if m := inlineTo.FindStringSubmatch(copied); m != nil {
+			origTo = headerAddresses(m[1])
+		}
+	}
+	rcpts := noticeRecipients(notice, own)
+	if len(rcpts) == 0 {
+		for _, a := range headerAddresses(h.Get("X-Failed-Recipients")) {
+			rcpts = append(rcpts, mention{addr: a, at: -1})
+		}
+	}
+	if len(rcpts) == 0 && len(origTo) == 1 && !own[origTo[0]] {
+		rcpts = append(rcpts, mention{addr: origTo[0], at: -1})
+	}
+	if len(rcpts) == 0 {
+		if m := receivedFor.FindStringSubmatch(copied); m != nil {
+			if a := plainAddress(m[1]); a != "" && !own[a] {
+				rcpts = append(rcpts, mention{addr: a, at: -1})
 			}
 		}
 	}
-	if rcpt == "" && w.original != nil {
-		rcpt = headerAddress(w.original.Get("To"))
-	}
-	// The answer quoted: the first line with a status code after the
-	// recipient's mention.
-	from := 0
-	if rcpt != "" {
-		if i := strings.Index(strings.ToLower(notice), rcpt); i >= 0 {
-			from = min(i, len(notice)) // ToLower may change lengths
-		}
-	}
-	diag, status := "", ""
-	for _, line := range statusLine.FindAllString(notice[from:], 20) {
-		if s := enhancedIn(line); s != "" || basicCode.MatchString(line) {
-			diag, status = clean(line, maxDiagnostic), s
-			break
-		}
-	}
-	if status == "" && diag != "" {
-		if m := basicCode.FindStringSubmatch(diag); m != nil {
-			status = m[1][:1] + ".0.0"
-		}
-	}
-	kind := ReportHardBounce
-	switch {
-	case strings.HasPrefix(status, "4."), status == "5.2.2", mailboxFull.MatchString(notice), softText.MatchString(hay):
-		kind = ReportSoftBounce
-	case strings.HasPrefix(status, "5.7."):
-		kind = ReportBlock // a policy refusal: not the recipient's mailbox
-	}
-	if rcpt == "" && (e.token == "" || status == "") {
-		// Neither whom nor what: too little to act on.
-		return nil
+	if len(rcpts) == 0 && e.token == "" {
+		return nil // neither whom nor which message: too little to act on
 	}
 	a := w.about(e, v)
 	if a.messageID == "" {
-		if m := inlineMessageID.FindStringSubmatch(body); m != nil {
+		if m := inlineMessageID.FindStringSubmatch(copied); m != nil {
 			a.messageID = clean(m[1], maxMessageID)
 		}
 	}
 	if a.sendUtr == "" {
-		if m := inlineSend.FindStringSubmatch(body); m != nil {
+		if m := inlineSend.FindStringSubmatch(copied); m != nil {
 			a.sendUtr = clean(m[1], maxSendUtr)
 		}
 	}
 	if a.token == "" && v != nil {
-		if m := inlineReturn.FindStringSubmatch(body); m != nil {
+		if m := inlineReturn.FindStringSubmatch(copied); m != nil {
 			if r, ok := v.Parse(m[1]); ok && r.Bounce && r.Token != "" && len(r.Token) <= maxToken {
 				a.token = r.Token
 			}
 		}
 	}
-	return []Report{{Kind: kind, Source: SourceText, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
-		Recipient: rcpt, Status: status, Diagnostic: diag}}
+	if len(rcpts) == 0 {
+		rcpts = []mention{{at: -1}} // the token names the message; the notice names no one
+	}
+	out := make([]Report, 0, len(rcpts))
+	for i, r := range rcpts {
+		seg := segment(notice, rcpts, i)
+		f := Failure{Diagnostic: seg}
+		j := Judge(f)
+		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined {
+			// The subject may say what the notice does not ("Cannot send
+			// message for 5 days").
+			if s := Judge(Failure{Diagnostic: subj, Status: j.Status, Code: j.Code}); s.Reason == ReasonExpired {
+				j = s
+			}
+		}
+		out = append(out, Report{Kind: j.Kind, Source: SourceText, Token: a.token, MessageID: a.messageID, SendUtr: a.sendUtr,
+			Recipient: r.addr, Reason: j.Reason, Status: j.Status, Diagnostic: replyOf(seg, r.addr)})
+	}
+	return out
+}
+
+// splitNotice cuts a bounce text where the copy of the returned message
+// begins: the notice before it is the reporter's, the copy herald's own.
+func splitNotice(body string) (notice, copied string) {
+	cut := len(body)
+	if loc := copyMarker.FindStringIndex(body); loc != nil {
+		cut = loc[0]
+	}
+	if loc := headerStart.FindStringIndex(body); loc != nil && loc[0] < cut {
+		cut = loc[0]
+	}
+	return body[:cut], body[cut:]
+}
+
+// mention is an address named in a notice and where.
+type mention struct {
+	addr string
+	at   int // byte offset of its first mention; -1: named elsewhere
+}
+
+// noticeRecipients are the addresses a notice names, in order, less
+// own (the sender's and the reporter's) and Message-IDs.
+func noticeRecipients(notice string, own map[string]bool) []mention {
+	var out []mention
+	seen := map[string]bool{}
+	// Postfix names where an alias led: "<final> (expanded from
+	// <given>)". The address herald gave is the one that counts.
+	for _, m := range expandedFrom.FindAllStringSubmatch(notice, 50) {
+		if final := plainAddress(m[1]); final != "" && plainAddress(m[2]) != "" {
+			seen[final] = true
+		}
+	}
+	for _, loc := range emailIn.FindAllStringIndex(notice, 200) {
+		raw := notice[loc[0]:loc[1]]
+		a := plainAddress(raw)
+		if a == "" || own[a] || seen[a] {
+			continue
+		}
+		// A Message-ID, a queue id or a link's mailto: is not a recipient.
+		line := notice[strings.LastIndexByte(notice[:loc[0]], '\n')+1 : loc[0]]
+		if messageIDLine.MatchString(strings.TrimRight(line, " \t<")) || strings.HasSuffix(line, "mailto:") || strings.HasSuffix(line, "/") {
+			continue
+		}
+		if strings.HasPrefix(a, "mailer-daemon@") || strings.HasPrefix(a, "postmaster@") && len(out) > 0 {
+			continue
+		}
+		seen[a] = true
+		out = append(out, mention{addr: a, at: loc[0]})
+		if len(out) == maxTextRecipients {
+			break
+		}
+	}
+	return out
+}
+
+// segment is the part of the notice about recipient i: from its first
+// mention to the next recipient's, or the whole notice when it is the
+// only one (the reply may come before the address).
+func segment(notice string, rs []mention, i int) string {
+	if len(rs) == 1 || rs[i].at < 0 {
+		return notice
+	}
+	end := len(notice)
+	if i+1 < len(rs) && rs[i+1].at > rs[i].at {
+		end = rs[i+1].at
+		// Back to the start of that line: the next address's line is
+		// its own.
+		if nl := strings.LastIndexByte(notice[rs[i].at:end], '\n'); nl > 0 {
+			end = rs[i].at + nl
+		}
+	}
+	start := rs[i].at
+	if nl := strings.LastIndexByte(notice[:start], '\n'); nl >= 0 {
+		start = nl + 1
+	}
+	return notice[start:end]
+}
+
+// replyOf is the diagnostic kept of a segment: the server's reply it
+// quotes (the first line with a reply or status code, and the lines that
+// continue it), else its words without the address.
+func replyOf(seg, addr string) string {
+	if loc := statusLine.FindStringIndex(seg); loc != nil {
+		end := loc[1]
+		for n := 0; n < 4; n++ {
+			rest := seg[end:]
+			if !strings.HasPrefix(rest, "\n") {
+				break
+			}
+			next, _, _ := strings.Cut(rest[1:], "\n")
+			if strings.TrimSpace(next) == "" || emailIn.MatchString(next) && !statusLine.MatchString(next) {
+				break
+			}
+			end += 1 + len(next)
+		}
+		return clean(seg[loc[0]:end], maxDiagnostic)
+	}
+	s := seg
+	if addr != "" {
+		s = strings.ReplaceAll(strings.ToLower(s), addr, " ")
+	}
+	return clean(s, maxDiagnostic)
+}
+
+// headerAddresses reads the addresses of a header (or a DSN field):
+// lower-cased, at most 20.
+func headerAddresses(s string) []string {
+	if s == "" || len(s) > 20*maxAddress {
+		return nil
+	}
+	var out []string
+	if as, err := mail.ParseAddressList(s); err == nil {
+		for _, a := range as {
+			if p := plainAddress(a.Address); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	for _, m := range emailIn.FindAllString(s, 20) {
+		if p := plainAddress(m); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
