@@ -56,7 +56,7 @@ var textRules = []textRule{
 		`cannot find your (host ?name|domain)`, `(host ?name|ip) (does not|doesn'?t) resolve`, `unresolvable (host|ip|address)`,
 		`no dns (entry|record) for (your|the) (ip|host)`, `reverse dns`),
 	reasonRule(ReasonBadReputation,
-		`reputation`, `senderscore`, `sender score`, `poor (sender|ip|sending) (score|history)`),
+		`reputation`, `user complaints`, `senderscore`, `sender score`, `poor (sender|ip|sending) (score|history)`),
 	reasonRule(ReasonVirusDetected,
 		`\bvirus`, `malware`, `infected`, `trojan`, `worm detected`, `malicious (content|attachment|code)`),
 	reasonRule(ReasonSpamDetected,
@@ -70,7 +70,7 @@ var textRules = []textRule{
 		`blocked (using|by|ip|address|for|because|due|from|list|sender|host|connection)`, `(ip|address|host|network|connection|server|client|domain)s? (is |has been |was |are )?(temporarily |currently |permanently )?(blocked|banned|blacklisted|blocklisted|denied|refused|not allowed|listed)`,
 		`client host (\[?\S+\]? )?(rejected|blocked|refused)`, `client (ip|address|host) .{0,40}(rejected|blocked|refused|not allowed)`,
 		`banned`, `not accepting (connections|mail|messages|e-?mail)`, `connection (refused|rejected|denied|not allowed)`,
-		`(ip|host|address|domain) .{0,40}(is|are|was|been|currently) (listed|found) (on|in|at)`, `listed (on|in|at|by) (the )?\S*(bl|list|spam|dnsbl|rbl|spamhaus|spamcop)`, `service refus`, `refused (due|because|by policy)`,
+		`(ip|host|address|domain) .{0,40}(is|are|was|been|currently) (listed|found) (on|in|at)`, `listed (on|in|at|by) (the |a |our )?(\S+ )?(dnsbl|rbl|black ?list|block ?list|deny ?list|spamhaus|spamcop|sorbs|\S*bl\b)`, `service refus`, `refused (due|because|by policy)`,
 		`your (ip|server|host|network|mail server)( \S+){0,4} (is|was|has been) `, `not allowed to send (mail|e-?mail|messages) (from|to)`,
 		`too many (bad|invalid|unknown) (recipients|commands|errors)`, `(blocked|rejected) (for|due to) (abuse|spam)`, `\b(ip|host) (has|have) been blocked`,
 		`^\d{3}[ -]blocked\b`, `\bblocked\b.{0,20}\bip\b`, `ip frequency`, `dynamic ip`, `dial-?up`, `residential`, `\b(bl|rbl)\d+\b`,
@@ -80,7 +80,7 @@ var textRules = []textRule{
 		`domain of sender( address)?`, `sender domain`, `(mail from|envelope from|envelope sender|return[- ]path|from address)( \S+){0,4} (is )?(rejected|invalid|refused|not allowed|denied|unknown|not valid|unverifiable)`,
 		`purported responsible address`, `bad sender`, `invalid sender`, `unverified sender`, `sender verif`, `sender.{0,30}not (allowed|authori[sz]ed|permitted)`,
 		`(rejected|refused) (the )?sender`, `not (a )?(member|subscriber) of`, `(only|must be) (members|subscribers)`, `permission to post`,
-		`not (allowed|authori[sz]ed|permitted) to (post|send to|send messages to)`, `group .{0,60}(does not exist|not exist|may not exist)`,
+		`not (allowed|authori[sz]ed|permitted) to (post|send to|send messages to)`, `from:? domain is invalid`, `provide a valid from`, `invalid from (address|domain|header)`, `group .{0,60}(does not exist|not exist|may not exist)`,
 		`google groups`, `address (does not|doesn'?t) (have|accept) (incoming|external) mail`, `mail from .{0,80} not allowed`,
 		`(your|the) (e-?mail|sender) address .{0,40}(is|was) (blocked|rejected|not allowed|not accepted)`, `\bsender\b.{0,40}\brejected\b`),
 	reasonRule(ReasonFiltered,
@@ -98,7 +98,7 @@ var textRules = []textRule{
 		`mail ?box (unavailable|does not exist|not found|is unavailable|invalid|not available|inactive)`, `the email account that you tried to reach does not exist`,
 		`doesn'?t have a \S+ account`, `(resolver\.adr\.recip|recipientnotfound|recipnotfound)`, `(^|\d |#\d\.\d\.\d |: )address rejected\.?$`, `address (invalid|not found|does not exist)`,
 		`bad (recipient|destination|address)`, `there is no (one|user|such)`, `no one (at|by) this`, `not listed in (the )?(public )?(name|address|directory)`,
-		`not in (the )?(directory|address book)`, `(destinataire|adresse|utilisateur).{0,40}(invalide|inconnu)`, `unbekannt`, `existiert nicht`,
+		`not in (the )?(directory|address book)`, `not listed in (the )?(public )?(name|address|domino|directory)`, `(destinataire|adresse|utilisateur).{0,40}(invalide|inconnu)`, `unbekannt`, `existiert nicht`,
 		`no existe`, `inesistente`, `non esiste`, `nicht gefunden`, `unknown or illegal alias`, `unrouteable address`, `badrcptto`, `validrcptto`,
 		`address (is )?(no longer|not) (valid|in use|active)`, `this (address|account) (no longer|is not)`, `undeliverable address`,
 		`recipients? (was|were) undeliverable`, `not a valid e-?mail`, `account (does not|doesn'?t) exist`, `is not a known user`,
@@ -112,6 +112,9 @@ var textRules = []textRule{
 		`unrouteable (domain|mail domain)`, `(mx|dns) (record|records)? ?(not found|lookup failed|does not exist)`, `no (mx|mail exchanger)( record)?s? (found|for)`,
 		`host not found`, `domain .{0,40}does not (exist|accept)`, `non-?existent (domain|host)`, `cannot resolve`, `could not be resolved`,
 		`hostname lookup failed`, `domain name not found`),
+	reasonRule(ReasonNotAccept,
+		`(does not|doesn'?t|do not) accept (any )?(e-?mail|mail|messages)`, `accepts no mail`, `null mx`, `not accepting (any )?mail`,
+		`indicated no smtp service`, `no smtp service`),
 	reasonRule(ReasonBadReputation,
 		`rate limited due to`),
 	reasonRule(ReasonSpeeding,
@@ -159,19 +162,20 @@ var textRules = []textRule{
 		`resources? (temporarily )?(unavailable|shortage|exhausted)`, `(mail )?(system|server) (error|problem|failure)`, `could not load`, `config(uration)? error`,
 		`misconfigur`, `not (configured|set up)`, `i/o error`, `database`, `internal`),
 	reasonRule(ReasonSecurityError,
-		`access denied`, `security`, `certificate`, `not authori[sz]ed`, `unauthori[sz]ed`, `authentication (required|failed|failure)`, `forbidden`),
-	reasonRule(ReasonNotAccept,
-		`(does not|doesn'?t|do not) accept (any )?(e-?mail|mail|messages)`, `accepts no mail`, `null mx`, `not accepting (any )?mail`),
+		`access denied`, `security (policy|violation|reasons?|error|check)`, `certificate`, `not authori[sz]ed`, `unauthori[sz]ed`, `authentication (required|failed|failure)`, `forbidden`),
 }
 
 // directoryWords: a mailbox's absence as only the recipient's own system
 // can state it (its directory, its alias tables, its own account list):
 // such words need no command or code to be believed.
 var directoryWords = regexp.MustCompile(strings.Join([]string{
-	`not listed in (the )?(public )?(name|address|domino|directory)`, `recipient name is not recognized`, `invalid final delivery userid`,
-	`doesn'?t have an? \S+ account`, `the e-?mail account that you tried to reach does not exist`, `address couldn'?t be found`,
+	`not listed in (the )?(public )?(name|address|domino|directory)`, `recipient name is not recognized`, `no valid recipients`, `invalid final delivery userid`,
+	`doesn'?t have an? \S+ account`,
 	`resolver\.adr\.recip`, `recipientnotfound`, `recipnotfound`, `user unknown in (local recipient|virtual (alias|mailbox)|relay recipient) table`,
-	`no mailbox here by that name`, `unknown local[- ]?part`,
+	`no mailbox here by that name`, `unknown local[- ]?part`, `address couldn'?t be found\. check for typos`,
+	// A reply that names the address it refuses: the answer to RCPT TO
+	// (a filter that refuses after DATA names no one: "550 : User unknown").
+	`[45]\d\d[ :-]+(#?[45]\.\d{1,3}\.\d{1,3} )?<address@>(:|\.\.\.)? ?(user unknown|unknown user)`,
 }, "|"))
 
 // urls: links in a reply. Their paths are not the server's words
@@ -184,6 +188,8 @@ func prepareText(s string) string {
 	// Addresses are names, not words: "filtered@example.net: user
 	// unknown" says nothing of a filter.
 	s = emailIn.ReplaceAllString(s, "address@")
+	// Amazon SES wraps the receiver's reply in words of its own.
+	s = strings.ReplaceAll(s, "unknown address error", "error")
 	s = strings.ToLower(s)
 	s = strings.NewReplacer("\u2019", "'", "`", "'", "\u00a0", " ").Replace(s)
 	return strings.Join(strings.Fields(s), " ")

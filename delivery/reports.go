@@ -58,6 +58,21 @@ func ParseReports(raw []byte, rcpts []string, v *VERP) ([]Report, error) {
 	if len(raw) > MaxReportSize {
 		return nil, ErrReportTooLarge
 	}
+	return parseReports(raw, rcpts, v, 0)
+}
+
+// vague reports tell who but not why: a notice that only says a mail
+// could not be delivered.
+func vague(rs []Report) bool {
+	for _, r := range rs {
+		if r.Reason != ReasonOnHold && r.Reason != ReasonUndefined && r.Reason != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func parseReports(raw []byte, rcpts []string, v *VERP, depth int) ([]Report, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
 		return nil, ErrNotMail
@@ -67,9 +82,19 @@ func ParseReports(raw []byte, rcpts []string, v *VERP) ([]Report, error) {
 	w.walk(textproto.MIMEHeader(msg.Header), body, 0)
 
 	e := envelope(rcpts, v)
+	if w.deliveryStatus == nil {
+		// A delivery status written into the text (no part of its own).
+		if loc := inlineStatus.FindIndex(w.text); loc != nil {
+			w.deliveryStatus = w.text[loc[0]:]
+		}
+	}
 	switch {
 	case w.deliveryStatus != nil:
-		return w.dsn(e, v), nil
+		if out := w.dsn(e, v); len(out) > 0 || !failedIn(w.deliveryStatus) {
+			return out, nil
+		}
+		// A failure whose block names no one readable
+		// ("Final-Recipient: rfc822; @host"): the notice may.
 	case w.feedback != nil:
 		return w.arf(e, v), nil
 	case w.original != nil && (w.original.Get("X-Hmxmroriginalrecipient") != "" || jmrpSubject.MatchString(subject(msg.Header))):
@@ -86,8 +111,27 @@ func ParseReports(raw []byte, rcpts []string, v *VERP) ([]Report, error) {
 	if reports, ok := sesInMail(w.text); ok {
 		return reports, nil
 	}
-	return w.bounceText(msg.Header, e, v), nil
+	out := w.bounceText(msg.Header, e, v)
+	if vague(out) && w.originalRaw != nil && depth == 0 {
+		// A gateway that says only "could not be delivered" and attaches
+		// the bounce it got (InterScan and others): that bounce says why.
+		inner, err := parseReports(w.originalRaw, rcpts, v, depth+1)
+		if err == nil && len(inner) > 0 && !vague(inner) {
+			a := w.about(e, v)
+			for i := range inner {
+				if inner[i].Token == "" {
+					inner[i].Token = a.token
+				}
+			}
+			return inner, nil
+		}
+	}
+	return out, nil
 }
+
+// inlineStatus: where a delivery status written as text begins (its
+// fields at the start of lines, a recipient and an action among them).
+var inlineStatus = regexp.MustCompile(`(?im)^(reporting-mta|original-recipient|final-recipient|action):[ \t]*\S[^\n]*\n(?:[^\n]*\n){0,8}?(final-recipient|action):`)
 
 // env is what the envelope recipients say.
 type env struct {
@@ -121,6 +165,7 @@ type walker struct {
 	deliveryStatus []byte
 	feedback       []byte
 	original       textproto.MIMEHeader // the returned message's header
+	originalRaw    []byte               // the returned message whole (message/rfc822)
 	text           []byte               // the text parts outside the returned message
 	html           []byte
 }
@@ -138,7 +183,14 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int) {
 		if boundary == "" {
 			return
 		}
-		for _, p := range splitParts(body, boundary, maxReportParts) {
+		parts := splitParts(body, boundary, maxReportParts)
+		if len(parts) == 0 {
+			// No delimiter where the header says: the body is read as
+			// the text it is.
+			w.walk(textproto.MIMEHeader{"Content-Type": {"text/plain"}}, body, depth+1)
+			return
+		}
+		for _, p := range parts {
 			if w.parts >= maxReportParts {
 				return
 			}
@@ -169,6 +221,9 @@ func (w *walker) walk(h textproto.MIMEHeader, body []byte, depth int) {
 			return
 		}
 		w.original = textproto.MIMEHeader(m.Header)
+		if mt == "message/rfc822" || mt == "message/global" {
+			w.originalRaw = body
+		}
 	case "text/plain":
 		if len(w.text) < maxReportText {
 			w.text = append(w.text, body[:min(len(body), maxReportText-len(w.text))]...)
@@ -309,9 +364,9 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 		if rcpt == "" {
 			continue
 		}
-		diag := b.Get("Diagnostic-Code")
+		diag, diagType := b.Get("Diagnostic-Code"), ""
 		if t, rest, ok := strings.Cut(diag, ";"); ok && !strings.ContainsAny(strings.TrimSpace(t), " \t") {
-			diag = rest
+			diag, diagType = rest, t
 		}
 		diag = clean(diag, maxDiagnostic)
 		status := enhancedIn(b.Get("Status"))
@@ -335,21 +390,29 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 			judged = strings.TrimSpace(judged + " " + strings.TrimSuffix(strings.TrimSpace(comment), ")"))
 		}
 		seg := dsnSegment(notice, rcpt)
-		if j := Judge(Failure{Status: status, Diagnostic: judged}); j.Reason == ReasonOnHold || j.Reason == ReasonUndefined || diag == "" {
-			// The block says little: the notice's words about this
-			// address (Exchange, Gmail and others put them there).
-			if seg != "" {
-				judged = judged + "\n" + seg
-				if diag == "" {
-					diag = replyOf(seg, rcpt)
-				}
+		stage := stageIn(prepareText(judged))
+		j := Judge(Failure{Stage: stage, Status: status, Diagnostic: judged, Delayed: delayed})
+		if seg != "" && (j.Reason == ReasonOnHold || j.Reason == ReasonUndefined || j.Reason == ReasonFiltered || diag == "") {
+			// The block says little, or says "user unknown" without the
+			// command or code that makes it the mailbox's: the notice's
+			// words about this address may (Exchange, Gmail and sendmail
+			// put their transcripts there).
+			more := judged + "\n" + seg
+			if stage == "" {
+				stage = stageIn(prepareText(seg))
+			}
+			if k := Judge(Failure{Stage: stage, Status: status, Diagnostic: more, Delayed: delayed}); k.Reason != ReasonOnHold && k.Reason != ReasonUndefined {
+				j = k
+			}
+			if diag == "" {
+				diag = replyOf(seg, rcpt)
 			}
 		}
-		stage := stageIn(prepareText(judged))
-		if stage == "" && seg != "" {
-			stage = stageIn(prepareText(seg))
+		if strings.EqualFold(strings.TrimSpace(diagType), "x-unix") && IsHardReason(j.Reason) {
+			// A local delivery program failed (procmail, a pipe): its
+			// words about the user are the program's, not a mailbox's.
+			j.Kind, j.Reason = ReportSoftBounce, ReasonMailerError
 		}
-		j := Judge(Failure{Stage: stage, Status: status, Diagnostic: judged, Delayed: delayed})
 		// When it happened: the last attempt, when the report says
 		// (Arrival-Date is when the message came, not when it failed).
 		when, _ := mail.ParseDate(b.Get("Last-Attempt-Date"))
@@ -359,11 +422,23 @@ func (w *walker) dsn(e env, v *VERP) []Report {
 	return out
 }
 
+// failedIn reports whether a delivery status says a delivery failed or
+// is delayed.
+func failedIn(status []byte) bool {
+	for _, b := range blocks(status) {
+		switch strings.ToLower(strings.TrimSpace(b.Get("Action"))) {
+		case "failed", "delayed":
+			return true
+		}
+	}
+	return false
+}
+
 // dsnSegment is what the notice of a DSN says about one address: the
 // text from its mention to the next blank line pair, or, when the notice
 // names no address at all, the whole notice.
 func dsnSegment(notice, rcpt string) string {
-	low := strings.ToLower(notice)
+	low := asciiLower(notice)
 	i := strings.Index(low, rcpt)
 	if i < 0 {
 		if emailIn.MatchString(notice) {

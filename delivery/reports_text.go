@@ -18,7 +18,7 @@ var (
 	// bounceSubject: subjects of delivery failures, in the languages met.
 	bounceSubject = regexp.MustCompile(`(?i)(undeliver|undelivered|delivery (status|failure|failed|notification|problem|report)|returned (mail|to sender)|failure notice|mail (delivery|system) (error|failed|failure|subsystem)|not delivered|could not be delivered|delivery has failed|non[- ]?delivery|nondeliverable|message (not delivered|delivery failed)|mail delivery|warning: message|delayed mail|delivery delayed|rejected|unzustellbar|non remis|no entregado|non recapitabile|配信|エラー|送信できません|未配達|失敗|error|bounce|unable to deliver|problem delivering|mail failure|deliverability|postmaster|delivery status)`)
 	// bounceWords: what a notice says when it reports a failure.
-	bounceWords = regexp.MustCompile(`(?i)(could not be delivered|couldn'?t be delivered|was not delivered|wasn'?t delivered|undeliverable|delivery (has )?failed|failed to deliver|unable to deliver|permanent(ly)? (error|fatal|failure)|following (address|recipient)|delivery to the following|error (occurred )?(while |during )|returned (mail|message)|not be delivered|rejected|refused|smtp error|remote (host|server|mail server) said|did not like our|deferred|delivery problem|there was an error|failed recipient|user unknown|host unknown|mailbox|transcript of session|delivery status|delivery failure|problem delivering|could not deliver|cannot deliver|can'?t deliver|giving up|gave up|message (was )?(rejected|blocked|bounced)|bounce)`)
+	bounceWords = regexp.MustCompile(`(?i)(could not be delivered|couldn'?t be delivered|was not delivered|wasn'?t delivered|undeliverable|delivery (has )?failed|failed to deliver|unable to deliver|permanent(ly)? (error|fatal|failure)|following (address|recipient)|delivery to the following|error (occurred )?(while |during )|returned (mail|message)|not be delivered|rejected|refused|smtp error|remote (host|server|mail server) said|did not like our|deferred|delivery problem|there was an error|failed recipient|user unknown|host unknown|mailbox|transcript of session|delivery status|delivery failure|problem delivering|could not deliver|cannot deliver|can'?t deliver|giving up|gave up|message (was )?(rejected|blocked|bounced)|bounce|not a member|are not member)`)
 	// copyMarker: where a notice starts quoting the returned message.
 	copyMarker = regexp.MustCompile(`(?im)^[ \t>|*=_-]*(this is a copy of|below this line is a copy|a copy of (the|your) (original )?message|original message (follows|headers|header|is attached)|(-+|=+|\*+) ?(original|returned|unsent|undelivered|rejected|bounced) (message|mail|e-?mail)|unsent message follows|message headers follow|(the )?headers? of (the )?(original|returned|your) message|returned message|original message ---|content of (the )?(original|your) message|included is a copy|your message reads|-+ ?(message|mail) (follows|header follows)|header of message|--- below this line)`)
 	// headerStart: the header block of a returned message shown inline
@@ -37,6 +37,7 @@ var (
 	inlineFrom      = regexp.MustCompile(`(?im)^(?:From|Sender|Reply-To):[ \t]*(.+)$`)
 	expandedFrom    = regexp.MustCompile(`(?i)<([^<>\s]+@[^<>\s]+)>\s*\(expanded from\s*<([^<>\s]+@[^<>\s]+)>\)`)
 	receivedFor     = regexp.MustCompile(`(?i)\bfor\s+<([^<>\s]+@[^<>\s]+)>`)
+	replyStart      = regexp.MustCompile(`^[45]\d\d[ -]`)
 	tagStrip        = regexp.MustCompile(`(?s)<[^>]*>`)
 	// statusLine: a line that quotes a server's reply.
 	statusLine = regexp.MustCompile(`(?m)^.*(\b[45]\d\d\b|\b[45]\.\d{1,3}\.\d{1,3}\b).*$`)
@@ -104,6 +105,12 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 			}
 		}
 	}
+	if len(rcpts) == 0 {
+		// Last, the bounce's own To: a bounce forwarded by its recipient
+		// (or attached by a gateway) is addressed to the one it names.
+		delete(own, headerAddress(h.Get("To")))
+		rcpts = noticeRecipients(notice, own)
+	}
 	if len(rcpts) == 0 && e.token == "" {
 		return nil // neither whom nor which message: too little to act on
 	}
@@ -131,8 +138,12 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	out := make([]Report, 0, len(rcpts))
 	for i, r := range rcpts {
 		seg := segment(notice, rcpts, i)
-		f := Failure{Diagnostic: seg}
-		j := Judge(f)
+		// The lines that name the address say most about it; the rest of
+		// its part of the notice counts where they say nothing.
+		j := Judge(Failure{Diagnostic: addressLines(seg, r.addr), Stage: stageIn(prepareText(seg))})
+		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined {
+			j = Judge(Failure{Diagnostic: seg})
+		}
 		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined {
 			// The subject may say what the notice does not ("Cannot send
 			// message for 5 days").
@@ -207,9 +218,20 @@ func segment(notice string, rs []mention, i int) string {
 	if len(rs) == 1 || rs[i].at < 0 {
 		return notice
 	}
+	// Up to where another recipient is named next (notices repeat the
+	// list, in a second language or a summary).
 	end := len(notice)
-	if i+1 < len(rs) && rs[i+1].at > rs[i].at {
-		end = rs[i+1].at
+	from := rs[i].at + len(rs[i].addr)
+	low := asciiLower(notice)
+	for j, o := range rs {
+		if j == i || o.addr == "" {
+			continue
+		}
+		if k := strings.Index(low[from:], o.addr); k >= 0 && from+k < end {
+			end = from + k
+		}
+	}
+	if end < len(notice) {
 		// Back to the start of that line: the next address's line is
 		// its own.
 		if nl := strings.LastIndexByte(notice[rs[i].at:end], '\n'); nl > 0 {
@@ -221,6 +243,32 @@ func segment(notice string, rs []mention, i int) string {
 		start = nl + 1
 	}
 	return notice[start:end]
+}
+
+// addressLines are the lines of a segment from the first that names addr
+// to a blank line (at most eight): the address and the reply that
+// follows it, or "" when addr is not named.
+func addressLines(seg, addr string) string {
+	if addr == "" {
+		return ""
+	}
+	i := strings.Index(asciiLower(seg), addr)
+	if i < 0 {
+		return ""
+	}
+	start := strings.LastIndexByte(seg[:i], '\n') + 1
+	lines := strings.Split(seg[start:], "\n")
+	n, replied := 0, false
+	for n < len(lines) && n < 8 {
+		if n > 0 && (strings.TrimSpace(lines[n]) == "" || replied && replyStart.MatchString(lines[n])) {
+			// A blank line, or a new reply after one was quoted: about
+			// someone or something else.
+			break
+		}
+		replied = replied || replyCode.MatchString(lines[n])
+		n++
+	}
+	return strings.Join(lines[:n], "\n")
 }
 
 // replyOf is the diagnostic kept of a segment: the server's reply it
@@ -235,7 +283,8 @@ func replyOf(seg, addr string) string {
 				break
 			}
 			next, _, _ := strings.Cut(rest[1:], "\n")
-			if strings.TrimSpace(next) == "" || emailIn.MatchString(next) && !statusLine.MatchString(next) {
+			indented := strings.HasPrefix(next, " ") || strings.HasPrefix(next, "\t")
+			if strings.TrimSpace(next) == "" || !indented && emailIn.MatchString(next) && !statusLine.MatchString(next) {
 				break
 			}
 			end += 1 + len(next)
@@ -244,7 +293,7 @@ func replyOf(seg, addr string) string {
 	}
 	s := seg
 	if addr != "" {
-		s = strings.ReplaceAll(strings.ToLower(s), addr, " ")
+		s = strings.ReplaceAll(asciiLower(s), addr, " ")
 	}
 	return clean(s, maxDiagnostic)
 }
@@ -270,4 +319,16 @@ func headerAddresses(s string) []string {
 		}
 	}
 	return out
+}
+
+// asciiLower lower-cases the ASCII letters of s and nothing else, so that
+// byte offsets found in it hold in s (strings.ToLower may change lengths).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -55,7 +55,7 @@ func Judge(f Failure) Judgement {
 	if code == 0 {
 		code = replyCodeIn(text)
 	}
-	status := preferStatus(f.Status, enhancedIn(text))
+	status := preferStatus(f.Status, codeOfText(text))
 	if status != "" && code != 0 && status[0] != byte('0'+code/100) && f.Status == "" {
 		// A code in the words of another class than the reply's: the
 		// reply's class holds.
@@ -139,6 +139,23 @@ func specificity(s string) int {
 		return 1
 	}
 	return 2
+}
+
+// codeOfText is the most specific enhanced code in the words (the first
+// of the most specific): a relay that wraps the receiver's reply puts a
+// vaguer code of its own first ("5.1.0 - … 550 5.7.1 Access denied").
+func codeOfText(text string) string {
+	best := ""
+	for _, m := range enhanced.FindAllStringSubmatch(text, 10) {
+		if m[1] == "2" {
+			continue
+		}
+		c := m[1] + "." + m[2] + "." + m[3]
+		if specificity(c) > specificity(best) {
+			best = c
+		}
+	}
+	return best
 }
 
 // preferStatus picks between a Status field and the code in the words.
