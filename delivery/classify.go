@@ -12,9 +12,14 @@ const (
 	// VerdictRetry: sending it later may succeed (a 4xx answer, a dropped
 	// connection, the relay refusing the connection or the login).
 	VerdictRetry
-	// VerdictBounce: the recipient's mailbox refused it for good. The only
-	// verdict that suppresses the address.
+	// VerdictBounce: the recipient's mailbox or domain is gone (Judge's
+	// hard bounce). The only verdict that suppresses the address.
 	VerdictBounce
+	// VerdictSoftBounce: the recipient's side refused this message for
+	// good (a 5xx at RCPT, or a retry window run out), but nothing says
+	// the address is gone: counted as a bounce, the address kept (its
+	// soft bounces count towards the soft-bounce limit).
+	VerdictSoftBounce
 	// VerdictBlock: the relay refused the sender, the content, or refused
 	// by policy (5.7.x). The recipient is not at fault: the message is kept
 	// to go again once the cause is fixed.
@@ -34,6 +39,8 @@ func (v Verdict) String() string {
 		return "retry"
 	case VerdictBounce:
 		return "bounce"
+	case VerdictSoftBounce:
+		return "soft bounce"
 	case VerdictBlock:
 		return "block"
 	case VerdictFailed:
@@ -42,75 +49,88 @@ func (v Verdict) String() string {
 	return "unknown"
 }
 
-// Classify decides what an SMTP answer at a stage of the transaction means
-// (code 0: no answer, the connection failed). The table, first match wins:
+// Classify decides what the relay's answer at a stage of the transaction
+// means for the message (code 0: no answer, the connection failed). The
+// answer is read by Judge, as any report is; then, first match wins:
 //
 //	2xx                                   delivered
 //	any 4xx, or no answer                 retry
-//	5xx with x.7.x (policy), any stage    block
+//	5xx with an x.7.x code, any stage     block
 //	5xx at connect or auth                retry: the relay's or the configuration's trouble
+//	5xx read as a policy refusal          block
 //	5xx at mail (the sender refused)      block
 //	5xx at data (the content refused)     block
-//	5xx at rcpt with 5.1.x or 5.2.x       bounce (unknown user, bad address, mailbox disabled)
-//	  except 5.2.2 (mailbox full)         retry: RFC 3463 calls it transient, and RFC 5321
+//	5xx at rcpt, the mailbox or domain
+//	  gone (userunknown, hostunknown, …)  bounce: the only verdict that suppresses
+//	5xx at rcpt, a full mailbox           retry: RFC 3463 calls it transient, and RFC 5321
 //	                                      4.5.3.1.10 asks clients to treat a 552 at RCPT as 452
-//	5xx at rcpt without an enhanced code  bounce for 550, 551, 553; retry for 552; else block
-//	5xx at rcpt with another x.y.z        block (5.3.x system, 5.4.x routing, 5.5.x protocol,
-//	                                      5.6.x content: not the mailbox's fault)
+//	5xx at rcpt, the content's size or
+//	  form (mesgtoobig, contenterror)     block
+//	5xx at rcpt, anything else            soft bounce: this message failed for good, but
+//	                                      nothing says the address is gone (a disabled
+//	                                      account, a filter, a reply that says nothing)
 //	5xx anywhere else (envelope, store)   failed
-func Classify(stage string, code int, enhanced EnhancedCode) Verdict {
+func Classify(stage string, code int, enhanced EnhancedCode, message string) Verdict {
 	switch {
 	case code >= 200 && code < 300:
 		return VerdictDelivered
 	case code < 500 || code > 599:
 		return VerdictRetry
 	}
-	if enhanced.Valid() && enhanced[1] == 7 {
+	policyCode := enhanced.Valid() && enhanced[1] == 7
+	if stage == StageConnect || stage == StageAuth {
+		// The relay refusing herald's own connection or login: its words
+		// ("authentication required") are about the configuration.
+		if policyCode {
+			return VerdictBlock
+		}
+		return VerdictRetry
+	}
+	j := Judge(Failure{Stage: stage, Code: code, Status: enhanced.String(), Diagnostic: message})
+	if policyCode || j.Kind == ReportBlock {
 		return VerdictBlock
 	}
 	switch stage {
-	case StageConnect, StageAuth:
-		return VerdictRetry
 	case StageMail, StageData:
 		return VerdictBlock
 	case StageRcpt:
-		if !enhanced.Valid() || enhanced[1] == 0 && enhanced[2] == 0 {
-			// No code, or the generic 5.0.0 a server adds when it has none
-			// (go-smtp does): the reply code decides.
-			switch code {
-			case 550, 551, 553:
-				return VerdictBounce
-			case 552:
-				return VerdictRetry
-			}
+		switch {
+		case j.Kind == ReportHardBounce:
+			return VerdictBounce
+		case j.Reason == ReasonMailboxFull || code == 552 && !enhanced.Valid():
+			return VerdictRetry
+		case j.Reason == ReasonMesgTooBig || j.Reason == ReasonExceedLimit || j.Reason == ReasonContentError:
 			return VerdictBlock
 		}
-		switch {
-		case enhanced[1] == 2 && enhanced[2] == 2:
-			return VerdictRetry
-		case enhanced[1] == 1, enhanced[1] == 2:
-			return VerdictBounce
-		}
-		return VerdictBlock
+		return VerdictSoftBounce
 	}
 	return VerdictFailed
 }
 
 // Exhausted is what a message whose last attempt asked for a retry
 // becomes when the retry window is over (decisions.md 5: a temporary
-// failure still failing then counts as a bounce): an answer to its
-// recipient at RCPT is a bounce, unless it is x.7.x policy; an answer to
-// the sender or the content (MAIL, DATA) or a policy code is a block;
+// failure still failing then counts as a bounce). It counts as one, soft:
+// a temporary answer never says the mailbox is gone. An answer to the
+// sender or the content (MAIL, DATA) or a policy refusal is a block;
 // anything without a recipient's answer (the relay unreachable, the login
 // refused) is a failure of the send.
-func Exhausted(stage string, code int, enhanced EnhancedCode) Verdict {
+func Exhausted(stage string, code int, enhanced EnhancedCode, message string) Verdict {
+	policyCode := enhanced.Valid() && enhanced[1] == 7
 	switch {
 	case code == 0:
 		return VerdictFailed
-	case enhanced.Valid() && enhanced[1] == 7:
+	case stage == StageConnect || stage == StageAuth:
+		if policyCode {
+			return VerdictBlock
+		}
+		return VerdictFailed
+	}
+	j := Judge(Failure{Stage: stage, Code: code, Status: enhanced.String(), Diagnostic: message})
+	switch {
+	case policyCode || j.Kind == ReportBlock:
 		return VerdictBlock
 	case stage == StageRcpt:
-		return VerdictBounce
+		return VerdictSoftBounce
 	case stage == StageMail || stage == StageData:
 		return VerdictBlock
 	}
@@ -136,14 +156,29 @@ func ClassifyError(err error, final bool) Verdict {
 	var v Verdict
 	switch {
 	case se.Code != 0:
-		v = Classify(se.Stage, se.Code, se.Enhanced)
+		v = Classify(se.Stage, se.Code, se.Enhanced, se.Message)
 	case se.Temporary, se.Stage == StageConnect, se.Stage == StageAuth, se.Stage == StageStore:
 		v = VerdictRetry
 	default:
 		v = VerdictFailed
 	}
 	if v == VerdictRetry && final {
-		return Exhausted(se.Stage, se.Code, se.Enhanced)
+		return Exhausted(se.Stage, se.Code, se.Enhanced, se.Message)
 	}
 	return v
+}
+
+// JudgeError is the one verdict's reading of what Transport.Send
+// returned: the relay's reply judged as any report is, with the stage it
+// answered. ok is false for an error without a reply.
+func JudgeError(err error) (j Judgement, ok bool) {
+	var se *SendError
+	if !errors.As(err, &se) || se.Code == 0 {
+		return Judgement{}, false
+	}
+	j = Judge(Failure{Stage: se.Stage, Code: se.Code, Status: se.Enhanced.String(), Diagnostic: se.Message})
+	if j.Status == "" && se.Enhanced.Valid() {
+		j.Status = se.Enhanced.String()
+	}
+	return j, true
 }

@@ -15,73 +15,89 @@ func TestClassify(t *testing.T) {
 		stage     string
 		code      int
 		enhanced  EnhancedCode
+		message   string
 		want      Verdict
 		exhausted Verdict // what a retry becomes at the end of the window
 	}{
-		{"", 250, EnhancedCode{2, 0, 0}, VerdictDelivered, VerdictDelivered},
-		// Temporary answers and no answer at all: retried.
-		{StageRcpt, 451, EnhancedCode{4, 3, 0}, VerdictRetry, VerdictBounce},
-		{StageRcpt, 450, EnhancedCode{4, 2, 1}, VerdictRetry, VerdictBounce},
-		{StageRcpt, 450, EnhancedCode{4, 7, 1}, VerdictRetry, VerdictBlock}, // greylisting, policy
-		{StageMail, 451, EnhancedCode{4, 1, 8}, VerdictRetry, VerdictBlock},
-		{StageData, 452, EnhancedCode{4, 3, 1}, VerdictRetry, VerdictBlock},
-		{StageConnect, 421, EnhancedCode{4, 7, 0}, VerdictRetry, VerdictBlock},
-		{StageConnect, 421, none, VerdictRetry, VerdictFailed},
-		{StageConnect, 0, none, VerdictRetry, VerdictFailed},
-		{StageRcpt, 0, none, VerdictRetry, VerdictFailed}, // the connection dropped during RCPT
+		{"", 250, EnhancedCode{2, 0, 0}, "ok", VerdictDelivered, VerdictDelivered},
+		// Temporary answers and no answer at all: retried; at the end of
+		// the window a soft bounce (never a suppression), a block when it
+		// was policy, a failure of the send without a recipient's answer.
+		{StageRcpt, 451, EnhancedCode{4, 3, 0}, "temporary local problem", VerdictRetry, VerdictSoftBounce},
+		{StageRcpt, 450, EnhancedCode{4, 2, 1}, "mailbox unavailable", VerdictRetry, VerdictSoftBounce},
+		{StageRcpt, 450, EnhancedCode{4, 1, 1}, "Recipient address rejected: User unknown in local recipient table", VerdictRetry, VerdictSoftBounce},
+		{StageRcpt, 450, EnhancedCode{4, 7, 1}, "greylisted, try again later", VerdictRetry, VerdictBlock}, // greylisting, policy
+		{StageRcpt, 421, EnhancedCode{4, 7, 0}, "[TSS04] Messages from 192.0.2.1 temporarily deferred due to user complaints", VerdictRetry, VerdictBlock},
+		{StageMail, 451, EnhancedCode{4, 1, 8}, "Sender address rejected: Domain not found", VerdictRetry, VerdictBlock},
+		{StageData, 452, EnhancedCode{4, 3, 1}, "insufficient system storage", VerdictRetry, VerdictBlock},
+		{StageConnect, 421, EnhancedCode{4, 7, 0}, "too many errors", VerdictRetry, VerdictBlock},
+		{StageConnect, 421, none, "service not available", VerdictRetry, VerdictFailed},
+		{StageConnect, 0, none, "", VerdictRetry, VerdictFailed},
+		{StageRcpt, 0, none, "", VerdictRetry, VerdictFailed}, // the connection dropped during RCPT
 		// The relay's or the configuration's trouble: retried.
-		{StageConnect, 554, none, VerdictRetry, VerdictFailed},
-		{StageAuth, 535, none, VerdictRetry, VerdictFailed},
-		{StageAuth, 530, EnhancedCode{5, 5, 1}, VerdictRetry, VerdictFailed},
+		{StageConnect, 554, none, "no SMTP service here", VerdictRetry, VerdictFailed},
+		{StageAuth, 535, none, "Authentication credentials invalid", VerdictRetry, VerdictFailed},
+		{StageAuth, 530, EnhancedCode{5, 5, 1}, "Authentication required", VerdictRetry, VerdictFailed},
 		// Policy, any stage: a block.
-		{StageAuth, 535, EnhancedCode{5, 7, 8}, VerdictBlock, VerdictBlock},
-		{StageConnect, 554, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock},
-		{StageMail, 553, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 550, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 554, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 553, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock}, // Postfix's sender restrictions answer at RCPT
-		{StageData, 550, EnhancedCode{5, 7, 1}, VerdictBlock, VerdictBlock},
-		{StageData, 554, EnhancedCode{5, 7, 26}, VerdictBlock, VerdictBlock}, // DMARC
+		{StageAuth, 535, EnhancedCode{5, 7, 8}, "Authentication credentials invalid", VerdictBlock, VerdictBlock},
+		{StageConnect, 554, EnhancedCode{5, 7, 1}, "Client host rejected", VerdictBlock, VerdictBlock},
+		{StageMail, 553, EnhancedCode{5, 7, 1}, "Sender address rejected", VerdictBlock, VerdictBlock},
+		{StageRcpt, 550, EnhancedCode{5, 7, 1}, "Service unavailable; client blocked using zen.spamhaus.org", VerdictBlock, VerdictBlock},
+		{StageRcpt, 554, EnhancedCode{5, 7, 1}, "Relay access denied", VerdictBlock, VerdictBlock},
+		{StageRcpt, 553, EnhancedCode{5, 7, 1}, "Sender address rejected: not owned by user", VerdictBlock, VerdictBlock}, // Postfix's sender restrictions answer at RCPT
+		{StageData, 550, EnhancedCode{5, 7, 1}, "Message rejected as spam", VerdictBlock, VerdictBlock},
+		{StageData, 554, EnhancedCode{5, 7, 26}, "Unauthenticated email is not accepted due to DMARC policy", VerdictBlock, VerdictBlock},
+		// A policy refusal in the words alone, at RCPT: a block, however
+		// the status reads ("5.1.1" beside "blacklisted").
+		{StageRcpt, 550, EnhancedCode{5, 1, 1}, "IP address blacklisted by recipient", VerdictBlock, VerdictBlock},
+		{StageRcpt, 554, none, "rejected because 192.0.2.1 is in a black list at zen.spamhaus.org", VerdictBlock, VerdictBlock},
+		{StageRcpt, 550, none, "5.7.1 no PTR record for 192.0.2.1", VerdictBlock, VerdictBlock},
+		{StageRcpt, 501, EnhancedCode{5, 1, 8}, "Sender address rejected", VerdictBlock, VerdictBlock},
 		// The sender or the content refused: a block whatever the code.
-		{StageMail, 553, none, VerdictBlock, VerdictBlock},
-		{StageMail, 550, EnhancedCode{5, 1, 8}, VerdictBlock, VerdictBlock}, // bad sender's domain
-		{StageMail, 501, EnhancedCode{5, 1, 7}, VerdictBlock, VerdictBlock},
-		{StageData, 550, none, VerdictBlock, VerdictBlock},
-		{StageData, 552, EnhancedCode{5, 3, 4}, VerdictBlock, VerdictBlock}, // too big
-		{StageData, 554, EnhancedCode{5, 6, 0}, VerdictBlock, VerdictBlock},
-		// The recipient's mailbox: the only bounces.
-		{StageRcpt, 550, EnhancedCode{5, 1, 1}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 550, EnhancedCode{5, 1, 10}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 553, EnhancedCode{5, 1, 3}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 550, EnhancedCode{5, 1, 2}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 550, EnhancedCode{5, 2, 1}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 551, EnhancedCode{5, 1, 6}, VerdictBounce, VerdictBounce},
-		{StageRcpt, 550, none, VerdictBounce, VerdictBounce},
-		{StageRcpt, 551, none, VerdictBounce, VerdictBounce},
-		{StageRcpt, 553, none, VerdictBounce, VerdictBounce},
-		{StageRcpt, 550, EnhancedCode{5, 0, 0}, VerdictBounce, VerdictBounce}, // the generic code of a server that has none
-		// A full mailbox is retried (RFC 5321 4.5.3.1.10), a bounce at the end.
-		{StageRcpt, 552, EnhancedCode{5, 2, 2}, VerdictRetry, VerdictBounce},
-		{StageRcpt, 552, none, VerdictRetry, VerdictBounce},
-		// Other refusals at RCPT are not the mailbox's: blocks.
-		{StageRcpt, 554, none, VerdictBlock, VerdictBlock},
-		{StageRcpt, 554, EnhancedCode{5, 0, 0}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 550, EnhancedCode{5, 4, 1}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 503, EnhancedCode{5, 5, 1}, VerdictBlock, VerdictBlock},
-		{StageRcpt, 552, EnhancedCode{5, 3, 4}, VerdictBlock, VerdictBlock},
+		{StageMail, 553, none, "sorry, that domain isn't allowed", VerdictBlock, VerdictBlock},
+		{StageMail, 550, EnhancedCode{5, 1, 8}, "bad sender's system address", VerdictBlock, VerdictBlock},
+		{StageMail, 501, EnhancedCode{5, 1, 7}, "bad sender address syntax", VerdictBlock, VerdictBlock},
+		{StageMail, 550, EnhancedCode{5, 1, 1}, "User unknown", VerdictBlock, VerdictBlock}, // the sender's mailbox, not the recipient's
+		{StageData, 550, none, "", VerdictBlock, VerdictBlock},
+		{StageData, 550, EnhancedCode{5, 1, 1}, "User unknown", VerdictBlock, VerdictBlock},
+		{StageData, 552, EnhancedCode{5, 3, 4}, "Message too big", VerdictBlock, VerdictBlock},
+		{StageData, 554, EnhancedCode{5, 6, 0}, "Message rejected", VerdictBlock, VerdictBlock},
+		// The recipient's mailbox or domain gone: the only bounces.
+		{StageRcpt, 550, EnhancedCode{5, 1, 1}, "User unknown", VerdictBounce, VerdictBounce},
+		{StageRcpt, 550, EnhancedCode{5, 1, 1}, "", VerdictBounce, VerdictBounce},
+		{StageRcpt, 550, EnhancedCode{5, 1, 10}, "RESOLVER.ADR.RecipientNotFound", VerdictBounce, VerdictBounce},
+		{StageRcpt, 553, EnhancedCode{5, 1, 3}, "Invalid address syntax", VerdictBounce, VerdictBounce},
+		{StageRcpt, 550, EnhancedCode{5, 1, 2}, "Host unknown", VerdictBounce, VerdictBounce},
+		{StageRcpt, 551, EnhancedCode{5, 1, 6}, "User has moved", VerdictBounce, VerdictBounce},
+		{StageRcpt, 550, none, "No such user here", VerdictBounce, VerdictBounce},
+		{StageRcpt, 550, EnhancedCode{5, 0, 0}, "<a@b.example>: Recipient address rejected: User unknown in virtual mailbox table", VerdictBounce, VerdictBounce},
+		// A disabled account, a filter, a reply that says nothing: this
+		// message failed, the address stays.
+		{StageRcpt, 550, EnhancedCode{5, 2, 1}, "The email account that you tried to reach is disabled", VerdictSoftBounce, VerdictSoftBounce},
+		{StageRcpt, 550, none, "", VerdictSoftBounce, VerdictSoftBounce},
+		{StageRcpt, 551, none, "", VerdictSoftBounce, VerdictSoftBounce},
+		{StageRcpt, 554, none, "Transaction failed", VerdictSoftBounce, VerdictSoftBounce},
+		{StageRcpt, 554, EnhancedCode{5, 0, 0}, "", VerdictSoftBounce, VerdictSoftBounce},
+		{StageRcpt, 550, EnhancedCode{5, 4, 1}, "Recipient address rejected: Access denied", VerdictBounce, VerdictBounce}, // Exchange Online: no such recipient
+		{StageRcpt, 503, EnhancedCode{5, 5, 1}, "Bad sequence of commands", VerdictSoftBounce, VerdictSoftBounce},
+		// A full mailbox is retried (RFC 5321 4.5.3.1.10), a soft bounce at the end.
+		{StageRcpt, 552, EnhancedCode{5, 2, 2}, "Mailbox full", VerdictRetry, VerdictSoftBounce},
+		{StageRcpt, 552, none, "", VerdictRetry, VerdictSoftBounce},
+		// The content's size at RCPT: a block.
+		{StageRcpt, 552, EnhancedCode{5, 3, 4}, "Message too big for system", VerdictBlock, VerdictBlock},
 		// Herald's own: a permanent answer nowhere else.
-		{StageEnvelope, 550, none, VerdictFailed, VerdictFailed},
+		{StageEnvelope, 550, none, "", VerdictFailed, VerdictFailed},
 	}
 	for _, tt := range tests {
-		name := fmt.Sprintf("%s %d %s", tt.stage, tt.code, tt.enhanced)
+		name := fmt.Sprintf("%s %d %s %s", tt.stage, tt.code, tt.enhanced, tt.message)
 		t.Run(name, func(t *testing.T) {
-			if got := Classify(tt.stage, tt.code, tt.enhanced); got != tt.want {
+			if got := Classify(tt.stage, tt.code, tt.enhanced, tt.message); got != tt.want {
 				t.Fatalf("Classify = %s, want %s", got, tt.want)
 			}
 			if tt.want != VerdictRetry {
 				return
 			}
-			if got := Exhausted(tt.stage, tt.code, tt.enhanced); got != tt.exhausted {
+			if got := Exhausted(tt.stage, tt.code, tt.enhanced, tt.message); got != tt.exhausted {
 				t.Fatalf("Exhausted = %s, want %s", got, tt.exhausted)
 			}
 		})
@@ -106,9 +122,11 @@ func TestClassifyError(t *testing.T) {
 		{"dial, final", &SendError{Temporary: true, Stage: StageConnect, Message: "connection refused"}, true, VerdictFailed},
 		{"no AUTH offered", &SendError{Stage: StageAuth, Message: "the server offers neither AUTH PLAIN nor AUTH LOGIN"}, false, VerdictRetry},
 		{"outbox busy", &SendError{Temporary: true, Stage: StageStore, Message: "database is locked"}, false, VerdictRetry},
-		{"451 at rcpt, final", &SendError{Temporary: true, Stage: StageRcpt, Code: 451}, true, VerdictBounce},
+		{"451 at rcpt, final", &SendError{Temporary: true, Stage: StageRcpt, Code: 451}, true, VerdictSoftBounce},
 		{"sender refused", &SendError{Stage: StageMail, Code: 553, Enhanced: EnhancedCode{5, 7, 1}}, false, VerdictBlock},
 		{"unknown user", &SendError{Stage: StageRcpt, Code: 550, Enhanced: EnhancedCode{5, 1, 1}}, false, VerdictBounce},
+		{"unknown user in words", &SendError{Stage: StageRcpt, Code: 550, Message: "sorry, no mailbox here by that name"}, false, VerdictBounce},
+		{"blocklisted in words", &SendError{Stage: StageRcpt, Code: 550, Message: "Blocked - see https://support.proofpoint.com/dnsbl-lookup.cgi?ip=192.0.2.1"}, false, VerdictBlock},
 		{"wrapped", fmt.Errorf("engine: %w", &SendError{Stage: StageData, Code: 550}), false, VerdictBlock},
 	}
 	for _, tt := range tests {

@@ -142,9 +142,8 @@ var textRules = []textRule{
 		`(message|delivery|mail) (has |was |is )?(expired|timed out|time ?out)`, `queue\.expired`, `retry (time|timeout|period)`,
 		`(could not|couldn'?t|cannot|can'?t|was not|wasn'?t|has not been) (be )?(delivered|sent|send message) (for|within|after|in) (the last )?(\d+|one|two|three|four|five|several) ?(day|hour|minute)`,
 		`cannot send message for`, `(has not|hasn'?t|not) (yet )?been delivered`, `too long in (the )?queue`, `gave up`, `giving up`, `retries exceeded`,
-		`(delivery|retry|retries|attempts) (has |have )?(been )?(exhausted|exceeded)`, `unable to deliver .{0,60}(after|for|within) `, `message .{0,40}delayed`,
-		`delivery (is )?delayed`, `will (retry|try again|continue trying|keep trying)`, `still (trying|retrying|could not)`, `maximum time`,
-		`(lifetime|time to live|ttl) (has )?(expired|exceeded)`, `was not delivered (yet|for)`, `temporarily unable to deliver`, `deferred`),
+		`(delivery|retry|retries|attempts) (has |have )?(been )?(exhausted|exceeded)`, `unable to deliver .{0,60}(after|for|within) `,
+		`still could not`, `maximum time`, `(lifetime|time to live|ttl) (has )?(expired|exceeded)`),
 	reasonRule(ReasonNetworkError,
 		`timed? ?out`, `connection (refused|reset|lost|closed|dropped|failed)`, `lost connection`, `no route to host`, `network (is )?unreachable`,
 		`dns (error|failure|lookup|problem|timeout|query)`, `name ?server`, `servfail`, `nxdomain`, `routing loop`, `hop count`, `too many hops`,
@@ -188,9 +187,9 @@ func prepareText(s string) string {
 	// Addresses are names, not words: "filtered@example.net: user
 	// unknown" says nothing of a filter.
 	s = emailIn.ReplaceAllString(s, "address@")
+	s = strings.ToLower(s)
 	// Amazon SES wraps the receiver's reply in words of its own.
 	s = strings.ReplaceAll(s, "unknown address error", "error")
-	s = strings.ToLower(s)
 	s = strings.NewReplacer("\u2019", "'", "`", "'", "\u00a0", " ").Replace(s)
 	return strings.Join(strings.Fields(s), " ")
 }

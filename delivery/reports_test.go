@@ -87,7 +87,9 @@ func TestParseReportsCorpus(t *testing.T) {
 		{"qmail.eml", []string{rp42}, []want{{kind: ReportHardBounce, source: SourceText, rcpt: "sam@qmail.example", status: "5.1.1",
 			token: tok42, diag: "Remote host said: 550 5.1.1"}}},
 		{"quota-text.eml", []string{rp42}, []want{{kind: ReportSoftBounce, source: SourceText, rcpt: "tia@example.org", status: "5.2.2", token: tok42, diag: "over quota"}}},
-		{"delay-text.eml", []string{rp42}, []want{{kind: ReportSoftBounce, source: SourceText, rcpt: "uma@example.com", status: "4.3.0", token: tok42, diag: "temporarily rejected"}}},
+		// "Gmail will retry": still being tried, a deferral.
+		{"delay-text.eml", []string{rp42}, []want{{kind: ReportDeferral, source: SourceText, rcpt: "uma@example.com", status: "4.3.0", token: tok42, diag: "temporarily rejected",
+			reason: ReasonSystemError}}},
 		{"autoreply.eml", []string{rp42}, nil},
 		{"out-of-office.eml", []string{plain}, nil},
 		{"unknown.eml", []string{plain}, nil},
@@ -241,9 +243,11 @@ func TestClean(t *testing.T) {
 }
 
 // FuzzParseReports: any mail is read without a panic, within the caps.
-// Seeds: the corpus.
+// Seeds: both corpora (herald's and the real bounces).
 func FuzzParseReports(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "reports", "*.eml"))
+	real, _ := filepath.Glob(filepath.Join("testdata", "bounces", "samples", "*.eml"))
+	files = append(files, real...)
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
@@ -268,6 +272,31 @@ func FuzzParseReports(f *testing.F) {
 			if bytes.ContainsAny([]byte(r.Diagnostic+r.Recipient+r.MessageID+r.SendUtr), "\r\n\x00") {
 				t.Fatalf("control characters: %+v", r)
 			}
+		}
+	})
+}
+
+// FuzzJudge: any words, code and status are judged without a panic, into
+// one of the four kinds and a reason.
+func FuzzJudge(f *testing.F) {
+	f.Add("rcpt", 550, "5.1.1", "550 5.1.1 <a@b.example>: Recipient address rejected: User unknown", false)
+	f.Add("", 0, "", "Unknown user: \u00e9\u00e9 a@b.example (in reply to end of DATA command)", true)
+	f.Add("data", 554, "5.7.1", ">>> DATA <<< 554 5.7.1 blocked using zen.spamhaus.org https://x.example/?#", false)
+	f.Fuzz(func(t *testing.T, stage string, code int, status, diag string, delayed bool) {
+		j := Judge(Failure{Stage: stage, Code: code, Status: status, Diagnostic: diag, Delayed: delayed})
+		switch j.Kind {
+		case ReportHardBounce, ReportSoftBounce, ReportBlock, ReportDeferral:
+		default:
+			t.Fatalf("kind %v", j.Kind)
+		}
+		if j.Reason == "" {
+			t.Fatal("no reason")
+		}
+		if j.Kind == ReportHardBounce && !IsHardReason(j.Reason) {
+			t.Fatalf("hard bounce for %q", j.Reason)
+		}
+		if delayed && j.Kind != ReportDeferral {
+			t.Fatalf("delayed read as %v", j.Kind)
 		}
 	})
 }

@@ -37,8 +37,10 @@ var (
 	inlineFrom      = regexp.MustCompile(`(?im)^(?:From|Sender|Reply-To):[ \t]*(.+)$`)
 	expandedFrom    = regexp.MustCompile(`(?i)<([^<>\s]+@[^<>\s]+)>\s*\(expanded from\s*<([^<>\s]+@[^<>\s]+)>\)`)
 	receivedFor     = regexp.MustCompile(`(?i)\bfor\s+<([^<>\s]+@[^<>\s]+)>`)
-	replyStart      = regexp.MustCompile(`^[45]\d\d[ -]`)
-	tagStrip        = regexp.MustCompile(`(?s)<[^>]*>`)
+	// delayNotice: words of a notice about a delivery still being tried.
+	delayNotice = regexp.MustCompile(`(?i)(delivery (status notification \()?delay|delivery incomplete|will (retry|try again|continue (trying|to try)|keep trying)|(has|have) not yet been delivered|not been delivered yet|still (trying|being retried)|delayed mail|warning: message .{0,40}delayed|this is only a temporary failure|is kept in the queue|no action is required on your part)`)
+	replyStart  = regexp.MustCompile(`^[45]\d\d[ -]`)
+	tagStrip    = regexp.MustCompile(`(?s)<[^>]*>`)
 	// statusLine: a line that quotes a server's reply.
 	statusLine = regexp.MustCompile(`(?m)^.*(\b[45]\d\d\b|\b[45]\.\d{1,3}\.\d{1,3}\b).*$`)
 	enhanced   = regexp.MustCompile(`\b([245])\.(\d{1,3})\.(\d{1,3})\b`)
@@ -135,14 +137,20 @@ func (w *walker) bounceText(h mail.Header, e env, v *VERP) []Report {
 	if len(rcpts) == 0 {
 		rcpts = []mention{{at: -1}} // the token names the message; the notice names no one
 	}
+	// A notice that the server is still trying is a deferral.
+	delayed := delayNotice.MatchString(subj) || delayNotice.MatchString(notice)
 	out := make([]Report, 0, len(rcpts))
 	for i, r := range rcpts {
 		seg := segment(notice, rcpts, i)
 		// The lines that name the address say most about it; the rest of
 		// its part of the notice counts where they say nothing.
-		j := Judge(Failure{Diagnostic: addressLines(seg, r.addr), Stage: stageIn(prepareText(seg))})
-		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined {
-			j = Judge(Failure{Diagnostic: seg})
+		j := Judge(Failure{Diagnostic: addressLines(seg, r.addr), Stage: stageIn(prepareText(seg)), Delayed: delayed})
+		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined || j.Status == "" && j.Code == 0 {
+			// Nothing quoted beside the address: the reply may come
+			// further down ("The response from the remote server was:").
+			if k := Judge(Failure{Diagnostic: seg, Delayed: delayed}); k.Reason != ReasonOnHold && k.Reason != ReasonUndefined {
+				j = k
+			}
 		}
 		if j.Reason == ReasonOnHold || j.Reason == ReasonUndefined {
 			// The subject may say what the notice does not ("Cannot send
@@ -238,10 +246,7 @@ func segment(notice string, rs []mention, i int) string {
 			end = rs[i].at + nl
 		}
 	}
-	start := rs[i].at
-	if nl := strings.LastIndexByte(notice[:start], '\n'); nl >= 0 {
-		start = nl + 1
-	}
+	start := strings.LastIndexByte(notice[:rs[i].at], '\n') + 1
 	return notice[start:end]
 }
 
