@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,13 +179,14 @@ var errNoEmail = Invalid("file", "The file must have a header row with an email 
 // Run reads the CSV from r into the import's contact type: existing
 // contacts (same email) are updated with the columns the file has, new
 // ones created; rows with errors are skipped and reported by line. It
-// records progress on imp as it goes and its report at the end.
+// records progress on imp as it goes and its report at the end: done,
+// or failed with a message; never left running.
 // Errors: validation (key file: empty file, no email column, a quote
 // that never closes, after the rows before it are written); others are
-// failures of the database or of the upload, and leave the import marked
-// failed.
+// failures of the database or of the upload, or errImportPanic for a
+// bug (logged), and leave the import marked failed.
 func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) error {
-	err := s.run(ctx, imp, r)
+	err := s.runGuarded(ctx, imp, r)
 	imp.Status = "done"
 	if err != nil {
 		imp.Status = "failed"
@@ -210,6 +212,26 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		s.OnDone(context.WithoutCancel(ctx), imp)
 	}
 	return err
+}
+
+// errImportPanic is what an import that met a bug (a panic, logged with
+// its stack) is marked failed with, rather than left running.
+var errImportPanic = errors.New("herald met an internal error (its log has the details). Import the file again: rows already imported are updated, not duplicated.")
+
+// recoverImport, deferred, turns a panic of an import's stage into
+// errImportPanic in *err, and logs it.
+func recoverImport(imp *models.Import, stage string, err *error) {
+	if p := recover(); p != nil {
+		slog.Error("import panicked", "import", imp.ID, "stage", stage, "panic", p, "stack", string(debug.Stack()))
+		*err = errImportPanic
+	}
+}
+
+// runGuarded is run; a panic that escapes the stages' own guards still
+// ends the import as failed.
+func (s *Imports) runGuarded(ctx context.Context, imp *models.Import, r io.Reader) (err error) {
+	defer recoverImport(imp, "run", &err)
+	return s.run(ctx, imp, r)
 }
 
 func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) error {
@@ -244,7 +266,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	batches := make(chan importWork, 2)
 	werr := make(chan error, 1)
 	go func() {
-		err := s.writeAll(wctx, imp, up, batches)
+		err := s.writeGuarded(wctx, imp, up, batches)
 		if err != nil {
 			cancel()
 		}
@@ -270,8 +292,9 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	// readAll reads the rows into batches until the end of the file or an
 	// error. keep says whether the rows of the batch under way are written
 	// all the same: they are when the file breaks off at a line, not when
-	// the upload cut the reading short.
+	// the upload or a bug cut the reading short.
 	readAll := func() (keep bool, err error) {
+		defer recoverImport(imp, "read", &err)
 		for {
 			rec, line, reason, rerr := rows.next()
 			if rerr == io.EOF {
@@ -596,6 +619,13 @@ func (u *upserter) begin(ctx context.Context, n int) (*gorm.DB, error) {
 func (u *upserter) commit(tx *gorm.DB) error     { return tx.Commit().Error }
 func (u *upserter) finish(context.Context) error { return nil }
 func (u *upserter) rollback(tx *gorm.DB)         { tx.Rollback() }
+
+// writeGuarded is writeAll; a panic (a bug) ends the writer with
+// errImportPanic once its open transaction is rolled back.
+func (s *Imports) writeGuarded(ctx context.Context, imp *models.Import, u importWriter, batches <-chan importWork) (err error) {
+	defer recoverImport(imp, "write", &err)
+	return s.writeAll(ctx, imp, u, batches)
+}
 
 // writeAll writes the batches as they come, committing every few, and
 // records progress after each commit.
