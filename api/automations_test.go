@@ -106,7 +106,7 @@ func TestAutomations(t *testing.T) {
 		t.Fatalf("schedules: %s", r.raw)
 	}
 	s0, s1 := m.Schedules[0], m.Schedules[1]
-	if s0.Utr != sutr || s0.WaitingPeriod != 0 || s0.WaitingType != "instantly" || s0.TemplateHTML == nil || !strings.Contains(*s0.TemplateHTML, "<table") ||
+	if s0.Utr != sutr || s0.WaitingPeriod != 1 || s0.WaitingType != "instantly" || s0.TemplateHTML == nil || !strings.Contains(*s0.TemplateHTML, "<table") ||
 		s0.TemplateJSON == nil || *s0.TemplateJSON != "" ||
 		s0.AutomationID != a.ID || s0.UserID != e.a.id || !strings.HasSuffix(s0.Image, "/static/img/templates/02-newsletter.png") ||
 		!strings.Contains(s0.DesignURL, "/automations/"+utr+"/emails/"+sutr) {

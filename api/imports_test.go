@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"mime/multipart"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -151,5 +152,25 @@ func TestCSVSample(t *testing.T) {
 	expectOK(t, r, "Imported Successfully")
 	if rep.Created != 1 || rep.Skipped != 0 {
 		t.Fatalf("sample import: %+v", rep)
+	}
+}
+
+// A file with a quote that never closes is refused at the line the quote
+// opens (422, key file), after the rows before it are imported; the
+// import's report says the same.
+func TestUploadCSVUnclosedQuote(t *testing.T) {
+	e := newEnv(t)
+	typeID := e.a.newType(t, "Imported")
+	fields := [][2]string{{"contact_type_id", typeID}, {"file", ""}}
+	r, _ := upload(t, e.a, fields, "people.csv", "email,first_name\nann@example.com,Ann\nbob@example.com,Bob\n\"cid@example.com,Cid\ndee@example.com,Dee\n")
+	expectVAL(t, r, map[string][]string{"file": {"Line 4: a quoted field is not closed. The rows before it were imported: close the quote and import the file again."}})
+	cs := list[contact](t, e.a.send("GET", "/api/contacts/list", nil), "contacts")
+	var emails []string
+	for _, c := range cs {
+		emails = append(emails, c.Email)
+	}
+	sort.Strings(emails)
+	if strings.Join(emails, " ") != "ann@example.com bob@example.com" {
+		t.Fatalf("contacts after the refused file: %v", emails)
 	}
 }

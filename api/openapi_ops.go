@@ -318,7 +318,7 @@ func operations() []op {
 		{method: "POST", path: "/automations/schedule/create", tag: tAuto, summary: "Add an email to an automation",
 			body: fields([]string{"utr", "sender_id", "subject", "waiting_period", "waiting_type", "template_id", "preview_img"}, obj{
 				"utr": str("The automation to add to."), "sender_id": integer("From the sender list."), "subject": str(""),
-				"waiting_period": obj{"type": "integer", "minimum": 0, "maximum": 3650, "description": "Days or hours to wait (0 stored for `instantly`)."},
+				"waiting_period": obj{"type": "integer", "minimum": 0, "maximum": 3650, "description": "Days or hours to wait; stored as sent, and no wait for `instantly` whatever its value (1 by the spec's convention)."},
 				"waiting_type":   obj{"type": "string", "enum": []string{"instantly", "days", "hours"}},
 				"template_id":    integer(""), "preview_img": str("A file name of the library's thumbnails."),
 				"template_json": str(""), "template_html": str(""),

@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+
+	"herald/service"
 )
 
 // TestAutomationCreateMakesNoSchedules: decisions.md 6 (changed). An API
@@ -78,6 +83,56 @@ func TestScheduleTemplateCodeIsAString(t *testing.T) {
 		}
 		if len(sc) != 16 {
 			t.Fatalf("schedule %d has %d fields: %v", i, len(sc), sc)
+		}
+	}
+}
+
+// An email sent at once keeps the waiting_period it was created with
+// (api.md: "use 1 for an instant email"): the create answers the
+// schedule's utr, the list answers the period as sent, the row stores it,
+// and the email still waits for nothing.
+func TestScheduleInstantlyKeepsItsPeriod(t *testing.T) {
+	e := newEnv(t)
+	s := newSendSetup(t, e, e.a)
+	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype), "unsubscribe_group_id", itoa(s.group))))
+	body := func(period string) map[string]any {
+		return map[string]any{"utr": utr, "sender_id": itoa(s.sender), "subject": "At once " + period, "waiting_period": period, "waiting_type": "instantly",
+			"template_id": "2", "preview_img": "02-newsletter.png"}
+	}
+	sent := map[string]string{} // schedule utr → waiting_period sent
+	for _, period := range []string{"1", "0"} {
+		r := e.a.send("POST", "/api/automations/schedule/create", jsonBody(t, body(period)))
+		if r.Code != http.StatusOK || r.Status != "success" {
+			t.Fatalf("create with waiting_period %s: %d %s", period, r.Code, r.raw)
+		}
+		sent[utrOfReply(t, r)] = period
+	}
+	r := e.a.send("POST", "/api/automations/schedule/create", form("utr", utr, "sender_id", itoa(s.sender), "subject", "Form", "waiting_period", "1",
+		"waiting_type", "instantly", "template_id", "2", "preview_img", "02-newsletter.png"))
+	sent[utrOfReply(t, r)] = "1"
+
+	listed := map[string]any{}
+	for _, m := range schedulesOf(t, e.a, utr) {
+		listed[m["utr"].(string)] = m["waiting_period"]
+	}
+	rows, err := e.svc.Automations.Schedules(context.Background(), e.a.id, utr)
+	if err != nil || len(rows) != len(sent) {
+		t.Fatalf("stored schedules: %d, %v", len(rows), err)
+	}
+	for _, row := range rows {
+		want := sent[row.Utr]
+		if got := listed[row.Utr]; fmt.Sprint(got) != want {
+			t.Errorf("schedule %s: listed waiting_period %v, sent %s", row.Utr, got, want)
+		}
+		var stored int
+		if err := e.svc.DB.R.Raw("SELECT waiting_period FROM automation_schedules WHERE utr = ?", row.Utr).Scan(&stored).Error; err != nil {
+			t.Fatal(err)
+		}
+		if strconv.Itoa(stored) != want || row.WaitingType != "instantly" {
+			t.Errorf("schedule %s: stored %d %s, sent %s instantly", row.Utr, stored, row.WaitingType, want)
+		}
+		if w := service.StepWait(&row); w != 0 {
+			t.Errorf("schedule %s sent with waiting_period %s waits %v, want no wait", row.Utr, want, w)
 		}
 	}
 }

@@ -362,9 +362,8 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		}
 		r.WaitingPeriod = n
 	}
-	if r.WaitingType == "instantly" {
-		r.WaitingPeriod = 0
-	}
+	// An "instantly" email keeps the period it was given (api.md: "use 1
+	// for an instant email"); waitOf reads no wait from it whatever it is.
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
 	if p.required("preview_img", r.PreviewImg) {
 		p.text("preview_img", r.PreviewImg, 255)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 
 	"herald/models"
@@ -61,14 +62,17 @@ func (s *Imports) Go(imp *models.Import, r io.Reader, done func()) {
 }
 
 func (s *Imports) runLogged(ctx context.Context, imp *models.Import, r io.Reader) {
+	// Run ends the import itself whatever happens (a panic of its stages
+	// included); what is left to catch here is a panic of OnDone, after
+	// the import's end is recorded: it must not take the process down.
 	defer func() {
 		if p := recover(); p != nil {
-			slog.Error("import panicked", "import", imp.ID, "panic", p)
+			slog.Error("import: OnDone panicked", "import", imp.ID, "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	err := s.Run(ctx, imp, r)
 	switch {
-	case err == nil || ErrorCode(err) == CodeValidation:
+	case err == nil || ErrorCode(err) == CodeValidation || errors.Is(err, errImportPanic): // the panic is logged where it was met
 	case errors.Is(context.Cause(ctx), errImportShutdown):
 		slog.Info("import stopped by shutdown", "import", imp.ID)
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -155,4 +156,66 @@ func TestImportClosesPreparedStatements(t *testing.T) {
 		t.Fatalf("import: %q, created %d", imp.Status, imp.Created)
 	}
 	assertClosed(t, stmts())
+}
+
+// panicReader hands out data, then panics: a bug met while the file is
+// read.
+type panicReader struct{ data []byte }
+
+func (p *panicReader) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		panic("reader broke")
+	}
+	n := copy(b, p.data)
+	p.data = p.data[n:]
+	return n, nil
+}
+
+// A bug met by an import (a panic while it starts, reads or writes) ends
+// it failed, with a message saying so, instead of leaving it running
+// with the console polling it for ever; and a panic of its writer does
+// not take the process down.
+func TestImportPanicEndsFailed(t *testing.T) {
+	var rows strings.Builder
+	rows.WriteString("email,first_name\n")
+	for i := range 2000 { // past the 64 KB read ahead for the delimiter
+		fmt.Fprintf(&rows, "panic%d@example.com,Name %d\n", i, i)
+	}
+	for _, tt := range []struct {
+		name    string
+		file    io.Reader
+		onBatch bool // the writer's hook panics
+	}{
+		{"starting", &panicReader{}, false},
+		{"reading", &panicReader{data: []byte(rows.String())}, false},
+		{"writing", strings.NewReader("email\nann@example.com\n"), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			svc := dbtest.Service(t)
+			ctx := context.Background()
+			acct := newAccount(t, svc, "panic@example.com")
+			ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.onBatch {
+				svc.Imports.OnBatch = func(context.Context, int64, int64, []int64) { panic("hook broke") }
+			}
+			imp, err := svc.Imports.Start(ctx, acct, ct.ID, "panic.csv", -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ended := make(chan struct{})
+			svc.Imports.Go(imp, tt.file, func() { close(ended) })
+			<-ended
+			got, err := svc.Imports.Get(ctx, acct, imp.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != "failed" || got.FinishedAt == nil || !strings.HasPrefix(got.Message, "The import stopped: herald met an internal error") {
+				t.Fatalf("import: status %q, finished %v, message %q", got.Status, got.FinishedAt, got.Message)
+			}
+		})
+	}
 }

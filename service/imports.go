@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,11 +179,14 @@ var errNoEmail = Invalid("file", "The file must have a header row with an email 
 // Run reads the CSV from r into the import's contact type: existing
 // contacts (same email) are updated with the columns the file has, new
 // ones created; rows with errors are skipped and reported by line. It
-// records progress on imp as it goes and its report at the end.
-// Errors: validation (empty file, no email column); others are failures
-// of the database and leave the import marked failed.
+// records progress on imp as it goes and its report at the end: done,
+// or failed with a message; never left running.
+// Errors: validation (key file: empty file, no email column, a quote
+// that never closes, after the rows before it are written); others are
+// failures of the database or of the upload, or errImportPanic for a
+// bug (logged), and leave the import marked failed.
 func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) error {
-	err := s.run(ctx, imp, r)
+	err := s.runGuarded(ctx, imp, r)
 	imp.Status = "done"
 	if err != nil {
 		imp.Status = "failed"
@@ -210,23 +214,32 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	return err
 }
 
+// errImportPanic is what an import that met a bug (a panic, logged with
+// its stack) is marked failed with, rather than left running.
+var errImportPanic = errors.New("herald met an internal error (its log has the details). Import the file again: rows already imported are updated, not duplicated.")
+
+// recoverImport, deferred, turns a panic of an import's stage into
+// errImportPanic in *err, and logs it.
+func recoverImport(imp *models.Import, stage string, err *error) {
+	if p := recover(); p != nil {
+		slog.Error("import panicked", "import", imp.ID, "stage", stage, "panic", p, "stack", string(debug.Stack()))
+		*err = errImportPanic
+	}
+}
+
+// runGuarded is run; a panic that escapes the stages' own guards still
+// ends the import as failed.
+func (s *Imports) runGuarded(ctx context.Context, imp *models.Import, r io.Reader) (err error) {
+	defer recoverImport(imp, "run", &err)
+	return s.run(ctx, imp, r)
+}
+
 func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) error {
 	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 256<<10)
-	if bom, _ := br.Peek(3); len(bom) == 3 && bom[0] == 0xEF && bom[1] == 0xBB && bom[2] == 0xBF {
-		_, _ = br.Discard(3)
-	}
-	rd := csv.NewReader(br)
-	rd.Comma = sniffDelimiter(br)
-	rd.FieldsPerRecord = -1
-	rd.ReuseRecord = true
-
-	header, err := rd.Read()
-	if err == io.EOF {
-		return Invalid("file", "The file is empty.")
-	}
+	rows := newCSVRows(bufio.NewReaderSize(cr, 256<<10))
+	header, err := rows.header()
 	if err != nil {
-		return Invalid("file", "The header row cannot be read: "+err.Error())
+		return err
 	}
 	applyColumns(header, imp.Columns)
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
@@ -253,7 +266,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	batches := make(chan importWork, 2)
 	werr := make(chan error, 1)
 	go func() {
-		err := s.writeAll(wctx, imp, up, batches)
+		err := s.writeGuarded(wctx, imp, up, batches)
 		if err != nil {
 			cancel()
 		}
@@ -276,57 +289,65 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 			imp.Problems = append(imp.Problems, models.ImportProblem{Line: line, Reason: reason})
 		}
 	}
-	var readErr error
-	for readErr == nil {
-		rec, err := rd.Read()
-		if err == io.EOF {
-			break
-		}
-		line, _ := rd.FieldPos(0)
-		imp.RowsRead++
-		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				reject(int64(pe.StartLine), "malformed CSV: "+pe.Err.Error())
+	// readAll reads the rows into batches until the end of the file or an
+	// error. keep says whether the rows of the batch under way are written
+	// all the same: they are when the file breaks off at a line, not when
+	// the upload or a bug cut the reading short.
+	readAll := func() (keep bool, err error) {
+		defer recoverImport(imp, "read", &err)
+		for {
+			rec, line, reason, rerr := rows.next()
+			if rerr == io.EOF {
+				return true, nil
+			}
+			var broken *csvBroken
+			if errors.As(rerr, &broken) {
+				return true, Invalid("file", broken.Error()+" The rows before it were imported: close the quote and import the file again.")
+			}
+			if rerr != nil {
+				return false, rerr
+			}
+			imp.RowsRead++
+			if reason != "" {
+				reject(int64(line), "The row cannot be read: "+reason+".")
 				continue
 			}
-			readErr = err
-			break
-		}
-		row, reason := cols.row(rec, customs)
-		if reason != "" {
-			reject(int64(line), reason)
-			continue
-		}
-		row.line = int64(line)
-		if i, dup := index[row.c.Email]; dup {
-			batch[i] = mergeRows(batch[i], row) // the later row of a file wins
-			continue
-		}
-		index[row.c.Email] = len(batch)
-		batch = append(batch, row)
-		if len(batch) == batchRows {
-			if !send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()}) {
-				break
+			row, reason := cols.row(rec, customs)
+			if reason != "" {
+				reject(int64(line), reason)
+				continue
 			}
-			batch = make([]importRow, 0, batchRows)
-			clear(index)
+			row.line = int64(line)
+			if i, dup := index[row.c.Email]; dup {
+				batch[i] = mergeRows(batch[i], row) // the later row of a file wins
+				continue
+			}
+			index[row.c.Email] = len(batch)
+			batch = append(batch, row)
+			if len(batch) == batchRows {
+				if !send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()}) {
+					return false, nil // the writer stopped: its error is the import's
+				}
+				batch = make([]importRow, 0, batchRows)
+				clear(index)
+			}
 		}
 	}
-	if readErr == nil && len(batch) > 0 {
+	keep, readErr := readAll()
+	if keep && len(batch) > 0 {
 		send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()})
 	}
 	close(batches)
 	if err := <-werr; err != nil {
 		return err
 	}
+	imp.BytesRead = cr.n.Load()
 	if readErr != nil {
 		return readErr
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	imp.BytesRead = cr.n.Load()
 	if imp.RowsRead == 0 && imp.Skipped == 0 {
 		imp.Problems = append(imp.Problems, models.ImportProblem{Line: 0, Reason: "The file has a header row but no contacts."})
 	}
@@ -599,6 +620,13 @@ func (u *upserter) commit(tx *gorm.DB) error     { return tx.Commit().Error }
 func (u *upserter) finish(context.Context) error { return nil }
 func (u *upserter) rollback(tx *gorm.DB)         { tx.Rollback() }
 
+// writeGuarded is writeAll; a panic (a bug) ends the writer with
+// errImportPanic once its open transaction is rolled back.
+func (s *Imports) writeGuarded(ctx context.Context, imp *models.Import, u importWriter, batches <-chan importWork) (err error) {
+	defer recoverImport(imp, "write", &err)
+	return s.writeAll(ctx, imp, u, batches)
+}
+
 // writeAll writes the batches as they come, committing every few, and
 // records progress after each commit.
 func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWriter, batches <-chan importWork) error {
@@ -772,37 +800,4 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
 			"finished_at": now, "updated_at": now})
 	return res.RowsAffected, res.Error
-}
-
-// sniffDelimiter reads the header line ahead (without consuming it) and
-// picks the delimiter it uses most outside quotes: a comma, a semicolon
-// (what spreadsheets write where the comma is the decimal mark) or a
-// tab. A header with none of them (a lone email column) is read with
-// commas.
-func sniffDelimiter(br *bufio.Reader) rune {
-	head, _ := br.Peek(64 << 10) // a header longer than this is read with commas
-	counts := map[byte]int{}
-	quoted := false
-	for _, c := range head {
-		if c == '"' {
-			quoted = !quoted
-			continue
-		}
-		if quoted {
-			continue
-		}
-		if c == '\n' || c == '\r' {
-			break
-		}
-		if c == ',' || c == ';' || c == '\t' {
-			counts[c]++
-		}
-	}
-	best := byte(',')
-	for _, c := range []byte{';', '\t'} {
-		if counts[c] > counts[best] {
-			best = c
-		}
-	}
-	return rune(best)
 }
