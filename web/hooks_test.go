@@ -51,6 +51,14 @@ type hookSetup struct {
 // envelope sender (the VERP return path).
 type sentMail struct {
 	messageID, sendUtr, returnPath string
+	metadata                       string // X-PM-Metadata-herald
+}
+
+// token is the VERP token of the message's return path.
+func (m sentMail) token() string {
+	_, tok, _ := strings.Cut(m.returnPath, "+b")
+	tok, _, _ = strings.Cut(tok, "@")
+	return tok
 }
 
 // With twoSends a second send ("Summer") goes to the same people after
@@ -97,14 +105,18 @@ func newHookSetup(t *testing.T, opt web.WebhookOptions, twoSends bool) *hookSetu
 		if msg.Header.Get("X-Herald-Send") != send.Utr {
 			return nil
 		}
-		h.sent[m.RcptTo] = sentMail{messageID: msg.Header.Get("Message-ID"), sendUtr: msg.Header.Get("X-Herald-Send"), returnPath: m.MailFrom}
+		h.sent[m.RcptTo] = sentMail{messageID: msg.Header.Get("Message-ID"), sendUtr: msg.Header.Get("X-Herald-Send"), returnPath: m.MailFrom,
+			metadata: msg.Header.Get("X-PM-Metadata-herald")}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, who := range []string{"ann@example.com", "bob@example.org", "cy@example.org"} {
-		if m := h.sent[who]; m.messageID == "" || m.sendUtr != send.Utr || !strings.Contains(m.returnPath, "+b") {
+		// The token is in the return path, in the Message-ID and in the
+		// metadata header Postmark gives back.
+		if m := h.sent[who]; m.messageID == "" || m.sendUtr != send.Utr || !strings.Contains(m.returnPath, "+b") ||
+			m.token() == "" || m.metadata != m.token() || !strings.HasPrefix(m.messageID, "<b"+m.token()+"@") {
 			t.Fatalf("the outbox has no proper message to %s: %+v", who, m)
 		}
 	}
@@ -575,17 +587,20 @@ func TestWebhookSendGrid(t *testing.T) {
 
 func TestWebhookPostmark(t *testing.T) {
 	h := newHookSetup(t, web.WebhookOptions{WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass"}, false)
+	ann, bob, cy := h.sent["ann@example.com"], h.sent["bob@example.org"], h.sent["cy@example.org"]
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("postmark:s3cret-hook-pass"))
-	// Postmark's documented bounce webhook body.
-	record := func(recordType, typ, email, details string) []byte {
+	// Postmark's documented bounce webhook body; its Metadata is what the
+	// message's X-PM-Metadata-* headers said.
+	record := func(recordType, typ, email, details, metadata string) []byte {
 		return []byte(`{"RecordType":"` + recordType + `","MessageStream":"outbound","ID":4323372036854775807,"Type":"` + typ + `","TypeCode":1,
 "Name":"Hard bounce","Tag":"Test","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","ServerID":23,
 "Description":"The server was unable to deliver your message (ex: unknown user, mailbox not found).",
 "Details":"` + details + `","Email":"` + email + `","From":"news@shop.example.com",
 "BouncedAt":"` + time.Now().UTC().Format(time.RFC3339) + `","DumpAvailable":true,"Inactive":true,"CanActivate":true,
-"Subject":"Hello","Content":"Return-Path:....","Metadata":{"a_key":"a_value"}}`)
+"Subject":"Hello","Content":"Return-Path:....","Metadata":{"a_key":"a_value"` + metadata + `}}`)
 	}
-	hard := record("Bounce", "HardBounce", "ann@example.com", "smtp;550 5.1.1 The email account that you tried to reach does not exist.")
+	herald := func(m sentMail) string { return `,"herald":"` + m.metadata + `"` }
+	hard := record("Bounce", "HardBounce", "ann@example.com", "smtp;550 5.1.1 The email account that you tried to reach does not exist.", herald(ann))
 	for range 2 {
 		status, text := postHook(t, h.a, "/webhooks/postmark", hard, "Authorization", auth)
 		wantHook(t, status, text, http.StatusOK)
@@ -598,9 +613,9 @@ func TestWebhookPostmark(t *testing.T) {
 	complaint := []byte(`{"RecordType":"SpamComplaint","MessageStream":"outbound","ID":42,"Type":"SpamComplaint","TypeCode":512,
 "Name":"Spam complaint","Tag":"Test","MessageID":"00000000-0000-0000-0000-000000000000","ServerID":1234,"Description":"",
 "Details":"Test spam complaint details","Email":"bob@example.org","From":"news@shop.example.com","BouncedAt":"` + time.Now().UTC().Format(time.RFC3339) + `",
-"DumpAvailable":true,"Inactive":true,"CanActivate":false,"Subject":"Hello","Content":"<Abuse report dump content>","Metadata":{}}`)
-	for _, b := range [][]byte{complaint, record("Bounce", "Transient", "cy@example.org", "smtp;421 4.4.2 timed out"),
-		record("Bounce", "AutoResponder", "cy@example.org", "Out of office"),
+"DumpAvailable":true,"Inactive":true,"CanActivate":false,"Subject":"Hello","Content":"<Abuse report dump content>","Metadata":{"Herald":"` + bob.metadata + `"}}`)
+	for _, b := range [][]byte{complaint, record("Bounce", "Transient", "cy@example.org", "smtp;421 4.4.2 timed out", herald(cy)),
+		record("Bounce", "AutoResponder", "cy@example.org", "Out of office", herald(cy)),
 		[]byte(`{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483",
 "Recipient":"cy@example.org","Tag":"welcome-email","DeliveredAt":"2019-11-05T16:33:54.9070259Z","Details":"Test delivery webhook details","Metadata":{}}`),
 		[]byte(`{"RecordType":"Open","Recipient":"cy@example.org"}`)} {
@@ -613,7 +628,7 @@ func TestWebhookPostmark(t *testing.T) {
 	}
 
 	// A wrong password, another user, no auth: 401, nothing changes.
-	bad := record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown")
+	bad := record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", herald(cy))
 	for _, a := range []string{
 		"Basic " + base64.StdEncoding.EncodeToString([]byte("postmark:wrong")),
 		"Basic " + base64.StdEncoding.EncodeToString([]byte("someone:s3cret-hook-pass")),
