@@ -208,6 +208,27 @@ func (h *hookSetup) globallyUnsubscribed(email string) bool {
 	return n > 0
 }
 
+// wantUntied checks the untied reports kept since the first n: one per
+// want, each "source/why/email" in order, from the test's caller.
+func (h *hookSetup) wantUntied(n int, want ...string) int {
+	h.t.Helper()
+	var rows []models.UntiedReport
+	if err := h.a.svc.DB.R.Order("id").Find(&rows).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows[min(n, len(rows)):] {
+		if r.RemoteIP == "" {
+			h.t.Fatalf("untied report %+v without the caller's IP", r)
+		}
+		got = append(got, r.Source+"/"+r.Why+"/"+r.Email)
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		h.t.Fatalf("untied reports %q, want %q", got, want)
+	}
+	return len(rows)
+}
+
 // postHook sends a webhook request; headers are name, value pairs.
 func postHook(t *testing.T, a *testApp, path string, body []byte, headers ...string) (int, string) {
 	t.Helper()
@@ -383,6 +404,23 @@ func TestWebhookSES(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged return path suppressed cy")
 	}
+	seen := h.wantUntied(0, "ses/token does not verify/cy@example.org")
+
+	// Neither a return path nor a Message-ID of herald's: the send's
+	// X-Herald-Send and the address name nothing (anyone who got the send
+	// can read them), nor does SES's own Message-ID. 200, nothing changes.
+	for _, mail := range []string{
+		sesMailObj("news@shop.example.com", "cy@example.org", `{"name":"X-Herald-Send","value":"`+cy.sendUtr+`"}`, ""),
+		sesMailObj("news@shop.example.com", "cy@example.org", "", `"messageId":"<0102015fd91a5ca3@email.amazonses.com>"`),
+	} {
+		status, text = postHook(t, h.a, "/webhooks/ses", signer.sign(t, snsNotification(sesBounce("Permanent", "cy@example.org", "5.1.1", "smtp; 550 5.1.1 user unknown", mail)), "2"))
+		wantHook(t, status, text, http.StatusOK)
+	}
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied bounce suppressed cy")
+	}
+	seen = h.wantUntied(seen, "ses/no token/cy@example.org", "ses/message-id does not verify/cy@example.org")
 
 	// A delivery and an unknown notification type: 200, nothing changes.
 	delivered := `{"notificationType":"Delivery","mail":` + sesMailObj("news@shop.example.com", "cy@example.org", "", "") +
@@ -416,6 +454,7 @@ func TestWebhookSES(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged notification suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // Without a pinned certificate, herald fetches the one SigningCertURL
@@ -564,6 +603,18 @@ func TestWebhookSendGrid(t *testing.T) {
 		t.Fatal("blocked must not suppress; a dropped bounced address must")
 	}
 
+	// An smtp-id that is SendGrid's own, none at all: 200, nothing changes.
+	untied := []byte(`[{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"smtp-id":"<14c5d75ce93.dfd.64b469@ismtpd-555>","event":"bounce","type":"bounce","status":"5.1.1"},
+{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"event":"spamreport"}]`)
+	status, text = postHook(t, h.a, "/webhooks/sendgrid", untied,
+		"X-Twilio-Email-Event-Webhook-Signature", sign(now, untied), "X-Twilio-Email-Event-Webhook-Timestamp", now)
+	wantHook(t, status, text, http.StatusOK)
+	h.wantCounts(counts{bounces: 2, soft: 2, spam: 1, unsubscribes: 1})
+	if h.suppression("bob@example.org") != nil {
+		t.Fatal("an untied event suppressed bob")
+	}
+	seen := h.wantUntied(0, "sendgrid/message-id does not verify/bob@example.org", "sendgrid/no token/bob@example.org")
+
 	// Forged, stale, unsigned: 401, nothing changes.
 	forged := []byte(`[{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"smtp-id":"` + bob.messageID + `","event":"bounce","type":"bounce","status":"5.1.1"}]`)
 	stale := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
@@ -581,6 +632,7 @@ func TestWebhookSendGrid(t *testing.T) {
 	if h.suppression("bob@example.org") != nil {
 		t.Fatal("a forged event suppressed bob")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Postmark ----
@@ -627,6 +679,20 @@ func TestWebhookPostmark(t *testing.T) {
 		t.Fatal("bob's complaint or cy's transient bounce was mishandled")
 	}
 
+	// A record whose metadata carries no token of herald's (the message
+	// did not go through herald, or the header was dropped), or a forged
+	// one: 200, nothing changes, however real the address.
+	for _, b := range [][]byte{record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", ""),
+		record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", `,"herald":"`+strings.Repeat("a", len(cy.metadata))+`"`)} {
+		status, text := postHook(t, h.a, "/webhooks/postmark", b, "Authorization", auth)
+		wantHook(t, status, text, http.StatusOK)
+	}
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied record suppressed cy")
+	}
+	seen := h.wantUntied(0, "postmark/no token/cy@example.org", "postmark/token does not verify/cy@example.org")
+
 	// A wrong password, another user, no auth: 401, nothing changes.
 	bad := record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", herald(cy))
 	for _, a := range []string{
@@ -643,6 +709,7 @@ func TestWebhookPostmark(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("an unauthenticated bounce suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Mailgun ----
@@ -703,6 +770,17 @@ func TestWebhookMailgun(t *testing.T) {
 		t.Fatal("a policy refusal suppressed cy")
 	}
 
+	// Neither herald's Message-ID nor its return path (a message sent by
+	// another program through the same domain): 200, nothing changes.
+	untied := failed("permanent", "cy@example.org", "20240101.1234@shop.example.com", "550", "5.1.1 unknown", "news@shop.example.com")
+	status, text = post(signature(signingKey, ts, "untied-012345678901234567890123456789012345678901"), untied)
+	wantHook(t, status, text, http.StatusOK)
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied failure suppressed cy")
+	}
+	seen := h.wantUntied(0, "mailgun/message-id does not verify/cy@example.org")
+
 	// Forged: another key; a signature of another token; none.
 	bad := failed("permanent", "cy@example.org", cy.messageID, "550", "5.1.1 unknown", "news@shop.example.com")
 	for name, sig := range map[string]string{
@@ -719,6 +797,7 @@ func TestWebhookMailgun(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged event suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Common rules ----
