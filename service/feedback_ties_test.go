@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"herald/dbtest"
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
@@ -298,5 +300,50 @@ func TestInboundReportsNeedATie(t *testing.T) {
 	}
 	if n := len(untiedRows(t, a.svc)); n != 7 {
 		t.Fatalf("%d untied reports after the tied ones, want 7", n)
+	}
+}
+
+// TestWebhookTokensSpendOnce: a webhook signature's token is taken once,
+// by any process sharing the database; one whose request could not be
+// handled can come again; Prune forgets the expired ones.
+func TestWebhookTokensSpendOnce(t *testing.T) {
+	procs := dbtest.Processes(t, 2)
+	svc, other := procs[0], procs[1]
+	clock := dbtest.NewClock(time.Now())
+	svc.SetClock(clock.Now)
+	ctx := context.Background()
+	fb := svc.Feedback
+	spendOn := func(p *service.Service, source, token string) bool {
+		t.Helper()
+		ok, err := p.Feedback.SpendToken(ctx, source, token, clock.Now().Add(10*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	spend := func(source, token string) bool { t.Helper(); return spendOn(svc, source, token) }
+	if !spend("mailgun", "tok-1") || spend("mailgun", "tok-1") || spendOn(other, "mailgun", "tok-1") || !spend("mailgun", "tok-2") || !spend("other", "tok-1") {
+		t.Fatal("a token must be taken once per source, by any process")
+	}
+	if err := fb.UnspendToken(ctx, "mailgun", "tok-2"); err != nil {
+		t.Fatal(err)
+	}
+	if !spend("mailgun", "tok-2") {
+		t.Fatal("a token given back is taken again")
+	}
+	var n int64
+	count := func() int64 {
+		t.Helper()
+		if err := svc.DB.R.Table("webhook_tokens").Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := fb.Prune(ctx); err != nil || count() != 3 {
+		t.Fatalf("prune before expiry: %d tokens left (%v), want 3", n, err)
+	}
+	clock.Advance(11 * time.Minute)
+	if err := fb.Prune(ctx); err != nil || count() != 0 {
+		t.Fatalf("prune after expiry: %d tokens left (%v), want 0", n, err)
 	}
 }

@@ -108,7 +108,8 @@ func (f *Feedback) Untied(ctx context.Context) (*UntiedSummary, error) {
 }
 
 // Prune deletes the untied reports and kept-mail counts older than 30
-// days. The scheduler runs it once an hour. Errors: the database's.
+// days, and the webhook tokens whose signatures have expired. The
+// scheduler runs it once an hour. Errors: the database's.
 func (f *Feedback) Prune(ctx context.Context) error {
 	old := models.NewTimestamp(f.clock().UTC().Add(-untiedWindow))
 	db := f.db.W.WithContext(ctx)
@@ -120,5 +121,5 @@ func (f *Feedback) Prune(ctx context.Context) error {
 			return fmt.Errorf("feedback: prune %s: %w", p.what, err)
 		}
 	}
-	return nil
+	return f.pruneTokens(ctx)
 }

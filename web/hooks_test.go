@@ -737,8 +737,9 @@ func TestWebhookMailgun(t *testing.T) {
 		return postHook(t, h.a, "/webhooks/mailgun", []byte(`{"signature":`+sig+`,`+event+`}`))
 	}
 	hard := failed("permanent", "ann@example.com", ann.messageID, "550", "5.1.1 The email account that you tried to reach does not exist", "news@shop.example.com")
-	for range 2 {
-		status, text := post(signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"), hard)
+	// The same event twice (Mailgun signs each attempt anew) counts once.
+	for _, token := range []string{"a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de1"} {
+		status, text := post(signature(signingKey, ts, token), hard)
 		wantHook(t, status, text, http.StatusOK)
 	}
 	h.wantCounts(counts{bounces: 1})
@@ -781,12 +782,20 @@ func TestWebhookMailgun(t *testing.T) {
 	}
 	seen := h.wantUntied(0, "mailgun/message-id does not verify/cy@example.org")
 
-	// Forged: another key; a signature of another token; none.
+	// Forged: another key; a signature of another token; none. A captured
+	// request is no lasting credential: its signature taken again (a
+	// replay, whatever the event), one older than 10 minutes, one from
+	// the future.
 	bad := failed("permanent", "cy@example.org", cy.messageID, "550", "5.1.1 unknown", "news@shop.example.com")
+	stale, ahead := itoa(time.Now().Add(-11*time.Minute).Unix()), itoa(time.Now().Add(10*time.Minute).Unix())
 	for name, sig := range map[string]string{
 		"other key":   signature("key-someone-else", ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"),
 		"other token": strings.Replace(signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"), `"token":"a8`, `"token":"b8`, 1),
 		"none":        `{}`,
+		"replay":      signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"),
+		"stale":       signature(signingKey, stale, "stale-0123456789012345678901234567890123456789012345"),
+		"future":      signature(signingKey, ahead, "ahead-0123456789012345678901234567890123456789012345"),
+		"not a time":  signature(signingKey, "soon", "soon-01234567890123456789012345678901234567890123456"),
 	} {
 		status, text := post(sig, bad)
 		if status != http.StatusUnauthorized {
