@@ -20,7 +20,8 @@ type Report = delivery.Report
 // Feedback applies what relays, mailbox providers and recipients report
 // after a message was accepted (decisions.md 7), whatever brought it: the
 // inbound SMTP server, the bounce mailbox, provider webhooks. It
-// implements delivery.Reports.
+// implements delivery.Reports (and delivery.KeptMails, the bounce
+// mailbox's mails it could not read).
 //
 //   - A hard bounce suppresses the address (with its status code,
 //     diagnostic and source) and counts `bounces` on its send.

@@ -347,3 +347,61 @@ func TestWebhookTokensSpendOnce(t *testing.T) {
 		t.Fatalf("prune after expiry: %d tokens left (%v), want 0", n, err)
 	}
 }
+
+// TestUntiedSummaryAndPrune: the setup page's counts are the last 30 days,
+// server wide, by why and by source and sender; Prune drops what is
+// older.
+func TestUntiedSummaryAndPrune(t *testing.T) {
+	f := newSendFixture(t, false)
+	f.svc.SetClock(f.Now)
+	ctx := context.Background()
+	r := func(source, ip, to string) service.Report {
+		return service.Report{Kind: delivery.ReportHardBounce, Source: source, RemoteIP: ip, Recipient: to, Status: "5.1.1"}
+	}
+	f.handle(r("dsn", "192.0.2.7", "x@example.com"))
+	f.Advance(31 * 24 * time.Hour) // the first is out of the window
+	f.handle(r("dsn", "192.0.2.7", "x@example.com"), r("dsn", "192.0.2.7", "y@example.com"), r("arf", "198.51.100.1", "z@example.com"),
+		service.Report{Kind: delivery.ReportComplaint, Source: "sendgrid", RemoteIP: "203.0.113.5", MessageID: "nothing@example.com"},
+		service.Report{Kind: delivery.ReportDelivered, Source: "ses", Recipient: "x@example.com"})
+	for _, k := range []delivery.KeptMail{
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "7/1", Why: delivery.KeptNotAReport},
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "7/1", Why: delivery.KeptNotAReport}, // the same mail read again
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "7/2", Why: delivery.KeptUnreadable},
+	} {
+		if err := f.svc.Feedback.KeepMail(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := f.svc.Feedback.Untied(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &service.UntiedSummary{
+		Reports: 4,
+		ByWhy:   []service.UntiedCount{{Why: service.UntiedNoToken, N: 3}, {Why: service.UntiedMessageID, N: 1}},
+		BySender: []service.UntiedSender{{Source: "dsn", RemoteIP: "192.0.2.7", N: 2}, {Source: "arf", RemoteIP: "198.51.100.1", N: 1},
+			{Source: "sendgrid", RemoteIP: "203.0.113.5", N: 1}},
+		Kept:    2,
+		KeptWhy: []service.UntiedCount{{Why: delivery.KeptNotAReport, N: 1}, {Why: delivery.KeptUnreadable, N: 1}},
+	}
+	if fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("summary\n%+v\nwant\n%+v", s, want)
+	}
+	if n := len(untiedRows(t, f.svc)); n != 5 {
+		t.Fatalf("%d untied rows before the prune, want 5 (the delivery notice is not kept)", n)
+	}
+	if err := f.svc.Feedback.Prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(untiedRows(t, f.svc)); n != 4 {
+		t.Fatalf("%d untied rows after the prune, want 4", n)
+	}
+	f.Advance(31 * 24 * time.Hour)
+	if err := f.svc.Feedback.Prune(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var kept int64
+	if err := f.svc.DB.R.Model(&models.KeptMail{}).Count(&kept).Error; err != nil || kept != 0 || len(untiedRows(t, f.svc)) != 0 {
+		t.Fatalf("after 31 more days: %d kept mails, %d untied reports (%v)", kept, len(untiedRows(t, f.svc)), err)
+	}
+}

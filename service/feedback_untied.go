@@ -52,6 +52,20 @@ func (f *Feedback) keepUntied(ctx context.Context, r Report, why string) error {
 	return nil
 }
 
+// KeepMail counts a mail the bounce mailbox's poller leaves in the
+// mailbox, set aside (delivery.KeptMails): once per mailbox and mail,
+// however often it is read (a POP3 poller reads it once more after a
+// restart). Errors: the database's.
+func (f *Feedback) KeepMail(ctx context.Context, k delivery.KeptMail) error {
+	err := f.db.W.WithContext(ctx).Exec(`INSERT INTO bounce_mailbox_kept (mailbox, mail_id, why, created_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (mailbox, mail_id) DO NOTHING`, truncate(k.Mailbox, 500), truncate(k.ID, 200), truncate(k.Why, 32),
+		models.NewTimestamp(f.clock().UTC())).Error
+	if err != nil {
+		return fmt.Errorf("feedback: count a mail kept in the bounce mailbox: %w", err)
+	}
+	return nil
+}
+
 // UntiedSummary is what the setup page shows of the reports herald could
 // not tie to a message and of the bounce mailbox's mails it could not
 // read, over the last 30 days, server wide. It holds no address: the rows
