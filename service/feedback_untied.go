@@ -28,9 +28,11 @@ const (
 	UntiedNotFound = "message not found"
 )
 
-// untiedWindow is how long untied reports and kept mails are counted and
-// kept.
-const untiedWindow = 30 * 24 * time.Hour
+// UntiedDays is how many days untied reports and kept mails are counted
+// and kept.
+const UntiedDays = 30
+
+const untiedWindow = UntiedDays * 24 * time.Hour
 
 // keepUntied keeps a report that changed nothing because it is tied to no
 // message. A delivery notice is not kept: it would change nothing even
