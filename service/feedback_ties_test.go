@@ -349,8 +349,8 @@ func TestWebhookTokensSpendOnce(t *testing.T) {
 }
 
 // TestUntiedSummaryAndPrune: the setup page's counts are the last 30 days,
-// server wide, by why and by source and sender; Prune drops what is
-// older.
+// server wide, by why and by source and sender; Prune, which the
+// scheduler runs, drops what is older.
 func TestUntiedSummaryAndPrune(t *testing.T) {
 	f := newSendFixture(t, false)
 	f.svc.SetClock(f.Now)
@@ -396,8 +396,9 @@ func TestUntiedSummaryAndPrune(t *testing.T) {
 	if n := len(untiedRows(t, f.svc)); n != 4 {
 		t.Fatalf("%d untied rows after the prune, want 4", n)
 	}
+	// The scheduler's hourly round prunes.
 	f.Advance(31 * 24 * time.Hour)
-	if err := f.svc.Feedback.Prune(ctx); err != nil {
+	if err := f.sg.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var kept int64
