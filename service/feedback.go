@@ -132,7 +132,11 @@ func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*mo
 		return nil, "", fmt.Errorf("feedback: the message of a report: %w", err)
 	}
 	recipient, _ := NormalizeEmail(r.Recipient)
-	if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe {
+	// An unsubscribe or a complaint is about the one message its token
+	// names: the address it also gives (the sender of the mail, where a
+	// forward ended) never moves it to another recipient of the send, who
+	// neither unsubscribed nor complained.
+	if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe || r.Kind == delivery.ReportComplaint {
 		return &m, "", nil
 	}
 	// A report about several recipients of one message's send (a

@@ -282,18 +282,20 @@ func TestInboundReportsNeedATie(t *testing.T) {
 	}
 
 	// Tied: a DSN to c0's return path (from its returned header too) and
-	// an ARF report to the plain address quoting c1's real Message-ID.
+	// an ARF report to the plain address quoting c1's real Message-ID. A
+	// complaint is about its own message: the address it names besides
+	// (c0, another recipient of the send) does not move it to c0.
 	if err := mailReport(t, addr, c0.From, reportDSN(c0.From, "c0@b.example.com", headerOf(c0))); err != nil {
 		t.Fatal(err)
 	}
-	if err := mailReport(t, addr, plain, reportARF(plain, "c1@b.example.com", headerOf(c1))); err != nil {
+	if err := mailReport(t, addr, plain, reportARF(plain, "c0@b.example.com", headerOf(c1))); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.suppressed(); len(s) != 1 || s["c0@b.example.com"] == nil || s["c0@b.example.com"].Source != "dsn" {
 		t.Fatalf("B's suppressions: %v", s)
 	}
-	if !b.unsubscribed("c1@b.example.com") || a.unsubscribed("c1@b.example.com") || len(a.suppressed()) != 0 {
-		t.Fatal("the tied complaint did not unsubscribe c1 in B alone")
+	if !b.unsubscribed("c1@b.example.com") || b.unsubscribed("c0@b.example.com") || a.unsubscribed("c1@b.example.com") || len(a.suppressed()) != 0 {
+		t.Fatal("the tied complaint did not unsubscribe c1, and c1 alone, in B alone")
 	}
 	if got := b.get(sb.Utr); got.Bounces != 1 || got.SpamReports != 1 {
 		t.Fatalf("B's send: bounces %d spam %d", got.Bounces, got.SpamReports)
