@@ -227,6 +227,15 @@ func (s *inboundSession) Data(r io.Reader) error {
 		slog.Debug("inbound: a mail with no report", "remote", s.remote, "bytes", len(raw), "err", err)
 		return nil
 	}
+	// Who handed the reports over: an untied report is counted by sender
+	// IP, so an operator can see a relay that strips the return path.
+	ip := s.remote
+	if host, _, err := net.SplitHostPort(s.remote); err == nil {
+		ip = host
+	}
+	for i := range reports {
+		reports[i].RemoteIP = ip
+	}
 	if err := s.in.cfg.Reports.Handle(ctx, reports); err != nil {
 		slog.Error("inbound: handling reports", "remote", s.remote, "reports", len(reports), "err", err)
 		return errRetry

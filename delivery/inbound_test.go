@@ -170,6 +170,13 @@ func TestInboundHandsOverReports(t *testing.T) {
 		got[1].Kind != ReportDeferral || got[2].Recipient != "fay@example.org" || got[0].Source != SourceDSN {
 		t.Fatalf("%+v", got)
 	}
+	// Each report says who handed it over: untied ones are counted by
+	// sender IP.
+	for _, r := range got {
+		if r.RemoteIP != "127.0.0.1" {
+			t.Fatalf("remote IP %q, want the client's 127.0.0.1", r.RemoteIP)
+		}
+	}
 	// The envelope's token (upper-cased by some relay) names the message.
 	if _, ok := corpusVERP(t).BounceToken(got[0].Token); !ok || !strings.EqualFold(got[0].Token, tok42) {
 		t.Fatalf("token %q", got[0].Token)

@@ -24,12 +24,15 @@ type MailboxConfig struct {
 	// URL is HERALD_BOUNCE_MAILBOX (see ParseMailboxURL).
 	URL string
 	// Parse reads one whole mail (headers and body, CRLF lines) into the
-	// reports it holds. An error means the mail could not be read: it stays
-	// in the mailbox, set aside (see Poll). No error and no reports means a
-	// mail that reports nothing (an auto-reply, say): it is deleted.
+	// reports it holds. An error means the mail could not be read; no
+	// error and no reports, a mail that reports nothing (an auto-reply, a
+	// person's mail, a bounce in a form herald does not know). Either way
+	// it stays in the mailbox, set aside (see Mailbox).
 	Parse func(ctx context.Context, raw []byte) ([]Report, error)
 	// Reports applies what Parse found.
 	Reports Reports
+	// Kept counts the mails set aside (nil: they are not counted).
+	Kept KeptMails
 	// Interval between polls (default one minute).
 	Interval time.Duration
 	// MaxMessageSize: a larger mail is set aside unread, never downloaded
@@ -166,13 +169,20 @@ func (u MailboxURL) scheme() string {
 }
 
 // Mailbox reads a bounce mailbox over IMAP or POP3 and hands what its mails
-// report to Reports (decisions.md 7, mailbox polling). A handled mail is
-// deleted (IMAP: \Deleted and UID EXPUNGE; POP3: DELE). A mail that Parse
-// cannot read, or one over MaxMessageSize, stays: on IMAP it is flagged
-// \Seen and HeraldUnparsed and no poll reads it again; POP3 has no flags, so
-// the poller remembers its UIDL while it runs (forgotten when the mail
-// leaves the mailbox, and on restart, when it is read once more). A mail
-// whose reports Reports fails to apply stays as it was, for the next poll.
+// report to Reports (decisions.md 7, mailbox polling). Only a handled mail
+// (its reports, tied to a message or not, were stored by Reports) is
+// deleted (IMAP: \Deleted and UID EXPUNGE; POP3: DELE). Every other mail
+// stays, set aside, and is counted through Kept: one Parse cannot read,
+// one over MaxMessageSize, and one that yields no report at all (it may be
+// a bounce in a form herald does not know, or a person's answer: someone
+// should read it, and deleting it would hide a relay's misconfiguration).
+// On IMAP a mail set aside is flagged \Seen, \Flagged and HeraldUnparsed,
+// and no poll reads it again. POP3 has no flags: the poller remembers its
+// UIDL while it runs (forgotten when the mail leaves the mailbox) and
+// never deletes it; after a restart it is read once more, set aside again,
+// and Kept's key (the mailbox and the UIDL) counts it once. A mail whose
+// reports Reports fails to apply, or whose setting aside Kept fails to
+// record, stays as it was, for the next poll.
 type Mailbox struct {
 	cfg MailboxConfig
 	url MailboxURL
@@ -249,25 +259,59 @@ func (m *Mailbox) Poll(ctx context.Context) (handled int, err error) {
 type verdict int
 
 const (
-	keep     verdict = iota // Reports failed: read it again next poll
+	keep     verdict = iota // Reports or Kept failed: read it again next poll
 	remove                  // handled: delete it
-	setAside                // unreadable or too large: keep, never read again
+	setAside                // no report, unreadable or too large: keep, never read again
 )
 
-// judge parses one mail and applies its reports.
-func (m *Mailbox) judge(ctx context.Context, raw []byte) (verdict, error) {
+// Why a mail stays in the bounce mailbox, set aside (KeptMail.Why).
+const (
+	KeptNotAReport = "not a report"
+	KeptUnreadable = "unreadable"
+	KeptTooLarge   = "too large"
+)
+
+// KeptMail is a mail a poller leaves in the bounce mailbox, set aside.
+type KeptMail struct {
+	Mailbox string // the mailbox, as Mailbox.String names it (no password)
+	ID      string // IMAP: "UIDVALIDITY/UID"; POP3: the UIDL, or "sha256:…" of the mail without one
+	Why     string // KeptNotAReport, KeptUnreadable or KeptTooLarge
+}
+
+// KeptMails counts the mails pollers set aside, each once however often
+// it is read (the service implements it).
+type KeptMails interface {
+	KeepMail(ctx context.Context, k KeptMail) error
+}
+
+// judge parses one mail and applies its reports; for a mail set aside it
+// says why.
+func (m *Mailbox) judge(ctx context.Context, raw []byte) (verdict, string, error) {
 	reports, err := m.cfg.Parse(ctx, raw)
 	if err != nil {
 		slog.Warn("bounce mailbox: a mail could not be read; it stays in the mailbox", "mailbox", m.String(), "bytes", len(raw), "err", err)
-		return setAside, nil
+		return setAside, KeptUnreadable, nil
 	}
 	if len(reports) == 0 {
-		return remove, nil
+		slog.Info("bounce mailbox: a mail with no report; it stays in the mailbox", "mailbox", m.String(), "bytes", len(raw))
+		return setAside, KeptNotAReport, nil
 	}
 	if err := m.cfg.Reports.Handle(ctx, reports); err != nil {
-		return keep, fmt.Errorf("handle reports: %w", err)
+		return keep, "", fmt.Errorf("handle reports: %w", err)
 	}
-	return remove, nil
+	return remove, "", nil
+}
+
+// countKept counts a mail that stays in the mailbox. An error means it
+// was not counted: the caller leaves it unflagged, to be read again.
+func (m *Mailbox) countKept(ctx context.Context, id, why string) error {
+	if m.cfg.Kept == nil {
+		return nil
+	}
+	if err := m.cfg.Kept.KeepMail(ctx, KeptMail{Mailbox: m.String(), ID: id, Why: why}); err != nil {
+		return fmt.Errorf("count a mail set aside: %w", err)
+	}
+	return nil
 }
 
 // tlsConfig is the TLS configuration for the URL's host.

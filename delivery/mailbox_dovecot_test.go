@@ -306,7 +306,7 @@ func TestMailboxDovecot(t *testing.T) {
 			logStart := len(d.log())
 			probe := &mailboxProbe{failFor: "fail@example.com"}
 			cfg := MailboxConfig{
-				URL: tc.url, Parse: probe.Parse, Reports: probe, MaxMessageSize: limit,
+				URL: tc.url, Parse: probe.Parse, Reports: probe, Kept: probe, MaxMessageSize: limit,
 				TLSConfig: &tls.Config{RootCAs: d.roots},
 			}
 			mb, err := NewMailbox(cfg)
@@ -315,8 +315,8 @@ func TestMailboxDovecot(t *testing.T) {
 			}
 			ctx := context.Background()
 			n, err := mb.Poll(ctx)
-			if n != 2 || err == nil || !strings.Contains(err.Error(), "database is down") {
-				t.Fatalf("first poll: handled %d, err %v; want 2 and the Handle error\n%s", n, err, d.log())
+			if n != 1 || err == nil || !strings.Contains(err.Error(), "database is down") {
+				t.Fatalf("first poll: handled %d, err %v; want 1 and the Handle error\n%s", n, err, d.log())
 			}
 			parsed, handled := probe.take()
 			var want [][]byte
@@ -329,20 +329,35 @@ func TestMailboxDovecot(t *testing.T) {
 			if !slices.Equal(handled, []string{"gone@example.com"}) {
 				t.Errorf("handled %v", handled)
 			}
+			// Only the handled mail is gone: the one with no report stays,
+			// set aside like the unreadable and the too large one.
 			left := d.left()
-			if len(left) != 3 || !has(left, "fail@example.com") || !has(left, "unparsable") || !has(left, "big@example.com") {
+			if len(left) != 4 || !has(left, "fail@example.com") || !has(left, "unparsable") || !has(left, "big@example.com") || !has(left, "nothing") {
 				t.Errorf("left in the Maildir: %v", left)
 			}
 			if strings.HasPrefix(tc.name, "imap") {
-				// Set aside: \Seen and the keyword (maildir letters S and a,
-				// the first keyword of the folder).
-				for _, s := range []string{"unparsable", "big@example.com"} {
-					if !strings.Contains(left[s], "S") || !strings.Contains(left[s], "a") {
-						t.Errorf("%s has maildir flags %q, want S and a keyword", s, left[s])
+				// Set aside: \Seen, \Flagged and the keyword (maildir
+				// letters S, F and a, the first keyword of the folder).
+				for _, s := range []string{"unparsable", "big@example.com", "nothing"} {
+					if !strings.Contains(left[s], "S") || !strings.Contains(left[s], "F") || !strings.Contains(left[s], "a") {
+						t.Errorf("%s has maildir flags %q, want S, F and a keyword", s, left[s])
 					}
 				}
-				if strings.Contains(left["fail@example.com"], "S") || strings.Contains(left["fail@example.com"], "a") {
+				if left["fail@example.com"] != "" {
 					t.Errorf("the mail Reports refused was flagged: %q", left["fail@example.com"])
+				}
+			}
+			// Each is counted, named by what the server keeps for it
+			// (IMAP UIDVALIDITY/UID, POP3 UIDL).
+			kept := probe.takeKept()
+			if len(kept) != 3 || !strings.HasPrefix(kept[0], KeptNotAReport+" ") || !strings.HasPrefix(kept[1], KeptTooLarge+" ") ||
+				!strings.HasPrefix(kept[2], KeptUnreadable+" ") {
+				t.Errorf("kept %q", kept)
+			}
+			for _, k := range kept {
+				id := k[strings.LastIndexByte(k, ' ')+1:]
+				if strings.HasPrefix(tc.name, "imap") != strings.Contains(id, "/") || strings.HasPrefix(id, "sha256:") {
+					t.Errorf("kept mail id %q", id)
 				}
 			}
 
@@ -356,8 +371,11 @@ func TestMailboxDovecot(t *testing.T) {
 			if parsed, _ = probe.take(); n != 0 || err != nil || len(parsed) != 0 {
 				t.Errorf("third poll: handled %d, err %v, parsed %d", n, err, len(parsed))
 			}
-			if left := d.left(); len(left) != 2 || !has(left, "unparsable") || !has(left, "big@example.com") {
+			if left := d.left(); len(left) != 3 || !has(left, "unparsable") || !has(left, "big@example.com") || !has(left, "nothing") {
 				t.Errorf("left in the Maildir: %v", left)
+			}
+			if again := probe.takeKept(); len(again) != 0 {
+				t.Errorf("counted again without a restart: %q", again)
 			}
 
 			if strings.HasPrefix(tc.name, "pop3") {
@@ -373,8 +391,9 @@ func TestMailboxDovecot(t *testing.T) {
 			}
 
 			// A new poller (a restart): IMAP's flags still hold; POP3's
-			// memory is gone, so the unparsable mail is read once more, and
-			// only once.
+			// memory is gone, so the unparsable mail and the one with no
+			// report are read once more, and only once, under the same
+			// names: the count (keyed by them) does not grow.
 			mb, err = NewMailbox(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -385,12 +404,20 @@ func TestMailboxDovecot(t *testing.T) {
 				}
 			}
 			parsed, _ = probe.take()
-			wantParsed := 0
+			var wantParsed [][]byte
+			var wantKept []string
 			if strings.HasPrefix(tc.name, "pop3") {
-				wantParsed = 1
+				wantParsed = [][]byte{mails["unparsable"], mails["nothing"]}
+				wantKept = kept
 			}
-			if len(parsed) != wantParsed || (wantParsed == 1 && !bytes.Equal(parsed[0], mails["unparsable"])) {
-				t.Errorf("after restart, %d mails parsed; want %d", len(parsed), wantParsed)
+			if !slices.EqualFunc(sortedMails(parsed), sortedMails(wantParsed), bytes.Equal) {
+				t.Errorf("after restart, %d mails parsed; want %d", len(parsed), len(wantParsed))
+			}
+			if again := probe.takeKept(); !slices.Equal(again, wantKept) {
+				t.Errorf("after restart, kept %q; want %q", again, wantKept)
+			}
+			if left := d.left(); len(left) != 3 {
+				t.Errorf("left in the Maildir after restart: %v", left)
 			}
 		})
 	}

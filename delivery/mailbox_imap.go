@@ -43,7 +43,9 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 		slices.Contains(sel.PermanentFlags, imap.FlagWildcard) ||
 		slices.Contains(sel.PermanentFlags, imap.Flag(UnparsedKeyword))
 	criteria := &imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagDeleted}}
-	aside := []imap.Flag{imap.FlagSeen}
+	// \Flagged: a person who opens the mailbox sees what herald could not
+	// read.
+	aside := []imap.Flag{imap.FlagSeen, imap.FlagFlagged}
 	if keyword {
 		criteria.NotFlag = append(criteria.NotFlag, imap.Flag(UnparsedKeyword))
 		aside = append(aside, imap.Flag(UnparsedKeyword))
@@ -73,13 +75,24 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 	var done, setAsideUIDs imap.UIDSet
 	var firstErr error
 	removed := 0
+	// putAside counts a mail set aside (UIDVALIDITY/UID names it for good)
+	// and flags it below; one not counted is read again next poll.
+	putAside := func(uid imap.UID, why string) {
+		if err := m.countKept(ctx, fmt.Sprintf("%d/%d", sel.UIDValidity, uid), why); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return
+		}
+		setAsideUIDs.AddNum(uid)
+	}
 	for _, uid := range uids {
 		sz, ok := size[uid]
 		if !ok {
 			continue // expunged by someone else since the search
 		}
 		if sz > m.cfg.MaxMessageSize {
-			setAsideUIDs.AddNum(uid)
+			putAside(uid, KeptTooLarge)
 			continue
 		}
 		raw, err := m.fetchIMAP(c, uid)
@@ -90,16 +103,16 @@ func (m *Mailbox) pollIMAP(ctx context.Context) (handled int, err error) {
 			return fail("fetch", err)
 		}
 		if int64(len(raw)) > m.cfg.MaxMessageSize {
-			setAsideUIDs.AddNum(uid) // the server said less than it holds
+			putAside(uid, KeptTooLarge) // the server said less than it holds
 			continue
 		}
-		v, err := m.judge(ctx, raw)
+		v, why, err := m.judge(ctx, raw)
 		switch v {
 		case remove:
 			done.AddNum(uid)
 			removed++
 		case setAside:
-			setAsideUIDs.AddNum(uid)
+			putAside(uid, why)
 		case keep:
 			if firstErr == nil {
 				firstErr = err

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -70,12 +72,34 @@ func (m *Mailbox) pollPOP3(ctx context.Context) (handled int, err error) {
 			delete(m.unparsed, uid)
 		}
 	}
-	aside := func(n int) {
-		if uid, ok := uidls[n]; ok && len(m.unparsed) < maxSetAside {
+	// aside counts a mail set aside and remembers its UIDL, so that no
+	// poll of this process reads it again (POP3 has no flags to say so;
+	// the mail is simply not deleted). A mail not counted is read again.
+	// Without UIDL the mail is named by its SHA-256, or by its number
+	// and size when it was not downloaded: enough to count it once per
+	// poll.
+	var firstErr error
+	aside := func(n int, raw []byte, why string) {
+		uid, ok := uidls[n]
+		id := uid
+		switch {
+		case ok:
+		case raw != nil:
+			sum := sha256.Sum256(raw)
+			id = "sha256:" + hex.EncodeToString(sum[:])
+		default:
+			id = "msg:" + strconv.Itoa(n) + ":" + sizes[n]
+		}
+		if err := m.countKept(ctx, id, why); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			return
+		}
+		if ok && len(m.unparsed) < maxSetAside {
 			m.unparsed[uid] = struct{}{}
 		}
 	}
-	var firstErr error
 	read, removed := 0, 0
 	for _, n := range sortedKeys(sizes) {
 		if read == m.cfg.Batch || ctx.Err() != nil {
@@ -88,19 +112,19 @@ func (m *Mailbox) pollPOP3(ctx context.Context) (handled int, err error) {
 		}
 		size, _ := strconv.ParseInt(sizes[n], 10, 64)
 		if size > m.cfg.MaxMessageSize {
-			aside(n)
+			aside(n, nil, KeptTooLarge)
 			continue
 		}
 		read++
 		raw, err := p.retr(n, m.cfg.MaxMessageSize)
 		if errors.Is(err, errTooLarge) {
-			aside(n)
+			aside(n, nil, KeptTooLarge)
 			continue
 		}
 		if err != nil {
 			return fail("retr", err)
 		}
-		v, err := m.judge(ctx, raw)
+		v, why, err := m.judge(ctx, raw)
 		switch v {
 		case remove:
 			if _, err := p.cmd("DELE %d", n); err != nil {
@@ -108,7 +132,7 @@ func (m *Mailbox) pollPOP3(ctx context.Context) (handled int, err error) {
 			}
 			removed++
 		case setAside:
-			aside(n)
+			aside(n, raw, why)
 		case keep:
 			if firstErr == nil {
 				firstErr = err

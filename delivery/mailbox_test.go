@@ -66,10 +66,37 @@ func TestParseMailboxURL(t *testing.T) {
 // "unparsable" is an error, one whose Subject is "nothing" reports nothing,
 // any other reports a hard bounce of the address in its Subject.
 type mailboxProbe struct {
-	mu      sync.Mutex
-	parsed  [][]byte
-	handled []string
-	failFor string // Handle fails for this recipient
+	mu       sync.Mutex
+	parsed   [][]byte
+	handled  []string
+	kept     []KeptMail
+	failFor  string // Handle fails for this recipient
+	failKeep bool   // KeepMail fails
+}
+
+// KeepMail records a mail set aside (KeptMails).
+func (p *mailboxProbe) KeepMail(_ context.Context, k KeptMail) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.failKeep {
+		return errors.New("database is down")
+	}
+	p.kept = append(p.kept, k)
+	return nil
+}
+
+// takeKept returns and forgets the mails set aside so far, as
+// "why id" sorted.
+func (p *mailboxProbe) takeKept() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, k := range p.kept {
+		out = append(out, k.Why+" "+k.ID)
+	}
+	p.kept = nil
+	slices.Sort(out)
+	return out
 }
 
 func (p *mailboxProbe) Parse(_ context.Context, raw []byte) ([]Report, error) {
@@ -258,7 +285,7 @@ func TestMailboxIMAP(t *testing.T) {
 			probe := &mailboxProbe{failFor: "fail@example.com"}
 			mb, err := NewMailbox(MailboxConfig{
 				URL:   "imap://bounce:s3cret@" + addr + "/INBOX?tls=none",
-				Parse: probe.Parse, Reports: probe, MaxMessageSize: limit,
+				Parse: probe.Parse, Reports: probe, Kept: probe, MaxMessageSize: limit,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -268,8 +295,8 @@ func TestMailboxIMAP(t *testing.T) {
 			before := ln.written.Load()
 			n, err := mb.Poll(ctx)
 			sent := ln.written.Load() - before
-			if n != 2 || err == nil || !strings.Contains(err.Error(), "database is down") {
-				t.Fatalf("first poll: handled %d, err %v; want 2 and the Handle error", n, err)
+			if n != 1 || err == nil || !strings.Contains(err.Error(), "database is down") {
+				t.Fatalf("first poll: handled %d, err %v; want 1 and the Handle error", n, err)
 			}
 			parsed, handled := probe.take()
 			var want [][]byte
@@ -285,15 +312,23 @@ func TestMailboxIMAP(t *testing.T) {
 			if big := int64(len(mails["big@example.com"])); sent >= big {
 				t.Errorf("the server sent %d bytes in the poll: the %d-byte mail was downloaded", sent, big)
 			}
-			aside := []imap.Flag{`\seen`, "heraldunparsed"}
+			// A mail with no report stays, set aside, as do the unreadable
+			// and the too large; each is counted by UIDVALIDITY/UID.
+			aside := []imap.Flag{`\flagged`, `\seen`, "heraldunparsed"}
 			left := inbox(t, eyes)
 			wantLeft := map[string][]imap.Flag{
 				"fail@example.com": nil,
 				"unparsable":       aside,
 				"big@example.com":  aside,
+				"nothing":          aside,
 			}
 			if fmt.Sprint(left) != fmt.Sprint(wantLeft) {
 				t.Errorf("left in INBOX: %v, want %v", left, wantLeft)
+			}
+			kept := probe.takeKept()
+			if len(kept) != 3 || !strings.HasPrefix(kept[0], "not a report ") || !strings.HasPrefix(kept[1], "too large ") ||
+				!strings.HasPrefix(kept[2], "unreadable ") || !strings.HasSuffix(kept[2], "/3") || !strings.HasSuffix(kept[1], "/4") {
+				t.Errorf("kept %q, want the three, each named UIDVALIDITY/UID", kept)
 			}
 
 			// Reports works again: the mail it refused is read once more,
@@ -312,10 +347,45 @@ func TestMailboxIMAP(t *testing.T) {
 				t.Errorf("third poll: handled %d, err %v, parsed %d", n, err, len(parsed))
 			}
 			left = inbox(t, eyes)
-			if len(left) != 2 || left["unparsable"] == nil || left["big@example.com"] == nil {
+			if len(left) != 3 || left["unparsable"] == nil || left["big@example.com"] == nil || left["nothing"] == nil {
 				t.Errorf("left in INBOX: %v", left)
 			}
+			if kept := probe.takeKept(); len(kept) != 0 {
+				t.Errorf("counted again: %q", kept)
+			}
 		})
+	}
+}
+
+// TestMailboxKeptNotCounted: a mail set aside whose count fails is left
+// unflagged, read again and counted at the next poll; a handled mail is
+// removed all the same.
+func TestMailboxKeptNotCounted(t *testing.T) {
+	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}})
+	eyes := imapAs(t, addr)
+	appendIMAP(t, eyes, testMail("nothing", 100))
+	appendIMAP(t, eyes, testMail("gone@example.com", 100))
+	probe := &mailboxProbe{failKeep: true}
+	mb, err := NewMailbox(MailboxConfig{URL: "imap://bounce:s3cret@" + addr + "?tls=none", Parse: probe.Parse, Reports: probe, Kept: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := mb.Poll(context.Background())
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "database is down") {
+		t.Fatalf("first poll: handled %d, err %v", n, err)
+	}
+	if left := inbox(t, eyes); fmt.Sprint(left) != fmt.Sprint(map[string][]imap.Flag{"nothing": nil}) {
+		t.Fatalf("left in INBOX: %v", left)
+	}
+	probe.failKeep = false
+	if n, err := mb.Poll(context.Background()); n != 0 || err != nil {
+		t.Fatalf("second poll: handled %d, err %v", n, err)
+	}
+	if kept := probe.takeKept(); len(kept) != 1 || !strings.HasPrefix(kept[0], "not a report ") {
+		t.Fatalf("kept %q", kept)
+	}
+	if left := inbox(t, eyes); len(left["nothing"]) != 3 {
+		t.Fatalf("left in INBOX: %v", left)
 	}
 }
 

@@ -67,12 +67,13 @@ const (
 )
 
 // Report is one finding about one sent message, whatever brought it. The
-// message is named by the strongest of Token (the VERP token of its
-// return path or of its Message-ID), MessageID (its Message-ID, which
-// carries the token for herald's own messages), SendUtr with Recipient
-// (its X-Herald-Send header and address), or Recipient alone (a provider
-// that kept nothing else). A Token that does not verify names nothing:
-// such a report changes nothing, whatever else it holds.
+// message is named by Token (the VERP token of its return path, of its
+// List-Unsubscribe address, or that a provider's metadata carried back)
+// or else by MessageID (its Message-ID, which carries the token for
+// herald's own messages); the MAC of either must verify (decisions.md 9).
+// A report named by neither, or whose Token or MessageID does not
+// verify, changes nothing, whatever else it holds: SendUtr and Recipient
+// can be read off any copy of a send, so they name no message alone.
 type Report struct {
 	Kind       ReportKind
 	Source     string    // Source… constant; a mailbox poll keeps the parser's
@@ -84,6 +85,7 @@ type Report struct {
 	Status     string    // enhanced status code, "5.1.1"; "" when unknown
 	Diagnostic string    // the remote server's words, as reported
 	At         time.Time // when it happened; zero: when handled
+	RemoteIP   string    // who handed it over: the SMTP client or the webhook caller; "" from the bounce mailbox
 }
 
 // Reports takes reports from any source (the inbound SMTP server, the

@@ -74,6 +74,17 @@ func (v *VERP) MessageID(id int64, domain string) string {
 	return "<" + string(verpBounce) + v.token(verpBounce, id) + "@" + domain + ">"
 }
 
+// Token is ledger row id's bounce token: what its return path carries
+// after "+b" and its Message-ID after "b". A provider that keeps metadata
+// of a message (Postmark's X-PM-Metadata-*) carries it back in its
+// webhooks; BounceToken reads it.
+func (v *VERP) Token(id int64) string { return v.token(verpBounce, id) }
+
+// MetadataKey is the key a message's bounce token goes under in a
+// provider's metadata: Postmark turns the header X-PM-Metadata-herald
+// into its webhooks' Metadata {"herald": token}.
+const MetadataKey = "herald"
+
 func (v *VERP) token(purpose byte, id int64) string {
 	var buf [binary.MaxVarintLen64 + verpMAC]byte
 	n := binary.PutUvarint(buf[:], uint64(id))

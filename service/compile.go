@@ -268,6 +268,11 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		// was rewritten on the way.
 		m.MessageID = c.verp.MessageID(r.ID, c.fromDomain)
 		m.ListUnsubscribeMailto = c.verp.Unsubscribe(r.ID)
+		// Postmark replaces the Message-ID and keeps no return path, but
+		// hands X-PM-Metadata-<key> headers back as its webhooks'
+		// Metadata: the token ties its bounce and complaint records to
+		// this message. It says no more than the Message-ID already does.
+		m.Headers = append(m.Headers, delivery.Header{Name: "X-PM-Metadata-" + delivery.MetadataKey, Value: c.verp.Token(r.ID)})
 	}
 	return m, nil
 }

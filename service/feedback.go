@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -21,7 +20,8 @@ type Report = delivery.Report
 // Feedback applies what relays, mailbox providers and recipients report
 // after a message was accepted (decisions.md 7), whatever brought it: the
 // inbound SMTP server, the bounce mailbox, provider webhooks. It
-// implements delivery.Reports.
+// implements delivery.Reports (and delivery.KeptMails, the bounce
+// mailbox's mails it could not read).
 //
 //   - A hard bounce suppresses the address (with its status code,
 //     diagnostic and source) and counts `bounces` on its send.
@@ -33,8 +33,9 @@ type Report = delivery.Report
 //     send's group and counts `unsubscribes`.
 //
 // Each kind counts once per message, however often it is reported; a
-// report naming no message of herald's (an unknown or forged token)
-// changes nothing. Every change of one report is one transaction.
+// report tied to no message of herald's (no token, an unknown or forged
+// one) changes nothing and is kept, server wide, as untied. Every change
+// of one report is one transaction.
 type Feedback struct {
 	db      *DB
 	bounces *Bounces
@@ -65,20 +66,23 @@ const (
 	FeedbackBlock       = "block"
 )
 
-// Handle applies reports one by one (delivery.Reports). A report about no
-// message of herald's is skipped; an error is the database's.
+// Handle applies reports one by one (delivery.Reports). A report tied to
+// no message of herald's changes nothing and is kept as untied (see
+// message); an error is the database's.
 func (f *Feedback) Handle(ctx context.Context, reports []Report) error {
 	v, err := f.bounces.VERP(ctx)
 	if err != nil {
 		return err
 	}
 	for _, r := range reports {
-		m, err := f.message(ctx, v, r)
+		m, why, err := f.message(ctx, v, r)
 		if err != nil {
 			return err
 		}
 		if m == nil {
-			slog.Debug("feedback: a report about no message of herald's", "kind", r.Kind.String(), "source", r.Source)
+			if err := f.keepUntied(ctx, r, why); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := f.apply(ctx, m, r); err != nil {
@@ -88,12 +92,14 @@ func (f *Feedback) Handle(ctx context.Context, reports []Report) error {
 	return nil
 }
 
-// message finds the ledger row a report is about, or nil: by its token
-// (a forged one names nothing, whatever else the report says), by the
-// token in its Message-ID, by its send's utr and recipient, or, for a
-// report that kept nothing else, by its recipient's latest message.
-func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*models.SendMessage, error) {
-	recipient, _ := NormalizeEmail(r.Recipient)
+// message finds the ledger row a report is about, or nil and why not
+// (decisions.md 9). Only what verifies ties a report to a message: its
+// token (a return path's, an unsubscribe address's, or one a provider's
+// metadata carried back; a forged one names nothing, whatever else the
+// report says), else the token in its Message-ID. A send's utr and an
+// address tie nothing by themselves: anyone who got a copy of a send, or
+// knows an address, could name them.
+func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*models.SendMessage, string, error) {
 	var id int64
 	switch {
 	case r.Token != "":
@@ -104,55 +110,48 @@ func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*mo
 			id, ok = v.BounceToken(r.Token)
 		}
 		if !ok {
-			return nil, nil
+			return nil, UntiedTokenForged, nil
 		}
-	case r.MessageID != "":
-		id, _, _ = v.ParseMessageID(r.MessageID)
+	case r.Kind == delivery.ReportUnsubscribe:
+		// Only the List-Unsubscribe address's own token unsubscribes.
+		return nil, UntiedNoToken, nil
+	case strings.TrimSpace(r.MessageID) != "":
+		ok := false
+		if id, _, ok = v.ParseMessageID(r.MessageID); !ok {
+			return nil, UntiedMessageID, nil
+		}
+	default:
+		return nil, UntiedNoToken, nil
 	}
 	q := f.db.R.WithContext(ctx)
 	var m models.SendMessage
-	switch {
-	case id != 0:
-		if err := q.Where("id = ?", id).First(&m).Error; err != nil {
-			return nil, ignoreMissing(err)
+	if err := q.Where("id = ?", id).First(&m).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, UntiedNotFound, nil
 		}
-		if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe {
-			return &m, nil
-		}
-		// A report about several recipients of one message's send (a
-		// multi-recipient DSN): the one it names. A recipient of no
-		// message of the send (where a forward ended): the token's own
-		// message, which the MAC vouches for.
-		var other models.SendMessage
-		err := q.Where("send_id = ? AND email = ?", m.SendID, recipient).First(&other).Error
-		switch {
-		case err == nil:
-			return &other, nil
-		case errors.Is(err, gorm.ErrRecordNotFound):
-			return &m, nil
-		}
-		return nil, err
-	case r.Token != "":
-		return nil, nil
-	case strings.TrimSpace(r.SendUtr) != "" && recipient != "":
-		err := q.Where("send_id = (SELECT id FROM single_sends WHERE utr = ?) AND email = ?", strings.TrimSpace(r.SendUtr), recipient).First(&m).Error
-		if err == nil {
-			return &m, nil
-		}
-		if !errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, err
-		}
-		fallthrough
-	case recipient != "":
-		// The address's latest message that went out (index
-		// send_messages_address).
-		err := q.Where("email = ? AND sent_at IS NOT NULL", recipient).Order("id DESC").First(&m).Error
-		if err != nil {
-			return nil, ignoreMissing(err)
-		}
-		return &m, nil
+		return nil, "", fmt.Errorf("feedback: the message of a report: %w", err)
 	}
-	return nil, nil
+	recipient, _ := NormalizeEmail(r.Recipient)
+	// An unsubscribe or a complaint is about the one message its token
+	// names: the address it also gives (the sender of the mail, where a
+	// forward ended) never moves it to another recipient of the send, who
+	// neither unsubscribed nor complained.
+	if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe || r.Kind == delivery.ReportComplaint {
+		return &m, "", nil
+	}
+	// A report about several recipients of one message's send (a
+	// multi-recipient DSN): the one it names. A recipient of no message
+	// of the send (where a forward ended): the token's own message, which
+	// the MAC vouches for.
+	var other models.SendMessage
+	err := q.Where("send_id = ? AND email = ?", m.SendID, recipient).First(&other).Error
+	switch {
+	case err == nil:
+		return &other, "", nil
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return &m, "", nil
+	}
+	return nil, "", fmt.Errorf("feedback: a recipient of send %d: %w", m.SendID, err)
 }
 
 func ignoreMissing(err error) error {

@@ -121,19 +121,32 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 	}
 
 	// A multi-recipient DSN: one token (ann's message) and two recipients
-	// of the same send; a provider that kept only the send's utr and the
-	// address; one that kept only the address; a report naming where a
-	// forward ended (no recipient of the send): the token's message.
+	// of the same send; a provider that quotes the Message-ID; one whose
+	// metadata carried the token back; a report naming where a forward
+	// ended (no recipient of the send): the token's message.
+	eve, fay := f.sentTo(ss.Utr, "eve@example.com"), f.sentTo(ss.Utr, "fay@example.com")
 	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Recipient: "dee@example.com", Status: "4.2.2", Diagnostic: "mailbox full"},
-		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceSendGrid, SendUtr: ss.Utr, Recipient: "EVE@example.com", Status: "4.4.7"},
-		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "fay@example.com"},
-		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Recipient: "nobody@example.com"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceSendGrid, MessageID: eve.Header().Get("Message-Id"), Recipient: "EVE@example.com", Status: "4.4.7"},
+		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourcePostmark, Token: returnToken(t, fay), Recipient: "fay@example.com"},
 		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Recipient: "cy@forward.example.net", Status: "4.2.2"})
 	if got = f.get(ss.Utr); got.SoftBounces != 4 || got.Bounces != 1 {
 		t.Fatalf("after the soft bounces: soft_bounces %d bounces %d", got.SoftBounces, got.Bounces)
 	}
+	// What names no message by a token or Message-ID of herald's changes
+	// nothing, however real its addresses: the send's utr and an address
+	// (anyone who got a copy of the send can read the utr), an address
+	// alone, a Message-ID that does not verify.
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceSendGrid, SendUtr: ss.Utr, Recipient: "dee@example.com", Status: "5.1.1"},
+		service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourcePostmark, Recipient: "eve@example.com", Status: "5.1.1"},
+		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, MessageID: "b" + returnToken(t, fay)[:12] + "aaaa@shop.example.com", Recipient: "fay@example.com"})
+	if got = f.get(ss.Utr); got.SoftBounces != 4 || got.Bounces != 1 || got.SpamReports != 1 {
+		t.Fatalf("after the untied reports: soft_bounces %d bounces %d spam_reports %d", got.SoftBounces, got.Bounces, got.SpamReports)
+	}
 	if len(f.suppressed()) != 1 {
-		t.Fatalf("a soft bounce suppressed: %v", f.suppressed())
+		t.Fatalf("a soft bounce or an untied report suppressed: %v", f.suppressed())
+	}
+	if got := untiedWhy(t, f.svc); got[service.UntiedTokenForged] != 2 || got[service.UntiedNoToken] != 2 || got[service.UntiedMessageID] != 1 || len(got) != 3 {
+		t.Fatalf("untied reports by why: %v", got)
 	}
 
 	// The log the console shows.

@@ -27,6 +27,7 @@ type Scheduler struct {
 	tick     time.Duration
 	log      *slog.Logger
 	purge    func(context.Context) (int64, error) // SingleSends.PurgeDeleted
+	prune    func(context.Context) error          // Feedback.Prune: untied reports, kept mails and spent webhook tokens
 	sent     func()                               // wakes the engine: messages were queued
 
 	wake      chan struct{}
@@ -118,6 +119,11 @@ func (sc *Scheduler) Tick(ctx context.Context) error {
 			return err
 		} else if n > 0 {
 			sc.log.Info("sending: deleted sends purged with their ledgers", "sends", n)
+		}
+		if sc.prune != nil {
+			if err := sc.prune(ctx); err != nil {
+				sc.log.Warn("sending: pruning old feedback rows", "err", err)
+			}
 		}
 	}
 	sc.mailNotices(ctx)

@@ -72,7 +72,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	sends := newRunningSends(s.DB, s.Mail.baseURL, verp)
 	sc := &Scheduler{
 		db: s.DB, live: live, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
-		purge: s.SingleSends.PurgeDeleted, wake: make(chan struct{}, 1),
+		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, wake: make(chan struct{}, 1),
 		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log, now: s.now},
 	}
 	ledger := &Ledger{

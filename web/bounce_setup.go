@@ -33,6 +33,10 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	untied, err := w.svc.Feedback.Untied(c.UserContext())
+	if err != nil {
+		return err
+	}
 	h := w.opt.Hearing
 	base := w.opt.BaseURL
 	host := "herald.example.com"
@@ -49,6 +53,16 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	}
 	for _, a := range st.Senders {
 		s.Senders = append(s.Senders, suppressions.Alignment{Domain: a.Domain, Verified: a.Verified, Aligned: a.Aligned})
+	}
+	s.Untied = suppressions.Untied{Days: service.UntiedDays, Reports: untied.Reports, Kept: untied.Kept, Mailbox: h.Mailbox != ""}
+	for _, c := range untied.ByWhy {
+		s.Untied.ByWhy = append(s.Untied.ByWhy, suppressions.WhyCount{Why: c.Why, N: c.N})
+	}
+	for _, c := range untied.BySender {
+		s.Untied.BySender = append(s.Untied.BySender, suppressions.SenderCount{Source: c.Source, IP: c.RemoteIP, N: c.N})
+	}
+	for _, c := range untied.KeptWhy {
+		s.Untied.KeptWhy = append(s.Untied.KeptWhy, suppressions.WhyCount{Why: c.Why, N: c.N})
 	}
 
 	port := "25"

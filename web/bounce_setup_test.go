@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"herald/delivery"
 	"herald/service"
 	"herald/web"
 )
@@ -94,6 +95,82 @@ func TestAligned(t *testing.T) {
 	} {
 		if got := service.Aligned(c.bounce, c.from); got != c.want {
 			t.Errorf("Aligned(%q, %q) = %v, want %v", c.bounce, c.from, got, c.want)
+		}
+	}
+}
+
+// The setup page counts, server wide, the reports herald could not tie to
+// a message (by why, and by source and sender IP) and the bounce
+// mailbox's mails it could not read; it says the counts are server-wide
+// and shows no address, not even the account's own.
+func TestBounceSetupUntiedCounts(t *testing.T) {
+	ctx := context.Background()
+	a := newTestApp(t, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{InboundAddr: ":2525"}})
+	c, _ := a.account("Ada", "ada@example.com")
+	r := c.get("/suppressions/setup")
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "#untied-reports")); !strings.HasPrefix(got, "0 reports") {
+		t.Fatalf("no untied report yet: %q", got)
+	}
+	if first(r.doc, "#untied-why") != nil || !strings.Contains(text(first(r.doc, "#setup-untied")), "No bounce mailbox is read") {
+		t.Fatalf("an empty untied card:\n%s", r.body)
+	}
+
+	// Reports naming other accounts' addresses (and Ada's own contact),
+	// tied to nothing: from a relay, a feedback loop, a webhook caller and
+	// the bounce mailbox.
+	addresses := []string{"c0-of-eve@eve-secret.example.org", "ann-of-ada@ada-contacts.example.com", "bob-hidden@hidden.example.net"}
+	if err := a.svc.Feedback.Handle(ctx, []service.Report{
+		{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, RemoteIP: "192.0.2.7", Recipient: addresses[0], Status: "5.1.1"},
+		{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, RemoteIP: "192.0.2.7", Recipient: addresses[1], Token: "aaaaaaaaaaaaaaaaaaaaaaaaaa"},
+		{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, RemoteIP: "198.51.100.1", Recipient: addresses[2]},
+		{Kind: delivery.ReportSoftBounce, Source: delivery.SourceText, Recipient: addresses[0], MessageID: "123@mx.example.com"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []delivery.KeptMail{
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "1/1", Why: delivery.KeptNotAReport},
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "1/2", Why: delivery.KeptNotAReport},
+		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "1/3", Why: delivery.KeptTooLarge},
+	} {
+		if err := a.svc.Feedback.KeepMail(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r = c.get("/suppressions/setup")
+	wantStatus(t, r, http.StatusOK)
+	card := text(first(r.doc, "#setup-untied"))
+	if !strings.Contains(card, "server-wide") || !strings.Contains(card, "every account") {
+		t.Fatalf("the card does not say its counts are server-wide: %q", card)
+	}
+	if got := text(first(r.doc, "#untied-reports")); !strings.HasPrefix(got, "4 reports") {
+		t.Fatalf("untied reports: %q", got)
+	}
+	rows := func(sel string) string {
+		var out []string
+		for _, tr := range all(r.doc, sel+" tbody tr") {
+			out = append(out, strings.Join(texts(tr, "td"), " "))
+		}
+		return strings.Join(out, " | ")
+	}
+	if got, want := rows("#untied-why"), "no token 2 | message-id does not verify 1 | token does not verify 1"; got != want {
+		t.Errorf("by why: %q, want %q", got, want)
+	}
+	if got, want := rows("#untied-senders"), "Bounce report (DSN) 192.0.2.7 2 | Feedback loop (ARF) 198.51.100.1 1 | Bounce mail bounce mailbox 1"; got != want {
+		t.Errorf("by sender: %q, want %q", got, want)
+	}
+	if got := text(first(r.doc, "#untied-kept")); !strings.HasPrefix(got, "3 mails") {
+		t.Errorf("kept mails: %q", got)
+	}
+	if got, want := rows("#kept-why"), "not a report 2 | too large 1"; got != want {
+		t.Errorf("kept by why: %q, want %q", got, want)
+	}
+	for _, addr := range addresses {
+		for _, part := range []string{addr, addr[:strings.IndexByte(addr, '@')], addr[strings.IndexByte(addr, '@')+1:]} {
+			if strings.Contains(r.body, part) {
+				t.Fatalf("the page shows %q of an untied report's address", part)
+			}
 		}
 	}
 }

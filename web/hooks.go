@@ -165,14 +165,29 @@ func hookBodyOrAnswer(c *fiber.Ctx) ([]byte, bool, error) {
 // handleReports hands what a provider said to the service: 500 on an
 // error, so the provider tries again.
 func (w *Web) handleReports(c *fiber.Ctx, source string, reports []delivery.Report) error {
-	reports = asBlocks(reports)
-	if len(reports) > 0 {
-		if err := w.svc.Feedback.Handle(c.UserContext(), reports); err != nil {
-			slog.Error("webhook: handling reports", "source", source, "reports", len(reports), "err", err)
-			return hookAnswer(c, fiber.StatusInternalServerError, "The reports could not be handled; try again.")
-		}
+	if err := w.applyReports(c, source, reports); err != nil {
+		return hookAnswer(c, fiber.StatusInternalServerError, "The reports could not be handled; try again.")
 	}
 	return hookAnswer(c, fiber.StatusOK, "ok")
+}
+
+// applyReports hands reports to the service, each saying which caller
+// brought it (an untied report is counted by sender IP); its error is
+// logged.
+func (w *Web) applyReports(c *fiber.Ctx, source string, reports []delivery.Report) error {
+	reports = asBlocks(reports)
+	if len(reports) == 0 {
+		return nil
+	}
+	ip := w.clientIP(c)
+	for i := range reports {
+		reports[i].RemoteIP = ip
+	}
+	if err := w.svc.Feedback.Handle(c.UserContext(), reports); err != nil {
+		slog.Error("webhook: handling reports", "source", source, "reports", len(reports), "err", err)
+		return err
+	}
+	return nil
 }
 
 // asBlocks makes the "permanent" failures whose status is a policy code

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -60,34 +61,76 @@ func (w *Web) mailgunHook(c *fiber.Ctx) error {
 	if err := json.Unmarshal(body, &p); err != nil {
 		return hookAnswer(c, fiber.StatusBadRequest, "The body is not a Mailgun webhook.")
 	}
-	if err := verifyMailgun(key, p.Signature.Timestamp, p.Signature.Token, p.Signature.Signature); err != nil {
+	signed, err := verifyMailgun(key, p.Signature.Timestamp, p.Signature.Token, p.Signature.Signature, time.Now())
+	if err != nil {
 		slog.Warn("webhook mailgun: signature refused", "err", err)
 		return hookAnswer(c, fiber.StatusUnauthorized, "The signature does not verify.")
 	}
+	// A captured request is no lasting credential: its timestamp ages out
+	// (above), and within that window its token is taken once, by any
+	// herald process.
+	ctx := c.UserContext()
+	fresh, err := w.svc.Feedback.SpendToken(ctx, delivery.SourceMailgun, p.Signature.Token, signed.Add(mailgunMaxAge))
+	if err != nil {
+		slog.Error("webhook mailgun: recording the signature's token", "err", err)
+		return hookAnswer(c, fiber.StatusInternalServerError, "The request could not be handled; try again.")
+	}
+	if !fresh {
+		slog.Warn("webhook mailgun: a signature's token used again: refused as a replay")
+		return hookAnswer(c, fiber.StatusUnauthorized, "The signature was used before.")
+	}
 	var reports []delivery.Report
 	if r, ok := mailgunReport(&p); ok {
-		r.Token = w.returnPathToken(c.UserContext(), p.EventData.Envelope.Sender)
+		r.Token = w.returnPathToken(ctx, p.EventData.Envelope.Sender)
 		reports = append(reports, r)
 	}
-	return w.handleReports(c, delivery.SourceMailgun, reports)
+	if err := w.applyReports(c, delivery.SourceMailgun, reports); err != nil {
+		// Mailgun sends it again: that must not look like a replay.
+		if err := w.svc.Feedback.UnspendToken(ctx, delivery.SourceMailgun, p.Signature.Token); err != nil {
+			slog.Error("webhook mailgun: forgetting the token of a request not handled", "err", err)
+		}
+		return hookAnswer(c, fiber.StatusInternalServerError, "The reports could not be handled; try again.")
+	}
+	return hookAnswer(c, fiber.StatusOK, "ok")
 }
 
+// How far a Mailgun signature's timestamp may be from now: at most
+// mailgunMaxAge in the past, mailgunMaxAhead in the future (clocks
+// drift).
+const (
+	mailgunMaxAge   = 10 * time.Minute
+	mailgunMaxAhead = 5 * time.Minute
+	maxMailgunToken = 256
+)
+
 // verifyMailgun checks the hex HMAC-SHA256, under the signing key, of
-// timestamp followed by token.
-func verifyMailgun(key, ts, token, sig string) error {
+// timestamp followed by token, and that the timestamp (Unix seconds) is
+// recent; it returns the timestamp.
+func verifyMailgun(key, ts, token, sig string, now time.Time) (time.Time, error) {
 	if ts == "" || token == "" || sig == "" {
-		return errors.New("no signature")
+		return time.Time{}, errors.New("no signature")
+	}
+	if len(token) > maxMailgunToken {
+		return time.Time{}, errors.New("the token is too long")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return time.Time{}, errors.New("the timestamp is not a number")
+	}
+	signed := time.Unix(sec, 0)
+	if d := now.Sub(signed); d > mailgunMaxAge || d < -mailgunMaxAhead {
+		return time.Time{}, errors.New("the timestamp is too far from now")
 	}
 	got, err := hex.DecodeString(sig)
 	if err != nil {
-		return errors.New("the signature is not hex")
+		return time.Time{}, errors.New("the signature is not hex")
 	}
 	m := hmac.New(sha256.New, []byte(key))
 	m.Write([]byte(ts + token))
 	if !hmac.Equal(got, m.Sum(nil)) {
-		return errors.New("the signature does not match")
+		return time.Time{}, errors.New("the signature does not match")
 	}
-	return nil
+	return signed, nil
 }
 
 // mailgunReport maps an event; ok false for the ones herald keeps nothing

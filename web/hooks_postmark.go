@@ -24,6 +24,20 @@ type postmarkRecord struct {
 	Details     string    `json:"Details"`
 	BouncedAt   time.Time `json:"BouncedAt"`
 	DeliveredAt time.Time `json:"DeliveredAt"`
+	// Metadata is what the message's X-PM-Metadata-<key> headers said:
+	// herald's bounce token under delivery.MetadataKey.
+	Metadata map[string]any `json:"Metadata"`
+}
+
+// token is the bounce token herald put in the message's metadata, or "".
+// Header names know no case: the key is matched without it.
+func (rec *postmarkRecord) token() string {
+	for k, v := range rec.Metadata {
+		if s, ok := v.(string); ok && strings.EqualFold(k, delivery.MetadataKey) {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
 }
 
 // postmarkHook takes Postmark's bounce, spam complaint and delivery
@@ -71,9 +85,10 @@ func basicAuth(header, user, password string) bool {
 }
 
 // postmarkReport maps a record. Postmark's MessageID is its own, not the
-// message's Message-ID: a record names its message by recipient.
+// message's Message-ID: a record names its message by the token its
+// metadata carried back.
 func postmarkReport(rec postmarkRecord) (delivery.Report, bool) {
-	r := delivery.Report{Source: delivery.SourcePostmark, Recipient: rec.Email, At: rec.BouncedAt,
+	r := delivery.Report{Source: delivery.SourcePostmark, Token: rec.token(), Recipient: rec.Email, At: rec.BouncedAt,
 		Status: statusIn(rec.Details), Diagnostic: cmp.Or(rec.Details, rec.Description)}
 	switch rec.RecordType {
 	case "Bounce":

@@ -51,6 +51,14 @@ type hookSetup struct {
 // envelope sender (the VERP return path).
 type sentMail struct {
 	messageID, sendUtr, returnPath string
+	metadata                       string // X-PM-Metadata-herald
+}
+
+// token is the VERP token of the message's return path.
+func (m sentMail) token() string {
+	_, tok, _ := strings.Cut(m.returnPath, "+b")
+	tok, _, _ = strings.Cut(tok, "@")
+	return tok
 }
 
 // With twoSends a second send ("Summer") goes to the same people after
@@ -97,14 +105,18 @@ func newHookSetup(t *testing.T, opt web.WebhookOptions, twoSends bool) *hookSetu
 		if msg.Header.Get("X-Herald-Send") != send.Utr {
 			return nil
 		}
-		h.sent[m.RcptTo] = sentMail{messageID: msg.Header.Get("Message-ID"), sendUtr: msg.Header.Get("X-Herald-Send"), returnPath: m.MailFrom}
+		h.sent[m.RcptTo] = sentMail{messageID: msg.Header.Get("Message-ID"), sendUtr: msg.Header.Get("X-Herald-Send"), returnPath: m.MailFrom,
+			metadata: msg.Header.Get("X-PM-Metadata-herald")}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, who := range []string{"ann@example.com", "bob@example.org", "cy@example.org"} {
-		if m := h.sent[who]; m.messageID == "" || m.sendUtr != send.Utr || !strings.Contains(m.returnPath, "+b") {
+		// The token is in the return path, in the Message-ID and in the
+		// metadata header Postmark gives back.
+		if m := h.sent[who]; m.messageID == "" || m.sendUtr != send.Utr || !strings.Contains(m.returnPath, "+b") ||
+			m.token() == "" || m.metadata != m.token() || !strings.HasPrefix(m.messageID, "<b"+m.token()+"@") {
 			t.Fatalf("the outbox has no proper message to %s: %+v", who, m)
 		}
 	}
@@ -194,6 +206,27 @@ func (h *hookSetup) globallyUnsubscribed(email string) bool {
 		h.t.Fatal(err)
 	}
 	return n > 0
+}
+
+// wantUntied checks the untied reports kept since the first n: one per
+// want, each "source/why/email" in order, from the test's caller.
+func (h *hookSetup) wantUntied(n int, want ...string) int {
+	h.t.Helper()
+	var rows []models.UntiedReport
+	if err := h.a.svc.DB.R.Order("id").Find(&rows).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows[min(n, len(rows)):] {
+		if r.RemoteIP == "" {
+			h.t.Fatalf("untied report %+v without the caller's IP", r)
+		}
+		got = append(got, r.Source+"/"+r.Why+"/"+r.Email)
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		h.t.Fatalf("untied reports %q, want %q", got, want)
+	}
+	return len(rows)
 }
 
 // postHook sends a webhook request; headers are name, value pairs.
@@ -371,6 +404,23 @@ func TestWebhookSES(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged return path suppressed cy")
 	}
+	seen := h.wantUntied(0, "ses/token does not verify/cy@example.org")
+
+	// Neither a return path nor a Message-ID of herald's: the send's
+	// X-Herald-Send and the address name nothing (anyone who got the send
+	// can read them), nor does SES's own Message-ID. 200, nothing changes.
+	for _, mail := range []string{
+		sesMailObj("news@shop.example.com", "cy@example.org", `{"name":"X-Herald-Send","value":"`+cy.sendUtr+`"}`, ""),
+		sesMailObj("news@shop.example.com", "cy@example.org", "", `"messageId":"<0102015fd91a5ca3@email.amazonses.com>"`),
+	} {
+		status, text = postHook(t, h.a, "/webhooks/ses", signer.sign(t, snsNotification(sesBounce("Permanent", "cy@example.org", "5.1.1", "smtp; 550 5.1.1 user unknown", mail)), "2"))
+		wantHook(t, status, text, http.StatusOK)
+	}
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied bounce suppressed cy")
+	}
+	seen = h.wantUntied(seen, "ses/no token/cy@example.org", "ses/message-id does not verify/cy@example.org")
 
 	// A delivery and an unknown notification type: 200, nothing changes.
 	delivered := `{"notificationType":"Delivery","mail":` + sesMailObj("news@shop.example.com", "cy@example.org", "", "") +
@@ -404,6 +454,7 @@ func TestWebhookSES(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged notification suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // Without a pinned certificate, herald fetches the one SigningCertURL
@@ -552,6 +603,18 @@ func TestWebhookSendGrid(t *testing.T) {
 		t.Fatal("blocked must not suppress; a dropped bounced address must")
 	}
 
+	// An smtp-id that is SendGrid's own, none at all: 200, nothing changes.
+	untied := []byte(`[{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"smtp-id":"<14c5d75ce93.dfd.64b469@ismtpd-555>","event":"bounce","type":"bounce","status":"5.1.1"},
+{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"event":"spamreport"}]`)
+	status, text = postHook(t, h.a, "/webhooks/sendgrid", untied,
+		"X-Twilio-Email-Event-Webhook-Signature", sign(now, untied), "X-Twilio-Email-Event-Webhook-Timestamp", now)
+	wantHook(t, status, text, http.StatusOK)
+	h.wantCounts(counts{bounces: 2, soft: 2, spam: 1, unsubscribes: 1})
+	if h.suppression("bob@example.org") != nil {
+		t.Fatal("an untied event suppressed bob")
+	}
+	seen := h.wantUntied(0, "sendgrid/message-id does not verify/bob@example.org", "sendgrid/no token/bob@example.org")
+
 	// Forged, stale, unsigned: 401, nothing changes.
 	forged := []byte(`[{"email":"bob@example.org","timestamp":` + itoa(ts) + `,"smtp-id":"` + bob.messageID + `","event":"bounce","type":"bounce","status":"5.1.1"}]`)
 	stale := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
@@ -569,23 +632,27 @@ func TestWebhookSendGrid(t *testing.T) {
 	if h.suppression("bob@example.org") != nil {
 		t.Fatal("a forged event suppressed bob")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Postmark ----
 
 func TestWebhookPostmark(t *testing.T) {
 	h := newHookSetup(t, web.WebhookOptions{WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass"}, false)
+	ann, bob, cy := h.sent["ann@example.com"], h.sent["bob@example.org"], h.sent["cy@example.org"]
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("postmark:s3cret-hook-pass"))
-	// Postmark's documented bounce webhook body.
-	record := func(recordType, typ, email, details string) []byte {
+	// Postmark's documented bounce webhook body; its Metadata is what the
+	// message's X-PM-Metadata-* headers said.
+	record := func(recordType, typ, email, details, metadata string) []byte {
 		return []byte(`{"RecordType":"` + recordType + `","MessageStream":"outbound","ID":4323372036854775807,"Type":"` + typ + `","TypeCode":1,
 "Name":"Hard bounce","Tag":"Test","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","ServerID":23,
 "Description":"The server was unable to deliver your message (ex: unknown user, mailbox not found).",
 "Details":"` + details + `","Email":"` + email + `","From":"news@shop.example.com",
 "BouncedAt":"` + time.Now().UTC().Format(time.RFC3339) + `","DumpAvailable":true,"Inactive":true,"CanActivate":true,
-"Subject":"Hello","Content":"Return-Path:....","Metadata":{"a_key":"a_value"}}`)
+"Subject":"Hello","Content":"Return-Path:....","Metadata":{"a_key":"a_value"` + metadata + `}}`)
 	}
-	hard := record("Bounce", "HardBounce", "ann@example.com", "smtp;550 5.1.1 The email account that you tried to reach does not exist.")
+	herald := func(m sentMail) string { return `,"herald":"` + m.metadata + `"` }
+	hard := record("Bounce", "HardBounce", "ann@example.com", "smtp;550 5.1.1 The email account that you tried to reach does not exist.", herald(ann))
 	for range 2 {
 		status, text := postHook(t, h.a, "/webhooks/postmark", hard, "Authorization", auth)
 		wantHook(t, status, text, http.StatusOK)
@@ -598,9 +665,9 @@ func TestWebhookPostmark(t *testing.T) {
 	complaint := []byte(`{"RecordType":"SpamComplaint","MessageStream":"outbound","ID":42,"Type":"SpamComplaint","TypeCode":512,
 "Name":"Spam complaint","Tag":"Test","MessageID":"00000000-0000-0000-0000-000000000000","ServerID":1234,"Description":"",
 "Details":"Test spam complaint details","Email":"bob@example.org","From":"news@shop.example.com","BouncedAt":"` + time.Now().UTC().Format(time.RFC3339) + `",
-"DumpAvailable":true,"Inactive":true,"CanActivate":false,"Subject":"Hello","Content":"<Abuse report dump content>","Metadata":{}}`)
-	for _, b := range [][]byte{complaint, record("Bounce", "Transient", "cy@example.org", "smtp;421 4.4.2 timed out"),
-		record("Bounce", "AutoResponder", "cy@example.org", "Out of office"),
+"DumpAvailable":true,"Inactive":true,"CanActivate":false,"Subject":"Hello","Content":"<Abuse report dump content>","Metadata":{"Herald":"` + bob.metadata + `"}}`)
+	for _, b := range [][]byte{complaint, record("Bounce", "Transient", "cy@example.org", "smtp;421 4.4.2 timed out", herald(cy)),
+		record("Bounce", "AutoResponder", "cy@example.org", "Out of office", herald(cy)),
 		[]byte(`{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483",
 "Recipient":"cy@example.org","Tag":"welcome-email","DeliveredAt":"2019-11-05T16:33:54.9070259Z","Details":"Test delivery webhook details","Metadata":{}}`),
 		[]byte(`{"RecordType":"Open","Recipient":"cy@example.org"}`)} {
@@ -612,8 +679,22 @@ func TestWebhookPostmark(t *testing.T) {
 		t.Fatal("bob's complaint or cy's transient bounce was mishandled")
 	}
 
+	// A record whose metadata carries no token of herald's (the message
+	// did not go through herald, or the header was dropped), or a forged
+	// one: 200, nothing changes, however real the address.
+	for _, b := range [][]byte{record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", ""),
+		record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", `,"herald":"`+strings.Repeat("a", len(cy.metadata))+`"`)} {
+		status, text := postHook(t, h.a, "/webhooks/postmark", b, "Authorization", auth)
+		wantHook(t, status, text, http.StatusOK)
+	}
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied record suppressed cy")
+	}
+	seen := h.wantUntied(0, "postmark/no token/cy@example.org", "postmark/token does not verify/cy@example.org")
+
 	// A wrong password, another user, no auth: 401, nothing changes.
-	bad := record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown")
+	bad := record("Bounce", "HardBounce", "cy@example.org", "smtp;550 5.1.1 unknown", herald(cy))
 	for _, a := range []string{
 		"Basic " + base64.StdEncoding.EncodeToString([]byte("postmark:wrong")),
 		"Basic " + base64.StdEncoding.EncodeToString([]byte("someone:s3cret-hook-pass")),
@@ -628,6 +709,7 @@ func TestWebhookPostmark(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("an unauthenticated bounce suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Mailgun ----
@@ -655,8 +737,9 @@ func TestWebhookMailgun(t *testing.T) {
 		return postHook(t, h.a, "/webhooks/mailgun", []byte(`{"signature":`+sig+`,`+event+`}`))
 	}
 	hard := failed("permanent", "ann@example.com", ann.messageID, "550", "5.1.1 The email account that you tried to reach does not exist", "news@shop.example.com")
-	for range 2 {
-		status, text := post(signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"), hard)
+	// The same event twice (Mailgun signs each attempt anew) counts once.
+	for _, token := range []string{"a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0", "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de1"} {
+		status, text := post(signature(signingKey, ts, token), hard)
 		wantHook(t, status, text, http.StatusOK)
 	}
 	h.wantCounts(counts{bounces: 1})
@@ -688,12 +771,31 @@ func TestWebhookMailgun(t *testing.T) {
 		t.Fatal("a policy refusal suppressed cy")
 	}
 
-	// Forged: another key; a signature of another token; none.
+	// Neither herald's Message-ID nor its return path (a message sent by
+	// another program through the same domain): 200, nothing changes.
+	untied := failed("permanent", "cy@example.org", "20240101.1234@shop.example.com", "550", "5.1.1 unknown", "news@shop.example.com")
+	status, text = post(signature(signingKey, ts, "untied-012345678901234567890123456789012345678901"), untied)
+	wantHook(t, status, text, http.StatusOK)
+	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
+	if h.suppression("cy@example.org") != nil {
+		t.Fatal("an untied failure suppressed cy")
+	}
+	seen := h.wantUntied(0, "mailgun/message-id does not verify/cy@example.org")
+
+	// Forged: another key; a signature of another token; none. A captured
+	// request is no lasting credential: its signature taken again (a
+	// replay, whatever the event), one older than 10 minutes, one from
+	// the future.
 	bad := failed("permanent", "cy@example.org", cy.messageID, "550", "5.1.1 unknown", "news@shop.example.com")
+	stale, ahead := itoa(time.Now().Add(-11*time.Minute).Unix()), itoa(time.Now().Add(10*time.Minute).Unix())
 	for name, sig := range map[string]string{
 		"other key":   signature("key-someone-else", ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"),
 		"other token": strings.Replace(signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"), `"token":"a8`, `"token":"b8`, 1),
 		"none":        `{}`,
+		"replay":      signature(signingKey, ts, "a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0"),
+		"stale":       signature(signingKey, stale, "stale-0123456789012345678901234567890123456789012345"),
+		"future":      signature(signingKey, ahead, "ahead-0123456789012345678901234567890123456789012345"),
+		"not a time":  signature(signingKey, "soon", "soon-01234567890123456789012345678901234567890123456"),
 	} {
 		status, text := post(sig, bad)
 		if status != http.StatusUnauthorized {
@@ -704,6 +806,7 @@ func TestWebhookMailgun(t *testing.T) {
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged event suppressed cy")
 	}
+	h.wantUntied(seen)
 }
 
 // ---- Common rules ----

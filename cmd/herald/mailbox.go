@@ -11,7 +11,8 @@ import (
 type reportParser func(raw []byte, rcpts []string, v *delivery.VERP) ([]delivery.Report, error)
 
 // newBounceMailbox is the poller of HERALD_BOUNCE_MAILBOX, handing what
-// parse finds to svc.Feedback; nil when the variable is unset. The parser
+// parse finds to svc.Feedback, which also counts the mails set aside; nil
+// when the variable is unset. The parser
 // gets each mail with the addresses its header says it was delivered to
 // (a mailbox keeps no envelope).
 func newBounceMailbox(ctx context.Context, cfg config, svc *service.Service, parse reportParser) (*delivery.Mailbox, error) {
@@ -28,5 +29,9 @@ func newBounceMailbox(ctx context.Context, cfg config, svc *service.Service, par
 			return parse(raw, delivery.MailboxRecipients(raw), verp)
 		},
 		Reports: svc.Feedback,
+		Kept:    svc.Feedback,
 	})
 }
+
+// The poller counts the mails it sets aside through Feedback.
+var _ delivery.KeptMails = (*service.Feedback)(nil)

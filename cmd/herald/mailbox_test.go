@@ -16,6 +16,8 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/models"
+	"herald/service"
 )
 
 func TestConfigBounceMailbox(t *testing.T) {
@@ -39,7 +41,8 @@ func TestConfigBounceMailbox(t *testing.T) {
 
 // TestBounceMailboxWiring: serve's poller reads the configured mailbox and
 // gives the parser each mail, the addresses its header was delivered to and
-// herald's VERP; a mail that reports nothing is deleted.
+// herald's VERP; a mail that reports nothing stays, set aside, and is
+// counted once in the database.
 func TestBounceMailboxWiring(t *testing.T) {
 	addr := startMemIMAP(t)
 	svc := dbtest.Service(t)
@@ -67,7 +70,7 @@ func TestBounceMailboxWiring(t *testing.T) {
 	if err != nil || mb == nil {
 		t.Fatalf("newBounceMailbox: %v, %v", mb, err)
 	}
-	if n, err := mb.Poll(ctx); n != 1 || err != nil {
+	if n, err := mb.Poll(ctx); n != 0 || err != nil {
 		t.Fatalf("poll: %d, %v", n, err)
 	}
 	if !bytes.Equal(gotRaw, raw) {
@@ -80,8 +83,17 @@ func TestBounceMailboxWiring(t *testing.T) {
 	if gotVERP != want || gotVERP.Address() != "bounces@herald.test" {
 		t.Errorf("the parser got another VERP: %v", gotVERP)
 	}
-	if n, err := mb.Poll(ctx); n != 0 || err != nil {
-		t.Errorf("second poll: %d, %v (the mail should be gone)", n, err)
+	gotRaw = nil
+	if n, err := mb.Poll(ctx); n != 0 || err != nil || gotRaw != nil {
+		t.Errorf("second poll: %d, %v, parsed %q (the mail should be set aside)", n, err, gotRaw)
+	}
+	if n := countMemIMAP(t, addr); n != 1 {
+		t.Errorf("%d mails in the mailbox, want the one set aside", n)
+	}
+	var kept []models.KeptMail
+	if err := svc.DB.R.Find(&kept).Error; err != nil || len(kept) != 1 || kept[0].Why != delivery.KeptNotAReport ||
+		kept[0].Mailbox != mb.String() || strings.Contains(kept[0].Mailbox, "s3cret") {
+		t.Errorf("kept mails %+v, %v", kept, err)
 	}
 }
 
@@ -134,9 +146,9 @@ func appendMemIMAP(t *testing.T, addr string, raw []byte) {
 }
 
 // TestServeReadsBounceMailbox: `herald serve` polls the mailbox at start
-// with the bounce parser: an auto-reply (no report) and a DSN whose token
-// is forged (a report naming nothing) are read and deleted, and serve
-// stops cleanly.
+// with the bounce parser: a DSN whose token is forged (a report naming
+// nothing) is read, kept as untied and deleted; an auto-reply (no report)
+// stays, counted; serve stops cleanly.
 func TestServeReadsBounceMailbox(t *testing.T) {
 	addr := startMemIMAP(t)
 	appendMemIMAP(t, addr, []byte("To: bounces+bAAAA@herald.test\r\nFrom: ann@example.com\r\nAuto-Submitted: auto-replied\r\nSubject: Out of office\r\n\r\nAway.\r\n"))
@@ -146,16 +158,40 @@ func TestServeReadsBounceMailbox(t *testing.T) {
 		"--b\r\nContent-Type: text/plain\r\n\r\nCould not deliver.\r\n"+
 		"--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example.net\r\n\r\n"+
 		"Final-Recipient: rfc822; ann@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--b--\r\n"))
+	dsn := dbtest.DSN(t)
 	_, stop := startServer(t, map[string]string{
-		"HERALD_DATABASE":       dbtest.DSN(t),
+		"HERALD_DATABASE":       dsn,
 		"HERALD_BOUNCE_ADDRESS": "bounces@herald.test",
 		"HERALD_BOUNCE_MAILBOX": "imap://bounce:s3cret@" + addr + "?tls=none",
 	})
-	for i := 0; countMemIMAP(t, addr) != 0; i++ {
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var untied []models.UntiedReport
+	var kept []models.KeptMail
+	for i := 0; ; i++ {
+		untied, kept = nil, nil
+		if err := db.R.Find(&untied).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.R.Find(&kept).Error; err != nil {
+			t.Fatal(err)
+		}
+		if countMemIMAP(t, addr) == 1 && len(untied) == 1 && len(kept) == 1 {
+			break
+		}
 		if i == 200 {
-			t.Fatalf("%d mails left after serve's poll; want none", countMemIMAP(t, addr))
+			t.Fatalf("after serve's poll: %d mails left (want the auto-reply), untied %+v, kept %+v", countMemIMAP(t, addr), untied, kept)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if u := untied[0]; u.Why != service.UntiedTokenForged || u.Source != "dsn" || u.Email != "ann@example.com" || u.RemoteIP != "" {
+		t.Errorf("untied report %+v", u)
+	}
+	if kept[0].Why != delivery.KeptNotAReport {
+		t.Errorf("kept mail %+v", kept[0])
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

@@ -26,6 +26,41 @@ type Setup struct {
 	Senders  []Alignment
 	Relay    []Snippet
 	Last     *models.Feedback // the newest report of the account
+	Untied   Untied           // server wide, never an address
+}
+
+// Untied is what herald could not tie to one of its messages over the
+// last 30 days, server wide: counts only, never an address (the reports
+// are every account's).
+type Untied struct {
+	Days     int
+	Reports  int64
+	ByWhy    []WhyCount
+	BySender []SenderCount
+	Kept     int64 // mails left in the bounce mailbox
+	KeptWhy  []WhyCount
+	Mailbox  bool // a bounce mailbox is read
+}
+
+// WhyCount is a number of reports, or of mails, with one reason.
+type WhyCount struct {
+	Why string
+	N   int64
+}
+
+// SenderCount is a number of untied reports from one source and sender
+// IP ("" for the bounce mailbox).
+type SenderCount struct {
+	Source, IP string
+	N          int64
+}
+
+// senderIP is how the page shows a sender's IP.
+func senderIP(ip string) string {
+	if ip == "" {
+		return "bounce mailbox"
+	}
+	return ip
 }
 
 // Example is one form of address at the bounce domain.
