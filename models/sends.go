@@ -230,6 +230,7 @@ type Suppression struct {
 	StatusCode string    `json:"status_code"` // enhanced status code of the report, "5.1.1"
 	Diagnostic string    `json:"diagnostic"`  // the remote server's words
 	Source     string    `json:"source"`      // smtp (refused during the send), dsn, arf, text, ses, sendgrid, postmark, mailgun, soft (the soft-bounce limit)
+	ReasonCode string    `json:"reason_code"` // the verdict's reason (userunknown, hostunknown, …; mailboxfull … for the soft-bounce limit); "" before it was kept
 	CreatedAt  Timestamp `json:"created_at"`
 }
 
@@ -242,10 +243,11 @@ type Feedback struct {
 	SendID     *int64    `json:"send_id"`
 	MessageID  *int64    `json:"message_id"` // the ledger row
 	Email      string    `json:"email"`
-	Kind       string    `json:"kind"` // hard_bounce, soft_bounce, complaint, unsubscribe
+	Kind       string    `json:"kind"` // hard_bounce, soft_bounce, block, deferral, complaint, unsubscribe
 	StatusCode string    `json:"status_code"`
 	Diagnostic string    `json:"diagnostic"`
 	Source     string    `json:"source"`
+	ReasonCode string    `json:"reason_code"` // the verdict's reason (userunknown, blocked, feedback, …)
 	CreatedAt  Timestamp `json:"created_at"`
 }
 
