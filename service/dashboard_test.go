@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"herald/smtptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -194,7 +195,7 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 // transaction path, beside the deliveries).
 func TestDashboardCountsSendTimeBounces(t *testing.T) {
 	f := newSendFixture(t, true)
-	f.srv.Always("bad@example.com", 550)
+	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
 	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
@@ -299,7 +300,7 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // a scanner's click on another link 1 s later takes back.
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	f := newSendFixture(t, true)
-	f.srv.Always("bad@example.com", 550)
+	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = twoLinks

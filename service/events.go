@@ -2,12 +2,10 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -433,21 +431,6 @@ func eventsOfClaimed(from string) string {
 	return `INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, state, attempts, next_at, created_at)
 		SELECT w.id, w.user_id, ?, m.send_id, m.id, m.email, 0, 0, 0, ? FROM event_webhooks w JOIN ` +
 		strings.Replace(from, " WHERE ", " ON m.user_id = w.user_id WHERE "+wantsKind+" AND ", 1)
-}
-
-// statusOf is the status of a refusal: its enhanced code, else its reply
-// code.
-func statusOf(err error) string {
-	var se *delivery.SendError
-	if errors.As(err, &se) {
-		if s := se.Enhanced.String(); s != "" {
-			return s
-		}
-		if se.Code > 0 {
-			return strconv.Itoa(se.Code)
-		}
-	}
-	return ""
 }
 
 // publicHost reports whether host may be public: a name (but localhost),

@@ -246,17 +246,20 @@ func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, bob)); err != nil {
 		t.Fatal(err)
 	}
-	// Feedback: a hard bounce, a soft bounce, a complaint.
-	cy := f.sentTo(ss.Utr, "cy@example.com")
+	// Feedback: a hard bounce, a soft bounce (the relay gave up: the
+	// message will not arrive, a bounce event), a deferral (the relay is
+	// still trying: a deferred event), a complaint.
+	cy, dee := f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "slow@example.com")
 	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Status: "4.2.2", Diagnostic: "mailbox full"},
 		service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Status: "5.1.1", Diagnostic: "no such user"},
+		service.Report{Kind: delivery.ReportDeferral, Source: delivery.SourceDSN, Token: returnToken(t, dee), Status: "4.4.1", Diagnostic: "Connection timed out"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy)})
 	got = kindsOf(eventRows(t, f.svc, all.ID))
 	want["open"] = []string{"ann@example.com"}
 	want["click"] = []string{"ann@example.com"}
 	want["group_unsubscribe"] = []string{"bob@example.com"}
-	want["deferred"] = []string{"cy@example.com", "slow@example.com"}
-	want["bounce"] = []string{"ann@example.com", "gone@example.com"}
+	want["deferred"] = []string{"slow@example.com", "slow@example.com"}
+	want["bounce"] = []string{"ann@example.com", "cy@example.com", "gone@example.com"}
 	want["spam_report"] = []string{"cy@example.com"}
 	want["unsubscribe"] = []string{"cy@example.com"}
 	if !equalKinds(got, want) {

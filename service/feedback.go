@@ -41,14 +41,11 @@ type Feedback struct {
 	bounces *Bounces
 	events  *Events
 	mail    *Mail // the rate alerts
+	rec     *recorders
 	now     func() time.Time
 	// SoftLimit is HERALD_SOFT_BOUNCE_LIMIT (default 3).
 	SoftLimit int
 }
-
-// softWindow is how far back soft bounces of an address count towards the
-// limit.
-const softWindow = 30 * 24 * time.Hour
 
 // Alert thresholds of one send (decisions.md 7): its hard-bounce rate and
 // its complaint rate, of the messages it delivered.
@@ -64,7 +61,14 @@ const (
 	FeedbackComplaint   = "complaint"
 	FeedbackUnsubscribe = "unsubscribe"
 	FeedbackBlock       = "block"
+	FeedbackDeferral    = "deferral"
 )
+
+func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail) *Feedback {
+	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail}
+	f.rec = &recorders{events: events, softLimit: f.softLimit}
+	return f
+}
 
 // Handle applies reports one by one (delivery.Reports). A report tied to
 // no message of herald's changes nothing and is kept as untied (see
@@ -131,27 +135,13 @@ func (f *Feedback) message(ctx context.Context, v *delivery.VERP, r Report) (*mo
 		}
 		return nil, "", fmt.Errorf("feedback: the message of a report: %w", err)
 	}
-	recipient, _ := NormalizeEmail(r.Recipient)
-	// An unsubscribe or a complaint is about the one message its token
-	// names: the address it also gives (the sender of the mail, where a
-	// forward ended) never moves it to another recipient of the send, who
-	// neither unsubscribed nor complained.
-	if recipient == "" || strings.EqualFold(m.Email, recipient) || r.Kind == delivery.ReportUnsubscribe || r.Kind == delivery.ReportComplaint {
-		return &m, "", nil
-	}
-	// A report about several recipients of one message's send (a
-	// multi-recipient DSN): the one it names. A recipient of no message
-	// of the send (where a forward ended): the token's own message, which
-	// the MAC vouches for.
-	var other models.SendMessage
-	err := q.Where("send_id = ? AND email = ?", m.SendID, recipient).First(&other).Error
-	switch {
-	case err == nil:
-		return &other, "", nil
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return &m, "", nil
-	}
-	return nil, "", fmt.Errorf("feedback: a recipient of send %d: %w", m.SendID, err)
+	// The token names one message, and herald sends each message to one
+	// recipient: whatever address the report gives besides (where a
+	// forward ended, another recipient of the send that a recipient of
+	// this message wrote in), the verdict is about this message alone.
+	// Anyone may read their own token off their mail; it must not reach
+	// anyone else's address.
+	return &m, "", nil
 }
 
 func ignoreMissing(err error) error {
@@ -183,6 +173,8 @@ func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) e
 			counted, err = f.unsubscribe(ctx, tx, m, r, ts)
 		case delivery.ReportBlock:
 			counted, err = f.block(tx, m, r, ts)
+		case delivery.ReportDeferral:
+			counted, err = true, f.rec.deferral(tx, m, verdictOfReport(r, ts))
 		}
 		return err
 	})
@@ -213,15 +205,9 @@ func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 		return false, err
 	}
 	if err := tx.Exec("UPDATE single_sends SET bounces = bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
-		return false, err
+		return false, fmt.Errorf("feedback: count a bounce of send %d: %w", m.SendID, err)
 	}
-	if err := suppress(tx, m, reasonOf(r), r, ts); err != nil {
-		return false, err
-	}
-	if err := f.events.record(tx, m, EventBounce, reportExtra(r), ts.Time); err != nil {
-		return false, err
-	}
-	if err := logFeedback(tx, m, FeedbackHardBounce, r, ts); err != nil {
+	if err := f.rec.hardBounce(tx, m, verdictOfReport(r, ts)); err != nil {
 		return false, err
 	}
 	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyBounces: 1})
@@ -233,29 +219,9 @@ func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 		return false, err
 	}
 	if err := tx.Exec("UPDATE single_sends SET soft_bounces = soft_bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
-		return false, err
+		return false, fmt.Errorf("feedback: count a soft bounce of send %d: %w", m.SendID, err)
 	}
-	if err := logFeedback(tx, m, FeedbackSoftBounce, r, ts); err != nil {
-		return false, err
-	}
-	if err := f.events.record(tx, m, EventDeferred, reportExtra(r), ts.Time); err != nil {
-		return false, err
-	}
-	// The soft-bounce limit: this one and the others of the address in
-	// the window (one per message, each counted once).
-	var n int64
-	since := models.NewTimestamp(ts.Add(-softWindow))
-	if err := tx.Model(&models.Feedback{}).Where("user_id = ? AND email = ? AND kind = ? AND created_at >= ?",
-		m.UserID, m.Email, FeedbackSoftBounce, since).Count(&n).Error; err != nil {
-		return false, err
-	}
-	if limit := f.softLimit(); n >= int64(limit) {
-		reason := fmt.Sprintf("%d soft bounces within 30 days; the last: %s", n, reasonOf(r))
-		if err := suppress(tx, m, reason, r, ts); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	return true, f.rec.softBounce(tx, m, verdictOfReport(r, ts))
 }
 
 func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -276,7 +242,7 @@ func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMes
 	if err := countUnsubscribe(tx, m); err != nil {
 		return false, err
 	}
-	if err := logFeedback(tx, m, FeedbackComplaint, r, ts); err != nil {
+	if err := logVerdict(tx, m, FeedbackComplaint, verdictOfReport(r, ts)); err != nil {
 		return false, err
 	}
 	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyComplaints: 1})
@@ -301,7 +267,7 @@ func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendM
 	if before == 0 {
 		return false, nil // unsubscribed through this message already
 	}
-	return true, logFeedback(tx, m, FeedbackUnsubscribe, r, ts)
+	return true, logVerdict(tx, m, FeedbackUnsubscribe, verdictOfReport(r, ts))
 }
 
 // block counts a policy refusal reported after the relay accepted the
@@ -318,43 +284,9 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		reply = r.Status
 	}
 	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", truncate(reply, 1000), m.SendID).Error; err != nil {
-		return false, err
+		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
-	return true, logFeedback(tx, m, FeedbackBlock, r, ts)
-}
-
-// suppress puts the message's address on its account's suppression list
-// (once: an address already there keeps its first reason).
-func suppress(tx *gorm.DB, m *models.SendMessage, reason string, r Report, ts models.Timestamp) error {
-	return tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, email) DO NOTHING`,
-		m.UserID, m.Email, truncate(reason, 500), m.SendID, truncate(r.Status, 16), truncate(r.Diagnostic, 1000), r.Source, ts).Error
-}
-
-// logFeedback keeps the report for the console's bounces and complaints
-// page (and the soft-bounce limit).
-func logFeedback(tx *gorm.DB, m *models.SendMessage, kind string, r Report, ts models.Timestamp) error {
-	sendID, msgID := m.SendID, m.ID
-	return tx.Create(&models.Feedback{UserID: m.UserID, SendID: &sendID, MessageID: &msgID, Email: m.Email, Kind: kind,
-		StatusCode: truncate(r.Status, 16), Diagnostic: truncate(r.Diagnostic, 1000), Source: r.Source, CreatedAt: ts}).Error
-}
-
-// reportExtra is what a bounce or deferred event tells of report r.
-func reportExtra(r Report) eventExtra {
-	reason := flatLine(r.Diagnostic)
-	if reason == "" {
-		reason = r.Kind.String()
-	}
-	return eventExtra{Reason: reason, Status: r.Status}
-}
-
-// reasonOf is a report's reason as a suppression keeps it.
-func reasonOf(r Report) string {
-	reason := strings.TrimSpace(r.Status + " " + flatLine(r.Diagnostic))
-	if reason == "" {
-		reason = r.Kind.String()
-	}
-	return reason + " (" + r.Source + ")"
+	return true, f.rec.block(tx, m, verdictOfReport(r, ts))
 }
 
 func (f *Feedback) softLimit() int {

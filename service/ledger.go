@@ -26,7 +26,8 @@ type Ledger struct {
 	live   *liveness
 	sends  *runningSends
 	events *Events
-	key    []byte // tracking and unsubscribe tokens
+	rec    *recorders // what a refusal leaves behind, as for reports
+	key    []byte     // tracking and unsubscribe tokens
 	verp   *delivery.VERP
 	now    func() time.Time
 	retry  RetryPolicy
@@ -322,7 +323,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		attempt int
 		reason  string
 		msg     models.SendMessage // for its deferred event
-		status  string
+		err     error
 	}
 	accounts := map[int64]int64{} // send → account
 	var retries []retry
@@ -343,12 +344,15 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if v == delivery.VerdictRetry && !l.retryable(j.Attempts+1) {
 				v = o.Verdict(true)
 			}
-			r := refusal{j.ID, j.To, errText(o.Err), statusOf(o.Err)}
+			r := refusal{j.ID, j.To, errText(o.Err), o.Err, delivery.ReportHardBounce}
 			switch v {
 			case delivery.VerdictRetry:
 				retries = append(retries, retry{j.ID, j.Attempts + 1, r.reason,
-					models.SendMessage{ID: j.ID, SendID: j.SendID, UserID: j.Account, Email: j.To}, r.status})
+					models.SendMessage{ID: j.ID, SendID: j.SendID, UserID: j.Account, Email: j.To}, o.Err})
 			case delivery.VerdictBounce:
+				bounced[j.SendID] = append(bounced[j.SendID], r)
+			case delivery.VerdictSoftBounce:
+				r.kind = delivery.ReportSoftBounce
 				bounced[j.SendID] = append(bounced[j.SendID], r)
 			case delivery.VerdictBlock:
 				blocked[j.SendID] = append(blocked[j.SendID], r)
@@ -430,13 +434,15 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 					continue
 				}
 				n++
-				sid := sendID
-				if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, created_at) VALUES (?, ?, ?, ?, ?)
-					ON CONFLICT (user_id, email) DO NOTHING`, accountID, b.email, b.reason, sid, now).Error; err != nil {
-					return err
-				}
+				// The same traces as a report's verdict: a hard bounce
+				// suppresses, a soft one counts towards the limit.
 				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accountID, Email: b.email}
-				if err := l.events.record(tx, &m, EventBounce, eventExtra{Reason: b.reason, Status: b.status}, now.Time); err != nil {
+				v := verdictOfError(b.kind, b.err, now)
+				rec := l.rec.hardBounce
+				if b.kind == delivery.ReportSoftBounce {
+					rec = l.rec.softBounce
+				}
+				if err := rec(tx, &m, v); err != nil {
 					return err
 				}
 			}
@@ -452,6 +458,12 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			stop, n, err := l.recordBlocks(tx, sendID, blocked[sendID], now)
 			if err != nil {
 				return err
+			}
+			for _, b := range blocked[sendID] {
+				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accounts[sendID], Email: b.email}
+				if err := l.rec.block(tx, &m, verdictOfError(delivery.ReportBlock, b.err, now)); err != nil {
+					return err
+				}
 			}
 			add(sendID, dailySent, n)
 			if stop {
@@ -490,7 +502,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				return res.Error
 			}
 			if res.RowsAffected > 0 {
-				if err := l.events.record(tx, &r.msg, EventDeferred, eventExtra{Reason: r.reason, Status: r.status}, now.Time); err != nil {
+				if err := l.rec.deferral(tx, &r.msg, verdictOfError(delivery.ReportDeferral, r.err, now)); err != nil {
 					return err
 				}
 			}
@@ -509,13 +521,14 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 	return err
 }
 
-// refusal is a message that was not delivered, with why (the ledger's
-// error text).
+// refusal is a message that was not delivered, with why: the ledger's
+// error text, and the error itself for the verdict's traces.
 type refusal struct {
 	id     int64
 	email  string
 	reason string
-	status string // the enhanced (or reply) code, for the events
+	err    error
+	kind   delivery.ReportKind // of a bounce: hard or soft
 }
 
 // pauseAfterBlocks is the pause rule: a send pauses itself when this many

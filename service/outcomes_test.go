@@ -119,8 +119,9 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 		}
 	}
 	sup := f.suppressed()
-	if len(sup) != 1 || sup["gone@example.com"] == nil || sup["gone@example.com"].Reason != "delivery: permanent failure at rcpt: 550 5.1.1 User unknown" {
-		t.Fatalf("suppressions: %v", sup)
+	if g := sup["gone@example.com"]; len(sup) != 1 || g == nil || g.Reason != "userunknown: 5.1.1 550 User unknown (smtp)" || g.ReasonCode != "userunknown" ||
+		g.StatusCode != "5.1.1" || g.Source != service.SourceSMTP {
+		t.Fatalf("suppressions: %+v", sup)
 	}
 	if done.LastBlock == "" || !strings.Contains(done.LastBlock, "550 5.7.1") {
 		t.Fatalf("last block %q", done.LastBlock)

@@ -76,7 +76,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log, now: s.now},
 	}
 	ledger := &Ledger{
-		db: s.DB, live: live, sends: sends, events: s.Events, key: key, verp: verp, now: s.now,
+		db: s.DB, live: live, sends: sends, events: s.Events, rec: s.Feedback.rec, key: key, verp: verp, now: s.now,
 		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log, paused: sc.paused,
 	}
 	sc.ledger = ledger

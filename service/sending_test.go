@@ -348,24 +348,46 @@ func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
 	}
 }
 
+// TestPermanentFailureBouncesOnceAndSuppresses: the relay's "550 5.1.1
+// User unknown" at RCPT is a hard bounce: counted once, the address
+// suppressed with the verdict's reason, status and the relay's words,
+// source smtp, and a feedback row the console lists. A bare "550" with
+// nothing that says the mailbox is gone is a soft bounce: counted as a
+// bounce of the message, logged, never suppressed.
 func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 	f := newSendFixture(t, true)
-	f.srv.Always("bad@example.com", 550)
-	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
+	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
+	f.srv.Always("vague@example.com", 550)
+	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com", "vague@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
 	ss := f.create(f.input("First", to, nil))
 	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	if done.Bounces != 1 || done.Delivered != 2 || done.Triggered != 3 {
+	if done.Bounces != 2 || done.Delivered != 2 || done.Triggered != 4 {
 		t.Fatalf("triggered %d delivered %d bounces %d", done.Triggered, done.Delivered, done.Bounces)
 	}
 	var sup []*models.Suppression
 	_ = f.svc.Suppressions.Each(f.ctx, f.acct, service.ListFilter{}, func(s *models.Suppression) error { sup = append(sup, s); return nil })
-	if len(sup) != 1 || sup[0].Email != "bad@example.com" || !strings.Contains(sup[0].Reason, "550") {
+	if len(sup) != 1 || sup[0].Email != "bad@example.com" || sup[0].ReasonCode != "userunknown" || sup[0].StatusCode != "5.1.1" ||
+		sup[0].Source != service.SourceSMTP || sup[0].Diagnostic != "550 User unknown" || sup[0].Reason != "userunknown: 5.1.1 550 User unknown (smtp)" {
 		t.Fatalf("suppressions: %+v", sup)
 	}
-	// A later send leaves it out; lifted, it is in again.
+	var logged []models.Feedback
+	if err := f.svc.DB.R.Where("user_id = ?", f.acct).Order("email").Find(&logged).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(logged) != 2 || logged[0].Email != "bad@example.com" || logged[0].Kind != service.FeedbackHardBounce || logged[0].ReasonCode != "userunknown" ||
+		logged[1].Email != "vague@example.com" || logged[1].Kind != service.FeedbackSoftBounce || logged[1].ReasonCode != "onhold" || logged[1].Source != service.SourceSMTP {
+		t.Fatalf("feedback rows: %+v", logged)
+	}
+	// The vague address stays in; lift the suppressed one further down.
+	typeB := f.contactType("Only the vague one", "vague@example.com")
+	if d := f.waitStatus(f.create(f.input("Vague again", []string{"contacts_" + strconv.FormatInt(typeB, 10)}, nil)).Utr, models.SendCompleted, 20*time.Second); d.Triggered != 1 {
+		t.Fatalf("the soft-bounced address was left out: triggered %d", d.Triggered)
+	}
+	// A later send leaves the suppressed one out (the vague one bounces
+	// again); lifted, it is in again.
 	second := f.create(f.input("Second", to, nil))
-	if d := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 2 || d.Bounces != 0 {
+	if d := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 || d.Bounces != 1 {
 		t.Fatalf("second: triggered %d bounces %d", d.Triggered, d.Bounces)
 	}
 	if err := f.svc.Suppressions.Lift(f.ctx, f.acct, sup[0].ID); err != nil {
@@ -373,6 +395,13 @@ func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 	}
 	if err := f.svc.Suppressions.Lift(f.ctx, f.acct+1, sup[0].ID); !service.IsNotFound(err) {
 		t.Fatalf("lift of another account: %v", err)
+	}
+	// The vague address's third soft bounce within 30 days reached the
+	// soft-bounce limit (3): suppressed now, for that reason.
+	var vague models.Suppression
+	if err := f.svc.DB.R.Where("user_id = ? AND email = ?", f.acct, "vague@example.com").First(&vague).Error; err != nil ||
+		!strings.HasPrefix(vague.Reason, "3 soft bounces within 30 days") || vague.ReasonCode != "onhold" {
+		t.Fatalf("the soft-bounce limit: %+v (%v)", vague, err)
 	}
 	third := f.create(f.input("Third", to, nil))
 	if d := f.waitStatus(third.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 {
@@ -407,6 +436,10 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 	}
 }
 
+// TestRetryWindowEndsInABounce: a temporary failure still failing at the
+// end of the retry window counts as a bounce (decisions.md 5), a soft
+// one: a temporary answer never says the mailbox is gone, so the address
+// is not suppressed.
 func TestRetryWindowEndsInABounce(t *testing.T) {
 	f := newSendFixture(t, true)
 	f.srv.Always("down@example.com", 451)
@@ -418,6 +451,14 @@ func TestRetryWindowEndsInABounce(t *testing.T) {
 		if got.Status == models.SendCompleted {
 			if got.Bounces != 1 || got.Delivered != 0 {
 				t.Fatalf("delivered %d bounces %d", got.Delivered, got.Bounces)
+			}
+			if n, err := f.svc.Suppressions.Count(f.ctx, f.acct); err != nil || n != 0 {
+				t.Fatalf("suppressed %d (%v): an expired retry suppresses nothing", n, err)
+			}
+			var row models.Feedback
+			if err := f.svc.DB.R.Where("user_id = ? AND email = ?", f.acct, "down@example.com").First(&row).Error; err != nil ||
+				row.Kind != service.FeedbackSoftBounce || row.Source != service.SourceSMTP || !strings.HasPrefix(row.Diagnostic, "451") {
+				t.Fatalf("feedback row %+v (%v)", row, err)
 			}
 			return
 		}

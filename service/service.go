@@ -144,7 +144,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		Events:        events,
 		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
 		Bounces:       bounces,
-		Feedback:      &Feedback{db: db, bounces: bounces, events: events, mail: mail},
+		Feedback:      newFeedback(db, bounces, events, mail),
 		ContactTypes:  &ContactTypes{db: db, audit: audit},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},

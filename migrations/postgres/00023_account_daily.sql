@@ -3,7 +3,8 @@
 -- dashboard reads about thirty rows instead of scanning contacts or the
 -- ledger. day: days since 1970-01-01 (UTC). sent: messages the relay
 -- answered for good (delivered, bounced or blocked during the send);
--- bounces: hard bounces (during the send or reported later); opens and
+-- bounces: hard bounces (during the send or reported later; the feedback
+-- rows of source 'smtp', written since 00035, repeat the ledger's); opens and
 -- clicks: unique per message; unsubscribes: through a message (link,
 -- one-click, mailto, complaint); contacts_added / contacts_removed: the
 -- audience's growth (their sum over every day is the live audience).
@@ -38,7 +39,7 @@ FROM (
     UNION ALL SELECT user_id, ((clicked_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 0, 0, 1, 0, 0, 0, 0 FROM send_messages WHERE clicked_at IS NOT NULL
     UNION ALL SELECT user_id, ((unsubscribed_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 0, 0, 0, 1, 0, 0, 0 FROM send_messages WHERE unsubscribed_at IS NOT NULL
     UNION ALL SELECT user_id, ((complained_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 0, 0, 0, 0, 1, 0, 0 FROM send_messages WHERE complained_at IS NOT NULL
-    UNION ALL SELECT user_id, ((created_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 1, 0, 0, 0, 0, 0, 0 FROM feedback WHERE kind = 'hard_bounce'
+    UNION ALL SELECT user_id, ((created_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 1, 0, 0, 0, 0, 0, 0 FROM feedback WHERE kind = 'hard_bounce' AND source <> 'smtp'
     UNION ALL SELECT user_id, ((created_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 1, 0, 1, 0, 0, 0, 0, 0, 0 FROM suppressions WHERE source = 'smtp' AND send_id IS NOT NULL
     UNION ALL SELECT user_id, ((created_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 0, 0, 0, 0, 0, 1, 0 FROM contacts
     UNION ALL SELECT user_id, ((deleted_at AT TIME ZONE 'UTC')::date - DATE '1970-01-01'), 0, 0, 0, 0, 0, 0, 0, 0, 1 FROM contacts WHERE deleted_at IS NOT NULL
