@@ -64,6 +64,30 @@ func TestHeaderBoundNamesRefuseControlCharacters(t *testing.T) {
 		"first_name", "Zoë", "last_name", "Ōtsuka – 大塚", "country", "840")), "Contact Added Successfully")
 }
 
+// Contact type and segment names are refused with a line break in them,
+// as every other name is (decisions.md 8), whatever the body's encoding.
+func TestTypeAndSegmentNamesRefuseLineBreaks(t *testing.T) {
+	e := newEnv(t)
+	typeID := e.a.newType(t, "Customers")
+	expectOK(t, e.a.send("POST", "/api/segment/store", form("contact_type_id", typeID, "segment_name", "All",
+		"select_field[0]", "email", "select_operator[0]", "is_not_empty")), "Saved Successfully")
+	segID := itoa(list[segment](t, e.a.send("GET", "/api/segment/list", nil), "segments")[0].ID)
+	const bad = "VIP\r\nBcc: victim@example.com"
+	expectFieldError(t, e.a.send("POST", "/api/contacts-type/add", form("name", bad)), "name", "The name must not contain line breaks.")
+	expectFieldError(t, e.a.send("POST", "/api/contacts-type/update", `{"id":`+typeID+`,"name":"VIP\nList"}`),
+		"name", "The name must not contain line breaks.")
+	expectFieldError(t, e.a.send("POST", "/api/segment/store", form("contact_type_id", typeID, "segment_name", bad,
+		"select_field[0]", "email", "select_operator[0]", "is_not_empty")), "segment_name", "The segment name must not contain line breaks.")
+	expectFieldError(t, e.a.send("POST", "/api/segment/update", `{"segment_id":`+segID+`,"segment_name":"All\u2028of them",`+
+		`"select_field":["email"],"select_operator":["is_not_empty"]}`), "segment_name", "The segment name must not contain line breaks.")
+	if ts := list[contactType](t, e.a.send("GET", "/api/contacts-type", nil), "contactTypes"); len(ts) != 1 || ts[0].Name != "Customers" {
+		t.Fatalf("contact types: %+v", ts)
+	}
+	if ss := list[segment](t, e.a.send("GET", "/api/segment/list", nil), "segments"); len(ss) != 1 || ss[0].SegmentName != "All" {
+		t.Fatalf("segments: %+v", ss)
+	}
+}
+
 // Segments hold at most 50 conditions and 1,000 values per `in` condition
 // (issue 11, finding 4; decisions.md 8); at those limits a segment works
 // and every later change of a contact of its type still answers. Before,
@@ -309,11 +333,11 @@ func TestNULInStoredTextIsRefused(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{"/api/contacts-type/add", form("name", nul), "name", "The name must not contain a NUL character."},
-		{"/api/contacts-type/update", form("id", typeID, "name", nul), "name", "The name must not contain a NUL character."},
+		{"/api/contacts-type/add", form("name", nul), "name", "The name must not contain line breaks."},
+		{"/api/contacts-type/update", form("id", typeID, "name", nul), "name", "The name must not contain line breaks."},
 		{"/api/unsubscribes-groups/save", form("group_name", nul, "description", "D", "is_display", "1"), "group_name", "The group name must not contain a NUL character."},
 		{"/api/unsubscribes-groups/save", form("group_name", "G", "description", nul, "is_display", "1"), "description", "The description must not contain a NUL character."},
-		{"/api/segment/store", form("contact_type_id", typeID, "segment_name", nul), "segment_name", "The segment name must not contain a NUL character."},
+		{"/api/segment/store", form("contact_type_id", typeID, "segment_name", nul), "segment_name", "The segment name must not contain line breaks."},
 		{"/api/segment/store", form("contact_type_id", typeID, "segment_name", "S", "select_field[0]", "email", "select_operator[0]", "equals", "value[0]", nul),
 			"value.0", "The value.0 must not contain a NUL character."},
 		{"/api/sender/save", form("from_name", "Ann", "from_email", "a@shop.example.com", "reply_to_email", "a@shop.example.com", "country_id", "840",

@@ -63,6 +63,12 @@ func strings_(desc string) obj {
 	return obj{"type": "array", "items": obj{"type": "string"}, "description": desc}
 }
 
+// atMost is o, an array, with its maxItems.
+func atMost(n int, o obj) obj {
+	o["maxItems"] = n
+	return o
+}
+
 func constStr(v string) obj { return obj{"type": "string", "const": v} }
 
 const (

@@ -47,8 +47,8 @@ var (
 		"sender_id":     integer("A verified sender of the account."), "unsubscribe_group_id": integer("Recipients of that group are avoided."),
 		"single_send_name": obj{"type": "string", "maxLength": 255}, "subject": obj{"type": "string", "maxLength": 255},
 		"preheader":                     obj{"type": "string", "maxLength": 255},
-		"recipient_id":                  strings_("Items `contacts_<contact_type_id>` or `segments_<segment_id>` (`recipient_id[0]` … in a form)."),
-		"exclude_specific_recipient_id": strings_("Same item form as `recipient_id`: recipients to avoid."),
+		"recipient_id":                  atMost(service.MaxBulkIDs, strings_("Items `contacts_<contact_type_id>` or `segments_<segment_id>` (`recipient_id[0]` … in a form).")),
+		"exclude_specific_recipient_id": atMost(service.MaxBulkIDs, strings_("Same item form as `recipient_id`: recipients to avoid.")),
 		"schedule_type":                 obj{"type": "integer", "enum": []int{0, 1}, "description": "0 = send immediately, 1 = scheduled."},
 		"schedule_date":                 str("`Y-m-d`; required with schedule_type 1, in the future in the account's time zone."),
 		"schedule_time":                 str("`H:i` or `H:i:s`; required with schedule_type 1."),
@@ -57,14 +57,14 @@ var (
 	segmentBody        = obj{
 		"contact_type_id": integer("The contact type the segment belongs to (update keeps it when not given)."),
 		"segment_name":    str(""),
-		"select_field":    strings_("`select_field[i]`: a field name (`email`, a reserved field, `created_at`, a custom field). At most 50 conditions."),
-		"select_operator": strings_("`select_operator[i]`: equals, not_equals, contains, not_contains, starts_with, ends_with, is_empty, is_not_empty, greater_than, less_than, in."),
-		"value":           strings_("`value[i]`: the value (several separated by `|` for `in`, at most 1000)."),
+		"select_field":    atMost(service.MaxConditions, strings_("`select_field[i]`: a field name (`email`, a reserved field, `created_at`, a custom field). At most 50 conditions.")),
+		"select_operator": atMost(service.MaxConditions, strings_("`select_operator[i]`: equals, not_equals, contains, not_contains, starts_with, ends_with, is_empty, is_not_empty, greater_than, less_than, in.")),
+		"value":           atMost(service.MaxConditions, strings_("`value[i]`: the value (several separated by `|` for `in`, at most 1000).")),
 		"query_type":      obj{"type": "string", "enum": []string{"and", "or", ""}, "description": "How conditions join (`and` when empty)."},
 	}
 	eventWebhookBody = obj{
 		"url":     str("The endpoint (http or https)."),
-		"events":  obj{"type": "array", "items": obj{"type": "string", "enum": service.EventNames}, "description": "`events[i]`: the kinds to receive."},
+		"events":  obj{"type": "array", "items": obj{"type": "string", "enum": service.EventNames}, "maxItems": service.MaxBulkIDs, "description": "`events[i]`: the kinds to receive."},
 		"enabled": obj{"type": []string{"integer", "boolean", "string"}, "description": "1 (default) or 0."},
 	}
 )

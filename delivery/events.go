@@ -106,10 +106,11 @@ type EventPoster struct {
 	Client  *http.Client  // nil: eventClient, or publicEventClient
 	Timeout time.Duration // how long one POST may take; 0: EventTimeout
 	// PublicOnly refuses to connect to an address that is not public
-	// (loopback, private, link-local such as a cloud's metadata service,
-	// CGNAT, unique local, multicast, unspecified): an account must not
-	// make herald reach into the network it runs in. Checked on the
-	// address dialed, after DNS, so a name cannot point around it.
+	// (PublicAddr: loopback, private, link-local such as a cloud's
+	// metadata service, CGNAT, unique local, multicast, NAT64 and the
+	// other special-purpose ranges): an account must not make herald
+	// reach into the network it runs in. Checked on the address dialed,
+	// after DNS, so a name cannot point around it.
 	PublicOnly bool
 }
 
@@ -143,15 +144,6 @@ func refuseNonPublic(_, address string, _ syscall.RawConn) error {
 		return ErrNonPublicAddress
 	}
 	return nil
-}
-
-// cgnat is the shared address space of RFC 6598.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// PublicAddr reports whether ip is an address on the public internet.
-func PublicAddr(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	return ip.IsValid() && ip.IsGlobalUnicast() && !ip.IsPrivate() && !cgnat.Contains(ip)
 }
 
 // maxAnswer is how much of an endpoint's answer is read (and kept as the

@@ -9,6 +9,7 @@ import (
 	"log"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -34,6 +35,13 @@ type InboundConfig struct {
 	MaxSize int64
 	// MaxConns is how many connections are served at once; default 50.
 	MaxConns int
+	// MaxConnsPerIP is how many of them one client address may hold at
+	// once (HERALD_INBOUND_MAX_CONNS_PER_IP); default 10. An IPv6 client
+	// counts by its /64, which one host or site usually holds whole. One
+	// connection more from it is answered 421 4.7.0 and closed, so that a
+	// client holding idle connections cannot take every place of MaxConns
+	// from the other senders.
+	MaxConnsPerIP int
 	// MaxRecipients per message; default 100.
 	MaxRecipients int
 	// ReadTimeout and WriteTimeout of a connection; default 1 minute.
@@ -74,6 +82,9 @@ func NewInbound(cfg InboundConfig) (*Inbound, error) {
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = 50
+	}
+	if cfg.MaxConnsPerIP <= 0 {
+		cfg.MaxConnsPerIP = 10
 	}
 	if cfg.MaxRecipients <= 0 {
 		cfg.MaxRecipients = 100
@@ -116,13 +127,18 @@ func (in *Inbound) ListenAndServe() error {
 	return in.Serve(ln)
 }
 
-// Serve serves ln, at most MaxConns connections at once, until Close.
-// It returns nil after Close.
+// Serve serves ln, at most MaxConns connections at once and
+// MaxConnsPerIP of one client, until Close. It returns nil after
+// Close.
 func (in *Inbound) Serve(ln net.Listener) error {
 	in.mu.Lock()
 	in.ln = ln
 	in.mu.Unlock()
-	err := in.srv.Serve(netutil.LimitListener(ln, in.cfg.MaxConns))
+	// The client cap inside the global one: a refused connection is
+	// answered and closed while LimitListener holds the place it would
+	// have taken, so refusals never count against MaxConns.
+	perClient := &clientLimitListener{Listener: ln, max: in.cfg.MaxConnsPerIP, open: map[netip.Addr]int{}}
+	err := in.srv.Serve(netutil.LimitListener(perClient, in.cfg.MaxConns))
 	if errors.Is(err, smtp.ErrServerClosed) || in.ctx.Err() != nil {
 		return nil
 	}
@@ -250,4 +266,80 @@ type slogWriter struct{}
 func (slogWriter) Write(p []byte) (int, error) {
 	slog.Debug("inbound smtp", "msg", fmt.Sprintf("%.500s", p))
 	return len(p), nil
+}
+
+// tooManyFromClient is the answer to a connection past MaxConnsPerIP, in
+// place of the greeting: 421 is a temporary refusal, so the sender tries
+// again later (RFC 5321 sections 3.1 and 4.2.3).
+const tooManyFromClient = "421 4.7.0 Too many connections from your address\r\n"
+
+// clientLimitListener hands over at most max connections at once from one
+// client (clientOf); one more is answered tooManyFromClient and closed
+// inside Accept, never reaching the SMTP server.
+type clientLimitListener struct {
+	net.Listener
+	max  int
+	mu   sync.Mutex
+	open map[netip.Addr]int
+}
+
+func (l *clientLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		client := clientOf(c.RemoteAddr())
+		l.mu.Lock()
+		full := l.open[client] >= l.max
+		if !full {
+			l.open[client]++
+		}
+		l.mu.Unlock()
+		if !full {
+			return &clientConn{Conn: c, release: func() { l.release(client) }}, nil
+		}
+		// A fresh socket's send buffer takes the line at once; the
+		// deadline only bounds a peer that is somehow not reading.
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = io.WriteString(c, tooManyFromClient)
+		_ = c.Close()
+		slog.Debug("inbound SMTP: too many connections from one client", "client", client)
+	}
+}
+
+func (l *clientLimitListener) release(client netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open[client]--; l.open[client] <= 0 {
+		delete(l.open, client)
+	}
+}
+
+// clientOf is the client a connection counts toward: its IPv4 address
+// (IPv4-mapped ones unmapped), or the /64 of its IPv6 address; the zero
+// Addr for an address that is neither (all such count as one client).
+func clientOf(a net.Addr) netip.Addr {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return netip.Addr{}
+	}
+	ip := tcp.AddrPort().Addr().Unmap().WithZone("")
+	if ip.Is6() {
+		ip = netip.PrefixFrom(ip, 64).Masked().Addr()
+	}
+	return ip
+}
+
+// clientConn gives its client's place back once, when closed.
+type clientConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *clientConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }

@@ -1,16 +1,19 @@
 package delivery
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-smtp"
 )
@@ -256,5 +259,113 @@ func TestInboundSTARTTLS(t *testing.T) {
 	}
 	if got := rec.got(); len(got) != 1 || got[0].Recipient != "bob@example.com" || got[0].Token != tok42 {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// One client holding idle connections takes no more than its share of
+// the server: past MaxConnsPerIP (default 10) its connections are answered
+// 421 4.7.0 and closed, while another client (127.0.0.2, over loopback as
+// well) is still greeted, and a place given back is taken again. Before,
+// 50 idle connections from one address took every place of MaxConns and
+// the next sender, from anywhere, waited unanswered.
+func TestInboundCapsConnectionsPerClient(t *testing.T) {
+	v := corpusVERP(t)
+	in, err := NewInbound(InboundConfig{Domain: "herald.test", Reports: &recorder{},
+		VERP: func(context.Context) (*VERP, error) { return v, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- in.Serve(ln) }()
+	t.Cleanup(func() {
+		if err := in.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	// greet connects from the address from and returns the connection
+	// and the server's first line.
+	greet := func(from string) (net.Conn, *bufio.Reader, string) {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+		c, err := d.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatalf("connect from %s: %v", from, err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("from %s: no first line: %v", from, err)
+		}
+		return c, r, line
+	}
+	const refusal = "421 4.7.0 Too many connections from your address\r\n"
+	var held []net.Conn
+	for i := range 50 {
+		c, r, line := greet("127.0.0.1")
+		switch {
+		case i < 10 && !strings.HasPrefix(line, "220 "):
+			t.Fatalf("connection %d: %q, want the greeting", i+1, line)
+		case i >= 10 && line != refusal:
+			t.Fatalf("connection %d from the same address: %q, want %q", i+1, line, refusal)
+		case i >= 10:
+			if rest, err := r.ReadString('\n'); err != io.EOF {
+				t.Fatalf("connection %d: not closed after the refusal: %q %v", i+1, rest, err)
+			}
+		}
+		held = append(held, c)
+	}
+	other, r, line := greet("127.0.0.2")
+	if !strings.HasPrefix(line, "220 ") {
+		t.Fatalf("another client: %q, want the greeting", line)
+	}
+	if _, err := io.WriteString(other, "EHLO other.example\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "250") {
+		t.Fatalf("another client's EHLO: %q %v", line, err)
+	}
+
+	// The first client gives a place back: its next connection is served
+	// once the server has seen the close.
+	_ = held[0].Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, _, line := greet("127.0.0.1")
+		if strings.HasPrefix(line, "220 ") {
+			break
+		}
+		_ = c.Close()
+		if line != refusal || time.Now().After(deadline) {
+			t.Fatalf("after a close: %q", line)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A client is an IPv4 address, or an IPv6 /64.
+func TestClientOf(t *testing.T) {
+	at := func(s string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(s), Port: 25} }
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"192.0.2.1", "192.0.2.1", true},
+		{"192.0.2.1", "192.0.2.2", false},
+		{"::ffff:192.0.2.1", "192.0.2.1", true},
+		{"2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff", true},
+		{"2001:db8:1:2::1", "2001:db8:1:3::1", false},
+	} {
+		if got := clientOf(at(c.a)) == clientOf(at(c.b)); got != c.same {
+			t.Errorf("%s and %s one client: %v, want %v", c.a, c.b, got, c.same)
+		}
 	}
 }

@@ -48,7 +48,7 @@ const (
 func compileConditions(fields, ops, values []string, customs []models.Field, p Problems) []Condition {
 	n := max(len(fields), len(ops))
 	if n > MaxConditions {
-		p.AddReason("select_field", ReasonMax, fmt.Sprintf("The select field may not have more than %d items.", MaxConditions))
+		p.merge(TooManyItems("select_field", MaxConditions))
 	}
 	conds := make([]Condition, 0, n)
 	for i := 0; i < n; i++ {
@@ -102,11 +102,13 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		}
 		raw := []string{v}
 		if op == "in" {
-			raw = strings.Split(v, "|")
-			if len(raw) > MaxInValues {
-				p.AddReason(key("value"), ReasonMax, fmt.Sprintf("The %s may not have more than %d items.", Label(key("value")), MaxInValues))
+			// Counted before the split: a value of millions of separators
+			// is refused without making millions of strings first.
+			if strings.Count(v, "|") >= MaxInValues {
+				p.merge(TooManyItems(key("value"), MaxInValues))
 				continue
 			}
+			raw = strings.Split(v, "|")
 		}
 		for _, r := range raw {
 			nv, ok := normaliseValue(c, r)

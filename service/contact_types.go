@@ -27,12 +27,14 @@ func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 
 // checkName records the problems of a contact type name (spec Limits: at
-// least 2 characters) in p and returns it trimmed.
+// least 2 characters; a single line, as every name that may reach a
+// header, decisions.md 8) in p and returns it trimmed.
 func checkName(p Problems, name string) string {
 	name = strings.TrimSpace(name)
 	if p.required("name", name) {
 		p.minLen("name", name, 2)
-		p.text("name", name, 255)
+		p.maxLen("name", name, 255)
+		p.singleLine("name", name)
 	}
 	return name
 }

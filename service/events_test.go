@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -175,6 +176,51 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 	}
 	if _, err := ew.Save(ctx, a, service.EventWebhookInput{URL: "https://93.184.216.34/in"}); err != nil {
 		t.Fatalf("a public address: %v", err)
+	}
+}
+
+// At save, an endpoint written as an address is refused in every special
+// range of delivery.PublicAddr's table (the one the dialer checks too),
+// by the first and the last address of each, IPv4 ones also mapped into
+// IPv6: NAT64, 6to4, Teredo, benchmarking, documentation and reserved
+// blocks included, not only loopback and private ones.
+func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	a := newAccount(t, svc, "a@herald.test")
+	ew := svc.EventWebhooks
+	ew.PublicOnly(true)
+	last := func(p netip.Prefix) netip.Addr {
+		b := p.Masked().Addr().AsSlice()
+		for i := p.Bits(); i < len(b)*8; i++ {
+			b[i/8] |= 0x80 >> (i % 8)
+		}
+		addr, _ := netip.AddrFromSlice(b)
+		return addr
+	}
+	url := func(addr netip.Addr) string {
+		if addr.Is4() {
+			return "https://" + addr.String() + "/in"
+		}
+		return "https://[" + addr.String() + "]/in"
+	}
+	for _, r := range delivery.SpecialRanges() {
+		addrs := []netip.Addr{r.Prefix.Addr(), last(r.Prefix)}
+		if r.Prefix.Addr().Is4() {
+			addrs = append(addrs, netip.AddrFrom16(addrs[0].As16()), netip.AddrFrom16(addrs[1].As16()))
+		}
+		for _, addr := range addrs {
+			_, err := ew.Save(ctx, a, service.EventWebhookInput{URL: url(addr)})
+			var se *service.Error
+			if !asError(err, &se) || len(se.Fields["url"]) != 1 || se.Fields["url"][0] != "The url must be a public address." {
+				t.Errorf("%s (%s, %s): %v", url(addr), r.Prefix, r.Name, err)
+			}
+		}
+	}
+	for _, u := range []string{"https://[2001:4860:4860::8888]/in", "https://198.20.0.1/in", "https://100.128.0.1/in"} {
+		if _, err := ew.Save(ctx, a, service.EventWebhookInput{URL: u}); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }
 

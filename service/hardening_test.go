@@ -1,10 +1,12 @@
 package service_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
 
+	"herald/dbtest"
 	"herald/models"
 	"herald/service"
 )
@@ -65,5 +67,65 @@ func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 	}
 	if _, err := f.svc.Tracking.Preferences(f.ctx, annTok); !service.IsNotFound(err) {
 		t.Fatalf("after the purge: %v", err)
+	}
+}
+
+// Contact type and segment names may reach headers: like every other
+// name, one with a line break or any other control character is refused
+// on create and on update (decisions.md 8), and nothing is stored.
+func TestNamesOfTypesAndSegmentsAreOneLine(t *testing.T) {
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	acct := newAccount(t, svc, "a@herald.test")
+	ct, err := svc.ContactTypes.Create(ctx, acct, "Customers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typeID := strconv.FormatInt(ct.ID, 10)
+	segIn := func(name string) service.SegmentInput {
+		return service.SegmentInput{ContactTypeID: typeID, SegmentName: name,
+			SelectField: []string{"email"}, SelectOperator: []string{"is_not_empty"}, Value: []string{""}}
+	}
+	seg, err := svc.Segments.Create(ctx, acct, segIn("Everyone"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(t *testing.T, err error, field, message string) {
+		t.Helper()
+		var se *service.Error
+		if !asError(err, &se) || se.Code != service.CodeValidation || len(se.Fields[field]) != 1 || se.Fields[field][0] != message {
+			t.Fatalf("want %s: %q, got %v", field, message, err)
+		}
+	}
+	for _, bad := range []string{"VIP\r\nBcc: victim@example.com", "VIP\nList", "VIP\rList", "VIP\x00", "VIP\tList", "VIP\x7fList", "VIP\u0085List", "VIP\u2028List"} {
+		t.Run(strconv.Quote(bad), func(t *testing.T) {
+			_, err := svc.ContactTypes.Create(ctx, acct, bad)
+			refused(t, err, "name", "The name must not contain line breaks.")
+			_, err = svc.ContactTypes.Update(ctx, acct, ct.ID, bad)
+			refused(t, err, "name", "The name must not contain line breaks.")
+			_, err = svc.Segments.Create(ctx, acct, segIn(bad))
+			refused(t, err, "segment_name", "The segment name must not contain line breaks.")
+			_, err = svc.Segments.Update(ctx, acct, seg.ID, segIn(bad))
+			refused(t, err, "segment_name", "The segment name must not contain line breaks.")
+		})
+	}
+	if got, err := svc.ContactTypes.Get(ctx, acct, ct.ID); err != nil || got.Name != "Customers" {
+		t.Fatalf("contact type after the refusals: %+v %v", got, err)
+	}
+	var names []string
+	if err := svc.DB.R.Model(&models.Segment{}).Where("user_id = ?", acct).Pluck("segment_name", &names).Error; err != nil ||
+		len(names) != 1 || names[0] != "Everyone" {
+		t.Fatalf("segments after the refusals: %q %v", names, err)
+	}
+	var types int64
+	if err := svc.DB.R.Model(&models.ContactType{}).Where("user_id = ?", acct).Count(&types).Error; err != nil || types != 1 {
+		t.Fatalf("%d contact types, %v", types, err)
+	}
+	// Names from far away, with inner spaces, are fine.
+	if _, err := svc.ContactTypes.Update(ctx, acct, ct.ID, "Kunden – Zoë 大塚"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Segments.Update(ctx, acct, seg.ID, segIn("Alle Kunden – Ōtsuka")); err != nil {
+		t.Fatal(err)
 	}
 }

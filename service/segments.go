@@ -41,7 +41,9 @@ func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in
 	name := strings.TrimSpace(in.SegmentName)
 	hasType := p.required("contact_type_id", in.ContactTypeID)
 	if p.required("segment_name", name) {
-		p.text("segment_name", name, 255)
+		// A name that may reach a header: a single line (decisions.md 8).
+		p.maxLen("segment_name", name, 255)
+		p.singleLine("segment_name", name)
 	}
 	qt := strings.ToLower(strings.TrimSpace(in.QueryType))
 	if qt != "" && qt != "and" && qt != "or" {

@@ -255,6 +255,14 @@ func ParseID(s string) (int64, error) {
 // (decisions.md 8); the queries behind it take them bulkChunk at a time.
 const MaxBulkIDs = 10000
 
+// TooManyItems is the validation error of a list holding more than max
+// items (`The str ids may not have more than 10000 items.`). The edges
+// answer it while a body is still being read (api's form reader), so it is
+// worded in one place for them and for the service's own checks.
+func TooManyItems(field string, max int) *Error {
+	return invalidBecause(field, ReasonMax, fmt.Sprintf("The %s may not have more than %d items.", Label(field), max))
+}
+
 // BulkKeys checks the items of a bulk operation: at least one, at most
 // MaxBulkIDs (`The str ids may not have more than 10000 items.`).
 func BulkKeys(field string, items []string) ([]string, error) {
@@ -262,7 +270,7 @@ func BulkKeys(field string, items []string) ([]string, error) {
 		return nil, invalidBecause(field, ReasonRequired, msgRequired(field))
 	}
 	if len(items) > MaxBulkIDs {
-		return nil, Invalid(field, fmt.Sprintf("The %s may not have more than %d items.", Label(field), MaxBulkIDs))
+		return nil, TooManyItems(field, MaxBulkIDs)
 	}
 	return items, nil
 }
@@ -271,7 +279,7 @@ func BulkKeys(field string, items []string) ([]string, error) {
 // edge it came from (the edges check first, with BulkKeys).
 func tooMany(n int) error {
 	if n > MaxBulkIDs {
-		return Invalid("strIds", fmt.Sprintf("The str ids may not have more than %d items.", MaxBulkIDs))
+		return TooManyItems("strIds", MaxBulkIDs)
 	}
 	return nil
 }

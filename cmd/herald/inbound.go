@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 
 	"herald/delivery"
 	"herald/service"
@@ -19,11 +20,21 @@ type inboundConfig struct {
 	// TLS is the certificate of HERALD_INBOUND_TLS_CERT and _KEY (PEM
 	// files, both or neither), offered with STARTTLS; nil without.
 	TLS *tls.Config
+	// MaxConnsPerIP is HERALD_INBOUND_MAX_CONNS_PER_IP (default 10): the
+	// connections one client address may hold at once, of the server's 50.
+	MaxConnsPerIP int
 }
 
 func loadInboundConfig(getenv func(string) string) (inboundConfig, error) {
-	var c inboundConfig
+	c := inboundConfig{MaxConnsPerIP: 10}
 	c.Addr = getenv("HERALD_INBOUND_ADDR")
+	if v := getenv("HERALD_INBOUND_MAX_CONNS_PER_IP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("HERALD_INBOUND_MAX_CONNS_PER_IP: %q is not a positive number", v)
+		}
+		c.MaxConnsPerIP = n
+	}
 	cert, key := getenv("HERALD_INBOUND_TLS_CERT"), getenv("HERALD_INBOUND_TLS_KEY")
 	if (cert == "") != (key == "") {
 		return c, errors.New("HERALD_INBOUND_TLS_CERT and HERALD_INBOUND_TLS_KEY go together: set both or neither")
@@ -59,7 +70,8 @@ func startInbound(cfg config, svc *service.Service) (stop func(), err error) {
 	if v, err := delivery.NewVERP(cfg.BounceAddress, nil); err == nil {
 		domain = v.Domain()
 	}
-	in, err := delivery.NewInbound(delivery.InboundConfig{Domain: domain, TLS: cfg.Inbound.TLS, VERP: svc.Bounces.VERP, Reports: svc.Feedback})
+	in, err := delivery.NewInbound(delivery.InboundConfig{Domain: domain, TLS: cfg.Inbound.TLS, MaxConnsPerIP: cfg.Inbound.MaxConnsPerIP,
+		VERP: svc.Bounces.VERP, Reports: svc.Feedback})
 	if err != nil {
 		return nil, err
 	}

@@ -260,8 +260,12 @@ func writeCert(t *testing.T) (certFile, keyFile string) {
 
 func TestInboundConfig(t *testing.T) {
 	cfg, err := loadConfig(envFrom(map[string]string{}))
-	if err != nil || cfg.Inbound.Addr != "" || cfg.Inbound.TLS != nil {
+	if err != nil || cfg.Inbound.Addr != "" || cfg.Inbound.TLS != nil || cfg.Inbound.MaxConnsPerIP != 10 {
 		t.Fatalf("default: %+v %v", cfg.Inbound, err)
+	}
+	cfg, err = loadConfig(envFrom(map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_MAX_CONNS_PER_IP": "3"}))
+	if err != nil || cfg.Inbound.MaxConnsPerIP != 3 {
+		t.Fatalf("per IP: %+v %v", cfg.Inbound, err)
 	}
 	cert, key := writeCert(t)
 	cfg, err = loadConfig(envFrom(map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_TLS_CERT": cert, "HERALD_INBOUND_TLS_KEY": key}))
@@ -276,6 +280,8 @@ func TestInboundConfig(t *testing.T) {
 		{map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_TLS_KEY": key}, "set both or neither"},
 		{map[string]string{"HERALD_INBOUND_TLS_CERT": cert, "HERALD_INBOUND_TLS_KEY": key}, "HERALD_INBOUND_ADDR is not"},
 		{map[string]string{"HERALD_INBOUND_ADDR": "2525"}, "HERALD_INBOUND_ADDR"},
+		{map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_MAX_CONNS_PER_IP": "0"}, "HERALD_INBOUND_MAX_CONNS_PER_IP"},
+		{map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_MAX_CONNS_PER_IP": "ten"}, "HERALD_INBOUND_MAX_CONNS_PER_IP"},
 		{map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_TLS_CERT": key, "HERALD_INBOUND_TLS_KEY": cert}, "HERALD_INBOUND_TLS_CERT"},
 		{map[string]string{"HERALD_INBOUND_ADDR": ":2525", "HERALD_INBOUND_TLS_CERT": "/nonexistent.pem", "HERALD_INBOUND_TLS_KEY": key}, "HERALD_INBOUND_TLS_CERT"},
 	} {
