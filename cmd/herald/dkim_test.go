@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +158,47 @@ func TestDKIMCreate(t *testing.T) {
 	}})
 	if err != nil || len(verifications) != 1 || verifications[0].Err != nil || verifications[0].Domain != "shop.example.com" {
 		t.Fatalf("DKIM: %v %+v\n%s", err, verifications, sent)
+	}
+}
+
+// The README's example of `herald dkim create` prints what the command
+// prints: the three keys, and a selector of the form every key gets
+// (each key has its own), with the record's name built from it.
+func TestREADMEDKIMExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := regexp.MustCompile("(?m)^bin/herald dkim create [^\n]*\n# (\\{[^\n]*\\})$").FindSubmatch(readme)
+	if ex == nil {
+		t.Fatal("no example of herald dkim create with its output in README.md")
+	}
+	var shown map[string]string
+	if err := json.Unmarshal(ex[1], &shown); err != nil || len(shown) != 3 || shown["domain"] == "" || shown["record"] == "" {
+		t.Fatalf("README example %s: %v", ex[1], err)
+	}
+
+	env := envFrom(map[string]string{"HERALD_DATABASE": dbtest.DSN(t), "HERALD_LOG_LEVEL": "error"})
+	ctx := context.Background()
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "Owner"}, env, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"herald", "dkim", "create", "--email", "owner@example.com", "--domain", shown["domain"]}, env, &out); err != nil {
+		t.Fatal(err)
+	}
+	var printed dkimOut
+	if err := json.Unmarshal(out.Bytes(), &printed); err != nil {
+		t.Fatal(err)
+	}
+	selector := regexp.MustCompile(`^h[0-9a-f]{10}$`)
+	if !selector.MatchString(printed.Selector) {
+		t.Fatalf("printed selector %q: the README's rule is out of date", printed.Selector)
+	}
+	if !selector.MatchString(shown["selector"]) {
+		t.Fatalf("README shows selector %q; herald prints selectors such as %q", shown["selector"], printed.Selector)
+	}
+	if name := shown["selector"] + "._domainkey." + shown["domain"]; !bytes.Contains(readme, []byte("`"+name+"`")) {
+		t.Fatalf("README does not name the record %s", name)
 	}
 }
