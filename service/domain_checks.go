@@ -58,6 +58,10 @@ type DomainReport struct {
 	SignAnyway bool   // the console switch: the newest key signs before it is seen
 	Signing    string // the selector that signs now; "" = mail goes out unsigned
 	SendingIPs string // addresses the account names, checked against SPF
+	// System is the key of herald's own mail (verification links,
+	// invitations, alerts), checked with every Check now; nil when its
+	// domain cannot have one.
+	System *SystemKeyState
 }
 
 // DomainChecks reads, per sending domain of an account, the DNS records
@@ -70,6 +74,7 @@ type DomainReport struct {
 type DomainChecks struct {
 	db        *DB
 	bounces   *Bounces
+	mail      *Mail // the key of herald's own mail, checked beside the domains
 	now       func() time.Time
 	dnsServer string
 	relayHost string // host of HERALD_SMTP_URL; "" = the outbox
@@ -95,8 +100,8 @@ type DomainCheckConfig struct {
 	Inbound   bool   // HERALD_INBOUND_ADDR is set
 }
 
-func newDomainChecks(db *DB, bounces *Bounces, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
-	return &DomainChecks{db: db, bounces: bounces, now: now, dnsServer: cfg.DNSServer, relayHost: strings.ToLower(cfg.RelayHost),
+func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
+	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, dnsServer: cfg.DNSServer, relayHost: strings.ToLower(cfg.RelayHost),
 		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
 }
 
@@ -161,6 +166,9 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 	if k := signingKey(keys); k != nil {
 		rep.Signing = k.Selector
 	}
+	if rep.System, err = d.mail.SystemKeyState(ctx); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
@@ -201,7 +209,41 @@ func (d *DomainChecks) CheckNow(ctx context.Context, accountID int64, domain str
 	if err := d.check(ctx, accountID, domain); err != nil {
 		return nil, err
 	}
+	// The record of herald's own mail's key is shown beside the domain's:
+	// Check now looks for it too.
+	d.checkSystemKey(ctx)
 	return d.Report(ctx, accountID, domain)
+}
+
+// checkSystemKey looks for the record of the key of herald's own mail
+// until a check sees it holding the key's public half, alone at its name;
+// from then on that mail is signed (Mail.systemSigner). A failure is
+// logged: it never fails the check of an account's domain.
+func (d *DomainChecks) checkSystemKey(ctx context.Context) {
+	st, err := d.mail.SystemKeyState(ctx)
+	if err != nil || st == nil || st.SeenAt != nil {
+		if err != nil {
+			d.log.Warn("check of the key of herald's own mail", "err", err)
+		}
+		return
+	}
+	r, err := d.dns()
+	if err != nil {
+		return // check says so for the account's domain
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	txt, err := r.TXT(ctx, st.Record.Name)
+	if err != nil {
+		d.log.Warn("check of the key of herald's own mail", "record", st.Record.Name, "err", err)
+		return
+	}
+	if want := tags(st.Record.Value)["p"]; len(txt) != 1 || tags(txt[0])["p"] != want {
+		return
+	}
+	if err := d.mail.markSystemKeySeen(context.WithoutCancel(ctx), st.key.Domain, d.now()); err != nil {
+		d.log.Warn("check of the key of herald's own mail", "err", err)
+	}
 }
 
 // check runs the checks of one domain and stores them, due again after
@@ -789,7 +831,8 @@ func (d *DomainChecks) Run(ctx context.Context, tick time.Duration) {
 	}
 }
 
-// CheckDue adds the rows of new sending domains (at most hourly), then
+// CheckDue adds the rows of new sending domains and looks for the record
+// of the key of herald's own mail until it is seen (at most hourly), then
 // claims due domains in batches and checks them; it returns how many it
 // checked. Processes on one PostgreSQL database pass each other's claims
 // (SKIP LOCKED) and a claim is a lease, so each domain is checked once
@@ -799,6 +842,7 @@ func (d *DomainChecks) CheckDue(ctx context.Context) (int, error) {
 		if err := d.seed(ctx); err != nil {
 			return 0, err
 		}
+		d.checkSystemKey(ctx)
 		d.lastSeed = now
 	}
 	checked := 0

@@ -129,7 +129,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 	}
 	events := &Events{db: db}
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
-	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	checks := newDomainChecks(db, bounces, mail, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
 	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
