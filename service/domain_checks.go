@@ -72,14 +72,15 @@ type DomainReport struct {
 // Results are stored with their time; Run checks each domain again
 // daily, CheckNow on demand.
 type DomainChecks struct {
-	db        *DB
-	bounces   *Bounces
-	mail      *Mail // the key of herald's own mail, checked beside the domains
-	now       func() time.Time
-	dnsServer string
-	relayHost string // host of HERALD_SMTP_URL; "" = the outbox
-	baseHost  string // host of HERALD_BASE_URL
-	inbound   bool   // HERALD_INBOUND_ADDR is set
+	db          *DB
+	bounces     *Bounces
+	mail        *Mail // the key of herald's own mail, checked beside the domains
+	now         func() time.Time
+	dnsServer   string
+	relayHost   string // host of HERALD_SMTP_URL; "" = the outbox
+	baseHost    string // host of HERALD_BASE_URL
+	inbound     bool   // HERALD_INBOUND_ADDR is set
+	inboundHost string // its host, when it names one
 
 	// Every is how often a domain is checked again (default a day);
 	// Lease is how long a claimed domain stays with its checker before
@@ -98,11 +99,14 @@ type DomainCheckConfig struct {
 	DNSServer string // HERALD_DNS_SERVER; "" = /etc/resolv.conf
 	RelayHost string // the host of HERALD_SMTP_URL; "" = outbox
 	Inbound   bool   // HERALD_INBOUND_ADDR is set
+	// InboundHost is the host HERALD_INBOUND_ADDR names ("" for ":2525"
+	// or an unspecified address such as 0.0.0.0).
+	InboundHost string
 }
 
 func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
 	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, dnsServer: cfg.DNSServer, relayHost: strings.ToLower(cfg.RelayHost),
-		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
+		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, inboundHost: strings.ToLower(cfg.InboundHost), Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
 }
 
 func (d *DomainChecks) dns() (*Resolver, error) {
@@ -663,9 +667,86 @@ func (d *DomainChecks) bounceDomain() string {
 	return strings.ToLower(a[strings.LastIndexByte(a, '@')+1:])
 }
 
+// heraldHost is a host that takes mail for herald: herald itself or the
+// relay in front of it.
+type heraldHost struct {
+	name string
+	what string // for people: "herald", "herald's inbound server", "the relay herald sends through"
+}
+
+// heraldHosts are the hosts an MX of the bounce domain may name for
+// reports to reach herald's inbound server: herald's public host, the
+// host its inbound server listens on, and the relay herald sends through,
+// which the Setup page shows how to have hand the bounce domain's mail to
+// herald.
+func (d *DomainChecks) heraldHosts() []heraldHost {
+	var out []heraldHost
+	seen := map[string]bool{}
+	for _, h := range []heraldHost{{d.baseHost, "herald"}, {d.inboundHost, "herald's inbound server"}, {d.relayHost, "the relay herald sends through"}} {
+		if h.name != "" && !seen[h.name] {
+			seen[h.name] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// addrs are a host's addresses: itself when it is one, else its A and
+// AAAA records.
+func addrs(ctx context.Context, r *Resolver, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	return r.IPs(ctx, host)
+}
+
+// mxReachesHerald says which of herald's hosts an MX host is: by name,
+// else by address (an MX named for the bounce domain, such as
+// mx.shop.example.com, on the relay's or herald's machine). ok false with
+// an error when a lookup got no answer and nothing matched.
+func (d *DomainChecks) mxReachesHerald(ctx context.Context, r *Resolver, mx []string) (match heraldHost, via string, ok bool, err error) {
+	hosts := d.heraldHosts()
+	for _, m := range mx {
+		for _, h := range hosts {
+			if m == h.name {
+				return h, m, true, nil
+			}
+		}
+	}
+	var lookupErr error
+	own := map[netip.Addr]heraldHost{}
+	for _, h := range hosts {
+		as, err := addrs(ctx, r, h.name)
+		if err != nil {
+			lookupErr = err
+			continue
+		}
+		for _, a := range as {
+			if _, dup := own[a]; !dup {
+				own[a] = h
+			}
+		}
+	}
+	for _, m := range mx {
+		as, err := addrs(ctx, r, m)
+		if err != nil {
+			lookupErr = err
+			continue
+		}
+		for _, a := range as {
+			if h, hit := own[a]; hit {
+				return h, m + " (" + a.String() + ")", true, nil
+			}
+		}
+	}
+	return heraldHost{}, "", false, lookupErr
+}
+
 // checkBounce checks that the return path's domain receives mail (MX or
-// A), and that its MX names herald's host when herald's inbound SMTP
-// server takes the reports.
+// A), and, when herald's inbound SMTP server takes the reports, that its
+// MX reaches herald: herald's host, the inbound server's host, or the
+// relay herald sends through (the relay in front of herald that the Setup
+// page describes), by name or by address.
 func (d *DomainChecks) checkBounce(ctx context.Context, r *Resolver) DomainCheckResult {
 	bd := d.bounceDomain()
 	res := DomainCheckResult{Check: CheckBounce}
@@ -675,19 +756,30 @@ func (d *DomainChecks) checkBounce(ctx context.Context, r *Resolver) DomainCheck
 	}
 	res.Found = strings.Join(mx, ", ")
 	if d.inbound {
-		for _, h := range mx {
-			if h == d.baseHost {
-				res.Status, res.Detail = StatusPass, "The MX of the bounce domain "+bd+" points at herald ("+d.baseHost+"): bounces and complaints come back to it."
-				return res
+		h, via, ok, lerr := d.mxReachesHerald(ctx, r, mx)
+		if ok {
+			res.Status = StatusPass
+			if h.what == "herald" || h.what == "herald's inbound server" {
+				res.Detail = "The MX of the bounce domain " + bd + " points at " + h.what + " (" + via + "): bounces and complaints come back to it."
+			} else {
+				res.Detail = "The MX of the bounce domain " + bd + " points at " + h.what + " (" + via + "): bounces and complaints reach herald when the relay hands the bounce domain's mail to herald's inbound server (Bounces & complaints → Setup)."
 			}
+			return res
+		}
+		if lerr != nil {
+			return temporary(CheckBounce, bd, lerr)
+		}
+		var names []string
+		for _, h := range d.heraldHosts() {
+			names = append(names, h.what+" ("+h.name+")")
 		}
 		res.Status = StatusFail
 		if len(mx) == 0 {
 			res.Detail = "The bounce domain " + bd + " has no MX record: bounces and complaints cannot reach herald's inbound server."
 		} else {
-			res.Detail = "The MX of the bounce domain " + bd + " points at " + res.Found + ", not at herald (" + d.baseHost + "): bounces and complaints do not reach herald's inbound server."
+			res.Detail = "The MX of the bounce domain " + bd + " points at " + res.Found + ", not at " + strings.Join(names, " nor ") + ": bounces and complaints do not reach herald's inbound server."
 		}
-		res.Fix = "Publish this MX record at " + bd + " (and let port 25 of " + d.baseHost + " reach herald's inbound server)."
+		res.Fix = "Publish this MX record at " + bd + " (and let port 25 of " + d.baseHost + " reach herald's inbound server), or point it at a relay that hands the bounce domain's mail to herald (Bounces & complaints → Setup)."
 		res.Record = &DNSRecord{Purpose: "MX", Name: bd, Value: "10 " + d.baseHost + "."}
 		return res
 	}

@@ -547,3 +547,56 @@ func TestChecklistReadsDomainChecks(t *testing.T) {
 		t.Fatalf("published: %+v", it)
 	}
 }
+
+// TestBounceDomainMXReachesHerald: with herald's inbound server on, the
+// bounce domain's MX passes when it is herald itself (HERALD_BASE_URL's
+// host, HERALD_INBOUND_ADDR's host) or the relay herald sends through
+// (the relay in front of herald the Setup page describes), by name or by
+// address; any other mail server fails, with the fix.
+func TestBounceDomainMXReachesHerald(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "relay.example.net", Inbound: true, InboundHost: "192.0.2.25"}})
+	acct := newAccount(t, svc, "owner@herald.test")
+	srv.Add(t,
+		`relay.example.net. A 198.51.100.7`,
+		`herald.example.net. A 203.0.113.80`,
+		`mx.shop.example.com. A 198.51.100.7`,    // on the relay's machine
+		`in.shop.example.com. A 192.0.2.25`,      // herald's inbound listener
+		`www.shop.example.com. A 203.0.113.80`,   // herald's public host
+		`mx.mailhost.example.net. A 192.0.2.200`, // someone else's
+	)
+	for _, c := range []struct {
+		mx, status, detail string
+	}{
+		{"relay.example.net", service.StatusPass, "points at the relay herald sends through (relay.example.net)"},
+		{"mx.shop.example.com", service.StatusPass, "the relay herald sends through (mx.shop.example.com (198.51.100.7))"},
+		{"herald.example.net", service.StatusPass, "points at herald (herald.example.net)"},
+		{"www.shop.example.com", service.StatusPass, "points at herald (www.shop.example.com (203.0.113.80))"},
+		{"in.shop.example.com", service.StatusPass, "herald's inbound server (in.shop.example.com (192.0.2.25))"},
+		{"mx.mailhost.example.net", service.StatusFail, "not at herald (herald.example.net) nor herald's inbound server (192.0.2.25) nor the relay herald sends through (relay.example.net)"},
+	} {
+		t.Run(c.mx, func(t *testing.T) {
+			srv.Remove("shop.example.com")
+			srv.Add(t, `shop.example.com. MX 10 `+c.mx+`.`)
+			rep, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := wantStatus(t, rep, service.CheckBounce, c.status, c.detail)
+			if c.status == service.StatusFail && (b.Record == nil || b.Record.Value != "10 herald.example.net." || !strings.Contains(b.Fix, "relay")) {
+				t.Fatalf("fix %q record %+v", b.Fix, b.Record)
+			}
+		})
+	}
+	// A relay whose address DNS cannot give now: try again, not "wrong".
+	srv.Remove("shop.example.com")
+	srv.Add(t, `shop.example.com. MX 10 mx.mailhost.example.net.`)
+	srv.Fail("relay.example.net", dns.RcodeServerFailure)
+	rep, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, rep, service.CheckBounce, service.StatusWarn, "could not read")
+}
