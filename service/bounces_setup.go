@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"net"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,7 +43,8 @@ const mxTimeout = 3 * time.Second
 
 // Setup reads the bounce setup of the account: its senders' domains beside
 // the bounce domain, its newest report, and the bounce domain's MX records
-// (a live lookup, bounded by mxTimeout).
+// (a live lookup, bounded by mxTimeout, asking the DNS server the domain
+// checks ask: HERALD_DNS_SERVER, else the system's).
 func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, error) {
 	address := b.Address()
 	if address == "" {
@@ -73,18 +73,18 @@ func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, err
 	if len(last) == 1 {
 		s.Last = &last[0]
 	}
+	r, err := b.resolver.get()
+	if err != nil {
+		s.MXError = err.Error()
+		return s, nil
+	}
 	lctx, cancel := context.WithTimeout(ctx, mxTimeout)
 	defer cancel()
-	mx, err := net.DefaultResolver.LookupMX(lctx, s.Domain)
-	switch {
+	switch s.MX, err = r.MX(lctx, s.Domain); {
 	case err != nil:
 		s.MXError = err.Error()
-	case len(mx) == 0:
+	case len(s.MX) == 0:
 		s.MXError = "no MX record"
-	}
-	sort.SliceStable(mx, func(i, j int) bool { return mx[i].Pref < mx[j].Pref })
-	for _, r := range mx {
-		s.MX = append(s.MX, strings.TrimSuffix(r.Host, "."))
 	}
 	return s, nil
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/net/publicsuffix"
@@ -76,7 +75,7 @@ type DomainChecks struct {
 	bounces     *Bounces
 	mail        *Mail // the key of herald's own mail, checked beside the domains
 	now         func() time.Time
-	dnsServer   string
+	resolver    *sharedResolver
 	relayHost   string // host of HERALD_SMTP_URL; "" = the outbox
 	baseHost    string // host of HERALD_BASE_URL
 	inbound     bool   // HERALD_INBOUND_ADDR is set
@@ -88,10 +87,7 @@ type DomainChecks struct {
 	Every, Lease time.Duration
 	log          *slog.Logger
 
-	resolverOnce sync.Once
-	resolver     *Resolver
-	resolverErr  error
-	lastSeed     time.Time
+	lastSeed time.Time
 }
 
 // DomainCheckConfig is the configuration the checks read.
@@ -104,15 +100,12 @@ type DomainCheckConfig struct {
 	InboundHost string
 }
 
-func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
-	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, dnsServer: cfg.DNSServer, relayHost: strings.ToLower(cfg.RelayHost),
+func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, resolver *sharedResolver, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
+	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, resolver: resolver, relayHost: strings.ToLower(cfg.RelayHost),
 		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, inboundHost: strings.ToLower(cfg.InboundHost), Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
 }
 
-func (d *DomainChecks) dns() (*Resolver, error) {
-	d.resolverOnce.Do(func() { d.resolver, d.resolverErr = NewResolver(d.dnsServer) })
-	return d.resolver, d.resolverErr
-}
+func (d *DomainChecks) dns() (*Resolver, error) { return d.resolver.get() }
 
 // Authenticated returns what the last check of the account's domain
 // found (Checked false when it was never checked).
@@ -1004,12 +997,9 @@ func (d *DomainChecks) seed(ctx context.Context) error {
 	return nil
 }
 
-// UseResolver has the checks ask r (tests point it at a DNS server they
-// started).
-func (d *DomainChecks) UseResolver(r *Resolver) {
-	d.resolverOnce.Do(func() {})
-	d.resolver, d.resolverErr = r, nil
-}
+// UseResolver has the checks, and every other lookup of the service (the
+// bounce setup's), ask r (tests point it at a DNS server they started).
+func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
 
 // Unsigned returns the addresses of the account's verified senders whose
 // mail goes out without a DKIM signature: their domain has no key seen

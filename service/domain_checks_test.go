@@ -600,3 +600,32 @@ func TestBounceDomainMXReachesHerald(t *testing.T) {
 	}
 	wantStatus(t, rep, service.CheckBounce, service.StatusWarn, "could not read")
 }
+
+// TestBounceSetupAsksTheChecksDNSServer: the setup page's live MX lookup
+// asks HERALD_DNS_SERVER, as the domain checks do, and sorts by
+// preference; a name without MX says so.
+func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
+	acct := newAccount(t, svc, "owner@herald.test")
+	srv.Add(t, `shop.example.com. MX 20 B.Relay.example.net.`, `shop.example.com. MX 10 a.relay.example.net.`)
+	st, err := svc.Bounces.Setup(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(st.MX, " ") != "a.relay.example.net b.relay.example.net" || st.MXError != "" {
+		t.Fatalf("MX %q (error %q), want what %s answers", st.MX, st.MXError, srv.Addr)
+	}
+	if srv.Asked("shop.example.com") == 0 {
+		t.Fatal("the DNS server of the checks was not asked")
+	}
+	if err := svc.Bounces.SetAddress("bounces@bare.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Add(t, `bare.example.com. A 192.0.2.1`)
+	if st, err = svc.Bounces.Setup(ctx, acct); err != nil || len(st.MX) != 0 || st.MXError != "no MX record" {
+		t.Fatalf("no MX: %q %q %v", st.MX, st.MXError, err)
+	}
+}
