@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"net"
 	"strings"
 	"time"
 
@@ -99,31 +98,4 @@ func Aligned(bounceDomain, fromDomain string) bool {
 		return strings.EqualFold(bounceDomain, fromDomain)
 	}
 	return a == f
-}
-
-// SPFMechanism names the relay in an SPF record: the include of a known
-// provider, else the relay's own address (or herald's host when it sends
-// directly).
-func SPFMechanism(relayHost, baseHost string) string {
-	h := strings.ToLower(relayHost)
-	for _, p := range []struct{ suffix, include string }{
-		{".amazonaws.com", "include:amazonses.com"},
-		{"sendgrid.net", "include:sendgrid.net"},
-		{"postmarkapp.com", "include:spf.mtasv.net"},
-		{"mailgun.org", "include:mailgun.org"},
-	} {
-		if strings.HasSuffix(h, p.suffix) {
-			return p.include
-		}
-	}
-	if h == "" || h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
-		return "a:" + baseHost
-	}
-	if ip := net.ParseIP(h); ip != nil {
-		if ip.To4() != nil {
-			return "ip4:" + h
-		}
-		return "ip6:" + h
-	}
-	return "a:" + h
 }

@@ -389,20 +389,46 @@ type sendingAddr struct {
 	what string
 }
 
-// sendingIPs are the addresses SPF must allow: the relay's (its A and
-// AAAA records) and those the account names. why says what is missing
-// when there is none.
+// isLocal reports whether host names this machine: localhost (or a name
+// under .localhost) or a loopback address.
+func isLocal(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// mailHost is the host herald's mail leaves from, as receivers see it:
+// the relay of HERALD_SMTP_URL, or, for a relay on herald's own machine
+// (localhost, a loopback address), herald's public host: receivers never
+// see 127.0.0.1, they see the machine's public address. what says which
+// for people. "" for the outbox.
+func (d *DomainChecks) mailHost() (host, what string) {
+	switch h := d.relayHost; {
+	case h == "":
+		return "", ""
+	case isLocal(h) && d.baseHost != "" && !isLocal(d.baseHost):
+		return d.baseHost, "herald's host " + d.baseHost + " (the relay " + h + " runs on it)"
+	default:
+		return h, "the relay " + h
+	}
+}
+
+// sendingIPs are the addresses SPF must allow: those mail leaves from
+// (mailHost: the address, or its A and AAAA records) and those the account
+// names. why says what is missing when there is none.
 func (d *DomainChecks) sendingIPs(ctx context.Context, r *Resolver, named string) ([]sendingAddr, string) {
 	var out []sendingAddr
 	why := ""
-	if d.relayHost != "" {
-		if a, err := netip.ParseAddr(d.relayHost); err == nil {
-			out = append(out, sendingAddr{a, "the relay"})
-		} else if ips, err := r.IPs(ctx, d.relayHost); err != nil {
-			why = "the relay's address could not be read (" + err.Error() + ")"
+	if h, what := d.mailHost(); h != "" {
+		if a, err := netip.ParseAddr(h); err == nil {
+			out = append(out, sendingAddr{a, what})
+		} else if ips, err := r.IPs(ctx, h); err != nil {
+			why = "the address of " + what + " could not be read (" + err.Error() + ")"
 		} else {
 			for _, a := range ips {
-				out = append(out, sendingAddr{a, "the relay " + d.relayHost})
+				out = append(out, sendingAddr{a, what})
 			}
 		}
 	}
@@ -419,24 +445,52 @@ func (d *DomainChecks) sendingIPs(ctx context.Context, r *Resolver, named string
 	return out, why
 }
 
-// spfTerms are what the SPF proposal adds: the relay (include: when it
-// publishes SPF itself, a: otherwise, ip4:/ip6: for an address) and the
-// account's addresses.
+// providerIncludes are the SPF includes of relays whose sending addresses
+// are not their SMTP host's: mail leaves from the provider's pools.
+var providerIncludes = []struct{ suffix, include string }{
+	{".amazonaws.com", "include:amazonses.com"},
+	{"sendgrid.net", "include:sendgrid.net"},
+	{"postmarkapp.com", "include:spf.mtasv.net"},
+	{"mailgun.org", "include:mailgun.org"},
+}
+
+// spfTerms are what an SPF proposal adds, the one rule of every SPF record
+// herald proposes (a sender's domain, the bounce domain): where mail
+// leaves from (mailHost) as a known provider's include, ip4:/ip6: for an
+// address, include:<host> when the host publishes SPF itself, a:<host>
+// otherwise; then the account's addresses.
 func (d *DomainChecks) spfTerms(ctx context.Context, r *Resolver, named string) []string {
 	var out []string
-	if h := d.relayHost; h != "" {
-		if a, err := netip.ParseAddr(h); err == nil {
-			out = append(out, ipTerm(a.String()))
-		} else if txt, err := r.TXT(ctx, h); err == nil && len(spfRecords(txt)) == 1 {
-			out = append(out, "include:"+h)
-		} else {
-			out = append(out, "a:"+h)
+	if h, _ := d.mailHost(); h != "" {
+		term := ""
+		for _, p := range providerIncludes {
+			if strings.HasSuffix(h, p.suffix) {
+				term = p.include
+				break
+			}
 		}
+		switch a, err := netip.ParseAddr(h); {
+		case term != "":
+		case err == nil:
+			term = ipTerm(a.String())
+		case r != nil && spfPublished(ctx, r, h):
+			term = "include:" + h
+		default:
+			term = "a:" + h
+		}
+		out = append(out, term)
 	}
 	for _, f := range strings.Fields(named) {
 		out = append(out, ipTerm(f))
 	}
 	return out
+}
+
+// spfPublished reports whether host publishes one SPF record (then an
+// include of it names its senders).
+func spfPublished(ctx context.Context, r *Resolver, host string) bool {
+	txt, err := r.TXT(ctx, host)
+	return err == nil && len(spfRecords(txt)) == 1
 }
 
 func ipTerm(s string) string {
@@ -446,9 +500,10 @@ func ipTerm(s string) string {
 	return "ip4:" + s
 }
 
-// SPFProposal is the SPF record herald proposes for the domain: the one
-// published (as last checked) with the relay and the account's addresses
-// merged in, or a new one.
+// SPFProposal is the SPF record herald proposes for the domain, on a
+// sender's DNS page and, for the bounce domain, on the Bounces &
+// complaints Setup page alike: the one published (as last checked) with
+// spfTerms merged in, or a new one ending in ~all.
 func (d *DomainChecks) SPFProposal(ctx context.Context, accountID int64, domain string) string {
 	var row models.DomainCheck
 	_ = d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error
@@ -458,14 +513,13 @@ func (d *DomainChecks) SPFProposal(ctx context.Context, accountID int64, domain 
 			found = res.Found
 		}
 	}
-	var terms []string
-	if r, err := d.dns(); err == nil {
-		// A page waits for this: a DNS server that does not answer costs
-		// two seconds at most (the relay is then proposed as a:host).
-		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		terms = d.spfTerms(tctx, r, row.SendingIPs)
-		cancel()
-	}
+	// A page waits for this: a DNS server that does not answer costs two
+	// seconds at most, and the relay is then proposed as a:host, as it is
+	// without a resolver at all.
+	r, _ := d.dns()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	terms := d.spfTerms(tctx, r, row.SendingIPs)
+	cancel()
 	if len(terms) == 0 && found == "" {
 		_, v := delivery.SPFRecord(domain, "")
 		return v

@@ -629,3 +629,57 @@ func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
 		t.Fatalf("no MX: %q %q %v", st.MX, st.MXError, err)
 	}
 }
+
+// TestSPFProposalRule: the one rule of the SPF records herald proposes
+// (a sender's page, the bounce domain's Setup page): a relay on herald's
+// own machine is named by herald's public host, never 127.0.0.1, and the
+// check tests that host's addresses; a known provider by its include; an
+// address as ip4:; a host with its own SPF by include:, else a:.
+func TestSPFProposalRule(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	srv.Add(t,
+		`herald.example.net. A 203.0.113.80`,
+		`relay.example.net. TXT "v=spf1 ip4:198.51.100.0/24 -all"`,
+		`plain.example.net. A 198.51.100.9`,
+		`local.example.com. TXT "v=spf1 a:herald.example.net -all"`,
+		`_dmarc.local.example.com. TXT "v=DMARC1; p=reject"`,
+	)
+	for _, c := range []struct{ relay, want string }{
+		{"127.0.0.1", "v=spf1 a:herald.example.net ~all"},
+		{"localhost", "v=spf1 a:herald.example.net ~all"},
+		{"::1", "v=spf1 a:herald.example.net ~all"},
+		{"email-smtp.eu-west-1.amazonaws.com", "v=spf1 include:amazonses.com ~all"},
+		{"smtp.sendgrid.net", "v=spf1 include:sendgrid.net ~all"},
+		{"198.51.100.7", "v=spf1 ip4:198.51.100.7 ~all"},
+		{"relay.example.net", "v=spf1 include:relay.example.net ~all"},
+		{"plain.example.net", "v=spf1 a:plain.example.net ~all"},
+		{"", "v=spf1 a mx ~all"},
+	} {
+		t.Run(c.relay, func(t *testing.T) {
+			svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@local.example.com",
+				DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: c.relay}})
+			acct := newAccount(t, svc, "owner@herald.test")
+			if got := svc.DomainChecks.SPFProposal(ctx, acct, "new.example.org"); got != c.want {
+				t.Fatalf("SPFProposal with relay %q = %q, want %q", c.relay, got, c.want)
+			}
+			if c.relay != "127.0.0.1" {
+				return
+			}
+			// The relay on herald's machine: the check tests herald's
+			// public address against the domain's SPF.
+			rep, err := svc.DomainChecks.CheckNow(ctx, acct, "local.example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStatus(t, rep, service.CheckSPF, service.StatusPass, "lets in every address")
+			srv.Remove("local.example.com")
+			srv.Add(t, `local.example.com. TXT "v=spf1 ip4:127.0.0.1 -all"`)
+			rep, _ = svc.DomainChecks.CheckNow(ctx, acct, "local.example.com")
+			spf := wantStatus(t, rep, service.CheckSPF, service.StatusFail, "203.0.113.80 (herald's host herald.example.net (the relay 127.0.0.1 runs on it))")
+			if spf.Record == nil || spf.Record.Value != "v=spf1 ip4:127.0.0.1 a:herald.example.net -all" {
+				t.Fatalf("proposal %+v", spf.Record)
+			}
+		})
+	}
+}

@@ -256,11 +256,6 @@ func (c config) hearing() web.Hearing {
 	if u, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err == nil {
 		h.Mailbox = u.String() // without the password
 	}
-	if c.SMTPURL != "" {
-		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
-			h.RelayHost = s.Host
-		}
-	}
 	return h
 }
 
