@@ -104,10 +104,10 @@ type Checks struct {
 	SystemFrom   string
 	SystemRecord string
 	SystemSigned bool
-	SendingIPs string
-	Error      string   // a check that could not run
-	IPErrors   []string // of the sending addresses field
-	CSRF       string
+	SendingIPs   string
+	Error        string   // a check that could not run
+	IPErrors     []string // of the sending addresses field
+	CSRF         string
 }
 
 // CheckResult is one check: pass, warn or fail, what was found, the fix.
