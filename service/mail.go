@@ -36,6 +36,20 @@ func DefaultSystemFrom(baseURL string) string { return "no-reply@" + hostOf(base
 // host of the public address (decisions.md 7).
 func DefaultBounceAddress(baseURL string) string { return "bounces@" + hostOf(baseURL) }
 
+// OneClickWarning says why RFC 8058 one-click unsubscribe cannot work
+// with baseURL: a plain http address on a host that is not this machine
+// (receivers POST to the List-Unsubscribe link only when it is https).
+// "" for https, and for localhost or a loopback address (a trial run).
+func OneClickWarning(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || isLocal(strings.ToLower(u.Hostname())) {
+		return ""
+	}
+	return "HERALD_BASE_URL is plain http on " + u.Hostname() + ": RFC 8058 one-click unsubscribe needs an https link, " +
+		"so Gmail, Yahoo and other mailbox providers ignore the one-click header of herald's mail (and may not show their unsubscribe button). " +
+		"Serve herald over https (for example behind a TLS proxy) and set HERALD_BASE_URL to its https:// address."
+}
+
 func hostOf(baseURL string) string {
 	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
 		return u.Hostname()

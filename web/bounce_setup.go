@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/service"
 	"herald/views"
 	"herald/views/suppressions"
 )
@@ -39,7 +40,7 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	}
 	local := st.Address[:strings.LastIndexByte(st.Address, '@')]
 	s := suppressions.Setup{
-		Address: st.Address, Domain: st.Domain, MX: st.MX, MXError: st.MXError, Last: st.Last,
+		Address: st.Address, Domain: st.Domain, MX: st.MX, MXError: st.MXError, Last: st.Last, HTTPSWarning: service.OneClickWarning(base),
 		Examples: []suppressions.Example{
 			{What: "Return path of a message", Address: local + "+b<token>@" + st.Domain},
 			{What: "List-Unsubscribe mail address", Address: local + "+u<token>@" + st.Domain},

@@ -131,3 +131,30 @@ func TestSPFOneRuleOnBothPages(t *testing.T) {
 		t.Fatalf("Setup page SPF %q, want %q", got, want)
 	}
 }
+
+// TestSetupPageWarnsPlainHTTP: the Setup page says that RFC 8058
+// one-click unsubscribe needs https when the public address is plain
+// http on a host that is not this machine.
+func TestSetupPageWarnsPlainHTTP(t *testing.T) {
+	for base, warn := range map[string]bool{
+		"http://herald.example.com":  true,
+		"http://192.0.2.10:8080":     true,
+		"https://herald.example.com": false,
+		"http://localhost:8080":      false,
+		"http://127.0.0.1:8080":      false,
+	} {
+		t.Run(base, func(t *testing.T) {
+			a := newTestApp(t, web.Options{BaseURL: base})
+			c, _ := a.account("Ada", "ada@example.com")
+			r := c.get("/suppressions/setup")
+			wantStatus(t, r, http.StatusOK)
+			note := first(r.doc, "#setup-https")
+			if (note != nil) != warn {
+				t.Fatalf("%s: https note shown %v, want %v", base, note != nil, warn)
+			}
+			if warn && (!strings.Contains(text(note), "RFC 8058") || !strings.Contains(text(note), "https")) {
+				t.Fatalf("note %q", text(note))
+			}
+		})
+	}
+}

@@ -90,6 +90,9 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	if warn := baseURLMismatch(cfg.Addr, cfg.BaseURL); warn != "" {
 		slog.Warn(warn, "addr", cfg.Addr, "base_url", cfg.BaseURL)
 	}
+	if warn := service.OneClickWarning(cfg.BaseURL); warn != "" {
+		slog.Warn(warn, "base_url", cfg.BaseURL)
+	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return err

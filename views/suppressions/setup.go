@@ -26,6 +26,9 @@ type Setup struct {
 	Senders  []Alignment
 	Relay    []Snippet
 	Last     *models.Feedback // the newest report of the account
+	// HTTPSWarning says why one-click unsubscribe cannot work with the
+	// public address (plain http); "" when it can.
+	HTTPSWarning string
 }
 
 // Example is one form of address at the bounce domain.
