@@ -645,18 +645,19 @@ func TestSPFProposalRule(t *testing.T) {
 		`local.example.com. TXT "v=spf1 a:herald.example.net -all"`,
 		`_dmarc.local.example.com. TXT "v=DMARC1; p=reject"`,
 	)
-	for _, c := range []struct{ relay, want string }{
-		{"127.0.0.1", "v=spf1 a:herald.example.net ~all"},
-		{"localhost", "v=spf1 a:herald.example.net ~all"},
-		{"::1", "v=spf1 a:herald.example.net ~all"},
-		{"email-smtp.eu-west-1.amazonaws.com", "v=spf1 include:amazonses.com ~all"},
-		{"smtp.sendgrid.net", "v=spf1 include:sendgrid.net ~all"},
-		{"198.51.100.7", "v=spf1 ip4:198.51.100.7 ~all"},
-		{"relay.example.net", "v=spf1 include:relay.example.net ~all"},
-		{"plain.example.net", "v=spf1 a:plain.example.net ~all"},
-		{"", "v=spf1 a mx ~all"},
+	for _, c := range []struct{ name, relay, want string }{
+		{"loopback", "127.0.0.1", "v=spf1 a:herald.example.net ~all"},
+		{"localhost", "localhost", "v=spf1 a:herald.example.net ~all"},
+		{"ipv6 loopback", "::1", "v=spf1 a:herald.example.net ~all"},
+		{"SES", "email-smtp.eu-west-1.amazonaws.com", "v=spf1 include:amazonses.com ~all"},
+		{"SendGrid", "smtp.sendgrid.net", "v=spf1 include:sendgrid.net ~all"},
+		{"address", "198.51.100.7", "v=spf1 ip4:198.51.100.7 ~all"},
+		{"relay with SPF", "relay.example.net", "v=spf1 include:relay.example.net ~all"},
+		{"relay without SPF", "plain.example.net", "v=spf1 a:plain.example.net ~all"},
+		// The subtest's name becomes a path in the SQLite DSN: no "#".
+		{"outbox", "", "v=spf1 a mx ~all"},
 	} {
-		t.Run(c.relay, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@local.example.com",
 				DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: c.relay}})
 			acct := newAccount(t, svc, "owner@herald.test")
