@@ -96,12 +96,6 @@ func (m *Mail) SystemKey(ctx context.Context) (*delivery.DKIMKey, error) {
 	return systemKey(ctx, m.db, m.from.Address)
 }
 
-// SystemKey returns the DKIM key of herald's own mail from address (see
-// Mail.SystemKey).
-func (s *Settings) SystemKey(ctx context.Context, from string) (*delivery.DKIMKey, error) {
-	return systemKey(ctx, s.db, from)
-}
-
 func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, error) {
 	domain := strings.ToLower(from[strings.LastIndexByte(from, '@')+1:])
 	name := "dkim_system_" + domain
