@@ -14,6 +14,7 @@ import (
 type Bounces struct {
 	db       *DB
 	settings *Settings
+	resolver *sharedResolver // the setup page's MX lookup
 
 	mu      sync.Mutex
 	address string

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"net"
-	"sort"
 	"strings"
 	"time"
 
@@ -44,7 +42,8 @@ const mxTimeout = 3 * time.Second
 
 // Setup reads the bounce setup of the account: its senders' domains beside
 // the bounce domain, its newest report, and the bounce domain's MX records
-// (a live lookup, bounded by mxTimeout).
+// (a live lookup, bounded by mxTimeout, asking the DNS server the domain
+// checks ask: HERALD_DNS_SERVER, else the system's).
 func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, error) {
 	address := b.Address()
 	if address == "" {
@@ -73,18 +72,18 @@ func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, err
 	if len(last) == 1 {
 		s.Last = &last[0]
 	}
+	r, err := b.resolver.get()
+	if err != nil {
+		s.MXError = err.Error()
+		return s, nil
+	}
 	lctx, cancel := context.WithTimeout(ctx, mxTimeout)
 	defer cancel()
-	mx, err := net.DefaultResolver.LookupMX(lctx, s.Domain)
-	switch {
+	switch s.MX, err = r.MX(lctx, s.Domain); {
 	case err != nil:
 		s.MXError = err.Error()
-	case len(mx) == 0:
+	case len(s.MX) == 0:
 		s.MXError = "no MX record"
-	}
-	sort.SliceStable(mx, func(i, j int) bool { return mx[i].Pref < mx[j].Pref })
-	for _, r := range mx {
-		s.MX = append(s.MX, strings.TrimSuffix(r.Host, "."))
 	}
 	return s, nil
 }
@@ -99,31 +98,4 @@ func Aligned(bounceDomain, fromDomain string) bool {
 		return strings.EqualFold(bounceDomain, fromDomain)
 	}
 	return a == f
-}
-
-// SPFMechanism names the relay in an SPF record: the include of a known
-// provider, else the relay's own address (or herald's host when it sends
-// directly).
-func SPFMechanism(relayHost, baseHost string) string {
-	h := strings.ToLower(relayHost)
-	for _, p := range []struct{ suffix, include string }{
-		{".amazonaws.com", "include:amazonses.com"},
-		{"sendgrid.net", "include:sendgrid.net"},
-		{"postmarkapp.com", "include:spf.mtasv.net"},
-		{"mailgun.org", "include:mailgun.org"},
-	} {
-		if strings.HasSuffix(h, p.suffix) {
-			return p.include
-		}
-	}
-	if h == "" || h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
-		return "a:" + baseHost
-	}
-	if ip := net.ParseIP(h); ip != nil {
-		if ip.To4() != nil {
-			return "ip4:" + h
-		}
-		return "ip6:" + h
-	}
-	return "a:" + h
 }

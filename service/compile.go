@@ -111,7 +111,7 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 	}
 	// Signed when the account has a key for the sender's domain (made on
 	// the sender's DNS page) whose record a DNS check has seen, or that
-	// may sign anyway (the console switch; keys of `herald dkim create`):
+	// may sign anyway (the console switch; `herald dkim create --sign-now`):
 	// the newest such key. Never made here, as the DNS record would be
 	// missing and the signature fail.
 	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])

@@ -2,9 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
-
-	"herald/models"
 )
 
 // DKIMRecord is the DNS TXT record of an account's DKIM key for one
@@ -17,10 +16,12 @@ type DKIMRecord struct {
 
 // DKIM returns the account's DKIM key for a sending domain as its DNS
 // record, making and storing the key the first time: the same key the
-// sender DNS page shows, and every message of the domain is signed with
-// it from then on (decisions.md 9): the key signs at once, before a DNS
-// check sees its record (its "sign anyway" is turned on). Errors:
-// validation (domain).
+// sender DNS page shows, and like it, it signs the domain's mail once a
+// DNS check has seen its record (decisions.md 9). The domain joins the
+// checks at once (due now), not at the next hourly look for new domains.
+// DomainChecks.SetSignAnyway (the console's switch, `--sign-now`) makes
+// it sign before that.
+// Errors: validation (domain).
 func (s *Senders) DKIM(ctx context.Context, accountID int64, domain string) (DKIMRecord, error) {
 	domain, err := validDomain("domain", domain)
 	if err != nil {
@@ -30,9 +31,12 @@ func (s *Senders) DKIM(ctx context.Context, accountID int64, domain string) (DKI
 	if err != nil {
 		return rec, err
 	}
-	err = s.db.W.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ? AND selector = ?", accountID, domain, rec.Selector).
-		Update("sign_anyway", 1).Error
-	return rec, err
+	if s.checks != nil {
+		if err := s.checks.ensureRow(ctx, accountID, domain); err != nil {
+			return rec, fmt.Errorf("dkim: schedule the check of %s: %w", domain, err)
+		}
+	}
+	return rec, nil
 }
 
 // dkimRecord finds or makes the account's key for an already valid domain.

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miekg/dns"
@@ -142,4 +143,33 @@ func (r *Resolver) MX(ctx context.Context, name string) ([]string, error) {
 		out = append(out, strings.ToLower(strings.TrimSuffix(rr.(*dns.MX).Mx, ".")))
 	}
 	return out, nil
+}
+
+// sharedResolver is the one Resolver of a service, made on first use from
+// HERALD_DNS_SERVER: the domain checks and the bounce setup page ask DNS
+// through it, so that both see what the same server answers.
+type sharedResolver struct {
+	server string
+
+	mu   sync.Mutex
+	made bool
+	r    *Resolver
+	err  error
+}
+
+func (s *sharedResolver) get() (*Resolver, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.made {
+		s.r, s.err = NewResolver(s.server)
+		s.made = true
+	}
+	return s.r, s.err
+}
+
+// use replaces the resolver with r (tests).
+func (s *sharedResolver) use(r *Resolver) {
+	s.mu.Lock()
+	s.r, s.err, s.made = r, nil, true
+	s.mu.Unlock()
 }

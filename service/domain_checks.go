@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/net/publicsuffix"
@@ -58,6 +57,10 @@ type DomainReport struct {
 	SignAnyway bool   // the console switch: the newest key signs before it is seen
 	Signing    string // the selector that signs now; "" = mail goes out unsigned
 	SendingIPs string // addresses the account names, checked against SPF
+	// System is the key of herald's own mail (verification links,
+	// invitations, alerts), checked with every Check now; nil when its
+	// domain cannot have one.
+	System *SystemKeyState
 }
 
 // DomainChecks reads, per sending domain of an account, the DNS records
@@ -68,13 +71,15 @@ type DomainReport struct {
 // Results are stored with their time; Run checks each domain again
 // daily, CheckNow on demand.
 type DomainChecks struct {
-	db        *DB
-	bounces   *Bounces
-	now       func() time.Time
-	dnsServer string
-	relayHost string // host of HERALD_SMTP_URL; "" = the outbox
-	baseHost  string // host of HERALD_BASE_URL
-	inbound   bool   // HERALD_INBOUND_ADDR is set
+	db          *DB
+	bounces     *Bounces
+	mail        *Mail // the key of herald's own mail, checked beside the domains
+	now         func() time.Time
+	resolver    *sharedResolver
+	relayHost   string // host of HERALD_SMTP_URL; "" = the outbox
+	baseHost    string // host of HERALD_BASE_URL
+	inbound     bool   // HERALD_INBOUND_ADDR is set
+	inboundHost string // its host, when it names one
 
 	// Every is how often a domain is checked again (default a day);
 	// Lease is how long a claimed domain stays with its checker before
@@ -82,10 +87,7 @@ type DomainChecks struct {
 	Every, Lease time.Duration
 	log          *slog.Logger
 
-	resolverOnce sync.Once
-	resolver     *Resolver
-	resolverErr  error
-	lastSeed     time.Time
+	lastSeed time.Time
 }
 
 // DomainCheckConfig is the configuration the checks read.
@@ -93,17 +95,17 @@ type DomainCheckConfig struct {
 	DNSServer string // HERALD_DNS_SERVER; "" = /etc/resolv.conf
 	RelayHost string // the host of HERALD_SMTP_URL; "" = outbox
 	Inbound   bool   // HERALD_INBOUND_ADDR is set
+	// InboundHost is the host HERALD_INBOUND_ADDR names ("" for ":2525"
+	// or an unspecified address such as 0.0.0.0).
+	InboundHost string
 }
 
-func newDomainChecks(db *DB, bounces *Bounces, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
-	return &DomainChecks{db: db, bounces: bounces, now: now, dnsServer: cfg.DNSServer, relayHost: strings.ToLower(cfg.RelayHost),
-		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
+func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, resolver *sharedResolver, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
+	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, resolver: resolver, relayHost: strings.ToLower(cfg.RelayHost),
+		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, inboundHost: strings.ToLower(cfg.InboundHost), Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
 }
 
-func (d *DomainChecks) dns() (*Resolver, error) {
-	d.resolverOnce.Do(func() { d.resolver, d.resolverErr = NewResolver(d.dnsServer) })
-	return d.resolver, d.resolverErr
-}
+func (d *DomainChecks) dns() (*Resolver, error) { return d.resolver.get() }
 
 // Authenticated returns what the last check of the account's domain
 // found (Checked false when it was never checked).
@@ -161,6 +163,9 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 	if k := signingKey(keys); k != nil {
 		rep.Signing = k.Selector
 	}
+	if rep.System, err = d.mail.SystemKeyState(ctx); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 
@@ -201,7 +206,41 @@ func (d *DomainChecks) CheckNow(ctx context.Context, accountID int64, domain str
 	if err := d.check(ctx, accountID, domain); err != nil {
 		return nil, err
 	}
+	// The record of herald's own mail's key is shown beside the domain's:
+	// Check now looks for it too.
+	d.checkSystemKey(ctx)
 	return d.Report(ctx, accountID, domain)
+}
+
+// checkSystemKey looks for the record of the key of herald's own mail
+// until a check sees it holding the key's public half, alone at its name;
+// from then on that mail is signed (Mail.systemSigner). A failure is
+// logged: it never fails the check of an account's domain.
+func (d *DomainChecks) checkSystemKey(ctx context.Context) {
+	st, err := d.mail.SystemKeyState(ctx)
+	if err != nil || st == nil || st.SeenAt != nil {
+		if err != nil {
+			d.log.Warn("check of the key of herald's own mail", "err", err)
+		}
+		return
+	}
+	r, err := d.dns()
+	if err != nil {
+		return // check says so for the account's domain
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	txt, err := r.TXT(ctx, st.Record.Name)
+	if err != nil {
+		d.log.Warn("check of the key of herald's own mail", "record", st.Record.Name, "err", err)
+		return
+	}
+	if want := tags(st.Record.Value)["p"]; len(txt) != 1 || tags(txt[0])["p"] != want {
+		return
+	}
+	if err := d.mail.markSystemKeySeen(context.WithoutCancel(ctx), st.key.Domain, d.now()); err != nil {
+		d.log.Warn("check of the key of herald's own mail", "err", err)
+	}
 }
 
 // check runs the checks of one domain and stores them, due again after
@@ -350,20 +389,46 @@ type sendingAddr struct {
 	what string
 }
 
-// sendingIPs are the addresses SPF must allow: the relay's (its A and
-// AAAA records) and those the account names. why says what is missing
-// when there is none.
+// isLocal reports whether host names this machine: localhost (or a name
+// under .localhost) or a loopback address.
+func isLocal(host string) bool {
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// mailHost is the host herald's mail leaves from, as receivers see it:
+// the relay of HERALD_SMTP_URL, or, for a relay on herald's own machine
+// (localhost, a loopback address), herald's public host: receivers never
+// see 127.0.0.1, they see the machine's public address. what says which
+// for people. "" for the outbox.
+func (d *DomainChecks) mailHost() (host, what string) {
+	switch h := d.relayHost; {
+	case h == "":
+		return "", ""
+	case isLocal(h) && d.baseHost != "" && !isLocal(d.baseHost):
+		return d.baseHost, "herald's host " + d.baseHost + " (the relay " + h + " runs on it)"
+	default:
+		return h, "the relay " + h
+	}
+}
+
+// sendingIPs are the addresses SPF must allow: those mail leaves from
+// (mailHost: the address, or its A and AAAA records) and those the account
+// names. why says what is missing when there is none.
 func (d *DomainChecks) sendingIPs(ctx context.Context, r *Resolver, named string) ([]sendingAddr, string) {
 	var out []sendingAddr
 	why := ""
-	if d.relayHost != "" {
-		if a, err := netip.ParseAddr(d.relayHost); err == nil {
-			out = append(out, sendingAddr{a, "the relay"})
-		} else if ips, err := r.IPs(ctx, d.relayHost); err != nil {
-			why = "the relay's address could not be read (" + err.Error() + ")"
+	if h, what := d.mailHost(); h != "" {
+		if a, err := netip.ParseAddr(h); err == nil {
+			out = append(out, sendingAddr{a, what})
+		} else if ips, err := r.IPs(ctx, h); err != nil {
+			why = "the address of " + what + " could not be read (" + err.Error() + ")"
 		} else {
 			for _, a := range ips {
-				out = append(out, sendingAddr{a, "the relay " + d.relayHost})
+				out = append(out, sendingAddr{a, what})
 			}
 		}
 	}
@@ -380,24 +445,52 @@ func (d *DomainChecks) sendingIPs(ctx context.Context, r *Resolver, named string
 	return out, why
 }
 
-// spfTerms are what the SPF proposal adds: the relay (include: when it
-// publishes SPF itself, a: otherwise, ip4:/ip6: for an address) and the
-// account's addresses.
+// providerIncludes are the SPF includes of relays whose sending addresses
+// are not their SMTP host's: mail leaves from the provider's pools.
+var providerIncludes = []struct{ suffix, include string }{
+	{".amazonaws.com", "include:amazonses.com"},
+	{"sendgrid.net", "include:sendgrid.net"},
+	{"postmarkapp.com", "include:spf.mtasv.net"},
+	{"mailgun.org", "include:mailgun.org"},
+}
+
+// spfTerms are what an SPF proposal adds, the one rule of every SPF record
+// herald proposes (a sender's domain, the bounce domain): where mail
+// leaves from (mailHost) as a known provider's include, ip4:/ip6: for an
+// address, include:<host> when the host publishes SPF itself, a:<host>
+// otherwise; then the account's addresses.
 func (d *DomainChecks) spfTerms(ctx context.Context, r *Resolver, named string) []string {
 	var out []string
-	if h := d.relayHost; h != "" {
-		if a, err := netip.ParseAddr(h); err == nil {
-			out = append(out, ipTerm(a.String()))
-		} else if txt, err := r.TXT(ctx, h); err == nil && len(spfRecords(txt)) == 1 {
-			out = append(out, "include:"+h)
-		} else {
-			out = append(out, "a:"+h)
+	if h, _ := d.mailHost(); h != "" {
+		term := ""
+		for _, p := range providerIncludes {
+			if strings.HasSuffix(h, p.suffix) {
+				term = p.include
+				break
+			}
 		}
+		switch a, err := netip.ParseAddr(h); {
+		case term != "":
+		case err == nil:
+			term = ipTerm(a.String())
+		case r != nil && spfPublished(ctx, r, h):
+			term = "include:" + h
+		default:
+			term = "a:" + h
+		}
+		out = append(out, term)
 	}
 	for _, f := range strings.Fields(named) {
 		out = append(out, ipTerm(f))
 	}
 	return out
+}
+
+// spfPublished reports whether host publishes one SPF record (then an
+// include of it names its senders).
+func spfPublished(ctx context.Context, r *Resolver, host string) bool {
+	txt, err := r.TXT(ctx, host)
+	return err == nil && len(spfRecords(txt)) == 1
 }
 
 func ipTerm(s string) string {
@@ -407,9 +500,10 @@ func ipTerm(s string) string {
 	return "ip4:" + s
 }
 
-// SPFProposal is the SPF record herald proposes for the domain: the one
-// published (as last checked) with the relay and the account's addresses
-// merged in, or a new one.
+// SPFProposal is the SPF record herald proposes for the domain, on a
+// sender's DNS page and, for the bounce domain, on the Bounces &
+// complaints Setup page alike: the one published (as last checked) with
+// spfTerms merged in, or a new one ending in ~all.
 func (d *DomainChecks) SPFProposal(ctx context.Context, accountID int64, domain string) string {
 	var row models.DomainCheck
 	_ = d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error
@@ -419,14 +513,13 @@ func (d *DomainChecks) SPFProposal(ctx context.Context, accountID int64, domain 
 			found = res.Found
 		}
 	}
-	var terms []string
-	if r, err := d.dns(); err == nil {
-		// A page waits for this: a DNS server that does not answer costs
-		// two seconds at most (the relay is then proposed as a:host).
-		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		terms = d.spfTerms(tctx, r, row.SendingIPs)
-		cancel()
-	}
+	// A page waits for this: a DNS server that does not answer costs two
+	// seconds at most, and the relay is then proposed as a:host, as it is
+	// without a resolver at all.
+	r, _ := d.dns()
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	terms := d.spfTerms(tctx, r, row.SendingIPs)
+	cancel()
 	if len(terms) == 0 && found == "" {
 		_, v := delivery.SPFRecord(domain, "")
 		return v
@@ -621,9 +714,86 @@ func (d *DomainChecks) bounceDomain() string {
 	return strings.ToLower(a[strings.LastIndexByte(a, '@')+1:])
 }
 
+// heraldHost is a host that takes mail for herald: herald itself or the
+// relay in front of it.
+type heraldHost struct {
+	name string
+	what string // for people: "herald", "herald's inbound server", "the relay herald sends through"
+}
+
+// heraldHosts are the hosts an MX of the bounce domain may name for
+// reports to reach herald's inbound server: herald's public host, the
+// host its inbound server listens on, and the relay herald sends through,
+// which the Setup page shows how to have hand the bounce domain's mail to
+// herald.
+func (d *DomainChecks) heraldHosts() []heraldHost {
+	var out []heraldHost
+	seen := map[string]bool{}
+	for _, h := range []heraldHost{{d.baseHost, "herald"}, {d.inboundHost, "herald's inbound server"}, {d.relayHost, "the relay herald sends through"}} {
+		if h.name != "" && !seen[h.name] {
+			seen[h.name] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// addrs are a host's addresses: itself when it is one, else its A and
+// AAAA records.
+func addrs(ctx context.Context, r *Resolver, host string) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a.Unmap()}, nil
+	}
+	return r.IPs(ctx, host)
+}
+
+// mxReachesHerald says which of herald's hosts an MX host is: by name,
+// else by address (an MX named for the bounce domain, such as
+// mx.shop.example.com, on the relay's or herald's machine). ok false with
+// an error when a lookup got no answer and nothing matched.
+func (d *DomainChecks) mxReachesHerald(ctx context.Context, r *Resolver, mx []string) (match heraldHost, via string, ok bool, err error) {
+	hosts := d.heraldHosts()
+	for _, m := range mx {
+		for _, h := range hosts {
+			if m == h.name {
+				return h, m, true, nil
+			}
+		}
+	}
+	var lookupErr error
+	own := map[netip.Addr]heraldHost{}
+	for _, h := range hosts {
+		as, err := addrs(ctx, r, h.name)
+		if err != nil {
+			lookupErr = err
+			continue
+		}
+		for _, a := range as {
+			if _, dup := own[a]; !dup {
+				own[a] = h
+			}
+		}
+	}
+	for _, m := range mx {
+		as, err := addrs(ctx, r, m)
+		if err != nil {
+			lookupErr = err
+			continue
+		}
+		for _, a := range as {
+			if h, hit := own[a]; hit {
+				return h, m + " (" + a.String() + ")", true, nil
+			}
+		}
+	}
+	return heraldHost{}, "", false, lookupErr
+}
+
 // checkBounce checks that the return path's domain receives mail (MX or
-// A), and that its MX names herald's host when herald's inbound SMTP
-// server takes the reports.
+// A), and, when herald's inbound SMTP server takes the reports, that its
+// MX reaches herald: herald's host, the inbound server's host, or the
+// relay herald sends through (the relay in front of herald that the Setup
+// page describes), by name or by address.
 func (d *DomainChecks) checkBounce(ctx context.Context, r *Resolver) DomainCheckResult {
 	bd := d.bounceDomain()
 	res := DomainCheckResult{Check: CheckBounce}
@@ -633,19 +803,30 @@ func (d *DomainChecks) checkBounce(ctx context.Context, r *Resolver) DomainCheck
 	}
 	res.Found = strings.Join(mx, ", ")
 	if d.inbound {
-		for _, h := range mx {
-			if h == d.baseHost {
-				res.Status, res.Detail = StatusPass, "The MX of the bounce domain "+bd+" points at herald ("+d.baseHost+"): bounces and complaints come back to it."
-				return res
+		h, via, ok, lerr := d.mxReachesHerald(ctx, r, mx)
+		if ok {
+			res.Status = StatusPass
+			if h.what == "herald" || h.what == "herald's inbound server" {
+				res.Detail = "The MX of the bounce domain " + bd + " points at " + h.what + " (" + via + "): bounces and complaints come back to it."
+			} else {
+				res.Detail = "The MX of the bounce domain " + bd + " points at " + h.what + " (" + via + "): bounces and complaints reach herald when the relay hands the bounce domain's mail to herald's inbound server (Bounces & complaints → Setup)."
 			}
+			return res
+		}
+		if lerr != nil {
+			return temporary(CheckBounce, bd, lerr)
+		}
+		var names []string
+		for _, h := range d.heraldHosts() {
+			names = append(names, h.what+" ("+h.name+")")
 		}
 		res.Status = StatusFail
 		if len(mx) == 0 {
 			res.Detail = "The bounce domain " + bd + " has no MX record: bounces and complaints cannot reach herald's inbound server."
 		} else {
-			res.Detail = "The MX of the bounce domain " + bd + " points at " + res.Found + ", not at herald (" + d.baseHost + "): bounces and complaints do not reach herald's inbound server."
+			res.Detail = "The MX of the bounce domain " + bd + " points at " + res.Found + ", not at " + strings.Join(names, " nor ") + ": bounces and complaints do not reach herald's inbound server."
 		}
-		res.Fix = "Publish this MX record at " + bd + " (and let port 25 of " + d.baseHost + " reach herald's inbound server)."
+		res.Fix = "Publish this MX record at " + bd + " (and let port 25 of " + d.baseHost + " reach herald's inbound server), or point it at a relay that hands the bounce domain's mail to herald (Bounces & complaints → Setup)."
 		res.Record = &DNSRecord{Purpose: "MX", Name: bd, Value: "10 " + d.baseHost + "."}
 		return res
 	}
@@ -789,7 +970,8 @@ func (d *DomainChecks) Run(ctx context.Context, tick time.Duration) {
 	}
 }
 
-// CheckDue adds the rows of new sending domains (at most hourly), then
+// CheckDue adds the rows of new sending domains and looks for the record
+// of the key of herald's own mail until it is seen (at most hourly), then
 // claims due domains in batches and checks them; it returns how many it
 // checked. Processes on one PostgreSQL database pass each other's claims
 // (SKIP LOCKED) and a claim is a lease, so each domain is checked once
@@ -799,6 +981,7 @@ func (d *DomainChecks) CheckDue(ctx context.Context) (int, error) {
 		if err := d.seed(ctx); err != nil {
 			return 0, err
 		}
+		d.checkSystemKey(ctx)
 		d.lastSeed = now
 	}
 	checked := 0
@@ -868,12 +1051,9 @@ func (d *DomainChecks) seed(ctx context.Context) error {
 	return nil
 }
 
-// UseResolver has the checks ask r (tests point it at a DNS server they
-// started).
-func (d *DomainChecks) UseResolver(r *Resolver) {
-	d.resolverOnce.Do(func() {})
-	d.resolver, d.resolverErr = r, nil
-}
+// UseResolver has the checks, and every other lookup of the service (the
+// bounce setup's), ask r (tests point it at a DNS server they started).
+func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
 
 // Unsigned returns the addresses of the account's verified senders whose
 // mail goes out without a DKIM signature: their domain has no key seen

@@ -547,3 +547,140 @@ func TestChecklistReadsDomainChecks(t *testing.T) {
 		t.Fatalf("published: %+v", it)
 	}
 }
+
+// TestBounceDomainMXReachesHerald: with herald's inbound server on, the
+// bounce domain's MX passes when it is herald itself (HERALD_BASE_URL's
+// host, HERALD_INBOUND_ADDR's host) or the relay herald sends through
+// (the relay in front of herald the Setup page describes), by name or by
+// address; any other mail server fails, with the fix.
+func TestBounceDomainMXReachesHerald(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "relay.example.net", Inbound: true, InboundHost: "192.0.2.25"}})
+	acct := newAccount(t, svc, "owner@herald.test")
+	srv.Add(t,
+		`relay.example.net. A 198.51.100.7`,
+		`herald.example.net. A 203.0.113.80`,
+		`mx.shop.example.com. A 198.51.100.7`,    // on the relay's machine
+		`in.shop.example.com. A 192.0.2.25`,      // herald's inbound listener
+		`www.shop.example.com. A 203.0.113.80`,   // herald's public host
+		`mx.mailhost.example.net. A 192.0.2.200`, // someone else's
+	)
+	for _, c := range []struct {
+		mx, status, detail string
+	}{
+		{"relay.example.net", service.StatusPass, "points at the relay herald sends through (relay.example.net)"},
+		{"mx.shop.example.com", service.StatusPass, "the relay herald sends through (mx.shop.example.com (198.51.100.7))"},
+		{"herald.example.net", service.StatusPass, "points at herald (herald.example.net)"},
+		{"www.shop.example.com", service.StatusPass, "points at herald (www.shop.example.com (203.0.113.80))"},
+		{"in.shop.example.com", service.StatusPass, "herald's inbound server (in.shop.example.com (192.0.2.25))"},
+		{"mx.mailhost.example.net", service.StatusFail, "not at herald (herald.example.net) nor herald's inbound server (192.0.2.25) nor the relay herald sends through (relay.example.net)"},
+	} {
+		t.Run(c.mx, func(t *testing.T) {
+			srv.Remove("shop.example.com")
+			srv.Add(t, `shop.example.com. MX 10 `+c.mx+`.`)
+			rep, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := wantStatus(t, rep, service.CheckBounce, c.status, c.detail)
+			if c.status == service.StatusFail && (b.Record == nil || b.Record.Value != "10 herald.example.net." || !strings.Contains(b.Fix, "relay")) {
+				t.Fatalf("fix %q record %+v", b.Fix, b.Record)
+			}
+		})
+	}
+	// A relay whose address DNS cannot give now: try again, not "wrong".
+	srv.Remove("shop.example.com")
+	srv.Add(t, `shop.example.com. MX 10 mx.mailhost.example.net.`)
+	srv.Fail("relay.example.net", dns.RcodeServerFailure)
+	rep, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, rep, service.CheckBounce, service.StatusWarn, "could not read")
+}
+
+// TestBounceSetupAsksTheChecksDNSServer: the setup page's live MX lookup
+// asks HERALD_DNS_SERVER, as the domain checks do, and sorts by
+// preference; a name without MX says so.
+func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
+	acct := newAccount(t, svc, "owner@herald.test")
+	srv.Add(t, `shop.example.com. MX 20 B.Relay.example.net.`, `shop.example.com. MX 10 a.relay.example.net.`)
+	st, err := svc.Bounces.Setup(ctx, acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(st.MX, " ") != "a.relay.example.net b.relay.example.net" || st.MXError != "" {
+		t.Fatalf("MX %q (error %q), want what %s answers", st.MX, st.MXError, srv.Addr)
+	}
+	if srv.Asked("shop.example.com") == 0 {
+		t.Fatal("the DNS server of the checks was not asked")
+	}
+	if err := svc.Bounces.SetAddress("bounces@bare.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Add(t, `bare.example.com. A 192.0.2.1`)
+	if st, err = svc.Bounces.Setup(ctx, acct); err != nil || len(st.MX) != 0 || st.MXError != "no MX record" {
+		t.Fatalf("no MX: %q %q %v", st.MX, st.MXError, err)
+	}
+}
+
+// TestSPFProposalRule: the one rule of the SPF records herald proposes
+// (a sender's page, the bounce domain's Setup page): a relay on herald's
+// own machine is named by herald's public host, never 127.0.0.1, and the
+// check tests that host's addresses; a known provider by its include; an
+// address as ip4:; a host with its own SPF by include:, else a:.
+func TestSPFProposalRule(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	srv.Add(t,
+		`herald.example.net. A 203.0.113.80`,
+		`relay.example.net. TXT "v=spf1 ip4:198.51.100.0/24 -all"`,
+		`plain.example.net. A 198.51.100.9`,
+		`local.example.com. TXT "v=spf1 a:herald.example.net -all"`,
+		`_dmarc.local.example.com. TXT "v=DMARC1; p=reject"`,
+	)
+	for _, c := range []struct{ name, relay, want string }{
+		{"loopback", "127.0.0.1", "v=spf1 a:herald.example.net ~all"},
+		{"localhost", "localhost", "v=spf1 a:herald.example.net ~all"},
+		{"ipv6 loopback", "::1", "v=spf1 a:herald.example.net ~all"},
+		{"SES", "email-smtp.eu-west-1.amazonaws.com", "v=spf1 include:amazonses.com ~all"},
+		{"SendGrid", "smtp.sendgrid.net", "v=spf1 include:sendgrid.net ~all"},
+		{"address", "198.51.100.7", "v=spf1 ip4:198.51.100.7 ~all"},
+		{"relay with SPF", "relay.example.net", "v=spf1 include:relay.example.net ~all"},
+		{"relay without SPF", "plain.example.net", "v=spf1 a:plain.example.net ~all"},
+		// The subtest's name becomes a path in the SQLite DSN: no "#".
+		{"outbox", "", "v=spf1 a mx ~all"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@local.example.com",
+				DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: c.relay}})
+			acct := newAccount(t, svc, "owner@herald.test")
+			if got := svc.DomainChecks.SPFProposal(ctx, acct, "new.example.org"); got != c.want {
+				t.Fatalf("SPFProposal with relay %q = %q, want %q", c.relay, got, c.want)
+			}
+			if c.relay != "127.0.0.1" {
+				return
+			}
+			// The relay on herald's machine: the check tests herald's
+			// public address against the domain's SPF.
+			rep, err := svc.DomainChecks.CheckNow(ctx, acct, "local.example.com")
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStatus(t, rep, service.CheckSPF, service.StatusPass, "lets in every address")
+			srv.Remove("local.example.com")
+			srv.Add(t, `local.example.com. TXT "v=spf1 ip4:127.0.0.1 -all"`)
+			rep, _ = svc.DomainChecks.CheckNow(ctx, acct, "local.example.com")
+			spf := wantStatus(t, rep, service.CheckSPF, service.StatusFail, "203.0.113.80 (herald's host herald.example.net (the relay 127.0.0.1 runs on it))")
+			if spf.Record == nil || spf.Record.Value != "v=spf1 ip4:127.0.0.1 a:herald.example.net -all" {
+				t.Fatalf("proposal %+v", spf.Record)
+			}
+		})
+	}
+}

@@ -33,3 +33,9 @@ func ExportProgress(svc *Service, f func(jobID, rowsDone int64)) (restore func()
 
 // ExportWorker is the name svc's export runner claims with.
 func ExportWorker(svc *Service) string { return svc.Exports.worker }
+
+// Notify mails the account's notification recipients one of herald's
+// short reports (as a finished send or import does).
+func Notify(ctx context.Context, svc *Service, accountID int64, subject string) {
+	svc.Mail.notify(ctx, accountID, subject, "A report.", [][2]string{{"Sent", "1"}}, svc.Mail.baseURL)
+}

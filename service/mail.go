@@ -2,11 +2,14 @@ package service
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"html"
 	"log/slog"
 	"net/mail"
 	"net/url"
 	"strings"
+	"time"
 
 	"gorm.io/gorm/clause"
 
@@ -14,8 +17,9 @@ import (
 	"herald/models"
 )
 
-// Mail sends herald's own messages (sender verification) through the
-// configured transport, DKIM-signed when their domain has a key.
+// Mail sends herald's own messages (sender verification, sign-up,
+// invitations, notifications) through the configured transport,
+// DKIM-signed once a DNS check has seen the record of their key.
 type Mail struct {
 	db        *DB
 	transport delivery.Transport
@@ -31,6 +35,20 @@ func DefaultSystemFrom(baseURL string) string { return "no-reply@" + hostOf(base
 // DefaultBounceAddress is HERALD_BOUNCE_ADDRESS when unset: bounces at the
 // host of the public address (decisions.md 7).
 func DefaultBounceAddress(baseURL string) string { return "bounces@" + hostOf(baseURL) }
+
+// OneClickWarning says why RFC 8058 one-click unsubscribe cannot work
+// with baseURL: a plain http address on a host that is not this machine
+// (receivers POST to the List-Unsubscribe link only when it is https).
+// "" for https, and for localhost or a loopback address (a trial run).
+func OneClickWarning(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") || isLocal(strings.ToLower(u.Hostname())) {
+		return ""
+	}
+	return "HERALD_BASE_URL is plain http on " + u.Hostname() + ": RFC 8058 one-click unsubscribe needs an https link, " +
+		"so Gmail, Yahoo and other mailbox providers ignore the one-click header of herald's mail (and may not show their unsubscribe button). " +
+		"Serve herald over https (for example behind a TLS proxy) and set HERALD_BASE_URL to its https:// address."
+}
 
 func hostOf(baseURL string) string {
 	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
@@ -71,14 +89,11 @@ func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
 
 // SystemKey is the DKIM key of the domain of herald's own mail
 // (HERALD_MAIL_FROM), made the first time and kept in the settings table.
+// Herald signs its own mail with it only once a DNS check has seen its
+// record (SystemKeyState). Errors: delivery.ErrInvalidDKIM for a domain
+// that cannot have a key (localhost).
 func (m *Mail) SystemKey(ctx context.Context) (*delivery.DKIMKey, error) {
 	return systemKey(ctx, m.db, m.from.Address)
-}
-
-// SystemKey returns the DKIM key herald signs its own mail from address
-// with (see Mail.SystemKey).
-func (s *Settings) SystemKey(ctx context.Context, from string) (*delivery.DKIMKey, error) {
-	return systemKey(ctx, s.db, from)
 }
 
 func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, error) {
@@ -110,6 +125,76 @@ func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, err
 // account key has its own, newSelector; keys made before issue 14 keep
 // this one).
 const dkimSelector = "herald"
+
+// SystemKeyState is the key of herald's own mail as the console shows
+// it: the record to publish, and whether a DNS check has seen it.
+type SystemKeyState struct {
+	From   string // the address herald's own mail comes from (HERALD_MAIL_FROM)
+	Record DNSRecord
+	// SeenAt is when a DNS check first saw the record: from then on
+	// herald's own mail is signed with the key. Nil: not seen, and that
+	// mail goes out unsigned.
+	SeenAt *time.Time
+
+	key *delivery.DKIMKey
+}
+
+// PurposeSystemDKIM is the Purpose of the record of herald's own mail's
+// key among a sender's DNS records.
+const PurposeSystemDKIM = "DKIM of herald's own mail"
+
+// systemSeenName is the setting that holds when a DNS check first saw the
+// record of the key of herald's own mail at domain.
+func systemSeenName(domain string) string { return "dkim_system_seen_" + domain }
+
+// SystemKeyState returns the key of herald's own mail, made the first
+// time, with its record and whether a check has seen it; nil when the
+// domain of HERALD_MAIL_FROM cannot have a key (localhost).
+func (m *Mail) SystemKeyState(ctx context.Context) (*SystemKeyState, error) {
+	key, err := m.SystemKey(ctx)
+	if errors.Is(err, delivery.ErrInvalidDKIM) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mail: key of herald's own mail: %w", err)
+	}
+	n, v := key.DNSRecord()
+	st := &SystemKeyState{From: m.from.Address, Record: DNSRecord{Purpose: PurposeSystemDKIM, Name: n, Value: v}, key: key}
+	var seen []models.Setting
+	if err := m.db.R.WithContext(ctx).Where("name = ?", systemSeenName(key.Domain)).Limit(1).Find(&seen).Error; err != nil {
+		return nil, fmt.Errorf("mail: read whether the record %s was seen: %w", n, err)
+	}
+	if len(seen) == 1 {
+		if at, err := time.Parse(time.RFC3339Nano, seen[0].Value); err == nil {
+			st.SeenAt = &at
+		}
+	}
+	return st, nil
+}
+
+// markSystemKeySeen records that a DNS check saw the record of the key of
+// herald's own mail at domain (the first time counts; later ones change
+// nothing).
+func (m *Mail) markSystemKeySeen(ctx context.Context, domain string, at time.Time) error {
+	err := m.db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&models.Setting{Name: systemSeenName(domain), Value: at.UTC().Format(time.RFC3339Nano)}).Error
+	if err != nil {
+		return fmt.Errorf("mail: record that the key of %s was seen: %w", domain, err)
+	}
+	return nil
+}
+
+// systemSigner is the key herald's own mail is signed with: the system
+// key once a DNS check has seen its record; nil before (and for a domain
+// that cannot have a key), and the mail goes out unsigned, since a
+// signature whose key receivers cannot find fails ("missing public key").
+func (m *Mail) systemSigner(ctx context.Context) (*delivery.DKIMKey, error) {
+	st, err := m.SystemKeyState(ctx)
+	if err != nil || st == nil || st.SeenAt == nil {
+		return nil, err
+	}
+	return st.key, nil
+}
 
 // DomainKey returns the account's newest DKIM key for domain, making and
 // storing an RSA 2048 key with its own selector the first time (several
@@ -206,12 +291,15 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	out = append(out, DNSRecord{"SPF", n, v})
 	n, v = delivery.DMARCRecord(domain)
 	out = append(out, DNSRecord{"DMARC", n, v})
-	if s.notify != nil {
-		if m, ok := s.notify.(*Mail); ok {
-			if sys, err := m.SystemKey(ctx); err == nil && sys.Domain != domain {
-				n, v = sys.DNSRecord()
-				out = append(out, DNSRecord{"DKIM of herald's own mail (" + sys.Domain + ", verification links)", n, v})
-			}
+	// The key of herald's own mail, whatever its domain (the sender's own
+	// included): it signs that mail only once a check sees this record.
+	if m, ok := s.notify.(*Mail); ok {
+		sys, err := m.SystemKeyState(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if sys != nil {
+			out = append(out, sys.Record)
 		}
 	}
 	return out, nil
@@ -238,7 +326,7 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 		if err != nil {
 			return err
 		}
-		if key, kerr := m.SystemKey(ctx); kerr == nil {
+		if key, kerr := m.systemSigner(ctx); kerr == nil && key != nil {
 			if signed, serr := delivery.SignMessage(raw, key); serr == nil {
 				raw = signed
 			}

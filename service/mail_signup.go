@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"net/mail"
@@ -98,8 +97,8 @@ type systemMail struct {
 	Footer                      string
 }
 
-// sendSystem builds, signs (DKIM, when the system domain can have a key)
-// and sends one of herald's own mails (sender verification, sign-up),
+// sendSystem builds, signs (DKIM, once a check has seen the record of the
+// key of herald's own mail: systemSigner) and sends one of herald's own mails (sender verification, sign-up),
 // filed in the outbox under the account WithAccount set on ctx (0: none).
 func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) error {
 	var lines string
@@ -122,12 +121,11 @@ func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) e
 	if err != nil {
 		return err
 	}
-	key, err := m.SystemKey(ctx)
-	switch {
-	case errors.Is(err, delivery.ErrInvalidDKIM):
-	case err != nil:
+	key, err := m.systemSigner(ctx)
+	if err != nil {
 		return err
-	default:
+	}
+	if key != nil {
 		if raw, err = delivery.SignMessage(raw, key); err != nil {
 			return err
 		}

@@ -96,7 +96,8 @@ type Config struct {
 	// tracking windows); default time.Now.
 	Now func() time.Time
 	// DomainChecks is what the DNS checks of sending domains read:
-	// HERALD_DNS_SERVER, the relay's host, whether inbound SMTP runs.
+	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
+	// relay's host, whether inbound SMTP runs.
 	DomainChecks DomainCheckConfig
 }
 
@@ -123,13 +124,14 @@ func New(db *DB, cfg Config) (*Service, error) {
 	audit := &Audit{db: db}
 	segments := &Segments{db: db, audit: audit}
 	settings := &Settings{db: db}
-	bounces := &Bounces{db: db, settings: settings}
+	resolver := &sharedResolver{server: cfg.DomainChecks.DNSServer}
+	bounces := &Bounces{db: db, settings: settings, resolver: resolver}
 	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {
 		return nil, err
 	}
 	events := &Events{db: db}
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
-	checks := newDomainChecks(db, bounces, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
 	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}

@@ -18,7 +18,6 @@ type Hearing struct {
 	InboundAddr string // HERALD_INBOUND_ADDR; "" off
 	InboundTLS  bool   // STARTTLS offered (HERALD_INBOUND_TLS_CERT/_KEY)
 	Mailbox     string // HERALD_BOUNCE_MAILBOX without its password; "" off
-	RelayHost   string // the host of HERALD_SMTP_URL; "" the outbox
 	// The provider webhooks whose secret is set (SES needs none).
 	SendGrid, Postmark, Mailgun bool
 	SESPinned                   bool // HERALD_SES_CERT_FILE is set
@@ -45,7 +44,7 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	}
 	local := st.Address[:strings.LastIndexByte(st.Address, '@')]
 	s := suppressions.Setup{
-		Address: st.Address, Domain: st.Domain, MX: st.MX, MXError: st.MXError, Last: st.Last,
+		Address: st.Address, Domain: st.Domain, MX: st.MX, MXError: st.MXError, Last: st.Last, HTTPSWarning: service.OneClickWarning(base),
 		Examples: []suppressions.Example{
 			{What: "Return path of a message", Address: local + "+b<token>@" + st.Domain},
 			{What: "List-Unsubscribe mail address", Address: local + "+u<token>@" + st.Domain},
@@ -78,8 +77,8 @@ func (w *Web) bounceSetup(c *fiber.Ctx) error {
 	s.Records = []suppressions.Record{
 		{ID: "mx", DNSRecord: views.DNSRecord{Purpose: "MX: where reports go", Explain: mxExplain, Type: "MX", Name: st.Domain, Value: "10 " + host + "."}},
 		{ID: "spf", DNSRecord: views.DNSRecord{Purpose: "SPF: who may send with this return path", Type: "TXT", Name: st.Domain,
-			Value:   "v=spf1 " + service.SPFMechanism(h.RelayHost, host) + " -all",
-			Explain: "Receiving servers check SPF against the return path's domain, " + st.Domain + ". Name the relay that sends herald's mail."}},
+			Value:   w.svc.DomainChecks.SPFProposal(c.UserContext(), accountID(c), st.Domain),
+			Explain: "Receiving servers check SPF against the return path's domain, " + st.Domain + ". It names where herald's mail leaves from, as the SPF record on a sender's page does; if the domain already has an SPF record, merge the two: a domain may publish only one."}},
 	}
 
 	inbound := suppressions.Channel{ID: "inbound", Name: "Inbound SMTP (bounce reports, complaints, unsubscribe mails)",

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"herald/dbtest"
 	"herald/delivery"
+	"herald/dnstest"
 	"herald/service"
 	"herald/web"
 )
@@ -16,8 +18,12 @@ import (
 // From domains align with the return path (issue 12, item 8).
 func TestBounceSetupPage(t *testing.T) {
 	ctx := context.Background()
-	a := newTestApp(t, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{
-		InboundAddr: ":2525", RelayHost: "email-smtp.eu-west-1.amazonaws.com", Postmark: true, Mailbox: "imaps://bounces@imap.example.com/INBOX",
+	srv := dnstest.Start(t)
+	srv.Add(t, `mail.shop.example.com. MX 10 mx.shop.example.com.`)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "email-smtp.eu-west-1.amazonaws.com", Inbound: true}})
+	a := newTestAppOn(t, svc, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{
+		InboundAddr: ":2525", Postmark: true, Mailbox: "imaps://bounces@imap.example.com/INBOX",
 	}})
 	if err := a.svc.Bounces.SetAddress("bounces@mail.shop.example.com"); err != nil {
 		t.Fatal(err)
@@ -48,11 +54,11 @@ func TestBounceSetupPage(t *testing.T) {
 		t.Fatalf("active tab %q", got)
 	}
 	values := texts(r.doc, "#setup-dns pre code")
-	want := []string{"mail.shop.example.com", "10 herald.example.com.", "mail.shop.example.com", "v=spf1 include:amazonses.com -all"}
+	want := []string{"mail.shop.example.com", "10 herald.example.com.", "mail.shop.example.com", "v=spf1 include:amazonses.com ~all"}
 	if strings.Join(values, "|") != strings.Join(want, "|") {
 		t.Fatalf("DNS records %q, want %q", values, want)
 	}
-	if first(r.doc, "#setup-mx") == nil || !strings.Contains(text(first(r.doc, "#setup-dns")), "forward port 25 to it") {
+	if got := text(first(r.doc, "#setup-mx")); got != "mx.shop.example.com" || !strings.Contains(text(first(r.doc, "#setup-dns")), "forward port 25 to it") {
 		t.Fatalf("the MX record does not say port 2525 needs a forward:\n%s", r.body)
 	}
 	for id, on := range map[string]bool{"inbound": true, "mailbox": true, "ses": true, "sendgrid": false, "postmark": true, "mailgun": false} {
@@ -172,5 +178,60 @@ func TestBounceSetupUntiedCounts(t *testing.T) {
 				t.Fatalf("the page shows %q of an untied report's address", part)
 			}
 		}
+	}
+}
+
+// TestSPFOneRuleOnBothPages: for one domain, the sender's DNS page and the
+// Setup page propose the same SPF record; with the relay on herald's own
+// machine it names herald's public host (a:), never 127.0.0.1.
+func TestSPFOneRuleOnBothPages(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.com", BounceAddress: "bounces@shop.example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "127.0.0.1", Inbound: true}})
+	a := newTestAppOn(t, svc, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{InboundAddr: ":2525"}})
+	c, acct := a.account("Ada", "ada@example.com")
+	s, err := svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com", ReplyToEmail: "help@shop.example.com",
+		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "v=spf1 a:herald.example.com ~all"
+	r := c.get("/senders/" + itoa(s.ID))
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "#dns-SPF-value")); got != want {
+		t.Fatalf("sender page SPF %q, want %q", got, want)
+	}
+	r = c.get("/suppressions/setup")
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "#setup-spf-value")); got != want {
+		t.Fatalf("Setup page SPF %q, want %q", got, want)
+	}
+}
+
+// TestSetupPageWarnsPlainHTTP: the Setup page says that RFC 8058
+// one-click unsubscribe needs https when the public address is plain
+// http on a host that is not this machine.
+func TestSetupPageWarnsPlainHTTP(t *testing.T) {
+	for base, warn := range map[string]bool{
+		"http://herald.example.com":  true,
+		"http://192.0.2.10:8080":     true,
+		"https://herald.example.com": false,
+		"http://localhost:8080":      false,
+		"http://127.0.0.1:8080":      false,
+	} {
+		t.Run(base, func(t *testing.T) {
+			a := newTestApp(t, web.Options{BaseURL: base})
+			c, _ := a.account("Ada", "ada@example.com")
+			r := c.get("/suppressions/setup")
+			wantStatus(t, r, http.StatusOK)
+			note := first(r.doc, "#setup-https")
+			if (note != nil) != warn {
+				t.Fatalf("%s: https note shown %v, want %v", base, note != nil, warn)
+			}
+			if warn && (!strings.Contains(text(note), "RFC 8058") || !strings.Contains(text(note), "https")) {
+				t.Fatalf("note %q", text(note))
+			}
+		})
 	}
 }

@@ -36,6 +36,9 @@ func checksView(c *fiber.Ctx, s *models.Sender, rep *service.DomainReport) sende
 	if rep.Checked {
 		v.CheckedAt = rep.CheckedAt.UTC().Format("Jan 2, 2006 15:04 UTC")
 	}
+	if sys := rep.System; sys != nil {
+		v.SystemFrom, v.SystemRecord, v.SystemSigned = sys.From, sys.Record.Name, sys.SeenAt != nil
+	}
 	for _, r := range rep.Results {
 		cr := senders.CheckResult{Check: r.Check, Status: r.Status, Detail: r.Detail, Fix: r.Fix, Found: r.Found}
 		if r.Record != nil {

@@ -133,3 +133,52 @@ func TestComposeNamesUnsignedSenders(t *testing.T) {
 		t.Fatalf("note shown for a signing sender: %q", text(first(r.doc, "#send-unsigned")))
 	}
 }
+
+// TestSenderPageShowsSystemKey: the record of the key of herald's own
+// mail is among the sender's DNS records even when the sender's domain is
+// the one that mail comes from, and the checks card says whether that
+// mail is signed: not until Check now sees the record.
+func TestSenderPageShowsSystemKey(t *testing.T) {
+	ctx := context.Background()
+	srv := dnstest.Start(t)
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.com", SystemFrom: "no-reply@example.com", BounceAddress: "bounces@example.com",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
+	a := newTestAppOn(t, svc, web.Options{})
+	c, acct := a.account("Ada", "ada@example.com")
+	s, err := svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "News", FromEmail: "news@example.com", ReplyToEmail: "help@example.com",
+		CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "news"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := itoa(s.ID)
+
+	r := c.get("/senders/" + id)
+	wantStatus(t, r, http.StatusOK)
+	var record string
+	for _, rec := range all(r.doc, ".dns-card .dns-record") {
+		if h := first(rec, "h3"); h != nil && text(h) == service.PurposeSystemDKIM {
+			record = attr(rec, "id")
+		}
+	}
+	if record == "" {
+		t.Fatalf("no record of herald's own key on the sender's page:\n%s", text(first(r.doc, ".dns-card")))
+	}
+	sys, err := svc.Mail.SystemKeyState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := text(first(r.doc, "#"+record+"-name"))
+	if name != "herald._domainkey.example.com" || name != sys.Record.Name || text(first(r.doc, "#"+record+"-value")) != sys.Record.Publishable() {
+		t.Fatalf("herald's own key on the page: %q = %q, want %+v", name, text(first(r.doc, "#"+record+"-value")), sys.Record)
+	}
+	if got := text(first(r.doc, "[data-system-signing]")); !strings.Contains(got, "no-reply@example.com") || !strings.Contains(got, "goes out unsigned") {
+		t.Fatalf("herald's own mail before the record: %q", got)
+	}
+
+	srv.TXT(t, name, sys.Record.Value)
+	r = c.hxPost("/senders/"+id+"/check", nil)
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "[data-system-signing]")); !strings.Contains(got, "is DKIM-signed") || !strings.Contains(got, name) {
+		t.Fatalf("herald's own mail after the record was seen: %q", got)
+	}
+}

@@ -193,9 +193,10 @@ func serviceMessage(err error) string {
 // dnsExplain says what each DNS record does, for people who have never
 // published one.
 var dnsExplain = map[string]string{
-	"DKIM":  "DKIM: the public half of the key herald signs this domain's mail with. Receivers check each message's signature against it, so they know the mail was not forged or altered. A long value is shown as several quoted strings, as most DNS hosts take it; herald signs with the key once its DNS check sees the record.",
-	"SPF":   "SPF: lists the servers allowed to send mail for this domain. If the domain already has an SPF record, merge the two: a domain may publish only one.",
-	"DMARC": "DMARC: tells receivers what to do with mail that fails both DKIM and SPF, and where to send reports. Start with this gentle policy, then tighten it once reports look clean.",
+	"DKIM":                    "DKIM: the public half of the key herald signs this domain's mail with. Receivers check each message's signature against it, so they know the mail was not forged or altered. A long value is shown as several quoted strings, as most DNS hosts take it; herald signs with the key once its DNS check sees the record.",
+	"SPF":                     "SPF: lists the servers allowed to send mail for this domain. If the domain already has an SPF record, merge the two: a domain may publish only one.",
+	"DMARC":                   "DMARC: tells receivers what to do with mail that fails both DKIM and SPF, and where to send reports. Start with this gentle policy, then tighten it once reports look clean.",
+	service.PurposeSystemDKIM: "The key herald signs its own mail with (verification links, sign-up, invitations, alerts), which comes from an address of this record's domain. Herald signs that mail only once its DNS check sees this record (Check now below); until then it goes out unsigned. It is herald's key, not this account's: whoever runs herald publishes it once.",
 }
 
 // placeOf names a sender's city, state and country.

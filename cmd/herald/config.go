@@ -234,6 +234,13 @@ func or(v, def string) string {
 // domainChecks is what the DNS checks of sending domains read.
 func (c config) domainChecks() service.DomainCheckConfig {
 	dc := service.DomainCheckConfig{DNSServer: c.DNSServer, Inbound: c.Inbound.Addr != ""}
+	// A listener on a named host (not ":2525" nor 0.0.0.0) is herald's
+	// own inbound host: an MX naming it reaches herald.
+	if h, _, err := net.SplitHostPort(c.Inbound.Addr); err == nil && h != "" {
+		if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+			dc.InboundHost = h
+		}
+	}
 	if s, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err == nil {
 		dc.RelayHost = s.Host
 	}
@@ -248,11 +255,6 @@ func (c config) hearing() web.Hearing {
 		SESPinned: c.Webhooks.SESCertFile != "", SESTopics: len(c.Webhooks.SESTopicARNs)}
 	if u, err := delivery.ParseMailboxURL(c.BounceMailbox); c.BounceMailbox != "" && err == nil {
 		h.Mailbox = u.String() // without the password
-	}
-	if c.SMTPURL != "" {
-		if s, err := delivery.ParseSMTPURL(c.SMTPURL); err == nil {
-			h.RelayHost = s.Host
-		}
 	}
 	return h
 }

@@ -13,8 +13,18 @@ func TestConfigDomainChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dc := cfg.domainChecks(); dc.DNSServer != "127.0.0.1:5353" || dc.RelayHost != "relay.example.net" || !dc.Inbound {
+	if dc := cfg.domainChecks(); dc.DNSServer != "127.0.0.1:5353" || dc.RelayHost != "relay.example.net" || !dc.Inbound || dc.InboundHost != "127.0.0.1" {
 		t.Fatalf("domain checks config %+v", dc)
+	}
+	// A listener on every address names no host of herald's.
+	for _, addr := range []string{":2525", "0.0.0.0:25", "[::]:25"} {
+		cfg, err := loadConfig(envFrom(map[string]string{"HERALD_INBOUND_ADDR": addr}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dc := cfg.domainChecks(); !dc.Inbound || dc.InboundHost != "" {
+			t.Fatalf("%s: %+v", addr, dc)
+		}
 	}
 	cfg, err = loadConfig(envFrom(nil))
 	if err != nil {

@@ -18,9 +18,12 @@ type dkimOut struct {
 	Record   string `json:"record"`
 }
 
-// dkimCmd runs `herald dkim create --email E --domain D`: it makes (or
-// returns) the account's DKIM key for the domain and prints its DNS
-// record (decisions.md 9).
+// dkimCmd runs `herald dkim create --email E --domain D [--sign-now]`: it
+// makes (or returns) the account's DKIM key for the domain and prints its
+// DNS record (decisions.md 9). The key signs once a DNS check has seen the
+// record, as the console's key does, so that no receiver sees a signature
+// it cannot check; --sign-now, for a record already published, turns the
+// domain's "sign anyway" on and the key signs at once.
 func dkimCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return errors.New(usage)
@@ -32,6 +35,7 @@ func dkimCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 	fs.SetOutput(io.Discard)
 	email := fs.String("email", "", "account email")
 	domain := fs.String("domain", "", "sending domain")
+	signNow := fs.Bool("sign-now", false, "sign at once, before a DNS check sees the record")
 	if err := fs.Parse(args[1:]); err != nil {
 		return fmt.Errorf("%w\n%s", err, usage)
 	}
@@ -57,6 +61,11 @@ func dkimCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 	rec, err := svc.Senders.DKIM(ctx, u.ID, *domain)
 	if err != nil {
 		return err
+	}
+	if *signNow {
+		if err := svc.DomainChecks.SetSignAnyway(ctx, u.ID, rec.Domain, true); err != nil {
+			return err
+		}
 	}
 	return json.NewEncoder(stdout).Encode(dkimOut{rec.Domain, rec.Selector, rec.Record})
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/mail"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,13 +16,15 @@ import (
 	"github.com/emersion/go-msgauth/dkim"
 
 	"herald/dbtest"
+	"herald/dnstest"
 	"herald/models"
 	"herald/service"
 )
 
 // `herald dkim create` makes the account's key for a domain once, prints
 // its record as exactly three keys, and the key is the one the sender DNS
-// page shows and the one the domain's mail is signed with.
+// page shows and the one the domain's mail is signed with once a DNS
+// check has seen its record (at once with --sign-now).
 func TestDKIMCreate(t *testing.T) {
 	dsn := dbtest.DSN(t)
 	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
@@ -90,23 +95,18 @@ func TestDKIMCreate(t *testing.T) {
 		t.Error("unknown dkim command accepted")
 	}
 
-	// The console's DNS records for a sender of the domain show that key,
-	// and a message of the domain, sent through the outbox, is signed
-	// with it.
+	// The console's DNS records for a sender of the domain show that key.
+	// Like the console's key, it signs only once a DNS check has seen its
+	// record: before, the domain's mail goes out unsigned.
 	db, err := service.OpenDB(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
-	snd, err := svc.Senders.Create(ctx, keys.UserID, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
-		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
-		t.Fatal(err)
-	}
+	srv := dnstest.Start(t)
+	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test",
+		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
+	snd := verifiedSender(t, svc, keys.UserID, "news@shop.example.com")
 	records, err := svc.Senders.DNSRecords(ctx, keys.UserID, snd.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -115,30 +115,86 @@ func TestDKIMCreate(t *testing.T) {
 	if len(records) == 0 || records[0].Purpose != "DKIM" || records[0].Name != recordName || records[0].Value != rec.Record {
 		t.Fatalf("DNS page records %+v, printed %+v", records, rec)
 	}
-	var n int64
-	db.R.Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ?", keys.UserID, "shop.example.com").Count(&n)
-	if n != 1 {
-		t.Fatalf("%d keys stored for the domain", n)
+	var stored []models.SenderDomain
+	db.R.Where("user_id = ? AND domain = ?", keys.UserID, "shop.example.com").Find(&stored)
+	if len(stored) != 1 || stored[0].SignAnyway != 0 || stored[0].PublishedAt != nil {
+		t.Fatalf("keys stored for the domain: %+v", stored)
 	}
+	var due int64
+	db.R.Model(&models.DomainCheck{}).Where("user_id = ? AND domain = ?", keys.UserID, "shop.example.com").Count(&due)
+	if due != 1 {
+		t.Fatal("the domain did not join the DNS checks")
+	}
+	if h := testMail(t, svc, keys.UserID, snd, "first@example.org").Header.Get("DKIM-Signature"); h != "" {
+		t.Fatalf("signed before a DNS check saw the record: %s", h)
+	}
+	srv.TXT(t, recordName, rec.Record)
+	if _, err := svc.DomainChecks.CheckNow(ctx, keys.UserID, "shop.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	wantSigned(t, testMail(t, svc, keys.UserID, snd, "second@example.org"), rec)
 
-	g, err := svc.Groups.Create(ctx, keys.UserID, service.GroupInput{GroupName: "Newsletter", Description: "Our news", IsDisplay: "1"})
+	// --sign-now: for a record published where herald's DNS does not see
+	// it; the key signs at once, and the printed object is the same.
+	signed, err := create("--email", "owner@example.com", "--domain", "now.example.com", "--sign-now")
 	if err != nil {
 		t.Fatal(err)
 	}
+	fields = nil
+	if err := json.Unmarshal([]byte(signed), &fields); err != nil || len(fields) != 3 || strings.Count(signed, "\n") != 1 {
+		t.Fatalf("--sign-now printed %q", signed)
+	}
+	var now dkimOut
+	_ = json.Unmarshal([]byte(signed), &now)
+	if again, err := create("--email", "owner@example.com", "--domain", "now.example.com", "--sign-now"); err != nil || again != signed {
+		t.Fatalf("second --sign-now: %v %q, first %q", err, again, signed)
+	}
+	wantSigned(t, testMail(t, svc, keys.UserID, verifiedSender(t, svc, keys.UserID, "news@now.example.com"), "third@example.org"), now)
+}
+
+// verifiedSender adds a verified sender of email to the account.
+func verifiedSender(t *testing.T, svc *service.Service, acct int64, email string) *models.Sender {
+	t.Helper()
+	ctx := context.Background()
+	snd, err := svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: email,
+		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	return snd
+}
+
+// testMail sends a test of a single send from snd to rcpt through the
+// outbox and returns it.
+func testMail(t *testing.T, svc *service.Service, acct int64, snd *models.Sender, rcpt string) *mail.Message {
+	t.Helper()
+	ctx := context.Background()
+	var g []models.UnsubscribeGroup
+	svc.DB.R.Where("user_id = ?", acct).Limit(1).Find(&g)
+	if len(g) == 0 {
+		made, err := svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "Newsletter", Description: "Our news", IsDisplay: "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g = append(g, *made)
+	}
 	in := service.SingleSendInput{
 		TemplateID: "1", TemplateHTML: `<html><body><p>Hello ((first_name))!</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`,
-		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10),
+		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g[0].ID, 10),
 		SingleSendName: "Signed", Subject: "Hi ((first_name))", Preheader: "News",
 	}
-	if err := svc.SingleSends.SendTest(ctx, keys.UserID, in, "reader@example.org", svc.Mail); err != nil {
+	if err := svc.SingleSends.SendTest(ctx, acct, in, rcpt, svc.Mail); err != nil {
 		t.Fatal(err)
 	}
 	var sent []byte
-	err = svc.Outbox.Each(ctx, keys.UserID, service.ListFilter{}, func(m *models.OutboxMessage) error {
-		if m.RcptTo != "reader@example.org" {
+	err := svc.Outbox.Each(ctx, acct, service.ListFilter{}, func(m *models.OutboxMessage) error {
+		if m.RcptTo != rcpt {
 			return nil
 		}
-		full, err := svc.Outbox.Get(ctx, keys.UserID, m.ID)
+		full, err := svc.Outbox.Get(ctx, acct, m.ID)
 		if err != nil {
 			return err
 		}
@@ -146,15 +202,71 @@ func TestDKIMCreate(t *testing.T) {
 		return nil
 	})
 	if err != nil || sent == nil {
-		t.Fatalf("no message in the outbox: %v", err)
+		t.Fatalf("no message to %s in the outbox: %v", rcpt, err)
 	}
-	verifications, err := dkim.VerifyWithOptions(bytes.NewReader(sent), &dkim.VerifyOptions{LookupTXT: func(domain string) ([]string, error) {
-		if domain != recordName {
+	m, err := mail.ReadMessage(bytes.NewReader(sent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Body = io.NopCloser(bytes.NewReader(sent)) // the whole message, for the verifier
+	return m
+}
+
+// wantSigned checks that m carries one DKIM signature of rec's key that
+// verifies against rec's record.
+func wantSigned(t *testing.T, m *mail.Message, rec dkimOut) {
+	t.Helper()
+	raw, _ := io.ReadAll(m.Body)
+	name := rec.Selector + "._domainkey." + rec.Domain
+	verifications, err := dkim.VerifyWithOptions(bytes.NewReader(raw), &dkim.VerifyOptions{LookupTXT: func(domain string) ([]string, error) {
+		if domain != name {
 			return nil, fmt.Errorf("no record %s", domain)
 		}
 		return []string{rec.Record}, nil
 	}})
-	if err != nil || len(verifications) != 1 || verifications[0].Err != nil || verifications[0].Domain != "shop.example.com" {
-		t.Fatalf("DKIM: %v %+v\n%s", err, verifications, sent)
+	if err != nil || len(verifications) != 1 || verifications[0].Err != nil || verifications[0].Domain != rec.Domain {
+		t.Fatalf("DKIM: %v %+v\n%s", err, verifications, raw)
+	}
+}
+
+// The README's example of `herald dkim create` prints what the command
+// prints: the three keys, and a selector of the form every key gets
+// (each key has its own), with the record's name built from it.
+func TestREADMEDKIMExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := regexp.MustCompile("(?m)^bin/herald dkim create [^\n]*\n# (\\{[^\n]*\\})$").FindSubmatch(readme)
+	if ex == nil {
+		t.Fatal("no example of herald dkim create with its output in README.md")
+	}
+	var shown map[string]string
+	if err := json.Unmarshal(ex[1], &shown); err != nil || len(shown) != 3 || shown["domain"] == "" || shown["record"] == "" {
+		t.Fatalf("README example %s: %v", ex[1], err)
+	}
+
+	env := envFrom(map[string]string{"HERALD_DATABASE": dbtest.DSN(t), "HERALD_LOG_LEVEL": "error"})
+	ctx := context.Background()
+	if err := run(ctx, []string{"herald", "account", "create", "--email", "owner@example.com", "--password", "test-passphrase-9", "--name", "Owner"}, env, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(ctx, []string{"herald", "dkim", "create", "--email", "owner@example.com", "--domain", shown["domain"]}, env, &out); err != nil {
+		t.Fatal(err)
+	}
+	var printed dkimOut
+	if err := json.Unmarshal(out.Bytes(), &printed); err != nil {
+		t.Fatal(err)
+	}
+	selector := regexp.MustCompile(`^h[0-9a-f]{10}$`)
+	if !selector.MatchString(printed.Selector) {
+		t.Fatalf("printed selector %q: the README's rule is out of date", printed.Selector)
+	}
+	if !selector.MatchString(shown["selector"]) {
+		t.Fatalf("README shows selector %q; herald prints selectors such as %q", shown["selector"], printed.Selector)
+	}
+	if name := shown["selector"] + "._domainkey." + shown["domain"]; !bytes.Contains(readme, []byte("`"+name+"`")) {
+		t.Fatalf("README does not name the record %s", name)
 	}
 }

@@ -30,9 +30,14 @@ const usage = `usage:
   herald account reset-2fa --email E
                                     turn two-factor login of a login (owner or
                                     member) off (a lost phone)
-  herald dkim create --email E --domain D
+  herald dkim create --email E --domain D [--sign-now]
                                     make (or show) the account's DKIM key for a
-                                    sending domain; prints its DNS TXT record
+                                    sending domain; prints its selector and DNS
+                                    TXT record, to publish at
+                                    <selector>._domainkey.<domain>. The key
+                                    signs once herald's DNS check sees the
+                                    record; --sign-now: at once (the record is
+                                    already published)
   herald feedback parse FILE…       read bounce and complaint mails (no database)
                                     and print one JSON line per report found`
 
@@ -84,6 +89,9 @@ func openDB(ctx context.Context, cfg config) (*service.DB, error) {
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	if warn := baseURLMismatch(cfg.Addr, cfg.BaseURL); warn != "" {
 		slog.Warn(warn, "addr", cfg.Addr, "base_url", cfg.BaseURL)
+	}
+	if warn := service.OneClickWarning(cfg.BaseURL); warn != "" {
+		slog.Warn(warn, "base_url", cfg.BaseURL)
 	}
 	db, err := openDB(ctx, cfg)
 	if err != nil {

@@ -98,10 +98,16 @@ type Checks struct {
 	Results    []CheckResult
 	Signing    string // the selector that signs; "" = unsigned
 	SignAnyway bool
-	SendingIPs string
-	Error      string   // a check that could not run
-	IPErrors   []string // of the sending addresses field
-	CSRF       string
+	// The key of herald's own mail: the address that mail comes from, the
+	// name of the key's record, and whether a check has seen it (then that
+	// mail is signed). SystemRecord "": its domain cannot have a key.
+	SystemFrom   string
+	SystemRecord string
+	SystemSigned bool
+	SendingIPs   string
+	Error        string   // a check that could not run
+	IPErrors     []string // of the sending addresses field
+	CSRF         string
 }
 
 // CheckResult is one check: pass, warn or fail, what was found, the fix.

@@ -27,6 +27,9 @@ type Setup struct {
 	Relay    []Snippet
 	Last     *models.Feedback // the newest report of the account
 	Untied   Untied           // server wide, never an address
+	// HTTPSWarning says why one-click unsubscribe cannot work with the
+	// public address (plain http); "" when it can.
+	HTTPSWarning string
 }
 
 // Untied is what herald could not tie to one of its messages over the
