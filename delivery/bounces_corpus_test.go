@@ -229,3 +229,28 @@ func TestBounceCorpus(t *testing.T) {
 	}
 	_ = fmt.Sprint
 }
+
+// BenchmarkParseReportsCorpus reads every mail of the real corpus once
+// per iteration: the cost of one verdict per mail, as the inbound server
+// and the mailbox pay it.
+func BenchmarkParseReportsCorpus(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "bounces", "samples", "*.eml"))
+	mails := make([][]byte, 0, len(files))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mails = append(mails, raw)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for _, raw := range mails {
+			if _, err := ParseReports(raw, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(mails))/1e3, "µs/mail")
+}

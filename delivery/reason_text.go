@@ -7,17 +7,119 @@ package delivery
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 )
 
-// textRule is one reason and the words that say it.
+// textRule is one reason and the words that say it. needles are plain
+// strings one of which any match must contain (one per alternative of
+// words); a text holding none of them is not searched with the
+// expression, which saves most of the cost of reading a long notice.
+// nil when an alternative has no such string.
 type textRule struct {
-	reason string
-	re     *regexp.Regexp
+	reason  string
+	re      *regexp.Regexp
+	needles []string
 }
 
 func reasonRule(reason string, words ...string) textRule {
-	return textRule{reason, regexp.MustCompile(strings.Join(words, "|"))}
+	r := textRule{reason: reason, re: regexp.MustCompile(strings.Join(words, "|"))}
+	for _, w := range words {
+		re, err := syntax.Parse(w, syntax.Perl)
+		if err != nil {
+			panic(err)
+		}
+		n := needles(re.Simplify())
+		if n == nil {
+			r.needles = nil
+			break
+		}
+		r.needles = append(r.needles, n...)
+	}
+	return r
+}
+
+// needles are strings of at least three characters one of which every
+// match of re contains, or nil when none can be told.
+func needles(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 || len(string(re.Rune)) < 3 {
+			return nil
+		}
+		return []string{string(re.Rune)}
+	case syntax.OpCapture, syntax.OpPlus:
+		return needles(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return needles(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out []string
+		for _, sub := range re.Sub {
+			n := needles(sub)
+			if n == nil {
+				return nil
+			}
+			out = append(out, n...)
+		}
+		return out
+	case syntax.OpConcat:
+		// Of what the parts must contain (runs of plain characters, and
+		// the parts' own needles), the set whose shortest string is the
+		// longest: the rarest to find by chance.
+		var best []string
+		better := func(c []string) {
+			if c == nil {
+				return
+			}
+			if best == nil || shortest(c) > shortest(best) || shortest(c) == shortest(best) && len(c) < len(best) {
+				best = c
+			}
+		}
+		run := ""
+		for _, sub := range re.Sub {
+			if sub.Op == syntax.OpLiteral && sub.Flags&syntax.FoldCase == 0 {
+				run += string(sub.Rune)
+				continue
+			}
+			if len(run) >= 3 {
+				better([]string{run})
+			}
+			run = ""
+			better(needles(sub))
+		}
+		if len(run) >= 3 {
+			better([]string{run})
+		}
+		return best
+	}
+	return nil
+}
+
+func shortest(ss []string) int {
+	n := 1 << 30
+	for _, s := range ss {
+		n = min(n, len(s))
+	}
+	return n
+}
+
+// matches reports whether the rule's words appear in text.
+func (r *textRule) matches(text string) bool {
+	if r.needles != nil {
+		found := false
+		for _, n := range r.needles {
+			if strings.Contains(text, n) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return r.re.MatchString(text)
 }
 
 // textRules: the first rule whose words appear decides. The order puts
@@ -73,7 +175,7 @@ var textRules = []textRule{
 		`(ip|host|address|domain) .{0,40}(is|are|was|been|currently) (listed|found) (on|in|at)`, `listed (on|in|at|by) (the |a |our )?(\S+ )?(dnsbl|rbl|black ?list|block ?list|deny ?list|spamhaus|spamcop|sorbs|\S*bl\b)`, `service refus`, `refused (due|because|by policy)`,
 		`your (ip|server|host|network|mail server)( \S+){0,4} (is|was|has been) `, `not allowed to send (mail|e-?mail|messages) (from|to)`,
 		`too many (bad|invalid|unknown) (recipients|commands|errors)`, `(blocked|rejected) (for|due to) (abuse|spam)`, `\b(ip|host) (has|have) been blocked`,
-		`^\d{3}[ -]blocked\b`, `\bblocked\b.{0,20}\bip\b`, `ip frequency`, `dynamic ip`, `dial-?up`, `residential`, `\b(bl|rbl)\d+\b`,
+		`^\d{3}[ -]blocked\b`, `\bblocked\b.{0,20}\bip\b`, `ip frequency`, `dynamic ip`, `dial-?up`, `residential`, `\[bl\d+\]`, `\[rbl\d+\]`,
 		`^\d{3} rejected$`),
 	reasonRule(ReasonRejected,
 		`sender (e-?mail )?(address |domain )?(is |was )?(rejected|refused|denied|not allowed|blocked|unknown|invalid|not valid|verify failed|verification)`,
@@ -181,8 +283,16 @@ var directoryWords = regexp.MustCompile(strings.Join([]string{
 // ("…/reason/#filtered"), but their hosts may be ("spamhaus.org").
 var urls = regexp.MustCompile(`(?i)\b(?:https?|ftp)://([^/\s?#]+)\S*`)
 
+// maxJudged is how much of a failure's words are read: the reply and
+// what a notice says around it come first; a longer text is a copy of
+// the message or boilerplate.
+const maxJudged = 16 << 10
+
 // prepareText makes a diagnostic ready for the rules.
 func prepareText(s string) string {
+	if len(s) > maxJudged {
+		s = strings.ToValidUTF8(s[:maxJudged], "")
+	}
 	s = urls.ReplaceAllString(s, " $1 ")
 	// Addresses are names, not words: "filtered@example.net: user
 	// unknown" says nothing of a filter.
@@ -200,9 +310,9 @@ func reasonOfText(text string) string {
 	if text == "" {
 		return ""
 	}
-	for _, r := range textRules {
-		if r.re.MatchString(text) {
-			return r.reason
+	for i := range textRules {
+		if textRules[i].matches(text) {
+			return textRules[i].reason
 		}
 	}
 	return ""

@@ -24,9 +24,11 @@ var (
 	// headerStart: the header block of a returned message shown inline
 	// (at the start of a line: a notice's own "From: …" lines are
 	// indented).
-	headerStart = regexp.MustCompile(`(?im)^(received|return-path|dkim-signature|arc-seal|arc-message-signature|arc-authentication-results|authentication-results|mime-version|message-id|delivered-to|x-received|x-google-smtp-source|x-mailer|content-type|x-originating-ip|x-sender):[ \t]`)
+	headerStart = regexp.MustCompile(`(?im)^(received|return-path|dkim-signature|arc-seal|arc-message-signature|arc-authentication-results|authentication-results|mime-version|message-id|delivered-to|x-received|x-google-smtp-source|x-mailer|content-type|x-originating-ip|x-sender):[ \t]*\S`)
 	// emailIn: an address in a notice (quoted local parts included).
-	emailIn = regexp.MustCompile(`(?i)(?:"[^"\s<>@]{1,64}"|[a-z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]{1,64})@[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+`)
+	// (Unbounded: counted repetitions make the expression's automaton
+	// large and every read slow; plainAddress checks the lengths.)
+	emailIn = regexp.MustCompile(`(?i)(?:"[^"\s<>@]+"|[a-z0-9.!#$%&'*+/=?^_` + "`" + `{|}~-]+)@[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]*[a-z0-9])+`)
 	// messageIDLine: a Message-ID is not a recipient.
 	messageIDLine = regexp.MustCompile(`(?i)(message-?id|msgid|queue ?id|\bid\b|in-reply-to|references)\s*[:=]?\s*<?$`)
 	// inline returned headers.
