@@ -66,7 +66,17 @@ func (m sentMail) token() string {
 // the recipient's latest message.
 func newHookSetup(t *testing.T, opt web.WebhookOptions, twoSends bool) *hookSetup {
 	t.Helper()
+	return newHookSetupTo(t, opt, twoSends)
+}
+
+// newHookSetupTo is newHookSetup whose send also goes to more addresses.
+func newHookSetupTo(t *testing.T, opt web.WebhookOptions, twoSends bool, more ...string) *hookSetup {
+	t.Helper()
 	ss := newSendSetupWith(t, web.Options{Webhooks: opt})
+	au := ss.a.audience(ss.acct)
+	for _, email := range more {
+		au.contact(ss.ctype, email, "", "", "US", nil)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sg, err := ss.a.svc.NewSending(ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond})
 	if err != nil {
@@ -112,7 +122,7 @@ func newHookSetup(t *testing.T, opt web.WebhookOptions, twoSends bool) *hookSetu
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, who := range []string{"ann@example.com", "bob@example.org", "cy@example.org"} {
+	for _, who := range append([]string{"ann@example.com", "bob@example.org", "cy@example.org"}, more...) {
 		// The token is in the return path, in the Message-ID and in the
 		// metadata header Postmark gives back.
 		if m := h.sent[who]; m.messageID == "" || m.sendUtr != send.Utr || !strings.Contains(m.returnPath, "+b") ||

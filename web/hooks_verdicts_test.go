@@ -1,0 +1,117 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"herald/web"
+)
+
+// verdict is what herald must make of one failure a provider reports:
+// every provider's events are read by the one classifier, so the same
+// words make the same verdict whoever brings them (decisions.md 8, 9).
+type verdict string
+
+const (
+	vHard      verdict = "hard bounce" // counts bounces, suppresses the address
+	vSoft      verdict = "soft bounce" // counts soft_bounces, no suppression
+	vBlock     verdict = "block"       // counts blocks, no suppression
+	vComplaint verdict = "complaint"   // counts spam_reports and unsubscribes, a global unsubscriber
+	vNothing   verdict = "nothing"     // a deferral (the relay is still trying) or an event herald keeps nothing of
+)
+
+// delta is what a verdict adds to its send's counters.
+func (v verdict) delta() counts {
+	switch v {
+	case vHard:
+		return counts{bounces: 1}
+	case vSoft:
+		return counts{soft: 1}
+	case vBlock:
+		return counts{blocks: 1}
+	case vComplaint:
+		return counts{spam: 1, unsubscribes: 1}
+	}
+	return counts{}
+}
+
+func (c counts) plus(d counts) counts {
+	return counts{c.bounces + d.bounces, c.soft + d.soft, c.spam + d.spam, c.unsubscribes + d.unsubscribes, c.blocks + d.blocks}
+}
+
+// verdictCase is one provider event about the message of a recipient of
+// its own, so that no case counts on another's message.
+type verdictCase struct {
+	provider, name string
+	want           verdict
+	// event is the request body about recipient to's message m.
+	event func(to string, m sentMail) []byte
+}
+
+// Each provider's failures, as its webhook reports them, go through the
+// one classifier: a user unknown is a hard bounce, a listed IP a block, a
+// full mailbox a soft bounce, a transient failure never a hard one, a
+// failure the relay still retries a deferral; complaints stay complaints.
+func TestWebhookVerdicts(t *testing.T) {
+	signer := newSNSSigner(t)
+	opt := web.WebhookOptions{SESTopicARNs: []string{testTopic}, SESCertFile: signer.file(t)}
+	now := time.Now().UTC().Format(time.RFC3339)
+
+	sesFailure := func(bounceType, status, diag string) func(string, sentMail) []byte {
+		return func(to string, m sentMail) []byte {
+			return []byte(sesBounce(bounceType, to, status, diag, sesMailObj(m.returnPath, to, "", "")))
+		}
+	}
+	var cases []verdictCase
+	cases = append(cases, []verdictCase{
+		{"ses", "permanent user unknown", vHard,
+			sesFailure("Permanent", "5.1.1", "smtp; 550 5.1.1 <someone@example.net>: Recipient address rejected: User unknown in virtual mailbox table")},
+		{"ses", "permanent listed IP", vBlock,
+			sesFailure("Permanent", "5.7.1", "smtp; 550 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org")},
+		{"ses", "permanent mailbox full", vSoft, sesFailure("Permanent", "5.2.2", "smtp; 552 5.2.2 Mailbox full")},
+		{"ses", "transient user unknown", vSoft, sesFailure("Transient", "5.1.1", "smtp; 550 5.1.1 user unknown")},
+		{"ses", "delivery delay", vNothing, func(to string, m sentMail) []byte {
+			return []byte(`{"eventType":"DeliveryDelay","mail":` + sesMailObj(m.returnPath, to, "", "") + `,
+"deliveryDelay":{"timestamp":"` + now + `","delayType":"TransientCommunicationFailure","expirationTime":"` + now + `",
+"delayedRecipients":[{"emailAddress":"` + to + `","status":"4.4.1","diagnosticCode":"smtp; 421 4.4.1 Unable to connect to remote host"}]}}`)
+		}},
+		{"ses", "complaint", vComplaint, func(to string, m sentMail) []byte {
+			return []byte(`{"notificationType":"Complaint","complaint":{"complainedRecipients":[{"emailAddress":"` + to + `"}],
+"complaintFeedbackType":"abuse","timestamp":"` + now + `","feedbackId":"000001378603177f-18c07c78-000000"},
+"mail":` + sesMailObj(m.returnPath, to, "", "") + `}`)
+		}},
+	}...)
+
+	post := map[string]func(t *testing.T, a *testApp, body []byte) (int, string){
+		"ses": func(t *testing.T, a *testApp, body []byte) (int, string) {
+			return postHook(t, a, "/webhooks/ses", signer.sign(t, snsNotification(string(body)), "2"))
+		},
+	}
+
+	var to []string
+	for i := range cases {
+		to = append(to, fmt.Sprintf("verdict%02d@example.net", i))
+	}
+	h := newHookSetupTo(t, opt, false, to...)
+	for i, c := range cases {
+		t.Run(c.provider+"/"+c.name, func(t *testing.T) {
+			h := *h
+			h.t = t // the setup's checks fail this case
+			who := to[i]
+			before := h.counts()
+			status, text := post[c.provider](t, h.a, c.event(who, h.sent[who]))
+			wantHook(t, status, text, http.StatusOK)
+			if got, want := h.counts(), before.plus(c.want.delta()); got != want {
+				t.Errorf("counters %+v, want %+v (a %s)", got, want, c.want)
+			}
+			if s := h.suppression(who); (s != nil) != (c.want == vHard) {
+				t.Errorf("suppression %+v, want one only for a hard bounce (a %s)", s, c.want)
+			}
+			if u := h.globallyUnsubscribed(who); u != (c.want == vComplaint) {
+				t.Errorf("globally unsubscribed %v, want it only for a complaint (a %s)", u, c.want)
+			}
+		})
+	}
+}
