@@ -203,16 +203,28 @@ func asBlocks(reports []delivery.Report) []delivery.Report {
 	return reports
 }
 
+// judged is r with the kind, reason and status of the one verdict on a
+// failure (delivery.Judge): a provider's own word for a failure
+// ("permanent", "hard") never decides alone whether the address is
+// suppressed (decisions.md 8).
+func judged(r delivery.Report, f delivery.Failure) delivery.Report {
+	j := delivery.Judge(f)
+	r.Kind, r.Reason, r.Status = j.Kind, j.Reason, j.Status
+	return r
+}
+
 // equalSecret compares two secrets in a time that says nothing of either.
 func equalSecret(got, want string) bool {
 	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// statusCode finds an enhanced status code ("5.1.1") in a provider's
-// text, or "".
-var statusCode = regexp.MustCompile(`\b[245]\.\d{1,3}\.\d{1,3}\b`)
+// statusCode finds the enhanced status code of a failure ("5.1.1") in a
+// provider's text.
+var statusCode = regexp.MustCompile(`\b[45]\.\d{1,3}\.\d{1,3}\b`)
 
+// statusIn is the first failure status code of texts (a provider's status
+// field is taken only when it holds one), or "".
 func statusIn(texts ...string) string {
 	for _, t := range texts {
 		if s := statusCode.FindString(t); s != "" {

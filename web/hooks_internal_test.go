@@ -1,6 +1,10 @@
 package web
 
-import "testing"
+import (
+	"testing"
+
+	"herald/delivery"
+)
 
 // Certificates and subscription links are taken only over https from
 // sns.<region>.amazonaws.com (or a host a test names).
@@ -32,9 +36,18 @@ func TestSNSURLHostRule(t *testing.T) {
 	}
 }
 
-// Provider event types map to report kinds as docs/WEBHOOKS-PROVIDERS.md
-// says; the ones herald keeps nothing of are skipped.
-func TestProviderKinds(t *testing.T) {
+// verdictOf is a report's kind, reason and status, or "" when skipped.
+func verdictOf(r delivery.Report, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return r.Kind.String() + "/" + r.Reason + "/" + r.Status
+}
+
+// Provider events map to reports as docs/WEBHOOKS-PROVIDERS.md says, each
+// failure judged by the one classifier; the ones herald keeps nothing of
+// are skipped.
+func TestWebhookKinds(t *testing.T) {
 	for _, c := range []struct {
 		typ  string
 		kind string // "" skipped
@@ -50,23 +63,33 @@ func TestProviderKinds(t *testing.T) {
 	}
 	for _, c := range []struct {
 		e    sendGridEvent
-		kind string
+		want string // kind/reason/status; "" skipped
 	}{
-		{sendGridEvent{Event: "bounce", Type: "bounce"}, "hard_bounce"},
-		{sendGridEvent{Event: "bounce"}, "hard_bounce"},
-		{sendGridEvent{Event: "bounce", Type: "blocked"}, "soft_bounce"},
-		{sendGridEvent{Event: "dropped", Reason: "Bounced Address"}, "hard_bounce"},
-		{sendGridEvent{Event: "dropped", Reason: "Invalid"}, "hard_bounce"},
-		{sendGridEvent{Event: "dropped", Reason: "Unsubscribed Address"}, ""},
-		{sendGridEvent{Event: "dropped", Reason: "Spam Reporting Address"}, ""},
-		{sendGridEvent{Event: "deferred"}, "soft_bounce"},
-		{sendGridEvent{Event: "spamreport"}, "complaint"},
-		{sendGridEvent{Event: "delivered"}, "delivered"},
+		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.1.1", Reason: "550 5.1.1 user unknown"}, "hard_bounce/userunknown/5.1.1"},
+		{sendGridEvent{Event: "bounce", Status: "5.1.1", Reason: "550 5.1.1 user unknown"}, "hard_bounce/userunknown/5.1.1"},
+		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.7.1", Reason: "550 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org"}, "block/spamdetected/5.7.1"},
+		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.0.0", Reason: "550 Mailbox full"}, "soft_bounce/mailboxfull/5.0.0"},
+		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.0.0", BounceClassification: "Reputation"}, "block/badreputation/5.0.0"},
+		{sendGridEvent{Event: "bounce", Type: "blocked", Status: "4.0.0", Reason: "blocked by policy"}, "block/blocked/4.0.0"},
+		{sendGridEvent{Event: "bounce", Type: "blocked", Status: "5.0.0", Reason: "550 Message rejected"}, "block/blocked/5.0.0"},
+		{sendGridEvent{Event: "bounce", Type: "blocked", Status: "5.0.0", Reason: "550 Message rejected", BounceClassification: "Content"}, "block/spamdetected/5.0.0"},
+		{sendGridEvent{Event: "bounce", Type: "blocked", Status: "5.1.1", Reason: "550 5.1.1 user unknown"}, "soft_bounce/userunknown/5.1.1"},
+		{sendGridEvent{Event: "dropped", Reason: "Bounced Address", Status: "5.0.0"}, "soft_bounce/onhold/5.0.0"},
+		{sendGridEvent{Event: "dropped", Reason: "Invalid", Status: "5.0.0"}, "soft_bounce/onhold/5.0.0"},
+		{sendGridEvent{Event: "dropped", Reason: "Unsubscribed Address", Status: "5.0.0"}, ""},
+		{sendGridEvent{Event: "dropped", Reason: "Spam Reporting Address", Status: "5.0.0"}, ""},
+		{sendGridEvent{Event: "dropped", Reason: "Spam Content"}, "block/spamdetected/"},
+		{sendGridEvent{Event: "dropped", Reason: "Invalid SMTPAPI header"}, "block/policyviolation/"},
+		{sendGridEvent{Event: "dropped", Reason: "Recipient List over Package Quota"}, "block/policyviolation/"},
+		{sendGridEvent{Event: "dropped", Reason: "Duplicate message"}, ""},
+		{sendGridEvent{Event: "deferred", Response: "400 try again later"}, "deferral/speeding/"},
+		{sendGridEvent{Event: "deferred", Response: "451 4.2.2 mailbox full"}, "deferral/mailboxfull/4.2.2"},
+		{sendGridEvent{Event: "spamreport"}, "complaint/feedback/"},
+		{sendGridEvent{Event: "delivered", Response: "250 OK"}, "delivered/delivered/"},
 		{sendGridEvent{Event: "open"}, ""},
 	} {
-		r, ok := sendGridReport(c.e)
-		if got := map[bool]string{true: r.Kind.String()}[ok]; got != c.kind {
-			t.Errorf("sendgrid %+v: %q, want %q", c.e, got, c.kind)
+		if got := verdictOf(sendGridReport(c.e)); got != c.want {
+			t.Errorf("sendgrid %+v: %q, want %q", c.e, got, c.want)
 		}
 	}
 	for _, c := range []struct {
