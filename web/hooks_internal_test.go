@@ -49,16 +49,42 @@ func verdictOf(r delivery.Report, ok bool) string {
 // are skipped.
 func TestWebhookKinds(t *testing.T) {
 	for _, c := range []struct {
-		typ  string
-		kind string // "" skipped
+		typ, details string
+		want         string // kind/reason/status; "" skipped
 	}{
-		{"HardBounce", "hard_bounce"}, {"BadEmailAddress", "hard_bounce"}, {"SoftBounce", "soft_bounce"},
-		{"Transient", "soft_bounce"}, {"DnsError", "soft_bounce"}, {"Blocked", "soft_bounce"},
-		{"SpamComplaint", "complaint"}, {"AutoResponder", ""}, {"Unsubscribe", ""}, {"ManuallyDeactivated", ""},
+		{"HardBounce", "smtp;550 5.1.1 The email account that you tried to reach does not exist.", "hard_bounce/userunknown/5.1.1"},
+		{"HardBounce", "smtp;554 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "block/spamdetected/5.7.1"},
+		{"HardBounce", "smtp;552 5.2.2 Mailbox full", "soft_bounce/mailboxfull/5.2.2"},
+		{"HardBounce", "", "soft_bounce/onhold/"},
+		{"Unknown", "smtp;550 5.1.1 user unknown", "hard_bounce/userunknown/5.1.1"},
+		{"Unknown", "", "soft_bounce/undefined/"},
+		{"BadEmailAddress", "", "soft_bounce/onhold/"},
+		{"SoftBounce", "smtp;550 5.1.1 user unknown", "soft_bounce/userunknown/5.1.1"},
+		{"SoftBounce", "smtp;452 4.2.2 Mailbox full", "soft_bounce/mailboxfull/4.2.2"},
+		{"Transient", "smtp;421 4.4.2 timed out", "deferral/networkerror/4.4.2"},
+		{"DnsError", "", "soft_bounce/networkerror/"},
+		{"Blocked", "", "block/blocked/"},
+		{"Blocked", "smtp;550 5.1.1 user unknown", "soft_bounce/userunknown/5.1.1"},
+		{"SpamNotification", "", "block/spamdetected/"},
+		{"VirusNotification", "", "block/virusdetected/"},
+		{"DMARCPolicy", "", "block/authfailure/"},
+		{"ManuallyDeactivated", "", "soft_bounce/onhold/"},
+		{"SpamComplaint", "", "complaint/feedback/"},
+		{"AutoResponder", "Out of office", ""}, {"Unsubscribe", "", ""}, {"AddressChange", "", ""},
+		{"ChallengeVerification", "", ""}, {"SMTPApiError", "", ""}, {"TemplateRenderingFailed", "", ""}, {"SomethingNew", "", ""},
 	} {
-		r, ok := postmarkReport(postmarkRecord{RecordType: "Bounce", Type: c.typ, Email: "a@example.com"})
-		if got := map[bool]string{true: r.Kind.String()}[ok]; got != c.kind {
-			t.Errorf("postmark %s: %q, want %q", c.typ, got, c.kind)
+		// Description is the Type's fixed text: never judged.
+		rec := postmarkRecord{RecordType: "Bounce", Type: c.typ, Email: "a@example.com", Details: c.details,
+			Description: "The server was unable to deliver your message (ex: unknown user, mailbox not found)."}
+		if got := verdictOf(postmarkReport(rec)); got != c.want {
+			t.Errorf("postmark %s %q: %q, want %q", c.typ, c.details, got, c.want)
+		}
+	}
+	for _, c := range []struct{ rec, want string }{
+		{"SpamComplaint", "complaint/feedback/"}, {"Delivery", "delivered/delivered/"}, {"Open", ""}, {"SubscriptionChange", ""},
+	} {
+		if got := verdictOf(postmarkReport(postmarkRecord{RecordType: c.rec, Type: c.rec, Email: "a@example.com"})); got != c.want {
+			t.Errorf("postmark record %s: %q, want %q", c.rec, got, c.want)
 		}
 	}
 	for _, c := range []struct {

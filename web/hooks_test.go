@@ -675,12 +675,14 @@ func TestWebhookPostmark(t *testing.T) {
 	if s := h.suppression("ann@example.com"); s == nil || s.Source != "postmark" || s.StatusCode != "5.1.1" {
 		t.Fatalf("ann's suppression: %+v", s)
 	}
-	// The documented spam complaint and a transient bounce.
+	// The documented spam complaint; a transient bounce (Postmark's
+	// "Message delayed": a deferral, nothing counted) and a soft bounce.
 	complaint := []byte(`{"RecordType":"SpamComplaint","MessageStream":"outbound","ID":42,"Type":"SpamComplaint","TypeCode":512,
 "Name":"Spam complaint","Tag":"Test","MessageID":"00000000-0000-0000-0000-000000000000","ServerID":1234,"Description":"",
 "Details":"Test spam complaint details","Email":"bob@example.org","From":"news@shop.example.com","BouncedAt":"` + time.Now().UTC().Format(time.RFC3339) + `",
 "DumpAvailable":true,"Inactive":true,"CanActivate":false,"Subject":"Hello","Content":"<Abuse report dump content>","Metadata":{"Herald":"` + bob.metadata + `"}}`)
 	for _, b := range [][]byte{complaint, record("Bounce", "Transient", "cy@example.org", "smtp;421 4.4.2 timed out", herald(cy)),
+		record("Bounce", "SoftBounce", "cy@example.org", "smtp;452 4.2.2 Mailbox full", herald(cy)),
 		record("Bounce", "AutoResponder", "cy@example.org", "Out of office", herald(cy)),
 		[]byte(`{"RecordType":"Delivery","ServerID":23,"MessageStream":"outbound","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483",
 "Recipient":"cy@example.org","Tag":"welcome-email","DeliveredAt":"2019-11-05T16:33:54.9070259Z","Details":"Test delivery webhook details","Metadata":{}}`),
@@ -690,7 +692,7 @@ func TestWebhookPostmark(t *testing.T) {
 	}
 	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
 	if !h.globallyUnsubscribed("bob@example.org") || h.suppression("cy@example.org") != nil {
-		t.Fatal("bob's complaint or cy's transient bounce was mishandled")
+		t.Fatal("bob's complaint or cy's transient and soft bounces were mishandled")
 	}
 
 	// A record whose metadata carries no token of herald's (the message

@@ -100,7 +100,8 @@ func (s *sendGridSigner) post(t *testing.T, a *testApp, body []byte) (int, strin
 func TestWebhookVerdicts(t *testing.T) {
 	signer := newSNSSigner(t)
 	sendGrid := newSendGridSigner(t)
-	opt := web.WebhookOptions{SESTopicARNs: []string{testTopic}, SESCertFile: signer.file(t), SendGridVerificationKey: sendGrid.verificationKey(t)}
+	opt := web.WebhookOptions{SESTopicARNs: []string{testTopic}, SESCertFile: signer.file(t), SendGridVerificationKey: sendGrid.verificationKey(t),
+		WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass"}
 	now := time.Now().UTC().Format(time.RFC3339)
 
 	sesFailure := func(bounceType, status, diag string) func(string, sentMail) []byte {
@@ -158,11 +159,44 @@ func TestWebhookVerdicts(t *testing.T) {
 		{"sendgrid", "spam report", vComplaint, sg(`"event":"spamreport"`)},
 	}...)
 
+	// Postmark: one record, named by the token in its metadata; its
+	// Description is the Type's fixed text, whatever the Type.
+	pm := func(recordType, typ, details string) func(string, sentMail) []byte {
+		return func(to string, m sentMail) []byte {
+			return []byte(`{"RecordType":"` + recordType + `","MessageStream":"outbound","ID":4323372036854775807,"Type":"` + typ + `",
+"MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","ServerID":23,
+"Description":"The server was unable to deliver your message (ex: unknown user, mailbox not found).",
+"Details":"` + details + `","Email":"` + to + `","From":"news@shop.example.com","BouncedAt":"` + now + `",
+"Inactive":true,"CanActivate":true,"Subject":"Hello","Metadata":{"herald":"` + m.metadata + `"}}`)
+		}
+	}
+	cases = append(cases, []verdictCase{
+		{"postmark", "hard bounce user unknown", vHard, pm("Bounce", "HardBounce", "smtp;550 5.1.1 The email account that you tried to reach does not exist.")},
+		{"postmark", "hard bounce listed IP", vBlock,
+			pm("Bounce", "HardBounce", "smtp;554 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org")},
+		{"postmark", "hard bounce mailbox full", vSoft, pm("Bounce", "HardBounce", "smtp;552 5.2.2 Mailbox full")},
+		{"postmark", "hard bounce saying nothing", vSoft, pm("Bounce", "HardBounce", "")},
+		{"postmark", "soft bounce user unknown", vSoft, pm("Bounce", "SoftBounce", "smtp;550 5.1.1 user unknown")},
+		{"postmark", "transient", vNothing, pm("Bounce", "Transient", "smtp;421 4.4.2 Connection timed out")},
+		{"postmark", "dns error", vSoft, pm("Bounce", "DnsError", "")},
+		{"postmark", "blocked", vBlock, pm("Bounce", "Blocked", "")},
+		{"postmark", "spam notification", vBlock, pm("Bounce", "SpamNotification", "")},
+		{"postmark", "dmarc policy", vBlock,
+			pm("Bounce", "DMARCPolicy", "smtp;550 5.7.26 Unauthenticated email from example.com is not accepted due to domain's DMARC policy")},
+		{"postmark", "bad email address", vSoft, pm("Bounce", "BadEmailAddress", "")},
+		{"postmark", "manually deactivated", vSoft, pm("Bounce", "ManuallyDeactivated", "")},
+		{"postmark", "auto responder", vNothing, pm("Bounce", "AutoResponder", "Out of office")},
+		{"postmark", "spam complaint", vComplaint, pm("SpamComplaint", "SpamComplaint", "")},
+	}...)
+
 	post := map[string]func(t *testing.T, a *testApp, body []byte) (int, string){
 		"ses": func(t *testing.T, a *testApp, body []byte) (int, string) {
 			return postHook(t, a, "/webhooks/ses", signer.sign(t, snsNotification(string(body)), "2"))
 		},
 		"sendgrid": sendGrid.post,
+		"postmark": func(t *testing.T, a *testApp, body []byte) (int, string) {
+			return postHook(t, a, "/webhooks/postmark", body, "Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("postmark:s3cret-hook-pass")))
+		},
 	}
 
 	var to []string
