@@ -234,6 +234,16 @@ func statusIn(texts ...string) string {
 	return ""
 }
 
+// replyCode is n when it is an SMTP failure code (4xx, 5xx), else 0: a
+// provider's own numbers (Mailgun's 605 "not delivering to previously
+// bounced address") are not a receiving server's reply.
+func replyCode(n int) int {
+	if n >= 400 && n < 600 {
+		return n
+	}
+	return 0
+}
+
 // returnPathToken is the VERP token of a message's return path, when the
 // provider reports it (SES mail.source, Mailgun envelope.sender) and it is
 // one of ours; "" otherwise.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"testing"
 
 	"herald/delivery"
@@ -119,16 +120,33 @@ func TestWebhookKinds(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		event, severity, kind string
+		event, severity, reason, code, message, enhanced string
+		want                                             string // kind/reason/status; "" skipped
 	}{
-		{"failed", "permanent", "hard_bounce"}, {"failed", "temporary", "soft_bounce"}, {"failed", "", ""},
-		{"complained", "", "complaint"}, {"delivered", "", "delivered"}, {"accepted", "", ""}, {"unsubscribed", "", ""},
+		{"failed", "permanent", "bounce", "550", "5.1.1 The email account that you tried to reach does not exist.", "", "hard_bounce/userunknown/5.1.1"},
+		{"failed", "permanent", "bounce", "550", "The email account that you tried to reach does not exist.", "5.1.1", "hard_bounce/userunknown/5.1.1"},
+		{"failed", "permanent", "bounce", "550", "5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "", "block/spamdetected/5.7.1"},
+		{"failed", "permanent", "bounce", "552", "5.2.2 Mailbox full", "", "soft_bounce/mailboxfull/5.2.2"},
+		{"failed", "permanent", "generic", "", "", "", "soft_bounce/undefined/"},
+		{"failed", "temporary", "generic", "452", "4.2.2 The email account that you tried to reach is over quota.", "", "deferral/mailboxfull/4.2.2"},
+		{"failed", "temporary", "generic", "550", "5.1.1 user unknown", "", "deferral/userunknown/5.1.1"},
+		{"failed", "permanent", "suppress-bounce", "605", "Not delivering to previously bounced address", "", "soft_bounce/onhold/"},
+		{"failed", "permanent", "suppress-unsubscribe", "606", "Not delivering to unsubscribed address", "", ""},
+		{"failed", "permanent", "suppress-complaint", "607", "Not delivering to a user who marked your messages as spam", "", ""},
+		{"failed", "permanent", "espblock", "550", "", "", "block/blocked/"},
+		{"failed", "permanent", "old", "451", "4.4.1 Connection timed out", "", "soft_bounce/networkerror/4.4.1"},
+		{"failed", "permanent", "old", "", "", "", "soft_bounce/expired/"},
+		{"failed", "", "bounce", "550", "5.1.1 user unknown", "", ""},
+		{"complained", "", "", "", "", "", "complaint/feedback/"},
+		{"delivered", "", "", "250", "OK", "", "delivered/delivered/"},
+		{"accepted", "", "", "", "", "", ""}, {"unsubscribed", "", "", "", "", "", ""},
 	} {
 		var p mailgunPost
-		p.EventData.Event, p.EventData.Severity = c.event, c.severity
-		r, ok := mailgunReport(&p)
-		if got := map[bool]string{true: r.Kind.String()}[ok]; got != c.kind {
-			t.Errorf("mailgun %s/%s: %q, want %q", c.event, c.severity, got, c.kind)
+		e := &p.EventData
+		e.Event, e.Severity, e.Reason = c.event, c.severity, c.reason
+		e.DeliveryStatus.Code, e.DeliveryStatus.Message, e.DeliveryStatus.EnhancedCode = json.Number(c.code), c.message, c.enhanced
+		if got := verdictOf(mailgunReport(&p)); got != c.want {
+			t.Errorf("mailgun %+v: %q, want %q", c, got, c.want)
 		}
 	}
 }

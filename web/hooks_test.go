@@ -766,13 +766,14 @@ func TestWebhookMailgun(t *testing.T) {
 "envelope":{"sending-ip":"173.193.210.33"},"flags":{"is-test-mode":false},
 "message":{"headers":{"to":"bob@example.org","message-id":"` + strings.Trim(bob.messageID, "<>") + `","from":"news@shop.example.com","subject":"Hello"},"size":111},
 "recipient":"bob@example.org","tags":[],"user-variables":{}}`
-	// cy's temporary failure named by the return path only.
+	// cy's temporary failure named by the return path only: a deferral
+	// (Mailgun retries it), nothing counted.
 	temp := failed("temporary", "cy@example.org", "", "452", "4.2.2 mailbox full", cy.returnPath)
 	for i, e := range []string{complained, temp, `"event-data":{"event":"opened","recipient":"cy@example.org"}`} {
 		status, text := post(signature(signingKey, ts, "token-"+itoa(int64(i))+"-0123456789012345678901234567890123456789"), e)
 		wantHook(t, status, text, http.StatusOK)
 	}
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1})
+	h.wantCounts(counts{bounces: 1, spam: 1, unsubscribes: 1})
 	if !h.globallyUnsubscribed("bob@example.org") || h.suppression("cy@example.org") != nil {
 		t.Fatal("bob's complaint or cy's temporary failure was mishandled")
 	}
@@ -782,7 +783,7 @@ func TestWebhookMailgun(t *testing.T) {
 	block := failed("permanent", "cy@example.org", cy.messageID, "550", "5.7.1 Message rejected as spam by content filtering", "news@shop.example.com")
 	status, text := post(signature(signingKey, ts, "block-0123456789012345678901234567890123456789012"), block)
 	wantHook(t, status, text, http.StatusOK)
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
+	h.wantCounts(counts{bounces: 1, spam: 1, unsubscribes: 1, blocks: 1})
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a policy refusal suppressed cy")
 	}
@@ -792,7 +793,7 @@ func TestWebhookMailgun(t *testing.T) {
 	untied := failed("permanent", "cy@example.org", "20240101.1234@shop.example.com", "550", "5.1.1 unknown", "news@shop.example.com")
 	status, text = post(signature(signingKey, ts, "untied-012345678901234567890123456789012345678901"), untied)
 	wantHook(t, status, text, http.StatusOK)
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
+	h.wantCounts(counts{bounces: 1, spam: 1, unsubscribes: 1, blocks: 1})
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("an untied failure suppressed cy")
 	}
@@ -818,7 +819,7 @@ func TestWebhookMailgun(t *testing.T) {
 			t.Fatalf("%s: status %d, want 401: %s", name, status, text)
 		}
 	}
-	h.wantCounts(counts{bounces: 1, soft: 1, spam: 1, unsubscribes: 1, blocks: 1})
+	h.wantCounts(counts{bounces: 1, spam: 1, unsubscribes: 1, blocks: 1})
 	if h.suppression("cy@example.org") != nil {
 		t.Fatal("a forged event suppressed cy")
 	}

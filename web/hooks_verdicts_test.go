@@ -3,13 +3,16 @@ package web_test
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,10 +101,11 @@ func (s *sendGridSigner) post(t *testing.T, a *testApp, body []byte) (int, strin
 // full mailbox a soft bounce, a transient failure never a hard one, a
 // failure the relay still retries a deferral; complaints stay complaints.
 func TestWebhookVerdicts(t *testing.T) {
+	const mailgunKey = "key-7e55f8a0c5a5b6e4d3c2b1a0"
 	signer := newSNSSigner(t)
 	sendGrid := newSendGridSigner(t)
 	opt := web.WebhookOptions{SESTopicARNs: []string{testTopic}, SESCertFile: signer.file(t), SendGridVerificationKey: sendGrid.verificationKey(t),
-		WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass"}
+		WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass", MailgunSigningKey: mailgunKey}
 	now := time.Now().UTC().Format(time.RFC3339)
 
 	sesFailure := func(bounceType, status, diag string) func(string, sentMail) []byte {
@@ -189,11 +193,51 @@ func TestWebhookVerdicts(t *testing.T) {
 		{"postmark", "spam complaint", vComplaint, pm("SpamComplaint", "SpamComplaint", "")},
 	}...)
 
+	// Mailgun: one failed event, named by its message-id header.
+	mg := func(severity, reason, code, msg, desc string) func(string, sentMail) []byte {
+		return func(to string, m sentMail) []byte {
+			return []byte(`{"id":"G9Bn5sl1TC6nu79C8C0bwg","timestamp":` + itoa(time.Now().Unix()) + `.1234,"log-level":"error","event":"failed",
+"severity":"` + severity + `","reason":"` + reason + `","envelope":{"sender":"news@shop.example.com","transport":"smtp","targets":"` + to + `"},
+"delivery-status":{"attempt-no":1,"message":"` + msg + `","code":` + code + `,"description":"` + desc + `","session-seconds":0.1},
+"message":{"headers":{"to":"` + to + `","message-id":"` + strings.Trim(m.messageID, "<>") + `","from":"news@shop.example.com","subject":"Hello"}},
+"recipient":"` + to + `","tags":[],"user-variables":{}}`)
+		}
+	}
+	cases = append(cases, []verdictCase{
+		{"mailgun", "permanent user unknown", vHard, mg("permanent", "bounce", "550", "5.1.1 The email account that you tried to reach does not exist.", "")},
+		{"mailgun", "permanent listed IP", vBlock,
+			mg("permanent", "bounce", "550", "5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org", "")},
+		{"mailgun", "permanent mailbox full", vSoft, mg("permanent", "bounce", "552", "5.2.2 Mailbox full", "")},
+		{"mailgun", "temporary", vNothing, mg("temporary", "generic", "452", "4.2.2 The email account that you tried to reach is over quota.", "")},
+		{"mailgun", "temporary user unknown", vNothing, mg("temporary", "generic", "550", "5.1.1 user unknown", "")},
+		{"mailgun", "suppressed bounce", vSoft, mg("permanent", "suppress-bounce", "605", "", "Not delivering to previously bounced address")},
+		{"mailgun", "suppressed unsubscribe", vNothing, mg("permanent", "suppress-unsubscribe", "606", "", "Not delivering to unsubscribed address")},
+		{"mailgun", "suppressed complaint", vNothing,
+			mg("permanent", "suppress-complaint", "607", "", "Not delivering to a user who marked your messages as spam")},
+		{"mailgun", "esp block", vBlock, mg("permanent", "espblock", "550", "", "")},
+		{"mailgun", "too old", vSoft, mg("permanent", "old", "451", "4.4.1 Connection timed out", "Too old")},
+		{"mailgun", "complained", vComplaint, func(to string, m sentMail) []byte {
+			return []byte(`{"id":"-Agny091SquKnsrW2NEKUA","timestamp":` + itoa(time.Now().Unix()) + `,"log-level":"warn","event":"complained",
+"envelope":{"sending-ip":"173.193.210.33"},"message":{"headers":{"to":"` + to + `","message-id":"` + strings.Trim(m.messageID, "<>") + `"}},
+"recipient":"` + to + `","tags":[],"user-variables":{}}`)
+		}},
+	}...)
+
+	mailgunTokens := 0
 	post := map[string]func(t *testing.T, a *testApp, body []byte) (int, string){
 		"ses": func(t *testing.T, a *testApp, body []byte) (int, string) {
 			return postHook(t, a, "/webhooks/ses", signer.sign(t, snsNotification(string(body)), "2"))
 		},
 		"sendgrid": sendGrid.post,
+		"mailgun": func(t *testing.T, a *testApp, body []byte) (int, string) {
+			// Each request signed anew, with a token of its own.
+			mailgunTokens++
+			ts, token := itoa(time.Now().Unix()), fmt.Sprintf("verdict-%04d-0123456789012345678901234567890123456789", mailgunTokens)
+			mac := hmac.New(sha256.New, []byte(mailgunKey))
+			mac.Write([]byte(ts + token))
+			return postHook(t, a, "/webhooks/mailgun", []byte(`{"signature":{"timestamp":"`+ts+`","token":"`+token+`","signature":"`+
+				hex.EncodeToString(mac.Sum(nil))+`"},"event-data":`+string(body)+`}`))
+		},
 		"postmark": func(t *testing.T, a *testApp, body []byte) (int, string) {
 			return postHook(t, a, "/webhooks/postmark", body, "Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte("postmark:s3cret-hook-pass")))
 		},
