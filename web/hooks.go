@@ -175,7 +175,6 @@ func (w *Web) handleReports(c *fiber.Ctx, source string, reports []delivery.Repo
 // brought it (an untied report is counted by sender IP); its error is
 // logged.
 func (w *Web) applyReports(c *fiber.Ctx, source string, reports []delivery.Report) error {
-	reports = asBlocks(reports)
 	if len(reports) == 0 {
 		return nil
 	}
@@ -188,19 +187,6 @@ func (w *Web) applyReports(c *fiber.Ctx, source string, reports []delivery.Repor
 		return err
 	}
 	return nil
-}
-
-// asBlocks makes the "permanent" failures whose status is a policy code
-// (5.7.x) blocks: the receiving server refused the sender or the content,
-// not the mailbox, so it is a block, never a bounce (decisions.md 8), and
-// must not suppress the address.
-func asBlocks(reports []delivery.Report) []delivery.Report {
-	for i, r := range reports {
-		if r.Kind == delivery.ReportHardBounce && strings.HasPrefix(r.Status, "5.7.") {
-			reports[i].Kind = delivery.ReportBlock
-		}
-	}
-	return reports
 }
 
 // judged is r with the kind, reason and status of the one verdict on a
