@@ -175,7 +175,6 @@ func (w *Web) handleReports(c *fiber.Ctx, source string, reports []delivery.Repo
 // brought it (an untied report is counted by sender IP); its error is
 // logged.
 func (w *Web) applyReports(c *fiber.Ctx, source string, reports []delivery.Report) error {
-	reports = asBlocks(reports)
 	if len(reports) == 0 {
 		return nil
 	}
@@ -190,17 +189,14 @@ func (w *Web) applyReports(c *fiber.Ctx, source string, reports []delivery.Repor
 	return nil
 }
 
-// asBlocks makes the "permanent" failures whose status is a policy code
-// (5.7.x) blocks: the receiving server refused the sender or the content,
-// not the mailbox, so it is a block, never a bounce (decisions.md 8), and
-// must not suppress the address.
-func asBlocks(reports []delivery.Report) []delivery.Report {
-	for i, r := range reports {
-		if r.Kind == delivery.ReportHardBounce && strings.HasPrefix(r.Status, "5.7.") {
-			reports[i].Kind = delivery.ReportBlock
-		}
-	}
-	return reports
+// judged is r with the kind, reason and status of the one verdict on a
+// failure (delivery.Judge): a provider's own word for a failure
+// ("permanent", "hard") never decides alone whether the address is
+// suppressed (decisions.md 8).
+func judged(r delivery.Report, f delivery.Failure) delivery.Report {
+	j := delivery.Judge(f)
+	r.Kind, r.Reason, r.Status = j.Kind, j.Reason, j.Status
+	return r
 }
 
 // equalSecret compares two secrets in a time that says nothing of either.
@@ -209,10 +205,12 @@ func equalSecret(got, want string) bool {
 	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
 }
 
-// statusCode finds an enhanced status code ("5.1.1") in a provider's
-// text, or "".
-var statusCode = regexp.MustCompile(`\b[245]\.\d{1,3}\.\d{1,3}\b`)
+// statusCode finds the enhanced status code of a failure ("5.1.1") in a
+// provider's text.
+var statusCode = regexp.MustCompile(`\b[45]\.\d{1,3}\.\d{1,3}\b`)
 
+// statusIn is the first failure status code of texts (a provider's status
+// field is taken only when it holds one), or "".
 func statusIn(texts ...string) string {
 	for _, t := range texts {
 		if s := statusCode.FindString(t); s != "" {
@@ -220,6 +218,16 @@ func statusIn(texts ...string) string {
 		}
 	}
 	return ""
+}
+
+// replyCode is n when it is an SMTP failure code (4xx, 5xx), else 0: a
+// provider's own numbers (Mailgun's 605 "not delivering to previously
+// bounced address") are not a receiving server's reply.
+func replyCode(n int) int {
+	if n >= 400 && n < 600 {
+		return n
+	}
+	return 0
 }
 
 // returnPathToken is the VERP token of a message's return path, when the

@@ -32,9 +32,10 @@ type mailgunPost struct {
 		Timestamp      float64 `json:"timestamp"`
 		Reason         string  `json:"reason"`
 		DeliveryStatus struct {
-			Code        json.Number `json:"code"`
-			Message     string      `json:"message"`
-			Description string      `json:"description"`
+			Code         json.Number `json:"code"`
+			Message      string      `json:"message"`
+			Description  string      `json:"description"`
+			EnhancedCode string      `json:"enhanced-code"`
 		} `json:"delivery-status"`
 		Message struct {
 			Headers struct {
@@ -134,39 +135,56 @@ func verifyMailgun(key, ts, token, sig string, now time.Time) (time.Time, error)
 }
 
 // mailgunReport maps an event; ok false for the ones herald keeps nothing
-// of (accepted, opened, clicked, unsubscribed …).
+// of (accepted, opened, clicked, unsubscribed …, a failure for Mailgun's
+// unsubscribe or complaint list). Every failure is judged
+// (delivery.Judge).
 func mailgunReport(p *mailgunPost) (delivery.Report, bool) {
 	e := &p.EventData
 	ds := e.DeliveryStatus
-	diag := strings.TrimSpace(strings.Join(strings.Fields(ds.Code.String()+" "+cmp.Or(ds.Message, ds.Description)), " "))
+	words := cmp.Or(ds.Message, ds.Description)
+	diag := strings.TrimSpace(strings.Join(strings.Fields(ds.Code.String()+" "+words), " "))
 	r := delivery.Report{
 		Source:     delivery.SourceMailgun,
 		Recipient:  e.Recipient,
 		MessageID:  strings.Trim(strings.TrimSpace(e.Message.Headers.MessageID), "<>"),
 		At:         unixTime(e.Timestamp),
-		Status:     statusIn(ds.Message, ds.Description),
 		Diagnostic: cmp.Or(diag, e.Reason),
 	}
 	switch e.Event {
 	case "failed":
+		code, _ := strconv.Atoi(ds.Code.String())
+		f := delivery.Failure{Code: replyCode(code), Status: statusIn(ds.EnhancedCode), Diagnostic: words}
 		switch e.Severity {
 		case "permanent":
-			r.Kind = delivery.ReportHardBounce
 		case "temporary":
-			r.Kind = delivery.ReportSoftBounce
+			// Mailgun retries a temporary failure (for hours): the
+			// relay is still trying.
+			f.Delayed = true
 		default:
 			return r, false
 		}
-		if r.Status == "" {
-			// Mailgun gives the SMTP reply code; the class is all it says.
-			if n, err := strconv.Atoi(ds.Code.String()); err == nil && n >= 400 && n < 600 {
-				r.Status = strconv.Itoa(n/100) + ".0.0"
-			}
+		switch e.Reason {
+		case "suppress-unsubscribe", "suppress-complaint":
+			// Mailgun's lists of people who opted out: herald heard
+			// that itself, and a repeat is no new complaint.
+			return r, false
+		case "suppress-bounce":
+			// The address bounced before, through Mailgun; herald did not
+			// see why, and nothing was tried now: at most a soft bounce.
+			f.Hint, f.Temporary = delivery.ReasonOnHold, true
+		case "espblock":
+			// The receiving provider blocked Mailgun's sending, not the
+			// address.
+			f.Hint, f.Temporary = delivery.ReasonBlocked, true
+		case "old":
+			// Mailgun gave up retrying temporary failures.
+			f.Hint, f.Temporary = delivery.ReasonExpired, true
 		}
+		return judged(r, f), true
 	case "complained":
-		r.Kind = delivery.ReportComplaint
+		r.Kind, r.Reason = delivery.ReportComplaint, delivery.ReasonFeedback
 	case "delivered":
-		r.Kind = delivery.ReportDelivered
+		r.Kind, r.Reason = delivery.ReportDelivered, delivery.ReasonDelivered
 	default:
 		return r, false
 	}

@@ -84,31 +84,63 @@ func basicAuth(header, user, password string) bool {
 	return okUser && okPass
 }
 
+// postmarkType is how herald reads a bounce Type of Postmark's, where
+// the record's Details (the receiving server's words) say nothing.
+type postmarkType struct {
+	delayed   bool   // Postmark is still trying: a deferral
+	temporary bool   // not about the mailbox, or not final: never a hard bounce
+	hint      string // the reason the Type names (delivery.Reason…)
+}
+
+// postmarkTypes are Postmark's bounce types that say something of a
+// failure (its API's list); the others (AutoResponder, Unsubscribe,
+// Subscribe, AddressChange, ChallengeVerification, OpenRelayTest,
+// Unconfirmed: mail back from a person or a program, not a failure;
+// SMTPApiError, InboundError, TemplateRenderingFailed: Postmark's own
+// errors, no recipient's) are skipped. Description is the Type's fixed
+// text ("… ex: unknown user, mailbox not found"): it is never judged.
+var postmarkTypes = map[string]postmarkType{
+	// Words decide; without any nothing is known.
+	"HardBounce": {hint: delivery.ReasonOnHold},
+	"Unknown":    {},
+	// "Address is invalid": a gone mailbox only if the words say so.
+	"BadEmailAddress": {hint: delivery.ReasonOnHold},
+	// "Message delayed": Postmark keeps trying.
+	"Transient":  {delayed: true},
+	"SoftBounce": {temporary: true},
+	"DnsError":   {temporary: true, hint: delivery.ReasonNetworkError},
+	// Refusals of the message, not of the address: blocks where the
+	// words say nothing more.
+	"Blocked":           {temporary: true, hint: delivery.ReasonBlocked},
+	"SpamNotification":  {temporary: true, hint: delivery.ReasonSpamDetected},
+	"VirusNotification": {temporary: true, hint: delivery.ReasonVirusDetected},
+	"DMARCPolicy":       {temporary: true, hint: delivery.ReasonAuthFailure},
+	// Someone put the address on Postmark's list; herald did not see
+	// why: at most a soft bounce.
+	"ManuallyDeactivated": {temporary: true, hint: delivery.ReasonOnHold},
+}
+
 // postmarkReport maps a record. Postmark's MessageID is its own, not the
 // message's Message-ID: a record names its message by the token its
 // metadata carried back.
 func postmarkReport(rec postmarkRecord) (delivery.Report, bool) {
 	r := delivery.Report{Source: delivery.SourcePostmark, Token: rec.token(), Recipient: rec.Email, At: rec.BouncedAt,
-		Status: statusIn(rec.Details), Diagnostic: cmp.Or(rec.Details, rec.Description)}
+		Diagnostic: cmp.Or(rec.Details, rec.Description)}
 	switch rec.RecordType {
 	case "Bounce":
-		switch rec.Type {
-		case "HardBounce", "BadEmailAddress":
-			r.Kind = delivery.ReportHardBounce
-		case "SoftBounce", "Transient", "DnsError", "Blocked":
-			// Blocked: the receiving server refused the message (content,
-			// reputation), not the address: never a hard bounce.
-			r.Kind = delivery.ReportSoftBounce
-		case "SpamComplaint":
-			r.Kind = delivery.ReportComplaint
-		default:
-			// AutoResponder, Unsubscribe, AddressChange, ChallengeVerification …
+		if rec.Type == "SpamComplaint" {
+			r.Kind, r.Reason = delivery.ReportComplaint, delivery.ReasonFeedback
+			return r, true
+		}
+		pt, ok := postmarkTypes[rec.Type]
+		if !ok {
 			return r, false
 		}
+		return judged(r, delivery.Failure{Diagnostic: rec.Details, Delayed: pt.delayed, Temporary: pt.temporary, Hint: pt.hint}), true
 	case "SpamComplaint":
-		r.Kind = delivery.ReportComplaint
+		r.Kind, r.Reason = delivery.ReportComplaint, delivery.ReasonFeedback
 	case "Delivery":
-		r.Kind, r.Recipient, r.At = delivery.ReportDelivered, rec.Recipient, rec.DeliveredAt
+		r.Kind, r.Reason, r.Recipient, r.At = delivery.ReportDelivered, delivery.ReasonDelivered, rec.Recipient, rec.DeliveredAt
 	default:
 		return r, false
 	}

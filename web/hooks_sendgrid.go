@@ -52,9 +52,12 @@ type sendGridEvent struct {
 	Timestamp int64  `json:"timestamp"`
 	SMTPID    string `json:"smtp-id"`
 	Type      string `json:"type"`   // bounce: "bounce" or "blocked"
-	Status    string `json:"status"` // bounce: "5.0.0"
-	Reason    string `json:"reason"`
+	Status    string `json:"status"` // bounce, dropped: "5.0.0"
+	Reason    string `json:"reason"` // bounce: the receiving server's reply; dropped: SendGrid's label
 	Response  string `json:"response"`
+	// BounceClassification is SendGrid's reading of a bounce ("Invalid
+	// Address", "Reputation", …).
+	BounceClassification string `json:"bounce_classification"`
 }
 
 // sendGridHook takes SendGrid's Event Webhook.
@@ -110,42 +113,98 @@ func (h *hooks) verifySendGrid(sig, ts string, body []byte, now time.Time) error
 	return nil
 }
 
+// sendGridClasses: what SendGrid's bounce classifications say where the
+// reply's words and code say nothing. "Mailbox Unavailable", "Technical
+// Failure" and "Unclassified" name no one cause.
+var sendGridClasses = map[string]string{
+	"Invalid Address":              delivery.ReasonUserUnknown,
+	"Content":                      delivery.ReasonSpamDetected,
+	"Reputation":                   delivery.ReasonBadReputation,
+	"Frequency or Volume Too High": delivery.ReasonSpeeding,
+}
+
+// sendGridDrop is how herald reads a drop: SendGrid did not try to
+// deliver, and says why with a label of its own, not a receiving server's
+// words.
+type sendGridDrop int
+
+const (
+	dropSkipped sendGridDrop = iota // nothing herald keeps
+	dropListed                      // the address is on SendGrid's bounce list
+	dropInvalid                     // SendGrid found the address invalid
+	dropRefused                     // SendGrid refused the sender's message or account
+)
+
+// sendGridDrops are SendGrid's drop reasons (its glossary's list), lower
+// case. "Unsubscribed Address" and "Spam Reporting Address" are its own
+// lists of people who opted out: herald heard that itself (the
+// unsubscribe, the spam report), and a repeat is no new complaint, so
+// they are skipped, as are reasons not listed.
+var sendGridDrops = map[string]sendGridDrop{
+	"bounced address":                   dropListed,
+	"invalid":                           dropInvalid,
+	"invalid address":                   dropInvalid,
+	"spam content":                      dropRefused,
+	"invalid smtpapi header":            dropRefused,
+	"recipient list over package quota": dropRefused,
+}
+
 // sendGridReport maps one event; ok false for an event that says nothing
-// herald keeps (open, click, processed …, or a drop for a reason of
-// SendGrid's own).
+// herald keeps (open, click, processed …, or a drop of SendGrid's own
+// opt-out lists). Every failure is judged (delivery.Judge).
 func sendGridReport(e sendGridEvent) (delivery.Report, bool) {
+	words := cmp.Or(e.Reason, e.Response)
 	r := delivery.Report{
 		Source:     delivery.SourceSendGrid,
 		Recipient:  e.Email,
 		MessageID:  strings.Trim(strings.TrimSpace(e.SMTPID), "<>"),
 		At:         unixTime(float64(e.Timestamp)),
-		Status:     statusIn(e.Status, e.Reason, e.Response),
-		Diagnostic: cmp.Or(e.Reason, e.Response),
+		Diagnostic: words,
 	}
+	f := delivery.Failure{Status: statusIn(e.Status), Diagnostic: words}
 	switch e.Event {
 	case "bounce":
-		// type "bounce": the receiving server refused the address;
-		// "blocked": it refused the message for now (reputation, content).
-		r.Kind = delivery.ReportHardBounce
+		f.Hint = sendGridClasses[e.BounceClassification]
 		if e.Type == "blocked" {
-			r.Kind = delivery.ReportSoftBounce
+			// SendGrid's block: the receiving server refused the message
+			// (its IP on a list, the content), not the address, in
+			// SendGrid's own reading: never a hard bounce, and a block
+			// where the words say nothing more.
+			f.Temporary = true
+			if !delivery.IsPolicyReason(f.Hint) {
+				f.Hint = delivery.ReasonBlocked
+			}
 		}
+		return judged(r, f), true
+	case "deferred":
+		// SendGrid is still trying (for up to 72 hours).
+		f.Delayed = true
+		return judged(r, f), true
 	case "dropped":
-		// SendGrid did not even try. Only the drops that say the address
-		// is bad are hard bounces; the others (unsubscribed, spam-reporting
-		// address, quota …) are about SendGrid's own lists: skipped.
-		switch strings.ToLower(strings.TrimSpace(e.Reason)) {
-		case "bounced address", "invalid", "invalid address":
-			r.Kind = delivery.ReportHardBounce
+		switch sendGridDrops[strings.ToLower(strings.TrimSpace(e.Reason))] {
+		case dropListed:
+			// The address bounced before, through SendGrid; herald did
+			// not see why, and nothing was tried now: at most a soft
+			// bounce (its limit suppresses an address SendGrid keeps
+			// dropping).
+			f.Hint, f.Temporary = delivery.ReasonOnHold, true
+		case dropInvalid:
+			// A gone mailbox only if the classifier reads one in the
+			// words.
+			f.Hint = delivery.ReasonOnHold
+		case dropRefused:
+			// SendGrid, the relay, refused the sender's message or
+			// account, not the recipient: a block (decisions.md 8), never
+			// counted against the address.
+			f.Hint, f.Temporary = delivery.ReasonPolicyViolation, true
 		default:
 			return r, false
 		}
-	case "deferred":
-		r.Kind = delivery.ReportSoftBounce
+		return judged(r, f), true
 	case "spamreport":
-		r.Kind = delivery.ReportComplaint
+		r.Kind, r.Reason = delivery.ReportComplaint, delivery.ReasonFeedback
 	case "delivered":
-		r.Kind = delivery.ReportDelivered
+		r.Kind, r.Reason = delivery.ReportDelivered, delivery.ReasonDelivered
 	default:
 		return r, false
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"crypto"
 	"crypto/rsa"
@@ -21,7 +20,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -73,58 +71,6 @@ func (m *snsMessage) signedText() (string, error) {
 	return b.String(), nil
 }
 
-// sesNotification is what SES publishes to SNS (notificationType) or
-// through a configuration set's event destination (eventType).
-type sesNotification struct {
-	NotificationType string  `json:"notificationType"`
-	EventType        string  `json:"eventType"`
-	Mail             sesMail `json:"mail"`
-	Bounce           *struct {
-		BounceType        string    `json:"bounceType"`
-		BounceSubType     string    `json:"bounceSubType"`
-		Timestamp         time.Time `json:"timestamp"`
-		BouncedRecipients []struct {
-			EmailAddress   string `json:"emailAddress"`
-			Status         string `json:"status"`
-			DiagnosticCode string `json:"diagnosticCode"`
-		} `json:"bouncedRecipients"`
-	} `json:"bounce"`
-	Complaint *struct {
-		Timestamp             time.Time `json:"timestamp"`
-		ComplaintFeedbackType string    `json:"complaintFeedbackType"`
-		ComplainedRecipients  []struct {
-			EmailAddress string `json:"emailAddress"`
-		} `json:"complainedRecipients"`
-	} `json:"complaint"`
-	Delivery *struct {
-		Timestamp    time.Time `json:"timestamp"`
-		Recipients   []string  `json:"recipients"`
-		SMTPResponse string    `json:"smtpResponse"`
-	} `json:"delivery"`
-}
-
-type sesMail struct {
-	Source  string `json:"source"`
-	Headers []struct {
-		Name  string `json:"name"`
-		Value string `json:"value"`
-	} `json:"headers"`
-	CommonHeaders struct {
-		MessageID string `json:"messageId"`
-	} `json:"commonHeaders"`
-}
-
-// header is the original message's header (SES keeps them when the
-// identity's notifications include the original headers).
-func (m *sesMail) header(name string) string {
-	for _, h := range m.Headers {
-		if strings.EqualFold(h.Name, name) {
-			return h.Value
-		}
-	}
-	return ""
-}
-
 // sesHook takes Amazon SES's notifications through SNS.
 func (w *Web) sesHook(c *fiber.Ctx) error {
 	h := w.hooks
@@ -159,7 +105,7 @@ func (w *Web) sesHook(c *fiber.Ctx) error {
 		slog.Info("webhook ses: subscription confirmed", "topic", m.TopicArn)
 		return hookAnswer(c, fiber.StatusOK, "ok")
 	case "Notification":
-		var n sesNotification
+		var n delivery.SESNotification
 		if err := json.Unmarshal([]byte(m.Message), &n); err != nil {
 			// Another kind of notification on the topic: not ours to read.
 			return hookAnswer(c, fiber.StatusOK, "ignored")
@@ -169,50 +115,21 @@ func (w *Web) sesHook(c *fiber.Ctx) error {
 	return hookAnswer(c, fiber.StatusOK, "ignored")
 }
 
-// sesReports maps an SES notification to reports, one per recipient.
-func (w *Web) sesReports(ctx context.Context, n *sesNotification) []delivery.Report {
-	kind := n.NotificationType
-	if kind == "" {
-		kind = n.EventType
+// sesReports are an SES notification's reports (judged in delivery, as
+// a notification that arrives as mail is), tied to their message by the
+// VERP token of its return path (mail.source) besides the Message-ID
+// delivery reads.
+func (w *Web) sesReports(ctx context.Context, n *delivery.SESNotification) []delivery.Report {
+	reports := n.Reports()
+	if len(reports) == 0 {
+		return nil
 	}
-	base := delivery.Report{
-		Source:    delivery.SourceSES,
-		Token:     w.returnPathToken(ctx, n.Mail.Source),
-		MessageID: strings.Trim(strings.TrimSpace(cmp.Or(n.Mail.CommonHeaders.MessageID, n.Mail.header("Message-ID"))), "<>"),
-		SendUtr:   strings.TrimSpace(n.Mail.header("X-Herald-Send")),
+	token := w.returnPathToken(ctx, n.Mail.Source)
+	sendUtr := strings.TrimSpace(n.Mail.Header("X-Herald-Send"))
+	for i := range reports {
+		reports[i].Token, reports[i].SendUtr = token, sendUtr
 	}
-	var out []delivery.Report
-	switch {
-	case kind == "Bounce" && n.Bounce != nil:
-		// Permanent: the mailbox refused it for good. Transient and
-		// Undetermined: nothing final is known; counted as soft.
-		k := delivery.ReportSoftBounce
-		if n.Bounce.BounceType == "Permanent" {
-			k = delivery.ReportHardBounce
-		}
-		for _, r := range n.Bounce.BouncedRecipients {
-			rep := base
-			rep.Kind, rep.Recipient, rep.At = k, r.EmailAddress, n.Bounce.Timestamp
-			rep.Status = cmp.Or(statusIn(r.Status), statusIn(r.DiagnosticCode))
-			rep.Diagnostic = cmp.Or(r.DiagnosticCode, strings.TrimSpace(n.Bounce.BounceType+" "+n.Bounce.BounceSubType))
-			out = append(out, rep)
-		}
-	case kind == "Complaint" && n.Complaint != nil:
-		for _, r := range n.Complaint.ComplainedRecipients {
-			rep := base
-			rep.Kind, rep.Recipient, rep.At = delivery.ReportComplaint, r.EmailAddress, n.Complaint.Timestamp
-			rep.Diagnostic = n.Complaint.ComplaintFeedbackType
-			out = append(out, rep)
-		}
-	case kind == "Delivery" && n.Delivery != nil:
-		for _, r := range n.Delivery.Recipients {
-			rep := base
-			rep.Kind, rep.Recipient, rep.At = delivery.ReportDelivered, r, n.Delivery.Timestamp
-			rep.Diagnostic = n.Delivery.SMTPResponse
-			out = append(out, rep)
-		}
-	}
-	return out
+	return reports
 }
 
 // verifySNS checks an SNS message's signature against the pinned
