@@ -159,6 +159,11 @@ var textRules = []textRule{
 		`no dns (entry|record) for (your|the) (ip|host)`, `reverse dns`),
 	reasonRule(ReasonBadReputation,
 		`reputation`, `user complaints`, `senderscore`, `sender score`, `poor (sender|ip|sending) (score|history)`),
+	// Blocklists by name before the words of spam: "blocked using
+	// zen.spamhaus.org" lists the sending IP, it says nothing of the content.
+	reasonRule(ReasonBlocked,
+		`spamhaus`, `spamcop`, `\bsorbs\b`, `\bdnsbl\b`, `\brbls?\b`, `barracudacentral`, `abuseat`, `uceprotect`, `mailspike`,
+		`black ?list`, `block ?list`, `deny ?list`),
 	reasonRule(ReasonVirusDetected,
 		`\bvirus`, `malware`, `infected`, `trojan`, `worm detected`, `malicious (content|attachment|code)`),
 	reasonRule(ReasonSpamDetected,

@@ -105,6 +105,11 @@ func (n *SESNotification) Reports() []Report {
 		for _, r := range n.Bounce.BouncedRecipients {
 			f := Failure{Status: enhancedIn(r.Status), Diagnostic: diagnosticField(r.DiagnosticCode), Hint: sesSubTypes[n.Bounce.BounceSubType],
 				Temporary: n.Bounce.BounceType != "Permanent"}
+			if n.Bounce.BounceSubType == "NoEmail" {
+				// SES read the receiver's answer as "no such address":
+				// the answer to RCPT, however it is worded.
+				f.Stage = StageRcpt
+			}
 			j := Judge(f)
 			rep := base
 			rep.Kind, rep.Recipient, rep.At, rep.Reason, rep.Status = j.Kind, plainAddress(r.EmailAddress), n.Bounce.Timestamp, j.Reason, j.Status

@@ -52,11 +52,20 @@ type Judgement struct {
 func Judge(f Failure) Judgement {
 	text := prepareText(f.Diagnostic)
 	code := f.Code
+	if code < 200 || code > 599 {
+		// Not an SMTP reply code (a provider's own, 605): none.
+		code = 0
+	}
 	if code == 0 {
 		code = replyCodeIn(text)
 	}
-	status := preferStatus(f.Status, codeOfText(text))
-	if status != "" && code != 0 && status[0] != byte('0'+code/100) && f.Status == "" {
+	field := f.Status
+	if field != "" {
+		// Only a well-formed failure code counts ("5.1.1", not "5xx").
+		field = codeOfText(field)
+	}
+	status := preferStatus(field, codeOfText(text))
+	if status != "" && code != 0 && status[0] != byte('0'+code/100) && field == "" {
 		// A code in the words of another class than the reply's: the
 		// reply's class holds.
 		status = strconv.Itoa(code/100) + status[1:]

@@ -54,7 +54,7 @@ func TestWebhookKinds(t *testing.T) {
 		want         string // kind/reason/status; "" skipped
 	}{
 		{"HardBounce", "smtp;550 5.1.1 The email account that you tried to reach does not exist.", "hard_bounce/userunknown/5.1.1"},
-		{"HardBounce", "smtp;554 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "block/spamdetected/5.7.1"},
+		{"HardBounce", "smtp;554 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "block/blocked/5.7.1"},
 		{"HardBounce", "smtp;552 5.2.2 Mailbox full", "soft_bounce/mailboxfull/5.2.2"},
 		{"HardBounce", "", "soft_bounce/onhold/"},
 		{"Unknown", "smtp;550 5.1.1 user unknown", "hard_bounce/userunknown/5.1.1"},
@@ -94,7 +94,7 @@ func TestWebhookKinds(t *testing.T) {
 	}{
 		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.1.1", Reason: "550 5.1.1 user unknown"}, "hard_bounce/userunknown/5.1.1"},
 		{sendGridEvent{Event: "bounce", Status: "5.1.1", Reason: "550 5.1.1 user unknown"}, "hard_bounce/userunknown/5.1.1"},
-		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.7.1", Reason: "550 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org"}, "block/spamdetected/5.7.1"},
+		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.7.1", Reason: "550 5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org"}, "block/blocked/5.7.1"},
 		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.0.0", Reason: "550 Mailbox full"}, "soft_bounce/mailboxfull/5.0.0"},
 		{sendGridEvent{Event: "bounce", Type: "bounce", Status: "5.0.0", BounceClassification: "Reputation"}, "block/badreputation/5.0.0"},
 		{sendGridEvent{Event: "bounce", Type: "blocked", Status: "4.0.0", Reason: "blocked by policy"}, "block/blocked/4.0.0"},
@@ -125,7 +125,7 @@ func TestWebhookKinds(t *testing.T) {
 	}{
 		{"failed", "permanent", "bounce", "550", "5.1.1 The email account that you tried to reach does not exist.", "", "hard_bounce/userunknown/5.1.1"},
 		{"failed", "permanent", "bounce", "550", "The email account that you tried to reach does not exist.", "5.1.1", "hard_bounce/userunknown/5.1.1"},
-		{"failed", "permanent", "bounce", "550", "5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "", "block/spamdetected/5.7.1"},
+		{"failed", "permanent", "bounce", "550", "5.7.1 Client host [192.0.2.1] blocked using zen.spamhaus.org", "", "block/blocked/5.7.1"},
 		{"failed", "permanent", "bounce", "552", "5.2.2 Mailbox full", "", "soft_bounce/mailboxfull/5.2.2"},
 		{"failed", "permanent", "generic", "", "", "", "soft_bounce/undefined/"},
 		{"failed", "temporary", "generic", "452", "4.2.2 The email account that you tried to reach is over quota.", "", "deferral/mailboxfull/4.2.2"},

@@ -136,7 +136,13 @@ func postmarkReport(rec postmarkRecord) (delivery.Report, bool) {
 		if !ok {
 			return r, false
 		}
-		return judged(r, delivery.Failure{Diagnostic: rec.Details, Delayed: pt.delayed, Temporary: pt.temporary, Hint: pt.hint}), true
+		f := delivery.Failure{Diagnostic: rec.Details, Delayed: pt.delayed, Temporary: pt.temporary, Hint: pt.hint}
+		if rec.Type == "HardBounce" || rec.Type == "BadEmailAddress" {
+			// Postmark read the receiver's answer as a refusal of the
+			// address: the answer to RCPT, however it is worded.
+			f.Stage = delivery.StageRcpt
+		}
+		return judged(r, f), true
 	case "SpamComplaint":
 		r.Kind, r.Reason = delivery.ReportComplaint, delivery.ReasonFeedback
 	case "Delivery":

@@ -165,6 +165,11 @@ func sendGridReport(e sendGridEvent) (delivery.Report, bool) {
 	switch e.Event {
 	case "bounce":
 		f.Hint = sendGridClasses[e.BounceClassification]
+		if e.BounceClassification == "Invalid Address" && e.Type != "blocked" {
+			// SendGrid read the receiver's answer as a refusal of the
+			// address: the answer to RCPT, however it is worded.
+			f.Stage = delivery.StageRcpt
+		}
 		if e.Type == "blocked" {
 			// SendGrid's block: the receiving server refused the message
 			// (its IP on a list, the content), not the address, in

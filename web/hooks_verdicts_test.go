@@ -147,10 +147,13 @@ func TestWebhookVerdicts(t *testing.T) {
 "reason":"550 5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org"`)},
 		{"sendgrid", "bounce mailbox full", vSoft, sg(`"event":"bounce","type":"bounce","status":"5.2.2","reason":"552 5.2.2 Mailbox full"`)},
 		// The documented example: "unknown recipient" without a mailbox
-		// code may be a filter's answer (the classifier believes it at
-		// RCPT or with 5.1.x only), whatever SendGrid's classification.
-		{"sendgrid", "documented bounce", vSoft, sg(`"event":"bounce","type":"bounce","status":"5.0.0","bounce_classification":"Invalid Address",
+		// code, which SendGrid classifies as an invalid address: its
+		// reading of the receiver's answer to the address (RCPT), a hard
+		// bounce. Without the classification the same words may be a
+		// filter's answer: a soft bounce.
+		{"sendgrid", "documented bounce", vHard, sg(`"event":"bounce","type":"bounce","status":"5.0.0","bounce_classification":"Invalid Address",
 "reason":"500 unknown recipient"`)},
+		{"sendgrid", "unknown recipient unclassified", vSoft, sg(`"event":"bounce","type":"bounce","status":"5.0.0","reason":"500 unknown recipient"`)},
 		{"sendgrid", "blocked saying nothing more", vBlock, sg(`"event":"bounce","type":"blocked","status":"5.0.0","reason":"550 Message rejected"`)},
 		{"sendgrid", "blocked naming a mailbox", vSoft, sg(`"event":"bounce","type":"blocked","status":"5.1.1","reason":"550 5.1.1 user unknown"`)},
 		{"sendgrid", "deferred", vNothing, sg(`"event":"deferred","response":"400 try again later","attempt":"5"`)},
