@@ -120,10 +120,12 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 		t.Fatalf("group member: %d %v", inGroup, err)
 	}
 
-	// A multi-recipient DSN: one token (ann's message) and two recipients
-	// of the same send; a provider that quotes the Message-ID; one whose
-	// metadata carried the token back; a report naming where a forward
-	// ended (no recipient of the send): the token's message.
+	// A report with ann's token naming another recipient of the send
+	// (dee): about ann's message alone, never dee's (a recipient can read
+	// their own token off their mail and write any address beside it); a
+	// provider that quotes the Message-ID; one whose metadata carried the
+	// token back; a report naming where a forward ended: the token's
+	// message.
 	eve, fay := f.sentTo(ss.Utr, "eve@example.com"), f.sentTo(ss.Utr, "fay@example.com")
 	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Recipient: "dee@example.com", Status: "4.2.2", Diagnostic: "mailbox full"},
 		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceSendGrid, MessageID: eve.Header().Get("Message-Id"), Recipient: "EVE@example.com", Status: "4.4.7"},
@@ -131,6 +133,13 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 		service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Recipient: "cy@forward.example.net", Status: "4.2.2"})
 	if got = f.get(ss.Utr); got.SoftBounces != 4 || got.Bounces != 1 {
 		t.Fatalf("after the soft bounces: soft_bounces %d bounces %d", got.SoftBounces, got.Bounces)
+	}
+	var softOn []string
+	if err := f.svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND soft_bounced_at IS NOT NULL", ss.ID).Order("email").Pluck("email", &softOn).Error; err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(softOn, ",") != "ann@example.com,cy@example.com,eve@example.com,fay@example.com" {
+		t.Fatalf("soft bounces on %v: a token reaches its own message only", softOn)
 	}
 	// What names no message by a token or Message-ID of herald's changes
 	// nothing, however real its addresses: the send's utr and an address
