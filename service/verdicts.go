@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,6 +46,9 @@ func verdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) ve
 		v.Diagnostic = strings.TrimSpace(fmt.Sprintf("%d %s", se.Code, se.Message))
 		if se.Code == 0 {
 			v.Diagnostic = se.Message
+		}
+		if v.Status == "" && se.Code != 0 {
+			v.Status = strconv.Itoa(se.Code) // no enhanced code: the reply code
 		}
 	}
 	if v.Reason == "" && kind == delivery.ReportSoftBounce {
