@@ -185,10 +185,12 @@ func repairBatchOf(tx *gorm.DB, rows []storedSuppression, liftedAt models.Timest
 
 // unrepairSuppressions steps 00036 down: the lifted addresses are
 // suppressed again (an address suppressed since keeps its newer row), and
-// the table goes. The audit lines stay: they tell what happened.
+// the table goes. The audit lines stay: they tell what happened. (WHERE
+// TRUE: SQLite would read the ON of ON CONFLICT as a join's after a bare
+// SELECT … FROM.)
 func unrepairSuppressions(tx *gorm.DB, _ dialect, _ time.Time) error {
 	if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, created_at)
-		SELECT user_id, email, reason, send_id, status_code, diagnostic, source, suppressed_at FROM lifted_suppressions ORDER BY id
+		SELECT user_id, email, reason, send_id, status_code, diagnostic, source, suppressed_at FROM lifted_suppressions WHERE TRUE ORDER BY id
 		ON CONFLICT (user_id, email) DO NOTHING`).Error; err != nil {
 		return fmt.Errorf("repair suppressions: suppress again: %w", err)
 	}
