@@ -1,5 +1,6 @@
 // Package migrations holds the versioned SQL schema for each dialect,
-// embedded in the binary and applied in order by goose.
+// embedded in the binary and applied in order by goose, with the
+// migrations written in Go that its caller hands over.
 package migrations
 
 import (
@@ -16,11 +17,23 @@ import (
 //go:embed sqlite/*.sql postgres/*.sql
 var files embed.FS
 
+// Go is a migration written in Go, for a change SQL cannot say (a repair
+// that reads stored rows through code of herald's). Its version shares
+// the numbering of the SQL files, and Up (and Down) run inside goose's
+// transaction for that version, as an SQL file does: everything it
+// writes is applied, or none of it.
+type Go struct {
+	Version  int64
+	Up, Down func(ctx context.Context, tx *sql.Tx) error
+}
+
 // Up applies every migration not yet applied, each in its own transaction.
-// dialect is "sqlite" or "postgres". On PostgreSQL an advisory lock makes
-// concurrent starts of several processes apply each migration once.
-func Up(ctx context.Context, db *sql.DB, dialect string) error {
-	p, err := provider(db, dialect)
+// dialect is "sqlite" or "postgres"; code are the migrations written in
+// Go, applied in version order among the SQL files. On PostgreSQL an
+// advisory lock makes concurrent starts of several processes apply each
+// migration once.
+func Up(ctx context.Context, db *sql.DB, dialect string, code ...Go) error {
+	p, err := provider(db, dialect, code)
 	if err != nil {
 		return err
 	}
@@ -31,8 +44,8 @@ func Up(ctx context.Context, db *sql.DB, dialect string) error {
 // UpTo applies the migrations up to version (included) and no further:
 // tests of a repair migration fill the tables as an older herald left them
 // first.
-func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64) error {
-	p, err := provider(db, dialect)
+func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64, code ...Go) error {
+	p, err := provider(db, dialect, code)
 	if err != nil {
 		return err
 	}
@@ -40,7 +53,7 @@ func UpTo(ctx context.Context, db *sql.DB, dialect string, version int64) error 
 	return err
 }
 
-func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
+func provider(db *sql.DB, dialect string, code []Go) (*goose.Provider, error) {
 	var (
 		gd   goose.Dialect
 		opts []goose.ProviderOption
@@ -67,5 +80,12 @@ func provider(db *sql.DB, dialect string) (*goose.Provider, error) {
 	// one that arrived after it (each migration only adds its own tables
 	// and columns, so their order among themselves does not matter).
 	opts = append(opts, goose.WithAllowOutofOrder(true))
+	// Only the Go migrations handed over here: none registered globally
+	// by an import's init.
+	opts = append(opts, goose.WithDisableGlobalRegistry(true))
+	for _, m := range code {
+		// A nil Down is a step down that changes nothing.
+		opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(m.Version, &goose.GoFunc{RunTx: m.Up}, &goose.GoFunc{RunTx: m.Down})))
+	}
 	return goose.NewProvider(gd, db, sub, opts...)
 }

@@ -234,6 +234,32 @@ type Suppression struct {
 	CreatedAt  Timestamp `json:"created_at"`
 }
 
+// LiftedSuppression is a suppression the repair of the bounce rules
+// lifted (migration 00036): herald once suppressed addresses for failures
+// that did not say the mailbox was gone, and the one verdict rule, reading
+// each again, would not have. It keeps what the suppression said and how
+// it reads now.
+type LiftedSuppression struct {
+	ID           int64     `gorm:"primaryKey" json:"id"`
+	UserID       int64     `json:"user_id"`
+	Email        string    `json:"email"`
+	Reason       string    `json:"reason"` // the suppression's reason, as it was stored
+	SendID       *int64    `json:"send_id"`
+	StatusCode   string    `json:"status_code"`
+	Diagnostic   string    `json:"diagnostic"`
+	Source       string    `json:"source"`
+	ReasonCode   string    `json:"reason_code"`   // the verdict's reason now (rejected, blocked, onhold, …)
+	Kind         string    `json:"kind"`          // the verdict's kind now: soft_bounce, block or deferral
+	SuppressedAt Timestamp `json:"suppressed_at"` // when the suppression was made
+	LiftedAt     Timestamp `json:"lifted_at"`
+}
+
+// TableName names the table.
+func (LiftedSuppression) TableName() string { return "lifted_suppressions" }
+
+// RowID is the row's id.
+func (l *LiftedSuppression) RowID() int64 { return l.ID }
+
 // Feedback is one report handled for an account: a hard or soft bounce, a
 // complaint, or a mailto: unsubscribe, with what it said and where it came
 // from (the console's bounces and complaints page).

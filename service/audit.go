@@ -34,6 +34,10 @@ const (
 	AuditPasswordChanged   AuditAction = "login.password_changed"
 	AuditPasswordReset     AuditAction = "login.password_reset"
 	AuditDenied            AuditAction = "denied"
+	// AuditSuppressionLifted is written by the repair of the bounce rules
+	// (migration 00036), not by a person: target the address, detail what
+	// the suppression said and how it reads now.
+	AuditSuppressionLifted AuditAction = "suppression.lifted"
 )
 
 var auditLabels = map[AuditAction]string{
@@ -59,6 +63,7 @@ var auditLabels = map[AuditAction]string{
 	AuditPasswordChanged:   "Changed a password",
 	AuditPasswordReset:     "Reset a password",
 	AuditDenied:            "Was refused",
+	AuditSuppressionLifted: "Suppression lifted by the bounce rules' repair",
 }
 
 // AuditLabel is the audit action as the console shows it.

@@ -95,13 +95,14 @@ func OpenDB(dsn string) (*DB, error) {
 	return &DB{W: w, R: r, Dialect: "sqlite"}, nil
 }
 
-// Migrate applies the embedded migrations of the dialect.
+// Migrate applies the embedded migrations of the dialect, with those
+// written in Go (goMigrations).
 func (d *DB) Migrate(ctx context.Context) error {
 	sqlDB, err := d.W.DB()
 	if err != nil {
 		return err
 	}
-	return migrations.Up(ctx, sqlDB, d.Dialect)
+	return migrations.Up(ctx, sqlDB, d.Dialect, d.goMigrations()...)
 }
 
 // MigrateTo applies the embedded migrations up to version and no further
@@ -111,7 +112,7 @@ func (d *DB) MigrateTo(ctx context.Context, version int64) error {
 	if err != nil {
 		return err
 	}
-	return migrations.UpTo(ctx, sqlDB, d.Dialect, version)
+	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.goMigrations()...)
 }
 
 // Ping checks that the database answers.

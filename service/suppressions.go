@@ -42,3 +42,28 @@ func (s *Suppressions) Count(ctx context.Context, accountID int64) (int64, error
 	err := s.db.R.WithContext(ctx).Model(&models.Suppression{}).Where("user_id = ?", accountID).Count(&n).Error
 	return n, err
 }
+
+// EachLifted calls fn for the account's suppressions the bounce rules'
+// repair lifted (migration 00036); a search narrows them by address. Pages
+// (f.PerPage) come newest lifted first, the id breaking a tie, read by the
+// (user_id, lifted_at, id) index backwards; the whole list comes by id,
+// the last made first.
+func (s *Suppressions) EachLifted(ctx context.Context, accountID int64, f ListFilter, fn func(*models.LiftedSuppression) error) error {
+	f.Sort, f.Desc, f.Newest = "", true, true
+	f = f.sortedBy(map[string]string{"": "lifted_at"})
+	return each(ctx, f, "", func() *gorm.DB {
+		q := s.db.R.Model(&models.LiftedSuppression{}).Where("user_id = ?", accountID)
+		if f.Search != "" {
+			q = q.Where(`email LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+		}
+		return q
+	}, func(m *models.LiftedSuppression) int64 { return m.ID }, fn)
+}
+
+// LiftedCount returns how many of the account's suppressions the bounce
+// rules' repair lifted.
+func (s *Suppressions) LiftedCount(ctx context.Context, accountID int64) (int64, error) {
+	var n int64
+	err := s.db.R.WithContext(ctx).Model(&models.LiftedSuppression{}).Where("user_id = ?", accountID).Count(&n).Error
+	return n, err
+}

@@ -85,7 +85,27 @@ func (w *Web) listBounced(c *fiber.Ctx) error {
 	if b.Summary, err = w.feedbackSummary(c); err != nil {
 		return err
 	}
+	if b.Lifted, err = w.svc.Suppressions.LiftedCount(c.UserContext(), accountID(c)); err != nil {
+		return err
+	}
 	return page(c, fiber.StatusOK, "Bounces & complaints", views.NavBounced, suppressions.BouncedPage(b))
+}
+
+// listLifted lists the suppressions the bounce rules' repair lifted,
+// newest first: the table to htmx, the whole page otherwise.
+func (w *Web) listLifted(c *fiber.Ctx) error {
+	acct := accountID(c)
+	rows, pager, err := readPage(c.UserContext(), listQuery(c), suppressions.LiftedURL, func(ctx context.Context, f service.ListFilter, fn func(*models.LiftedSuppression) error) error {
+		return w.svc.Suppressions.EachLifted(ctx, acct, f, fn)
+	})
+	if err != nil {
+		return err
+	}
+	l := suppressions.Lifted{Rows: rows, Query: pager.Query, Pager: pager}
+	if partial(c) {
+		return render(c, fiber.StatusOK, suppressions.LiftedList(l))
+	}
+	return page(c, fiber.StatusOK, "Bounces & complaints", views.NavBounced, suppressions.LiftedPage(l))
 }
 
 // liftBounced lifts one address: later sends include it again. To htmx

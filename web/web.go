@@ -149,6 +149,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	r.get("/suppressions/bounced", service.ActRead, w.listBounced)
 	r.get("/suppressions/reports", service.ActRead, w.listReports)
+	r.get("/suppressions/lifted", service.ActRead, w.listLifted)
 	r.get("/suppressions/setup", service.ActRead, w.bounceSetup)
 	r.post("/suppressions/bounced/lift", service.ActSuppressions, w.bulkLiftBounced)
 	r.post("/suppressions/bounced/:id/lift", service.ActSuppressions, w.liftBounced)

@@ -105,7 +105,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	)
 	for _, path := range []string{
 		"/dashboard", "/account",
-		"/suppressions/global", "/suppressions/groups", "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup",
+		"/suppressions/global", "/suppressions/groups", "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup", "/suppressions/lifted",
 		"/contacts", "/contacts/types", "/contacts/fields", "/contacts/import",
 		"/segments", "/exports", "/senders", "/senders/new", "/outbox", "/templates",
 		"/single-sends", "/single-sends/new", "/single-sends/calendar", "/automations", "/notifications", "/event-webhooks",

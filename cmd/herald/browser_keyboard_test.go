@@ -283,7 +283,7 @@ func TestBrowserKeyboard(t *testing.T) {
 
 	for _, path := range []string{
 		"/dashboard", "/account", "/account/keys",
-		"/suppressions/global", "/suppressions/groups", "/suppressions/groups/" + itoa(f.group.ID), "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup",
+		"/suppressions/global", "/suppressions/groups", "/suppressions/groups/" + itoa(f.group.ID), "/suppressions/bounced", "/suppressions/reports", "/suppressions/setup", "/suppressions/lifted",
 		"/contacts", "/contacts/new", "/contacts/" + itoa(f.contact.ID) + "/edit", "/contacts/" + itoa(f.contact.ID) + "/history",
 		"/contacts/types", "/contacts/fields", "/contacts/import",
 		"/segments", "/segments/new", "/segments/" + itoa(f.segment.ID), "/segments/" + itoa(f.segment.ID) + "/edit",

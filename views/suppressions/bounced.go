@@ -1,7 +1,10 @@
 package suppressions
 
 import (
+	"regexp"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"herald/models"
 	"herald/views"
@@ -20,6 +23,10 @@ const BulkLiftURL = BouncedURL + "/lift"
 // unsubscribes).
 const ReportsURL = "/suppressions/reports"
 
+// LiftedURL is the list of the suppressions the bounce rules' repair
+// lifted.
+const LiftedURL = "/suppressions/lifted"
+
 // Bounced is a page of the account's suppressed addresses.
 type Bounced struct {
 	Rows    []models.Suppression
@@ -27,6 +34,15 @@ type Bounced struct {
 	Pager   views.Pager
 	CSRF    string
 	Summary Summary
+	Lifted  int64 // suppressions the bounce rules' repair lifted: the link to them shows when there are any
+}
+
+// Lifted is a page of the suppressions the bounce rules' repair lifted,
+// newest first.
+type Lifted struct {
+	Rows  []models.LiftedSuppression
+	Query views.ListQuery
+	Pager views.Pager
 }
 
 // Reports is a page of the account's handled reports, newest first.
@@ -49,10 +65,11 @@ type Summary struct {
 // Kinds are the report kinds, as stored, with their labels.
 var Kinds = []struct{ Key, Label string }{
 	{"hard_bounce", "Hard bounces"}, {"soft_bounce", "Soft bounces"}, {"complaint", "Complaints"}, {"unsubscribe", "Mailto unsubscribes"},
-	{"block", "Blocks"},
+	{"block", "Blocks"}, {"deferral", "Deferrals"},
 }
 
-// KindLabel is the label of a report kind.
+// KindLabel is the label of a report kind (a feedback row's, or the kind
+// a lifted suppression reads as now).
 func KindLabel(kind string) string {
 	switch kind {
 	case "hard_bounce":
@@ -65,6 +82,8 @@ func KindLabel(kind string) string {
 		return "Unsubscribe"
 	case "block":
 		return "Block (policy)"
+	case "deferral":
+		return "Deferral (still trying)"
 	}
 	return kind
 }
@@ -114,3 +133,69 @@ func KindURL(kind string) string {
 	}
 	return ReportsURL + "?kind=" + kind
 }
+
+// liftedNote says what the repair of the bounce rules lifted.
+func liftedNote(n int64) string {
+	it := views.Plural(n, "it", "them")
+	return "When herald's bounce rules were repaired, " + views.Count(n) + " " + views.Plural(n, "address was", "addresses were") +
+		" lifted from this list: herald had suppressed " + it + " for a failure that did not say the mailbox was gone (a refusal of" +
+		" the sender, a retry that ran out, a bounce that said nothing). Later sends include " + it + " again."
+}
+
+// reasonCut is how many characters of a reason or a diagnostic a list
+// shows; the whole text is the cell's title.
+const reasonCut = 120
+
+// Cut is s in one line, cut to reasonCut characters with an ellipsis.
+func Cut(s string) string {
+	s = oneLine(s)
+	if utf8.RuneCountInString(s) <= reasonCut {
+		return s
+	}
+	return string([]rune(s)[:reasonCut-1]) + "…"
+}
+
+// IsCut reports whether Cut shortens s (its title then holds the whole).
+func IsCut(s string) bool { return Cut(s) != oneLine(s) }
+
+// SuppressedReason is why an address is suppressed, in one line:
+// "suppressed: userunknown, 550 5.1.1 <ann@example.com>: User unknown"
+// (the verdict's reason, then the status code and the server's words);
+// a suppression made before the reason was kept says its reason text.
+func SuppressedReason(s models.Suppression) string {
+	if s.ReasonCode == "" {
+		return oneLine(s.Reason)
+	}
+	return "suppressed: " + withReply(s.ReasonCode, s.StatusCode, s.Diagnostic)
+}
+
+// ReportReason is a report's reason with what the server said:
+// "mailboxfull, 4.2.2 Mailbox full"; a report stored before its reason
+// was kept says the status code and the words alone.
+func ReportReason(f models.Feedback) string {
+	return withReply(f.ReasonCode, f.StatusCode, f.Diagnostic)
+}
+
+// withReply joins a reason code and a reply: the status code first,
+// unless the server's words carry it already; the words without their
+// RFC 3464 type ("smtp; ").
+func withReply(code, status, diagnostic string) string {
+	reply := diagnosticType.ReplaceAllString(oneLine(diagnostic), "")
+	if status != "" && !strings.Contains(reply, status) {
+		reply = strings.TrimSpace(status + " " + reply)
+	}
+	switch {
+	case code == "":
+		return reply
+	case reply == "":
+		return code
+	}
+	return code + ", " + reply
+}
+
+// diagnosticType is the type a DSN's Diagnostic-Code puts before the
+// server's words: "smtp; 550 …", "X-Postfix; …".
+var diagnosticType = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*; *`)
+
+// oneLine joins a text's lines and runs of spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
