@@ -163,7 +163,7 @@ func TestRepairReadsSuppressionsAgain(t *testing.T) {
 	}
 	wantLifted := map[string]lift{
 		"full@example.com":        {1, olds[2].reason, "", "", "smtp", "mailboxfull", "soft_bounce"},
-		"listed@example.org":      {2, olds[3].reason, "", "", "smtp", "spamdetected", "block"},
+		"listed@example.org":      {2, olds[3].reason, "", "", "smtp", "blocked", "block"},
 		"blacklisted@example.com": {1, olds[4].reason, "5.1.1", olds[4].diagnostic, "dsn", "blocked", "block"},
 		"sender@example.com":      {1, olds[5].reason, "5.1.8", olds[5].diagnostic, "dsn", "rejected", "block"},
 		"text@example.com":        {1, olds[6].reason, "", olds[6].diagnostic, "text", "onhold", "soft_bounce"},
