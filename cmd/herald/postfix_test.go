@@ -287,7 +287,7 @@ func TestRealPostfixRelay(t *testing.T) {
 	if mixed.Delivered != 1 || mixed.Bounces != 1 || mixed.Blocks != 1 {
 		t.Fatalf("mixed send: delivered %d bounces %d blocks %d", mixed.Delivered, mixed.Bounces, mixed.Blocks)
 	}
-	if sup := suppressed(); len(sup) != 1 || sup["gone@example.com"] != "delivery: permanent failure at rcpt: 550 5.1.1 <gone@example.com>: Recipient address rejected: User unknown" {
+	if sup := suppressed(); len(sup) != 1 || sup["gone@example.com"] != "userunknown: 5.1.1 550 <gone@example.com>: Recipient address rejected: User unknown (smtp)" {
 		t.Fatalf("suppressions: %v", sup)
 	}
 	if !strings.HasPrefix(mixed.LastBlock, "delivery: permanent failure at rcpt: 554 5.7.1 <far@elsewhere.example.net>: Recipient address rejected") {
