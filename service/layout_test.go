@@ -1,0 +1,62 @@
+package service_test
+
+import (
+	"go/build"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLayout holds the layout of service/ (docs/ARCHITECTURE.md, "service/ by area"): an area
+// imports core and internal/record, never another area or the facade; record imports core;
+// core imports nothing of service/. No package of service/ imports an HTTP framework or templ.
+func TestLayout(t *testing.T) {
+	const svc = "herald/service"
+	lower := []string{"herald/models", "herald/delivery", "herald/migrations", "herald/templates", "herald/world"}
+	areas := []string{"identity", "audience", "campaign", "engine", "deliverability"}
+	may := map[string][]string{ // folder below service/ → the herald packages its code may import
+		"core":            lower,
+		"internal/record": append([]string{svc + "/core"}, lower...),
+	}
+	for _, a := range areas {
+		may[a] = append([]string{svc + "/core", svc + "/internal/record"}, lower...)
+	}
+	err := filepath.WalkDir(".", func(dir string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || strings.HasPrefix(d.Name(), "testdata") {
+			return err
+		}
+		p, err := build.ImportDir(dir, 0)
+		if _, none := err.(*build.NoGoError); none {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(dir)
+		allowed, known := may[rel]
+		if rel != "." && !known {
+			t.Errorf("service/%s is not in the layout: add it here and to ARCHITECTURE.md", rel)
+			return nil
+		}
+		// Code and internal tests alike (an internal test that imports another area is the same tie).
+		for _, imp := range append(slices.Clone(p.Imports), p.TestImports...) {
+			switch {
+			case strings.HasPrefix(imp, "github.com/gofiber/"), strings.HasPrefix(imp, "github.com/a-h/templ"):
+				t.Errorf("service/%s imports %s: service/ knows no HTTP framework or templates", rel, imp)
+			case !strings.HasPrefix(imp, "herald/"):
+			case rel == ".": // the facade: service/... and the lower packages only
+				if !strings.HasPrefix(imp, svc+"/") && !slices.Contains(lower, imp) {
+					t.Errorf("service imports %s", imp)
+				}
+			case !slices.Contains(allowed, imp):
+				t.Errorf("service/%s imports %s; it may import only %v", rel, imp, allowed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
