@@ -11,7 +11,7 @@ export GOTOOLCHAIN
 
 .PHONY: build run test generate bench bench-build bench-audience bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory vet vulncheck fuzz fmt clean
 
-# RSA for DKIM (docs/BENCHMARKS.md, "DKIM signing"): OPENSSL=1 builds herald
+# RSA for DKIM (docs/BENCHMARKS.md, the DKIM rows): OPENSSL=1 builds herald
 # with -tags openssl, so that RSA signatures are made by the system's
 # OpenSSL libcrypto (cgo; needs libssl-dev to build, libcrypto at run time),
 # about 3.5x faster than crypto/rsa here; BORING=1 builds with the

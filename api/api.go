@@ -71,7 +71,7 @@ func (a *API) auth(c *fiber.Ctx) error {
 	}
 	var id, listVersion int64
 	if service.IsNamedKey(pub) {
-		// A named key (issue 15): the same headers, limited to its scope.
+		// A named key: the same headers, limited to its scope.
 		// Outside it the answer is 401 with the failure envelope: the
 		// contract's status codes (decisions.md 2) have no 403, and 401 is
 		// the one for keys that may not make this request.

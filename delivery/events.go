@@ -37,7 +37,7 @@ type Event struct {
 	Status        string `json:"status,omitempty"`
 	GroupID       *int64 `json:"group_id,omitempty"`
 	// Machine is set on open and click events: true when herald took the
-	// open or click for a privacy proxy's or a link scanner's (issue 14).
+	// open or click for a privacy proxy's or a link scanner's.
 	Machine *bool `json:"machine,omitempty"`
 }
 

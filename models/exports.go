@@ -1,7 +1,7 @@
 package models
 
-// ExportJob is an export an account started in the background (issue 15,
-// part 4): what it exports, where it stands, and its place in the queue.
+// ExportJob is an export an account started in the background: what it
+// exports, where it stands, and its place in the queue.
 // Times are Unix milliseconds (0: not yet).
 type ExportJob struct {
 	ID         int64 `gorm:"primaryKey"`

@@ -101,7 +101,7 @@ type SingleSend struct {
 	// relay's reply that paused it.
 	PausedAt    *Timestamp `json:"-"`
 	PauseReason string     `json:"-"`
-	// The human counters (issue 14): the opens and clicks of the counters
+	// The human counters: the opens and clicks of the counters
 	// above that a person made, not a privacy proxy or a link scanner
 	// (delivery.MachineRules). Console only: the API answers keep the
 	// spec's fields.
@@ -109,14 +109,14 @@ type SingleSend struct {
 	HumanTotalOpens   int64 `json:"-"`
 	HumanUniqueClicks int64 `json:"-"`
 	HumanTotalClicks  int64 `json:"-"`
-	// Local-time delivery (console only, issue 14): LocalTime "15:04" sends
+	// Local-time delivery (console only): LocalTime "15:04" sends
 	// each recipient's message at that clock time in its zone, read from the
 	// custom field LocalZoneField when set; LocalBase (Unix ms) is the
 	// instant the waves count from, fixed at resolution.
 	LocalTime      string `json:"-"`
 	LocalZoneField string `json:"-"`
 	LocalBase      int64  `json:"-"`
-	// An A/B subject test (console only, issue 15): ABSubjects (2 to 4,
+	// An A/B subject test (console only): ABSubjects (2 to 4,
 	// with ABPreheaders, "" for the send's own) tried on ABShare per cent
 	// of the audience; after ABWait minutes (at ABDecideAt, Unix ms, fixed
 	// at resolution) the variant with the most human unique opens

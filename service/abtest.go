@@ -11,7 +11,7 @@ import (
 	"herald/models"
 )
 
-// A/B subject tests (issue 15). A single send may try two to four
+// A/B subject tests. A single send may try two to four
 // subjects (each with its own preheader, or the send's) on a share of its
 // audience. The split is made in the pass that writes the ledger rows:
 // each row's source key is hashed (with the send's id as salt) into one of

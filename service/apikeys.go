@@ -18,7 +18,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Named API keys (issue 15, part 3). Beside the account's own PublicKey/
+// Named API keys. Beside the account's own PublicKey/
 // SecretKey pair, which keeps every right (the spec's), an account makes
 // keys with a name and a scope: every right, reads only, or a chosen set
 // of areas. They are sent in the same two headers. Like the account's

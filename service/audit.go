@@ -10,7 +10,7 @@ import (
 // AuditAction names one kind of line of the audit log.
 type AuditAction string
 
-// The audited actions (issue 15: who did what).
+// The audited actions: who did what, for the account's audit log.
 const (
 	AuditSendStarted       AuditAction = "send.started"
 	AuditSendScheduled     AuditAction = "send.scheduled"

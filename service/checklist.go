@@ -69,7 +69,7 @@ const ChecklistField = "checklist"
 type DomainAuthFunc func(ctx context.Context, accountID int64, domain string) (DomainAuth, error)
 
 // Checklist evaluates the pre-send checks of a single send or of an
-// automation's emails (issue 14, part 2): authentication of the From
+// automation's emails: authentication of the From
 // domain, an unsubscribe link in the design, readable text, image-only
 // designs, the postal address, and the account's recent hard-bounce and
 // complaint rates. By default they are warnings; an account that turns

@@ -29,7 +29,7 @@ type ContactMail struct {
 	SoftBouncedAt  *models.Timestamp
 	ComplainedAt   *models.Timestamp
 	// An A/B test's variant of the row and the send's subjects: Subject
-	// is the variant's (issue 15).
+	// is the variant's.
 	Variant    int
 	ABSubjects models.StringArray
 	// Links are the send's tracked links (a click names one by index).

@@ -29,7 +29,7 @@ const (
 	dailyBounces         = "bounces"
 	dailyOpens           = "opens"
 	dailyClicks          = "clicks"
-	dailyHumanOpens      = "human_opens"  // first opened by a person (issue 14's rules)
+	dailyHumanOpens      = "human_opens"  // first opened by a person (delivery.MachineRules)
 	dailyHumanClicks     = "human_clicks" // first clicked by a person
 	dailyUnsubscribes    = "unsubscribes"
 	dailyComplaints      = "complaints"

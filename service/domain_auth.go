@@ -3,7 +3,7 @@ package service
 import "time"
 
 // DomainAuth is what the DNS checks last found for one sending domain of an
-// account (issue 14, part 1): read by the pre-send checklist.
+// account: read by the pre-send checklist.
 type DomainAuth struct {
 	Domain    string
 	Checked   bool // false: never checked yet

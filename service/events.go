@@ -375,7 +375,7 @@ func (e *Events) wanted(accountID int64, kind string) bool {
 type eventExtra struct {
 	URL, Reason, Status string
 	GroupID             *int64
-	Machine             *bool // open, click: taken for a machine's (issue 14)
+	Machine             *bool // open, click: taken for a machine's
 }
 
 // wants is the condition on event_webhooks w that it takes kind.

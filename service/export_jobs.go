@@ -19,7 +19,7 @@ import (
 // ExportKind is what a background export writes.
 type ExportKind string
 
-// The kinds of background export (issue 15, part 4).
+// The kinds of background export.
 const (
 	ExportContactsType    ExportKind = "contacts_type"    // the contacts of one contact type
 	ExportContactsSegment ExportKind = "contacts_segment" // the contacts of one segment

@@ -13,7 +13,7 @@ import (
 	"herald/world"
 )
 
-// Local-time sends (issue 14). A single send with a local time ("09:00")
+// Local-time sends. A single send with a local time ("09:00")
 // gives each recipient the release time of its zone: the first moment at
 // or after the send's start (the instant its audience is first resolved,
 // kept in single_sends.local_base) when that zone's clock shows the local

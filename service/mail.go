@@ -122,8 +122,8 @@ func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, err
 }
 
 // dkimSelector is the DNS selector of herald's own mail's key (each
-// account key has its own, newSelector; keys made before issue 14 keep
-// this one).
+// account key has its own, newSelector; account keys made before
+// selectors were per key keep this one).
 const dkimSelector = "herald"
 
 // SystemKeyState is the key of herald's own mail as the console shows

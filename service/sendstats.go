@@ -73,7 +73,7 @@ type Bucket struct {
 	At     time.Time
 	Opens  int64
 	Clicks int64
-	// The opens and clicks of the period taken for a person's (issue 14).
+	// The opens and clicks of the period taken for a person's.
 	HumanOpens  int64
 	HumanClicks int64
 }
@@ -82,7 +82,7 @@ type Bucket struct {
 type LinkClicks struct {
 	URL    string
 	Clicks int64
-	Human  int64 // the clicks taken for a person's (issue 14)
+	Human  int64 // the clicks taken for a person's
 }
 
 // Activity returns a send's opens and clicks per hour (per minute when

@@ -59,13 +59,13 @@ type Service struct {
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
 	Events        *Events
-	Checklist     *Checklist // the pre-send checks (issue 14, part 2)
-	Team          *Team      // members, invitations, roles (issue 15, part 3)
+	Checklist     *Checklist // the pre-send checks
+	Team          *Team      // members, invitations, roles
 	Audit         *Audit     // who did what
-	APIKeys       *APIKeys   // named, scoped API keys (issue 15, part 3)
+	APIKeys       *APIKeys   // named, scoped API keys
 	DomainChecks  *DomainChecks
 	Dashboard     *Dashboard
-	Exports       *Exports // background exports (issue 15, part 4)
+	Exports       *Exports // background exports
 
 	engine *engineSignals // what the areas tell this process's engine
 	now    func() time.Time

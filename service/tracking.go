@@ -194,7 +194,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			}
 		}
 
-		// The spec's counters, exactly as before issue 14: read under the
+		// The spec's raw counters, which the machine rules leave alone: read under the
 		// row's lock, so concurrent replays of one message count once.
 		countedAt, firstAt := st.OpenCountedAt, st.OpenedAt
 		if click {

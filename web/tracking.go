@@ -40,7 +40,7 @@ func recipientHeaders(c *fiber.Ctx) {
 }
 
 // trackHit is the shape of a request to a tracking link that the machine
-// rules read (decisions.md 7, issue 14): its method (a HEAD is a
+// rules read (decisions.md 7, docs/MACHINE_ACTIVITY.md): its method (a HEAD is a
 // machine's: Fiber routes HEAD to the GET handlers), user agent and
 // client address (through HERALD_TRUSTED_PROXIES).
 func (w *Web) trackHit(c *fiber.Ctx) service.Hit {

@@ -1,4 +1,4 @@
-// Command mail is the mail benchmark of `make bench` (issue 4, item 8): how
+// Command mail is the mail benchmark of `make bench`: how
 // many messages herald builds and DKIM-signs per second from a 20 KB HTML
 // template with five placeholders, and how many messages per second its SMTP
 // pool delivers into a loopback SMTP sink, beside the sink's own ceiling

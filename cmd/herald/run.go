@@ -167,7 +167,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		stopSending()
 		<-eventsDone
 	}()
-	// The daily DNS checks of sending domains (issue 14): stopped with
+	// The daily DNS checks of sending domains: stopped with
 	// the engine, before the database closes.
 	checksDone := make(chan struct{})
 	go func() {
@@ -178,7 +178,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		stopSending()
 		<-checksDone
 	}()
-	// Background exports (issue 15, part 4): queued exports are claimed
+	// Background exports: queued exports are claimed
 	// within about a second; stopped with the engine, before the database
 	// closes (an export cut short goes back to the queue).
 	exportsDone := make(chan struct{})

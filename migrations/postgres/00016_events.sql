@@ -1,4 +1,4 @@
--- Events webhook (issue 12, decisions.md 7): an account's endpoints, the
+-- Events webhook (decisions.md 7): an account's endpoints, the
 -- queue of events each endpoint is owed, and every POST made to one.
 
 -- +goose Up

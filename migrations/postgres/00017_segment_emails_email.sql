@@ -3,8 +3,8 @@
 -- email of their own, and every query that looks one up says contact_id
 -- IS NULL: the index holds those rows only. Before, each of a segment's
 -- contact rows (email '') was one more entry to write when the segment was
--- materialised or kept current (issue 13: 68,320 of them for the
--- three-condition segment over 1,000,000 contacts).
+-- materialised or kept current (68,320 of them for the three-condition
+-- segment of the audience benchmark, over 1,000,000 contacts).
 DROP INDEX segment_emails_email;
 CREATE INDEX segment_emails_email ON segment_emails (segment_id, email) WHERE contact_id IS NULL;
 

@@ -1,4 +1,4 @@
--- PostgreSQL sending (issue 13): every group commit of a send adds to
+-- PostgreSQL sending: every group commit of a send adds to
 -- its counters (single_sends.delivered, …), one new row version per
 -- commit. When the version finds no room on its page the update is not
 -- HOT: it adds an entry to each of the table's seven indexes, and every

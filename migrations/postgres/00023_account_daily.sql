@@ -1,4 +1,4 @@
--- The dashboard (issue 15): each account's figures per UTC day, kept
+-- The dashboard: each account's figures per UTC day, kept
 -- current in the transactions that change them (service/daily.go), so the
 -- dashboard reads about thirty rows instead of scanning contacts or the
 -- ledger. day: days since 1970-01-01 (UTC). sent: messages the relay

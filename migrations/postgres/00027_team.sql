@@ -1,5 +1,5 @@
 -- +goose Up
--- Teammates, roles and the audit log (issue 15, part 3).
+-- Teammates, roles and the audit log.
 --
 -- A member logs in with its own address and password and acts on the
 -- account (users.id) it belongs to, with a role: admin, editor or viewer

@@ -1,4 +1,5 @@
--- Hardening (issue 11, decisions.md 8).
+-- Hardening (decisions.md 8): opens and clicks counted at most once a
+-- minute per message, and deleted sends kept until purged.
 
 -- +goose Up
 -- Opens and clicks of one message count once per minute per kind in the

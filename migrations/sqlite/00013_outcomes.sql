@@ -1,6 +1,7 @@
 -- +goose Up
--- What became of a message, told apart (decisions.md 8; issue 11 findings 2
--- and 9). Ledger states beside 0..4: 5 blocked (the relay refused the
+-- What became of a message, told apart (decisions.md 8): a refusal by
+-- policy is not a bounce, a message herald could not send is not the
+-- recipient's fault. Ledger states beside 0..4: 5 blocked (the relay refused the
 -- sender, the content, or by a 5.7.x policy code: never a bounce, never a
 -- suppression; resuming a paused send queues it again), 6 failed (the
 -- message could not be built, or herald could not put it on the wire: a

@@ -1,4 +1,4 @@
--- Hearing back (issue 12, decisions.md 7): what relays, mailbox providers
+-- Hearing back (decisions.md 7): what relays, mailbox providers
 -- and recipients report after a message was accepted.
 
 -- +goose Up

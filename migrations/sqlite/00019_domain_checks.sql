@@ -1,6 +1,6 @@
 -- +goose Up
 -- What the DNS checks last found for each sending domain of an account
--- (issue 14): the checks one by one as JSON, when, and the daily queue:
+-- (read by the pre-send checklist): the checks one by one as JSON, when, and the daily queue:
 -- due_at (Unix ms) is when the domain is checked again, lease_until
 -- (Unix ms) holds it for the process checking it now.
 CREATE TABLE domain_checks (

@@ -1,4 +1,4 @@
--- Human opens and clicks (issue 14, part 3): each open and click is
+-- Human opens and clicks: each open and click is
 -- classified as a person's or a machine's (delivery.MachineRules,
 -- docs/MACHINE_ACTIVITY.md). The spec's counters stay as they were (raw);
 -- the human counters are kept beside them.

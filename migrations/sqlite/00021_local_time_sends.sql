@@ -1,4 +1,4 @@
--- Local-time sends (issue 14): a single send may go out at a local clock
+-- Local-time sends: a single send may go out at a local clock
 -- time (local_time, "09:00") in each recipient's zone, the zone read from
 -- the custom field local_zone_field when the send names one. local_base
 -- is the instant (Unix ms) the waves count from, set once at resolution so

@@ -1,5 +1,5 @@
 -- +goose Up
--- The pre-send checklist (issue 14, part 2). checklist_blocks: 1 when the
+-- The pre-send checklist. checklist_blocks: 1 when the
 -- account's failed checks refuse a send or an automation's set-live
 -- (warnings only by default).
 ALTER TABLE users ADD COLUMN checklist_blocks INTEGER NOT NULL DEFAULT 0;

@@ -1,5 +1,5 @@
 -- +goose Up
--- Named API keys (issue 15, part 3): beside the account's own PublicKey/
+-- Named API keys: beside the account's own PublicKey/
 -- SecretKey pair (users.public_key, which keeps every right), keys with a
 -- name and a scope: 'full', 'read' (reads only) or the areas they may use,
 -- separated by commas ('contacts,segments'). As for the account's pair,

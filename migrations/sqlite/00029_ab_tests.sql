@@ -1,4 +1,4 @@
--- A/B subject tests (issue 15): a single send may test two to four
+-- A/B subject tests: a single send may test two to four
 -- subjects (ab_subjects, with their preheaders in ab_preheaders, '' for
 -- the send's own) on ab_share per cent of its audience; after ab_wait
 -- minutes (ab_decide_at, Unix ms, fixed when the audience is resolved) the

@@ -1,4 +1,4 @@
--- Exports that run in the background (issue 15, part 4): one row per
+-- Exports that run in the background: one row per
 -- export an account started, the queue the runner claims from, and the
 -- file kept in the database as parts of about 1 MB, so that any herald
 -- process on a shared PostgreSQL can serve the download (a file on one

@@ -1,4 +1,4 @@
--- A contact's timeline (issue 15, part 2): each open or click row of the
+-- A contact's timeline: each open or click row of the
 -- statistics names its ledger row (message_id) and keeps how the machine
 -- rules judged the hit (machine: 1 a machine's, 0 a person's), so the
 -- contact page lists every open and click of a mail with its time, its

@@ -1,5 +1,5 @@
--- The dashboard's human opens and clicks (issue 15, part 1, with issue
--- 14's machine rules, docs/MACHINE_ACTIVITY.md): per account and UTC day,
+-- The dashboard's human opens and clicks (the machine rules of
+-- docs/MACHINE_ACTIVITY.md): per account and UTC day,
 -- the messages first opened (human_opens) and first clicked (human_clicks)
 -- by a person, unique per message as opens and clicks are. Kept current
 -- in Tracking.count (service/tracking.go), where a message's first human

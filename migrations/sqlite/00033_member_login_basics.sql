@@ -1,6 +1,6 @@
 -- +goose Up
--- A member's password reset by mail and two-factor login (issue 15,
--- parts 3 and 9): the same as the owner's, for each login of an account.
+-- A member's password reset by mail and two-factor login: the same as the
+-- owner's, for each login of an account.
 --
 -- A reset link names the login it resets: the account's owner
 -- (member_id 0) or one of its members. Links are found by their token

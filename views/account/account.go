@@ -17,7 +17,7 @@ type Data struct {
 	Checklist ChecklistSetting
 	Password  PasswordForm
 	Sessions  []Session // live sessions, most recently used first
-	APIKeys   APIKeys   // the named, scoped API keys (issue 15)
+	APIKeys   APIKeys   // the named, scoped API keys
 	TwoFactor TwoFactorForm
 
 	// Member is the teammate looking at the page (nil: the owner), Role

@@ -7,7 +7,7 @@ import (
 	"herald/views"
 )
 
-// ABForm is the compose page's "A/B test the subject" option (issue 15).
+// ABForm is the compose page's "A/B test the subject" option.
 type ABForm struct {
 	On         bool
 	Subjects   [4]string

@@ -14,8 +14,8 @@ import (
 	"herald/views"
 )
 
-// ABTestOption is the compose page's "A/B test the subject" option (issue
-// 15), inside the Subject card: two to four subjects (each with an
+// ABTestOption is the compose page's "A/B test the subject" option,
+// inside the Subject card: two to four subjects (each with an
 // optional preheader), the share of the audience that tests them, the
 // metric and the wait before the winner goes to the rest.
 func ABTestOption(f Form) templ.Component {

@@ -15,7 +15,7 @@ import (
 )
 
 // LocalTimeOption is the compose page's "deliver at this local time in
-// each recipient's zone" option (issue 14), inside the When card.
+// each recipient's zone" option, inside the When card.
 func LocalTimeOption(f Form) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

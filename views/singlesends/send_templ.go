@@ -1395,7 +1395,7 @@ func stat(id, label string, n int64, rate, rateOf string) templ.Component {
 
 // humanStat is a stat of opens or clicks: the raw count of the spec, and
 // below it the part herald took for people rather than privacy proxies
-// and link scanners (issue 14, docs/MACHINE_ACTIVITY.md).
+// and link scanners (docs/MACHINE_ACTIVITY.md).
 func humanStat(id, label string, n, human int64, rate, humanRate, rateOf string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -126,18 +126,18 @@ type Form struct {
 	ScheduleDate string // YYYY-MM-DD
 	ScheduleTime string // HH:MM
 	TestEmail    string
-	// The local-time option (issue 14).
+	// The local-time option: each recipient's message at a clock time in its zone.
 	LocalOn        bool
 	LocalTime      string // HH:MM
 	LocalZoneField string
 	ZoneFields     []views.Option // the account's custom fields
-	AB             ABForm         // the A/B subject test (issue 15)
+	AB             ABForm         // the A/B subject test
 
 	Library      []views.Option
 	Designs      []views.Option
 	Current      bool // the design saved with the send is offered
 	Senders      []views.Option
-	Unsigned     []string // senders whose mail goes out without DKIM (issue 14)
+	Unsigned     []string // senders whose mail goes out without DKIM
 	Groups       []views.Option
 	Types        []Target
 	Segments     []Target
@@ -220,7 +220,7 @@ type Point struct {
 type LinkRow struct {
 	URL    string
 	Clicks int64
-	Human  int64 // the clicks taken for a person's (issue 14)
+	Human  int64 // the clicks taken for a person's
 }
 
 // Status is the part of a send's page that follows it: the schedule,

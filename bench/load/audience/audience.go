@@ -38,7 +38,7 @@
 // exactly -list-rows contacts.
 //
 // It prints the numbers of each step and a markdown table with the targets
-// of the issue. It asserts nothing about speed: the exit status only says
+// herald is held to. It asserts nothing about speed: the exit status only says
 // whether the run itself worked (every step answered, the counts right).
 // With -keep-going (the default) a step that fails is reported and the
 // next ones still run.
@@ -78,7 +78,7 @@ import (
 	"herald/bench/harness"
 )
 
-// The issue's targets (reported, never enforced).
+// The targets herald is held to (reported, never enforced).
 const (
 	targetImportRate = 100_000         // rows per second, at least
 	targetImportRSS  = 150 << 20       // peak RSS bytes during the import, below

@@ -1,6 +1,6 @@
 package send
 
-// `load automation` (issue 6, item 5): how long herald takes from a CSV
+// `load automation`: how long herald takes from a CSV
 // import of -contacts contacts into the contact type an automation targets
 // to the last of their step-1 emails at the sink.
 //

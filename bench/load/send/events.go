@@ -1,6 +1,6 @@
 package send
 
-// `load events`, or -webhook on `load send` (issue 12, Benchmarks: Events): the account gets an
+// `load events`, or -webhook on `load send`: the account gets an
 // events endpoint (all nine kinds) on a loopback receiver in this
 // process, which counts the delivered events it takes (200 to every
 // POST). After each herald run the benchmark waits for every delivered

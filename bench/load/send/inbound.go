@@ -1,6 +1,6 @@
 package send
 
-// `load inbound` (issue 12): how fast herald takes bounce reports by
+// `load inbound`: how fast herald takes bounce reports by
 // mail, and what it holds in memory meanwhile.
 //
 // The database holds the account, its verified sender, its group and a

@@ -3,7 +3,7 @@
 // `load events`, `load scaleout` and `load memory`, and the loopback SMTP
 // sink they share (`load sink`, started by the driver itself).
 //
-// `load send` (issue 5, item 8): how many messages per second herald's sending engine delivers,
+// `load send`: how many messages per second herald's sending engine delivers,
 // from the API call that creates a single send to the last message accepted
 // by a loopback SMTP sink, beside the sink's ceiling measured in the same
 // run by a plain SMTP client; with herald's CPU time per message and its
@@ -98,7 +98,7 @@ import (
 	"herald/bench/harness"
 )
 
-// The issue's targets (reported, never enforced).
+// The targets herald is held to (reported, never enforced).
 const (
 	targetRatio = 0.80      // herald's messages per second over the ceiling's, at least
 	targetRSS   = 150 << 20 // herald's peak RSS, below

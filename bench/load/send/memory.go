@@ -1,6 +1,6 @@
 package send
 
-// `load memory` (issue 13, "Memory at scale"): herald's peak RSS (VmHWM of
+// `load memory` (memory at scale): herald's peak RSS (VmHWM of
 // /proc/<pid>/status, the process's whole life) through a large CSV import
 // and a large single send, each in a fresh `herald serve`, on the database
 // of the run (an SQLite file, or a fresh schema of HERALD_BENCH_DATABASE).

@@ -1,6 +1,6 @@
 package send
 
-// `load scaleout` (issue 13, decisions.md 9): several `herald serve`
+// `load scaleout` (decisions.md 9): several `herald serve`
 // processes on one PostgreSQL database share one single send while one of
 // them is killed (SIGKILL) every -kill-every and started again.
 //
