@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
@@ -63,7 +64,13 @@ func provider(db *sql.DB, dialect string, code []Go) (*goose.Provider, error) {
 		gd = goose.DialectSQLite3
 	case "postgres":
 		gd = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		id, err := lockID(db)
+		if err != nil {
+			return nil, err
+		}
+		// Probed every second rather than goose's five: a process that
+		// waits for another's migrations starts as soon as they are done.
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(id), lock.WithLockTimeout(1, 300))
 		if err != nil {
 			return nil, err
 		}
@@ -88,4 +95,18 @@ func provider(db *sql.DB, dialect string, code []Go) (*goose.Provider, error) {
 		opts = append(opts, goose.WithGoMigrations(goose.NewGoMigration(m.Version, &goose.GoFunc{RunTx: m.Up}, &goose.GoFunc{RunTx: m.Down})))
 	}
 	return goose.NewProvider(gd, db, sub, opts...)
+}
+
+// lockID names the advisory lock of the schema the connection works in.
+// PostgreSQL's advisory locks are per database, not per schema: with one
+// fixed id (goose's default), herald instances in separate schemas of one
+// database (as the tests run) would wait for each other's migrations.
+// Processes sharing one schema share its id and still apply each
+// migration once.
+func lockID(db *sql.DB) (int64, error) {
+	var schema string
+	if err := db.QueryRow("SELECT current_schema()").Scan(&schema); err != nil {
+		return 0, fmt.Errorf("migrations: current schema: %w", err)
+	}
+	return int64(crc32.ChecksumIEEE([]byte("herald migrations " + schema))), nil
 }
