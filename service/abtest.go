@@ -155,32 +155,6 @@ func (s *abSplit) exprs(key string) (variant, release string) {
 	return variant, release
 }
 
-// decideTests chooses the winners of the tests whose wait is over and
-// releases the rest of their audiences (also the rest of a test whose
-// release a dead process left half done). Any status but deleted: a test
-// whose rest is empty completes before its wait ends and still gets its
-// winner for the statistics.
-func (sc *Scheduler) decideTests(ctx context.Context) error {
-	now := sc.now().UnixMilli()
-	var due []int64
-	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("ab_share > 0 AND ab_released = 0 AND ab_decide_at > 0 AND ab_decide_at <= ? AND resolved = 1 AND deleted_at IS NULL", now).
-		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
-		return err
-	}
-	for _, id := range due {
-		won, err := decideTest(ctx, sc.db, id, now)
-		if err != nil {
-			return err
-		}
-		if won > 0 {
-			sc.log.Info("sending: A/B test decided", "send", id, "winner", won)
-		}
-		sc.sent()
-	}
-	return nil
-}
-
 // releaseChunk is how many held rows one statement releases: short
 // writes let other writers in between on SQLite.
 const releaseChunk = 5000
