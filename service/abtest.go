@@ -125,17 +125,36 @@ type abSplit struct {
 // abPrime is the modulus of the split's hash (the largest prime below 2^32).
 const abPrime = 4294967291
 
-// abSplit prepares a test's split, first fixing when its winner is chosen
-// (once: a process taking over the resolution finds it set).
-func (a *Audience) abSplit(ctx context.Context, ss *models.SingleSend) (*abSplit, error) {
+// abPlanner is the planner (audience.go) of A/B tests: a test's audience
+// is split into its test rows, due at once with their variant, and the
+// rest, held back.
+type abPlanner struct {
+	db  *DB
+	now func() time.Time // the winner is chosen the wait after the resolution starts
+}
+
+// forSend prepares a test's split, first fixing when its winner is chosen
+// (once: a process taking over the resolution finds it set). A send with
+// no test has no plan.
+func (p *abPlanner) forSend(ctx context.Context, ss *models.SingleSend) (sendPlan, error) {
+	if ss.ABShare <= 0 || len(ss.ABSubjects) < 2 {
+		return nil, nil
+	}
 	if ss.ABDecideAt == 0 {
-		at := a.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
-		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
+		at := p.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
+		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
 			Update("ab_decide_at", at).Error; err != nil {
 			return nil, err
 		}
 	}
 	return &abSplit{share: ss.ABShare, n: len(ss.ABSubjects), salt: ss.ID % abPrime * 7919 % abPrime}, nil
+}
+
+// chunk gives the chunk's rows their variant and release time from their
+// source keys.
+func (s *abSplit) chunk(_ context.Context, q chunkQuery, _, _ int64) (rowPlan, error) {
+	variant, release := s.exprs(q.src.key)
+	return rowPlan{release: release, variant: variant}, nil
 }
 
 // bucket is the SQL of a source key's bucket, 0 to 9999: a multiplicative

@@ -79,7 +79,10 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	sc := newScheduler(schedulerParts{
 		db: s.DB, live: live, ledger: ledger, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
 		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, sent: engine.Wake,
-		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log, now: s.now},
+		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log,
+			// Local time first, then the A/B test, whose expressions win
+			// (validation refuses a send with both).
+			planner: planners{&localPlanner{db: s.DB, dialect: s.DB.dialect(), now: s.now}, &abPlanner{db: s.DB, now: s.now}}},
 	})
 	ledger.paused = sc.paused
 	sg := &Sending{scheduler: sc, engine: engine, live: live}
