@@ -125,17 +125,36 @@ type abSplit struct {
 // abPrime is the modulus of the split's hash (the largest prime below 2^32).
 const abPrime = 4294967291
 
-// abSplit prepares a test's split, first fixing when its winner is chosen
-// (once: a process taking over the resolution finds it set).
-func (a *Audience) abSplit(ctx context.Context, ss *models.SingleSend) (*abSplit, error) {
+// abPlanner is the planner (audience.go) of A/B tests: a test's audience
+// is split into its test rows, due at once with their variant, and the
+// rest, held back.
+type abPlanner struct {
+	db  *DB
+	now func() time.Time // the winner is chosen the wait after the resolution starts
+}
+
+// forSend prepares a test's split, first fixing when its winner is chosen
+// (once: a process taking over the resolution finds it set). A send with
+// no test has no plan.
+func (p *abPlanner) forSend(ctx context.Context, ss *models.SingleSend) (sendPlan, error) {
+	if ss.ABShare <= 0 || len(ss.ABSubjects) < 2 {
+		return nil, nil
+	}
 	if ss.ABDecideAt == 0 {
-		at := a.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
-		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
+		at := p.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
+		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
 			Update("ab_decide_at", at).Error; err != nil {
 			return nil, err
 		}
 	}
 	return &abSplit{share: ss.ABShare, n: len(ss.ABSubjects), salt: ss.ID % abPrime * 7919 % abPrime}, nil
+}
+
+// chunk gives the chunk's rows their variant and release time from their
+// source keys.
+func (s *abSplit) chunk(_ context.Context, q chunkQuery, _, _ int64) (rowPlan, error) {
+	variant, release := s.exprs(q.src.key)
+	return rowPlan{release: release, variant: variant}, nil
 }
 
 // bucket is the SQL of a source key's bucket, 0 to 9999: a multiplicative
@@ -153,32 +172,6 @@ func (s *abSplit) exprs(key string) (variant, release string) {
 	variant = "CASE WHEN " + in + " THEN " + b + " % " + strconv.Itoa(s.n) + " + 1 ELSE 0 END"
 	release = "CASE WHEN " + in + " THEN 0 ELSE " + strconv.FormatInt(heldBack, 10) + " END"
 	return variant, release
-}
-
-// decideTests chooses the winners of the tests whose wait is over and
-// releases the rest of their audiences (also the rest of a test whose
-// release a dead process left half done). Any status but deleted: a test
-// whose rest is empty completes before its wait ends and still gets its
-// winner for the statistics.
-func (sc *Scheduler) decideTests(ctx context.Context) error {
-	now := sc.now().UnixMilli()
-	var due []int64
-	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("ab_share > 0 AND ab_released = 0 AND ab_decide_at > 0 AND ab_decide_at <= ? AND resolved = 1 AND deleted_at IS NULL", now).
-		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
-		return err
-	}
-	for _, id := range due {
-		won, err := decideTest(ctx, sc.db, id, now)
-		if err != nil {
-			return err
-		}
-		if won > 0 {
-			sc.log.Info("sending: A/B test decided", "send", id, "winner", won)
-		}
-		sc.sent()
-	}
-	return nil
 }
 
 // releaseChunk is how many held rows one statement releases: short

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -21,7 +20,91 @@ type Audience struct {
 	sends   *runningSends // compiles the send for its links
 	dialect dialect
 	log     *slog.Logger
-	now     func() time.Time // a local-time send's waves count from its start
+	planner planner // when each row is due, and with which variant
+}
+
+// A planner decides, as a send's audience is resolved, when its ledger
+// rows are due (next_at and release_at) and with which variant. The
+// Audience knows its planner only by this interface (an A/B test's split,
+// a local-time send's waves: planners, in NewSending).
+type planner interface {
+	// forSend returns the plan of a send's audience, nil when the
+	// planner has no part in the send. It may first fix, once, what the
+	// plan counts from (a process taking over the resolution finds it
+	// set and plans the same).
+	forSend(ctx context.Context, ss *models.SingleSend) (sendPlan, error)
+}
+
+// sendPlan plans one send's audience chunk by chunk.
+type sendPlan interface {
+	// chunk plans the rows of the chunk (lo, hi] of q's source (hi 0: no
+	// upper bound), before it is inserted.
+	chunk(ctx context.Context, q chunkQuery, lo, hi int64) (rowPlan, error)
+}
+
+// rowPlan is how the rows of one chunk are written: SQL expressions of
+// the source's row for next_at and release_at (release) and for the
+// variant ("": 0), and inserted, when set, is given the contact ids of
+// the rows the chunk inserted (nil for an address with no contact), in
+// the chunk's transaction.
+type rowPlan struct {
+	release, variant string
+	inserted         func(tx *gorm.DB, contacts []*int64) error
+}
+
+// planners is a planner made of several, asked in order: the send's plan
+// is made of those that have a part in it; for each chunk, a later plan's
+// expressions win over an earlier one's, and every inserted is called.
+type planners []planner
+
+func (ps planners) forSend(ctx context.Context, ss *models.SingleSend) (sendPlan, error) {
+	var out sendPlans
+	for _, p := range ps {
+		sp, err := p.forSend(ctx, ss)
+		if err != nil {
+			return nil, err
+		}
+		if sp != nil {
+			out = append(out, sp)
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+type sendPlans []sendPlan
+
+func (sps sendPlans) chunk(ctx context.Context, q chunkQuery, lo, hi int64) (rowPlan, error) {
+	var out rowPlan
+	var after []func(tx *gorm.DB, contacts []*int64) error
+	for _, sp := range sps {
+		rp, err := sp.chunk(ctx, q, lo, hi)
+		if err != nil {
+			return rowPlan{}, err
+		}
+		if rp.release != "" {
+			out.release = rp.release
+		}
+		if rp.variant != "" {
+			out.variant = rp.variant
+		}
+		if rp.inserted != nil {
+			after = append(after, rp.inserted)
+		}
+	}
+	if len(after) > 0 {
+		out.inserted = func(tx *gorm.DB, contacts []*int64) error {
+			for _, f := range after {
+				if err := f(tx, contacts); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return out, nil
 }
 
 // resolveChunk is how many contacts one INSERT … SELECT of the audience
@@ -49,22 +132,16 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	var local *localWaves
-	if ss.LocalTime != "" {
-		if local, err = a.localWaves(ctx, &ss); err != nil {
-			return err
-		}
-	}
-	var ab *abSplit
-	if ss.ABShare > 0 && len(ss.ABSubjects) >= 2 {
-		if ab, err = a.abSplit(ctx, &ss); err != nil {
+	var plan sendPlan
+	if a.planner != nil {
+		if plan, err = a.planner.forSend(ctx, &ss); err != nil {
 			return err
 		}
 	}
 	for _, t := range ss.RecipientID {
 		for _, src := range sourcesOf(t.Table) {
-			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl, local: local, ab: ab}
-			if err := a.insertChunks(ctx, q); err != nil {
+			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl}
+			if err := a.insertChunks(ctx, q, plan); err != nil {
 				return err
 			}
 		}
@@ -77,25 +154,10 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
 }
 
-// localWaves prepares the zones of a local-time send, first fixing the
-// instant its waves count from (once: a process taking over the
-// resolution finds it set and computes the same waves).
-func (a *Audience) localWaves(ctx context.Context, ss *models.SingleSend) (*localWaves, error) {
-	if ss.LocalBase == 0 {
-		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND local_base = 0", ss.ID).
-			Update("local_base", a.now().UnixMilli()).Error; err != nil {
-			return nil, err
-		}
-		if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("local_base", &ss.LocalBase).Error; err != nil {
-			return nil, err
-		}
-	}
-	return newLocalWaves(ctx, a.db, a.dialect, ss)
-}
-
 // insertChunks runs the INSERT … SELECT of one audience source in chunks
-// of resolveChunk rows by the source's key.
-func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
+// of resolveChunk rows by the source's key, each row as the send's plan
+// (nil: none) has it.
+func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) error {
 	w := a.db.W.WithContext(ctx)
 	var lo int64
 	for {
@@ -109,16 +171,17 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 		if err := a.db.R.WithContext(ctx).Raw(bound, args...).Scan(&hi).Error; err != nil {
 			return err
 		}
-		var plan *chunkPlan
-		if q.local != nil {
+		var plan rowPlan
+		if sp != nil {
 			var err error
-			if plan, err = q.local.plan(ctx, a.db.R, q, lo, hi); err != nil {
+			if plan, err = sp.chunk(ctx, q, lo, hi); err != nil {
 				return err
 			}
 		}
 		insert, args := q.insert(lo, hi, plan)
-		if events := a.events.wanted(q.account, EventProcessed); events || q.local != nil {
-			// The processed events and the zones' release times with the
+		if events := a.events.wanted(q.account, EventProcessed); events || plan.inserted != nil {
+			// The processed events and what the plan records of the
+			// inserted rows (a local-time send's waves) with the
 			// chunk: its rows are the send's rows past the largest id
 			// before it. The largest id of the whole table (one step down
 			// the primary key) rather than the send's: with send_id = ?
@@ -129,17 +192,17 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery) error {
 				if err := tx.Raw("SELECT COALESCE(MAX(id), 0) FROM send_messages").Scan(&before).Error; err != nil {
 					return err
 				}
-				if q.local == nil {
+				if plan.inserted == nil {
 					if err := tx.Exec(insert, args...).Error; err != nil {
 						return err
 					}
 				} else {
-					// The contacts of the rows inserted, for the waves' counts.
+					// The contacts of the rows inserted, for the plan.
 					var contacts []*int64
 					if err := tx.Raw(insert+" RETURNING contact_id", args...).Scan(&contacts).Error; err != nil {
 						return err
 					}
-					if err := q.local.count(tx, contacts, plan); err != nil {
+					if err := plan.inserted(tx, contacts); err != nil {
 						return err
 					}
 				}
@@ -207,8 +270,6 @@ type chunkQuery struct {
 	src                     audienceSource
 	sendID, account, target int64
 	excl                    exclusions
-	local                   *localWaves // a local-time send's zones; nil otherwise
-	ab                      *abSplit    // an A/B test's split; nil otherwise
 }
 
 // bound is the query of the chunk's upper key after lo.
@@ -219,24 +280,23 @@ func (q chunkQuery) bound(lo int64) (string, []any) {
 }
 
 // insert is the statement that adds the chunk (lo, hi] (hi 0: no upper
-// bound) to the ledger as queued rows, less the exclusions; a local-time
-// send's rows take their release times (next_at, release_at) from the
-// chunk's plan.
-func (q chunkQuery) insert(lo, hi int64, plan *chunkPlan) (string, []any) {
+// bound) to the ledger as queued rows, less the exclusions; the rows take
+// their release times (next_at, release_at) and variant from the chunk's
+// plan (none: due at once, no variant).
+func (q chunkQuery) insert(lo, hi int64, plan rowPlan) (string, []any) {
 	s := q.src
 	var b strings.Builder
 	args := []any{q.sendID}
 	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, variant, error) ")
 	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
-	switch {
-	case q.ab != nil:
-		variant, release := q.ab.exprs(s.key)
-		b.WriteString(release + ", " + release + ", " + variant + ", ''")
-	case plan == nil:
-		b.WriteString("0, 0, 0, ''")
-	default:
-		b.WriteString(plan.release + ", " + plan.release + ", 0, ''")
+	release, variant := plan.release, plan.variant
+	if release == "" {
+		release = "0"
 	}
+	if variant == "" {
+		variant = "0"
+	}
+	b.WriteString(release + ", " + release + ", " + variant + ", ''")
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
 	args = append(args, q.account, q.target, lo)
 	if hi > 0 {

@@ -117,6 +117,56 @@ func (s *SingleSends) Waves(ctx context.Context, accountID, sendID int64) ([]Wav
 	return out, nil
 }
 
+// localPlanner is the planner (audience.go) of local-time sends: each row
+// is due when its zone's clock shows the send's local time.
+type localPlanner struct {
+	db      *DB
+	dialect dialect
+	now     func() time.Time // a local-time send's waves count from its start
+}
+
+// forSend prepares the zones of a local-time send, first fixing the
+// instant its waves count from (once: a process taking over the
+// resolution finds it set and computes the same waves). Another send has
+// no plan.
+func (p *localPlanner) forSend(ctx context.Context, ss *models.SingleSend) (sendPlan, error) {
+	if ss.LocalTime == "" {
+		return nil, nil
+	}
+	if ss.LocalBase == 0 {
+		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND local_base = 0", ss.ID).
+			Update("local_base", p.now().UnixMilli()).Error; err != nil {
+			return nil, err
+		}
+		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("local_base", &ss.LocalBase).Error; err != nil {
+			return nil, err
+		}
+	}
+	lw, err := newLocalWaves(ctx, p.db, p.dialect, ss)
+	if err != nil {
+		return nil, err
+	}
+	return &localPlan{lw: lw, r: p.db.R}, nil
+}
+
+// localPlan is one local-time send's plan: each chunk's rows take their
+// zones' release times, and the zones of the rows inserted are counted
+// into send_waves.
+type localPlan struct {
+	lw *localWaves
+	r  *gorm.DB // reads the chunk's places
+}
+
+func (p *localPlan) chunk(ctx context.Context, q chunkQuery, lo, hi int64) (rowPlan, error) {
+	cp, err := p.lw.plan(ctx, p.r, q, lo, hi)
+	if err != nil {
+		return rowPlan{}, err
+	}
+	return rowPlan{release: cp.release, inserted: func(tx *gorm.DB, contacts []*int64) error {
+		return p.lw.count(tx, contacts, cp)
+	}}, nil
+}
+
 // zoneKey is what a contact's zone depends on.
 type zoneKey struct{ field, country, state, city string }
 

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -152,58 +150,4 @@ func ReadFailure(reason string) Failure {
 		return Failure{Built: true, Text: flatLine(strings.TrimPrefix(r, "delivery: "))}
 	}
 	return Failure{Text: ReadRefusal(r).String()}
-}
-
-// mailNotices mails the notices of the sends this process paused.
-func (sc *Scheduler) mailNotices(ctx context.Context) {
-	sc.mu.Lock()
-	ids := sc.notices
-	sc.notices = nil
-	sc.mu.Unlock()
-	for _, id := range ids {
-		if err := sc.pauseNotice(ctx, id); err != nil && ctx.Err() == nil {
-			sc.log.Warn("sending: pause notice", "send", id, "err", err)
-		}
-	}
-}
-
-// pauseNotice mails the account's notification recipients that a send
-// paused itself, with the relay's answer and what to do.
-func (sc *Scheduler) pauseNotice(ctx context.Context, sendID int64) error {
-	var ss models.SingleSend
-	if err := sc.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil // deleted meanwhile
-		}
-		return err
-	}
-	link := sc.mail.baseURL + "/single-sends/" + ss.Utr
-	if ss.AutomationID != nil {
-		var utr string
-		if err := sc.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error; err != nil {
-			return err
-		}
-		link = sc.mail.baseURL + "/automations/" + utr
-	}
-	r := ReadRefusal(ss.PauseReason)
-	subject := "Sending of “" + ss.SingleSendName + "” paused: the relay refused it (" + truncate(r.Reply, 120) + ")"
-	intro := "The relay refused " + countOf(ss.BlockStreak, "message", "messages") + " of “" + ss.SingleSendName +
-		"” in a row, with none delivered in between, so Herald paused the send: nothing more goes out until you resume it. " +
-		"No address was suppressed: the refusal is about the sender, the content or the relay's rules, not the recipients. " +
-		"Fix what the relay objects to, then press Resume on its page in Herald (the link below): the refused messages go again."
-	rows := [][2]string{
-		{"Relay's answer", r.String()},
-		{"Refused so far", fmt.Sprint(ss.Blocks)},
-		{"Delivered", fmt.Sprint(ss.Delivered)},
-		{"Recipients", fmt.Sprint(ss.Triggered)},
-	}
-	sc.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
-	return nil
-}
-
-func countOf(n int64, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprint(n) + " " + many
 }

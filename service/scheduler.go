@@ -2,12 +2,10 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"herald/models"
 )
 
 // Scheduler decides what is due: scheduled sends start (their audience is
@@ -15,7 +13,32 @@ import (
 // claims of dead processes go back to the queue, sends with nothing left
 // complete, and the notices of paused and completed sends are mailed. It
 // keeps this process's heartbeat.
+//
+// Each job is a round (round_*.go) with the state it keeps; Tick runs
+// them in a fixed order.
 type Scheduler struct {
+	live     *liveness
+	ledger   *Ledger
+	audience *Audience
+	sends    *runningSends
+	tick     time.Duration
+	log      *slog.Logger
+
+	wake    chan struct{}
+	notices *noticesRound // sends paused by this process, whose notice is not mailed yet
+	rounds  []round       // in the order Tick runs them
+}
+
+// round is one job of the scheduler's tick.
+type round interface {
+	// name names the round in errors and logs.
+	name() string
+	// run does the round's work once.
+	run(ctx context.Context) error
+}
+
+// schedulerParts are what the scheduler's rounds work with.
+type schedulerParts struct {
 	db       *DB
 	live     *liveness
 	ledger   *Ledger
@@ -29,13 +52,25 @@ type Scheduler struct {
 	purge    func(context.Context) (int64, error) // SingleSends.PurgeDeleted
 	prune    func(context.Context) error          // Feedback.Prune: untied reports, kept mails and spent webhook tokens
 	sent     func()                               // wakes the engine: messages were queued
+}
 
-	wake      chan struct{}
-	resolving sync.Map     // send id → struct{}: audiences this process is resolving
-	lastPurge atomic.Int64 // Unix ms (injected clock): Tick purges once an hour
-
-	mu      sync.Mutex
-	notices []int64 // sends paused by this process, whose notice is not mailed yet
+// newScheduler builds the scheduler and its rounds, in the order Tick
+// runs them.
+func newScheduler(p schedulerParts) *Scheduler {
+	sc := &Scheduler{
+		live: p.live, ledger: p.ledger, audience: p.audience, sends: p.sends, tick: p.tick, log: p.log,
+		wake: make(chan struct{}, 1), notices: newNoticesRound(p.db, p.mail, p.log),
+	}
+	sc.rounds = []round{
+		newReclaimRound(p.db, p.live, p.ledger),
+		newStartRound(p.db, p.audience, p.now, p.log, p.sent),
+		newABTestsRound(p.db, p.now, p.log, p.sent),
+		newCompleteRound(p.db, p.sends, p.mail),
+		newPurgeRound(p.now, p.purge, p.prune, p.log),
+		sc.notices,
+		newAutomationsRound(p.db, p.events, p.now, p.sent),
+	}
+	return sc
 }
 
 // Wake has the scheduler look for due work now.
@@ -49,9 +84,7 @@ func (sc *Scheduler) Wake() {
 // paused queues the notices of sends this process paused and wakes the
 // scheduler to mail them.
 func (sc *Scheduler) paused(ids []int64) {
-	sc.mu.Lock()
-	sc.notices = append(sc.notices, ids...)
-	sc.mu.Unlock()
+	sc.notices.add(ids)
 	sc.Wake()
 }
 
@@ -93,113 +126,17 @@ func (sc *Scheduler) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// Tick does the scheduler's rounds once: claims of dead processes go back
-// to the queue, due sends start (their audience is resolved into the
-// ledger), and sends with nothing left are completed.
+// Tick runs the scheduler's rounds once, in order: claims of dead
+// processes go back to the queue, due sends start (their audience is
+// resolved into the ledger), A/B tests whose wait is over are decided,
+// sends with nothing left complete, deleted sends are purged (hourly),
+// pause notices are mailed and automations are run. A round that fails
+// ends the tick: the later rounds wait for the next one.
 func (sc *Scheduler) Tick(ctx context.Context) error {
-	alive := sc.live.aliveSince()
-	if err := sc.ledger.reclaim(ctx, alive); err != nil {
-		return err
-	}
-	if err := sc.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE heartbeat_at < ?", alive-time.Hour.Milliseconds()).Error; err != nil {
-		return err
-	}
-	if err := sc.startDue(ctx); err != nil {
-		return err
-	}
-	if err := sc.decideTests(ctx); err != nil {
-		return err
-	}
-	if err := sc.completeSends(ctx); err != nil {
-		return err
-	}
-	nowMS := sc.now().UnixMilli()
-	if last := sc.lastPurge.Load(); nowMS-last > time.Hour.Milliseconds() && sc.lastPurge.CompareAndSwap(last, nowMS) {
-		if n, err := sc.purge(ctx); err != nil {
-			return err
-		} else if n > 0 {
-			sc.log.Info("sending: deleted sends purged with their ledgers", "sends", n)
-		}
-		if sc.prune != nil {
-			if err := sc.prune(ctx); err != nil {
-				sc.log.Warn("sending: pruning old feedback rows", "err", err)
-			}
-		}
-	}
-	sc.mailNotices(ctx)
-	return sc.tickAutomations(ctx)
-}
-
-// startDue moves armed sends that are due to running and resolves their
-// audiences, and those of running sends a dead process left half resolved.
-func (sc *Scheduler) startDue(ctx context.Context) error {
-	var due []int64
-	now := models.NewTimestamp(sc.now())
-	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).
-		Where("armed = 1 AND (status = ? OR (status = ? AND send_after <= ?))", models.SendInitiate, models.SendReady, now).
-		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
-		return err
-	}
-	for _, id := range due {
-		res := sc.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND armed = 1 AND status IN ?", id, []models.SendStatus{models.SendInitiate, models.SendReady}).
-			Updates(map[string]any{"status": models.SendRunning, "updated_at": models.Now()})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 1 {
-			sc.startResolve(ctx, id)
-		}
-	}
-	var stuck []int64
-	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 0", models.SendRunning).Pluck("id", &stuck).Error; err != nil {
-		return err
-	}
-	for _, id := range stuck {
-		sc.startResolve(ctx, id)
-	}
-	return nil
-}
-
-// startResolve resolves a send's audience in the background (once per
-// process at a time; resolution is idempotent, so a second process doing
-// the same after a crash adds nothing twice).
-func (sc *Scheduler) startResolve(ctx context.Context, id int64) {
-	if _, busy := sc.resolving.LoadOrStore(id, struct{}{}); busy {
-		return
-	}
-	go func() {
-		defer sc.resolving.Delete(id)
-		if err := sc.audience.Resolve(ctx, id); err != nil && ctx.Err() == nil {
-			sc.log.Error("sending: resolve audience", "send", id, "err", err)
-		}
-		sc.sent()
-	}()
-}
-
-// completeSends moves running sends with nothing queued, claimed or
-// awaiting a retry to completed, and mails the summary.
-func (sc *Scheduler) completeSends(ctx context.Context) error {
-	var ids []int64
-	if err := sc.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1 AND automation_id IS NULL AND paused_at IS NULL", models.SendRunning).Pluck("id", &ids).Error; err != nil {
-		return err
-	}
-	for _, id := range ids {
-		now := models.NewTimestamp(models.Now())
-		res := sc.db.W.WithContext(ctx).Exec(completeSend, models.SendCompleted, now, now, id, models.SendRunning, id)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 1 {
-			sc.sends.forget(id)
-			sc.sendSummary(ctx, id)
+	for _, r := range sc.rounds {
+		if err := r.run(ctx); err != nil {
+			return fmt.Errorf("scheduler: %s: %w", r.name(), err)
 		}
 	}
 	return nil
 }
-
-// completeSend completes a running, resolved, unpaused send when none of
-// its messages is queued or claimed: status, completed_at, updated_at,
-// the send id, running, the send id again.
-var completeSend = ledgerSQL(`UPDATE single_sends SET status = ?, completed_at = ?, updated_at = ?
-	WHERE id = ? AND status = ? AND resolved = 1 AND paused_at IS NULL
-	AND NOT EXISTS (SELECT 1 FROM send_messages m WHERE m.send_id = ? AND m.state IN ({queued}, {claimed}))`)

@@ -70,19 +70,21 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	log := slog.Default()
 	live := newLiveness(s.DB, cfg.DeadAfter)
 	sends := newRunningSends(s.DB, s.Mail.baseURL, verp)
-	sc := &Scheduler{
-		db: s.DB, live: live, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
-		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, wake: make(chan struct{}, 1),
-		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log, now: s.now},
-	}
 	ledger := &Ledger{
 		db: s.DB, live: live, sends: sends, events: s.Events, rec: s.Feedback.rec, key: key, verp: verp, now: s.now,
-		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log, paused: sc.paused,
+		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log,
 	}
-	sc.ledger = ledger
 	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.dialect().recorders(),
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
-	sc.sent = engine.Wake
+	sc := newScheduler(schedulerParts{
+		db: s.DB, live: live, ledger: ledger, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
+		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, sent: engine.Wake,
+		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log,
+			// Local time first, then the A/B test, whose expressions win
+			// (validation refuses a send with both).
+			planner: planners{&localPlanner{db: s.DB, dialect: s.DB.dialect(), now: s.now}, &abPlanner{db: s.DB, now: s.now}}},
+	})
+	ledger.paused = sc.paused
 	sg := &Sending{scheduler: sc, engine: engine, live: live}
 	s.Sending = sg
 	s.engine.listen(sg)

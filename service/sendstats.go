@@ -161,33 +161,6 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 	return out, links, nil
 }
 
-// sendSummary mails the account's notification recipients the statistics
-// of a completed send.
-func (sc *Scheduler) sendSummary(ctx context.Context, sendID int64) {
-	var ss models.SingleSend
-	if err := sc.db.R.WithContext(ctx).Select("id", "user_id", "single_send_name", "triggered", "delivered", "bounces", "blocks", "failures", "last_block", "last_failure", "utr").
-		Where("id = ?", sendID).First(&ss).Error; err != nil {
-		return
-	}
-	rows := [][2]string{
-		{"Recipients", fmt.Sprint(ss.Triggered)}, {"Delivered", fmt.Sprint(ss.Delivered)}, {"Bounces", fmt.Sprint(ss.Bounces)},
-	}
-	if ss.Blocks > 0 {
-		rows = append(rows, [2]string{"Refused by the relay", fmt.Sprint(ss.Blocks) + " (" + ReadRefusal(ss.LastBlock).String() + ")"})
-	}
-	if ss.Failures > 0 {
-		f := ReadFailure(ss.LastFailure)
-		label := "Could not be sent"
-		if f.Built {
-			label = "Could not be built"
-		}
-		rows = append(rows, [2]string{label, fmt.Sprint(ss.Failures) + " (" + f.Text + ")"})
-	}
-	sc.mail.notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
-		"Your single send “"+ss.SingleSendName+"” has completed.", rows,
-		sc.mail.baseURL+"/single-sends/"+ss.Utr)
-}
-
 // importDone mails the account's notification recipients the report of a
 // CSV import.
 func (m *Mail) importDone(ctx context.Context, imp *models.Import) {

@@ -11,6 +11,22 @@ import (
 	"herald/models"
 )
 
+// automationsRound runs the live automations: contacts that entered an
+// automation's target are enrolled, and due emails are queued into the
+// send ledger (where the engine sends them like any single send).
+type automationsRound struct {
+	db     *DB
+	events *Events
+	now    func() time.Time
+	sent   func() // wakes the engine: messages were queued
+}
+
+func newAutomationsRound(db *DB, events *Events, now func() time.Time, sent func()) *automationsRound {
+	return &automationsRound{db: db, events: events, now: now, sent: sent}
+}
+
+func (ar *automationsRound) name() string { return "automations" }
+
 // enrolBatch is how many new target rows one enrolment pass takes, and
 // stepBatch how many due emails one pass queues, per automation.
 const (
@@ -18,19 +34,18 @@ const (
 	stepBatch  = 2000
 )
 
-// tickAutomations runs one round for every live automation: contacts that
-// entered the target are enrolled, and due emails are queued into the send
-// ledger (where the engine sends them like any single send).
-func (sc *Scheduler) tickAutomations(ctx context.Context) error {
+// run does one pass for every live automation: its new contacts are
+// enrolled, then its due emails queued.
+func (ar *automationsRound) run(ctx context.Context) error {
 	var live []models.Automation
-	if err := sc.db.R.WithContext(ctx).Where("status = ? AND deleted_at IS NULL", models.AutomationLive).Order("id").Find(&live).Error; err != nil {
+	if err := ar.db.R.WithContext(ctx).Where("status = ? AND deleted_at IS NULL", models.AutomationLive).Order("id").Find(&live).Error; err != nil {
 		return err
 	}
 	queued := false
 	for i := range live {
 		a := &live[i]
 		for {
-			n, err := sc.enrol(ctx, a)
+			n, err := ar.enrol(ctx, a)
 			if err != nil {
 				return err
 			}
@@ -39,7 +54,7 @@ func (sc *Scheduler) tickAutomations(ctx context.Context) error {
 			}
 		}
 		for {
-			n, err := sc.queueSteps(ctx, a)
+			n, err := ar.queueSteps(ctx, a)
 			if err != nil {
 				return err
 			}
@@ -50,7 +65,7 @@ func (sc *Scheduler) tickAutomations(ctx context.Context) error {
 		}
 	}
 	if queued {
-		sc.sent()
+		ar.sent()
 	}
 	return nil
 }
@@ -58,7 +73,7 @@ func (sc *Scheduler) tickAutomations(ctx context.Context) error {
 // enrol takes the target's rows after the automation's cursor: each is a
 // contact that entered the target (created in the contact type, or newly
 // matching the segment) since the automation went live.
-func (sc *Scheduler) enrol(ctx context.Context, a *models.Automation) (int, error) {
+func (ar *automationsRound) enrol(ctx context.Context, a *models.Automation) (int, error) {
 	type row struct {
 		ID        int64
 		ContactID *int64
@@ -68,7 +83,7 @@ func (sc *Scheduler) enrol(ctx context.Context, a *models.Automation) (int, erro
 	}
 	var rows []row
 	var err error
-	r := sc.db.R.WithContext(ctx)
+	r := ar.db.R.WithContext(ctx)
 	if a.AutomationForTable == models.TargetSegments {
 		err = r.Raw(`SELECT se.id, se.contact_id, COALESCE(c.email, se.email) AS email, COALESCE(c.first_name, se.first_name) AS first_name,
 			COALESCE(c.last_name, se.last_name) AS last_name
@@ -82,15 +97,15 @@ func (sc *Scheduler) enrol(ctx context.Context, a *models.Automation) (int, erro
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	sched, err := orderedSchedules(sc.db.R.WithContext(ctx), a.ID)
+	sched, err := orderedSchedules(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil || len(sched) == 0 {
 		return 0, err
 	}
-	now := sc.now()
+	now := ar.now()
 	due := now.Add(waitOf(&sched[0])).UnixMilli()
 	ts := models.NewTimestamp(now)
 	last := rows[len(rows)-1].ID
-	err = sc.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The cursor moves only from where this pass read it: two processes
 		// never both enrol the same rows (and the unique address per
 		// automation would stop a second enrolment anyway).
@@ -122,14 +137,14 @@ func (sc *Scheduler) enrol(ctx context.Context, a *models.Automation) (int, erro
 // the exit criteria leaves instead. The ledger's unique (send, address)
 // keeps an email from going twice to one contact, whatever the number of
 // processes doing this at once.
-func (sc *Scheduler) queueSteps(ctx context.Context, a *models.Automation) (int, error) {
-	now := sc.now()
+func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation) (int, error) {
+	now := ar.now()
 	var due []models.AutomationContact
-	if err := sc.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND due_at <= ?", a.ID, models.EnrolActive, now.UnixMilli()).
+	if err := ar.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND due_at <= ?", a.ID, models.EnrolActive, now.UnixMilli()).
 		Order("due_at, id").Limit(stepBatch).Find(&due).Error; err != nil || len(due) == 0 {
 		return 0, err
 	}
-	sched, err := orderedSchedules(sc.db.R.WithContext(ctx), a.ID)
+	sched, err := orderedSchedules(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -139,9 +154,9 @@ func (sc *Scheduler) queueSteps(ctx context.Context, a *models.Automation) (int,
 			sendIDs = append(sendIDs, *r.SendID)
 		}
 	}
-	err = sc.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		triggered := map[int64]int64{}
-		leavers, err := sc.leaving(tx, a, due, sendIDs)
+		leavers, err := ar.leaving(tx, a, due, sendIDs)
 		if err != nil {
 			return err
 		}
@@ -168,7 +183,7 @@ func (sc *Scheduler) queueSteps(ctx context.Context, a *models.Automation) (int,
 			}
 			triggered[sendID] += res.RowsAffected
 			if res.RowsAffected > 0 {
-				if err := sc.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", models.Now(), sendID, e.Email); err != nil {
+				if err := ar.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", models.Now(), sendID, e.Email); err != nil {
 					return err
 				}
 			}
@@ -210,7 +225,7 @@ func advance(tx *gorm.DB, e *models.AutomationContact, state int, next int64) er
 // automation's group), suppressed after a bounce, or, by exit_criteria, out
 // of the target (1 and 2) or having opened or clicked one of its emails
 // (2). A few set queries per batch, not per contact.
-func (sc *Scheduler) leaving(tx *gorm.DB, a *models.Automation, due []models.AutomationContact, sendIDs []int64) (map[string]bool, error) {
+func (ar *automationsRound) leaving(tx *gorm.DB, a *models.Automation, due []models.AutomationContact, sendIDs []int64) (map[string]bool, error) {
 	emails := make([]string, len(due))
 	for i := range due {
 		emails[i] = due[i].Email

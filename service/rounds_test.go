@@ -1,0 +1,331 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"herald/models"
+	"herald/service"
+)
+
+// The tests of the scheduler's rounds each run one round alone (through
+// the scheduler's list: service.RunRound) over a real database, with the
+// engine stopped, and check what that round did and nothing else.
+
+// round runs one round of f's scheduler.
+func (f *sendFixture) round(name string) {
+	f.t.Helper()
+	if err := service.RunRound(f.ctx, f.sg, name); err != nil {
+		f.t.Fatalf("round %s: %v", name, err)
+	}
+}
+
+// scalar reads one number.
+func (f *sendFixture) scalar(q string, args ...any) int64 {
+	f.t.Helper()
+	var n int64
+	if err := f.svc.DB.R.Raw(q, args...).Scan(&n).Error; err != nil {
+		f.t.Fatal(err)
+	}
+	return n
+}
+
+// exec runs a statement on the database.
+func (f *sendFixture) exec(q string, args ...any) {
+	f.t.Helper()
+	if err := f.svc.DB.W.Exec(q, args...).Error; err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitResolved waits for the audience of a started send to be resolved
+// (the start round resolves it in the background).
+func (f *sendFixture) waitResolved(id int64) {
+	f.t.Helper()
+	f.waitFor("the audience resolved", 20*time.Second, func() bool {
+		return f.scalar("SELECT resolved FROM single_sends WHERE id = ?", id) == 1
+	})
+}
+
+func (f *sendFixture) status(id int64) models.SendStatus {
+	f.t.Helper()
+	return models.SendStatus(f.scalar("SELECT status FROM single_sends WHERE id = ?", id))
+}
+
+func TestRoundsRunInTheirOrder(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	want := []string{"reclaim", "start", "abtests", "complete", "purge", "notices", "automations"}
+	if got := service.RoundNames(f.sg); !slices.Equal(got, want) {
+		t.Fatalf("rounds %v, want %v", got, want)
+	}
+}
+
+// A round's error ends the tick and names the round; the cause stays
+// reachable.
+func TestRoundErrorNamesTheRound(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel()
+	err := f.sg.Tick(ctx)
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "scheduler: reclaim: ") {
+		t.Fatalf("tick with a cancelled context: %v, want scheduler: reclaim: … context canceled", err)
+	}
+}
+
+// The reclaim round gives a dead process's claims back to the queue,
+// leaves a live one's, and forgets heartbeats silent for an hour.
+func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers")
+	ss := f.create(f.input("Claimed", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	now := time.Now() // heartbeats are wall-clock times
+	f.exec("INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?), (?, ?), (?, ?)",
+		"dead", now.Add(-time.Minute).UnixMilli(), "live", now.Add(time.Minute).UnixMilli(), "ancient", now.Add(-2*time.Hour).UnixMilli())
+	claim := func(email, worker string) {
+		w := worker
+		if err := f.svc.DB.W.Create(&models.SendMessage{SendID: ss.ID, UserID: f.acct, Email: email, State: models.MessageClaimed, Worker: &w}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func(email string) (models.MessageState, string) {
+		var m models.SendMessage
+		if err := f.svc.DB.R.Where("send_id = ? AND email = ?", ss.ID, email).Take(&m).Error; err != nil {
+			t.Fatal(err)
+		}
+		if m.Worker == nil {
+			return m.State, ""
+		}
+		return m.State, *m.Worker
+	}
+	claim("a@example.com", "dead")
+	claim("b@example.com", "live")
+	claim("c@example.com", "ancient")
+	f.round("reclaim") // the first round sweeps every claim of a process not alive
+	for email, worker := range map[string]string{"a@example.com": "", "b@example.com": "live", "c@example.com": ""} {
+		st, w := state(email)
+		if want := map[bool]models.MessageState{true: models.MessageQueued, false: models.MessageClaimed}[worker == ""]; st != want || w != worker {
+			t.Fatalf("%s after the reclaim: state %d worker %q, want %d %q", email, st, w, want, worker)
+		}
+	}
+	if n := f.scalar("SELECT COUNT(*) FROM send_workers WHERE id IN ('dead', 'live', 'ancient')"); n != 2 {
+		t.Fatalf("%d of the three heartbeats left, want 2 (the hour-old one forgotten)", n)
+	}
+	// Within the minute, a round takes back the claims of the processes
+	// it finds dead.
+	claim("d@example.com", "dead")
+	f.round("reclaim")
+	if st, w := state("d@example.com"); st != models.MessageQueued || w != "" {
+		t.Fatalf("a later claim of the dead process: state %d worker %q, want queued", st, w)
+	}
+	if st, w := state("b@example.com"); st != models.MessageClaimed || w != "live" {
+		t.Fatalf("the live process's claim: state %d worker %q", st, w)
+	}
+}
+
+// The start round starts a send whose time has come, not one whose time
+// is ahead, and resolves its audience.
+func TestRoundStartStartsDueSends(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
+		t.Fatal(err)
+	}
+	tokyo, _ := time.LoadLocation("Asia/Tokyo")
+	f.Set(time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo))
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
+	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
+	now := f.create(f.input("Now", to, nil))
+	in := f.input("Later", to, nil)
+	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
+	later := f.create(in)
+	f.round("start")
+	if st := f.status(now.ID); st != models.SendRunning {
+		t.Fatalf("the send for now: status %d, want running", st)
+	}
+	f.waitResolved(now.ID)
+	if n := f.scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ?", now.ID); n != 2 {
+		t.Fatalf("%d ledger rows, want 2", n)
+	}
+	if st := f.status(later.ID); st != models.SendReady {
+		t.Fatalf("the send for 09:30 at 08:00: status %d, want ready", st)
+	}
+	f.Advance(91 * time.Minute) // 09:31
+	f.round("start")
+	if st := f.status(later.ID); st != models.SendRunning {
+		t.Fatalf("the send for 09:30 at 09:31: status %d, want running", st)
+	}
+	f.waitResolved(later.ID)
+}
+
+// The A/B round decides a test once its wait is over, not before, and
+// releases the rest of the audience with the winner.
+func TestRoundABTestsDecidesAfterTheWait(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	var emails []string
+	for i := range 20 {
+		emails = append(emails, "ab"+strconv.Itoa(i)+"@example.com")
+	}
+	typeA := f.contactType("Customers", emails...)
+	in := f.input("Test", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in.AB = &service.ABTestInput{On: true, Subjects: []string{"One", "Two"}, Share: "50", Metric: service.ABOpens, Wait: "60"}
+	ss := f.create(in)
+	f.round("start")
+	f.waitResolved(ss.ID)
+	held := func() int64 {
+		return f.scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 0", ss.ID)
+	}
+	if held() == 0 {
+		t.Fatal("no row held back for the winner")
+	}
+	f.Advance(59 * time.Minute)
+	f.round("abtests")
+	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 0 || held() == 0 {
+		t.Fatalf("before the wait is over: winner %d, %d rows held", w, held())
+	}
+	f.Advance(2 * time.Minute)
+	f.round("abtests")
+	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 1 { // no opens: the first variant
+		t.Fatalf("after the wait: winner %d, want 1", w)
+	}
+	if n, r := held(), f.scalar("SELECT ab_released FROM single_sends WHERE id = ?", ss.ID); n != 0 || r != 1 {
+		t.Fatalf("after the decision: %d rows held, released %d", n, r)
+	}
+}
+
+// The complete round completes a running send once none of its messages
+// is queued or claimed, and mails its summary.
+func TestRoundCompleteCompletesFinishedSends(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
+		t.Fatal(err)
+	}
+	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.create(f.input("Done", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.round("start")
+	f.waitResolved(ss.ID)
+	f.round("complete")
+	if st := f.status(ss.ID); st != models.SendRunning {
+		t.Fatalf("with messages queued: status %d, want running", st)
+	}
+	f.exec("UPDATE send_messages SET state = ? WHERE send_id = ? AND email = ?", models.MessageDelivered, ss.ID, "ann@example.com")
+	f.exec("UPDATE send_messages SET state = ?, worker = 'w' WHERE send_id = ? AND email = ?", models.MessageClaimed, ss.ID, "bob@example.com")
+	f.round("complete")
+	if st := f.status(ss.ID); st != models.SendRunning {
+		t.Fatalf("with a message claimed: status %d, want running", st)
+	}
+	f.exec("UPDATE send_messages SET state = ?, worker = NULL WHERE send_id = ?", models.MessageDelivered, ss.ID)
+	f.round("complete")
+	if st := f.status(ss.ID); st != models.SendCompleted {
+		t.Fatalf("with every message delivered: status %d, want completed", st)
+	}
+	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+		t.Fatalf("%d summaries mailed, want 1", n)
+	}
+	f.round("complete")
+	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+		t.Fatalf("%d summaries mailed after a second round, want 1", n)
+	}
+}
+
+// The purge round deletes the sends deleted past the time their links
+// are kept, and purges at most once an hour.
+func TestRoundPurgeDeletesPastRetentionHourly(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers", "ann@example.com")
+	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
+	old, recent := f.create(f.input("Old", to, nil)), f.create(f.input("Recent", to, nil))
+	for _, ss := range []*models.SingleSend{old, recent} {
+		if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	longAgo := func(id int64) {
+		f.exec("UPDATE single_sends SET deleted_at = ? WHERE id = ?", models.NewTimestamp(f.Now().Add(-401*24*time.Hour)), id)
+	}
+	exists := func(id int64) bool { return f.scalar("SELECT COUNT(*) FROM single_sends WHERE id = ?", id) == 1 }
+	longAgo(old.ID)
+	f.round("purge")
+	if exists(old.ID) || !exists(recent.ID) {
+		t.Fatalf("after the first purge: old kept %v, recently deleted kept %v; want false, true", exists(old.ID), exists(recent.ID))
+	}
+	longAgo(recent.ID)
+	f.Advance(30 * time.Minute)
+	f.round("purge")
+	if !exists(recent.ID) {
+		t.Fatal("purged twice within the hour")
+	}
+	f.Advance(31 * time.Minute)
+	f.round("purge")
+	if exists(recent.ID) {
+		t.Fatal("not purged an hour after the last purge")
+	}
+}
+
+// The notices round mails the notice of each send this process paused,
+// once.
+func TestRoundNoticesMailsPauseNoticesOnce(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
+		t.Fatal(err)
+	}
+	typeA := f.contactType("Customers", "ann@example.com")
+	ss := f.create(f.input("Paused", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.exec("UPDATE single_sends SET paused_at = ?, pause_reason = ?, block_streak = 10 WHERE id = ?",
+		models.NewTimestamp(f.Now()), "delivery: permanent failure at MAIL FROM: 553 5.7.1 Sender address rejected", ss.ID)
+	f.round("notices")
+	if n := f.srv.PerRecipient()["boss@example.com"]; n != 0 {
+		t.Fatalf("%d notices mailed with none queued", n)
+	}
+	service.Paused(f.sg, ss.ID, 1<<40) // the second send does not exist: no notice, no error
+	f.round("notices")
+	f.round("notices")
+	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+		t.Fatalf("%d notices mailed, want 1", n)
+	}
+	m := f.srv.Messages()[f.srv.Count()-1]
+	if s := decodeSubject(t, m); m.To != "boss@example.com" || !strings.HasPrefix(s, "Sending of “Paused” paused") {
+		t.Fatalf("notice to %s: %q", m.To, s)
+	}
+}
+
+// The automations round enrols the contacts that entered a live
+// automation's target and queues their due email, once.
+func TestRoundAutomationsEnrolsAndQueues(t *testing.T) {
+	t.Parallel()
+	f := newSendFixture(t, false)
+	typeA := f.contactType("Customers", "before@example.com")
+	a := f.automation(typeA, "0")
+	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.addContact(typeA, "new@example.com")
+	queued := func(email string) int64 {
+		return f.scalar("SELECT COUNT(*) FROM send_messages m JOIN single_sends s ON s.id = m.send_id WHERE s.automation_id = ? AND m.email = ?", a.ID, email)
+	}
+	if queued("new@example.com") != 0 {
+		t.Fatal("queued before the round")
+	}
+	f.round("automations")
+	f.round("automations")
+	if n := queued("new@example.com"); n != 1 {
+		t.Fatalf("%d emails queued for the new contact, want 1 (its first step)", n)
+	}
+	if n := queued("before@example.com"); n != 0 {
+		t.Fatalf("%d emails queued for a contact in the type before the automation went live", n)
+	}
+	if n := f.scalar("SELECT step FROM automation_contacts WHERE automation_id = ? AND email = ?", a.ID, "new@example.com"); n != 1 {
+		t.Fatalf("the enrolment is at step %d, want 1", n)
+	}
+}
