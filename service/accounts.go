@@ -33,7 +33,7 @@ type AccountInput struct {
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
 	db    *DB
-	cost  int              // bcrypt cost of new passwords
+	cost  int              // bcrypt cost of new passwords (Config.PasswordCost)
 	now   func() time.Time // the clock of the login throttle and sign-up links (SetClock)
 	mail  *Mail            // sign-up and password reset mail
 	audit *Audit
@@ -45,10 +45,6 @@ type Accounts struct {
 	keys    *keyReader
 	keyErr  error
 }
-
-// SetPasswordCost sets the bcrypt cost of passwords hashed from now on
-// (tests lower it; the default is bcrypt.DefaultCost).
-func (a *Accounts) SetPasswordCost(cost int) { a.cost = cost }
 
 // Create opens an account and returns it with its first keys. Errors:
 // validation (missing name or one with a line break, bad email, a password

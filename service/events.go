@@ -68,14 +68,6 @@ func (w *EventWebhooks) clock() time.Time {
 	return models.Now()
 }
 
-// PublicOnly makes the endpoints public addresses only (herald serve's
-// default; HERALD_EVENT_WEBHOOK_PRIVATE=1 lifts it): an address that
-// names a host off the public internet (loopback, private, link-local,
-// NAT64 and every other range of delivery.PublicAddr's one table) is
-// refused when saved, and a connection to one when posting
-// (delivery.EventPoster.PublicOnly).
-func (w *EventWebhooks) PublicOnly(on bool) { w.poster.PublicOnly = on }
-
 // checkWebhookURL records the problems of an endpoint address: required,
 // absolute http(s) with a host, at most 2,048 characters, no control
 // characters or spaces; with publicOnly, not an address written out that

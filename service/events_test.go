@@ -150,15 +150,14 @@ func kindsOf(rows []models.Event) map[string][]string {
 // refusal and retry, an open, a click, a one-click unsubscribe and the
 // reports of feedback each write their event for the endpoints that want
 // it, and nothing is written for an account without one.
-// With PublicOnly (herald serve's default), an endpoint written as a
+// Public addresses only (the default), an endpoint written as a
 // loopback, private or link-local address is refused when saved or
 // updated; a public name or address is taken.
 func TestEventWebhooksPublicOnly(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
-	ew.PublicOnly(true)
 	for _, u := range []string{"http://127.0.0.1:8080/in", "http://localhost/in", "http://api.localhost/in", "http://[::1]/in",
 		"http://10.0.0.5/in", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/in", "http://0.0.0.0/in"} {
 		_, err := ew.Save(ctx, a, service.EventWebhookInput{URL: u})
@@ -185,11 +184,10 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 // IPv6: NAT64, 6to4, Teredo, benchmarking, documentation and reserved
 // blocks included, not only loopback and private ones.
 func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
-	ew.PublicOnly(true)
 	last := func(p netip.Prefix) netip.Addr {
 		b := p.Masked().Addr().AsSlice()
 		for i := p.Bits(); i < len(b)*8; i++ {
@@ -485,7 +483,7 @@ func pass(t *testing.T, d *delivery.Dispatcher) {
 // real receiver signed, with the contract's keys, the message's
 // Message-ID and the send's utr.
 func TestEventsDispatchSignedPayloads(t *testing.T) {
-	f := newSendFixture(t, true)
+	f := newSendFixtureWith(t, true, 0, allowPrivate)
 	rcv := newReceiver(t)
 	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
 	if err != nil {
@@ -555,7 +553,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 // answers 2xx makes the events fail after 24 hours, and its account is
 // mailed once that it has failed for an hour.
 func TestEventsBatchRetryAndGiveUp(t *testing.T) {
-	f := newSendFixture(t, false)
+	f := newSendFixtureWith(t, false, 0, allowPrivate)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +677,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 // TestEventsTimeoutIsRetried: an endpoint that does not answer within the
 // timeout is an attempt that failed; the events come due again.
 func TestEventsTimeoutIsRetried(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true})
 	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
 	rcv := newReceiver(t)
@@ -713,7 +711,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 // runs out, then delivered (after the housekeeping that runs after every
 // pass puts the endpoint's cursor back): at least once.
 func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true})
 	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
 	rcv := newReceiver(t)
@@ -752,7 +750,7 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 // dispatch one queue at once; every event reaches the receiver exactly
 // once (no retry happens, so no repeat is allowed).
 func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
-	procs := dbtest.Processes(t, 2)
+	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true})
 	acct := newAccount(t, procs[0], "a@herald.test")
 	c := dbtest.NewClock(time.Now())
 	rcv := newReceiver(t)
@@ -795,3 +793,7 @@ func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
 		}
 	}
 }
+
+// allowPrivate lets the events endpoints be on loopback (the tests'
+// receivers).
+func allowPrivate(c *service.Config) { c.EventWebhooksPrivate = true }

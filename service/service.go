@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,21 @@ type Config struct {
 	// Now is the clock of what is due (schedules, automation steps,
 	// tracking windows); default time.Now.
 	Now func() time.Time
+	// SoftBounceLimit is HERALD_SOFT_BOUNCE_LIMIT: the soft bounces of one
+	// address after which it is suppressed; 0: 3.
+	SoftBounceLimit int
+	// EventWebhooksPrivate (HERALD_EVENT_WEBHOOK_PRIVATE=1) lets events
+	// endpoints name hosts off the public internet (loopback, private,
+	// link-local…); false, the default: public addresses only, checked
+	// when an endpoint is saved and when a connection is made
+	// (delivery.EventPoster.PublicOnly).
+	EventWebhooksPrivate bool
+	// MachineRanges (HERALD_MACHINE_RANGES) are address ranges whose opens
+	// and clicks are a machine's, besides delivery.MachineRules' own.
+	MachineRanges []netip.Prefix
+	// PasswordCost is the bcrypt cost of passwords hashed; 0:
+	// bcrypt.DefaultCost (tests lower it).
+	PasswordCost int
 	// DomainChecks is what the DNS checks of sending domains read:
 	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
 	// relay's host, whether inbound SMTP runs.
@@ -116,6 +132,9 @@ func New(db *DB, cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
 	outbox := NewOutbox(db)
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
@@ -134,7 +153,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
-	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
+	accounts := &Accounts{db: db, cost: cfg.PasswordCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -144,9 +163,9 @@ func New(db *DB, cfg Config) (*Service, error) {
 		now:           cfg.Now,
 		Mail:          mail,
 		Events:        events,
-		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
+		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{PublicOnly: !cfg.EventWebhooksPrivate}},
 		Bounces:       bounces,
-		Feedback:      newFeedback(db, bounces, events, mail),
+		Feedback:      newFeedback(db, bounces, events, mail, cfg.SoftBounceLimit),
 		ContactTypes:  &ContactTypes{db: db, audit: audit},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
@@ -158,7 +177,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist, audit: audit},
 		Checklist:     checklist,
 		Suppressions:  &Suppressions{db: db},
-		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
+		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
 		Accounts:      accounts,
 		Unsubscribers: &Unsubscribers{db: db},

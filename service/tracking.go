@@ -83,12 +83,6 @@ type Hit struct {
 	IP        netip.Addr
 }
 
-// MachineRanges adds the operator's address ranges (HERALD_MACHINE_RANGES)
-// to the rules that tell a person from a machine; call it before serving.
-func (t *Tracking) MachineRanges(extra []netip.Prefix) {
-	t.rules = &delivery.MachineRules{Extra: extra}
-}
-
 // trackKind names the columns of one kind of activity: the raw counters
 // of the spec and the human ones beside them.
 type trackKind struct {
