@@ -127,7 +127,7 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
 	if err := s.db.W.WithContext(ctx).Create(a).Error; err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		for i, st := range welcomeSequence {
 			d, err := s.templates.Design(st.template)
 			if err != nil {
@@ -385,7 +385,7 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var last int
@@ -440,7 +440,7 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
 			"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
-			"updated_at": models.Now(),
+			"updated_at": s.db.now(),
 		}).Error; err != nil {
 			return err
 		}
@@ -576,7 +576,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 			name, addr := snd.FromName, postalAddress(snd)
 			ss.FromSender, ss.ReplyTo, ss.SenderName, ss.SenderAddress = snd.FromEmail, snd.ReplyToEmail, &name, &addr
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		if r.SendID == nil {
 			ss.Utr, ss.CreatedAt, ss.UpdatedAt = uuid.NewString(), now, now
 			if err := tx.Create(&ss).Error; err != nil {
@@ -645,7 +645,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		if err != nil {
 			return err
 		}
-		now := models.Now()
+		now := s.db.now()
 		res := tx.Model(&models.Automation{}).Where("id = ? AND status = ?", a.ID, models.AutomationDraft).
 			Updates(map[string]any{"status": models.AutomationLive, "live_at": now, "enrol_cursor": cursor, "updated_at": now})
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -683,7 +683,7 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 		return &Error{Code: CodeValidation, Message: msgOnlyLivePaused}
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": models.Now()}).Error; err != nil {
+		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": s.db.now()}).Error; err != nil {
 			return err
 		}
 		return s.syncSteps(ctx, tx, a.ID)
@@ -701,7 +701,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
 		AutomationName: truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
 		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
@@ -741,7 +741,7 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		if err != nil {
 			return err
 		}
-		now := models.Now()
+		now := s.db.now()
 		for _, part := range chunks(ids, bulkChunk) {
 			if err := tx.Model(&models.Automation{}).Where("id IN ?", part).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
 				return err

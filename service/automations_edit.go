@@ -53,7 +53,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		}
 		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
-			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": models.Now(),
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.now(),
 		}).Error; err != nil {
 			return err
 		}

@@ -182,7 +182,7 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := emailFree(ctx, tx, typeID, c.Email, 0); err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		c.UserID, c.ContactTypeID, c.CreatedAt, c.UpdatedAt = accountID, typeID, now, now
 		c.CustomFields = mergeCustom("", values)
 		if err := tx.Create(&c).Error; err != nil {
@@ -235,7 +235,7 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 			return err
 		}
 		c.ID, c.UserID, c.ContactTypeID, c.CreatedAt = id, accountID, typeID, old.CreatedAt
-		c.UpdatedAt = models.NewTimestamp(models.Now())
+		c.UpdatedAt = models.NewTimestamp(s.db.now())
 		c.CustomFields = mergeCustom(old.CustomFields, values)
 		if err := tx.Model(&models.Contact{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&c).Error; err != nil {
 			return translateUnique(err, "email")
@@ -397,7 +397,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 		if len(rows) != len(ids) {
 			return ErrNotFound
 		}
-		now := models.Now()
+		now := s.db.now()
 		for _, part := range parts {
 			if err := tx.Model(&models.Contact{}).Where("id IN ?", part).Update("deleted_at", now).Error; err != nil {
 				return err

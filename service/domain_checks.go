@@ -938,7 +938,7 @@ func makeDomainKey(ctx context.Context, db *DB, accountID int64, domain string, 
 		return nil, err
 	}
 	row := models.SenderDomain{UserID: accountID, Domain: domain, Selector: key.Selector, Algorithm: delivery.DKIMRSA,
-		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(models.Now())}
+		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(db.now())}
 	if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return nil, err
 	}

@@ -61,13 +61,6 @@ type EventWebhookInput struct {
 	EnabledSet bool
 }
 
-func (w *EventWebhooks) clock() time.Time {
-	if w.now != nil {
-		return w.now()
-	}
-	return models.Now()
-}
-
 // checkWebhookURL records the problems of an endpoint address: required,
 // absolute http(s) with a host, at most 2,048 characters, no control
 // characters or spaces; with publicOnly, not an address written out that
@@ -174,7 +167,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(w.clock())
+	now := models.NewTimestamp(w.now())
 	r := &models.EventWebhook{UserID: accountID, URL: u, Events: kinds, Enabled: enabled, Secret: randomID(32), CreatedAt: now, UpdatedAt: now}
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The account row's lock: two saves at once count each other.
@@ -217,7 +210,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	set["updated_at"] = models.NewTimestamp(w.clock())
+	set["updated_at"] = models.NewTimestamp(w.now())
 	res := w.db.W.WithContext(ctx).Model(&models.EventWebhook{}).Where("user_id = ? AND id = ?", accountID, id).Updates(set)
 	if res.Error != nil {
 		return nil, res.Error
@@ -281,7 +274,7 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 	var n int64
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(eventSQL(`UPDATE events SET state = {pending}, next_at = 0, worker = NULL, attempts = 0, created_at = ?
-			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`), models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
+			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`), models.NewTimestamp(w.now()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -299,7 +292,7 @@ func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.
 	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
 		return nil, notFound(err)
 	}
-	now := w.clock()
+	now := w.now()
 	ev := delivery.Event{Event: "ping", EventID: "ping-" + randomID(8), Timestamp: now.Unix()}
 	a := w.poster.Post(ctx, r.URL, r.Secret, []delivery.Event{ev}, now)
 	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: truncate(a.Err, 500),

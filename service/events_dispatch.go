@@ -38,22 +38,15 @@ type EventStore struct {
 }
 
 // NewEventDispatcher returns the dispatcher of this process over the
-// service's database, with its store. now nil is the wall clock.
-func (s *Service) NewEventDispatcher(ctx context.Context, now func() time.Time) (*delivery.Dispatcher, *EventStore, error) {
+// service's database, with its store, on the service's clock.
+func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *EventStore, error) {
 	verp, err := s.Bounces.VERP(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &EventStore{db: s.DB, verp: verp, mail: s.Mail, now: now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
-	d := &delivery.Dispatcher{Store: st, Poster: s.EventWebhooks.poster, Worker: uuid.NewString(), Now: now, AfterTick: st.Housekeep}
+	st := &EventStore{db: s.DB, verp: verp, mail: s.Mail, now: s.now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
+	d := &delivery.Dispatcher{Store: st, Poster: s.EventWebhooks.poster, Worker: uuid.NewString(), Now: s.now, AfterTick: st.Housekeep}
 	return d, st, nil
-}
-
-func (st *EventStore) clock() time.Time {
-	if st.now != nil {
-		return st.now()
-	}
-	return models.Now()
 }
 
 // DueWebhooks implements delivery.EventStore: enabled endpoints with
@@ -192,7 +185,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 // and once a minute the pruning of settled events and old deliveries.
 func (st *EventStore) Housekeep(ctx context.Context) {
 	st.AlertFailing(ctx)
-	now := st.clock()
+	now := st.now()
 	if now.Sub(st.lastPrune) < time.Minute {
 		return
 	}
@@ -224,7 +217,7 @@ func (st *EventStore) Housekeep(ctx context.Context) {
 // success ends the period), one process mailing it (a conditional
 // update marks it first).
 func (st *EventStore) AlertFailing(ctx context.Context) {
-	now := st.clock()
+	now := st.now()
 	var rows []struct {
 		ID           int64
 		UserID       int64

@@ -439,10 +439,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(code)
 }
 
-// dispatcher returns a dispatcher over svc's database on clock c.
-func dispatcher(t *testing.T, svc *service.Service, c *dbtest.Clock) (*delivery.Dispatcher, *service.EventStore) {
+// dispatcher returns a dispatcher over svc's database, on svc's clock.
+func dispatcher(t *testing.T, svc *service.Service) (*delivery.Dispatcher, *service.EventStore) {
 	t.Helper()
-	d, st, err := svc.NewEventDispatcher(context.Background(), c.Now)
+	d, st, err := svc.NewEventDispatcher(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, ann), 0); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := dispatcher(t, f.svc, f.Clock)
+	d, _ := dispatcher(t, f.svc)
 	pass(t, d)
 	if rcv.bad != 0 || len(rcv.events) != 3 || len(rcv.sizes) != 1 {
 		t.Fatalf("bad signatures %d, events %d, posts %v", rcv.bad, len(rcv.events), rcv.sizes)
@@ -570,7 +570,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 		return 200
 	}
 	queue(t, f.svc, w, 2500, f.Now())
-	d, st := dispatcher(t, f.svc, f.Clock)
+	d, st := dispatcher(t, f.svc)
 	for i := 0; i < 3; i++ {
 		pass(t, d) // 500: the first batch waits for its retry
 		if rcv.posts != i+1 {
@@ -677,9 +677,9 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 // TestEventsTimeoutIsRetried: an endpoint that does not answer within the
 // timeout is an attempt that failed; the events come due again.
 func TestEventsTimeoutIsRetried(t *testing.T) {
-	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true})
-	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	rcv.block = make(chan struct{})
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
@@ -688,7 +688,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 	}
 	rcv.secret = w.Secret
 	queue(t, svc, w, 2, c.Now())
-	d, _ := dispatcher(t, svc, c)
+	d, _ := dispatcher(t, svc)
 	d.Poster = &delivery.EventPoster{Timeout: 200 * time.Millisecond}
 	pass(t, d)
 	dels, _ := svc.EventWebhooks.Deliveries(context.Background(), acct, w.ID)
@@ -711,9 +711,9 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 // runs out, then delivered (after the housekeeping that runs after every
 // pass puts the endpoint's cursor back): at least once.
 func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
-	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true})
-	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
 	if err != nil {
@@ -721,12 +721,12 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 	}
 	rcv.secret = w.Secret
 	queue(t, svc, w, 5, c.Now())
-	_, st := dispatcher(t, svc, c)
+	_, st := dispatcher(t, svc)
 	b, err := st.Claim(context.Background(), w.ID, "dead-process", c.Now(), time.Minute, 3)
 	if err != nil || len(b.IDs) != 3 {
 		t.Fatalf("claim %v %v", b, err)
 	}
-	d, st2 := dispatcher(t, svc, c)
+	d, st2 := dispatcher(t, svc)
 	pass(t, d)
 	if len(rcv.seen) != 2 {
 		t.Fatalf("while the lease holds: %d events", len(rcv.seen))
@@ -750,9 +750,9 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 // dispatch one queue at once; every event reaches the receiver exactly
 // once (no retry happens, so no repeat is allowed).
 func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
-	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true})
-	acct := newAccount(t, procs[0], "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, procs[0], "a@herald.test")
 	rcv := newReceiver(t)
 	var ws []*models.EventWebhook
 	for i := 0; i < 3; i++ {
@@ -771,7 +771,7 @@ func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
 	rcv.secrets = secrets
 	var wg sync.WaitGroup
 	for _, p := range procs {
-		d, _ := dispatcher(t, p, c)
+		d, _ := dispatcher(t, p)
 		d.Parallel = 2
 		wg.Add(1)
 		go func() {

@@ -62,11 +62,11 @@ const (
 	FeedbackDeferral    = "deferral"
 )
 
-func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail, softLimit int) *Feedback {
+func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
 	if softLimit <= 0 {
 		softLimit = 3
 	}
-	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail}
+	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail, now: now}
 	f.rec = &recorders{events: events, softLimit: softLimit}
 	return f
 }
@@ -156,8 +156,8 @@ func ignoreMissing(err error) error {
 // then mails a rate alert if the send just crossed a threshold.
 func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) error {
 	at := r.At
-	if at.IsZero() || at.After(f.clock()) {
-		at = f.clock()
+	if at.IsZero() || at.After(f.now()) {
+		at = f.now()
 	}
 	ts := models.NewTimestamp(at.UTC())
 	counted := false
@@ -288,11 +288,4 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
 	return true, f.rec.block(tx, m, verdictOfReport(r, ts))
-}
-
-func (f *Feedback) clock() time.Time {
-	if f.now != nil {
-		return f.now()
-	}
-	return models.Now()
 }

@@ -88,7 +88,7 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(f.db.now())
 	fld := &models.Field{UserID: &accountID, FieldName: name, FieldType: typ, CreatedAt: &now, UpdatedAt: &now}
 	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var n int64

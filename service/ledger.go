@@ -361,7 +361,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			}
 		}
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(l.now())
 	if len(skipped) > 0 {
 		if err := l.db.W.WithContext(ctx).Exec("DELETE FROM send_messages WHERE id IN ? AND worker = ?", skipped, l.live.worker).Error; err != nil {
 			return err

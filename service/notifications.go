@@ -51,7 +51,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(n.db.now())
 	r := &models.NotificationRecipient{UserID: accountID, EmailAddress: email, EmailOwner: owner, CreatedAt: now, UpdatedAt: now}
 	err := n.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := touchLists(tx, accountID); err != nil {

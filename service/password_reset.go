@@ -33,7 +33,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	if err := p.Err(); err != nil {
 		return err
 	}
-	t := throttle{db: a.db, now: a.clock}
+	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleReset, key: e}
 	wait, err := t.wait(ctx, key)
 	if err != nil || wait > 0 {
@@ -53,7 +53,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 		return err
 	}
 	token, hash := newToken()
-	now := a.clock()
+	now := a.now()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM password_resets WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
 			return err
@@ -74,7 +74,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 func (a *Accounts) resetLink(ctx context.Context, db *gorm.DB, token string) (Who, error) {
 	var rows []Who
 	err := db.WithContext(ctx).Table("password_resets").Select("user_id AS account_id", "member_id").
-		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).
+		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.now().UnixMilli()).
 		Limit(1).Scan(&rows).Error
 	if err != nil {
 		return Who{}, err

@@ -96,7 +96,7 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 		if err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		seg.CreatedAt, seg.UpdatedAt = now, now
 		if err := tx.Create(seg).Error; err != nil {
 			return err
@@ -134,7 +134,7 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 		if err != nil {
 			return err
 		}
-		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(models.Now())
+		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(s.db.now())
 		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Updates(map[string]any{
 			"contact_type_id": seg.ContactTypeID, "segment_name": seg.SegmentName, "select_field": seg.SelectField,
 			"select_operator": seg.SelectOperator, "value": seg.Value, "query_type": seg.QueryType, "updated_at": seg.UpdatedAt,
@@ -153,7 +153,7 @@ func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Conditi
 		return err
 	}
 	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
-	now := models.Now()
+	now := s.db.now()
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
 		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
@@ -219,7 +219,7 @@ func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeI
 	if err != nil {
 		return err
 	}
-	now := models.Now()
+	now := s.db.now()
 	for i := range segs {
 		seg := &segs[i]
 		where, args := sqlCondition(s.db.dialect(), conditionsOf(seg, customs), isOr(seg))
@@ -323,7 +323,7 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		name = seg.SegmentName
-		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", models.Now()).Error; err != nil {
+		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", s.db.now()).Error; err != nil {
 			return err
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
@@ -387,7 +387,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	row := &models.SegmentEmail{UserID: accountID, SegmentID: sid, FirstName: first, LastName: last, Email: email, CreatedAt: now, UpdatedAt: now}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := segment(ctx, tx, accountID, sid); err != nil {

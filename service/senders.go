@@ -20,7 +20,7 @@ type Senders struct {
 	db     *DB
 	checks *DomainChecks // the SPF proposal of the DNS page
 	notify SenderMailer
-	now    func() time.Time // nil: models.Now
+	now    func() time.Time // the service's clock (Config.Now)
 }
 
 // SenderMailer mails a sender's verification link; the delivery wiring
@@ -134,17 +134,6 @@ var ErrVerificationMail = &Error{Code: CodeUnavailable, Message: "The verificati
 // VerifyLinkLifetime: a not-found error with its own text.
 var ErrLinkExpired = &Error{Code: CodeNotFound, Message: "This verification link has expired."}
 
-// SetClock replaces the clock the limits and link lifetimes are counted
-// with (tests).
-func (s *Senders) SetClock(now func() time.Time) { s.now = now }
-
-func (s *Senders) clock() time.Time {
-	if s.now != nil {
-		return s.now().UTC().Truncate(time.Microsecond)
-	}
-	return models.Now()
-}
-
 // tooManyMails is the refusal of a verification mail over a limit, with
 // how long until one may go (whole seconds, said in minutes).
 func tooManyMails(wait time.Duration) *Error {
@@ -251,7 +240,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock()
+	now := s.now()
 	ts := models.NewTimestamp(now)
 	snd.UserID, snd.Utr, snd.CreatedAt, snd.UpdatedAt = accountID, senderUtr(), ts, ts
 	issueLink(&snd, now)
@@ -314,7 +303,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	changed := old.FromEmail != snd.FromEmail
 	snd.ID, snd.UserID, snd.Utr, snd.VerifyToken, snd.VerifyIssuedAt, snd.IsVerified, snd.SendAt, snd.CreatedAt =
 		old.ID, old.UserID, old.Utr, old.VerifyToken, old.VerifyIssuedAt, old.IsVerified, old.SendAt, old.CreatedAt
-	now := s.clock()
+	now := s.now()
 	if changed {
 		reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
 		if err != nil {
@@ -336,7 +325,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 
 // Delete soft-deletes a sender. Errors: ErrNotFound.
 func (s *Senders) Delete(ctx context.Context, accountID, id int64) error {
-	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).Update("deleted_at", models.Now())
+	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).Update("deleted_at", s.now())
 	if res.Error != nil {
 		return res.Error
 	}
@@ -367,7 +356,7 @@ func (s *Senders) ResendVerification(ctx context.Context, accountID, id int64) e
 	if err != nil {
 		return err
 	}
-	now := s.clock()
+	now := s.now()
 	reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
 	if err != nil {
 		return err
@@ -404,7 +393,7 @@ func (s *Senders) byToken(ctx context.Context, q *gorm.DB, token string) (*model
 	if err := q.WithContext(ctx).Where("verify_token = ? AND deleted_at IS NULL", token).First(&snd).Error; err != nil {
 		return nil, notFound(err)
 	}
-	if snd.IsVerified == 0 && linkExpired(&snd, s.clock()) {
+	if snd.IsVerified == 0 && linkExpired(&snd, s.now()) {
 		return nil, ErrLinkExpired
 	}
 	return &snd, nil
@@ -430,7 +419,7 @@ func (s *Senders) Verify(ctx context.Context, token string) (*models.Sender, err
 	// The token is in the condition: a resend that replaced it meanwhile
 	// wins, and this link names nothing any more.
 	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ? AND verify_token = ? AND deleted_at IS NULL", snd.ID, snd.VerifyToken).
-		Updates(map[string]any{"is_verified": 1, "updated_at": s.clock()})
+		Updates(map[string]any{"is_verified": 1, "updated_at": s.now()})
 	if res.Error != nil {
 		return nil, res.Error
 	}

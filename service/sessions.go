@@ -32,25 +32,6 @@ type Sessions struct {
 	now func() time.Time
 }
 
-// SetClock makes the session rules, the login throttle, sign-up links,
-// sender verification and feedback read the time from now (tests move it instead of
-// sleeping).
-func (s *Service) SetClock(now func() time.Time) {
-	s.Sessions.now = now
-	s.Accounts.now = now
-	s.APIKeys.now = now
-	s.Senders.SetClock(now)
-	s.Feedback.now = now
-	s.Audit.now = now
-}
-
-func (s *Sessions) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
-}
-
 // tokenHash is how a token handed out once (a session, a sign-up or a
 // password reset link) is kept: its SHA-256 only, so a database dump
 // names no live token. A token has 256 random bits: no salt or slow hash
@@ -81,7 +62,7 @@ func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
 // of the account, as Start does.
 func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (string, error) {
 	token, hash := newToken()
-	now := s.clock()
+	now := s.now()
 	row := &models.Session{
 		UserID: accountID, MemberID: memberID, TokenHash: hash,
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
@@ -120,7 +101,7 @@ func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, er
 	if err := s.db.R.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).First(&row).Error; err != nil {
 		return nil, notFound(err)
 	}
-	now := s.clock()
+	now := s.now()
 	ms := now.UnixMilli()
 	if ms >= row.ExpiresAt || ms-row.LastUsedAt >= SessionIdle.Milliseconds() {
 		if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", row.ID).Error; err != nil {
@@ -171,7 +152,7 @@ func (s *Sessions) ListOf(ctx context.Context, accountID, memberID int64) ([]mod
 }
 
 func (s *Sessions) list(ctx context.Context, accountID, memberID int64) ([]models.Session, error) {
-	now := s.clock()
+	now := s.now()
 	var rows []models.Session
 	q := s.db.R.WithContext(ctx).Select("id", "user_id", "member_id", "started_at", "last_used_at", "expires_at").
 		Where("user_id = ? AND last_used_at > ? AND expires_at > ?", accountID, now.Add(-SessionIdle).UnixMilli(), now.UnixMilli())

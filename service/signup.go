@@ -73,8 +73,8 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if err != nil {
 		return nil, err
 	}
-	now := a.clock()
-	t := throttle{db: a.db, now: a.clock}
+	now := a.now()
+	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleSignup, key: email}
 	wait, err := t.wait(ctx, key)
 	if err != nil {
@@ -113,7 +113,7 @@ func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.Pen
 		return nil, ErrSignupClosed
 	}
 	var p models.PendingSignup
-	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).First(&p).Error
+	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.now().UnixMilli()).First(&p).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrSignupLink
 	}
@@ -133,7 +133,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 	}
 	var u *models.User
 	var keys Keys
-	now := a.clock().UnixMilli()
+	now := a.now().UnixMilli()
 	err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var p models.PendingSignup
 		if err := tx.Where("token_hash = ? AND expires_at > ?", tokenHash(token), now).First(&p).Error; err != nil {

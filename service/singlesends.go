@@ -389,7 +389,7 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.now())
 	ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 1, models.StringArray{}
 	ss.Status = models.SendInitiate
 	if ss.ScheduleType == 1 {
@@ -469,7 +469,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
 		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
 		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
-		"status": status, "armed": armed, "updated_at": models.Now(),
+		"status": status, "armed": armed, "updated_at": s.now(),
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
@@ -533,7 +533,7 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 		ss.ScheduleDate, ss.ScheduleTime = "0000-00-00", "00:00:00"
 	}
 	if strings.TrimSpace(in.Utr) == "" {
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.now())
 		ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 0, models.StringArray{}
 		ss.Status = models.SendInitiate
 		if err := s.db.W.WithContext(ctx).Create(ss).Error; err != nil {
@@ -691,7 +691,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.now())
 	cp := *cur
 	cp.ID, cp.Utr, cp.Status, cp.Armed, cp.Resolved = 0, uuid.NewString(), models.SendInitiate, 0, 0
 	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
@@ -741,7 +741,7 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		}); err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.now())
 		for _, part := range chunks(ids, bulkChunk) {
 			// Queued messages go; a claimed one is its worker's: sent and
 			// recorded if already on the wire, else dropped by Record (its

@@ -83,7 +83,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	if n > 0 || u.Email == addr {
 		return nil, Invalid("email", "This address is already in the team.")
 	}
-	th := throttle{db: t.db, now: t.accounts.clock}
+	th := throttle{db: t.db, now: t.accounts.now}
 	key := throttleKey{rule: throttleSignup, key: addr}
 	byAccount := throttleKey{rule: throttleInvites, key: strconv.FormatInt(accountID, 10)}
 	for _, k := range []throttleKey{byAccount, key} {
@@ -105,7 +105,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
-	now := t.accounts.clock()
+	now := t.accounts.now()
 	inv := &models.Invitation{
 		UserID: accountID, Email: addr, Role: string(role), TokenHash: tokenHash(token),
 		InvitedBy: actorName(ctx, u), CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(InvitationTTL).UnixMilli(),
@@ -138,7 +138,7 @@ func actorName(ctx context.Context, owner *models.User) string {
 // the newest first.
 func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invitation, error) {
 	var rows []models.Invitation
-	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.clock().UnixMilli()).
+	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.now().UnixMilli()).
 		Order("id DESC").Find(&rows).Error
 	return rows, err
 }
@@ -167,7 +167,7 @@ type PendingInvitation struct {
 // Errors: ErrInvitationLink.
 func (t *Team) Invitation(ctx context.Context, token string) (*PendingInvitation, error) {
 	var inv models.Invitation
-	err := t.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), t.accounts.clock().UnixMilli()).First(&inv).Error
+	err := t.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), t.accounts.now().UnixMilli()).First(&inv).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrInvitationLink
 	}
@@ -207,7 +207,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 	if err != nil {
 		return nil, err
 	}
-	now := t.accounts.clock().UnixMilli()
+	now := t.accounts.now().UnixMilli()
 	var m *models.Member
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var inv models.Invitation
@@ -281,7 +281,7 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) erro
 		return nil
 	}
 	err = t.db.W.WithContext(ctx).Exec("UPDATE members SET role = ?, updated_at = ? WHERE user_id = ? AND id = ?",
-		string(role), models.Now().UnixMilli(), accountID, id).Error
+		string(role), t.db.now().UnixMilli(), accountID, id).Error
 	if err != nil {
 		return err
 	}

@@ -151,7 +151,7 @@ type messageActivity struct {
 // with the click). One transaction, the message's row locked: concurrent
 // hits of one message are judged one after the other.
 func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKind, link int, target string, h Hit) error {
-	now := t.clock()
+	now := t.now()
 	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
 	at := models.NewTimestamp(now)
 	rules := t.rules
@@ -289,13 +289,6 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 		st.HumanClickedAt, m.ID).Error
 }
 
-func (t *Tracking) clock() time.Time {
-	if t.now != nil {
-		return t.now()
-	}
-	return models.Now()
-}
-
 // SafeRedirect returns target when it may go into a Location header as it
 // is (delivery.SafeRedirect): the edge checks again where it writes one.
 func SafeRedirect(target string) (string, bool) { return delivery.SafeRedirect(target) }
@@ -359,7 +352,7 @@ func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int)
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
 func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
-	now := models.Now()
+	now := tx.NowFunc()
 	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return res.Error
@@ -396,7 +389,7 @@ func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models
 	if err := touchLists(tx, accountID); err != nil {
 		return err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(tx.NowFunc())
 	row := models.Unsubscriber{UserID: accountID, UnsubscribeGroupsID: group, EmailAddress: email, CreatedAt: now, UpdatedAt: now}
 	var n int64
 	q := tx.Model(&models.Unsubscriber{}).Where("user_id = ? AND email_address = ?", accountID, email)

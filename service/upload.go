@@ -78,7 +78,7 @@ const (
 // (refreshed in the background) until release is called; call it once
 // the upload and its import are over. Errors: ErrTooManyUploads.
 func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release func(), err error) {
-	holder, now := randomID(12), models.Now()
+	holder, now := randomID(12), s.db.now()
 	db := s.db.W.WithContext(ctx)
 	if err := db.Exec("DELETE FROM upload_slots WHERE user_id = ? AND seen_at < ?", accountID, now.Add(-uploadStale)).Error; err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 				return
 			case <-t.C:
 				if err := s.db.W.WithContext(bg).Exec("UPDATE upload_slots SET seen_at = ? WHERE user_id = ? AND slot = ? AND holder = ?",
-					models.Now(), accountID, slot, holder).Error; err != nil {
+					s.db.now(), accountID, slot, holder).Error; err != nil {
 					slog.Error("upload slot: refresh", "error", err)
 				}
 			}

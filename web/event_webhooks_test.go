@@ -75,7 +75,7 @@ func TestEventWebhooksConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, _, err := a.svc.NewEventDispatcher(context.Background(), nil)
+	d, _, err := a.svc.NewEventDispatcher(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

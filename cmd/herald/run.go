@@ -152,7 +152,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	// The events webhook dispatcher (decisions.md 7): stopped with the
 	// engine; a POST cut short is retried (at least once).
-	events, _, err := svc.NewEventDispatcher(ctx, nil)
+	events, _, err := svc.NewEventDispatcher(ctx)
 	if err != nil {
 		return err
 	}
