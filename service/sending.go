@@ -84,7 +84,6 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
 	sc.sent = engine.Wake
 	sg := &Sending{scheduler: sc, engine: engine, live: live}
-	s.Sending = sg
 	s.engine.listen(sg)
 	return sg, nil
 }

@@ -53,7 +53,6 @@ type Service struct {
 	SingleSends   *SingleSends
 	Suppressions  *Suppressions
 	Tracking      *Tracking
-	Sending       *Sending // set by NewSending
 	Automations   *Automations
 	Sessions      *Sessions
 	Bounces       *Bounces
