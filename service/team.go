@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	}
 	var n int64
 	if err := t.db.R.WithContext(ctx).Model(&models.Member{}).Where("user_id = ? AND email = ?", accountID, addr).Count(&n).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: is an address a member of account %d: %w", accountID, err)
 	}
 	if n > 0 || u.Email == addr {
 		return nil, Invalid("email", "This address is already in the team.")
@@ -112,7 +113,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	}
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM invitations WHERE user_id = ? AND email = ?", accountID, addr).Error; err != nil {
-			return err
+			return fmt.Errorf("team: drop an address's invitations to account %d: %w", accountID, err)
 		}
 		return tx.Create(inv).Error
 	})
@@ -151,7 +152,7 @@ func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
 		return notFound(err)
 	}
 	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
-		return err
+		return fmt.Errorf("team: revoke invitation %d: %w", inv.ID, err)
 	}
 	return t.audit.Record(ctx, accountID, AuditInvitationRevoked, inv.Email, "")
 }
@@ -224,7 +225,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 			return err
 		}
 		if err := tx.Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
-			return err
+			return fmt.Errorf("team: spend invitation %d: %w", inv.ID, err)
 		}
 		m = &models.Member{UserID: inv.UserID, Name: name, Email: inv.Email, PasswordHash: string(hash), Role: inv.Role, CreatedAt: now, UpdatedAt: now}
 		return tx.Create(m).Error
@@ -303,7 +304,7 @@ func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
-			return err
+			return fmt.Errorf("team: drop the password resets of member %d: %w", id, err)
 		}
 		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error
 	})
