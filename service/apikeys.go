@@ -304,7 +304,7 @@ func (k *APIKeys) List(ctx context.Context, accountID int64) ([]APIKey, error) {
 func (k *APIKeys) Revoke(ctx context.Context, accountID, id int64) error {
 	var names []string
 	if err := k.db.W.WithContext(ctx).Raw("SELECT name FROM api_keys WHERE id = ? AND user_id = ?", id, accountID).Scan(&names).Error; err != nil {
-		return err
+		return fmt.Errorf("api keys: name of key %d: %w", id, err)
 	}
 	res := k.db.W.WithContext(ctx).Exec("DELETE FROM api_keys WHERE id = ? AND user_id = ?", id, accountID)
 	if res.Error != nil {

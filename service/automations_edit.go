@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"gorm.io/gorm"
 
@@ -55,7 +56,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
 			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.now(),
 		}).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: update automation %d: %w", cur.ID, err)
 		}
 		return s.syncSteps(ctx, tx, cur.ID)
 	})

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ func (s *Designs) Create(ctx context.Context, accountID int64, in DesignInput) (
 	now := models.NewTimestamp(s.db.now())
 	d.UserID, d.CreatedAt, d.UpdatedAt = accountID, now, now
 	if err := s.db.W.WithContext(ctx).Create(&d).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("designs: save a new design: %w", err)
 	}
 	return &d, nil
 }

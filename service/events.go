@@ -176,7 +176,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 		}
 		var n int64
 		if err := tx.Model(&models.EventWebhook{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
-			return err
+			return fmt.Errorf("event webhooks: count the endpoints of account %d: %w", accountID, err)
 		}
 		if n >= maxEventWebhooks {
 			return Invalid("url", fmt.Sprintf("An account may have at most %d event webhooks.", maxEventWebhooks))
@@ -235,7 +235,7 @@ func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
 		}
 		// SQLite enforces the cascade only with foreign keys on: say it.
 		if err := tx.Where("webhook_id = ?", id).Delete(&models.Event{}).Error; err != nil {
-			return err
+			return fmt.Errorf("event webhooks: drop the events of endpoint %d: %w", id, err)
 		}
 		return tx.Where("webhook_id = ?", id).Delete(&models.EventDelivery{}).Error
 	})
@@ -298,7 +298,7 @@ func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.
 	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: truncate(a.Err, 500),
 		LatencyMS: a.Latency.Milliseconds(), CreatedAt: models.NewTimestamp(now)}
 	if err := w.db.W.WithContext(ctx).Create(d).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("event webhooks: save a ping: %w", err)
 	}
 	return d, nil
 }

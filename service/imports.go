@@ -139,7 +139,7 @@ func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName s
 		BytesTotal: size, Problems: models.ImportProblems{}, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.db.W.WithContext(ctx).Create(imp).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("imports: save a new import: %w", err)
 	}
 	return imp, s.audit.Record(ctx, accountID, AuditImportStarted, imp.FileName, fmt.Sprintf("import %d into contact type %d", imp.ID, typeID))
 }

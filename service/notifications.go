@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -61,7 +62,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 			Columns:   []clause.Column{{Name: "user_id"}, {Name: "email_address"}},
 			DoUpdates: clause.AssignmentColumns([]string{"email_owner", "updated_at"}),
 		}).Create(r).Error; err != nil {
-			return err
+			return fmt.Errorf("notifications: save a recipient of account %d: %w", accountID, err)
 		}
 		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
 	})

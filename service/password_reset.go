@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -56,7 +57,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	now := a.now()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM password_resets WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: forget expired password resets: %w", err)
 		}
 		return tx.Exec("INSERT INTO password_resets (user_id, member_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
 			l.AccountID, l.MemberID, hash, now.UnixMilli(), now.Add(ResetLinkTTL).UnixMilli()).Error
@@ -169,7 +170,7 @@ func setPassword(tx *gorm.DB, w Who, hash string) error {
 		return err
 	}
 	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error; err != nil {
-		return err
+		return fmt.Errorf("accounts: drop the password resets of account %d: %w", w.AccountID, err)
 	}
 	return w.endSessions(tx)
 }

@@ -171,12 +171,12 @@ func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, em
 		since := now.Add(-VerifyAccountWindow)
 		// Older mails count no more: the table holds an hour per account.
 		if err := tx.Exec("DELETE FROM verification_mails WHERE user_id = ? AND sent_at <= ?", accountID, since).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: forget old verification mails of account %d: %w", accountID, err)
 		}
 		var rows []mailRow
 		if err := tx.Raw("SELECT sender_id, email, sent_at FROM verification_mails WHERE user_id = ? AND sent_at > ? ORDER BY sent_at, id",
 			accountID, since).Scan(&rows).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: recent verification mails of account %d: %w", accountID, err)
 		}
 		var wait time.Duration
 		if n := len(rows); n >= VerifyMailsPerAccount {
@@ -254,7 +254,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 	// The mail went: store the sender even if the caller has gone.
 	err = s.db.W.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&snd).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: save a new sender: %w", err)
 		}
 		return tx.Exec("UPDATE verification_mails SET sender_id = ? WHERE id = ?", snd.ID, reserved).Error
 	})
@@ -318,7 +318,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	}
 	snd.UpdatedAt = models.NewTimestamp(now)
 	if err := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&snd).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("senders: update sender %d: %w", id, err)
 	}
 	return &snd, nil
 }

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/mail"
 	"net/netip"
 	"strings"
@@ -322,7 +323,7 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		for _, part := range parts {
 			var c int64
 			if err := q(part).Count(&c).Error; err != nil {
-				return err
+				return fmt.Errorf("count the rows to delete: %w", err)
 			}
 			n += c
 		}
@@ -331,7 +332,7 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		}
 		for _, part := range parts {
 			if err := q(part).Delete(model).Error; err != nil {
-				return err
+				return fmt.Errorf("delete rows: %w", err)
 			}
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"herald/models"
@@ -81,10 +82,10 @@ func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (
 func (s *Sessions) sweep(ctx context.Context, now time.Time) error {
 	w := s.db.W.WithContext(ctx)
 	if err := w.Exec("DELETE FROM sessions WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-		return err
+		return fmt.Errorf("sessions: forget expired sessions: %w", err)
 	}
 	if err := w.Exec("DELETE FROM sessions WHERE last_used_at <= ?", now.Add(-SessionIdle).UnixMilli()).Error; err != nil {
-		return err
+		return fmt.Errorf("sessions: forget idle sessions: %w", err)
 	}
 	return throttle{db: s.db, now: func() time.Time { return now }}.sweep(ctx)
 }
@@ -105,14 +106,14 @@ func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, er
 	ms := now.UnixMilli()
 	if ms >= row.ExpiresAt || ms-row.LastUsedAt >= SessionIdle.Milliseconds() {
 		if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", row.ID).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sessions: end session %d: %w", row.ID, err)
 		}
 		return nil, ErrNotFound
 	}
 	if ms-row.LastUsedAt >= sessionTouch.Milliseconds() {
 		// Only while the row lives: a logout in between is not undone.
 		if err := s.db.W.WithContext(ctx).Exec("UPDATE sessions SET last_used_at = ? WHERE id = ?", ms, row.ID).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sessions: touch session %d: %w", row.ID, err)
 		}
 		row.LastUsedAt = ms
 	}

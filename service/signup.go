@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -55,7 +56,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	}
 	var some []int64
 	if err := a.db.R.WithContext(ctx).Model(&models.User{}).Limit(1).Pluck("id", &some).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: is there an account: %w", err)
 	}
 	if len(some) == 0 {
 		u, keys, err := a.Create(ctx, in)
@@ -93,7 +94,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	token, tokenHash := newToken()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM pending_signups WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: forget expired sign-ups: %w", err)
 		}
 		return tx.Create(&models.PendingSignup{
 			TokenHash: tokenHash, Name: name, Email: email, PasswordHash: string(hash),
@@ -144,7 +145,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 		}
 		// This link and any other of the address are used up.
 		if err := tx.Exec("DELETE FROM pending_signups WHERE email = ?", p.Email).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: spend a sign-up link: %w", err)
 		}
 		var err error
 		u, keys, err = insertAccount(tx, p.Name, p.Email, p.PasswordHash)

@@ -284,7 +284,7 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) erro
 	err = t.db.W.WithContext(ctx).Exec("UPDATE members SET role = ?, updated_at = ? WHERE user_id = ? AND id = ?",
 		string(role), t.db.now().UnixMilli(), accountID, id).Error
 	if err != nil {
-		return err
+		return fmt.Errorf("team: change the role of member %d: %w", id, err)
 	}
 	return t.audit.Record(ctx, accountID, AuditRoleChanged, m.Email, Role(m.Role).Label()+" → "+role.Label())
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -81,7 +82,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 	holder, now := randomID(12), s.db.now()
 	db := s.db.W.WithContext(ctx)
 	if err := db.Exec("DELETE FROM upload_slots WHERE user_id = ? AND seen_at < ?", accountID, now.Add(-uploadStale)).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("imports: forget stale upload slots of account %d: %w", accountID, err)
 	}
 	slot := 0
 	for i := 1; i <= MaxUploads && slot == 0; i++ {
