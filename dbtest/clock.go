@@ -7,7 +7,7 @@ import (
 
 // Clock is a test's time, moved by hand instead of sleeping; safe for
 // concurrent use. Its Now is what a test hands to the services' clocks
-// (Service.SetClock, SendingConfig.Now).
+// as service.Config.Now.
 type Clock struct {
 	mu sync.Mutex
 	t  time.Time

@@ -97,6 +97,9 @@ func Processes(t testing.TB, n int, cfg ...service.Config) []*service.Service {
 	if len(cfg) > 0 {
 		c = cfg[0]
 	}
+	if c.PasswordCost == 0 {
+		c.PasswordCost = bcrypt.MinCost // bcrypt's cost is no part of what tests check
+	}
 	dsn := DSN(t)
 	out := make([]*service.Service, n)
 	for i := range out {
@@ -105,7 +108,6 @@ func Processes(t testing.TB, n int, cfg ...service.Config) []*service.Service {
 			t.Fatal(err)
 		}
 		out[i] = svc
-		out[i].Accounts.SetPasswordCost(bcrypt.MinCost) // bcrypt's cost is no part of what tests check
 	}
 	return out
 }

@@ -41,11 +41,10 @@ func benchABTest(b *testing.B, n int) {
 	if err := db.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := New(db, Config{})
+	svc, err := New(db, Config{PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
 	u, _, err := svc.Accounts.Create(ctx, AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
 	if err != nil {
 		b.Fatal(err)

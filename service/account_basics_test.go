@@ -113,8 +113,7 @@ func resetTokens(t *testing.T, mem *delivery.MemoryOutbox) []string {
 
 func TestPasswordResetByMail(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
 	s1, _ := svc.Sessions.Start(ctx, ann)
@@ -229,9 +228,7 @@ func TestPasswordResetByMail(t *testing.T) {
 }
 
 func TestTwoFactor(t *testing.T) {
-	procs := dbtest.Processes(t, 1, service.Config{SecretKey: testSecretKey})
-	svc := procs[0]
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{SecretKey: testSecretKey})
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
 	const pw = "test-passphrase-9"

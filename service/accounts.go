@@ -33,8 +33,8 @@ type AccountInput struct {
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
 	db    *DB
-	cost  int              // bcrypt cost of new passwords
-	now   func() time.Time // the clock of the login throttle and sign-up links (SetClock)
+	cost  int              // bcrypt cost of new passwords (Config.PasswordCost)
+	now   func() time.Time // the clock of the login throttle and sign-up links (Config.Now)
 	mail  *Mail            // sign-up and password reset mail
 	audit *Audit
 
@@ -45,10 +45,6 @@ type Accounts struct {
 	keys    *keyReader
 	keyErr  error
 }
-
-// SetPasswordCost sets the bcrypt cost of passwords hashed from now on
-// (tests lower it; the default is bcrypt.DefaultCost).
-func (a *Accounts) SetPasswordCost(cost int) { a.cost = cost }
 
 // Create opens an account and returns it with its first keys. Errors:
 // validation (missing name or one with a line break, bad email, a password
@@ -102,7 +98,7 @@ func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User,
 		return nil, Keys{}, Invalid("email", "The email has already been taken.")
 	}
 	keys, secretHash := newKeys()
-	now := models.Now()
+	now := tx.NowFunc()
 	u := &models.User{
 		Name: name, Email: email, PasswordHash: passwordHash,
 		PublicKey: keys.PublicKey, SecretHash: secretHash, TimeZone: "UTC",
@@ -144,7 +140,7 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 	// The list version moves too: cached list answers built under the old
 	// keys are not served again.
 	err := a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
-		Updates(map[string]any{"public_key": keys.PublicKey, "secret_hash": secretHash, "updated_at": models.Now(),
+		Updates(map[string]any{"public_key": keys.PublicKey, "secret_hash": secretHash, "updated_at": a.now(),
 			"list_version": gorm.Expr("list_version + 1")}).Error
 	if err != nil {
 		return Keys{}, err
@@ -280,13 +276,6 @@ func WhoOf(u *models.User, m *models.Member) Who {
 	return Owner(u.ID)
 }
 
-func (a *Accounts) clock() time.Time {
-	if a.now != nil {
-		return a.now()
-	}
-	return time.Now()
-}
-
 // PasswordChange is the account page's form: the current password, the
 // new one twice, and the client's IP (for the throttle).
 type PasswordChange struct {
@@ -361,5 +350,5 @@ func (a *Accounts) SetTimeZone(ctx context.Context, accountID int64, tz string) 
 		return Invalid("time_zone", "The time zone must be a valid zone.")
 	}
 	return a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
-		Updates(map[string]any{"time_zone": tz, "updated_at": models.Now()}).Error
+		Updates(map[string]any{"time_zone": tz, "updated_at": a.now()}).Error
 }

@@ -196,13 +196,6 @@ type APIKeys struct {
 	readerErr  error
 }
 
-func (k *APIKeys) clock() time.Time {
-	if k.now != nil {
-		return k.now()
-	}
-	return time.Now()
-}
-
 // checkKeyInput validates the form and returns the name and scope.
 func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 	p := Problems{}
@@ -257,7 +250,7 @@ func (k *APIKeys) Create(ctx context.Context, accountID int64, in APIKeyInput) (
 		return nil, Keys{}, err
 	}
 	keys, hash := newNamedKeys()
-	now := k.clock().UTC()
+	now := k.now().UTC()
 	key := &APIKey{Name: name, PublicKey: keys.PublicKey, Scope: scope, CreatedAt: time.UnixMilli(now.UnixMilli()).UTC()}
 	err = k.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var n, same int64
@@ -311,7 +304,7 @@ func (k *APIKeys) List(ctx context.Context, accountID int64) ([]APIKey, error) {
 func (k *APIKeys) Revoke(ctx context.Context, accountID, id int64) error {
 	var names []string
 	if err := k.db.W.WithContext(ctx).Raw("SELECT name FROM api_keys WHERE id = ? AND user_id = ?", id, accountID).Scan(&names).Error; err != nil {
-		return err
+		return fmt.Errorf("api keys: name of key %d: %w", id, err)
 	}
 	res := k.db.W.WithContext(ctx).Exec("DELETE FROM api_keys WHERE id = ? AND user_id = ?", id, accountID)
 	if res.Error != nil {
@@ -376,7 +369,7 @@ func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAc
 	if err != nil {
 		return KeyAccess{}, err
 	}
-	if day := k.clock().UTC().Format(time.DateOnly); lastUsed != day {
+	if day := k.now().UTC().Format(time.DateOnly); lastUsed != day {
 		err := k.db.W.WithContext(context.WithoutCancel(ctx)).
 			Exec("UPDATE api_keys SET last_used_on = ? WHERE id = ?", day, acc.KeyID).Error
 		if err != nil {

@@ -12,8 +12,7 @@ import (
 )
 
 func TestAPIKeysCreateListRevoke(t *testing.T) {
-	svc := dbtest.Service(t)
-	clock := newClock(svc)
+	svc, clock := clockedService(t, service.Config{})
 	clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@example.com")

@@ -91,15 +91,8 @@ func (a *Audit) Record(ctx context.Context, accountID int64, action AuditAction,
 	if who, ok := ActorOf(ctx); ok {
 		e.MemberID, e.Actor = who.MemberID, clip(who.Name)
 	}
-	e.CreatedAt = a.clock().UnixMilli()
+	e.CreatedAt = a.now().UnixMilli()
 	return a.db.W.WithContext(ctx).Create(e).Error
-}
-
-func (a *Audit) clock() time.Time {
-	if a.now != nil {
-		return a.now()
-	}
-	return time.Now()
 }
 
 // clip keeps a logged text to 500 characters.

@@ -13,12 +13,13 @@ import (
 	"herald/service"
 )
 
-// newClock makes the service read its time from a clock the test moves
-// (Service.SetClock).
-func newClock(svc *service.Service) *dbtest.Clock {
+// clockedService is a service over a fresh database (configured by cfg)
+// that reads its time from a clock the test moves (Config.Now).
+func clockedService(t *testing.T, cfg service.Config) (*service.Service, *dbtest.Clock) {
+	t.Helper()
 	c := dbtest.NewClock(time.Now())
-	svc.SetClock(c.Now)
-	return c
+	cfg.Now = c.Now
+	return dbtest.Service(t, cfg), c
 }
 
 func passwordProblem(err error) string {
@@ -73,8 +74,7 @@ func TestCreateRefusesLineBreakInName(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
-	svc := dbtest.Service(t)
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	ann, bob := newAccount(t, svc, "ann@example.com"), newAccount(t, svc, "bob@example.com")
 	s := svc.Sessions
@@ -163,8 +163,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
-	svc := dbtest.Service(t)
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	newAccount(t, svc, "ann@example.com")
 	login := func(ip, password string, known bool) error {
@@ -271,8 +270,7 @@ func TestChangePassword(t *testing.T) {
 
 func TestSignUp(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
 
 	// Validation is the form's, as Create's.

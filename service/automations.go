@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -127,10 +128,10 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
 	if err := s.db.W.WithContext(ctx).Create(a).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: save a new automation: %w", err)
 	}
 	return a, nil
 }
@@ -150,13 +151,13 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 		var senderID int64
 		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
 			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: the first verified sender of account %d: %w", accountID, err)
 		}
 		var last int
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		for i, st := range welcomeSequence {
 			d, err := s.templates.Design(st.template)
 			if err != nil {
@@ -167,7 +168,7 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 				WaitingPeriod: st.period, WaitingType: st.unit, Utr: uuid.NewString(), TemplateID: st.template, PreviewImg: d.PreviewImage,
 				TemplateHTML: &html, Position: last + 1 + i, CreatedAt: now, UpdatedAt: now}
 			if err := tx.Create(&row).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: add a welcome email to automation %d: %w", a.ID, err)
 			}
 			rows = append(rows, row)
 		}
@@ -233,7 +234,10 @@ func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
 	a.TotalTriggered, a.TotalDelivered, a.TotalUniqueOpens, a.TotalOpens, a.TotalBounces, a.TotalUnsubscribe =
 		t.Triggered, t.Delivered, t.UniqueOpens, t.TotalOpens, t.Bounces, t.Unsubscribes
 	a.TotalSoftBounces, a.TotalSpamReports = t.SoftBounces, t.SpamReports
-	return err
+	if err != nil {
+		return fmt.Errorf("automations: totals of automation %d: %w", a.ID, err)
+	}
+	return nil
 }
 
 // Each calls fn for the account's automations with their totals and
@@ -251,7 +255,7 @@ func (s *Automations) Each(ctx context.Context, accountID int64, f ListFilter, f
 			return err
 		}
 		if err := s.db.R.WithContext(ctx).Model(&models.AutomationSchedule{}).Where("automation_id = ?", a.ID).Count(&a.AutomationScheduleCount).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: count the emails of automation %d: %w", a.ID, err)
 		}
 		return fn(a)
 	})
@@ -273,7 +277,7 @@ func (s *Automations) Schedules(ctx context.Context, accountID int64, utr string
 	}
 	var rows []models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ?", a.ID).Order("position, id").Find(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: emails of automation %d: %w", a.ID, err)
 	}
 	for i := range rows {
 		s.addresses(a, &rows[i])
@@ -385,16 +389,16 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var last int
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
 		}
 		r.Position = last + 1
 		if err := tx.Create(r).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: add an email to automation %d: %w", a.ID, err)
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
@@ -440,9 +444,9 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
 			"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
-			"updated_at": models.Now(),
+			"updated_at": s.db.now(),
 		}).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: update email %d: %w", cur.ID, err)
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
@@ -471,19 +475,19 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 			}
 		}
 		if err := tx.Delete(&models.AutomationSchedule{}, r.ID).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: delete email %d: %w", r.ID, err)
 		}
 		if r.SendID != nil {
 			// Its queued messages stop; its statistics stay in the totals.
 			if err := tx.Model(&models.SingleSend{}).Where("id = ?", *r.SendID).Update("status", models.SendCompleted).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: complete send %d of a deleted email: %w", *r.SendID, err)
 			}
 			if err := tx.Where("send_id = ? AND state = ?", *r.SendID, models.MessageQueued).Delete(&models.SendMessage{}).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: drop the queued messages of send %d: %w", *r.SendID, err)
 			}
 		}
 		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND step > ?", a.ID, idx).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: move the contacts of automation %d back a step: %w", a.ID, err)
 		}
 		return renumber(tx, a.ID)
 	})
@@ -514,7 +518,7 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 		}
 		for i := range rows {
 			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: reorder the emails of automation %d: %w", a.ID, err)
 			}
 		}
 		return nil
@@ -523,8 +527,10 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 
 func orderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSchedule, error) {
 	var rows []models.AutomationSchedule
-	err := tx.Where("automation_id = ?", automationID).Order("position, id").Find(&rows).Error
-	return rows, err
+	if err := tx.Where("automation_id = ?", automationID).Order("position, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("automations: emails of automation %d: %w", automationID, err)
+	}
+	return rows, nil
 }
 
 func renumber(tx *gorm.DB, automationID int64) error {
@@ -535,7 +541,7 @@ func renumber(tx *gorm.DB, automationID int64) error {
 	for i := range rows {
 		if rows[i].Position != i {
 			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: renumber the emails of automation %d: %w", automationID, err)
 			}
 		}
 	}
@@ -549,7 +555,7 @@ func renumber(tx *gorm.DB, automationID int64) error {
 func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID int64) error {
 	var a models.Automation
 	if err := tx.Where("id = ?", automationID).First(&a).Error; err != nil {
-		return err
+		return fmt.Errorf("automations: automation %d: %w", automationID, err)
 	}
 	rows, err := orderedSchedules(tx, automationID)
 	if err != nil {
@@ -576,14 +582,14 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 			name, addr := snd.FromName, postalAddress(snd)
 			ss.FromSender, ss.ReplyTo, ss.SenderName, ss.SenderAddress = snd.FromEmail, snd.ReplyToEmail, &name, &addr
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		if r.SendID == nil {
 			ss.Utr, ss.CreatedAt, ss.UpdatedAt = uuid.NewString(), now, now
 			if err := tx.Create(&ss).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: create the send of an email of automation %d: %w", automationID, err)
 			}
 			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", r.ID).Update("send_id", ss.ID).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: link email %d to its send: %w", r.ID, err)
 			}
 			continue
 		}
@@ -593,7 +599,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 			"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
 			"updated_at": now,
 		}).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: update send %d of email %d: %w", *r.SendID, r.ID, err)
 		}
 		changed = append(changed, *r.SendID)
 	}
@@ -645,7 +651,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		if err != nil {
 			return err
 		}
-		now := models.Now()
+		now := s.db.now()
 		res := tx.Model(&models.Automation{}).Where("id = ? AND status = ?", a.ID, models.AutomationDraft).
 			Updates(map[string]any{"status": models.AutomationLive, "live_at": now, "enrol_cursor": cursor, "updated_at": now})
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -683,8 +689,8 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 		return &Error{Code: CodeValidation, Message: msgOnlyLivePaused}
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": models.Now()}).Error; err != nil {
-			return err
+		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": s.db.now()}).Error; err != nil {
+			return fmt.Errorf("automations: pause automation %d: %w", a.ID, err)
 		}
 		return s.syncSteps(ctx, tx, a.ID)
 	})
@@ -701,13 +707,13 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
 		AutomationName: truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
 		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&cp).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: create the copy of automation %d: %w", a.ID, err)
 		}
 		rows, err := orderedSchedules(tx, a.ID)
 		if err != nil {
@@ -716,7 +722,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 		for _, r := range rows {
 			r.ID, r.AutomationID, r.Utr, r.SendID, r.CreatedAt, r.UpdatedAt = 0, cp.ID, uuid.NewString(), nil, now, now
 			if err := tx.Create(&r).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: copy an email of automation %d: %w", a.ID, err)
 			}
 		}
 		return nil
@@ -741,18 +747,18 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		if err != nil {
 			return err
 		}
-		now := models.Now()
+		now := s.db.now()
 		for _, part := range chunks(ids, bulkChunk) {
 			if err := tx.Model(&models.Automation{}).Where("id IN ?", part).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: mark automations deleted: %w", err)
 			}
 			var sends []int64
 			if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", part).Pluck("id", &sends).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: sends of deleted automations: %w", err)
 			}
 			stopped = append(stopped, sends...)
 			if err := tx.Model(&models.SingleSend{}).Where("automation_id IN ?", part).Update("status", models.SendReady).Error; err != nil {
-				return err
+				return fmt.Errorf("automations: stop the sends of deleted automations: %w", err)
 			}
 		}
 		return nil

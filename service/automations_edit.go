@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"gorm.io/gorm"
 
@@ -53,9 +54,9 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		}
 		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
-			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": models.Now(),
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.now(),
 		}).Error; err != nil {
-			return err
+			return fmt.Errorf("automations: update automation %d: %w", cur.ID, err)
 		}
 		return s.syncSteps(ctx, tx, cur.ID)
 	})

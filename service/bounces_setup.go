@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -53,7 +54,7 @@ func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, err
 	var senders []models.Sender
 	if err := b.db.R.WithContext(ctx).Select("from_email", "is_verified").Where("user_id = ?", accountID).
 		Order("is_verified DESC, id").Limit(maxPerPage).Find(&senders).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bounces: senders of account %d: %w", accountID, err)
 	}
 	seen := map[string]bool{}
 	for _, snd := range senders {
@@ -67,7 +68,7 @@ func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, err
 	}
 	var last []models.Feedback
 	if err := b.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(1).Find(&last).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bounces: last bounce report of account %d: %w", accountID, err)
 	}
 	if len(last) == 1 {
 		s.Last = &last[0]

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -30,7 +31,7 @@ func (s *SingleSends) Calendar(ctx context.Context, accountID int64, from, to ti
 		Select("id, utr, single_send_name, status, armed, send_after, sent_at")
 	if err := q.Where("status = ? AND armed = 1 AND send_after >= ? AND send_after < ?", models.SendReady, models.NewTimestamp(from), models.NewTimestamp(to)).
 		Order("send_after, id").Find(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("calendar: scheduled sends of account %d: %w", accountID, err)
 	}
 	for _, r := range rows {
 		if r.SendAfter != nil {
@@ -42,7 +43,7 @@ func (s *SingleSends) Calendar(ctx context.Context, accountID int64, from, to ti
 		Select("id, utr, single_send_name, status, armed, send_after, sent_at")
 	if err := q.Where("status >= ? AND sent_at >= ? AND sent_at < ?", models.SendRunning, models.DateTime{Time: from.UTC()}, models.DateTime{Time: to.UTC()}).
 		Order("sent_at, id").Find(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("calendar: sent sends of account %d: %w", accountID, err)
 	}
 	for _, r := range rows {
 		out = append(out, CalendarEntry{Utr: r.Utr, Name: r.SingleSendName, Status: r.Status, Armed: r.Armed, At: r.SentAt.Time.UTC(), Sent: true})

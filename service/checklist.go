@@ -80,12 +80,13 @@ type Checklist struct {
 	auth DomainAuthFunc
 }
 
-// NewChecklist builds the checklist over db. auth reads the DNS checks of
-// a domain; nil (no checks wired) reports every domain as not checked
+// NewChecklist builds the checklist over db, on the clock now (nil: the
+// database's, which New sets to the service's). auth reads the DNS checks
+// of a domain; nil (no checks wired) reports every domain as not checked
 // yet, a warning.
 func NewChecklist(db *DB, now func() time.Time, auth DomainAuthFunc) *Checklist {
 	if now == nil {
-		now = time.Now
+		now = db.now
 	}
 	return &Checklist{db: db, now: now, auth: auth}
 }
@@ -115,7 +116,7 @@ func (c *Checklist) SetBlocks(ctx context.Context, accountID int64, on bool) err
 		v = 1
 	}
 	return c.db.W.WithContext(ctx).Table("users").Where("id = ?", accountID).
-		Updates(map[string]any{"checklist_blocks": v, "updated_at": models.Now()}).Error
+		Updates(map[string]any{"checklist_blocks": v, "updated_at": c.now()}).Error
 }
 
 // Evaluate checks the mails of subjects (one for a send, one per email of

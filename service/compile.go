@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func (c *compiledSend) identify(ctx context.Context, db *DB) error {
 		err := db.R.WithContext(ctx).Select("id", "automation_for", "automation_for_table").
 			Where("id = ? AND user_id = ?", *ss.AutomationID, ss.UserID).Take(&a).Error
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return err
+			return fmt.Errorf("compile: automation %d of a send: %w", *ss.AutomationID, err)
 		}
 		c.feedbackID = "a" + strconv.FormatInt(*ss.AutomationID, 10) + ":" + account + ":herald"
 		kind, item = a.AutomationForTable, a.AutomationFor

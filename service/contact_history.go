@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	"herald/models"
@@ -150,7 +151,7 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 	}
 	var out []ContactMail
 	if err := q.Order("m.id DESC").Limit(n).Scan(&out).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("contacts: mail history of account %d: %w", accountID, err)
 	}
 	for i := range out {
 		if v := out[i].Variant; v >= 1 && v <= len(out[i].ABSubjects) {
@@ -195,12 +196,12 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 				COUNT(*) OVER (PARTITION BY message_id) AS total
 			FROM send_events WHERE message_id IN ?) e
 		WHERE rn <= ? ORDER BY message_id, rn`, ids, MaxMailEvents).Scan(&acts).Error; err != nil {
-		return err
+		return fmt.Errorf("contacts: mail events of account %d: %w", accountID, err)
 	}
 	var reports []models.Feedback
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND email = ? AND message_id IN ?", accountID, email, ids).
 		Find(&reports).Error; err != nil {
-		return err
+		return fmt.Errorf("contacts: reports of account %d: %w", accountID, err)
 	}
 	byMail := make(map[int64]*ContactMail, len(mails))
 	for i := range mails {

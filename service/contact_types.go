@@ -67,7 +67,7 @@ func (s *ContactTypes) Create(ctx context.Context, accountID int64, name string)
 		if err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		ct = &models.ContactType{UserID: accountID, Name: n, CreatedAt: now, UpdatedAt: now}
 		return tx.Create(ct).Error
 	})
@@ -102,7 +102,7 @@ func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name str
 		if err != nil {
 			return err
 		}
-		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(models.Now())
+		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(s.db.now())
 		return tx.Model(&models.ContactType{}).Where("id = ?", id).Updates(map[string]any{"name": n, "updated_at": ct.UpdatedAt}).Error
 	})
 	return ct, err
@@ -118,7 +118,7 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		name = ct.Name
-		now := models.Now()
+		now := s.db.now()
 		for _, q := range []string{
 			"UPDATE contact_types SET deleted_at = ? WHERE id = ?",
 			"UPDATE contacts SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -182,7 +183,7 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := emailFree(ctx, tx, typeID, c.Email, 0); err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		c.UserID, c.ContactTypeID, c.CreatedAt, c.UpdatedAt = accountID, typeID, now, now
 		c.CustomFields = mergeCustom("", values)
 		if err := tx.Create(&c).Error; err != nil {
@@ -235,7 +236,7 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 			return err
 		}
 		c.ID, c.UserID, c.ContactTypeID, c.CreatedAt = id, accountID, typeID, old.CreatedAt
-		c.UpdatedAt = models.NewTimestamp(models.Now())
+		c.UpdatedAt = models.NewTimestamp(s.db.now())
 		c.CustomFields = mergeCustom(old.CustomFields, values)
 		if err := tx.Model(&models.Contact{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&c).Error; err != nil {
 			return translateUnique(err, "email")
@@ -258,7 +259,7 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 	var n int64
 	if err := tx.WithContext(ctx).Model(&models.Contact{}).
 		Where("contact_type_id = ? AND email = ? AND deleted_at IS NULL AND id <> ?", typeID, email, selfID).Count(&n).Error; err != nil {
-		return err
+		return fmt.Errorf("contacts: is an address free in contact type %d: %w", typeID, err)
 	}
 	if n > 0 {
 		return Invalid("email", "The email has already been taken.")
@@ -309,7 +310,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	}
 	var types []models.ContactType // labels are made once per list, not per row
 	if err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Find(&types).Error; err != nil {
-		return err
+		return fmt.Errorf("contacts: contact types of account %d: %w", accountID, err)
 	}
 	byID := make(map[int64]*models.ContactType, len(types))
 	for i := range types {
@@ -390,17 +391,17 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 		for _, part := range parts {
 			var got []models.Contact
 			if err := tx.Select("id", "contact_type_id").Where("user_id = ? AND id IN ? AND deleted_at IS NULL", accountID, part).Find(&got).Error; err != nil {
-				return err
+				return fmt.Errorf("contacts: contacts to delete: %w", err)
 			}
 			rows = append(rows, got...)
 		}
 		if len(rows) != len(ids) {
 			return ErrNotFound
 		}
-		now := models.Now()
+		now := s.db.now()
 		for _, part := range parts {
 			if err := tx.Model(&models.Contact{}).Where("id IN ?", part).Update("deleted_at", now).Error; err != nil {
-				return err
+				return fmt.Errorf("contacts: mark contacts deleted: %w", err)
 			}
 		}
 		byType := map[int64][]int64{}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"herald/models"
@@ -124,7 +125,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	}
 	if err := r.Table("account_daily").Where("user_id = ? AND day BETWEEN ? AND ?", accountID, first, today).
 		Order("day").Scan(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dashboard: daily figures of account %d: %w", accountID, err)
 	}
 	for _, x := range rows {
 		d := &o.Days[x.Day-first]
@@ -146,7 +147,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	}
 	if err := r.Table("account_daily").Select("COALESCE(SUM(contacts_added - contacts_removed), 0)").
 		Where("user_id = ?", accountID).Scan(&o.Audience).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dashboard: audience of account %d: %w", accountID, err)
 	}
 	o.AudienceBefore = o.Audience - (o.Total.ContactsAdded - o.Total.ContactsRemoved)
 
@@ -155,7 +156,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		"unique_clicks", "human_unique_opens", "human_unique_clicks", "bounces", "unsubscribes", "spam_reports").
 		Where("user_id = ? AND deleted_at IS NULL AND sent_at IS NOT NULL", accountID).
 		Order("id DESC").Limit(recentSends).Find(&sends).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dashboard: recent sends of account %d: %w", accountID, err)
 	}
 	for _, ss := range sends {
 		rs := RecentSend{Utr: ss.Utr, Name: ss.SingleSendName, Automation: ss.AutomationID != nil, Status: ss.Status,
@@ -178,7 +179,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 			Utr string
 		}
 		if err := r.Table("automations").Select("id, utr").Where("user_id = ? AND id IN ?", accountID, autoIDs).Scan(&autos).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dashboard: automations of account %d: %w", accountID, err)
 		}
 		utrs := map[int64]string{}
 		for _, a := range autos {
@@ -193,7 +194,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 
 	if err := r.Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL AND is_verified = 0", accountID).
 		Count(&o.UnverifiedSenders).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dashboard: unverified senders of account %d: %w", accountID, err)
 	}
 	st := &o.Setup
 	// Contacts from the figures, not the contacts table: on PostgreSQL a
@@ -220,7 +221,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		}
 		var one []int
 		if err := r.Table(q.table).Select("1").Where(q.where, accountID).Limit(1).Scan(&one).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("dashboard: setup of account %d (%s): %w", accountID, q.table, err)
 		}
 		*q.to = len(one) > 0
 	}

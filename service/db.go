@@ -26,6 +26,33 @@ import (
 type DB struct {
 	W, R    *gorm.DB
 	Dialect string // "sqlite" or "postgres"
+	// clock is the time of the rows written (GORM's NowFunc, the same
+	// function): models.Now as opened, the service's clock once New has
+	// taken the database (withClock).
+	clock func() time.Time
+}
+
+// now is the time as stored (UTC, microseconds), by the database's clock.
+func (d *DB) now() time.Time { return d.clock() }
+
+// withClock returns the database with now as its clock, both of the
+// service's code and of GORM's own timestamps (created_at, updated_at):
+// the same connections, new sessions.
+func (d *DB) withClock(now func() time.Time) *DB {
+	c := *d
+	c.clock = now
+	c.W = d.W.Session(&gorm.Session{NewDB: true, NowFunc: now})
+	c.R = c.W
+	if d.R != d.W {
+		c.R = d.R.Session(&gorm.Session{NewDB: true, NowFunc: now})
+	}
+	return &c
+}
+
+// storedClock is now as stored: UTC, truncated to microseconds so that
+// SQLite and PostgreSQL hold and answer the same value (models.Now).
+func storedClock(now func() time.Time) func() time.Time {
+	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
 }
 
 // IsPostgres reports whether dsn selects PostgreSQL rather than an SQLite file.
@@ -56,7 +83,7 @@ func OpenDB(dsn string) (*DB, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &DB{W: g, R: g, Dialect: "postgres"}, nil
+		return &DB{W: g, R: g, Dialect: "postgres", clock: models.Now}, nil
 	}
 
 	path := strings.TrimPrefix(dsn, "sqlite://")
@@ -92,7 +119,7 @@ func OpenDB(dsn string) (*DB, error) {
 	n := max(4, 2*runtime.NumCPU())
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
-	return &DB{W: w, R: r, Dialect: "sqlite"}, nil
+	return &DB{W: w, R: r, Dialect: "sqlite", clock: models.Now}, nil
 }
 
 // Migrate applies the embedded migrations of the dialect, with those

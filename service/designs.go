@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 
 	"strconv"
 	"strings"
@@ -59,10 +60,10 @@ func (s *Designs) Create(ctx context.Context, accountID int64, in DesignInput) (
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	d.UserID, d.CreatedAt, d.UpdatedAt = accountID, now, now
 	if err := s.db.W.WithContext(ctx).Create(&d).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("designs: save a new design: %w", err)
 	}
 	return &d, nil
 }
@@ -74,7 +75,7 @@ func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInpu
 		return nil, err
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.Design{}).Where("user_id = ? AND id = ?", accountID, id).Updates(map[string]any{
-		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": models.Now(),
+		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": s.db.now(),
 	})
 	if res.Error != nil {
 		return nil, res.Error

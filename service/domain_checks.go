@@ -145,7 +145,7 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 	rep := &DomainReport{Domain: domain}
 	var row models.DomainCheck
 	if err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: last check of a domain of account %d: %w", accountID, err)
 	}
 	if row.ID != 0 {
 		rep.SendingIPs = row.SendingIPs
@@ -252,7 +252,7 @@ func (d *DomainChecks) check(ctx context.Context, accountID int64, domain string
 	}
 	var row models.DomainCheck
 	if err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error; err != nil {
-		return err
+		return fmt.Errorf("domain checks: last check of a domain of account %d: %w", accountID, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	results, err := d.run(ctx, r, accountID, domain, row.SendingIPs)
@@ -938,9 +938,9 @@ func makeDomainKey(ctx context.Context, db *DB, accountID int64, domain string, 
 		return nil, err
 	}
 	row := models.SenderDomain{UserID: accountID, Domain: domain, Selector: key.Selector, Algorithm: delivery.DKIMRSA,
-		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(models.Now())}
+		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(db.now())}
 	if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: save a DKIM key of account %d: %w", accountID, err)
 	}
 	err = db.W.WithContext(ctx).Where("user_id = ? AND domain = ? AND generation = ?", accountID, domain, generation).First(&row).Error
 	return &row, err
@@ -1010,7 +1010,7 @@ func (d *DomainChecks) claim(ctx context.Context, n int) ([]models.DomainCheck, 
 	err := d.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT id, user_id, domain FROM domain_checks WHERE due_at <= ? AND lease_until <= ?
 			ORDER BY due_at LIMIT ?`+d.db.dialect().skipLocked(), now.UnixMilli(), now.UnixMilli(), n).Scan(&rows).Error; err != nil {
-			return err
+			return fmt.Errorf("domain checks: claim due checks: %w", err)
 		}
 		if len(rows) == 0 {
 			return nil
@@ -1034,7 +1034,7 @@ func (d *DomainChecks) seed(ctx context.Context) error {
 	var pairs []pair
 	if err := d.db.R.WithContext(ctx).Raw(`SELECT DISTINCT user_id, from_email AS email FROM senders WHERE deleted_at IS NULL
 		UNION SELECT DISTINCT user_id, '@' || domain FROM sender_domains`).Scan(&pairs).Error; err != nil {
-		return err
+		return fmt.Errorf("domain checks: domains to check: %w", err)
 	}
 	seen := map[pair]bool{}
 	for _, p := range pairs {
@@ -1062,11 +1062,11 @@ func (d *DomainChecks) Unsigned(ctx context.Context, accountID int64) ([]string,
 	var emails, signed []string
 	if err := d.db.R.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL AND is_verified = 1", accountID).
 		Order("from_email").Pluck("from_email", &emails).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: verified senders of account %d: %w", accountID, err)
 	}
 	if err := d.db.R.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND (published_at IS NOT NULL OR sign_anyway = 1)", accountID).
 		Distinct("domain").Pluck("domain", &signed).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: signed domains of account %d: %w", accountID, err)
 	}
 	ok := map[string]bool{}
 	for _, dm := range signed {

@@ -61,21 +61,6 @@ type EventWebhookInput struct {
 	EnabledSet bool
 }
 
-func (w *EventWebhooks) clock() time.Time {
-	if w.now != nil {
-		return w.now()
-	}
-	return models.Now()
-}
-
-// PublicOnly makes the endpoints public addresses only (herald serve's
-// default; HERALD_EVENT_WEBHOOK_PRIVATE=1 lifts it): an address that
-// names a host off the public internet (loopback, private, link-local,
-// NAT64 and every other range of delivery.PublicAddr's one table) is
-// refused when saved, and a connection to one when posting
-// (delivery.EventPoster.PublicOnly).
-func (w *EventWebhooks) PublicOnly(on bool) { w.poster.PublicOnly = on }
-
 // checkWebhookURL records the problems of an endpoint address: required,
 // absolute http(s) with a host, at most 2,048 characters, no control
 // characters or spaces; with publicOnly, not an address written out that
@@ -182,7 +167,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(w.clock())
+	now := models.NewTimestamp(w.now())
 	r := &models.EventWebhook{UserID: accountID, URL: u, Events: kinds, Enabled: enabled, Secret: randomID(32), CreatedAt: now, UpdatedAt: now}
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The account row's lock: two saves at once count each other.
@@ -191,7 +176,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 		}
 		var n int64
 		if err := tx.Model(&models.EventWebhook{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
-			return err
+			return fmt.Errorf("event webhooks: count the endpoints of account %d: %w", accountID, err)
 		}
 		if n >= maxEventWebhooks {
 			return Invalid("url", fmt.Sprintf("An account may have at most %d event webhooks.", maxEventWebhooks))
@@ -225,7 +210,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	set["updated_at"] = models.NewTimestamp(w.clock())
+	set["updated_at"] = models.NewTimestamp(w.now())
 	res := w.db.W.WithContext(ctx).Model(&models.EventWebhook{}).Where("user_id = ? AND id = ?", accountID, id).Updates(set)
 	if res.Error != nil {
 		return nil, res.Error
@@ -250,7 +235,7 @@ func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
 		}
 		// SQLite enforces the cascade only with foreign keys on: say it.
 		if err := tx.Where("webhook_id = ?", id).Delete(&models.Event{}).Error; err != nil {
-			return err
+			return fmt.Errorf("event webhooks: drop the events of endpoint %d: %w", id, err)
 		}
 		return tx.Where("webhook_id = ?", id).Delete(&models.EventDelivery{}).Error
 	})
@@ -289,7 +274,7 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 	var n int64
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(eventSQL(`UPDATE events SET state = {pending}, next_at = 0, worker = NULL, attempts = 0, created_at = ?
-			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`), models.NewTimestamp(w.clock()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
+			WHERE webhook_id = ? AND user_id = ? AND id BETWEEN ? AND ?`), models.NewTimestamp(w.now()), d.WebhookID, accountID, *d.FirstEventID, *d.LastEventID)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -307,13 +292,13 @@ func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.
 	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
 		return nil, notFound(err)
 	}
-	now := w.clock()
+	now := w.now()
 	ev := delivery.Event{Event: "ping", EventID: "ping-" + randomID(8), Timestamp: now.Unix()}
 	a := w.poster.Post(ctx, r.URL, r.Secret, []delivery.Event{ev}, now)
 	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: truncate(a.Err, 500),
 		LatencyMS: a.Latency.Milliseconds(), CreatedAt: models.NewTimestamp(now)}
 	if err := w.db.W.WithContext(ctx).Create(d).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("event webhooks: save a ping: %w", err)
 	}
 	return d, nil
 }

@@ -38,22 +38,15 @@ type EventStore struct {
 }
 
 // NewEventDispatcher returns the dispatcher of this process over the
-// service's database, with its store. now nil is the wall clock.
-func (s *Service) NewEventDispatcher(ctx context.Context, now func() time.Time) (*delivery.Dispatcher, *EventStore, error) {
+// service's database, with its store, on the service's clock.
+func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *EventStore, error) {
 	verp, err := s.Bounces.VERP(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &EventStore{db: s.DB, verp: verp, mail: s.Mail, now: now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
-	d := &delivery.Dispatcher{Store: st, Poster: s.EventWebhooks.poster, Worker: uuid.NewString(), Now: now, AfterTick: st.Housekeep}
+	st := &EventStore{db: s.DB, verp: verp, mail: s.Mail, now: s.now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
+	d := &delivery.Dispatcher{Store: st, Poster: s.EventWebhooks.poster, Worker: uuid.NewString(), Now: s.now, AfterTick: st.Housekeep}
 	return d, st, nil
-}
-
-func (st *EventStore) clock() time.Time {
-	if st.now != nil {
-		return st.now()
-	}
-	return models.Now()
 }
 
 // DueWebhooks implements delivery.EventStore: enabled endpoints with
@@ -106,7 +99,7 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 		s.utr AS send_utr, s.from_sender, s.unsubscribe_group_id AS send_group, a.utr AS automation_utr
 		FROM events e LEFT JOIN single_sends s ON s.id = e.send_id LEFT JOIN automations a ON a.id = s.automation_id
 		WHERE e.id IN ? ORDER BY e.id`, ids).Scan(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("events: claim events of endpoint %d: %w", webhookID, err)
 	}
 	b := &delivery.EventBatch{WebhookID: w.ID, AccountID: w.UserID, URL: w.URL, Secret: w.Secret,
 		IDs: make([]int64, 0, len(rows)), Events: make([]delivery.Event, 0, len(rows))}
@@ -157,12 +150,12 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 		d := models.EventDelivery{WebhookID: b.WebhookID, UserID: b.AccountID, FirstEventID: &first, LastEventID: &last, Events: len(b.IDs),
 			StatusCode: a.StatusCode, Error: truncate(a.Err, 500), LatencyMS: a.Latency.Milliseconds(), CreatedAt: at}
 		if err := tx.Create(&d).Error; err != nil {
-			return err
+			return fmt.Errorf("events: record a delivery to endpoint %d: %w", b.WebhookID, err)
 		}
 		if a.OK() {
 			if err := tx.Exec(eventSQL(`UPDATE events SET state = ?, worker = NULL, attempts = attempts + 1, delivered_at = ? WHERE id IN ? AND worker = ? AND state = {pending}`),
 				models.EventDelivered, at, b.IDs, worker).Error; err != nil {
-				return err
+				return fmt.Errorf("events: mark delivered events of endpoint %d: %w", b.WebhookID, err)
 			}
 			// The cursor moves past the batch, unless a lower event is
 			// pending and unclaimed (a batch another process gave back).
@@ -171,7 +164,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 			if err := tx.Exec(eventSQL(`UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id < ? AND NOT EXISTS (
 				SELECT 1 FROM events e WHERE e.webhook_id = ? AND e.state = {pending} AND e.id > event_webhooks.cursor_id AND e.id < ? AND e.worker IS NULL)`),
 				last, b.WebhookID, last, b.WebhookID, first).Error; err != nil {
-				return err
+				return fmt.Errorf("events: record the failure of endpoint %d: %w", b.WebhookID, err)
 			}
 			return tx.Exec("UPDATE event_webhooks SET failing_since = NULL, failure_alerted_at = NULL, retry_at = 0 WHERE id = ? AND (failing_since IS NOT NULL OR retry_at <> 0)", b.WebhookID).Error
 		}
@@ -179,7 +172,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 		// and the batch keeps its place before the later events.
 		if err := tx.Exec(eventSQL(`UPDATE events SET state = CASE WHEN created_at < ? THEN ? ELSE {pending} END, worker = NULL, attempts = attempts + 1, next_at = 0
 			WHERE id IN ? AND worker = ? AND state = {pending}`), models.NewTimestamp(giveUpBefore), models.EventFailed, b.IDs, worker).Error; err != nil {
-			return err
+			return fmt.Errorf("events: give up events of endpoint %d: %w", b.WebhookID, err)
 		}
 		// The endpoint's other events wait too: a failing endpoint is not
 		// sent the rest of its queue meanwhile.
@@ -192,7 +185,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 // and once a minute the pruning of settled events and old deliveries.
 func (st *EventStore) Housekeep(ctx context.Context) {
 	st.AlertFailing(ctx)
-	now := st.clock()
+	now := st.now()
 	if now.Sub(st.lastPrune) < time.Minute {
 		return
 	}
@@ -224,7 +217,7 @@ func (st *EventStore) Housekeep(ctx context.Context) {
 // success ends the period), one process mailing it (a conditional
 // update marks it first).
 func (st *EventStore) AlertFailing(ctx context.Context) {
-	now := st.clock()
+	now := st.now()
 	var rows []struct {
 		ID           int64
 		UserID       int64

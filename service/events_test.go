@@ -150,15 +150,14 @@ func kindsOf(rows []models.Event) map[string][]string {
 // refusal and retry, an open, a click, a one-click unsubscribe and the
 // reports of feedback each write their event for the endpoints that want
 // it, and nothing is written for an account without one.
-// With PublicOnly (herald serve's default), an endpoint written as a
+// Public addresses only (the default), an endpoint written as a
 // loopback, private or link-local address is refused when saved or
 // updated; a public name or address is taken.
 func TestEventWebhooksPublicOnly(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
-	ew.PublicOnly(true)
 	for _, u := range []string{"http://127.0.0.1:8080/in", "http://localhost/in", "http://api.localhost/in", "http://[::1]/in",
 		"http://10.0.0.5/in", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/in", "http://0.0.0.0/in"} {
 		_, err := ew.Save(ctx, a, service.EventWebhookInput{URL: u})
@@ -185,11 +184,10 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 // IPv6: NAT64, 6to4, Teredo, benchmarking, documentation and reserved
 // blocks included, not only loopback and private ones.
 func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
-	svc := dbtest.Service(t)
+	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
-	ew.PublicOnly(true)
 	last := func(p netip.Prefix) netip.Addr {
 		b := p.Masked().Addr().AsSlice()
 		for i := p.Bits(); i < len(b)*8; i++ {
@@ -441,10 +439,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(code)
 }
 
-// dispatcher returns a dispatcher over svc's database on clock c.
-func dispatcher(t *testing.T, svc *service.Service, c *dbtest.Clock) (*delivery.Dispatcher, *service.EventStore) {
+// dispatcher returns a dispatcher over svc's database, on svc's clock.
+func dispatcher(t *testing.T, svc *service.Service) (*delivery.Dispatcher, *service.EventStore) {
 	t.Helper()
-	d, st, err := svc.NewEventDispatcher(context.Background(), c.Now)
+	d, st, err := svc.NewEventDispatcher(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +483,7 @@ func pass(t *testing.T, d *delivery.Dispatcher) {
 // real receiver signed, with the contract's keys, the message's
 // Message-ID and the send's utr.
 func TestEventsDispatchSignedPayloads(t *testing.T) {
-	f := newSendFixture(t, true)
+	f := newSendFixtureWith(t, true, 0, allowPrivate)
 	rcv := newReceiver(t)
 	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
 	if err != nil {
@@ -499,7 +497,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, ann), 0); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := dispatcher(t, f.svc, f.Clock)
+	d, _ := dispatcher(t, f.svc)
 	pass(t, d)
 	if rcv.bad != 0 || len(rcv.events) != 3 || len(rcv.sizes) != 1 {
 		t.Fatalf("bad signatures %d, events %d, posts %v", rcv.bad, len(rcv.events), rcv.sizes)
@@ -555,7 +553,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 // answers 2xx makes the events fail after 24 hours, and its account is
 // mailed once that it has failed for an hour.
 func TestEventsBatchRetryAndGiveUp(t *testing.T) {
-	f := newSendFixture(t, false)
+	f := newSendFixtureWith(t, false, 0, allowPrivate)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
 	}
@@ -572,7 +570,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 		return 200
 	}
 	queue(t, f.svc, w, 2500, f.Now())
-	d, st := dispatcher(t, f.svc, f.Clock)
+	d, st := dispatcher(t, f.svc)
 	for i := 0; i < 3; i++ {
 		pass(t, d) // 500: the first batch waits for its retry
 		if rcv.posts != i+1 {
@@ -679,9 +677,9 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 // TestEventsTimeoutIsRetried: an endpoint that does not answer within the
 // timeout is an attempt that failed; the events come due again.
 func TestEventsTimeoutIsRetried(t *testing.T) {
-	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	rcv.block = make(chan struct{})
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
@@ -690,7 +688,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 	}
 	rcv.secret = w.Secret
 	queue(t, svc, w, 2, c.Now())
-	d, _ := dispatcher(t, svc, c)
+	d, _ := dispatcher(t, svc)
 	d.Poster = &delivery.EventPoster{Timeout: 200 * time.Millisecond}
 	pass(t, d)
 	dels, _ := svc.EventWebhooks.Deliveries(context.Background(), acct, w.ID)
@@ -713,9 +711,9 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 // runs out, then delivered (after the housekeeping that runs after every
 // pass puts the endpoint's cursor back): at least once.
 func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
-	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
 	if err != nil {
@@ -723,12 +721,12 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 	}
 	rcv.secret = w.Secret
 	queue(t, svc, w, 5, c.Now())
-	_, st := dispatcher(t, svc, c)
+	_, st := dispatcher(t, svc)
 	b, err := st.Claim(context.Background(), w.ID, "dead-process", c.Now(), time.Minute, 3)
 	if err != nil || len(b.IDs) != 3 {
 		t.Fatalf("claim %v %v", b, err)
 	}
-	d, st2 := dispatcher(t, svc, c)
+	d, st2 := dispatcher(t, svc)
 	pass(t, d)
 	if len(rcv.seen) != 2 {
 		t.Fatalf("while the lease holds: %d events", len(rcv.seen))
@@ -752,9 +750,9 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 // dispatch one queue at once; every event reaches the receiver exactly
 // once (no retry happens, so no repeat is allowed).
 func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
-	procs := dbtest.Processes(t, 2)
-	acct := newAccount(t, procs[0], "a@herald.test")
 	c := dbtest.NewClock(time.Now())
+	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true, Now: c.Now})
+	acct := newAccount(t, procs[0], "a@herald.test")
 	rcv := newReceiver(t)
 	var ws []*models.EventWebhook
 	for i := 0; i < 3; i++ {
@@ -773,7 +771,7 @@ func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
 	rcv.secrets = secrets
 	var wg sync.WaitGroup
 	for _, p := range procs {
-		d, _ := dispatcher(t, p, c)
+		d, _ := dispatcher(t, p)
 		d.Parallel = 2
 		wg.Add(1)
 		go func() {
@@ -795,3 +793,7 @@ func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
 		}
 	}
 }
+
+// allowPrivate lets the events endpoints be on loopback (the tests'
+// receivers).
+func allowPrivate(c *service.Config) { c.EventWebhooksPrivate = true }

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -122,7 +123,7 @@ func (s *Segments) ExplainEmail(ctx context.Context, accountID, segmentID int64,
 				accountID, accountID, addr).Order("id").Limit(1).Find(&cs).Error
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("segments: contacts with an address in account %d: %w", accountID, err)
 		}
 		var c *models.Contact
 		if len(cs) > 0 {
@@ -155,7 +156,7 @@ func (s *Segments) explain(ctx context.Context, tx *gorm.DB, seg *models.Segment
 		(SELECT COUNT(*) FROM segment_emails WHERE segment_id = ? AND contact_id = ? AND user_id = ?) AS matched,
 		(SELECT COUNT(*) FROM segment_emails WHERE segment_id = ? AND contact_id IS NULL AND email = ? AND user_id = ?) AS hand`,
 		seg.ID, contactID, seg.UserID, seg.ID, email, seg.UserID).Scan(&stored).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("segments: stored membership in segment %d: %w", seg.ID, err)
 	}
 	x.ByHand = stored.Hand > 0
 	x.Stored = stored.Matched > 0 || x.ByHand
@@ -300,7 +301,7 @@ func shownValue(k Condition, v sql.NullString) string {
 func typeNames(ctx context.Context, q *gorm.DB, accountID, id int64) (map[int64]string, error) {
 	var ts []models.ContactType
 	if err := q.WithContext(ctx).Select("id", "name").Where("user_id = ? AND id = ?", accountID, id).Find(&ts).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("segments: contact type %d: %w", id, err)
 	}
 	out := map[int64]string{}
 	for _, t := range ts {
@@ -329,14 +330,14 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 		}
 		var in []int64
 		if err := tx.Raw("SELECT segment_id FROM segment_emails WHERE contact_id = ? AND user_id = ?", c.ID, accountID).Scan(&in).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: segments of contact %d: %w", c.ID, err)
 		}
 		// Rows added by hand for the address, one index probe per segment
 		// of the account (segment_emails_email).
 		var hand []int64
 		if err := tx.Raw(`SELECT segment_id FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE user_id = ? AND deleted_at IS NULL)
 			AND contact_id IS NULL AND email = ? AND user_id = ?`, accountID, c.Email, accountID).Scan(&hand).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: segments of the address of contact %d: %w", c.ID, err)
 		}
 		// The segments of the contact's type (segments_type), and those of
 		// other types that hold the address by hand.
@@ -348,7 +349,7 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 			q = q.Where("contact_type_id = ?", c.ContactTypeID)
 		}
 		if err := q.Order("segment_name, id").Find(&segs).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: segments of contact %d: %w", c.ID, err)
 		}
 		isIn, byHand := map[int64]bool{}, map[int64]bool{}
 		for _, id := range in {

@@ -147,7 +147,7 @@ func (x *Exports) start(ctx context.Context, accountID int64, job *models.Export
 		// export_jobs_user (user_id, id) serves it: an account's rows are few.
 		if err := tx.Model(&models.ExportJob{}).Where("user_id = ? AND state IN ?", accountID, []string{ExportQueued, ExportRunning}).
 			Count(&active).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: count the active exports of account %d: %w", accountID, err)
 		}
 		if active >= MaxActiveExports {
 			return ErrTooManyExports
@@ -281,7 +281,7 @@ func (x *Exports) claim(ctx context.Context) (*models.ExportJob, error) {
 		// export_jobs_due (lease_until) WHERE state IN (queued, running) serves it.
 		if err := tx.Raw(`SELECT id FROM export_jobs WHERE state IN ('queued', 'running') AND lease_until <= ?
 			ORDER BY id LIMIT 1`+x.db.dialect().skipLocked(), now).Scan(&ids).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: find a queued export: %w", err)
 		}
 		if len(ids) == 0 {
 			return nil
@@ -289,10 +289,10 @@ func (x *Exports) claim(ctx context.Context) (*models.ExportJob, error) {
 		if err := tx.Exec(`UPDATE export_jobs SET state = ?, worker = ?, lease_until = ?, attempts = attempts + 1,
 			rows_done = 0, rows_total = 0, bytes = 0, parts = 0, error = '' WHERE id = ?`,
 			ExportRunning, x.worker, now+exportLease.Milliseconds(), ids[0]).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: claim export %d: %w", ids[0], err)
 		}
 		if err := tx.Exec("DELETE FROM export_parts WHERE export_id = ?", ids[0]).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: clear the parts of export %d: %w", ids[0], err)
 		}
 		job = &models.ExportJob{}
 		return tx.Where("id = ?", ids[0]).First(job).Error
@@ -356,7 +356,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 			return err
 		}
 		if err := count.Count(&total).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: count the rows of export %d: %w", job.ID, err)
 		}
 		if err := pw.begin(ctx, total); err != nil {
 			return err
@@ -368,7 +368,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 			return notFound(err)
 		}
 		if err := r.Table("send_messages").Where("send_id = ? AND user_id = ?", ss.ID, job.UserID).Count(&total).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: count the rows of export %d: %w", job.ID, err)
 		}
 		if err := pw.begin(ctx, total); err != nil {
 			return err
@@ -391,7 +391,7 @@ func (x *Exports) Expire(ctx context.Context) (int, error) {
 		}
 		err := x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := tx.Exec("DELETE FROM export_parts WHERE export_id IN ?", ids).Error; err != nil {
-				return err
+				return fmt.Errorf("exports: drop the parts of expired exports: %w", err)
 			}
 			return tx.Exec("DELETE FROM export_jobs WHERE id IN ?", ids).Error
 		})
@@ -483,7 +483,7 @@ func (p *partWriter) flush(ctx context.Context) error {
 			return err
 		}
 		if err := tx.Exec("INSERT INTO export_parts (export_id, seq, data) VALUES (?, ?, ?)", p.job.ID, p.seq-1, p.buf).Error; err != nil {
-			return err
+			return fmt.Errorf("exports: store part %d of export %d: %w", p.seq-1, p.job.ID, err)
 		}
 		p.buf = p.buf[:0]
 		return nil

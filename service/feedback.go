@@ -25,7 +25,7 @@ type Report = delivery.Report
 //
 //   - A hard bounce suppresses the address (with its status code,
 //     diagnostic and source) and counts `bounces` on its send.
-//   - A soft bounce counts `soft_bounces`; SoftLimit soft bounces of one
+//   - A soft bounce counts `soft_bounces`; Config.SoftBounceLimit soft bounces of one
 //     address within 30 days suppress it.
 //   - A complaint makes the address a global unsubscriber and counts
 //     `spam_reports` and `unsubscribes`.
@@ -43,8 +43,6 @@ type Feedback struct {
 	mail    *Mail // the rate alerts
 	rec     *recorders
 	now     func() time.Time
-	// SoftLimit is HERALD_SOFT_BOUNCE_LIMIT (default 3).
-	SoftLimit int
 }
 
 // Alert thresholds of one send (decisions.md 7): its hard-bounce rate and
@@ -64,9 +62,12 @@ const (
 	FeedbackDeferral    = "deferral"
 )
 
-func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail) *Feedback {
-	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail}
-	f.rec = &recorders{events: events, softLimit: f.softLimit}
+func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
+	if softLimit <= 0 {
+		softLimit = 3
+	}
+	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail, now: now}
+	f.rec = &recorders{events: events, softLimit: softLimit}
 	return f
 }
 
@@ -155,8 +156,8 @@ func ignoreMissing(err error) error {
 // then mails a rate alert if the send just crossed a threshold.
 func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) error {
 	at := r.At
-	if at.IsZero() || at.After(f.clock()) {
-		at = f.clock()
+	if at.IsZero() || at.After(f.now()) {
+		at = f.now()
 	}
 	ts := models.NewTimestamp(at.UTC())
 	counted := false
@@ -287,18 +288,4 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
 	return true, f.rec.block(tx, m, verdictOfReport(r, ts))
-}
-
-func (f *Feedback) softLimit() int {
-	if f.SoftLimit > 0 {
-		return f.SoftLimit
-	}
-	return 3
-}
-
-func (f *Feedback) clock() time.Time {
-	if f.now != nil {
-		return f.now()
-	}
-	return models.Now()
 }

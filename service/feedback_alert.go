@@ -13,7 +13,7 @@ import (
 // mark, a conditional update: one process mails it).
 func (f *Feedback) alert(ctx context.Context, sendID int64, mark, counter string, rate float64) {
 	res := f.db.W.WithContext(ctx).Exec("UPDATE single_sends SET "+mark+" = ? WHERE id = ? AND "+mark+" IS NULL AND delivered > 0 AND "+
-		counter+" > delivered * ?", models.NewTimestamp(f.clock()), sendID, rate)
+		counter+" > delivered * ?", models.NewTimestamp(f.now()), sendID, rate)
 	if res.Error != nil {
 		slog.Warn("feedback: rate alert", "send", sendID, "err", res.Error)
 		return

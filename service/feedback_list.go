@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -33,7 +34,7 @@ func (f *Feedback) Each(ctx context.Context, accountID int64, ff FeedbackFilter,
 		per, page := min(ff.PerPage, maxPerPage), max(ff.Page, 1)
 		var rows []models.Feedback
 		if err := q().Order("id DESC").Limit(per).Offset((page - 1) * per).Find(&rows).Error; err != nil {
-			return err
+			return fmt.Errorf("feedback: page of reports of account %d: %w", accountID, err)
 		}
 		for i := range rows {
 			if err := fn(&rows[i]); err != nil {
@@ -50,7 +51,7 @@ func (f *Feedback) Each(ctx context.Context, accountID int64, ff FeedbackFilter,
 			qq = qq.Where("id < ?", last)
 		}
 		if err := qq.Order("id DESC").Limit(batchSize).Find(&rows).Error; err != nil {
-			return err
+			return fmt.Errorf("feedback: reports of account %d: %w", accountID, err)
 		}
 		for i := range rows {
 			if err := fn(&rows[i]); err != nil {

@@ -200,8 +200,7 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 // TestSoftBounceLimitSuppresses: HERALD_SOFT_BOUNCE_LIMIT soft bounces of
 // one address within 30 days suppress it; older ones do not count.
 func TestSoftBounceLimitSuppresses(t *testing.T) {
-	f := newSendFixture(t, true)
-	f.svc.SetClock(f.Now)
+	f := newSendFixture(t, true) // on the fixture's clock
 	typeA := f.contactType("Customers", "full@example.com")
 	soft := func(name string) {
 		ss := f.create(f.input(name, []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))

@@ -309,10 +309,9 @@ func TestInboundReportsNeedATie(t *testing.T) {
 // by any process sharing the database; one whose request could not be
 // handled can come again; Prune forgets the expired ones.
 func TestWebhookTokensSpendOnce(t *testing.T) {
-	procs := dbtest.Processes(t, 2)
-	svc, other := procs[0], procs[1]
 	clock := dbtest.NewClock(time.Now())
-	svc.SetClock(clock.Now)
+	procs := dbtest.Processes(t, 2, service.Config{Now: clock.Now})
+	svc, other := procs[0], procs[1]
 	ctx := context.Background()
 	fb := svc.Feedback
 	spendOn := func(p *service.Service, source, token string) bool {
@@ -354,8 +353,7 @@ func TestWebhookTokensSpendOnce(t *testing.T) {
 // server wide, by why and by source and sender; Prune, which the
 // scheduler runs, drops what is older.
 func TestUntiedSummaryAndPrune(t *testing.T) {
-	f := newSendFixture(t, false)
-	f.svc.SetClock(f.Now)
+	f := newSendFixture(t, false) // on the fixture's clock
 	ctx := context.Background()
 	r := func(source, ip, to string) service.Report {
 		return service.Report{Kind: delivery.ReportHardBounce, Source: source, RemoteIP: ip, Recipient: to, Status: "5.1.1"}

@@ -46,7 +46,7 @@ func (f *Feedback) keepUntied(ctx context.Context, r Report, why string) error {
 		email = ""
 	}
 	row := models.UntiedReport{Kind: r.Kind.String(), Source: truncate(r.Source, 32), RemoteIP: truncate(r.RemoteIP, 64),
-		Email: truncate(email, 254), Why: why, CreatedAt: models.NewTimestamp(f.clock().UTC())}
+		Email: truncate(email, 254), Why: why, CreatedAt: models.NewTimestamp(f.now().UTC())}
 	if err := f.db.W.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("feedback: keep an untied report: %w", err)
 	}
@@ -61,7 +61,7 @@ func (f *Feedback) keepUntied(ctx context.Context, r Report, why string) error {
 func (f *Feedback) KeepMail(ctx context.Context, k delivery.KeptMail) error {
 	err := f.db.W.WithContext(ctx).Exec(`INSERT INTO bounce_mailbox_kept (mailbox, mail_id, why, created_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (mailbox, mail_id) DO NOTHING`, truncate(k.Mailbox, 500), truncate(k.ID, 200), truncate(k.Why, 32),
-		models.NewTimestamp(f.clock().UTC())).Error
+		models.NewTimestamp(f.now().UTC())).Error
 	if err != nil {
 		return fmt.Errorf("feedback: count a mail kept in the bounce mailbox: %w", err)
 	}
@@ -99,7 +99,7 @@ const maxUntiedSenders = 20
 // Untied counts the untied reports and the kept mails of the last 30
 // days, server wide. Errors: the database's.
 func (f *Feedback) Untied(ctx context.Context) (*UntiedSummary, error) {
-	since := models.NewTimestamp(f.clock().Add(-untiedWindow).UTC())
+	since := models.NewTimestamp(f.now().Add(-untiedWindow).UTC())
 	q := f.db.R.WithContext(ctx)
 	s := &UntiedSummary{}
 	if err := q.Model(&models.UntiedReport{}).Select("why, COUNT(*) AS n").Where("created_at >= ?", since).
@@ -127,7 +127,7 @@ func (f *Feedback) Untied(ctx context.Context) (*UntiedSummary, error) {
 // days, and the webhook tokens whose signatures have expired. The
 // scheduler runs it once an hour. Errors: the database's.
 func (f *Feedback) Prune(ctx context.Context) error {
-	old := models.NewTimestamp(f.clock().UTC().Add(-untiedWindow))
+	old := models.NewTimestamp(f.now().UTC().Add(-untiedWindow))
 	db := f.db.W.WithContext(ctx)
 	for _, p := range []struct{ what, sql string }{
 		{"untied reports", "DELETE FROM untied_reports WHERE created_at < ?"},

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -88,12 +89,12 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(f.db.now())
 	fld := &models.Field{UserID: &accountID, FieldName: name, FieldType: typ, CreatedAt: &now, UpdatedAt: &now}
 	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Model(&models.Field{}).Where("user_id = ? AND LOWER(field_name) = ?", accountID, strings.ToLower(name)).Count(&n).Error; err != nil {
-			return err
+			return fmt.Errorf("fields: is a field name taken in account %d: %w", accountID, err)
 		}
 		if n > 0 {
 			return Invalid("field_name", "The field name has already been taken.")
@@ -115,7 +116,7 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 			return notFound(err)
 		}
 		if err := tx.Delete(&models.Field{}, fld.ID).Error; err != nil {
-			return err
+			return fmt.Errorf("fields: delete field %d: %w", fld.ID, err)
 		}
 		if err := f.db.dialect().dropCustomField(tx, accountID, fld.FieldName); err != nil {
 			return err

@@ -54,7 +54,7 @@ func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*m
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(g.db.now())
 	grp := &models.UnsubscribeGroup{
 		UserID: accountID, RandID: randomID(8), GroupName: name, Description: desc, IsDisplay: display,
 		CreatedAt: now, UpdatedAt: now,
@@ -96,7 +96,7 @@ func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput)
 			return err
 		}
 		res := tx.Model(&models.UnsubscribeGroup{}).Where("user_id = ? AND id = ?", accountID, id).
-			Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": models.Now()})
+			Updates(map[string]any{"group_name": name, "description": desc, "is_display": display, "updated_at": g.db.now()})
 		if res.Error != nil {
 			return res.Error
 		}

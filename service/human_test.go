@@ -36,8 +36,7 @@ var (
 // counters of the spec count everything as before; the human counters,
 // the per-link counts and the events' "machine" say what people did.
 func TestScannersAndProxiesAreNotPeople(t *testing.T) {
-	f := newSendFixture(t, true)
-	f.svc.EventWebhooks.PublicOnly(false)
+	f := newSendFixtureWith(t, true, 0, func(c *service.Config) { c.EventWebhooksPrivate = true })
 	if _, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{"open", "click"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +164,11 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 // scanner (on the same message, seconds later) clicks another within 2 s
 // of it: the person's click is taken back only when the two are within
 // 2 s; a HEAD request and an empty agent never count as a person; the
-// operator's ranges (MachineRanges) are machines for opens and clicks.
+// operator's ranges (Config.MachineRanges) are machines for opens and clicks.
 func TestTakeBackOnlyTheHumanCount(t *testing.T) {
-	f := newSendFixture(t, true)
-	f.svc.Tracking.MachineRanges([]netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")})
+	f := newSendFixtureWith(t, true, 0, func(c *service.Config) {
+		c.MachineRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
+	})
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = `<html><body><a href="https://shop.example.com/a">A</a> <a href="https://shop.example.com/b">B</a>` +

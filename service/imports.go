@@ -133,13 +133,13 @@ func (s *Imports) CheckImport(ctx context.Context, accountID int64, in ImportFil
 
 // Start records a new running import of a file of size bytes (-1 unknown).
 func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName string, size int64) (*models.Import, error) {
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	imp := &models.Import{
 		UserID: accountID, ContactTypeID: typeID, FileName: filepath.Base(fileName), Status: "running",
 		BytesTotal: size, Problems: models.ImportProblems{}, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.db.W.WithContext(ctx).Create(imp).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("imports: save a new import: %w", err)
 	}
 	return imp, s.audit.Record(ctx, accountID, AuditImportStarted, imp.FileName, fmt.Sprintf("import %d into contact type %d", imp.ID, typeID))
 }
@@ -199,7 +199,7 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 			imp.Message = "The import stopped: " + err.Error()
 		}
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	imp.FinishedAt, imp.UpdatedAt = &now, now
 	if uerr := s.db.W.WithContext(context.WithoutCancel(ctx)).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 		"status": imp.Status, "message": imp.Message, "bytes_read": imp.BytesRead, "rows_read": imp.RowsRead,
@@ -652,7 +652,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 			lastProgress = time.Now()
 			return s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 				"bytes_read": last.bytesRead, "rows_read": last.rowsRead, "created": imp.Created,
-				"updated": imp.Updated, "skipped": last.skipped, "updated_at": models.Now(),
+				"updated": imp.Updated, "skipped": last.skipped, "updated_at": s.db.now(),
 			}).Error
 		}
 		return nil
@@ -691,7 +691,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 		if err != nil {
 			return err
 		}
-		if err := addDaily(tx, imp.UserID, models.Now(), daily{dailyContactsAdded: created}); err != nil {
+		if err := addDaily(tx, imp.UserID, s.db.now(), daily{dailyContactsAdded: created}); err != nil {
 			return err
 		}
 		imp.Created += created
@@ -710,7 +710,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 // to date for its contacts. It returns the contacts' ids.
 func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([]int64, int64, error) {
 	imp := u.imp
-	now := models.Now()
+	now := tx.NowFunc()
 	args := make([]any, 0, sharedParams+len(batch)*(len(importColumns)-4))
 	args = append(args, imp.UserID, imp.ContactTypeID, now)
 	for i := range batch {
@@ -794,7 +794,7 @@ func (s *Imports) WriteSample(ctx context.Context, accountID int64, w io.Writer)
 // crash). A running import records progress at least every few seconds
 // while rows arrive.
 func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64, error) {
-	now := models.Now()
+	now := s.db.now()
 	res := s.db.W.WithContext(ctx).Model(&models.Import{}).
 		Where("status = ? AND updated_at < ?", "running", now.Add(-idle)).
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",

@@ -158,11 +158,10 @@ func TestImportSameOnSQLiteAndPostgres(t *testing.T) {
 	if err := lite.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	liteSvc, err := service.New(lite, service.Config{})
+	liteSvc, err := service.New(lite, service.Config{PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)
 	}
-	liteSvc.Accounts.SetPasswordCost(bcrypt.MinCost)
 	pgSvc := dbtest.Service(t)
 
 	want := runImportCase(t, liteSvc, b.String())

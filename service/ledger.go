@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -361,17 +362,17 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			}
 		}
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(l.now())
 	if len(skipped) > 0 {
 		if err := l.db.W.WithContext(ctx).Exec("DELETE FROM send_messages WHERE id IN ? AND worker = ?", skipped, l.live.worker).Error; err != nil {
-			return err
+			return fmt.Errorf("ledger: drop skipped messages: %w", err)
 		}
 	}
 	if len(back) > 0 {
 		// Not sent (a stale claim, a paused send): back to the queue,
 		// unless another process holds them.
 		if err := l.db.W.WithContext(ctx).Exec(giveBack, back, l.live.worker).Error; err != nil {
-			return err
+			return fmt.Errorf("ledger: give back claimed messages: %w", err)
 		}
 	}
 	if l.db.dialect().dataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
@@ -413,7 +414,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if res.RowsAffected > 0 {
 				if err := tx.Exec("UPDATE single_sends SET delivered = delivered + ?, sent_at = COALESCE(sent_at, ?) WHERE id = ?",
 					res.RowsAffected, now, sendID).Error; err != nil {
-					return err
+					return fmt.Errorf("ledger: count outcomes on send %d: %w", sendID, err)
 				}
 				add(sendID, dailySent, res.RowsAffected)
 				add(sendID, dailyDelivered, res.RowsAffected)
@@ -422,7 +423,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		for _, sendID := range sortedKeys(bounced) {
 			var accountID int64
 			if err := tx.Model(&models.SingleSend{}).Select("user_id").Where("id = ?", sendID).Scan(&accountID).Error; err != nil {
-				return err
+				return fmt.Errorf("ledger: account of send %d: %w", sendID, err)
 			}
 			var n int64
 			for _, b := range bounced[sendID] {
@@ -448,7 +449,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			}
 			if n > 0 {
 				if err := tx.Exec("UPDATE single_sends SET bounces = bounces + ? WHERE id = ?", n, sendID).Error; err != nil {
-					return err
+					return fmt.Errorf("ledger: count bounces on send %d: %w", sendID, err)
 				}
 				add(sendID, dailySent, n)
 				add(sendID, dailyBounces, n)
@@ -490,7 +491,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if n > 0 {
 				if err := tx.Exec(`UPDATE single_sends SET failures = failures + ?, last_failure = ?,
 					first_failure = CASE WHEN first_failure = '' THEN ? ELSE first_failure END WHERE id = ?`, n, last, first, sendID).Error; err != nil {
-					return err
+					return fmt.Errorf("ledger: count failures on send %d: %w", sendID, err)
 				}
 			}
 		}

@@ -70,11 +70,10 @@ func benchLocalTime(b *testing.B, n int) {
 	start := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	var clock atomic.Int64 // Unix ms
 	clock.Store(start.UnixMilli())
-	svc, err := New(db, Config{Now: func() time.Time { return time.UnixMilli(clock.Load()) }})
+	svc, err := New(db, Config{PasswordCost: bcrypt.MinCost, Now: func() time.Time { return time.UnixMilli(clock.Load()) }})
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
 	u, _, err := svc.Accounts.Create(ctx, AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
 	if err != nil {
 		b.Fatal(err)

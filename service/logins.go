@@ -54,9 +54,9 @@ func (w Who) row() (table, where string, args []any) {
 func (w Who) update(db *gorm.DB, cols map[string]any) error {
 	table, where, args := w.row()
 	if w.MemberID == 0 {
-		cols["updated_at"] = models.Now()
+		cols["updated_at"] = db.NowFunc()
 	} else {
-		cols["updated_at"] = models.Now().UnixMilli()
+		cols["updated_at"] = db.NowFunc().UnixMilli()
 	}
 	res := db.Table(table).Where(where, args...).Updates(cols)
 	if res.Error != nil {

@@ -111,7 +111,7 @@ func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, err
 			return nil, gerr
 		}
 		if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&models.Setting{Name: name, Value: pem}).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mail: save the system DKIM key: %w", err)
 		}
 		err = db.W.WithContext(ctx).Where("name = ?", name).First(&st).Error
 	}
@@ -210,7 +210,7 @@ func domainKey(ctx context.Context, db *DB, accountID int64, domain string) (*de
 	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").First(&row).Error
 	if err != nil {
 		if !IsNotFound(notFound(err)) {
-			return nil, err
+			return nil, fmt.Errorf("mail: DKIM key of a domain of account %d: %w", accountID, err)
 		}
 		made, err := makeDomainKey(ctx, db, accountID, domain, 1)
 		if err != nil {

@@ -61,8 +61,7 @@ func session(t *testing.T, svc *service.Service, w service.Who) string {
 // member ends its links.
 func TestMemberPasswordResetByMail(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleEditor)
@@ -225,8 +224,7 @@ func enableTOTP(t *testing.T, svc *service.Service, w service.Who, now time.Time
 // not open on another login's row; removing the member deletes it.
 func TestMemberTwoFactor(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleViewer)
@@ -382,8 +380,7 @@ func TestMemberTwoFactor(t *testing.T) {
 // line no one.
 func TestLoginChangesAreAudited(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ann := newAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleEditor)
 	asBob := service.WithActor(context.Background(), service.Actor{AccountID: ann, MemberID: bob.MemberID, Role: service.RoleEditor, Name: "bob <bob@example.com>"})

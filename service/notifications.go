@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -51,7 +52,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(n.db.now())
 	r := &models.NotificationRecipient{UserID: accountID, EmailAddress: email, EmailOwner: owner, CreatedAt: now, UpdatedAt: now}
 	err := n.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := touchLists(tx, accountID); err != nil {
@@ -61,7 +62,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 			Columns:   []clause.Column{{Name: "user_id"}, {Name: "email_address"}},
 			DoUpdates: clause.AssignmentColumns([]string{"email_owner", "updated_at"}),
 		}).Create(r).Error; err != nil {
-			return err
+			return fmt.Errorf("notifications: save a recipient of account %d: %w", accountID, err)
 		}
 		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
 	})

@@ -46,7 +46,7 @@ func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg [
 	}
 	row := &models.OutboxMessage{
 		UserID: AccountFrom(ctx), MailFrom: from, RcptTo: strings.Join(to, ", "), Subject: subject,
-		Message: msg, CreatedAt: models.NewTimestamp(models.Now()),
+		Message: msg, CreatedAt: models.NewTimestamp(o.db.now()),
 	}
 	return o.db.W.WithContext(context.WithoutCancel(ctx)).Create(row).Error
 }

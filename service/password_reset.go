@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -33,7 +34,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	if err := p.Err(); err != nil {
 		return err
 	}
-	t := throttle{db: a.db, now: a.clock}
+	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleReset, key: e}
 	wait, err := t.wait(ctx, key)
 	if err != nil || wait > 0 {
@@ -53,10 +54,10 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 		return err
 	}
 	token, hash := newToken()
-	now := a.clock()
+	now := a.now()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM password_resets WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: forget expired password resets: %w", err)
 		}
 		return tx.Exec("INSERT INTO password_resets (user_id, member_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
 			l.AccountID, l.MemberID, hash, now.UnixMilli(), now.Add(ResetLinkTTL).UnixMilli()).Error
@@ -74,7 +75,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 func (a *Accounts) resetLink(ctx context.Context, db *gorm.DB, token string) (Who, error) {
 	var rows []Who
 	err := db.WithContext(ctx).Table("password_resets").Select("user_id AS account_id", "member_id").
-		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).
+		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.now().UnixMilli()).
 		Limit(1).Scan(&rows).Error
 	if err != nil {
 		return Who{}, err
@@ -169,7 +170,7 @@ func setPassword(tx *gorm.DB, w Who, hash string) error {
 		return err
 	}
 	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error; err != nil {
-		return err
+		return fmt.Errorf("accounts: drop the password resets of account %d: %w", w.AccountID, err)
 	}
 	return w.endSessions(tx)
 }

@@ -31,7 +31,7 @@ func (d *DB) inMigration(fn func(tx *gorm.DB, dl dialect, now time.Time) error) 
 	return func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := d.W.Session(&gorm.Session{NewDB: true, Context: ctx})
 		tx.Statement.ConnPool = sqlTx // as gorm's own Begin does
-		return fn(tx, d.dialect(), models.Now())
+		return fn(tx, d.dialect(), d.now())
 	}
 }
 

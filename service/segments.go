@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -96,10 +97,10 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 		if err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.db.now())
 		seg.CreatedAt, seg.UpdatedAt = now, now
 		if err := tx.Create(seg).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: save a new segment: %w", err)
 		}
 		return s.materialise(tx, seg, conds)
 	})
@@ -134,12 +135,12 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 		if err != nil {
 			return err
 		}
-		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(models.Now())
+		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(s.db.now())
 		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Updates(map[string]any{
 			"contact_type_id": seg.ContactTypeID, "segment_name": seg.SegmentName, "select_field": seg.SelectField,
 			"select_operator": seg.SelectOperator, "value": seg.Value, "query_type": seg.QueryType, "updated_at": seg.UpdatedAt,
 		}).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: update segment %d: %w", id, err)
 		}
 		return s.materialise(tx, seg, conds)
 	})
@@ -150,10 +151,10 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 // match now, in one INSERT … SELECT.
 func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Condition) error {
 	if err := tx.Exec("DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IS NOT NULL", seg.ID).Error; err != nil {
-		return err
+		return fmt.Errorf("segments: clear the contacts of segment %d: %w", seg.ID, err)
 	}
 	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
-	now := models.Now()
+	now := s.db.now()
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
 		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
@@ -210,7 +211,7 @@ func (cs contactSet) of(col string) string { return col + " " + cs.test }
 func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeID int64, set contactSet) error {
 	var segs []models.Segment
 	if err := tx.WithContext(ctx).Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", accountID, typeID).Find(&segs).Error; err != nil {
-		return err
+		return fmt.Errorf("segments: segments of contact type %d: %w", typeID, err)
 	}
 	if len(segs) == 0 {
 		return nil
@@ -219,14 +220,14 @@ func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeI
 	if err != nil {
 		return err
 	}
-	now := models.Now()
+	now := s.db.now()
 	for i := range segs {
 		seg := &segs[i]
 		where, args := sqlCondition(s.db.dialect(), conditionsOf(seg, customs), isOr(seg))
 		matching := `SELECT c.id FROM contacts c WHERE ` + set.of("c.id") + ` AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
 		del := `DELETE FROM segment_emails WHERE segment_id = ? AND ` + set.of("contact_id") + ` AND contact_id NOT IN (` + matching + `)`
 		if err := tx.Exec(del, append([]any{seg.ID, set.arg, set.arg, typeID}, args...)...).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: drop contacts leaving segment %d: %w", seg.ID, err)
 		}
 		ins := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 			SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
@@ -234,7 +235,7 @@ func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeI
 			AND NOT EXISTS (SELECT 1 FROM segment_emails e WHERE e.segment_id = ? AND e.contact_id = c.id)`
 		a := append([]any{seg.ID, now, now, set.arg, accountID, typeID}, args...)
 		if err := tx.Exec(ins, append(a, seg.ID)...).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: add contacts entering segment %d: %w", seg.ID, err)
 		}
 	}
 	return nil
@@ -245,7 +246,7 @@ func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeI
 func (s *Segments) rebuildUsing(ctx context.Context, tx *gorm.DB, accountID int64, field string) error {
 	var segs []models.Segment
 	if err := tx.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Find(&segs).Error; err != nil {
-		return err
+		return fmt.Errorf("segments: segments of account %d: %w", accountID, err)
 	}
 	customs, err := customFields(ctx, tx, accountID)
 	if err != nil {
@@ -323,8 +324,8 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		name = seg.SegmentName
-		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", models.Now()).Error; err != nil {
-			return err
+		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", s.db.now()).Error; err != nil {
+			return fmt.Errorf("segments: delete segment %d: %w", id, err)
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
 	})
@@ -387,7 +388,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.db.now())
 	row := &models.SegmentEmail{UserID: accountID, SegmentID: sid, FirstName: first, LastName: last, Email: email, CreatedAt: now, UpdatedAt: now}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := segment(ctx, tx, accountID, sid); err != nil {
@@ -395,7 +396,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 		}
 		var n int64
 		if err := tx.Model(&models.SegmentEmail{}).Where("segment_id = ? AND contact_id IS NULL AND email = ?", sid, email).Count(&n).Error; err != nil {
-			return err
+			return fmt.Errorf("segments: is an address in segment %d: %w", sid, err)
 		}
 		if n > 0 {
 			return Invalid("email", "The email has already been taken.")

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 
@@ -42,7 +43,7 @@ func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, s
 			Select("id", "email", "first_name", "last_name", "state", "error", "sent_at", "opened_at", "clicked_at", "unsubscribed_at", "hard_bounced_at", "soft_bounced_at", "complained_at").
 			Where("send_id = ? AND user_id = ? AND id > ?", ss.ID, accountID, last).Order("id").Limit(batchSize).Find(&rows).Error
 		if err != nil {
-			return err
+			return fmt.Errorf("exports: messages of send %d: %w", ss.ID, err)
 		}
 		for _, m := range rows {
 			mail := ContactMail{State: m.State, SentAt: m.SentAt, OpenedAt: m.OpenedAt, ClickedAt: m.ClickedAt,

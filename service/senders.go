@@ -20,7 +20,7 @@ type Senders struct {
 	db     *DB
 	checks *DomainChecks // the SPF proposal of the DNS page
 	notify SenderMailer
-	now    func() time.Time // nil: models.Now
+	now    func() time.Time // the service's clock (Config.Now)
 }
 
 // SenderMailer mails a sender's verification link; the delivery wiring
@@ -134,17 +134,6 @@ var ErrVerificationMail = &Error{Code: CodeUnavailable, Message: "The verificati
 // VerifyLinkLifetime: a not-found error with its own text.
 var ErrLinkExpired = &Error{Code: CodeNotFound, Message: "This verification link has expired."}
 
-// SetClock replaces the clock the limits and link lifetimes are counted
-// with (tests).
-func (s *Senders) SetClock(now func() time.Time) { s.now = now }
-
-func (s *Senders) clock() time.Time {
-	if s.now != nil {
-		return s.now().UTC().Truncate(time.Microsecond)
-	}
-	return models.Now()
-}
-
 // tooManyMails is the refusal of a verification mail over a limit, with
 // how long until one may go (whole seconds, said in minutes).
 func tooManyMails(wait time.Duration) *Error {
@@ -182,12 +171,12 @@ func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, em
 		since := now.Add(-VerifyAccountWindow)
 		// Older mails count no more: the table holds an hour per account.
 		if err := tx.Exec("DELETE FROM verification_mails WHERE user_id = ? AND sent_at <= ?", accountID, since).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: forget old verification mails of account %d: %w", accountID, err)
 		}
 		var rows []mailRow
 		if err := tx.Raw("SELECT sender_id, email, sent_at FROM verification_mails WHERE user_id = ? AND sent_at > ? ORDER BY sent_at, id",
 			accountID, since).Scan(&rows).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: recent verification mails of account %d: %w", accountID, err)
 		}
 		var wait time.Duration
 		if n := len(rows); n >= VerifyMailsPerAccount {
@@ -251,7 +240,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 	if err != nil {
 		return nil, err
 	}
-	now := s.clock()
+	now := s.now()
 	ts := models.NewTimestamp(now)
 	snd.UserID, snd.Utr, snd.CreatedAt, snd.UpdatedAt = accountID, senderUtr(), ts, ts
 	issueLink(&snd, now)
@@ -265,7 +254,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 	// The mail went: store the sender even if the caller has gone.
 	err = s.db.W.WithContext(context.WithoutCancel(ctx)).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&snd).Error; err != nil {
-			return err
+			return fmt.Errorf("senders: save a new sender: %w", err)
 		}
 		return tx.Exec("UPDATE verification_mails SET sender_id = ? WHERE id = ?", snd.ID, reserved).Error
 	})
@@ -314,7 +303,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	changed := old.FromEmail != snd.FromEmail
 	snd.ID, snd.UserID, snd.Utr, snd.VerifyToken, snd.VerifyIssuedAt, snd.IsVerified, snd.SendAt, snd.CreatedAt =
 		old.ID, old.UserID, old.Utr, old.VerifyToken, old.VerifyIssuedAt, old.IsVerified, old.SendAt, old.CreatedAt
-	now := s.clock()
+	now := s.now()
 	if changed {
 		reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
 		if err != nil {
@@ -329,14 +318,14 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	}
 	snd.UpdatedAt = models.NewTimestamp(now)
 	if err := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&snd).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("senders: update sender %d: %w", id, err)
 	}
 	return &snd, nil
 }
 
 // Delete soft-deletes a sender. Errors: ErrNotFound.
 func (s *Senders) Delete(ctx context.Context, accountID, id int64) error {
-	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).Update("deleted_at", models.Now())
+	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).Update("deleted_at", s.now())
 	if res.Error != nil {
 		return res.Error
 	}
@@ -367,7 +356,7 @@ func (s *Senders) ResendVerification(ctx context.Context, accountID, id int64) e
 	if err != nil {
 		return err
 	}
-	now := s.clock()
+	now := s.now()
 	reserved, err := s.reserveMail(ctx, accountID, id, snd.FromEmail, now)
 	if err != nil {
 		return err
@@ -404,7 +393,7 @@ func (s *Senders) byToken(ctx context.Context, q *gorm.DB, token string) (*model
 	if err := q.WithContext(ctx).Where("verify_token = ? AND deleted_at IS NULL", token).First(&snd).Error; err != nil {
 		return nil, notFound(err)
 	}
-	if snd.IsVerified == 0 && linkExpired(&snd, s.clock()) {
+	if snd.IsVerified == 0 && linkExpired(&snd, s.now()) {
 		return nil, ErrLinkExpired
 	}
 	return &snd, nil
@@ -430,7 +419,7 @@ func (s *Senders) Verify(ctx context.Context, token string) (*models.Sender, err
 	// The token is in the condition: a resend that replaced it meanwhile
 	// wins, and this link names nothing any more.
 	res := s.db.W.WithContext(ctx).Model(&models.Sender{}).Where("id = ? AND verify_token = ? AND deleted_at IS NULL", snd.ID, snd.VerifyToken).
-		Updates(map[string]any{"is_verified": 1, "updated_at": s.clock()})
+		Updates(map[string]any{"is_verified": 1, "updated_at": s.now()})
 	if res.Error != nil {
 		return nil, res.Error
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"herald/dbtest"
 	"herald/delivery"
 	"herald/models"
@@ -26,11 +28,11 @@ func mailedSvc(t *testing.T, svc *service.Service, smtpURL string, c *dbtest.Clo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	out, err := service.New(svc.DB, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
+	out, err := service.New(svc.DB, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: c.Now,
+		PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Senders.SetClock(c.Now)
 	return out
 }
 

@@ -86,7 +86,6 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	})
 	ledger.paused = sc.paused
 	sg := &Sending{scheduler: sc, engine: engine, live: live}
-	s.Sending = sg
 	s.engine.listen(sg)
 	return sg, nil
 }

@@ -48,13 +48,24 @@ func newSendFixture(t *testing.T, run bool) *sendFixture {
 // (0: the default).
 func newSendFixtureDeadAfter(t *testing.T, run bool, deadAfter time.Duration) *sendFixture {
 	t.Helper()
+	return newSendFixtureWith(t, run, deadAfter, nil)
+}
+
+// newSendFixtureWith is newSendFixtureDeadAfter with edit applied to the
+// service's Config (nil: none) before the service is built.
+func newSendFixtureWith(t *testing.T, run bool, deadAfter time.Duration, edit func(*service.Config)) *sendFixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &sendFixture{t: t, ctx: ctx, srv: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
 	tr, err := delivery.OpenTransport(f.srv.URL(), 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc = dbtest.Service(t, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: f.Now})
+	cfg := service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: f.Now}
+	if edit != nil {
+		edit(&cfg)
+	}
+	f.svc = dbtest.Service(t, cfg)
 	f.acct = newAccount(t, f.svc, "owner@herald.test")
 	snd, err := f.svc.Senders.Create(ctx, f.acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})

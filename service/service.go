@@ -17,7 +17,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -52,7 +54,6 @@ type Service struct {
 	SingleSends   *SingleSends
 	Suppressions  *Suppressions
 	Tracking      *Tracking
-	Sending       *Sending // set by NewSending
 	Automations   *Automations
 	Sessions      *Sessions
 	Bounces       *Bounces
@@ -92,9 +93,27 @@ type Config struct {
 	// two-factor secrets are sealed with it (totp.go). Empty: two-factor
 	// login cannot be turned on.
 	SecretKey string
-	// Now is the clock of what is due (schedules, automation steps,
-	// tracking windows); default time.Now.
+	// Now is the service's one clock: what is due (schedules, automation
+	// steps, tracking windows), the times written (created_at and the
+	// rest, GORM's own included), sessions, throttles and link lifetimes;
+	// default time.Now. Every area gets it from New, taken as stored (UTC,
+	// microseconds); tests hand a clock they move (dbtest.Clock).
 	Now func() time.Time
+	// SoftBounceLimit is HERALD_SOFT_BOUNCE_LIMIT: the soft bounces of one
+	// address after which it is suppressed; 0: 3.
+	SoftBounceLimit int
+	// EventWebhooksPrivate (HERALD_EVENT_WEBHOOK_PRIVATE=1) lets events
+	// endpoints name hosts off the public internet (loopback, private,
+	// link-local…); false, the default: public addresses only, checked
+	// when an endpoint is saved and when a connection is made
+	// (delivery.EventPoster.PublicOnly).
+	EventWebhooksPrivate bool
+	// MachineRanges (HERALD_MACHINE_RANGES) are address ranges whose opens
+	// and clicks are a machine's, besides delivery.MachineRules' own.
+	MachineRanges []netip.Prefix
+	// PasswordCost is the bcrypt cost of passwords hashed; 0:
+	// bcrypt.DefaultCost (tests lower it).
+	PasswordCost int
 	// DomainChecks is what the DNS checks of sending domains read:
 	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
 	// relay's host, whether inbound SMTP runs.
@@ -116,12 +135,17 @@ func New(db *DB, cfg Config) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
+	now := storedClock(cfg.Now)
+	db = db.withClock(now)
 	outbox := NewOutbox(db)
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
 	}
 	signals := &engineSignals{}
-	audit := &Audit{db: db}
+	audit := &Audit{db: db, now: now}
 	segments := &Segments{db: db, audit: audit}
 	settings := &Settings{db: db}
 	resolver := &sharedResolver{server: cfg.DomainChecks.DNSServer}
@@ -131,45 +155,45 @@ func New(db *DB, cfg Config) (*Service, error) {
 	}
 	events := &Events{db: db}
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
-	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, cfg.Now, cfg.DomainChecks)
+	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
-	checklist := NewChecklist(db, cfg.Now, checks.Authenticated)
-	accounts := &Accounts{db: db, cost: bcrypt.DefaultCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
+	checklist := NewChecklist(db, now, checks.Authenticated)
+	accounts := &Accounts{db: db, now: now, cost: cfg.PasswordCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
 		Audit:         audit,
 		Team:          &Team{db: db, mail: mail, accounts: accounts, audit: audit},
 		engine:        signals,
-		now:           cfg.Now,
+		now:           now,
 		Mail:          mail,
 		Events:        events,
-		EventWebhooks: &EventWebhooks{db: db, events: events, poster: &delivery.EventPoster{}},
+		EventWebhooks: &EventWebhooks{db: db, now: now, events: events, poster: &delivery.EventPoster{PublicOnly: !cfg.EventWebhooksPrivate}},
 		Bounces:       bounces,
-		Feedback:      newFeedback(db, bounces, events, mail),
+		Feedback:      newFeedback(db, bounces, events, mail, cfg.SoftBounceLimit, now),
 		ContactTypes:  &ContactTypes{db: db, audit: audit},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, notify: mail, checks: checks},
+		Senders:       &Senders{db: db, now: now, notify: mail, checks: checks},
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
-		SingleSends:   &SingleSends{db: db, now: cfg.Now, engine: signals, checklist: checklist, audit: audit},
+		SingleSends:   &SingleSends{db: db, now: now, engine: signals, checklist: checklist, audit: audit},
 		Checklist:     checklist,
 		Suppressions:  &Suppressions{db: db},
-		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: cfg.Now, rules: &delivery.MachineRules{}},
+		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
 		Accounts:      accounts,
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: &Notifications{db: db},
 		Settings:      settings,
-		Sessions:      &Sessions{db: db},
-		APIKeys:       &APIKeys{db: db, audit: audit},
-		Dashboard:     &Dashboard{db: db, now: cfg.Now},
+		Sessions:      &Sessions{db: db, now: now},
+		APIKeys:       &APIKeys{db: db, now: now, audit: audit},
+		Dashboard:     &Dashboard{db: db, now: now},
 	}
-	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, cfg.Now)
+	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
 }
 
@@ -299,7 +323,7 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		for _, part := range parts {
 			var c int64
 			if err := q(part).Count(&c).Error; err != nil {
-				return err
+				return fmt.Errorf("count the rows to delete: %w", err)
 			}
 			n += c
 		}
@@ -308,7 +332,7 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		}
 		for _, part := range parts {
 			if err := q(part).Delete(model).Error; err != nil {
-				return err
+				return fmt.Errorf("delete rows: %w", err)
 			}
 		}
 		return nil

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"herald/models"
@@ -30,25 +31,6 @@ const (
 type Sessions struct {
 	db  *DB
 	now func() time.Time
-}
-
-// SetClock makes the session rules, the login throttle, sign-up links,
-// sender verification and feedback read the time from now (tests move it instead of
-// sleeping).
-func (s *Service) SetClock(now func() time.Time) {
-	s.Sessions.now = now
-	s.Accounts.now = now
-	s.APIKeys.now = now
-	s.Senders.SetClock(now)
-	s.Feedback.now = now
-	s.Audit.now = now
-}
-
-func (s *Sessions) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
 }
 
 // tokenHash is how a token handed out once (a session, a sign-up or a
@@ -81,7 +63,7 @@ func (s *Sessions) Start(ctx context.Context, accountID int64) (string, error) {
 // of the account, as Start does.
 func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (string, error) {
 	token, hash := newToken()
-	now := s.clock()
+	now := s.now()
 	row := &models.Session{
 		UserID: accountID, MemberID: memberID, TokenHash: hash,
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
@@ -100,10 +82,10 @@ func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (
 func (s *Sessions) sweep(ctx context.Context, now time.Time) error {
 	w := s.db.W.WithContext(ctx)
 	if err := w.Exec("DELETE FROM sessions WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-		return err
+		return fmt.Errorf("sessions: forget expired sessions: %w", err)
 	}
 	if err := w.Exec("DELETE FROM sessions WHERE last_used_at <= ?", now.Add(-SessionIdle).UnixMilli()).Error; err != nil {
-		return err
+		return fmt.Errorf("sessions: forget idle sessions: %w", err)
 	}
 	return throttle{db: s.db, now: func() time.Time { return now }}.sweep(ctx)
 }
@@ -120,18 +102,18 @@ func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, er
 	if err := s.db.R.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).First(&row).Error; err != nil {
 		return nil, notFound(err)
 	}
-	now := s.clock()
+	now := s.now()
 	ms := now.UnixMilli()
 	if ms >= row.ExpiresAt || ms-row.LastUsedAt >= SessionIdle.Milliseconds() {
 		if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", row.ID).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sessions: end session %d: %w", row.ID, err)
 		}
 		return nil, ErrNotFound
 	}
 	if ms-row.LastUsedAt >= sessionTouch.Milliseconds() {
 		// Only while the row lives: a logout in between is not undone.
 		if err := s.db.W.WithContext(ctx).Exec("UPDATE sessions SET last_used_at = ? WHERE id = ?", ms, row.ID).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("sessions: touch session %d: %w", row.ID, err)
 		}
 		row.LastUsedAt = ms
 	}
@@ -171,7 +153,7 @@ func (s *Sessions) ListOf(ctx context.Context, accountID, memberID int64) ([]mod
 }
 
 func (s *Sessions) list(ctx context.Context, accountID, memberID int64) ([]models.Session, error) {
-	now := s.clock()
+	now := s.now()
 	var rows []models.Session
 	q := s.db.R.WithContext(ctx).Select("id", "user_id", "member_id", "started_at", "last_used_at", "expires_at").
 		Where("user_id = ? AND last_used_at > ? AND expires_at > ?", accountID, now.Add(-SessionIdle).UnixMilli(), now.UnixMilli())

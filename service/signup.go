@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -55,7 +56,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	}
 	var some []int64
 	if err := a.db.R.WithContext(ctx).Model(&models.User{}).Limit(1).Pluck("id", &some).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: is there an account: %w", err)
 	}
 	if len(some) == 0 {
 		u, keys, err := a.Create(ctx, in)
@@ -73,8 +74,8 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if err != nil {
 		return nil, err
 	}
-	now := a.clock()
-	t := throttle{db: a.db, now: a.clock}
+	now := a.now()
+	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleSignup, key: email}
 	wait, err := t.wait(ctx, key)
 	if err != nil {
@@ -93,7 +94,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	token, tokenHash := newToken()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM pending_signups WHERE expires_at <= ?", now.UnixMilli()).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: forget expired sign-ups: %w", err)
 		}
 		return tx.Create(&models.PendingSignup{
 			TokenHash: tokenHash, Name: name, Email: email, PasswordHash: string(hash),
@@ -113,7 +114,7 @@ func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.Pen
 		return nil, ErrSignupClosed
 	}
 	var p models.PendingSignup
-	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.clock().UnixMilli()).First(&p).Error
+	err := a.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.now().UnixMilli()).First(&p).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrSignupLink
 	}
@@ -133,7 +134,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 	}
 	var u *models.User
 	var keys Keys
-	now := a.clock().UnixMilli()
+	now := a.now().UnixMilli()
 	err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var p models.PendingSignup
 		if err := tx.Where("token_hash = ? AND expires_at > ?", tokenHash(token), now).First(&p).Error; err != nil {
@@ -144,7 +145,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 		}
 		// This link and any other of the address are used up.
 		if err := tx.Exec("DELETE FROM pending_signups WHERE email = ?", p.Email).Error; err != nil {
-			return err
+			return fmt.Errorf("accounts: spend a sign-up link: %w", err)
 		}
 		var err error
 		u, keys, err = insertAccount(tx, p.Name, p.Email, p.PasswordHash)

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -276,7 +277,7 @@ func normalTime(s string) string {
 func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Location, error) {
 	var tz string
 	if err := s.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: time zone of account %d: %w", accountID, err)
 	}
 	loc, err := time.LoadLocation(tz)
 	if err != nil || tz == "" {
@@ -389,14 +390,14 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.now())
 	ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 1, models.StringArray{}
 	ss.Status = models.SendInitiate
 	if ss.ScheduleType == 1 {
 		ss.Status = models.SendReady
 	}
 	if err := s.db.W.WithContext(ctx).Create(ss).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: save a new send: %w", err)
 	}
 	s.poke()
 	return ss, s.recordArmed(ctx, accountID, ss)
@@ -469,7 +470,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 		"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
 		"subject": ss.Subject, "preheader": ss.Preheader, "schedule_type": ss.ScheduleType,
 		"schedule_date": ss.ScheduleDate, "schedule_time": ss.ScheduleTime, "send_after": ss.SendAfter,
-		"status": status, "armed": armed, "updated_at": models.Now(),
+		"status": status, "armed": armed, "updated_at": s.now(),
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
@@ -533,11 +534,11 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 		ss.ScheduleDate, ss.ScheduleTime = "0000-00-00", "00:00:00"
 	}
 	if strings.TrimSpace(in.Utr) == "" {
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.now())
 		ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 0, models.StringArray{}
 		ss.Status = models.SendInitiate
 		if err := s.db.W.WithContext(ctx).Create(ss).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("single sends: save a new draft: %w", err)
 		}
 		return ss, nil
 	}
@@ -604,7 +605,7 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 	find := func(col string, part any) error {
 		var got []int64
 		if err := scope(tx).Where(col+" IN ?", part).Pluck("id", &got).Error; err != nil {
-			return err
+			return fmt.Errorf("single sends: ids by %s: %w", col, err)
 		}
 		found += len(got)
 		for _, id := range got {
@@ -655,7 +656,7 @@ func (s *SingleSends) Utrs(ctx context.Context, accountID int64, ids []int64) (m
 		Utr string
 	}
 	if err := accountSends(s.db.R.WithContext(ctx).Model(&models.SingleSend{}), accountID).Where("id IN ?", ids).Select("id", "utr").Scan(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: utrs of %d sends: %w", len(ids), err)
 	}
 	for _, r := range rows {
 		out[r.ID] = r.Utr
@@ -691,7 +692,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(s.now())
 	cp := *cur
 	cp.ID, cp.Utr, cp.Status, cp.Armed, cp.Resolved = 0, uuid.NewString(), models.SendInitiate, 0, 0
 	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
@@ -704,7 +705,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: save the copy of send %d: %w", cur.ID, err)
 	}
 	return &cp, nil
 }
@@ -741,7 +742,7 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		}); err != nil {
 			return err
 		}
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(s.now())
 		for _, part := range chunks(ids, bulkChunk) {
 			// Queued messages go; a claimed one is its worker's: sent and
 			// recorded if already on the wire, else dropped by Record (its
@@ -749,14 +750,14 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 			// a delete during a send cannot deadlock the recorder
 			// (PostgreSQL). The statistics' events go too.
 			if err := tx.Where("send_id IN ? AND state = ?", part, models.MessageQueued).Delete(&models.SendMessage{}).Error; err != nil {
-				return err
+				return fmt.Errorf("single sends: drop the queued messages of deleted sends: %w", err)
 			}
 			if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", part).Error; err != nil {
-				return err
+				return fmt.Errorf("single sends: drop the events of deleted sends: %w", err)
 			}
 			if err := tx.Model(&models.SingleSend{}).Where("user_id = ? AND id IN ?", accountID, part).
 				Updates(map[string]any{"deleted_at": now, "armed": 0, "status": models.SendCompleted, "updated_at": now}).Error; err != nil {
-				return err
+				return fmt.Errorf("single sends: mark sends deleted: %w", err)
 			}
 		}
 		return nil

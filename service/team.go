@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -78,12 +79,12 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	}
 	var n int64
 	if err := t.db.R.WithContext(ctx).Model(&models.Member{}).Where("user_id = ? AND email = ?", accountID, addr).Count(&n).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: is an address a member of account %d: %w", accountID, err)
 	}
 	if n > 0 || u.Email == addr {
 		return nil, Invalid("email", "This address is already in the team.")
 	}
-	th := throttle{db: t.db, now: t.accounts.clock}
+	th := throttle{db: t.db, now: t.accounts.now}
 	key := throttleKey{rule: throttleSignup, key: addr}
 	byAccount := throttleKey{rule: throttleInvites, key: strconv.FormatInt(accountID, 10)}
 	for _, k := range []throttleKey{byAccount, key} {
@@ -105,14 +106,14 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
-	now := t.accounts.clock()
+	now := t.accounts.now()
 	inv := &models.Invitation{
 		UserID: accountID, Email: addr, Role: string(role), TokenHash: tokenHash(token),
 		InvitedBy: actorName(ctx, u), CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(InvitationTTL).UnixMilli(),
 	}
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM invitations WHERE user_id = ? AND email = ?", accountID, addr).Error; err != nil {
-			return err
+			return fmt.Errorf("team: drop an address's invitations to account %d: %w", accountID, err)
 		}
 		return tx.Create(inv).Error
 	})
@@ -138,7 +139,7 @@ func actorName(ctx context.Context, owner *models.User) string {
 // the newest first.
 func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invitation, error) {
 	var rows []models.Invitation
-	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.clock().UnixMilli()).
+	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.now().UnixMilli()).
 		Order("id DESC").Find(&rows).Error
 	return rows, err
 }
@@ -151,7 +152,7 @@ func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
 		return notFound(err)
 	}
 	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
-		return err
+		return fmt.Errorf("team: revoke invitation %d: %w", inv.ID, err)
 	}
 	return t.audit.Record(ctx, accountID, AuditInvitationRevoked, inv.Email, "")
 }
@@ -167,7 +168,7 @@ type PendingInvitation struct {
 // Errors: ErrInvitationLink.
 func (t *Team) Invitation(ctx context.Context, token string) (*PendingInvitation, error) {
 	var inv models.Invitation
-	err := t.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), t.accounts.clock().UnixMilli()).First(&inv).Error
+	err := t.db.R.WithContext(ctx).Where("token_hash = ? AND expires_at > ?", tokenHash(token), t.accounts.now().UnixMilli()).First(&inv).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrInvitationLink
 	}
@@ -207,7 +208,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 	if err != nil {
 		return nil, err
 	}
-	now := t.accounts.clock().UnixMilli()
+	now := t.accounts.now().UnixMilli()
 	var m *models.Member
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var inv models.Invitation
@@ -224,7 +225,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 			return err
 		}
 		if err := tx.Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
-			return err
+			return fmt.Errorf("team: spend invitation %d: %w", inv.ID, err)
 		}
 		m = &models.Member{UserID: inv.UserID, Name: name, Email: inv.Email, PasswordHash: string(hash), Role: inv.Role, CreatedAt: now, UpdatedAt: now}
 		return tx.Create(m).Error
@@ -281,9 +282,9 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) erro
 		return nil
 	}
 	err = t.db.W.WithContext(ctx).Exec("UPDATE members SET role = ?, updated_at = ? WHERE user_id = ? AND id = ?",
-		string(role), models.Now().UnixMilli(), accountID, id).Error
+		string(role), t.db.now().UnixMilli(), accountID, id).Error
 	if err != nil {
-		return err
+		return fmt.Errorf("team: change the role of member %d: %w", id, err)
 	}
 	return t.audit.Record(ctx, accountID, AuditRoleChanged, m.Email, Role(m.Role).Label()+" → "+role.Label())
 }
@@ -303,7 +304,7 @@ func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
-			return err
+			return fmt.Errorf("team: drop the password resets of member %d: %w", id, err)
 		}
 		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error
 	})

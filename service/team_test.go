@@ -120,11 +120,10 @@ func invitationTokens(mem *delivery.MemoryOutbox) []string {
 // role and removing a member take effect at once on another process.
 func TestTeamInvitations(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
-	cfg := service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"}
+	clk := dbtest.NewClock(time.Now())
+	cfg := service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: clk.Now}
 	procs := dbtest.Processes(t, 2, cfg)
 	svc, other := procs[0], procs[1]
-	clk := newClock(svc)
-	other.SetClock(clk.Now)
 	ctx := context.Background()
 	owner, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
 	if err != nil {
@@ -334,8 +333,7 @@ func TestTeamInvitations(t *testing.T) {
 // TestAuditLog: the audited service actions write their line (with the
 // API as author when no one is logged in), and the log pages newest first.
 func TestAuditLog(t *testing.T) {
-	svc := dbtest.Service(t)
-	clk := newClock(svc)
+	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
 	if err != nil {
@@ -468,8 +466,7 @@ func TestAuditedActions(t *testing.T) {
 // TestInvitationThrottle: mails to one address are throttled as sign-up
 // mails are, and an account's invitations over every address too.
 func TestInvitationThrottle(t *testing.T) {
-	svc := dbtest.Service(t)
-	newClock(svc)
+	svc, _ := clockedService(t, service.Config{})
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
 	if err != nil {

@@ -123,11 +123,11 @@ func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
 			}
 			name := k.name()
 			if err := tx.Exec("INSERT INTO auth_throttle (key, failures, last_at, blocked_until) VALUES (?, 0, ?, 0) ON CONFLICT (key) DO NOTHING", name, ms).Error; err != nil {
-				return err
+				return fmt.Errorf("throttle: add a key: %w", err)
 			}
 			var r throttleRow
 			if err := tx.Raw("SELECT key, failures, last_at, blocked_until FROM auth_throttle WHERE key = ?"+lock, name).Scan(&r).Error; err != nil {
-				return err
+				return fmt.Errorf("throttle: read a key: %w", err)
 			}
 			if ms-r.LastAt > k.rule.forget.Milliseconds() {
 				r.Failures = 0
@@ -135,7 +135,7 @@ func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
 			r.Failures++
 			until := now.Add(k.rule.delay(r.Failures)).UnixMilli()
 			if err := tx.Exec("UPDATE auth_throttle SET failures = ?, last_at = ?, blocked_until = ? WHERE key = ?", r.Failures, ms, until, name).Error; err != nil {
-				return err
+				return fmt.Errorf("throttle: update a key: %w", err)
 			}
 		}
 		return nil

@@ -212,7 +212,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
 	}
-	step, ok := matchCode(secret, code, a.clock(), 0)
+	step, ok := matchCode(secret, code, a.now(), 0)
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
@@ -323,7 +323,7 @@ func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 	if err != nil {
 		return err
 	}
-	step, ok := matchCode(secret, in.Code, a.clock(), l.TOTPLastStep)
+	step, ok := matchCode(secret, in.Code, a.now(), l.TOTPLastStep)
 	if ok {
 		// Only one use of the step wins, even on two processes at once.
 		table, where, args := in.Who.row()
@@ -349,7 +349,7 @@ func (a *Accounts) loginThrottle(email, ip string) (throttle, throttleKey, throt
 	if ip != "" {
 		byIP.key = IPKey(ip)
 	}
-	return throttle{db: a.db, now: a.clock}, throttleKey{rule: throttleEmail, key: email}, byIP
+	return throttle{db: a.db, now: a.now}, throttleKey{rule: throttleEmail, key: email}, byIP
 }
 
 // throttled refuses while a delay of keys runs.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -83,12 +84,6 @@ type Hit struct {
 	IP        netip.Addr
 }
 
-// MachineRanges adds the operator's address ranges (HERALD_MACHINE_RANGES)
-// to the rules that tell a person from a machine; call it before serving.
-func (t *Tracking) MachineRanges(extra []netip.Prefix) {
-	t.rules = &delivery.MachineRules{Extra: extra}
-}
-
 // trackKind names the columns of one kind of activity: the raw counters
 // of the spec and the human ones beside them.
 type trackKind struct {
@@ -157,7 +152,7 @@ type messageActivity struct {
 // with the click). One transaction, the message's row locked: concurrent
 // hits of one message are judged one after the other.
 func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKind, link int, target string, h Hit) error {
-	now := t.clock()
+	now := t.now()
 	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
 	at := models.NewTimestamp(now)
 	rules := t.rules
@@ -165,7 +160,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		var st messageActivity
 		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
 			t.db.dialect().forUpdate(), m.ID).Scan(&st).Error; err != nil {
-			return err
+			return fmt.Errorf("tracking: lock message %d: %w", m.ID, err)
 		}
 		click := k.kind == 2
 		hit := delivery.Hit{Click: click, Method: h.Method, UserAgent: h.UserAgent, IP: h.IP, Link: link}
@@ -231,7 +226,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			if err := tx.Exec("UPDATE single_sends SET "+k.total+" = "+k.total+" + ?, "+k.unique+" = "+k.unique+" + ?, "+
 				k.humanTotal+" = "+k.humanTotal+" + ?, "+k.humanUnique+" = "+k.humanUnique+" + ? WHERE id = ?",
 				raw, rawFirst, hc, hf, m.SendID).Error; err != nil {
-				return err
+				return fmt.Errorf("tracking: count on send %d: %w", m.SendID, err)
 			}
 			machine, judged := !human, 0
 			if machine {
@@ -240,7 +235,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			var row int64
 			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
 				m.SendID, m.ID, k.kind, link, at, raw, hc, judged).Scan(&row).Error; err != nil {
-				return err
+				return fmt.Errorf("tracking: record the event of message %d: %w", m.ID, err)
 			}
 			if click && hc > 0 {
 				sets, args = append(sets, "human_click_event = ?"), append(args, row)
@@ -251,7 +246,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		}
 		if len(sets) > 0 {
 			if err := tx.Exec("UPDATE send_messages SET "+strings.Join(sets, ", ")+" WHERE id = ?", append(args, m.ID)...).Error; err != nil {
-				return err
+				return fmt.Errorf("tracking: count on message %d: %w", m.ID, err)
 			}
 		}
 		// The dashboard's days: unique per message, as its rates are;
@@ -282,10 +277,10 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 	}
 	if err := tx.Exec("UPDATE single_sends SET human_total_clicks = human_total_clicks - 1, human_unique_clicks = human_unique_clicks - ? WHERE id = ?",
 		unique, m.SendID).Error; err != nil {
-		return err
+		return fmt.Errorf("tracking: take back a click on send %d: %w", m.SendID, err)
 	}
 	if err := tx.Exec("UPDATE send_events SET human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
-		return err
+		return fmt.Errorf("tracking: mark event %d a machine's: %w", *st.HumanClickEvent, err)
 	}
 	if unique > 0 {
 		st.HumanClickedAt = 0
@@ -293,13 +288,6 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 	st.HumanClickCountedAt, st.HumanClickEvent = 0, nil
 	return tx.Exec("UPDATE send_messages SET human_click_counted_at = 0, human_clicked_at = ?, human_click_event = NULL WHERE id = ?",
 		st.HumanClickedAt, m.ID).Error
-}
-
-func (t *Tracking) clock() time.Time {
-	if t.now != nil {
-		return t.now()
-	}
-	return models.Now()
 }
 
 // SafeRedirect returns target when it may go into a Location header as it
@@ -365,13 +353,13 @@ func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int)
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
 func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
-	now := models.Now()
+	now := tx.NowFunc()
 	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return res.Error
 	}
 	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
-		return err
+		return fmt.Errorf("tracking: count an unsubscribe on send %d: %w", m.SendID, err)
 	}
 	return addDaily(tx, m.UserID, now, daily{dailyUnsubscribes: 1})
 }
@@ -385,7 +373,7 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 	}
 	var group int64
 	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
-		return err
+		return fmt.Errorf("tracking: unsubscribe group of send %d: %w", m.SendID, err)
 	}
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, &group, m.Email); err != nil {
@@ -402,7 +390,7 @@ func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models
 	if err := touchLists(tx, accountID); err != nil {
 		return err
 	}
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(tx.NowFunc())
 	row := models.Unsubscriber{UserID: accountID, UnsubscribeGroupsID: group, EmailAddress: email, CreatedAt: now, UpdatedAt: now}
 	var n int64
 	q := tx.Model(&models.Unsubscriber{}).Where("user_id = ? AND email_address = ?", accountID, email)
@@ -415,7 +403,7 @@ func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models
 		return err
 	}
 	if err := tx.WithContext(ctx).Create(&row).Error; err != nil {
-		return err
+		return fmt.Errorf("tracking: add unsubscriber: %w", err)
 	}
 	if m == nil {
 		return nil
@@ -450,18 +438,18 @@ func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences,
 	}
 	var sendGroup int64
 	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&sendGroup).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tracking: unsubscribe group of send %d: %w", m.SendID, err)
 	}
 	var groups []models.UnsubscribeGroup
 	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND (is_display = 1 OR id = ?)", m.UserID, sendGroup).Order("id").Find(&groups).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tracking: groups of account %d: %w", m.UserID, err)
 	}
 	var in []struct {
 		UnsubscribeGroupsID *int64
 	}
 	if err := t.db.R.WithContext(ctx).Model(&models.Unsubscriber{}).Select("unsubscribe_groups_id").
 		Where("user_id = ? AND email_address = ?", m.UserID, m.Email).Scan(&in).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tracking: unsubscribes of message %d: %w", m.ID, err)
 	}
 	p := &Preferences{Email: m.Email}
 	member := map[int64]bool{}
@@ -510,7 +498,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 					return err
 				}
 				if err := tx.Where("user_id = ? AND unsubscribe_groups_id = ? AND email_address = ?", m.UserID, g.ID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
-					return err
+					return fmt.Errorf("tracking: resubscribe message %d to group %d: %w", m.ID, g.ID, err)
 				}
 			}
 		}
@@ -525,7 +513,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 				return err
 			}
 			if err := tx.Where("user_id = ? AND unsubscribe_groups_id IS NULL AND email_address = ?", m.UserID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
-				return err
+				return fmt.Errorf("tracking: resubscribe message %d: %w", m.ID, err)
 			}
 		}
 		if counted {

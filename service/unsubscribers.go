@@ -69,7 +69,7 @@ func parseEmailList(field, list string) ([]string, error) {
 // insertUnsubscribers adds the addresses to the global list (group nil) or
 // a group, skipping those already there, in batches within one transaction.
 func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group *int64, emails []string) (int, error) {
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(w.NowFunc())
 	added := 0
 	err := w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := touchLists(tx, accountID); err != nil {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -78,10 +79,10 @@ const (
 // (refreshed in the background) until release is called; call it once
 // the upload and its import are over. Errors: ErrTooManyUploads.
 func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release func(), err error) {
-	holder, now := randomID(12), models.Now()
+	holder, now := randomID(12), s.db.now()
 	db := s.db.W.WithContext(ctx)
 	if err := db.Exec("DELETE FROM upload_slots WHERE user_id = ? AND seen_at < ?", accountID, now.Add(-uploadStale)).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("imports: forget stale upload slots of account %d: %w", accountID, err)
 	}
 	slot := 0
 	for i := 1; i <= MaxUploads && slot == 0; i++ {
@@ -109,7 +110,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 				return
 			case <-t.C:
 				if err := s.db.W.WithContext(bg).Exec("UPDATE upload_slots SET seen_at = ? WHERE user_id = ? AND slot = ? AND holder = ?",
-					models.Now(), accountID, slot, holder).Error; err != nil {
+					s.db.now(), accountID, slot, holder).Error; err != nil {
 					slog.Error("upload slot: refresh", "error", err)
 				}
 			}

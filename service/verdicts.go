@@ -65,7 +65,7 @@ func verdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) ve
 // counts each report once per message.
 type recorders struct {
 	events    *Events
-	softLimit func() int // HERALD_SOFT_BOUNCE_LIMIT
+	softLimit int // HERALD_SOFT_BOUNCE_LIMIT (Config.SoftBounceLimit)
 }
 
 // hardBounce: the mailbox or the domain is gone. The address is
@@ -98,7 +98,7 @@ func (rc *recorders) softBounce(tx *gorm.DB, m *models.SendMessage, v verdict) e
 		m.UserID, m.Email, FeedbackSoftBounce, since).Count(&n).Error; err != nil {
 		return fmt.Errorf("verdicts: count the soft bounces of an address: %w", err)
 	}
-	if limit := rc.softLimit(); n >= int64(limit) {
+	if limit := rc.softLimit; n >= int64(limit) {
 		text := fmt.Sprintf("%d soft bounces within 30 days; the last: %s", n, suppressionText(v))
 		if err := suppress(tx, m, text, v); err != nil {
 			return err

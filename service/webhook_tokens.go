@@ -37,7 +37,7 @@ func (f *Feedback) UnspendToken(ctx context.Context, source, token string) error
 
 // pruneTokens deletes the tokens whose signatures have expired.
 func (f *Feedback) pruneTokens(ctx context.Context) error {
-	if err := f.db.W.WithContext(ctx).Exec("DELETE FROM webhook_tokens WHERE expires_at < ?", models.NewTimestamp(f.clock().UTC())).Error; err != nil {
+	if err := f.db.W.WithContext(ctx).Exec("DELETE FROM webhook_tokens WHERE expires_at < ?", models.NewTimestamp(f.now().UTC())).Error; err != nil {
 		return fmt.Errorf("feedback: prune webhook tokens: %w", err)
 	}
 	return nil

@@ -9,12 +9,14 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"herald/dbtest"
 	"herald/models"
+	"herald/service"
 	"herald/web"
 )
 
 func TestEventWebhooksConsole(t *testing.T) {
-	a := newTestApp(t, web.Options{})
+	a := newTestAppOn(t, dbtest.Service(t, service.Config{EventWebhooksPrivate: true}), web.Options{}) // the receiver is on loopback
 	c, acct := a.account("Ada", "ada@example.com")
 	var pings atomic.Int32
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -73,7 +75,7 @@ func TestEventWebhooksConsole(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, _, err := a.svc.NewEventDispatcher(context.Background(), nil)
+	d, _, err := a.svc.NewEventDispatcher(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/dbtest"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -21,7 +22,13 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,ima
 // holding two senders not yet verified.
 func verifyApp(t *testing.T) (*testApp, int64, []*models.Sender) {
 	t.Helper()
-	a := newTestApp(t, web.Options{})
+	return verifyAppOn(t, dbtest.Service(t))
+}
+
+// verifyAppOn is verifyApp over svc.
+func verifyAppOn(t *testing.T, svc *service.Service) (*testApp, int64, []*models.Sender) {
+	t.Helper()
+	a := newTestAppOn(t, svc, web.Options{})
 	u, _, err := a.svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Ann", Email: "ann@example.com", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)
@@ -113,9 +120,9 @@ func TestSenderVerifyLink(t *testing.T) {
 
 // Links expire after 7 days: the page says so and nothing verifies them.
 func TestSenderVerifyLinkExpired(t *testing.T) {
-	a, acct, ss := verifyApp(t)
-	later := time.Now().Add(service.VerifyLinkLifetime + time.Minute)
-	a.svc.Senders.SetClock(func() time.Time { return later })
+	svc, clk := clockedService(t, service.Config{})
+	a, acct, ss := verifyAppOn(t, svc)
+	clk.Advance(service.VerifyLinkLifetime + time.Minute)
 	stranger := a.client()
 	link := "/senders/verify/" + ss[0].VerifyToken
 

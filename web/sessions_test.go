@@ -21,14 +21,13 @@ import (
 	"herald/web"
 )
 
-// newClock makes the services read their time from a clock the test
-// moves (Service.SetClock).
-func newClock(svcs ...*service.Service) *dbtest.Clock {
+// clockedService is a service over a fresh database (configured by cfg)
+// that reads its time from a clock the test moves (Config.Now).
+func clockedService(t *testing.T, cfg service.Config) (*service.Service, *dbtest.Clock) {
+	t.Helper()
 	c := dbtest.NewClock(time.Now())
-	for _, s := range svcs {
-		s.SetClock(c.Now)
-	}
-	return c
+	cfg.Now = c.Now
+	return dbtest.Service(t, cfg), c
 }
 
 // stolen is another browser holding a copy of c's cookies.
@@ -218,8 +217,8 @@ func TestAnonymousVisitorsMakeNoSessionRows(t *testing.T) {
 }
 
 func TestSessionIdleExpiry(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	clk := newClock(a.svc)
+	svc, clk := clockedService(t, service.Config{})
+	a := newTestAppOn(t, svc, web.Options{})
 	c, id := a.account("Ada", "ada@example.com")
 	// Used every 23 hours, it lives on (each use moves the idle limit)…
 	for range 3 {
@@ -242,8 +241,8 @@ func TestSessionIdleExpiry(t *testing.T) {
 }
 
 func TestSessionAbsoluteExpiry(t *testing.T) {
-	a := newTestApp(t, web.Options{})
-	clk := newClock(a.svc)
+	svc, clk := clockedService(t, service.Config{})
+	a := newTestAppOn(t, svc, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	// In use all along, it still ends 7 days after login.
 	for range 13 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/delivery"
 	"herald/service"
 	"herald/web"
 )
@@ -135,8 +136,9 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 }
 
 func TestExpiredSignupLink(t *testing.T) {
-	a, mem := newMailboxApp(t, web.Options{})
-	clk := newClock(a.svc)
+	mem := &delivery.MemoryOutbox{}
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem)})
+	a := newTestAppOn(t, svc, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
 	c.get("/signup")
@@ -175,8 +177,9 @@ func TestSignupLinkOfTakenAddress(t *testing.T) {
 
 // Sign-up mails to one address are throttled; the answer stays the same.
 func TestSignupMailsThrottled(t *testing.T) {
-	a, mem := newMailboxApp(t, web.Options{AuthPerMinute: 1000})
-	clk := newClock(a.svc)
+	mem := &delivery.MemoryOutbox{}
+	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem)})
+	a := newTestAppOn(t, svc, web.Options{AuthPerMinute: 1000})
 	a.account("Ada", "ada@example.com")
 	for i := range 6 {
 		c := a.client()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/dbtest"
 	"herald/service"
 	"herald/web"
 )
@@ -18,11 +19,17 @@ import (
 // peer is 0.0.0.0, so X-Forwarded-For names the client.
 func behindProxy(t *testing.T, perMinute int) *testApp {
 	t.Helper()
+	return behindProxyOn(t, dbtest.Service(t), perMinute)
+}
+
+// behindProxyOn is behindProxy over svc.
+func behindProxyOn(t *testing.T, svc *service.Service, perMinute int) *testApp {
+	t.Helper()
 	proxies, err := web.ParseTrustedProxies("0.0.0.0, 10.0.0.0/8")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestApp(t, web.Options{TrustedProxies: proxies, AuthPerMinute: perMinute})
+	return newTestAppOn(t, svc, web.Options{TrustedProxies: proxies, AuthPerMinute: perMinute})
 }
 
 // loginFrom posts the login form from the client address ip (through
@@ -52,8 +59,8 @@ func retryAfter(t *testing.T, r *response) time.Duration {
 // owner gets in after that minute at most, and at once from a browser
 // that logged in to the address before.
 func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
-	a := behindProxy(t, 100000)
-	clk := newClock(a.svc)
+	svc, clk := clockedService(t, service.Config{})
+	a := behindProxyOn(t, svc, 100000)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
 	usual := a.client() // the owner's usual browser
 	if r := usual.loginFrom("198.51.100.2", "ada@example.com", "test-passphrase-9"); r.status != http.StatusSeeOther {
@@ -107,8 +114,8 @@ func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
 // One client IP failing against many addresses is slowed down with
 // growing delays; other IPs are not.
 func TestLoginDelaysPerIP(t *testing.T) {
-	a := behindProxy(t, 100000)
-	clk := newClock(a.svc)
+	svc, clk := clockedService(t, service.Config{})
+	a := behindProxyOn(t, svc, 100000)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
 	c := a.client()
 	for i := range 10 { // free

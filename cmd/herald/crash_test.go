@@ -307,8 +307,7 @@ func prepareSend(t *testing.T, n int) (dsn string, u *models.User, ss *models.Si
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
-	svc.Accounts.SetPasswordCost(bcrypt.MinCost)
+	svc := newService(t, db, service.Config{BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", PasswordCost: bcrypt.MinCost})
 	u, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "Crash", Email: "crash@herald.test", Password: "test-passphrase-9"})
 	if err != nil {
 		t.Fatal(err)

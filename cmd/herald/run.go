@@ -105,18 +105,16 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	defer transport.Close()
 	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress,
-		DomainChecks: cfg.domainChecks(), SignupClosed: !cfg.Signup, SecretKey: cfg.SecretKey})
+		DomainChecks: cfg.domainChecks(), SignupClosed: !cfg.Signup, SecretKey: cfg.SecretKey,
+		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhookPrivate, MachineRanges: cfg.MachineRanges})
 	if err != nil {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}
-	svc.EventWebhooks.PublicOnly(!cfg.EventWebhookPrivate)
-	svc.Tracking.MachineRanges(cfg.MachineRanges)
 	if n, err := svc.Imports.FailAbandoned(ctx, 10*time.Minute); err != nil {
 		return err
 	} else if n > 0 {
 		slog.Warn("imports left running by a stopped process marked failed", "imports", n)
 	}
-	svc.Feedback.SoftLimit = cfg.SoftBounceLimit
 	sending, err := svc.NewSending(ctx, service.SendingConfig{
 		Conns: cfg.SMTPMaxConns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
 	})
@@ -154,7 +152,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	// The events webhook dispatcher (decisions.md 7): stopped with the
 	// engine; a POST cut short is retried (at least once).
-	events, _, err := svc.NewEventDispatcher(ctx, nil)
+	events, _, err := svc.NewEventDispatcher(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,109 @@
+package service_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// clockExempt are the files the rule does not read yet: the scheduler's,
+// being rewritten into rounds (they and round_*.go take the clock from
+// the service when converted).
+var clockExempt = map[string]bool{
+	"scheduler.go": true, "abtest.go": true, "automation_engine.go": true, "outcomes.go": true,
+	"sendstats.go": true, "audience.go": true, "localtime.go": true,
+}
+
+// clockAllowed are the functions that may read the wall clock, and why:
+// none of them is a time of the domain (nothing written as a row's time,
+// nothing due, no lifetime of a session or link).
+var clockAllowed = map[string]string{
+	"service.go:New":                        "time.Now is the default of Config.Now",
+	"db.go:OpenDB":                          "models.Now is GORM's clock until New gives the database the service's",
+	"events.go:(*Events).wanted":            "the age of a cache of which accounts want events",
+	"export_jobs.go:(*partWriter).progress": "how long since the last progress was written (elapsed time)",
+	"imports.go:(*Imports).writeAll":        "how long since the last progress was written (elapsed time)",
+	"ledger.go:(*Ledger).reclaim":           "how long since the last sweep of dead claims (elapsed time)",
+	"liveness.go:(*liveness).beat":          "heartbeats: the wall clock, which processes agree on",
+	"liveness.go:(*liveness).aliveSince":    "heartbeats: the wall clock, which processes agree on",
+	"running.go:(*runningSends).list":       "the age of the list of running sends (elapsed time)",
+	"upload.go:PacedReader":                 "the start of an upload's rate measure (elapsed time)",
+}
+
+// TestOneClock: in service/, times come from the area's clock (Config.Now,
+// handed out by New), never from time.Now or models.Now, except in the
+// functions of clockAllowed. A test's clock then moves every rule at once.
+func TestOneClock(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	var bad []string
+	fset := token.NewFileSet()
+	for _, path := range files {
+		name := filepath.Base(path)
+		if strings.HasSuffix(name, "_test.go") || strings.HasPrefix(name, "round_") || clockExempt[name] {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, path, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			key := name + ":" + funcName(fn)
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Now" {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "time" || id.Name == "models") {
+					if _, ok := clockAllowed[key]; ok {
+						used[key] = true
+					} else {
+						bad = append(bad, fset.Position(sel.Pos()).String()+": "+id.Name+".Now in "+funcName(fn))
+					}
+				}
+				return true
+			})
+		}
+	}
+	sort.Strings(bad)
+	for _, b := range bad {
+		t.Errorf("%s: use the area's clock (the now New hands it)", b)
+	}
+	for k := range clockAllowed {
+		if !used[k] {
+			t.Errorf("%s is allowed the wall clock but no longer reads it: drop it from clockAllowed", k)
+		}
+	}
+}
+
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	var recv string
+	switch x := fn.Recv.List[0].Type.(type) {
+	case *ast.StarExpr:
+		if id, ok := x.X.(*ast.Ident); ok {
+			recv = "(*" + id.Name + ")"
+		}
+	case *ast.Ident:
+		recv = x.Name
+	}
+	return recv + "." + fn.Name.Name
+}
