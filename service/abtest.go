@@ -196,7 +196,7 @@ func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
 			return 0, err
 		}
 		winner := bestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
-		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, models.Now(), id)
+		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, db.now(), id)
 		if res.Error != nil {
 			return 0, res.Error
 		}

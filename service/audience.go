@@ -209,7 +209,7 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 				if !events {
 					return nil
 				}
-				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", models.Now(), q.sendID, before)
+				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", a.db.now(), q.sendID, before)
 			})
 			if err != nil {
 				return err

@@ -59,7 +59,7 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 
 func resumeSend(ctx context.Context, db *DB, ss *models.SingleSend) (int64, error) {
 	var n int64
-	now := models.NewTimestamp(models.Now())
+	now := models.NewTimestamp(db.now())
 	err := db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE single_sends SET paused_at = NULL, pause_reason = '', block_streak = 0, streak_delivered = delivered, updated_at = ?
 			WHERE id = ? AND user_id = ? AND paused_at IS NOT NULL`, now, ss.ID, ss.UserID)

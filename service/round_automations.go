@@ -183,7 +183,7 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 			}
 			triggered[sendID] += res.RowsAffected
 			if res.RowsAffected > 0 {
-				if err := ar.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", models.Now(), sendID, e.Email); err != nil {
+				if err := ar.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", ar.now(), sendID, e.Email); err != nil {
 					return err
 				}
 			}
@@ -217,7 +217,7 @@ func advance(tx *gorm.DB, e *models.AutomationContact, state int, next int64) er
 		step = e.Step
 	}
 	return tx.Exec("UPDATE automation_contacts SET step = ?, state = ?, due_at = ?, updated_at = ? WHERE id = ? AND step = ? AND state = ?",
-		step, state, next, models.Now(), e.ID, e.Step, models.EnrolActive).Error
+		step, state, next, tx.NowFunc(), e.ID, e.Step, models.EnrolActive).Error
 }
 
 // leaving returns the addresses of the batch that leave the automation

@@ -27,7 +27,7 @@ func (r *completeRound) run(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		now := models.NewTimestamp(models.Now())
+		now := models.NewTimestamp(r.db.now())
 		res := r.db.W.WithContext(ctx).Exec(completeSend, models.SendCompleted, now, now, id, models.SendRunning, id)
 		if res.Error != nil {
 			return res.Error

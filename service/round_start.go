@@ -38,7 +38,7 @@ func (r *startRound) run(ctx context.Context) error {
 	}
 	for _, id := range due {
 		res := r.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND armed = 1 AND status IN ?", id, []models.SendStatus{models.SendInitiate, models.SendReady}).
-			Updates(map[string]any{"status": models.SendRunning, "updated_at": models.Now()})
+			Updates(map[string]any{"status": models.SendRunning, "updated_at": r.now()})
 		if res.Error != nil {
 			return res.Error
 		}

@@ -35,7 +35,7 @@ func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string)
 		Blocks: ss.Blocks, Failures: ss.Failures}
 	p.Done = ss.Delivered + ss.Bounces + ss.Blocks + ss.Failures
 	if ss.Status == models.SendRunning {
-		since := models.NewTimestamp(models.Now().Add(-time.Minute))
+		since := models.NewTimestamp(s.now().Add(-time.Minute))
 		var recent int64
 		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = ? AND sent_at >= ?", ss.ID, models.MessageDelivered, since).Count(&recent).Error; err != nil {
 			return nil, nil, err
