@@ -7,39 +7,6 @@ import (
 	"herald/models"
 )
 
-// AuditAction names one kind of line of the audit log.
-type AuditAction string
-
-// The audited actions: who did what, for the account's audit log.
-const (
-	AuditSendStarted       AuditAction = "send.started"
-	AuditSendScheduled     AuditAction = "send.scheduled"
-	AuditSendResumed       AuditAction = "send.resumed"
-	AuditAutomationLive    AuditAction = "automation.live"
-	AuditAutomationPaused  AuditAction = "automation.paused"
-	AuditKeysRotated       AuditAction = "keys.rotated"
-	AuditAPIKeyCreated     AuditAction = "api_key.created"
-	AuditAPIKeyRevoked     AuditAction = "api_key.revoked"
-	AuditMemberInvited     AuditAction = "member.invited"
-	AuditInvitationRevoked AuditAction = "invitation.revoked"
-	AuditMemberJoined      AuditAction = "member.joined"
-	AuditMemberRemoved     AuditAction = "member.removed"
-	AuditRoleChanged       AuditAction = "member.role_changed"
-	AuditImportStarted     AuditAction = "import.started"
-	AuditContactTypeDelete AuditAction = "contact_type.deleted"
-	AuditSegmentDeleted    AuditAction = "segment.deleted"
-	AuditExportStarted     AuditAction = "export.started"
-	AuditTwoFactorOn       AuditAction = "login.two_factor_on"
-	AuditTwoFactorOff      AuditAction = "login.two_factor_off"
-	AuditPasswordChanged   AuditAction = "login.password_changed"
-	AuditPasswordReset     AuditAction = "login.password_reset"
-	AuditDenied            AuditAction = "denied"
-	// AuditSuppressionLifted is written by the repair of the bounce rules
-	// (migration 00036), not by a person: target the address, detail what
-	// the suppression said and how it reads now.
-	AuditSuppressionLifted AuditAction = "suppression.lifted"
-)
-
 var auditLabels = map[AuditAction]string{
 	AuditSendStarted:       "Started a send",
 	AuditSendScheduled:     "Scheduled a send",
@@ -93,15 +60,6 @@ func (a *Audit) Record(ctx context.Context, accountID int64, action AuditAction,
 	}
 	e.CreatedAt = a.now().UnixMilli()
 	return a.db.W.WithContext(ctx).Create(e).Error
-}
-
-// clip keeps a logged text to 500 characters.
-func clip(s string) string {
-	r := []rune(s)
-	if len(r) > 500 {
-		return string(r[:500]) + "…"
-	}
-	return s
 }
 
 // AuditPageSize is the number of lines of one page of the audit log.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -525,14 +524,6 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 	})
 }
 
-func orderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSchedule, error) {
-	var rows []models.AutomationSchedule
-	if err := tx.Where("automation_id = ?", automationID).Order("position, id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("automations: emails of automation %d: %w", automationID, err)
-	}
-	return rows, nil
-}
-
 func renumber(tx *gorm.DB, automationID int64) error {
 	rows, err := orderedSchedules(tx, automationID)
 	if err != nil {
@@ -767,15 +758,4 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		s.engine.changed(stopped)
 	}
 	return err
-}
-
-// waitOf is how long an email waits after the previous one.
-func waitOf(r *models.AutomationSchedule) time.Duration {
-	switch r.WaitingType {
-	case "hours":
-		return time.Duration(r.WaitingPeriod) * time.Hour
-	case "days":
-		return time.Duration(r.WaitingPeriod) * 24 * time.Hour
-	}
-	return 0
 }

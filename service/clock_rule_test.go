@@ -17,7 +17,7 @@ import (
 var clockAllowed = map[string]string{
 	"service.go:New":                        "time.Now is the default of Config.Now",
 	"db.go:OpenDB":                          "models.Now is GORM's clock until New gives the database the service's",
-	"events.go:(*Events).wanted":            "the age of a cache of which accounts want events",
+	"record_events.go:(*Events).wanted":     "the age of a cache of which accounts want events",
 	"export_jobs.go:(*partWriter).progress": "how long since the last progress was written (elapsed time)",
 	"imports.go:(*Imports).writeAll":        "how long since the last progress was written (elapsed time)",
 	"ledger.go:(*Ledger).reclaim":           "how long since the last sweep of dead claims (elapsed time)",

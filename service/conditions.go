@@ -309,10 +309,6 @@ func inSQL(d dialect, expr, kind string, vals []any) (string, []any) {
 	return expr + " IN (" + d.jsonArrayItems(kind) + ")", []any{string(list)}
 }
 
-// sqliteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a
-// time.Time bind value, the form created_at is stored in.
-const sqliteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
-
 // cmpSQL compares expr with one value (or several for `in`). A value
 // that is absent never equals and never differs from a given value in
 // the ordering operators; not_equals counts an absent value as different.
@@ -328,9 +324,4 @@ func cmpSQL(expr, op string, vals []any) (string, []any) {
 		return expr + " < ?", vals[:1]
 	}
 	return "1=0", nil
-}
-
-func likeEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
 }

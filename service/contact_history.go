@@ -8,58 +8,6 @@ import (
 	"herald/models"
 )
 
-// ContactMail is one mail of a contact's history: a ledger row of one of
-// the account's sends or automation emails to its address, with what
-// became of it.
-type ContactMail struct {
-	ID             int64 // the ledger row's id (the cursor of the next page)
-	SendID         int64
-	SendUtr        string
-	SendName       string
-	Subject        string
-	AutomationID   *int64
-	AutomationUtr  *string // the automation an email step belongs to
-	AutomationName *string
-	State          models.MessageState
-	Error          string
-	SentAt         *models.Timestamp
-	OpenedAt       *models.Timestamp
-	ClickedAt      *models.Timestamp
-	UnsubscribedAt *models.Timestamp
-	HardBouncedAt  *models.Timestamp
-	SoftBouncedAt  *models.Timestamp
-	ComplainedAt   *models.Timestamp
-	// An A/B test's variant of the row and the send's subjects: Subject
-	// is the variant's.
-	Variant    int
-	ABSubjects models.StringArray
-	// Links are the send's tracked links (a click names one by index).
-	Links models.StringArray
-	// Events is the mail's timeline, oldest first (History): its
-	// delivery, each open and click (the first MaxMailEvents of them),
-	// its reports and its unsubscribe.
-	Events []MailEvent `gorm:"-"`
-	// MoreEvents is how many opens and clicks Events leaves out.
-	MoreEvents int `gorm:"-"`
-}
-
-// Kinds of a mail's timeline events (MailEvent.Kind).
-const (
-	MailDelivered   = "delivered" // the receiving server took it (sent_at)
-	MailRefused     = "refused"   // the receiving server refused it during the send (a hard bounce)
-	MailBlocked     = "blocked"   // refused by policy during the send (decisions.md 8)
-	MailFailed      = "failed"    // could not be sent
-	MailSkipped     = "skipped"   // left out of the send
-	MailWaiting     = "waiting"   // not sent yet
-	MailOpen        = "open"
-	MailClick       = "click"
-	MailSoftBounce  = "soft_bounce" // reported after the send
-	MailHardBounce  = "hard_bounce"
-	MailBlockReport = "block" // a policy refusal reported after the send
-	MailComplaint   = "complaint"
-	MailUnsubscribe = "unsubscribe"
-)
-
 // MailEvent is one event of a mail's timeline.
 type MailEvent struct {
 	Kind string
@@ -84,44 +32,9 @@ type MailEvent struct {
 	Via string
 }
 
-// MaxMailEvents caps the opens and clicks one mail's timeline lists: a
-// link scanner may click every few minutes for days.
-const MaxMailEvents = 50
-
 // eventOrder breaks ties between events of the same time.
 var eventOrder = map[string]int{MailDelivered: 0, MailRefused: 0, MailBlocked: 0, MailFailed: 0, MailSkipped: 0, MailWaiting: 0,
 	MailOpen: 1, MailClick: 2, MailSoftBounce: 3, MailBlockReport: 4, MailHardBounce: 5, MailComplaint: 6, MailUnsubscribe: 7}
-
-// Outcome names what became of the mail, the furthest it went: a
-// complaint or an unsubscribe outranks a click, a click an open, an open
-// the delivery.
-func (m ContactMail) Outcome() string {
-	switch {
-	case m.ComplainedAt != nil:
-		return "complained"
-	case m.UnsubscribedAt != nil:
-		return "unsubscribed"
-	case m.HardBouncedAt != nil || m.State == models.MessageBounced:
-		return "bounced"
-	case m.ClickedAt != nil:
-		return "clicked"
-	case m.OpenedAt != nil:
-		return "opened"
-	case m.SoftBouncedAt != nil:
-		return "soft bounce"
-	}
-	switch m.State {
-	case models.MessageDelivered:
-		return "delivered"
-	case models.MessageSkipped:
-		return "left out"
-	case models.MessageBlocked:
-		return "refused"
-	case models.MessageFailed:
-		return "failed"
-	}
-	return "waiting"
-}
 
 // maxHistoryPage caps one page of a contact's history.
 const maxHistoryPage = 100

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -267,19 +266,6 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 	return nil
 }
 
-// translateUnique turns a unique-index violation (a concurrent insert on
-// PostgreSQL) into the validation message of field.
-func translateUnique(err error, field string) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") || errors.Is(err, gorm.ErrDuplicatedKey) {
-		return Invalid(field, "The "+Label(field)+" has already been taken.")
-	}
-	return err
-}
-
 func contact(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Contact, error) {
 	var c models.Contact
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&c).Error; err != nil {
@@ -329,35 +315,6 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	}, scanContacts, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
 		return fn(view(c, customs, byID[c.ContactTypeID]))
 	})
-}
-
-// contactColumns are the columns scanContacts reads, in its order (a live
-// contact's deleted_at is null: not read). On SQLite the times are read as
-// text: models.Timestamp parses the stored form by hand, several times
-// faster than the driver's general date parsing.
-func contactColumns(d dialect) string {
-	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
-		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + d.timesAsText("created_at", "updated_at")
-}
-
-// scanContacts reads a batch of contacts without GORM's reflection: a
-// list of 100,000 contacts spends most of its time here otherwise.
-func scanContacts(q *gorm.DB, dst *[]models.Contact) error {
-	rows, err := q.Rows()
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c models.Contact
-		if err := rows.Scan(&c.ID, &c.UserID, &c.ContactTypeID, &c.FirstName, &c.LastName, &c.Email, &c.AltEmail,
-			&c.Country, &c.State, &c.City, &c.AddressLine1, &c.AddressLine2, &c.StateProvinceRegion, &c.PostalCode,
-			&c.CustomFields, &c.CreatedAt, &c.UpdatedAt); err != nil {
-			return err
-		}
-		*dst = append(*dst, c)
-	}
-	return rows.Err()
 }
 
 // Count returns how many contacts match the filter (for the console's pages).
@@ -439,86 +396,6 @@ func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *mo
 	return v
 }
 
-// parseCustom reads a stored custom-values object. Documents without
-// escapes (nearly all) are read by hand, a list of 100,000 contacts reads
-// 100,000 of them; others go through encoding/json.
-func parseCustom(doc string) map[string]string {
-	m := map[string]string{}
-	if doc == "" || doc == "{}" {
-		return m
-	}
-	if !strings.Contains(doc, `\`) {
-		if flat, ok := parseFlat(doc, m); ok {
-			return flat
-		}
-		clear(m)
-	}
-	_ = json.Unmarshal([]byte(doc), &m)
-	return m
-}
-
-// parseFlat reads {"k":"v", …} with string values and no escapes; it
-// reports false for anything else (numbers, nesting), left to encoding/json.
-func parseFlat(s string, m map[string]string) (map[string]string, bool) {
-	i := 0
-	ws := func() {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
-			i++
-		}
-	}
-	str := func() (string, bool) {
-		if i >= len(s) || s[i] != '"' {
-			return "", false
-		}
-		end := strings.IndexByte(s[i+1:], '"')
-		if end < 0 {
-			return "", false
-		}
-		v := s[i+1 : i+1+end]
-		i += end + 2
-		return v, true
-	}
-	ws()
-	if i >= len(s) || s[i] != '{' {
-		return nil, false
-	}
-	i++
-	for {
-		ws()
-		if i < len(s) && s[i] == '}' && len(m) == 0 {
-			i++
-			break
-		}
-		k, ok := str()
-		if !ok {
-			return nil, false
-		}
-		ws()
-		if i >= len(s) || s[i] != ':' {
-			return nil, false
-		}
-		i++
-		ws()
-		v, ok := str()
-		if !ok {
-			return nil, false
-		}
-		m[k] = v
-		ws()
-		if i < len(s) && s[i] == ',' {
-			i++
-			continue
-		}
-		if i < len(s) && s[i] == '}' {
-			i++
-			break
-		}
-		return nil, false
-	}
-	ws()
-	return m, i == len(s)
-}
-
 // FieldLabel is a field's display label: "company_name" → "Company Name".
 func FieldLabel(name string) string {
 	words := strings.Fields(strings.ReplaceAll(name, "_", " "))
@@ -529,14 +406,3 @@ func FieldLabel(name string) string {
 }
 
 func fullname(first, last string) string { return strings.TrimSpace(first + " " + last) }
-
-// countryName answers a stored country id as the country's name; any other
-// text is answered as it is.
-func countryName(stored string) string {
-	if id, err := strconv.ParseInt(stored, 10, 64); err == nil {
-		if ct, ok := world.CountryByID(id); ok {
-			return ct.Name
-		}
-	}
-	return stored
-}

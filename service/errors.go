@@ -191,3 +191,16 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+// translateUnique turns a unique-index violation (a concurrent insert on
+// PostgreSQL) into the validation message of field.
+func translateUnique(err error, field string) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "SQLSTATE 23505") || errors.Is(err, gorm.ErrDuplicatedKey) {
+		return Invalid(field, "The "+Label(field)+" has already been taken.")
+	}
+	return err
+}

@@ -203,21 +203,6 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 	return len(batch), nil
 }
 
-// SafeCell neutralises a CSV cell that a spreadsheet would read as a
-// formula (OWASP "CSV injection"): one starting with =, +, - or @ gets a
-// leading apostrophe (decisions.md 9). A tab or carriage return first is
-// treated the same, as some spreadsheets strip it and then read the rest.
-func SafeCell(v string) string {
-	if v == "" {
-		return v
-	}
-	switch v[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return "'" + v
-	}
-	return v
-}
-
 // formatID is an id as text (for logs and file names).
 func formatID(id int64) string { return strconv.FormatInt(id, 10) }
 

@@ -52,16 +52,6 @@ const (
 	complaintAlertRate = 0.001
 )
 
-// Feedback kinds as stored (models.Feedback.Kind).
-const (
-	FeedbackHardBounce  = "hard_bounce"
-	FeedbackSoftBounce  = "soft_bounce"
-	FeedbackComplaint   = "complaint"
-	FeedbackUnsubscribe = "unsubscribe"
-	FeedbackBlock       = "block"
-	FeedbackDeferral    = "deferral"
-)
-
 func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
 	if softLimit <= 0 {
 		softLimit = 3
@@ -288,4 +278,9 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
 	return true, f.rec.block(tx, m, verdictOfReport(r, ts))
+}
+
+// verdictOfReport is report r's verdict at ts.
+func verdictOfReport(r Report, ts models.Timestamp) verdict {
+	return verdict{Kind: r.Kind, Source: r.Source, Reason: r.Reason, Status: r.Status, Diagnostic: r.Diagnostic, At: ts}
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"gorm.io/gorm"
@@ -26,8 +25,6 @@ var ReservedFieldNames = []string{
 
 // FieldTypes are the allowed custom field types.
 var FieldTypes = []string{"text", "number", "datetime-local"}
-
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // IsReservedField reports whether name is a reserved field (or created_at,
 // which segments may also test).
@@ -125,9 +122,6 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 	})
 }
 
-// jsonPath is the SQLite JSON path of a custom field (names are [A-Za-z0-9_]).
-func jsonPath(name string) string { return `$."` + name + `"` }
-
 func oneOf(v string, set []string) bool {
 	for _, s := range set {
 		if s == v {
@@ -136,9 +130,6 @@ func oneOf(v string, set []string) bool {
 	}
 	return false
 }
-
-// SenderPlaceholders are the placeholders filled from the send itself.
-var SenderPlaceholders = []string{"sender_name", "sender_address", "unsubscribe_preferences"}
 
 // Placeholders returns every placeholder name usable in the account's
 // designs: the reserved fields, its custom fields, then the sender values.

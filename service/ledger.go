@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,15 +57,6 @@ type RetryPolicy struct {
 	First  time.Duration // HERALD_RETRY_BACKOFF; default 1m
 	Window time.Duration // HERALD_RETRY_WINDOW; default 24h
 }
-
-// ledgerSQL writes the ledger states into a statement: {queued},
-// {claimed}, {delivered}. States are written as literals, not parameters,
-// so that PostgreSQL can match the partial indexes on them.
-var ledgerSQL = strings.NewReplacer(
-	"{queued}", models.MessageQueued.SQL(),
-	"{claimed}", models.MessageClaimed.SQL(),
-	"{delivered}", models.MessageDelivered.SQL(),
-).Replace
 
 // The ledger's statements.
 var (

@@ -120,3 +120,12 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 // A NUL is dropped: PostgreSQL refuses one in a query's text (a search of
 // any list answered 500 there), and no text it stores holds one.
 func likePattern(s string) string { return "%" + likeEscape(strings.ReplaceAll(s, "\x00", "")) + "%" }
+
+// withStatus narrows q to the rows of f.Status among a list's statuses;
+// an unknown key narrows nothing.
+func withStatus(q *gorm.DB, f ListFilter, statuses map[string]string) *gorm.DB {
+	if cond, ok := statuses[f.Status]; ok {
+		return q.Where(cond)
+	}
+	return q
+}

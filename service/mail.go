@@ -340,3 +340,16 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 		slog.Warn("notification recipients", "account", accountID, "err", err)
 	}
 }
+
+// importDone mails the account's notification recipients the report of a
+// CSV import.
+func (m *Mail) importDone(ctx context.Context, imp *models.Import) {
+	rows := [][2]string{
+		{"File", imp.FileName}, {"Status", imp.Status}, {"Rows read", fmt.Sprint(imp.RowsRead)},
+		{"Created", fmt.Sprint(imp.Created)}, {"Updated", fmt.Sprint(imp.Updated)}, {"Skipped", fmt.Sprint(imp.Skipped)},
+	}
+	if imp.Message != "" {
+		rows = append(rows, [2]string{"Message", imp.Message})
+	}
+	m.notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, m.baseURL+"/contacts")
+}

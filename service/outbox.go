@@ -21,20 +21,6 @@ type Outbox struct{ db *DB }
 // mail there).
 func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
 
-type accountKey struct{}
-
-// WithAccount marks ctx as acting for an account (whose outbox a message
-// sent with ctx lands in).
-func WithAccount(ctx context.Context, accountID int64) context.Context {
-	return context.WithValue(ctx, accountKey{}, accountID)
-}
-
-// AccountFrom returns the account WithAccount set, or 0.
-func AccountFrom(ctx context.Context) int64 {
-	id, _ := ctx.Value(accountKey{}).(int64)
-	return id
-}
-
 // SaveOutbox stores one message (it implements delivery.OutboxStore).
 func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg []byte) error {
 	subject := ""

@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,42 +8,8 @@ import (
 	"herald/models"
 )
 
-// Role is what a person may do on an account. Roles are ordered: each
-// may do everything the ones below it may.
-type Role string
-
-// The roles, from the most to the least powerful.
-const (
-	RoleOwner  Role = "owner"  // the account's own login: everything, and the team
-	RoleAdmin  Role = "admin"  // everything but changing the owner
-	RoleEditor Role = "editor" // prepares (audience, designs, automations' emails), never sends
-	RoleViewer Role = "viewer" // reads
-)
-
 // roleRank orders the roles; an unknown role ranks below viewer.
 var roleRank = map[Role]int{RoleViewer: 1, RoleEditor: 2, RoleAdmin: 3, RoleOwner: 4}
-
-// MemberRoles are the roles a member can be given (there is one owner:
-// the account's login).
-var MemberRoles = []Role{RoleAdmin, RoleEditor, RoleViewer}
-
-// Valid reports whether r is a role a member may have.
-func (r Role) Valid() bool { return slices.Contains(MemberRoles, r) }
-
-// Label is the role as the console shows it.
-func (r Role) Label() string {
-	switch r {
-	case RoleOwner:
-		return "Owner"
-	case RoleAdmin:
-		return "Admin"
-	case RoleEditor:
-		return "Editor"
-	case RoleViewer:
-		return "Viewer"
-	}
-	return string(r)
-}
 
 // Action is one kind of thing a console request does; each console route
 // declares one (web/routes.go), and Can says who may do it.
@@ -156,27 +121,4 @@ func Forbidden(role Role, action Action) *Error {
 		what = "do that"
 	}
 	return &Error{Code: CodeForbidden, Message: fmt.Sprintf("Your role (%s) may not %s.", role.Label(), what)}
-}
-
-// Actor is the person a console request acts for: the account, the member
-// (0 for the owner), its role and how the audit log names it.
-type Actor struct {
-	AccountID int64
-	MemberID  int64
-	Role      Role
-	Name      string // name and address, for the audit log
-}
-
-type actorKey struct{}
-
-// WithActor puts the actor on ctx: the audit log records who did what.
-func WithActor(ctx context.Context, a Actor) context.Context {
-	return context.WithValue(ctx, actorKey{}, a)
-}
-
-// ActorOf returns the actor WithActor put on ctx; ok is false for a
-// request of an API key or the command line.
-func ActorOf(ctx context.Context) (Actor, bool) {
-	a, ok := ctx.Value(actorKey{}).(Actor)
-	return a, ok
 }

@@ -279,7 +279,3 @@ func (ar *automationsRound) leaving(tx *gorm.DB, a *models.Automation, due []mod
 	}
 	return out, nil
 }
-
-// stepWait is exported for the console's timeline (how long after the
-// previous email).
-func StepWait(r *models.AutomationSchedule) time.Duration { return waitOf(r) }

@@ -90,13 +90,6 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	return sg, nil
 }
 
-// TrackingKey is the key of tracking and unsubscribe tokens, shared by
-// every process through the settings table.
-func (s *Settings) TrackingKey(ctx context.Context) ([]byte, error) {
-	v, err := s.Secret(ctx, "tracking_key", 32)
-	return []byte(v), err
-}
-
 // Wake tells the scheduler and the engine that a send may be due now.
 func (sg *Sending) Wake() {
 	sg.scheduler.Wake()

@@ -13,23 +13,14 @@
 package service
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
 	"net/mail"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"herald/delivery"
-	"herald/models"
 )
 
 // Service gathers the areas; build it with New.
@@ -196,147 +187,3 @@ func New(db *DB, cfg Config) (*Service, error) {
 	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
 }
-
-// engineSignals carries what the areas tell this process's engine: a
-// send may be due now, sends were deleted, automations' emails changed.
-// Until an engine listens (a process that does not send: the command
-// line), the signals go nowhere; other processes' engines learn the same
-// from the database on their next round.
-type engineSignals struct {
-	mu      sync.RWMutex
-	sending *Sending
-}
-
-func (e *engineSignals) listen(sg *Sending) {
-	e.mu.Lock()
-	e.sending = sg
-	e.mu.Unlock()
-}
-
-func (e *engineSignals) listener() *Sending {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	return e.sending
-}
-
-// wake: a send may be due now.
-func (e *engineSignals) wake() {
-	if sg := e.listener(); sg != nil {
-		sg.Wake()
-	}
-}
-
-// deleted: these sends were deleted; their claimed messages are skipped.
-func (e *engineSignals) deleted(ids []int64) {
-	if sg := e.listener(); sg != nil {
-		sg.scheduler.sends.cancel(ids)
-	}
-}
-
-// changed: these sends' messages changed; compile them again.
-func (e *engineSignals) changed(ids []int64) {
-	if sg := e.listener(); sg != nil {
-		sg.scheduler.sends.refresh(ids)
-	}
-}
-
-// Settings keeps process-wide values in the database.
-type Settings struct{ db *DB }
-
-// Secret returns the value stored under key, creating it from n random
-// bytes (hex) the first time. Every process sharing the database gets the
-// same value.
-func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error) {
-	var st models.Setting
-	err := s.db.R.WithContext(ctx).Where("name = ?", key).First(&st).Error
-	if err == nil {
-		return st.Value, nil
-	}
-	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return "", err
-	}
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	st = models.Setting{Name: key, Value: hex.EncodeToString(b)}
-	if err := s.db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
-		return "", err
-	}
-	// Another process may have won the race: read what is stored.
-	if err := s.db.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
-		return "", err
-	}
-	return st.Value, nil
-}
-
-// randomID returns n random bytes as hex.
-func randomID(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// touchLists records a change to the account's suppression lists
-// (unsubscribers, groups, notification recipients), inside the change's
-// transaction, so that cached answers of those lists are refused after it.
-// Called first in the transaction, it also takes the account row's lock:
-// concurrent changes of one account's lists run one after the other
-// instead of deadlocking on each other's rows (PostgreSQL).
-func touchLists(tx *gorm.DB, accountID int64) error {
-	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
-}
-
-// bulkChunk is how many ids one statement of a bulk operation binds: far
-// below SQLite's 32,766 variables and PostgreSQL's 65,535, whatever else
-// the statement binds.
-const bulkChunk = 1000
-
-// chunks splits items into slices of at most n.
-func chunks[T any](items []T, n int) [][]T {
-	out := make([][]T, 0, (len(items)+n-1)/n)
-	for len(items) > n {
-		out = append(out, items[:n])
-		items = items[n:]
-	}
-	if len(items) > 0 {
-		out = append(out, items)
-	}
-	return out
-}
-
-// deleteAll deletes the account's rows of model with ids (distinct), all
-// or none: when any id is missing (or another account's) nothing is
-// deleted and ErrNotFound is returned. scope narrows further (e.g. to one
-// kind of row).
-func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []int64, scope func(*gorm.DB) *gorm.DB) error {
-	if err := tooMany(len(ids)); err != nil {
-		return err
-	}
-	return db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := touchLists(tx, accountID); err != nil {
-			return err
-		}
-		q := func(part []int64) *gorm.DB {
-			return scope(tx.Model(model).Where("user_id = ? AND id IN ?", accountID, part))
-		}
-		parts := chunks(ids, bulkChunk)
-		var n int64
-		for _, part := range parts {
-			var c int64
-			if err := q(part).Count(&c).Error; err != nil {
-				return fmt.Errorf("count the rows to delete: %w", err)
-			}
-			n += c
-		}
-		if n != int64(len(ids)) {
-			return ErrNotFound
-		}
-		for _, part := range parts {
-			if err := q(part).Delete(model).Error; err != nil {
-				return fmt.Errorf("delete rows: %w", err)
-			}
-		}
-		return nil
-	})
-}
-
-func noScope(q *gorm.DB) *gorm.DB { return q }

@@ -710,14 +710,6 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	return &cp, nil
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n])
-}
-
 // Delete removes a send; a running send stops (its queued messages go, so
 // no worker claims another of them). Errors: ErrNotFound.
 func (s *SingleSends) Delete(ctx context.Context, accountID int64, utr string) error {

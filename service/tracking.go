@@ -351,19 +351,6 @@ func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int)
 	return target, nil
 }
 
-// countUnsubscribe counts the message's unsubscribe once on its send.
-func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
-	now := tx.NowFunc()
-	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
-	if res.Error != nil || res.RowsAffected == 0 {
-		return res.Error
-	}
-	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
-		return fmt.Errorf("tracking: count an unsubscribe on send %d: %w", m.SendID, err)
-	}
-	return addDaily(tx, m.UserID, now, daily{dailyUnsubscribes: 1})
-}
-
 // OneClick is the RFC 8058 unsubscribe: the address joins the send's
 // unsubscribe group, which later sends avoid. Errors: ErrNotFound.
 func (t *Tracking) OneClick(ctx context.Context, token string) error {
@@ -381,37 +368,6 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 		}
 		return countUnsubscribe(tx, m)
 	})
-}
-
-// addUnsubscriber adds one address to a group (or the global list when
-// group is nil) inside tx; already there is fine. A new one writes the
-// unsubscribe (group_unsubscribe) event about m, when m is given.
-func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
-	if err := touchLists(tx, accountID); err != nil {
-		return err
-	}
-	now := models.NewTimestamp(tx.NowFunc())
-	row := models.Unsubscriber{UserID: accountID, UnsubscribeGroupsID: group, EmailAddress: email, CreatedAt: now, UpdatedAt: now}
-	var n int64
-	q := tx.Model(&models.Unsubscriber{}).Where("user_id = ? AND email_address = ?", accountID, email)
-	if group == nil {
-		q = q.Where("unsubscribe_groups_id IS NULL")
-	} else {
-		q = q.Where("unsubscribe_groups_id = ?", *group)
-	}
-	if err := q.Count(&n).Error; err != nil || n > 0 {
-		return err
-	}
-	if err := tx.WithContext(ctx).Create(&row).Error; err != nil {
-		return fmt.Errorf("tracking: add unsubscriber: %w", err)
-	}
-	if m == nil {
-		return nil
-	}
-	if group == nil {
-		return events.record(tx, m, EventUnsubscribe, eventExtra{}, now.Time)
-	}
-	return events.record(tx, m, EventGroupUnsubscribe, eventExtra{GroupID: group}, now.Time)
 }
 
 // PreferenceGroup is one group on the preference page.

@@ -30,11 +30,6 @@ type verdict struct {
 	At         models.Timestamp
 }
 
-// verdictOfReport is report r's verdict at ts.
-func verdictOfReport(r Report, ts models.Timestamp) verdict {
-	return verdict{Kind: r.Kind, Source: r.Source, Reason: r.Reason, Status: r.Status, Diagnostic: r.Diagnostic, At: ts}
-}
-
 // verdictOfError is the verdict on a relay's refusal during the send
 // (what Transport.Send returned), of the kind the ledger decided.
 func verdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) verdict {

@@ -1,0 +1,148 @@
+package service
+
+// Event rows (the event webhooks' queue): the kinds, which accounts want
+// them, and the writes every area makes.
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"herald/models"
+)
+
+// The events an endpoint may ask for (decisions.md 7).
+const (
+	EventProcessed        = "processed"
+	EventDelivered        = "delivered"
+	EventDeferred         = "deferred"
+	EventBounce           = "bounce"
+	EventOpen             = "open"
+	EventClick            = "click"
+	EventSpamReport       = "spam_report"
+	EventUnsubscribe      = "unsubscribe"
+	EventGroupUnsubscribe = "group_unsubscribe"
+)
+
+// EventNames are the nine kinds of event, in the contract's order.
+var EventNames = []string{EventProcessed, EventDelivered, EventDeferred, EventBounce, EventOpen, EventClick,
+	EventSpamReport, EventUnsubscribe, EventGroupUnsubscribe}
+
+// Events writes event rows in the transaction of the change they report,
+// one per endpoint of the account that is enabled and wants the kind. A
+// cached list of the accounts with an enabled endpoint (refreshed every
+// eventsCacheTTL, and at once on this process's own changes) keeps a send
+// without endpoints from paying more than a map lookup.
+type Events struct {
+	db     *DB
+	mu     sync.Mutex
+	with   map[int64]map[string]bool // account → kinds its enabled endpoints want
+	loaded time.Time
+}
+
+// eventsCacheTTL is how stale the list of accounts with endpoints may be:
+// an endpoint saved on another process gets events at most this late.
+const eventsCacheTTL = 2 * time.Second
+
+func (e *Events) changed() {
+	e.mu.Lock()
+	e.loaded = time.Time{}
+	e.mu.Unlock()
+}
+
+// wanted reports whether an enabled endpoint of the account wants kind
+// (cached). On a read error it answers yes: the INSERT … SELECT decides
+// then.
+func (e *Events) wanted(accountID int64, kind string) bool {
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if time.Since(e.loaded) > eventsCacheTTL {
+		var rows []struct {
+			UserID int64
+			Events string
+		}
+		if err := e.db.R.Model(&models.EventWebhook{}).Select("user_id", "events").Where("enabled = 1").Scan(&rows).Error; err != nil {
+			return true
+		}
+		e.with = make(map[int64]map[string]bool, len(rows))
+		for _, r := range rows {
+			if e.with[r.UserID] == nil {
+				e.with[r.UserID] = map[string]bool{}
+			}
+			for _, k := range strings.Split(r.Events, ",") {
+				e.with[r.UserID][k] = true
+			}
+		}
+		e.loaded = time.Now()
+	}
+	return e.with[accountID][kind]
+}
+
+// eventExtra is what some kinds carry beyond the message.
+type eventExtra struct {
+	URL, Reason, Status string
+	GroupID             *int64
+	Machine             *bool // open, click: taken for a machine's
+}
+
+// wants is the condition on event_webhooks w that it takes kind.
+const wantsKind = "w.enabled = 1 AND (',' || w.events || ',') LIKE ?"
+
+func kindPattern(kind string) string { return "%," + kind + ",%" }
+
+// record writes kind's event about message m for the account's endpoints
+// that want it, inside tx.
+func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x eventExtra, at time.Time) error {
+	if !e.wanted(m.UserID, kind) {
+		return nil
+	}
+	var sendID, msgID *int64
+	if m.SendID != 0 {
+		sendID = &m.SendID
+	}
+	if m.ID != 0 {
+		msgID = &m.ID
+	}
+	var machine *int
+	if x.Machine != nil {
+		v := 0
+		if *x.Machine {
+			v = 1
+		}
+		machine = &v
+	}
+	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
+		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
+		kind, sendID, msgID, m.Email, truncate(x.URL, maxWebhookURL), truncate(x.Reason, 1000), truncate(x.Status, 16), x.GroupID, machine,
+		models.NewTimestamp(at), m.UserID, kindPattern(kind)).Error
+}
+
+// recordClaimed writes kind's event for each of the ledger rows ids that
+// worker still holds (the delivered ones of a group commit, before they
+// are marked), inside tx.
+func (e *Events) recordClaimed(tx *gorm.DB, accountID int64, kind string, ids []int64, worker string, at time.Time) error {
+	return e.recordRows(tx, accountID, kind, "m.id IN ? AND m.worker = ?", at, ids, worker)
+}
+
+// recordRows writes kind's event for each ledger row m matching where
+// (with args), inside tx.
+func (e *Events) recordRows(tx *gorm.DB, accountID int64, kind, where string, at time.Time, args ...any) error {
+	if !e.wanted(accountID, kind) {
+		return nil
+	}
+	return tx.Exec(eventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), kindPattern(kind)}, args...)...).Error
+}
+
+// eventsOfClaimed is the INSERT … SELECT of one event per ledger row of
+// from (aliased m, with its WHERE) and endpoint; its arguments: kind,
+// created_at, the kind's pattern, then from's.
+func eventsOfClaimed(from string) string {
+	return `INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, state, attempts, next_at, created_at)
+		SELECT w.id, w.user_id, ?, m.send_id, m.id, m.email, 0, 0, 0, ? FROM event_webhooks w JOIN ` +
+		strings.Replace(from, " WHERE ", " ON m.user_id = w.user_id WHERE "+wantsKind+" AND ", 1)
+}
