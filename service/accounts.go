@@ -148,13 +148,6 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 	return keys, a.audit.Record(ctx, accountID, AuditKeysRotated, "", "")
 }
 
-// Authenticate returns the account id that owns the key pair (see Check).
-// Errors: ErrUnauthorized.
-func (a *Accounts) Authenticate(ctx context.Context, publicKey, secretKey string) (int64, error) {
-	id, _, err := a.Check(ctx, publicKey, secretKey)
-	return id, err
-}
-
 // Check authenticates a key pair against the database on every call, so a
 // rotation (from the console, the CLI or another process) takes effect at
 // once everywhere (decisions.md 8): one read by the unique public key,

@@ -132,16 +132,6 @@ func (d *DB) Migrate(ctx context.Context) error {
 	return migrations.Up(ctx, sqlDB, d.Dialect, d.goMigrations()...)
 }
 
-// MigrateTo applies the embedded migrations up to version and no further
-// (tests of a repair migration).
-func (d *DB) MigrateTo(ctx context.Context, version int64) error {
-	sqlDB, err := d.W.DB()
-	if err != nil {
-		return err
-	}
-	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.goMigrations()...)
-}
-
 // Ping checks that the database answers.
 func (d *DB) Ping(ctx context.Context) error {
 	sqlDB, err := d.R.DB()

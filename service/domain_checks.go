@@ -1051,10 +1051,6 @@ func (d *DomainChecks) seed(ctx context.Context) error {
 	return nil
 }
 
-// UseResolver has the checks, and every other lookup of the service (the
-// bounce setup's), ask r (tests point it at a DNS server they started).
-func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
-
 // Unsigned returns the addresses of the account's verified senders whose
 // mail goes out without a DKIM signature: their domain has no key seen
 // published and none allowed to sign anyway (the compose page says so).

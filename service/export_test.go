@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"database/sql"
+	"herald/migrations"
+	"herald/models"
 	"time"
 )
 
@@ -38,4 +40,32 @@ func ExportWorker(svc *Service) string { return svc.Exports.worker }
 // short reports (as a finished send or import does).
 func Notify(ctx context.Context, svc *Service, accountID int64, subject string) {
 	svc.Mail.notify(ctx, accountID, subject, "A report.", [][2]string{{"Sent", "1"}}, svc.Mail.baseURL)
+}
+
+// MigrateTo applies the embedded migrations up to version and no further
+// (tests of a repair migration).
+func (d *DB) MigrateTo(ctx context.Context, version int64) error {
+	sqlDB, err := d.W.DB()
+	if err != nil {
+		return err
+	}
+	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.goMigrations()...)
+}
+
+// UseResolver has the checks, and every other lookup of the service (the
+// bounce setup's), ask r (tests point it at a DNS server they started).
+func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
+
+// GetByID returns one send of the account by id. Errors: ErrNotFound.
+func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
+	var ss models.SingleSend
+	if err := accountSends(s.db.R.WithContext(ctx), accountID).Where("id = ?", id).First(&ss).Error; err != nil {
+		return nil, notFound(err)
+	}
+	return &ss, nil
+}
+
+// EndAll ends every session of the account ("log out everywhere").
+func (s *Sessions) EndAll(ctx context.Context, accountID int64) error {
+	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
 }

@@ -232,11 +232,11 @@ type DNSRecord struct {
 // longer than 255 characters split into quoted strings of at most 255
 // (RFC 7208 3.3, RFC 6376 3.6.2.2), which receivers join again; a
 // shorter one as it is.
-func (r DNSRecord) Publishable() string { return QuoteTXT(r.Value) }
+func (r DNSRecord) Publishable() string { return quoteTXT(r.Value) }
 
-// QuoteTXT splits a TXT value longer than 255 characters into quoted
+// quoteTXT splits a TXT value longer than 255 characters into quoted
 // strings ("…" "…"); a shorter one is returned as it is.
-func QuoteTXT(v string) string {
+func quoteTXT(v string) string {
 	if len(v) <= 255 {
 		return v
 	}

@@ -129,11 +129,6 @@ func (s *Sessions) End(ctx context.Context, token string) error {
 	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE token_hash = ?", tokenHash(token)).Error
 }
 
-// EndAll ends every session of the account ("log out everywhere").
-func (s *Sessions) EndAll(ctx context.Context, accountID int64) error {
-	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
-}
-
 // EndAllOf ends every session of one person of the account: the owner
 // (memberID 0) or a member ("log out everywhere" of that person).
 func (s *Sessions) EndAllOf(ctx context.Context, accountID, memberID int64) error {

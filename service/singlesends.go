@@ -555,9 +555,6 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	return s.Get(ctx, accountID, cur.Utr)
 }
 
-// IsDraft reports whether a send is a draft: waiting, and not armed.
-func IsDraft(ss *models.SingleSend) bool { return ss.Status == models.SendInitiate && ss.Armed == 0 }
-
 // accountSends narrows q to the account's single sends: not the rows that
 // carry automation steps, not the deleted ones (kept for their links).
 func accountSends(q *gorm.DB, accountID int64) *gorm.DB {
@@ -662,15 +659,6 @@ func (s *SingleSends) Utrs(ctx context.Context, accountID int64, ids []int64) (m
 		out[r.ID] = r.Utr
 	}
 	return out, nil
-}
-
-// GetByID returns one send of the account by id. Errors: ErrNotFound.
-func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
-	var ss models.SingleSend
-	if err := accountSends(s.db.R.WithContext(ctx), accountID).Where("id = ?", id).First(&ss).Error; err != nil {
-		return nil, notFound(err)
-	}
-	return &ss, nil
 }
 
 // Each calls fn for the account's sends, newest last, without their designs.

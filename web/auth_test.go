@@ -23,7 +23,7 @@ func TestSignupShowsKeysOnce(t *testing.T) {
 		t.Fatalf("keys shown: %q %q", public, secret)
 	}
 	// The keys shown are the account's.
-	id, err := a.svc.Accounts.Authenticate(context.Background(), public, secret)
+	id, _, err := a.svc.Accounts.Check(context.Background(), public, secret)
 	if err != nil {
 		t.Fatalf("shown keys do not authenticate: %v", err)
 	}
@@ -65,10 +65,10 @@ func TestRotateKeys(t *testing.T) {
 		t.Fatalf("rotation showed %q %q", pub, sec)
 	}
 	ctx := context.Background()
-	if _, err := a.svc.Accounts.Authenticate(ctx, oldPub, oldSec); err == nil {
+	if _, _, err := a.svc.Accounts.Check(ctx, oldPub, oldSec); err == nil {
 		t.Fatal("old keys still work")
 	}
-	if _, err := a.svc.Accounts.Authenticate(ctx, pub, sec); err != nil {
+	if _, _, err := a.svc.Accounts.Check(ctx, pub, sec); err != nil {
 		t.Fatalf("new keys: %v", err)
 	}
 	wantRedirect(t, c.get("/account/keys"), "/account")

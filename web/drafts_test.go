@@ -41,7 +41,7 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 	wantRedirect(t, r, "/single-sends/")
 	utr := strings.TrimPrefix(r.location(), "/single-sends/")
 	ss := s.get(utr)
-	if !service.IsDraft(ss) || ss.SingleSendName != "Spring letter" {
+	if !isDraft(ss) || ss.SingleSendName != "Spring letter" {
 		t.Fatalf("saved: status %d armed %d", ss.Status, ss.Armed)
 	}
 	if len(s.outbox()) != before {
@@ -62,7 +62,7 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 	f.Set("utr", utr)
 	r = c.post("/single-sends/draft", f)
 	wantRedirect(t, r, "/single-sends/"+utr)
-	if ss = s.get(utr); !service.IsDraft(ss) || ss.SingleSendName != "Spring letter 2" {
+	if ss = s.get(utr); !isDraft(ss) || ss.SingleSendName != "Spring letter 2" {
 		t.Fatalf("draft update: %q status %d armed %d", ss.SingleSendName, ss.Status, ss.Armed)
 	}
 	r = c.post("/single-sends/"+utr, s.form("Spring letter 2"))
@@ -96,7 +96,7 @@ func TestEditorCannotUnscheduleBySavingADraft(t *testing.T) {
 	r := s.c.hxPost("/single-sends", form)
 	wantStatus(t, r, http.StatusNoContent)
 	utr := strings.TrimPrefix(r.header.Get("HX-Redirect"), "/single-sends/")
-	if ss := s.get(utr); ss.Armed == 0 || service.IsDraft(ss) {
+	if ss := s.get(utr); ss.Armed == 0 || isDraft(ss) {
 		t.Fatalf("not scheduled: status %d armed %d", ss.Status, ss.Armed)
 	}
 
@@ -119,7 +119,10 @@ func TestEditorCannotUnscheduleBySavingADraft(t *testing.T) {
 	f = s.form("Editor's idea, again")
 	f.Set("utr", mine)
 	wantRedirect(t, bob.post("/single-sends/draft", f), "/single-sends/"+mine)
-	if ss := s.get(mine); !service.IsDraft(ss) || ss.SingleSendName != "Editor's idea, again" {
+	if ss := s.get(mine); !isDraft(ss) || ss.SingleSendName != "Editor's idea, again" {
 		t.Fatalf("the editor's draft: %q status %d armed %d", ss.SingleSendName, ss.Status, ss.Armed)
 	}
 }
+
+// isDraft: a send waiting and not armed, as the console calls a draft.
+func isDraft(ss *models.SingleSend) bool { return ss.Status == models.SendInitiate && ss.Armed == 0 }

@@ -110,7 +110,7 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 	wantRedirect(t, r, "/account/keys")
 	r = other.get("/account/keys")
 	wantStatus(t, r, http.StatusOK)
-	id, err := a.svc.Accounts.Authenticate(context.Background(), value(r.doc, "#public-key"), value(r.doc, "#secret-key"))
+	id, _, err := a.svc.Accounts.Check(context.Background(), value(r.doc, "#public-key"), value(r.doc, "#secret-key"))
 	if err != nil {
 		t.Fatalf("shown keys: %v", err)
 	}
