@@ -3,9 +3,10 @@ package service
 import (
 	"context"
 	"database/sql"
+	"time"
+
 	"herald/migrations"
 	"herald/models"
-	"time"
 )
 
 // OnStmtPrepared sets the hook called with each statement an import
