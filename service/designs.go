@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-
 	"strconv"
 	"strings"
 
