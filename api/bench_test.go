@@ -169,6 +169,7 @@ func BenchmarkAuth(b *testing.B) {
 // the same database) are refused by the very next request (issue 11,
 // finding 7: a key seen once used to be trusted from memory for 30 s).
 func TestAuthSeesRotationAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newBenchFixture(t)
 	a := New(f.svc, Options{})
 	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandler, DisableStartupMessage: true})

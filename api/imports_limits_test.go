@@ -313,6 +313,7 @@ func TestUploadPartOrders(t *testing.T) {
 // At most two uploads of one account at once: the third is 429 with the
 // envelope; the two finish and import; then another may start.
 func TestUploadConcurrencyCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	base := serve(t, e.app)
 	typeID := e.a.newType(t, "Customers")

@@ -72,6 +72,7 @@ func (t countingTransport) Send(ctx context.Context, from string, to []string, m
 // no more than 2 x Conns messages are ever handed to the transport without
 // their outcome recorded.
 func TestEngineRecordersKeepTheBound(t *testing.T) {
+	t.Parallel()
 	const conns, jobs = 4, 600
 	s := &slowStore{n: jobs, recorded: map[int64]int{}, latency: 3 * time.Millisecond}
 	e := NewEngine(s, countingTransport{s}, EngineConfig{Conns: conns, Recorders: 3, Poll: 10 * time.Millisecond})

@@ -24,6 +24,7 @@ import (
 // of them does. Both run: the rest gets variant 2's subject, every
 // recipient one message, and the statistics show each variant.
 func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := smtptest.Start(t)
 	tr, err := delivery.OpenTransport(srv.URL(), 4, nil)
@@ -293,6 +294,7 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 // With no opens at all, the scheduler chooses the first variant (ties go
 // to the first) and the rest gets its subject.
 func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
@@ -365,6 +367,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 // The option is validated: two to four subjects, a share of 5 to 50, a
 // metric, a wait, and not with a local time.
 func TestABTestOptionIsValidated(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	in := f.input("AB", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
@@ -411,6 +414,7 @@ func TestABTestOptionIsValidated(t *testing.T) {
 // row was released) goes on at the next tick with the winner as stored,
 // whatever the opens say now.
 func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
@@ -476,6 +480,7 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 
 // A draft keeps its A/B option, saved and saved again.
 func TestABTestDraftKeepsTheOption(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	in := f.input("Draft", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
@@ -502,6 +507,7 @@ func TestABTestDraftKeepsTheOption(t *testing.T) {
 // the subject: the winner is the variant people opened (human unique
 // opens), though A has more opens in all; the statistics show both.
 func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 24 {

@@ -29,6 +29,7 @@ func passwordProblem(err error) string {
 }
 
 func TestPasswordRules(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	const common = "The password is too common. Choose one that is harder to guess."
@@ -65,6 +66,7 @@ func TestPasswordRules(t *testing.T) {
 }
 
 func TestCreateRefusesLineBreakInName(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	_, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Ann\r\nBcc: x@example.com", Email: "ann@example.com", Password: "test-passphrase-9"})
 	if e, _ := err.(*service.Error); e == nil || len(e.Fields["name"]) == 0 || e.Fields["name"][0] != "The name must not contain line breaks." {
@@ -73,6 +75,7 @@ func TestCreateRefusesLineBreakInName(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	clk := newClock(svc)
 	ctx := context.Background()
@@ -163,6 +166,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	clk := newClock(svc)
 	ctx := context.Background()
@@ -240,6 +244,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
@@ -270,6 +275,7 @@ func TestChangePassword(t *testing.T) {
 }
 
 func TestSignUp(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	clk := newClock(svc)

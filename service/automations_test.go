@@ -66,6 +66,7 @@ func (f *sendFixture) settle() {
 }
 
 func TestAutomationSendsEachStepOnTime(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "before@example.com")
 	a := f.automation(typeA, "0")
@@ -108,6 +109,7 @@ func TestAutomationSendsEachStepOnTime(t *testing.T) {
 }
 
 func TestAutomationPauseAcrossADueTime(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")
@@ -142,6 +144,7 @@ func TestAutomationPauseAcrossADueTime(t *testing.T) {
 }
 
 func TestAutomationExitCriteria(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	leave := f.automation(typeA, "1") // leaves when out of the target
@@ -192,6 +195,7 @@ func TestAutomationExitCriteria(t *testing.T) {
 }
 
 func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
@@ -214,6 +218,7 @@ func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
 // makes no emails for either type; the welcome series is added only by
 // its own, explicit call, after what the automation already holds.
 func TestAutomationCreateMakesNoSchedules(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	for _, typ := range []string{"welcome", "custom"} {
@@ -260,6 +265,7 @@ func TestAutomationCreateMakesNoSchedules(t *testing.T) {
 // by one CSV import and checks each gets step 1 exactly once, with two
 // engines (as two processes would) working the same database.
 func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("10,000 contacts")
 	}
@@ -327,6 +333,7 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 // and starts a new one (as a restarted process would): the second email
 // goes at its time, once, and the first is not sent again.
 func TestAutomationSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")

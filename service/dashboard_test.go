@@ -86,6 +86,7 @@ func (f *sendFixture) overview(acct int64) *service.Overview {
 // account's send, contacts and opens never show in the first's figures.
 // The audience follows contacts added and deleted; the setup steps tick.
 func TestDashboardDailyFigures(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -194,6 +195,7 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 // the send is sent and bounced on the send's day (Ledger.Record's
 // transaction path, beside the deliveries).
 func TestDashboardCountsSendTimeBounces(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
@@ -213,6 +215,7 @@ func TestDashboardCountsSendTimeBounces(t *testing.T) {
 // one or with their contact type, keep the audience equal to the live
 // contacts of the account, and another account's never count.
 func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "aud@example.com")
@@ -299,6 +302,7 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // day has no other figure), a person's click, and a person's click that
 // a scanner's click on another link 1 s later takes back.
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
@@ -380,6 +384,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 // shows it), its deliveries count in the day's figures, and it ticks the
 // first send.
 func TestDashboardListsAutomationEmails(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "before@example.com")
 	a := f.automation(typeA, "0")
@@ -410,6 +415,7 @@ const twoLinks = `<html><body><p>Hello ((first_name))</p><a href="https://shop.e
 // the send's own counters do. A scanner's first click, judged a person's
 // until it clicks a second link within 2 s, is taken back from the day.
 func TestDashboardHumanFigures(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)

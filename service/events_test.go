@@ -26,6 +26,7 @@ import (
 )
 
 func TestEventWebhooksSaveUpdateDeleteScopedByAccount(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -154,6 +155,7 @@ func kindsOf(rows []models.Event) map[string][]string {
 // loopback, private or link-local address is refused when saved or
 // updated; a public name or address is taken.
 func TestEventWebhooksPublicOnly(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -185,6 +187,7 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 // IPv6: NAT64, 6to4, Teredo, benchmarking, documentation and reserved
 // blocks included, not only loopback and private ones.
 func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -225,6 +228,7 @@ func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
 }
 
 func TestEventsAreWrittenWithTheirChange(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
@@ -485,6 +489,7 @@ func pass(t *testing.T, d *delivery.Dispatcher) {
 // real receiver signed, with the contract's keys, the message's
 // Message-ID and the send's utr.
 func TestEventsDispatchSignedPayloads(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	rcv := newReceiver(t)
 	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
@@ -555,6 +560,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 // answers 2xx makes the events fail after 24 hours, and its account is
 // mailed once that it has failed for an hour.
 func TestEventsBatchRetryAndGiveUp(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
@@ -679,6 +685,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 // TestEventsTimeoutIsRetried: an endpoint that does not answer within the
 // timeout is an attempt that failed; the events come due again.
 func TestEventsTimeoutIsRetried(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
@@ -713,6 +720,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 // runs out, then delivered (after the housekeeping that runs after every
 // pass puts the endpoint's cursor back): at least once.
 func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "a@herald.test")
 	c := dbtest.NewClock(time.Now())
@@ -752,6 +760,7 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 // dispatch one queue at once; every event reaches the receiver exactly
 // once (no retry happens, so no repeat is allowed).
 func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
+	t.Parallel()
 	procs := dbtest.Processes(t, 2)
 	acct := newAccount(t, procs[0], "a@herald.test")
 	c := dbtest.NewClock(time.Now())

@@ -17,6 +17,7 @@ import (
 // The send itself is gone from every list and lookup, and purged with its
 // ledger a year (and more) later.
 func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -74,6 +75,7 @@ func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 // name, one with a line break or any other control character is refused
 // on create and on update (decisions.md 8), and nothing is stored.
 func TestNamesOfTypesAndSegmentsAreOneLine(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "a@herald.test")

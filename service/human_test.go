@@ -36,6 +36,7 @@ var (
 // counters of the spec count everything as before; the human counters,
 // the per-link counts and the events' "machine" say what people did.
 func TestScannersAndProxiesAreNotPeople(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.svc.EventWebhooks.PublicOnly(false)
 	if _, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{"open", "click"}}); err != nil {
@@ -167,6 +168,7 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 // 2 s; a HEAD request and an empty agent never count as a person; the
 // operator's ranges (MachineRanges) are machines for opens and clicks.
 func TestTakeBackOnlyTheHumanCount(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.svc.Tracking.MachineRanges([]netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")})
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")

@@ -15,6 +15,7 @@ import (
 // console's column choices: columns mapped to reserved and custom
 // fields, one skipped, one filling a custom field made for it (issue 15).
 func TestImportWithColumnChoices(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "cols@example.com")

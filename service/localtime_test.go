@@ -22,6 +22,7 @@ import (
 // goes early, each wave goes when its time comes, every recipient gets
 // one message.
 func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := smtptest.Start(t)
 	tr, err := delivery.OpenTransport(srv.URL(), 4, nil)
@@ -241,6 +242,7 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 }
 
 func TestLocalTimeOptionIsValidated(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {

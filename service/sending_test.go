@@ -163,6 +163,7 @@ func recipients(ms []smtptest.Message) []string {
 }
 
 func TestSendDeliversExactlyToTheAudience(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
 		t.Fatal(err)
@@ -316,6 +317,7 @@ func tokenOf(t *testing.T, m smtptest.Message) string {
 }
 
 func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
@@ -355,6 +357,7 @@ func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
 // nothing that says the mailbox is gone is a soft bounce: counted as a
 // bounce of the message, logged, never suppressed.
 func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	f.srv.Always("vague@example.com", 550)
@@ -410,6 +413,7 @@ func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 }
 
 func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Fail("slow@example.com", 451, 421)
 	typeA := f.contactType("Customers", "ann@example.com", "slow@example.com")
@@ -441,6 +445,7 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 // one: a temporary answer never says the mailbox is gone, so the address
 // is not suppressed.
 func TestRetryWindowEndsInABounce(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Always("down@example.com", 451)
 	typeA := f.contactType("Customers", "down@example.com")
@@ -472,6 +477,7 @@ func TestRetryWindowEndsInABounce(t *testing.T) {
 }
 
 func TestOpensAndClicksAreCounted(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -553,6 +559,7 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 }
 
 func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
 		t.Fatal(err)
@@ -602,6 +609,7 @@ func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
 }
 
 func TestDeletingARunningSendStopsIt(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	var emails []string
 	for i := range 300 {
@@ -646,6 +654,7 @@ func TestDeletingARunningSendStopsIt(t *testing.T) {
 }
 
 func TestSendTestMailsOneAddress(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	in := f.input("", nil, nil)
 	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "not-an-address", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
@@ -671,6 +680,7 @@ func TestSendTestMailsOneAddress(t *testing.T) {
 }
 
 func TestAudienceCountIgnoresAnotherAccountsLists(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "x@example.com"}); err != nil {
 		t.Fatal(err)

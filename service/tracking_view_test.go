@@ -15,6 +15,7 @@ import (
 // click goes; nothing is counted, and another account's tokens resolve
 // to nothing (issue 15).
 func TestUntrackedCountsNothing(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t, service.Config{BaseURL: "http://herald.test"})
 	ctx := context.Background()
 	acct := newAccount(t, svc, "view@example.com")

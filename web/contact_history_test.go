@@ -20,6 +20,7 @@ import (
 // a page, newest first, each with its outcome; another account's contact
 // is not found (issue 15, part 2).
 func TestContactHistoryPage(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	other, _ := a.account("Bob", "bob@example.com")

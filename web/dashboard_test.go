@@ -20,6 +20,7 @@ import (
 // as the account did them. A new account sees none of it, and nothing
 // ticked.
 func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ctx, cancel := context.WithCancel(context.Background())

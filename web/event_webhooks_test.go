@@ -14,6 +14,7 @@ import (
 )
 
 func TestEventWebhooksConsole(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	var pings atomic.Int32

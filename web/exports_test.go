@@ -27,6 +27,7 @@ func readCSV(t *testing.T, body string) [][]string {
 // with their outcomes, and a send's statistics as CSV; another account's
 // are not found (issue 15, part 4).
 func TestConsoleExports(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	other, _ := s.a.account("Bob", "bob@example.com")
@@ -99,6 +100,7 @@ func TestConsoleExports(t *testing.T) {
 // account sees none of it; a fourth export under way is refused with its
 // reason (issue 15, part 4).
 func TestConsoleBackgroundExports(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	other, _ := s.a.account("Bob", "bob@example.com")

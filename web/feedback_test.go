@@ -17,6 +17,7 @@ import (
 // thresholds, the account's bounces and complaints pages with the code,
 // diagnostic and source of each report, filtered by kind.
 func TestBouncesAndComplaintsInTheConsole(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ctx, cancel := context.WithCancel(context.Background())

@@ -23,6 +23,7 @@ func segmentForm(typeID int64, name, queryType string, conds ...[3]string) url.V
 }
 
 func TestSegmentCount(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -89,6 +90,7 @@ func TestSegmentCount(t *testing.T) {
 }
 
 func TestSegmentBuilder(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -268,6 +270,7 @@ func TestSegmentBuilder(t *testing.T) {
 }
 
 func TestSegmentRecipientPages(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

@@ -61,6 +61,7 @@ func wantPublicHeaders(t *testing.T, r *response) {
 // token in the link is the credential) verifies; a program's GET still
 // verifies (decisions.md 5).
 func TestSenderVerifyLink(t *testing.T) {
+	t.Parallel()
 	a, acct, ss := verifyApp(t)
 	link := "/senders/verify/" + ss[0].VerifyToken
 	stranger := a.client() // no session, no cookie
@@ -113,6 +114,7 @@ func TestSenderVerifyLink(t *testing.T) {
 
 // Links expire after 7 days: the page says so and nothing verifies them.
 func TestSenderVerifyLinkExpired(t *testing.T) {
+	t.Parallel()
 	a, acct, ss := verifyApp(t)
 	later := time.Now().Add(service.VerifyLinkLifetime + time.Minute)
 	a.svc.Senders.SetClock(func() time.Time { return later })

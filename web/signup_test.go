@@ -17,6 +17,7 @@ import (
 var signupLinkRE = regexp.MustCompile(`http://localhost:8080(/signup/confirm/[A-Za-z0-9_-]+)`)
 
 func TestFirstSignupIsImmediate(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	c := a.client()
 	public, _ := c.signup("Ada", "ada@example.com", "test-passphrase-9")
@@ -35,6 +36,7 @@ func pageText(r *response) string { return text(first(r.doc, "main")) }
 // Sign-up answers the same for a taken and a free address: what differs
 // is the mail.
 func TestSignupDoesNotRevealAccounts(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 
@@ -82,6 +84,7 @@ func TestSignupDoesNotRevealAccounts(t *testing.T) {
 }
 
 func TestSignupLinkCreatesAccount(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
@@ -135,6 +138,7 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 }
 
 func TestExpiredSignupLink(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	clk := newClock(a.svc)
 	a.account("Ada", "ada@example.com")
@@ -158,6 +162,7 @@ func TestExpiredSignupLink(t *testing.T) {
 
 // A link whose address got an account in the meantime opens nothing.
 func TestSignupLinkOfTakenAddress(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
@@ -175,6 +180,7 @@ func TestSignupLinkOfTakenAddress(t *testing.T) {
 
 // Sign-up mails to one address are throttled; the answer stays the same.
 func TestSignupMailsThrottled(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{AuthPerMinute: 1000})
 	clk := newClock(a.svc)
 	a.account("Ada", "ada@example.com")

@@ -121,6 +121,7 @@ func (s *sendSetup) outbox() map[string][]string {
 }
 
 func TestSingleSendsList(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	r := c.get("/single-sends")
@@ -201,6 +202,7 @@ func TestSingleSendsList(t *testing.T) {
 }
 
 func TestSingleSendForm(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	if err := s.a.svc.Accounts.SetTimeZone(context.Background(), s.acct, "Asia/Tokyo"); err != nil {
@@ -432,6 +434,7 @@ func TestSingleSendForm(t *testing.T) {
 }
 
 func TestSingleSendStartedIsNotEditable(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	for _, status := range []models.SendStatus{models.SendRunning, models.SendCompleted} {
@@ -458,6 +461,7 @@ func TestSingleSendStartedIsNotEditable(t *testing.T) {
 }
 
 func TestSingleSendDuplicateAndDelete(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	one, two, three := s.create("One"), s.create("Two"), s.create("Three")
@@ -525,6 +529,7 @@ func TestSingleSendDuplicateAndDelete(t *testing.T) {
 }
 
 func TestSingleSendTestMail(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	c.get("/single-sends/new")
@@ -573,6 +578,7 @@ func TestSingleSendTestMail(t *testing.T) {
 }
 
 func TestSingleSendProgressAndStatistics(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 
@@ -748,6 +754,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 }
 
 func TestBouncedAddresses(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	r := c.get("/suppressions/bounced")
@@ -827,6 +834,7 @@ func TestBouncedAddresses(t *testing.T) {
 }
 
 func TestAccountTimeZone(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	r := c.get("/account")

@@ -52,6 +52,7 @@ func retryAfter(t *testing.T, r *response) time.Duration {
 // owner gets in after that minute at most, and at once from a browser
 // that logged in to the address before.
 func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
+	t.Parallel()
 	a := behindProxy(t, 100000)
 	clk := newClock(a.svc)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
@@ -107,6 +108,7 @@ func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
 // One client IP failing against many addresses is slowed down with
 // growing delays; other IPs are not.
 func TestLoginDelaysPerIP(t *testing.T) {
+	t.Parallel()
 	a := behindProxy(t, 100000)
 	clk := newClock(a.svc)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
@@ -137,6 +139,7 @@ func TestLoginDelaysPerIP(t *testing.T) {
 // X-Forwarded-For is believed only from a trusted proxy, and then the
 // client is its right-most address that is not a trusted proxy.
 func TestClientIPFromForwardedFor(t *testing.T) {
+	t.Parallel()
 	t.Run("untrusted peer: ignored", func(t *testing.T) {
 		a := newTestApp(t, web.Options{AuthPerMinute: 3})
 		for i := range 3 {
@@ -161,6 +164,7 @@ func TestClientIPFromForwardedFor(t *testing.T) {
 }
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	got, err := web.ParseTrustedProxies(" 10.0.0.1, 192.168.0.0/16,2001:db8::/32 ,::ffff:172.16.0.1")
 	want := []netip.Prefix{
 		netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),

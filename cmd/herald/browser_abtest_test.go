@@ -26,6 +26,7 @@ import (
 // rest B's subject, each contact one message, and the send's page at
 // 1280 px shows both variants with B's winner badge.
 func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

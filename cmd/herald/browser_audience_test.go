@@ -68,7 +68,7 @@ func newBrowserSessionOn(t *testing.T, base string) *browserSession {
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
-	allocCtx, cancelAlloc := newAllocator(chromium)
+	allocCtx, cancelAlloc := newAllocator(t, chromium)
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
@@ -179,6 +179,7 @@ func (b *browserSession) capture(name string) {
 // HERALD_SCREENSHOTS set to a folder it also saves screenshots of every
 // audience page at phone and desktop widths.
 func TestBrowserAudience(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 
@@ -439,6 +440,7 @@ func TestBrowserAudience(t *testing.T) {
 // than the 10 MB every other body is held to: the upload path is exempt
 // (app.go) and read as a stream; another console path still answers 413.
 func TestConsoleUploadPastBodyLimit(t *testing.T) {
+	t.Parallel()
 	base := startConsoleServer(t)
 	jar, err := cookiejar.New(nil)
 	if err != nil {

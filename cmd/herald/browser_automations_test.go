@@ -24,6 +24,7 @@ import (
 // outbox, and the builder shows the step's statistics. The design editor
 // opens on an email and saves it.
 func TestBrowserAutomation(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

@@ -26,6 +26,7 @@ import (
 // complaint. The page does not scroll sideways, passes axe-core, and
 // "Older mails" is reached with Tab and pressed with Enter.
 func TestBrowserContactTimeline(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

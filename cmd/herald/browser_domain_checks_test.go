@@ -19,6 +19,7 @@ import (
 // publishes the record, checks again and sees it pass and the domain
 // signed; the sign-anyway switch turns in place (htmx).
 func TestBrowserDomainChecks(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

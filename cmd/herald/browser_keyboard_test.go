@@ -246,6 +246,7 @@ func stopList(stops []kbStop, n int) string {
 //     field in error); and a panel button of the design editor pressed
 //     with Enter.
 func TestBrowserKeyboard(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

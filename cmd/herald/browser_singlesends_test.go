@@ -25,6 +25,7 @@ import (
 // follow it through htmx polling until the statistics appear. Opening a
 // mail and clicking its link then shows on the chart and the link table.
 func TestBrowserSingleSend(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

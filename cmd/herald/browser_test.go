@@ -25,13 +25,14 @@ import (
 // listed, delete it, see it gone. With HERALD_SCREENSHOTS set to a folder,
 // it also saves screenshots of two pages at phone and desktop widths.
 func TestBrowserConsole(t *testing.T) {
+	t.Parallel()
 	chromium := findChromium()
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
 	base := startConsoleServer(t)
 
-	allocCtx, cancelAlloc := newAllocator(chromium)
+	allocCtx, cancelAlloc := newAllocator(t, chromium)
 	defer cancelAlloc()
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -353,10 +354,19 @@ func startConsoleServerWith(t *testing.T, dsn string, extra map[string]string) s
 	}
 }
 
+// browserSlots caps the Chromium instances the parallel browser tests run
+// at once: each takes a few hundred MB and a core's worth of work, more
+// than two on a small machine starve the servers they drive.
+var browserSlots = make(chan struct{}, 2)
+
 // newAllocator starts headless Chromium with the flags that work on this
 // kind of machine (NOTES.md): no sandbox as root, no GPU, and none of the
-// background connections a closed network refuses.
-func newAllocator(chromium string) (context.Context, context.CancelFunc) {
+// background connections a closed network refuses. It waits for one of
+// browserSlots, held until the test ends (after the browser is stopped:
+// the cleanups the caller registers run before this one).
+func newAllocator(t testing.TB, chromium string) (context.Context, context.CancelFunc) {
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots })
 	return chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
 		chromedp.Headless,

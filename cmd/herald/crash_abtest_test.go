@@ -20,6 +20,7 @@ import (
 // the winner's: with no opens, the first), the extra messages are at
 // most those in flight at each kill, and the counters are exact.
 func TestABTestSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during an A/B test")
 	}

@@ -83,6 +83,7 @@ func (p *heraldProcess) kill() {
 // the messages in flight (2 x HERALD_SMTP_MAX_CONNS), the counters are
 // exact, and each restarted process resumes the send.
 func TestSendSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during a 20,000-message send")
 	}
@@ -468,6 +469,7 @@ func waitSink(sink *smtptest.Server, p *heraldProcess, n int, d time.Duration) b
 // process's messages in flight (2 x connections), and the counters are
 // exact.
 func TestSendSurvivesStalledProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stops one of two herald processes during a 20,000-message send")
 	}

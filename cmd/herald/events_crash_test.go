@@ -26,6 +26,7 @@ import (
 // event arrives (at least once: that batch again, once its claim's
 // one-minute lease is over), signed, and every event row ends delivered.
 func TestEventsSurviveKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during a send with an events endpoint")
 	}

@@ -148,6 +148,7 @@ func (h *liveHerald) get(path string, header ...string) (*http.Response, string)
 // click redirect's Location, and the answer carried the attacker's
 // Set-Cookie on herald's own domain.
 func TestClickRedirectCannotSetHeaders(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	evil := `https://b.example/&#13;&#10;Set-Cookie: herald_session=stolen; Path=/`
 	utr := h.send("Evil", `<p>Hi</p><a href="`+evil+`">Win</a> <a href="https://shop.example.com/ok">Shop</a>`)
@@ -195,6 +196,7 @@ func callStatus(t *testing.T, base string, keys keysOut, path string) int {
 // effect at once in a running server (issue 11, finding 7): before, the
 // server trusted a key it had seen for up to 30 seconds.
 func TestKeyRotationTakesEffectAtOnce(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	old := h.keys
 	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
@@ -251,6 +253,7 @@ func rawRequest(t *testing.T, addr, req string) (status int, header http.Header,
 // 8 KB URL is served (issue 11, finding 10): before, a 5,000-character
 // query got fasthttp's 431 in plain text.
 func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	addr := strings.TrimPrefix(h.base, "http://")
 	keys := "PublicKey: " + h.keys.PublicKey + "\r\nSecretKey: " + h.keys.SecretKey + "\r\n"
@@ -288,6 +291,7 @@ func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 // /metrics takes HERALD_METRICS_TOKEN as a bearer token, and no public
 // recipient page may be framed by another site (issue 11, finding 8).
 func TestMetricsTokenAndFraming(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, map[string]string{"HERALD_METRICS_TOKEN": "m3trics-t0ken"})
 	for _, auth := range []string{"", "Bearer wrong", "Basic m3trics-t0ken", "m3trics-t0ken"} {
 		var hdr []string
@@ -316,6 +320,7 @@ func TestMetricsTokenAndFraming(t *testing.T) {
 // The unsubscribe and preference links of a mail keep working after its
 // send is deleted through the API (issue 11, finding 8): before, 404.
 func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	utr := h.send("Gone", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
 	m, _ := h.message("cy@example.com")

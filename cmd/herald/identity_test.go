@@ -14,6 +14,7 @@ import (
 // HERALD_BASE_URL (here an IP, so an address literal), and each campaign
 // message names its contact type in List-Id and its send in Feedback-ID.
 func TestMailIdentityLive(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil) // HERALD_BASE_URL is http://127.0.0.1:<port>
 	h.call("POST", "/api/contacts-type/add", url.Values{"name": {"Clientes de Zoë ☕"}})
 	h.call("POST", "/api/contacts/add", url.Values{"contact_type_id": {"2"}, "email": {"zoe@example.com"}, "first_name": {"Z"}, "last_name": {"L"}, "country": {"250"}})
@@ -82,6 +83,7 @@ func TestMailIdentityLive(t *testing.T) {
 // HERALD_HELO_NAME overrides the host of HERALD_BASE_URL; a name that
 // cannot follow EHLO is refused at start.
 func TestHeloNameConfig(t *testing.T) {
+	t.Parallel()
 	for env, want := range map[[2]string]string{
 		{"https://herald.example.com", ""}:                   "herald.example.com",
 		{"http://192.0.2.4:8080", ""}:                        "[192.0.2.4]",

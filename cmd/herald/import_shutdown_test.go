@@ -37,6 +37,7 @@ func withService(t *testing.T, dsn string, f func(svc *service.Service)) {
 // the import short: serve returns, and the import is recorded failed
 // with the shutdown's message, never left "running".
 func TestServeStopsImportUnderWay(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	ctx := context.Background()
 	var out bytes.Buffer

@@ -59,6 +59,7 @@ func headersOf(m smtptest.Message) string {
 // TestInboundReports: a real herald with its inbound SMTP server; a send
 // to two contacts, then what relays and mailbox providers send back.
 func TestInboundReports(t *testing.T) {
+	t.Parallel()
 	inAddr := freeAddr(t)
 	h := startLiveHerald(t, map[string]string{"HERALD_INBOUND_ADDR": inAddr, "HERALD_BOUNCE_ADDRESS": "bounces@herald.test"})
 	h.call("POST", "/api/contacts-type/add", url.Values{"name": {"Two"}})
@@ -260,6 +261,7 @@ func writeCert(t *testing.T) (certFile, keyFile string) {
 }
 
 func TestInboundConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.Inbound.Addr != "" || cfg.Inbound.TLS != nil || cfg.Inbound.MaxConnsPerIP != 10 {
 		t.Fatalf("default: %+v %v", cfg.Inbound, err)

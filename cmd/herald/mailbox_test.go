@@ -21,6 +21,7 @@ import (
 )
 
 func TestConfigBounceMailbox(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.BounceMailbox != "" {
 		t.Fatalf("default: %q %v", cfg.BounceMailbox, err)
@@ -44,6 +45,7 @@ func TestConfigBounceMailbox(t *testing.T) {
 // herald's VERP; a mail that reports nothing stays, set aside, and is
 // counted once in the database.
 func TestBounceMailboxWiring(t *testing.T) {
+	t.Parallel()
 	addr := startMemIMAP(t)
 	svc := dbtest.Service(t)
 	ctx := context.Background()
@@ -150,6 +152,7 @@ func appendMemIMAP(t *testing.T, addr string, raw []byte) {
 // nothing) is read, kept as untied and deleted; an auto-reply (no report)
 // stays, counted; serve stops cleanly.
 func TestServeReadsBounceMailbox(t *testing.T) {
+	t.Parallel()
 	addr := startMemIMAP(t)
 	appendMemIMAP(t, addr, []byte("To: bounces+bAAAA@herald.test\r\nFrom: ann@example.com\r\nAuto-Submitted: auto-replied\r\nSubject: Out of office\r\n\r\nAway.\r\n"))
 	appendMemIMAP(t, addr, []byte("Delivered-To: bounces+baaaaaaaaaaaaaaaaaaaaaaaa@herald.test\r\nFrom: MAILER-DAEMON@mx.example.net\r\n"+

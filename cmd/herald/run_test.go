@@ -25,6 +25,7 @@ func envFrom(m map[string]string) func(string) string {
 }
 
 func TestAccountCommands(t *testing.T) {
+	t.Parallel()
 	env := envFrom(map[string]string{"HERALD_DATABASE": dbtest.DSN(t), "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()
 	var out bytes.Buffer
@@ -136,6 +137,7 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "ops@example.com", "--password", "test-passphrase-9", "--name", "Ops"}, envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
@@ -229,6 +231,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestPanicAnswersEnvelope(t *testing.T) {
+	t.Parallel()
 	cfg, _ := loadConfig(envFrom(map[string]string{}))
 	svc := dbtest.Service(t)
 	app, err := newApp(context.Background(), svc, cfg)
@@ -254,6 +257,7 @@ func TestPanicAnswersEnvelope(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.Addr != ":8080" || cfg.Database != "data/herald.db" || cfg.BaseURL != "http://localhost:8080" || cfg.SMTPURL != "" {
 		t.Fatalf("defaults: %+v %v", cfg, err)
@@ -289,6 +293,7 @@ func newService(t testing.TB, db *service.DB, cfg service.Config) *service.Servi
 // A base URL naming this machine on another port than herald listens on
 // gets a warning at start-up: its links would lead nowhere (issue 15).
 func TestBaseURLMismatch(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		addr, base string
 		warn       bool

@@ -44,6 +44,7 @@ func (c *apiClient) call(method, path string, body url.Values) map[string]any {
 // TestSendOverHTTP drives a whole single send through a running herald:
 // the API, the engine, a real SMTP relay, then the recipient's links.
 func TestSendOverHTTP(t *testing.T) {
+	t.Parallel()
 	live := startLiveHerald(t, nil) // an account, a verified sender, a group, three contacts
 	c, relay := live.apiClient, live.relay
 	c.call("POST", "/api/notification-recipient/save", url.Values{"email_address": {"boss@example.com"}, "email_owner": {"Boss"}})
