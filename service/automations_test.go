@@ -2,12 +2,14 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -308,9 +310,13 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	}
 	t.Logf("import: %v", time.Since(t0))
 	base := f.srv.Count()
-	for i := 0; i < 200 && f.srv.Count() == base; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Up to 2 s for the first mail, only to log when it came.
+	_ = eventually.Wait(2*time.Second, func() error {
+		if f.srv.Count() == base {
+			return errors.New("no mail yet")
+		}
+		return nil
+	})
 	t.Logf("first step-1 mail: %v after the import", time.Since(t0))
 	if !f.srv.WaitCount(base+n, 2*time.Minute) {
 		t.Fatalf("step 1 reached %d of %d", f.srv.Count()-base, n)

@@ -2,12 +2,15 @@ package service_test
 
 import (
 	"context"
-	"herald/smtptest"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"herald/eventually"
+	"herald/smtptest"
 
 	"herald/dbtest"
 	"herald/delivery"
@@ -52,20 +55,18 @@ func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *mo
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := f.svc.SingleSends.Get(f.ctx, acct, ss.Utr)
-		if err != nil {
+	var got *models.SingleSend
+	eventually.NoError(f.t, 20*time.Second, func() error {
+		var err error
+		if got, err = f.svc.SingleSends.Get(f.ctx, acct, ss.Utr); err != nil {
 			f.t.Fatal(err)
 		}
-		if got.Status == models.SendCompleted {
-			return acct, got
+		if got.Status != models.SendCompleted {
+			return fmt.Errorf("other send: status %d", got.Status)
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("other send: status %d", got.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return acct, got
 }
 
 func (f *sendFixture) overview(acct int64) *service.Overview {

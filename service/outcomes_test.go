@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -44,13 +45,7 @@ func (f *sendFixture) suppressed() map[string]*models.Suppression {
 // waitFor polls cond until it holds, or fails the test after d.
 func (f *sendFixture) waitFor(what string, d time.Duration, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(f.t, d, what, cond)
 }
 
 func decodeSubject(t *testing.T, m smtptest.Message) string {

@@ -17,6 +17,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -126,20 +127,18 @@ func (f *sendFixture) create(in service.SingleSendInput) *models.SingleSend {
 // waitStatus waits for a send to reach status.
 func (f *sendFixture) waitStatus(utr string, status models.SendStatus, d time.Duration) *models.SingleSend {
 	f.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ss, err := f.svc.SingleSends.Get(f.ctx, f.acct, utr)
-		if err != nil {
+	var ss *models.SingleSend
+	eventually.NoError(f.t, d, func() error {
+		var err error
+		if ss, err = f.svc.SingleSends.Get(f.ctx, f.acct, utr); err != nil {
 			f.t.Fatal(err)
 		}
-		if ss.Status == status {
-			return ss
+		if ss.Status != status {
+			return fmt.Errorf("send %s: status %d, want %d (triggered %d delivered %d bounces %d)", utr, ss.Status, status, ss.Triggered, ss.Delivered, ss.Bounces)
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("send %s: status %d after %v, want %d (triggered %d delivered %d bounces %d)", utr, ss.Status, d, status, ss.Triggered, ss.Delivered, ss.Bounces)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return ss
 }
 
 // sent returns the messages of one send (by its X-Herald-Send header).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -32,13 +33,7 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	go func() { defer close(done); sg.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	ss := s.create("Spring sale")
-	deadline := time.Now().Add(20 * time.Second)
-	for s.get(ss.Utr).Status != models.SendCompleted {
-		if time.Now().After(deadline) {
-			t.Fatal("the send did not complete")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 20*time.Second, "the send did not complete", func() bool { return s.get(ss.Utr).Status == models.SendCompleted })
 	v, err := s.a.svc.Bounces.VERP(ctx)
 	if err != nil {
 		t.Fatal(err)

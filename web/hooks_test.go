@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -86,13 +87,7 @@ func newHookSetupTo(t *testing.T, opt web.WebhookOptions, twoSends bool, more ..
 	go func() { defer close(done); sg.Run(ctx) }()
 	run := func(name string) *models.SingleSend {
 		send := ss.create(name)
-		deadline := time.Now().Add(20 * time.Second)
-		for ss.get(send.Utr).Status != models.SendCompleted {
-			if time.Now().After(deadline) {
-				t.Fatal("the send did not complete")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		eventually.True(t, 20*time.Second, "the send did not complete", func() bool { return ss.get(send.Utr).Status == models.SendCompleted })
 		return send
 	}
 	send := run("Spring")

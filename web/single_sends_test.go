@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/views/account"
@@ -652,22 +654,18 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	r = c.post("/single-sends", form)
 	wantRedirect(t, r, "/single-sends/")
 	utr := strings.TrimPrefix(r.location(), "/single-sends/")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		r = c.hxGet("/single-sends/" + utr + "/progress")
 		wantStatus(t, r, http.StatusOK)
 		panel = first(r.doc, "#send-status")
 		if attr(panel, "data-status") == "Completed" {
-			break
+			return nil
 		}
 		if attr(panel, "hx-trigger") != "every 2s" {
 			t.Fatalf("a %s send does not poll", attr(panel, "data-status"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the send did not complete in 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("the send did not complete in 30 s")
+	})
 	if attr(panel, "hx-trigger") != "" || attr(panel, "hx-get") != "" {
 		t.Fatal("a completed send still polls")
 	}

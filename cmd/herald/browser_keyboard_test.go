@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 )
 
@@ -358,13 +359,7 @@ func (d *dialogLog) count() int {
 // waitDialogs waits until n dialogs have been opened.
 func (d *dialogLog) waitDialogs(step string, n int) {
 	d.b.t.Helper()
-	for range 600 {
-		if d.count() >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	d.b.t.Fatalf("%s: no confirmation dialog opened", step)
+	eventually.True(d.b.t, 6*time.Second, step+": no confirmation dialog opened", func() bool { return d.count() >= n })
 }
 
 func (d *dialogLog) setAccept(v bool) {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
+	"herald/eventually"
 )
 
 // TestBrowserConsole drives the real server with a real browser: sign up,
@@ -333,25 +334,23 @@ func startConsoleServerWith(t *testing.T, dsn string, extra map[string]string) s
 		}
 	})
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("server stopped before answering: %v", err)
 		default:
 		}
 		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		if err != nil {
+			return fmt.Errorf("server not healthy: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not healthy after 30s: %v", errors.Join(err))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("server not healthy: status %d", resp.StatusCode)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return base
 }
 
 // browserSlots caps the Chromium instances the parallel browser tests run

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/service"
 	"herald/smtptest"
 )
@@ -82,13 +84,12 @@ func (h *liveHerald) send(name, html string) string {
 		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {name}, "subject": {"Hello"}, "preheader": {"News"},
 		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
 	utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for h.details(utr)["status"].(float64) != 3 {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("send %s not completed: %v", name, h.details(utr))
+	eventually.NoError(h.t, 30*time.Second, func() error {
+		if d := h.details(utr); d["status"].(float64) != 3 {
+			return fmt.Errorf("send %s not completed: %v", name, d)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	return utr
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"herald/eventually"
 )
 
 // TestMailIdentityLive: a running herald greets the relay with the host of
@@ -24,17 +26,14 @@ func TestMailIdentityLive(t *testing.T) {
 		form := url.Values{"template_id": {"1"}, "template_html": {"<p>Hi</p>"}, "sender_id": {"1"}, "unsubscribe_group_id": {"1"},
 			"single_send_name": {name}, "subject": {"Hello"}, "preheader": {"News"}, "recipient_id[]": strings.Split(target, ","), "schedule_type": {"0"}}
 		utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			d := h.details(utr)
-			if d["status"].(float64) == 3 {
-				return d
+		var d map[string]any
+		eventually.NoError(t, 30*time.Second, func() error {
+			if d = h.details(utr); d["status"].(float64) != 3 {
+				return fmt.Errorf("send %s not completed: %v", name, d)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("send %s not completed: %v", name, d)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
+		return d
 	}
 	idOf := func(d map[string]any, k string) string { return strconv.FormatInt(int64(d[k].(float64)), 10) }
 

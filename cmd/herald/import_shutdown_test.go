@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -97,27 +98,23 @@ func TestServeStopsImportUnderWay(t *testing.T) {
 		})
 		return imp
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, time.Minute, func() error {
 		if imp := running(); imp.Status == "running" && imp.Created > 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the import did not get under way: %+v", running())
-		}
-	}
+		return fmt.Errorf("the import did not get under way: %+v", running())
+	})
 	// Stop: the import is cut short while the HTTP server drains (the
 	// client, still sending, holds its connection until it stops).
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	var imp models.Import
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, time.Minute, func() error {
 		if imp = running(); imp.Status != "running" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the import still runs after stop: %+v", imp)
-		}
-	}
+		return fmt.Errorf("the import still runs after stop: %+v", imp)
+	})
 	pw.CloseWithError(io.ErrClosedPipe)
 	<-answered
 	if err := <-stopped; err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/smtptest"
 )
@@ -69,13 +70,12 @@ func TestInboundReports(t *testing.T) {
 	form := url.Values{"template_id": {"1"}, "template_html": {"<p>Hi</p>"}, "sender_id": {"1"}, "unsubscribe_group_id": {"1"},
 		"single_send_name": {"Two"}, "subject": {"Hello"}, "preheader": {"News"}, "recipient_id[]": {"contacts_2"}, "schedule_type": {"0"}}
 	utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for h.details(utr)["status"].(float64) != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("send not completed: %v", h.details(utr))
+	eventually.NoError(t, 30*time.Second, func() error {
+		if h.details(utr)["status"].(float64) != 3 {
+			return fmt.Errorf("send not completed: %v", h.details(utr))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if d := h.details(utr); d["delivered"].(float64) != 2 {
 		t.Fatalf("send: %v", d)
 	}

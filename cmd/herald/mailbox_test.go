@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -174,7 +176,7 @@ func TestServeReadsBounceMailbox(t *testing.T) {
 	defer db.Close()
 	var untied []models.UntiedReport
 	var kept []models.KeptMail
-	for i := 0; ; i++ {
+	eventually.NoError(t, 10*time.Second, func() error {
 		untied, kept = nil, nil
 		if err := db.R.Find(&untied).Error; err != nil {
 			t.Fatal(err)
@@ -182,14 +184,11 @@ func TestServeReadsBounceMailbox(t *testing.T) {
 		if err := db.R.Find(&kept).Error; err != nil {
 			t.Fatal(err)
 		}
-		if countMemIMAP(t, addr) == 1 && len(untied) == 1 && len(kept) == 1 {
-			break
+		if n := countMemIMAP(t, addr); n != 1 || len(untied) != 1 || len(kept) != 1 {
+			return fmt.Errorf("after serve's poll: %d mails left (want the auto-reply), untied %+v, kept %+v", n, untied, kept)
 		}
-		if i == 200 {
-			t.Fatalf("after serve's poll: %d mails left (want the auto-reply), untied %+v, kept %+v", countMemIMAP(t, addr), untied, kept)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if u := untied[0]; u.Why != service.UntiedTokenForged || u.Source != "dsn" || u.Email != "ann@example.com" || u.RemoteIP != "" {
 		t.Errorf("untied report %+v", u)
 	}

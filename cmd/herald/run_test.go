@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/service"
 )
 
@@ -99,13 +101,12 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"herald", "serve"}, envFrom(env), io.Discard) }()
 	base = "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually.NoError(t, 20*time.Second, func() error {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return nil
 			}
 		}
 		select {
@@ -113,11 +114,8 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 			t.Fatalf("serve stopped: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("server did not become healthy")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("server did not become healthy")
+	})
 	var stopped bool
 	stop = func() error {
 		if stopped {
