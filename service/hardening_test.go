@@ -61,7 +61,12 @@ func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 		t.Fatalf("group members %d %v", members, err)
 	}
 
-	// A year and more later the send is purged with its ledger.
+	// A year and more later the send is purged with its ledger. The
+	// engine's own scheduler stops first: its Tick, every 20 ms, would
+	// otherwise take the hourly purge (one per hour of the clock) from
+	// the test's Tick and run it concurrently, and the test would read
+	// before that purge commits.
+	f.stop()
 	f.Advance(401 * 24 * time.Hour)
 	if err := f.sg.Tick(f.ctx); err != nil {
 		t.Fatal(err)

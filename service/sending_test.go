@@ -31,6 +31,7 @@ type sendFixture struct {
 	svc    *service.Service
 	srv    *smtptest.Server
 	sg     *service.Sending
+	stop   func() // stops the engine started by newSendFixture (run), and waits for it
 	acct   int64
 	sender int64
 	group  int64
@@ -76,12 +77,14 @@ func newSendFixtureDeadAfter(t *testing.T, run bool, deadAfter time.Duration) *s
 	if err != nil {
 		t.Fatal(err)
 	}
+	runCtx, stopRun := context.WithCancel(ctx)
 	done := make(chan struct{})
 	if run {
-		go func() { defer close(done); f.sg.Run(ctx) }()
+		go func() { defer close(done); f.sg.Run(runCtx) }()
 	} else {
 		close(done)
 	}
+	f.stop = func() { stopRun(); <-done }
 	t.Cleanup(func() { cancel(); <-done; tr.Close() })
 	// The sender's verification mail went through the sink: start counting
 	// from zero.
