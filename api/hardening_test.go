@@ -25,7 +25,7 @@ func expectFieldError(t *testing.T, r reply, field, message string) {
 
 // Names that become the To header (contacts, segment recipients) and the
 // owner of a notification address are refused with a line break or any
-// other control character in them (issue 11, finding 2; decisions.md 8).
+// other control character in them (decisions.md 8).
 // Before, they were stored and every mail to them failed at delivery.
 func TestHeaderBoundNamesRefuseControlCharacters(t *testing.T) {
 	t.Parallel()
@@ -91,7 +91,7 @@ func TestTypeAndSegmentNamesRefuseLineBreaks(t *testing.T) {
 }
 
 // Segments hold at most 50 conditions and 1,000 values per `in` condition
-// (issue 11, finding 4; decisions.md 8); at those limits a segment works
+// (decisions.md 8); at those limits a segment works
 // and every later change of a contact of its type still answers. Before,
 // 600 OR conditions made every later contacts/add of the type answer 500.
 func TestSegmentLimits(t *testing.T) {
@@ -210,8 +210,8 @@ func TestSegmentInListKinds(t *testing.T) {
 	}
 }
 
-// Bulk operations take at most 10,000 ids (issue 11, finding 4;
-// decisions.md 8), checked before any query; up to that, the queries are
+// Bulk operations take at most 10,000 ids (decisions.md 8), checked
+// before any query; up to that, the queries are
 // chunked. Before, 600,000 strIds took the process to 1.5 GB and answered
 // 500 ("too many SQL variables").
 func TestBulkOperationLimits(t *testing.T) {
@@ -300,7 +300,7 @@ func TestBulkOperationLimits(t *testing.T) {
 }
 
 // Text that is not valid UTF-8 is refused (422), whatever carries it: a
-// query, a URL-encoded, multipart or JSON body (issue 11, finding 8).
+// query, a URL-encoded, multipart or JSON body.
 // Before, it was stored as sent on SQLite.
 func TestInvalidUTF8IsRefused(t *testing.T) {
 	t.Parallel()

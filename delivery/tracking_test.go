@@ -56,7 +56,7 @@ func TestURLValue(t *testing.T) {
 }
 
 // A link whose href decodes to a control character is not rewritten
-// (issue 11, finding 1); the others are.
+// (its redirect could carry the character into a header); the others are.
 func TestTrackLinksLeavesControlCharacters(t *testing.T) {
 	t.Parallel()
 	doc := `<a href="https://b.example/&#13;&#10;Set-Cookie: s=1">x</a><a href=" https://ok.example/ ">y</a><a href="https://t.example/a&#9;b">z</a>`

@@ -16,7 +16,7 @@ import (
 
 // A contact's history lists the ledger rows of its address, newest first,
 // paged, each with what became of it; another account's mails to the
-// same address never show (issue 15, part 2).
+// same address never show.
 func TestContactHistory(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)

@@ -298,7 +298,7 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // its bounces, opens a day later, a complaint, an unsubscribe and a
 // deletion, and the migration applied again.
 //
-// Migration 00032 fills the human opens and clicks (issue 14's rules) the
+// Migration 00032 fills the human opens and clicks (the machine rules) the
 // same way: a proxy's open one day and the person's the next (the second
 // day has no other figure), a person's click, and a person's click that
 // a scanner's click on another link 1 s later takes back.

@@ -526,7 +526,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 		want := []string{"email", "event", "event_id", "group_id", "message_id", "single_send_utr", "timestamp"}
 		if ev["event"] == "click" {
 			// A click whose request is unknown (Tracking.Click) is not
-			// taken for a person's: "machine" is true (issue 14).
+			// taken for a person's: "machine" is true.
 			want = []string{"email", "event", "event_id", "group_id", "machine", "message_id", "single_send_utr", "timestamp", "url"}
 			if ev["machine"] != true {
 				t.Fatalf("click %s: want machine true", raw)

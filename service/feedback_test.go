@@ -226,7 +226,7 @@ func TestSoftBounceLimitSuppresses(t *testing.T) {
 }
 
 // TestFeedbackCountsInAutomationTotals: reports about an automation's
-// messages count on its steps, and so in its totals (issue 12, item 5).
+// messages count on its steps, and so in its totals.
 func TestFeedbackCountsInAutomationTotals(t *testing.T) {
 	t.Parallel()
 	f := newSendFixture(t, true)

@@ -12,7 +12,7 @@ import (
 )
 
 // The unsubscribe and preference links of a mail keep working after its
-// send is deleted (issue 11, finding 8; decisions.md 8): before, the
+// send is deleted (decisions.md 8): before, the
 // ledger went with the send and every link of its mails answered 404.
 // The send itself is gone from every list and lookup, and purged with its
 // ledger a year (and more) later.

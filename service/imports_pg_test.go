@@ -215,7 +215,7 @@ func TestImportSameOnSQLiteAndPostgres(t *testing.T) {
 
 // A file written with semicolons (spreadsheets where the comma is the
 // decimal mark) or tabs imports as the same file with commas: the
-// delimiter is read from the header line (issue 15).
+// delimiter is read from the header line.
 func TestImportDetectsDelimiter(t *testing.T) {
 	t.Parallel()
 	rows := [][]string{

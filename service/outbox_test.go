@@ -34,7 +34,7 @@ func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
 }
 
 // TestOutboxListsNewestFirst: the mail just sent is the one a person
-// looks for, on the whole list and page by page (issue 15).
+// looks for, on the whole list and page by page.
 func TestOutboxListsNewestFirst(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)

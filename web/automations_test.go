@@ -885,7 +885,7 @@ func TestAutomationsAreIsolated(t *testing.T) {
 }
 
 // A live automation shows where its enrolled contacts stand, and per
-// email how many wait for it; one nobody joined says so (issue 15).
+// email how many wait for it; one nobody joined says so.
 func TestAutomationShowsEnrolledContacts(t *testing.T) {
 	t.Parallel()
 	s := newAutoSetup(t)

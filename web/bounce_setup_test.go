@@ -15,7 +15,7 @@ import (
 
 // The setup page shows the exact DNS and relay settings for the bounce
 // domain, which ways of hearing back are on, and which of the account's
-// From domains align with the return path (issue 12, item 8).
+// From domains align with the return path.
 func TestBounceSetupPage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

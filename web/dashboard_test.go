@@ -14,7 +14,7 @@ import (
 	"herald/service"
 )
 
-// The dashboard of an account with a send (issue 15): the last sends with
+// The dashboard of an account with a send: the last sends with
 // their rates, the 30-day figures, the health against the providers'
 // thresholds (a hard bounce and a complaint of three messages are far
 // past them), the unverified sender, and the getting-started steps ticked

@@ -13,7 +13,7 @@ import (
 	"herald/service"
 )
 
-// The console shows what came back after a send (issue 12, item 8): the
+// The console shows what came back after a send: the
 // send's soft bounces, complaints and its rates against the providers'
 // thresholds, the account's bounces and complaints pages with the code,
 // diagnostic and source of each report, filtered by kind.

@@ -241,7 +241,7 @@ func TestImportSample(t *testing.T) {
 // The preview's column choices travel with the upload: columns of a file
 // whose header names no field fill the chosen fields, one is left out,
 // one fills a custom field made for it; a refused choice answers the
-// form and imports nothing (issue 15).
+// form and imports nothing.
 func TestImportColumnChoices(t *testing.T) {
 	t.Parallel()
 	a := newTestApp(t, web.Options{})

@@ -10,7 +10,7 @@ import (
 	"herald/service"
 )
 
-// The compose page's local-time option (issue 14) and the waves on the
+// The compose page's local-time option and the waves on the
 // send's page.
 func TestSingleSendLocalTime(t *testing.T) {
 	t.Parallel()

@@ -172,7 +172,7 @@ func TestReadMailShapes(t *testing.T) {
 }
 
 // Viewing a campaign mail in the outbox counts no open and no click: the
-// frame holds neither the pixel nor a tracked link (issue 15).
+// frame holds neither the pixel nor a tracked link.
 func TestOutboxViewCountsNothing(t *testing.T) {
 	t.Parallel()
 	const base = "http://localhost:8080"

@@ -73,7 +73,7 @@ func TestSegmentCount(t *testing.T) {
 		})
 	}
 	// A condition just added, its value not yet typed: a hint, not an
-	// error shown before the person touched anything (issue 15).
+	// error shown before the person touched anything.
 	r := c.hxPost("/segments/count", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}, [3]string{"city", "equals", ""}))
 	if got := text(first(r.doc, ".count-hint")); got != "Give conditions 1 and 2 a value to see how many contacts match." {
 		t.Fatalf("hint %q\n%s", got, r.body)

@@ -19,7 +19,7 @@ import (
 )
 
 // TestBrowserContactTimeline opens a contact's page at phone and desktop
-// widths (issue 15, part 2): its mail history loads with each mail's
+// widths: its mail history loads with each mail's
 // timeline — the newest opened by Apple's proxy (marked "machine"), then
 // by the person, and its link clicked (shown as text, a hostile-looking
 // URL escaped); the one before soft-bounced, hard-bounced and drew a

@@ -227,7 +227,7 @@ func stopList(stops []kbStop, n int) string {
 }
 
 // TestBrowserKeyboard checks that every action of the console can be
-// done with the keyboard (issue 15, part 6), with real key events:
+// done with the keyboard, with real key events:
 //
 //   - every page, at 390 and 1280 px, passes keyboardAudit: the pages
 //     before login, every page of the menu, and the pages of records (a

@@ -144,7 +144,7 @@ func (h *liveHerald) get(path string, header ...string) (*http.Response, string)
 	return resp, string(b)
 }
 
-// TestClickRedirectCannotSetHeaders is finding 1 of issue 11: a link whose
+// TestClickRedirectCannotSetHeaders: a link whose
 // href decodes to a CR LF followed by a header was copied raw into the
 // click redirect's Location, and the answer carried the attacker's
 // Set-Cookie on herald's own domain.
@@ -194,7 +194,7 @@ func callStatus(t *testing.T, base string, keys keysOut, path string) int {
 }
 
 // A key rotation by the CLI (another process on the same database) takes
-// effect at once in a running server (issue 11, finding 7): before, the
+// effect at once in a running server: before, the
 // server trusted a key it had seen for up to 30 seconds.
 func TestKeyRotationTakesEffectAtOnce(t *testing.T) {
 	t.Parallel()
@@ -251,7 +251,7 @@ func rawRequest(t *testing.T, addr, req string) (status int, header http.Header,
 }
 
 // Every /api/ answer is the JSON envelope, 414 and 431 included, and an
-// 8 KB URL is served (issue 11, finding 10): before, a 5,000-character
+// 8 KB URL is served: before, a 5,000-character
 // query got fasthttp's 431 in plain text.
 func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 	t.Parallel()
@@ -290,7 +290,7 @@ func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 }
 
 // /metrics takes HERALD_METRICS_TOKEN as a bearer token, and no public
-// recipient page may be framed by another site (issue 11, finding 8).
+// recipient page may be framed by another site.
 func TestMetricsTokenAndFraming(t *testing.T) {
 	t.Parallel()
 	h := startLiveHerald(t, map[string]string{"HERALD_METRICS_TOKEN": "m3trics-t0ken"})
@@ -319,7 +319,7 @@ func TestMetricsTokenAndFraming(t *testing.T) {
 }
 
 // The unsubscribe and preference links of a mail keep working after its
-// send is deleted through the API (issue 11, finding 8): before, 404.
+// send is deleted through the API: before, 404.
 func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
 	t.Parallel()
 	h := startLiveHerald(t, nil)

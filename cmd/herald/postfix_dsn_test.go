@@ -20,7 +20,7 @@ import (
 // return path. Postfix delivers the DSN for the bounce
 // domain to herald's inbound SMTP server; herald reads it, counts the
 // bounce once and suppresses the address with the DSN's status code and
-// diagnostic (issue 12: real Postfix in the feedback tests).
+// diagnostic (a real Postfix in the feedback tests).
 func TestRealPostfixDSN(t *testing.T) {
 	sink := smtptest.Start(t)
 	inbound := freeAddr(t)

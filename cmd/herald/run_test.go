@@ -289,7 +289,7 @@ func newService(t testing.TB, db *service.DB, cfg service.Config) *service.Servi
 }
 
 // A base URL naming this machine on another port than herald listens on
-// gets a warning at start-up: its links would lead nowhere (issue 15).
+// gets a warning at start-up: its links would lead nowhere.
 func TestBaseURLMismatch(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
