@@ -33,6 +33,7 @@ func expectRefused(t *testing.T, r reply, what string) {
 }
 
 func TestReadOnlyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ro, _ := e.namedKey(t, e.a, "Reports", service.APIKeyInput{Scope: service.ScopeRead})
 	if r := e.a.send("POST", "/api/contacts-type/add", form("name", "Customers")); r.Code != 200 {
@@ -75,6 +76,7 @@ func TestReadOnlyKey(t *testing.T) {
 }
 
 func TestAreaKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	k, _ := e.namedKey(t, e.a, "Shop", service.APIKeyInput{Scope: service.ScopeAreas, Areas: []string{"contact_types", "suppressions"}})
 	if r := k.send("POST", "/api/contacts-type/add", form("name", "Customers")); r.Code != 200 {
@@ -101,6 +103,7 @@ func TestAreaKey(t *testing.T) {
 // A key that only reads some areas and changes others: its reads pass,
 // its changes in a read-only area are refused.
 func TestAreaKeyReadOnlyAreas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	k, _ := e.namedKey(t, e.a, "Reports", service.APIKeyInput{Scope: service.ScopeAreas, Areas: []string{"suppressions"}, ReadAreas: []string{"contact_types"}})
 	if r := e.a.send("POST", "/api/contacts-type/add", form("name", "Customers")); r.Code != 200 {
@@ -117,6 +120,7 @@ func TestAreaKeyReadOnlyAreas(t *testing.T) {
 }
 
 func TestFullNamedKeyAndAccountKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	full, _ := e.namedKey(t, e.a, "Everything", service.APIKeyInput{Scope: service.ScopeFull})
 	ro, _ := e.namedKey(t, e.a, "Reports", service.APIKeyInput{Scope: service.ScopeRead})
@@ -148,6 +152,7 @@ func TestFullNamedKeyAndAccountKeys(t *testing.T) {
 // a key revoked through one is refused by both at their next request,
 // including a list answer the other process has cached.
 func TestRevokedKeyRefusedEverywhere(t *testing.T) {
+	t.Parallel()
 	e, other := newEnvOf2(t)
 	k, id := e.namedKey(t, e.a, "CI", service.APIKeyInput{Scope: service.ScopeRead})
 	k2 := *k

@@ -80,6 +80,7 @@ func (c *client) newType(t *testing.T, name string) string {
 }
 
 func TestContactTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.a.newType(t, "Customers")
 	expectVAL(t, e.a.send("POST", "/api/contacts-type/add", form()), map[string][]string{"name": {"The name field is required."}})
@@ -122,6 +123,7 @@ func TestContactTypes(t *testing.T) {
 }
 
 func TestFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	reserved := list[field](t, e.a.send("GET", "/api/reserve-fields", nil), "reservedFields")
 	if len(reserved) < 11 || reserved[0].FieldName != "first_name" || reserved[0].UserID != nil || reserved[0].IsReserved != 1 || reserved[0].CreatedAt != nil {
@@ -170,6 +172,7 @@ func TestFields(t *testing.T) {
 }
 
 func TestContacts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Leads")
 	otherType := e.a.newType(t, "Partners")

@@ -85,6 +85,7 @@ var routes = []struct{ method, path string }{
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, rt := range routes {
 		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
@@ -126,6 +127,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestKeyCacheStillChecksSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// First call caches the key; a wrong secret must still fail after it.
 	expectList := e.a.send("GET", "/api/global-unsubscribes", nil)
@@ -139,6 +141,7 @@ func TestKeyCacheStillChecksSecret(t *testing.T) {
 }
 
 func TestRotatedKeysStopWorking(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if r := e.a.send("GET", "/api/global-unsubscribes", nil); r.Code != 200 {
 		t.Fatal(r.raw)
@@ -157,6 +160,7 @@ func TestRotatedKeysStopWorking(t *testing.T) {
 }
 
 func TestRateLimitPerKey(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler})
 	api.New(svc, api.Options{RatePerSecond: 1}).Mount(app.Group("/api"))
@@ -178,6 +182,7 @@ func TestRateLimitPerKey(t *testing.T) {
 }
 
 func TestUnknownRouteAndMethod(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.a.send("GET", "/api/no-such-thing", nil)
 	if r.Code != 404 || r.text(r.Errors) != "Not Found" {
@@ -190,6 +195,7 @@ func TestUnknownRouteAndMethod(t *testing.T) {
 }
 
 func TestMalformedBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, rt := range routes {
 		if rt.method != "POST" || rt.path == "/api/contacts/upload-csv" || rt.path == "/api/senders" { // upload: its own tests; the sender list reads no body
@@ -213,6 +219,7 @@ func TestMalformedBodies(t *testing.T) {
 }
 
 func TestPanicIsEnvelope(t *testing.T) {
+	t.Parallel()
 	// The recover middleware is wired in cmd/herald; here the error handler
 	// alone must turn an unexpected error into a 500 envelope without detail.
 	app := fiber.New(fiber.Config{ErrorHandler: api.ErrorHandler})

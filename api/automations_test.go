@@ -61,6 +61,7 @@ func automationOf(t *testing.T, r reply) automation {
 }
 
 func TestAutomations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	// No automation yet: the spec's NF.

@@ -166,9 +166,10 @@ func BenchmarkAuth(b *testing.B) {
 // TestAuthSeesRotationAtOnce checks the rule the benchmark measures: every
 // request checks its key pair against the stored row, without a GORM
 // query, so that keys rotated by another process (another service over
-// the same database) are refused by the very next request (issue 11,
-// finding 7: a key seen once used to be trusted from memory for 30 s).
+// the same database) are refused by the very next request (before, a
+// key seen once was trusted from memory for 30 s).
 func TestAuthSeesRotationAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newBenchFixture(t)
 	a := New(f.svc, Options{})
 	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandler, DisableStartupMessage: true})

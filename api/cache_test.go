@@ -11,6 +11,7 @@ import (
 // A cached list is never stale: a change made without the API (another
 // process, the console) is seen by the next list call.
 func TestListCacheFollowsEveryChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other, err := service.New(e.svc.DB, service.Config{}) // another service over the same database
 	if err != nil {

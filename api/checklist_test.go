@@ -13,6 +13,7 @@ const mendedDesign = `<p>Hello ((first_name)), our autumn sale starts on Monday.
 // refused with the usual 422 envelope, one message per failure under
 // "checklist"; the same requests pass once it is off, and once mended.
 func TestChecklistEnvelope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	sb := newSendSetup(t, e, e.b)

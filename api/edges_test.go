@@ -61,6 +61,7 @@ func requiredText(field string) string {
 // with exactly its starred parameters, each with its message (api.md,
 // Abbreviations: VAL), updates included.
 func TestEmptyBodyListsEveryRequiredParameter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	seen := map[string]bool{}
 	for _, rt := range e.app.GetRoutes(true) {
@@ -117,6 +118,7 @@ func TestEmptyBodyListsEveryRequiredParameter(t *testing.T) {
 // unknown one, answers VAL while required parameters are missing (the id
 // among them when absent), and NF only once everything required is there.
 func TestUpdateValidatesBeforeNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "unsubscribe_group_id", "0")))
@@ -185,6 +187,7 @@ func TestUpdateValidatesBeforeNotFound(t *testing.T) {
 // create); `Record Not Found` everywhere else, single send update
 // included.
 func TestNotFoundTexts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	const lower, upper = "Record not found", "Record Not Found"
@@ -278,6 +281,7 @@ func TestNotFoundTexts(t *testing.T) {
 // refused (422) on both databases, in every encoding, and a utr holding
 // one is not found.
 func TestNULIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	for field, value := range map[string]string{"single_send_name": "N\x00", "preheader": "P\x00", "template_html": "<p>\x00</p>"} {

@@ -16,6 +16,7 @@ type eventWebhookRow struct {
 }
 
 func TestEventWebhooksAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 
 	// Validation, in the envelope.

@@ -29,6 +29,7 @@ func readCSV(t *testing.T, body string) [][]string {
 }
 
 func TestContactsExport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Leads")
 	other := e.a.newType(t, "Partners")

@@ -34,6 +34,7 @@ func jsonList(key string, n int, item string, cut bool) string {
 // after the item too many shows that nothing after it is read: it is
 // refused for its list, not answered 400 for its broken end.
 func TestListsRefusedWhileTheBodyIsRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const tooManyIDs = "The str ids may not have more than 10000 items."
 	for _, path := range []string{"/api/contacts/bulk-delete", "/api/global-unsubscribes/bulk-delete", "/api/single/send/bulk-delete"} {

@@ -25,9 +25,10 @@ func expectFieldError(t *testing.T, r reply, field, message string) {
 
 // Names that become the To header (contacts, segment recipients) and the
 // owner of a notification address are refused with a line break or any
-// other control character in them (issue 11, finding 2; decisions.md 8).
+// other control character in them (decisions.md 8).
 // Before, they were stored and every mail to them failed at delivery.
 func TestHeaderBoundNamesRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	expectOK(t, e.a.send("POST", "/api/contacts/add", form("contact_type_id", typeID, "email", "ok@example.com", "first_name", "Ok", "country", "840")),
@@ -67,6 +68,7 @@ func TestHeaderBoundNamesRefuseControlCharacters(t *testing.T) {
 // Contact type and segment names are refused with a line break in them,
 // as every other name is (decisions.md 8), whatever the body's encoding.
 func TestTypeAndSegmentNamesRefuseLineBreaks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	expectOK(t, e.a.send("POST", "/api/segment/store", form("contact_type_id", typeID, "segment_name", "All",
@@ -89,10 +91,11 @@ func TestTypeAndSegmentNamesRefuseLineBreaks(t *testing.T) {
 }
 
 // Segments hold at most 50 conditions and 1,000 values per `in` condition
-// (issue 11, finding 4; decisions.md 8); at those limits a segment works
+// (decisions.md 8); at those limits a segment works
 // and every later change of a contact of its type still answers. Before,
 // 600 OR conditions made every later contacts/add of the type answer 500.
 func TestSegmentLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "age", "field_type", "number")), "Added Successfully")
@@ -148,6 +151,7 @@ func TestSegmentLimits(t *testing.T) {
 // made every contacts/add of its type fail on SQLite ("Expression tree is
 // too large"): it is kept current now.
 func TestSegmentStoredBeforeTheLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	var f, o, v []string
@@ -170,6 +174,7 @@ func TestSegmentStoredBeforeTheLimits(t *testing.T) {
 // An `in` list is one JSON bind value now (inSQL): each field type still
 // compares as before, created_at to the microsecond included.
 func TestSegmentInListKinds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "age", "field_type", "number")), "Added Successfully")
@@ -205,11 +210,12 @@ func TestSegmentInListKinds(t *testing.T) {
 	}
 }
 
-// Bulk operations take at most 10,000 ids (issue 11, finding 4;
-// decisions.md 8), checked before any query; up to that, the queries are
+// Bulk operations take at most 10,000 ids (decisions.md 8), checked
+// before any query; up to that, the queries are
 // chunked. Before, 600,000 strIds took the process to 1.5 GB and answered
 // 500 ("too many SQL variables").
 func TestBulkOperationLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ids := func(n int, from int) string {
 		var b strings.Builder
@@ -294,9 +300,10 @@ func TestBulkOperationLimits(t *testing.T) {
 }
 
 // Text that is not valid UTF-8 is refused (422), whatever carries it: a
-// query, a URL-encoded, multipart or JSON body (issue 11, finding 8).
+// query, a URL-encoded, multipart or JSON body.
 // Before, it was stored as sent on SQLite.
 func TestInvalidUTF8IsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	bad := "Ann\xff\xfe"
@@ -324,6 +331,7 @@ func TestInvalidUTF8IsRefused(t *testing.T) {
 // refuses it (422), names that become headers as a control character; on
 // PostgreSQL these answered 500 (found by FuzzAPI's seeds).
 func TestNULInStoredTextIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Customers")
 	nul := "A\x00B"

@@ -19,6 +19,7 @@ import (
 
 	"herald/api"
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/service"
 )
 
@@ -313,6 +314,7 @@ func TestUploadPartOrders(t *testing.T) {
 // At most two uploads of one account at once: the third is 429 with the
 // envelope; the two finish and import; then another may start.
 func TestUploadConcurrencyCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	base := serve(t, e.app)
 	typeID := e.a.newType(t, "Customers")
@@ -324,20 +326,16 @@ func TestUploadConcurrencyCap(t *testing.T) {
 		fmt.Fprintf(w, "email,first_name\nfirst%d@example.com,Ann\n", i)
 		ups = append(ups, up)
 		// Wait until its import runs (it waits for the rest of the file).
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		eventually.NoError(t, 30*time.Second, func() error {
 			recent, err := e.svc.Imports.Recent(context.Background(), e.a.id, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(recent) == i+1 {
-				break
+				return nil
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("upload %d did not start", i+1)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return fmt.Errorf("upload %d did not start", i+1)
+		})
 	}
 	fields := [][2]string{{"contact_type_id", typeID}, {"file", ""}}
 	r, _ := upload(t, e.a, fields, "third.csv", "email\nthird@example.com\n")

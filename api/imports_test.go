@@ -46,6 +46,7 @@ func upload(t *testing.T, c *client, fields [][2]string, fileName, content strin
 }
 
 func TestUploadCSV(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Imported")
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "age", "field_type", "number")), "Added Successfully")
@@ -135,6 +136,7 @@ func TestUploadCSV(t *testing.T) {
 }
 
 func TestCSVSample(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "join_date", "field_type", "datetime-local")), "Added Successfully")
 	req := e.a
@@ -159,6 +161,7 @@ func TestCSVSample(t *testing.T) {
 // opens (422, key file), after the rows before it are imported; the
 // import's report says the same.
 func TestUploadCSVUnclosedQuote(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Imported")
 	fields := [][2]string{{"contact_type_id", typeID}, {"file", ""}}

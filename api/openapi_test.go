@@ -121,6 +121,7 @@ func answerProblems(method, target string, code int, header http.Header, body []
 // TestOpenAPICatchesLies is the control of checkAnswer: answers that do
 // not fit the document are caught.
 func TestOpenAPICatchesLies(t *testing.T) {
+	t.Parallel()
 	js := http.Header{"Content-Type": {"application/json"}}
 	for _, c := range []struct {
 		method, path string
@@ -151,6 +152,7 @@ func TestOpenAPICatchesLies(t *testing.T) {
 }
 
 func TestOpenAPIIsValid(t *testing.T) {
+	t.Parallel()
 	v, _, err := openAPIValidator()
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +183,7 @@ func TestOpenAPIIsValid(t *testing.T) {
 // TestOpenAPIMatchesRoutes walks the routes the API mounts: each is in the
 // document, and each operation of the document is mounted.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
 	_, ops, err := openAPIValidator()
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +224,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 // TestOpenAPIServedWithoutKeys: the document answers without keys, every
 // other route still wants them.
 func TestOpenAPIServedWithoutKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req := httptest.NewRequest("GET", "/api/openapi.json", nil)
 	resp, err := e.app.Test(req, -1)

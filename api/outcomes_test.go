@@ -9,6 +9,7 @@ import (
 // 8) follows unsubscribes in single send records, in details and in the
 // list; the engine's other counters stay out of the API.
 func TestSingleSendRecordsCarryBlocks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	utr := utrOfReply(t, e.a.send("POST", "/api/single/send/create", jsonBody(t, s.body())))

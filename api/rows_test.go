@@ -10,6 +10,7 @@ import (
 
 // The hand-written rows must be byte for byte what encoding/json writes.
 func TestRowsMatchEncodingJSON(t *testing.T) {
+	t.Parallel()
 	gid := int64(7)
 	ts := models.NewTimestamp(time.Date(2026, 11, 22, 5, 10, 1, 123456000, time.UTC))
 	odd := "a\"b\\c<d>&e\u2028f\x01g\xffh é 😀\n"

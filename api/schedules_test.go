@@ -16,6 +16,7 @@ import (
 // caller's welcome automation holds exactly the emails it created: none
 // at first, one after one schedule/create.
 func TestAutomationCreateMakesNoSchedules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	for _, typ := range []string{"welcome", "custom"} {
@@ -53,6 +54,7 @@ func schedulesOf(t *testing.T, c *client, utr string) []map[string]any {
 // TestScheduleTemplateCodeIsAString: template_json and template_html of a
 // schedule record are strings, empty when unused, never null.
 func TestScheduleTemplateCodeIsAString(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "unsubscribe_group_id", "0")))
@@ -92,6 +94,7 @@ func TestScheduleTemplateCodeIsAString(t *testing.T) {
 // schedule's utr, the list answers the period as sent, the row stores it,
 // and the email still waits for nothing.
 func TestScheduleInstantlyKeepsItsPeriod(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype), "unsubscribe_group_id", itoa(s.group))))

@@ -13,6 +13,7 @@ import (
 // routeScopes (a named key that is not full could not use it), or when an
 // entry names no route or no known area.
 func TestEveryRouteHasAScope(t *testing.T) {
+	t.Parallel()
 	app := fiber.New()
 	New(nil, Options{}).Mount(app.Group("/api"))
 	seen := map[routeKey]bool{}

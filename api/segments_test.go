@@ -35,6 +35,7 @@ type segmentEmail struct {
 }
 
 func TestSegments(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	typeID := e.a.newType(t, "Members")
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "age", "field_type", "number")), "Added Successfully")

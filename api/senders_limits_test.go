@@ -83,6 +83,7 @@ func wantThrottled(t *testing.T, a answer, max int) {
 // without limit (20 mails in 0.08 s). Now: 3 per sender per 10 minutes,
 // 20 per account per hour, 429 with Retry-After, nothing stored beyond.
 func TestSenderVerificationThrottle(t *testing.T) {
+	t.Parallel()
 	srv := smtptest.Start(t)
 	tr, err := delivery.OpenTransport(srv.URL(), 2, nil)
 	if err != nil {
@@ -121,6 +122,7 @@ func TestSenderVerificationThrottle(t *testing.T) {
 // finding 2: a from_name with CR/LF answered 500 yet stored the sender.
 // Now 422, nothing stored; the nickname likewise.
 func TestSenderNamesRefuseLineBreaks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	expectVAL(t, e.a.send("POST", "/api/sender/save", form(toForm(senderForm("from_name", "Acme\r\nBcc: victim@example.org", "nickname", "a\nb"))...)),
 		map[string][]string{"from_name": {"The from name must not contain line breaks."}, "nickname": {"The nickname must not contain line breaks."}})
@@ -136,6 +138,7 @@ func TestSenderNamesRefuseLineBreaks(t *testing.T) {
 // The relay down: sender/save stores nothing and answers 503 with the
 // envelope (it answered 500 after storing the sender).
 func TestSenderSaveRelayDown(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ func toForm(m map[string]string) []string {
 }
 
 func TestSenders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	expectOK(t, e.a.send("POST", "/api/sender/save", form(toForm(senderForm())...)), "Added Successfully")
 	for _, method := range []string{"GET", "POST"} {
@@ -115,6 +116,7 @@ func TestSenders(t *testing.T) {
 }
 
 func TestDynamicContent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	expectOK(t, e.a.send("POST", "/api/custom-fields/save", form("field_name", "company_name", "field_type", "text")), "Added Successfully")
 	r := e.a.send("GET", "/api/get-dynamic/content", nil)
@@ -141,6 +143,7 @@ type designTemplate struct {
 }
 
 func TestDesignTemplates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ts := list[designTemplate](t, e.a.send("GET", "/api/get-design/template", nil), "templates")
 	if len(ts) < 7 || ts[0].ID != 1 || ts[0].IsBlank != 1 || ts[1].IsBlank != 0 {

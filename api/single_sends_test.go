@@ -125,6 +125,7 @@ func details(t *testing.T, c *client, utr string) singleSend {
 }
 
 func TestSingleSends(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	utr := utrOfReply(t, e.a.send("POST", "/api/single/send/create", jsonBody(t, s.body())))
@@ -204,6 +205,7 @@ func TestSingleSends(t *testing.T) {
 }
 
 func TestSingleSendValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	expectVAL(t, e.a.send("POST", "/api/single/send/create", "{}"), map[string][]string{

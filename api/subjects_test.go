@@ -6,6 +6,7 @@ import "testing"
 // a control character is refused on input (422) on single send create and
 // update and on automation schedule create; nothing is stored.
 func TestSubjectWithLineBreaks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := newSendSetup(t, e, e.a)
 	msg := map[string][]string{"subject": {"The subject must not contain line breaks."}}

@@ -45,6 +45,7 @@ func globalList(t *testing.T, c *client) []unsubscriber {
 }
 
 func TestGlobalUnsubscribes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if got := globalList(t, e.a); len(got) != 0 {
 		t.Fatalf("new account has %d unsubscribers", len(got))
@@ -107,6 +108,7 @@ func TestGlobalUnsubscribes(t *testing.T) {
 }
 
 func TestBulkDeleteArrayForms(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i, body := range []any{
 		func(ids []string) any { return form("strIds[1]", ids[1], "strIds[0]", ids[0]) },
@@ -125,6 +127,7 @@ func TestBulkDeleteArrayForms(t *testing.T) {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var addrs string
 	for i := 0; i < 2500; i++ {
@@ -147,6 +150,7 @@ func TestListPaging(t *testing.T) {
 }
 
 func TestUnsubscribeGroups(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	groups := func(c *client) []group {
 		return list[group](t, c.send("GET", "/api/unsubscribes-groups", nil), "unsubscribesGroups")
@@ -281,6 +285,7 @@ type notification struct {
 }
 
 func TestNotificationRecipients(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ls := func(c *client) []notification {
 		return list[notification](t, c.send("GET", "/api/notification-recipients", nil), "notifications")
@@ -322,6 +327,7 @@ func TestNotificationRecipients(t *testing.T) {
 }
 
 func TestMultipartBody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	body := "--B\r\nContent-Disposition: form-data; name=\"group_name\"\r\n\r\nMP\r\n" +
 		"--B\r\nContent-Disposition: form-data; name=\"description\"\r\n\r\nFrom multipart\r\n" +

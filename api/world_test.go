@@ -13,6 +13,7 @@ type place struct {
 }
 
 func TestCountryStateCity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	get := func(q string) (countries, states, cities []place) {
 		r := e.a.send("GET", "/api/get/country-state-city"+q, nil)

@@ -15,7 +15,7 @@ import (
 )
 
 // benchHTML is a ~20 KB table-layout newsletter with five placeholders, the size
-// issue 4's benchmark names.
+// docs/BENCHMARKS.md names for the mail benchmarks.
 func benchHTML() string {
 	var b strings.Builder
 	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"><style>td{font-family:Arial}</style></head><body>`)
@@ -128,7 +128,7 @@ func BenchmarkRSASignature(b *testing.B) {
 // send benchmark, rendered for a sample contact) on every core
 // (GOMAXPROCS goroutines, as the engine's sending workers do), side by
 // side: Build alone, Build then go-msgauth's signer (herald's path before
-// issue 13), Build then SignMessage, and BuildSigned (the body hashed while
+// its own signer), Build then SignMessage, and BuildSigned (the body hashed while
 // it is written). msg/s is the parallel rate, cpu-µs/msg the process's CPU
 // time per message (getrusage, GC included).
 func BenchmarkSign17KB(b *testing.B) {

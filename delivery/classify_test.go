@@ -10,6 +10,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	none := EnhancedCode{}
 	tests := []struct {
 		stage     string
@@ -105,6 +106,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyError(t *testing.T) {
+	t.Parallel()
 	build := fmt.Errorf("%w: display name with a line break", ErrInvalidMessage)
 	tests := []struct {
 		name  string
@@ -146,6 +148,7 @@ func TestClassifyError(t *testing.T) {
 // checks the stage, the enhanced status code kept in the error (and its
 // text, which the ledger stores), and the verdict.
 func TestSMTPRefusalsKeepTheEnhancedCode(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{tls: TLSNone})
 	p := NewSMTPPool(s.config(TLSNone), 1)
 	defer p.Close()
@@ -235,6 +238,7 @@ func TestSMTPRefusalsKeepTheEnhancedCode(t *testing.T) {
 }
 
 func TestReplyErrorEnhancedCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code int
 		text string

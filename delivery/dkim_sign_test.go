@@ -95,6 +95,7 @@ var canons = [][2]string{{DKIMRelaxed, DKIMRelaxed}, {DKIMSimple, DKIMSimple}, {
 // both ways (BuildSigned, and SignMessage over what it built), relaxed and
 // simple, and has both verifiers check it.
 func TestDKIMLibraryDesigns(t *testing.T) {
+	t.Parallel()
 	designs, err := templates.Library()
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +104,7 @@ func TestDKIMLibraryDesigns(t *testing.T) {
 	for _, d := range designs {
 		for _, c := range canons[:2] { // the mixed ones: TestDKIMEdgeCases
 			t.Run(fmt.Sprintf("%d/%s-%s", d.ID, c[0], c[1]), func(t *testing.T) {
+				t.Parallel() // each one waits on python3 verifiers: overlap them
 				k := keyWith(t, DKIMRSA, c[0], c[1])
 				m := sampleMessage()
 				m.HTML = Compile(d.HTML).Render(HTMLEscaped(func(n string) string { return values[n] }))
@@ -153,6 +155,7 @@ func bh(t *testing.T, msg []byte) string {
 // header with LF line ends, repeated signed fields; every canonicalization,
 // RSA and Ed25519 together, both verifiers.
 func TestDKIMEdgeCases(t *testing.T) {
+	t.Parallel()
 	long := "Subject: " + strings.Repeat("a very long subject that folds ", 12)
 	folded := strings.ReplaceAll(strings.TrimSpace(long), "folds a", "folds\r\n\t a")
 	head := "From: =?utf-8?q?Caf=C3=A9?= <news@shop.example.com>\r\nTo: ana@example.net\r\nDate: Mon, 02 Jan 2006 15:04:05 +0000\r\nMessage-ID: <1@shop.example.com>\r\n"
@@ -174,6 +177,7 @@ func TestDKIMEdgeCases(t *testing.T) {
 	for _, tc := range cases {
 		for _, c := range canons {
 			t.Run(tc.name+"/"+c[0]+"-"+c[1], func(t *testing.T) {
+				t.Parallel() // each one waits on python3 verifiers: overlap them
 				rsaKey := keyWith(t, DKIMRSA, c[0], c[1])
 				edKey := keyWith(t, DKIMEd25519, c[0], c[1])
 				signed, err := SignMessage([]byte(tc.msg), edKey, rsaKey)
@@ -213,6 +217,7 @@ func msgauthSign(t testing.TB, msg []byte, k *DKIMKey) []byte {
 // TestDKIMBodyHash checks the canonical bodies against RFC 6376's own
 // example (section 3.4.5) and the empty body's hashes.
 func TestDKIMBodyHash(t *testing.T) {
+	t.Parallel()
 	sum := func(s string) string {
 		h := sha256.Sum256([]byte(s))
 		return base64.StdEncoding.EncodeToString(h[:])
@@ -247,6 +252,7 @@ func TestDKIMBodyHash(t *testing.T) {
 
 // TestBuildSignedSeveralKeys: Ed25519 and RSA on one message.
 func TestBuildSignedSeveralKeys(t *testing.T) {
+	t.Parallel()
 	rsaKey, edKey := testKey(t, DKIMRSA), testKey(t, DKIMEd25519)
 	m := sampleMessage()
 	signed, err := BuildSigned(m, edKey, rsaKey)
@@ -277,6 +283,7 @@ func TestBuildSignedSeveralKeys(t *testing.T) {
 // goroutines at once (the contexts of the OpenSSL pool); both keys carry
 // crypto/rsa's precomputed values.
 func TestRSAEngine(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, DKIMRSA)
 	pemText, err := k.PrivateKeyPEM()
 	if err != nil {
@@ -319,6 +326,7 @@ func TestRSAEngine(t *testing.T) {
 // on random bodies of plain bytes, SP, HTAB, CR and LF, written whole and in
 // random pieces, in both canonicalizations.
 func TestDKIMBodyHashRandom(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("ab  \t\r\n\r\n")
 	for n := range 400 {

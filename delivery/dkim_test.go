@@ -61,6 +61,7 @@ func verify(t *testing.T, msg []byte, ks ...*DKIMKey) []*dkim.Verification {
 }
 
 func TestDKIMSignVerify(t *testing.T) {
+	t.Parallel()
 	for _, algo := range []string{DKIMRSA, DKIMEd25519} {
 		t.Run(algo, func(t *testing.T) {
 			k := testKey(t, algo)
@@ -115,6 +116,7 @@ func TestDKIMSignVerify(t *testing.T) {
 }
 
 func TestDKIMPEMRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, algo := range []string{DKIMRSA, DKIMEd25519} {
 		t.Run(algo, func(t *testing.T) {
 			k := testKey(t, algo)
@@ -151,6 +153,7 @@ func TestDKIMPEMRoundTrip(t *testing.T) {
 }
 
 func TestDKIMDualSignature(t *testing.T) {
+	t.Parallel()
 	rsaKey, edKey := testKey(t, DKIMRSA), testKey(t, DKIMEd25519)
 	raw, _ := Build(sampleMessage())
 	signed, err := SignMessage(raw, edKey, rsaKey)
@@ -172,6 +175,7 @@ func TestDKIMDualSignature(t *testing.T) {
 }
 
 func TestDKIMRecords(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, DKIMEd25519)
 	name, value := k.DNSRecord()
 	if name != "heralded25519._domainkey.shop.example.com" || !strings.HasPrefix(value, "v=DKIM1; k=ed25519; p=") {
@@ -194,6 +198,7 @@ func TestDKIMRecords(t *testing.T) {
 }
 
 func TestDKIMInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ domain, selector, algo string }{
 		{"localhost", "s1", DKIMRSA},
 		{"exa mple.com", "s1", DKIMRSA},
@@ -216,6 +221,7 @@ func TestDKIMInvalid(t *testing.T) {
 // TestBuildSignSend is the whole path: build, sign, relay over STARTTLS with
 // AUTH, and verify what the server received.
 func TestBuildSignSend(t *testing.T) {
+	t.Parallel()
 	k := testKey(t, DKIMRSA)
 	s := startServer(t, serverOpts{tls: TLSStartTLS, user: "relay", pass: "secret"})
 	p := NewSMTPPool(s.config(TLSStartTLS), 2)

@@ -2,10 +2,13 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"herald/eventually"
 )
 
 // slowStore hands out n jobs and records outcomes with a commit latency,
@@ -72,22 +75,22 @@ func (t countingTransport) Send(ctx context.Context, from string, to []string, m
 // no more than 2 x Conns messages are ever handed to the transport without
 // their outcome recorded.
 func TestEngineRecordersKeepTheBound(t *testing.T) {
+	t.Parallel()
 	const conns, jobs = 4, 600
 	s := &slowStore{n: jobs, recorded: map[int64]int{}, latency: 3 * time.Millisecond}
 	e := NewEngine(s, countingTransport{s}, EngineConfig{Conns: conns, Recorders: 3, Poll: 10 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.Run(ctx); close(done) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Not a failure here when they do not: the checks below say what is missing.
+	_ = eventually.Wait(30*time.Second, func() error {
 		s.mu.Lock()
-		n := len(s.recorded)
-		s.mu.Unlock()
-		if n == jobs || time.Now().After(deadline) {
-			break
+		defer s.mu.Unlock()
+		if len(s.recorded) != jobs {
+			return errors.New("not all recorded")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	cancel()
 	<-done
 	s.mu.Lock()

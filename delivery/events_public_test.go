@@ -16,6 +16,7 @@ import (
 // with PublicOnly the connection to a loopback receiver is refused before
 // anything is sent, and the attempt says why.
 func TestEventPosterPublicOnly(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer srv.Close()
@@ -37,6 +38,7 @@ func TestEventPosterPublicOnly(t *testing.T) {
 }
 
 func TestPublicAddr(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]bool{
 		"8.8.8.8": true, "2001:4860:4860::8888": true, "93.184.216.34": true,
 		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false, "169.254.169.254": false,
@@ -66,6 +68,7 @@ func lastAddr(p netip.Prefix) netip.Addr {
 // stay public. The ranges named in the hardening rules are checked by
 // name, so that none of them can leave the table unnoticed.
 func TestSpecialRanges(t *testing.T) {
+	t.Parallel()
 	refused := func(t *testing.T, a netip.Addr) {
 		t.Helper()
 		if PublicAddr(a) {

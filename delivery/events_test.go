@@ -9,6 +9,7 @@ import (
 )
 
 func TestSignEvents(t *testing.T) {
+	t.Parallel()
 	body := []byte(`[{"event":"open","event_id":"1"}]`)
 	at := time.Unix(1795660746, 0)
 	m := hmac.New(sha256.New, []byte("s3cret"))
@@ -23,6 +24,7 @@ func TestSignEvents(t *testing.T) {
 }
 
 func TestEventBackoffDoublesUpToTheCap(t *testing.T) {
+	t.Parallel()
 	d := &Dispatcher{Backoff: 5 * time.Second, MaxBackoff: time.Minute}
 	var got []time.Duration
 	for k := 1; k <= 6; k++ {

@@ -121,6 +121,7 @@ func postReport(t *testing.T, addr string, rcpts []string, raw []byte) error {
 }
 
 func TestInboundRefusesForeignRecipients(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	addr := startInbound(t, rec, nil, 0)
 	for _, rcpt := range []string{"bob@example.com", "bounces@herald.test.evil.example", "bounces+x@other.example", "postmaster@herald.test", "bounces+zzz@herald.test"} {
@@ -163,6 +164,7 @@ func TestInboundRefusesForeignRecipients(t *testing.T) {
 }
 
 func TestInboundHandsOverReports(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	addr := startInbound(t, rec, nil, 0)
 	if err := postReport(t, addr, []string{"Bounces+B" + strings.ToUpper(tok42) + "@HERALD.test"}, corpus(t, "dsn-multi.eml")); err != nil {
@@ -208,6 +210,7 @@ func TestInboundHandsOverReports(t *testing.T) {
 }
 
 func TestInboundOversizeAndRetry(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	addr := startInbound(t, rec, nil, 64<<10)
 	big := append(append([]byte{}, corpus(t, "dsn-postfix.eml")...), []byte(strings.Repeat("x", 100)+"\r\n")...)
@@ -239,6 +242,7 @@ func TestInboundOversizeAndRetry(t *testing.T) {
 }
 
 func TestInboundSTARTTLS(t *testing.T) {
+	t.Parallel()
 	cert, roots := selfSigned(t)
 	rec := &recorder{}
 	addr := startInbound(t, rec, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, 0)
@@ -269,6 +273,7 @@ func TestInboundSTARTTLS(t *testing.T) {
 // 50 idle connections from one address took every place of MaxConns and
 // the next sender, from anywhere, waited unanswered.
 func TestInboundCapsConnectionsPerClient(t *testing.T) {
+	t.Parallel()
 	v := corpusVERP(t)
 	in, err := NewInbound(InboundConfig{Domain: "herald.test", Reports: &recorder{},
 		VERP: func(context.Context) (*VERP, error) { return v, nil }})
@@ -353,6 +358,7 @@ func TestInboundCapsConnectionsPerClient(t *testing.T) {
 
 // A client is an IPv4 address, or an IPv6 /64.
 func TestClientOf(t *testing.T) {
+	t.Parallel()
 	at := func(s string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(s), Port: 25} }
 	for _, c := range []struct {
 		a, b string

@@ -38,6 +38,7 @@ var phraseWordsRE = regexp.MustCompile(`^=\?utf-8\?q\?[A-Za-z0-9!*+\-/=_]{1,63}\
 // List-Id and Feedback-ID are written as given; a name beyond ASCII is
 // RFC 2047-encoded; a name's line breaks never start another header.
 func TestBuildListIDAndFeedbackID(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, want string
 	}{
@@ -82,6 +83,7 @@ func TestBuildListIDAndFeedbackID(t *testing.T) {
 // Neither header is written when unset; a malformed id is refused, never
 // written.
 func TestBuildListIDRefused(t *testing.T) {
+	t.Parallel()
 	m := sampleMessage()
 	raw, err := Build(m)
 	if err != nil {
@@ -113,6 +115,7 @@ func TestBuildListIDRefused(t *testing.T) {
 // The EHLO name follows HERALD_BASE_URL's host; an IP becomes an address
 // literal (RFC 5321 4.1.3).
 func TestHeloName(t *testing.T) {
+	t.Parallel()
 	for base, want := range map[string]string{
 		"https://herald.example.com":     "herald.example.com",
 		"http://Mail.Example.COM:8080/x": "mail.example.com",

@@ -18,6 +18,7 @@ const (
 )
 
 func TestClassifyRequestShapes(t *testing.T) {
+	t.Parallel()
 	home := netip.MustParseAddr("203.0.113.7")
 	apple := netip.MustParseAddr("17.58.101.12")
 	google := netip.MustParseAddr("66.102.8.91")
@@ -90,6 +91,7 @@ func TestClassifyRequestShapes(t *testing.T) {
 }
 
 func TestTakesBack(t *testing.T) {
+	t.Parallel()
 	h := Hit{Click: true, Link: 1, PrevClick: true, PrevLink: 0, SincePrevClick: time.Second}
 	if !TakesBack(h) {
 		t.Fatal("a second link within 2 s must take the first back")
@@ -108,6 +110,7 @@ func TestTakesBack(t *testing.T) {
 }
 
 func TestParseMachineRanges(t *testing.T) {
+	t.Parallel()
 	got, err := ParseMachineRanges(" 198.51.100.0/24, 2001:db8::/32 ,203.0.113.9,::ffff:10.0.0.0/104,")
 	if err != nil {
 		t.Fatal(err)

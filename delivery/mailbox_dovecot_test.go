@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"herald/eventually"
 )
 
 // dovecot is a private Dovecot on loopback: its own configuration, run
@@ -170,22 +172,19 @@ service imap-login {
 		<-exited
 	})
 	// Wait until it listens (it forks its login processes on demand).
-	for i := 0; ; i++ {
+	eventually.NoError(t, 10*time.Second, func() error {
 		c, err := net.Dial("tcp", d.imaps)
 		if err == nil {
 			c.Close()
-			break
+			return nil
 		}
 		select {
 		case <-exited:
 			t.Fatalf("dovecot stopped at start: %v\n%s", d.master.ProcessState, d.log())
 		default:
 		}
-		if i == 200 {
-			t.Fatalf("dovecot does not listen on %s: %v\n%s", d.imaps, err, d.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("dovecot does not listen on %s: %v\n%s", d.imaps, err, d.log())
+	})
 	return d
 }
 

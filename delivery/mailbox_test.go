@@ -21,6 +21,7 @@ import (
 )
 
 func TestParseMailboxURL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want MailboxURL
@@ -260,6 +261,7 @@ func inbox(t *testing.T, c *imapclient.Client) map[string][]imap.Flag {
 }
 
 func TestMailboxIMAP(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		caps imap.CapSet
@@ -361,6 +363,7 @@ func TestMailboxIMAP(t *testing.T) {
 // unflagged, read again and counted at the next poll; a handled mail is
 // removed all the same.
 func TestMailboxKeptNotCounted(t *testing.T) {
+	t.Parallel()
 	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}})
 	eyes := imapAs(t, addr)
 	appendIMAP(t, eyes, testMail("nothing", 100))
@@ -390,6 +393,7 @@ func TestMailboxKeptNotCounted(t *testing.T) {
 }
 
 func TestMailboxIMAPBatch(t *testing.T) {
+	t.Parallel()
 	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}})
 	eyes := imapAs(t, addr)
 	for i := range 5 {
@@ -415,6 +419,7 @@ func TestMailboxIMAPBatch(t *testing.T) {
 }
 
 func TestMailboxIMAPRefusesLogin(t *testing.T) {
+	t.Parallel()
 	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}})
 	probe := &mailboxProbe{}
 	mb, err := NewMailbox(MailboxConfig{URL: "imap://bounce:wrong-secret@" + addr + "?tls=none", Parse: probe.Parse, Reports: probe})
@@ -446,6 +451,7 @@ func skipOrFail(t *testing.T, reason string) {
 }
 
 func TestMailboxRecipients(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  string
 		want []string
@@ -473,6 +479,7 @@ func TestMailboxRecipients(t *testing.T) {
 // TestMailboxCancel: a server that accepts and never answers holds a poll
 // only until its ctx ends, over either protocol.
 func TestMailboxCancel(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -514,6 +521,7 @@ func TestMailboxCancel(t *testing.T) {
 // TestMailboxIMAPExpungedMeanwhile: a mail another client expunges during
 // the poll is skipped, not an error.
 func TestMailboxIMAPExpungedMeanwhile(t *testing.T) {
+	t.Parallel()
 	addr, _ := startIMAP(t, imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}})
 	eyes := imapAs(t, addr)
 	for _, s := range []string{"a@example.com", "b@example.com", "c@example.com"} {

@@ -108,6 +108,7 @@ func checkLines(t *testing.T, raw []byte) {
 }
 
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	m := sampleMessage()
 	raw, err := Build(m)
 	if err != nil {
@@ -226,6 +227,7 @@ func preheaderSpan(t *testing.T, src string) string {
 }
 
 func TestBuildMessageIDUnique(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for i := 0; i < 200; i++ {
 		raw, err := Build(sampleMessage())
@@ -242,6 +244,7 @@ func TestBuildMessageIDUnique(t *testing.T) {
 }
 
 func TestBuildVariants(t *testing.T) {
+	t.Parallel()
 	t.Run("given text, id and date are kept", func(t *testing.T) {
 		m := sampleMessage()
 		m.Text = "Plain version, ünïcode."
@@ -326,6 +329,7 @@ func TestBuildVariants(t *testing.T) {
 }
 
 func TestBuildRefuses(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(m *Message)
@@ -356,6 +360,7 @@ func TestBuildRefuses(t *testing.T) {
 }
 
 func TestHTMLToText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, html, want string
 	}{

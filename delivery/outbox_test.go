@@ -12,6 +12,7 @@ type failingStore struct{ err error }
 func (f failingStore) SaveOutbox(context.Context, string, []string, []byte) error { return f.err }
 
 func TestOutbox(t *testing.T) {
+	t.Parallel()
 	store := &MemoryOutbox{}
 	tr := NewOutbox(store)
 	msg := testMsg(1)
@@ -44,6 +45,7 @@ func TestOutbox(t *testing.T) {
 }
 
 func TestOpenTransport(t *testing.T) {
+	t.Parallel()
 	tr, err := OpenTransport("", 0, &MemoryOutbox{})
 	if err != nil {
 		t.Fatal(err)

@@ -61,6 +61,7 @@ func qpCases() []string {
 }
 
 func TestQPMatchesStdlib(t *testing.T) {
+	t.Parallel()
 	for _, s := range qpCases() {
 		if got, want := string(appendQP(nil, s)), stdlibQP(t, s); got != want {
 			t.Errorf("appendQP(%q)\n got %q\nwant %q", s, got, want)
@@ -69,6 +70,7 @@ func TestQPMatchesStdlib(t *testing.T) {
 }
 
 func TestQPAppends(t *testing.T) {
+	t.Parallel()
 	got := appendQP([]byte("head:"), "a b \n")
 	if want := "head:a b=20\r\n"; string(got) != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -76,6 +78,7 @@ func TestQPAppends(t *testing.T) {
 }
 
 func TestWriteQP(t *testing.T) {
+	t.Parallel()
 	for _, s := range append(qpCases(), qpBenchHTML()) {
 		var b bytes.Buffer
 		if err := writeQP(&b, s); err != nil {
@@ -140,12 +143,14 @@ func checkQPRoundTrip(t *testing.T, s string, enc []byte) {
 }
 
 func TestQPRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, s := range append(qpCases(), qpBenchHTML()) {
 		checkQPRoundTrip(t, s, appendQP(nil, s))
 	}
 }
 
 func TestQPLineLength(t *testing.T) {
+	t.Parallel()
 	for _, s := range append(qpCases(), qpBenchHTML()) {
 		for _, l := range strings.Split(string(appendQP(nil, s)), "\r\n") {
 			if len(l) > 76 {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	values := map[string]string{
 		"first_name":  "Zoë",
 		"last_name":   "O'Brien",
@@ -57,6 +58,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestHTMLEscaped(t *testing.T) {
+	t.Parallel()
 	tmpl := Compile(`<p>((name))</p><a href="((link))">x</a>`)
 	got := tmpl.Render(HTMLEscaped(func(name string) string {
 		return map[string]string{"name": `<script>"x"</script>`, "link": "https://x.example/?a=1&b=2"}[name]
@@ -68,6 +70,7 @@ func TestHTMLEscaped(t *testing.T) {
 }
 
 func TestRenderLookupCalledPerPlaceholder(t *testing.T) {
+	t.Parallel()
 	tmpl := Compile("((a)) ((b)) ((a))")
 	var calls []string
 	tmpl.Render(func(name string) string { calls = append(calls, name); return "" })

@@ -47,6 +47,7 @@ type want struct {
 }
 
 func TestParseReportsCorpus(t *testing.T) {
+	t.Parallel()
 	v := corpusVERP(t)
 	cases := []struct {
 		file  string
@@ -144,6 +145,7 @@ func TestParseReportsCorpus(t *testing.T) {
 // returned message's, and a forged one is passed on as it is (Feedback
 // finds no message for it).
 func TestParseReportsTokens(t *testing.T) {
+	t.Parallel()
 	v := corpusVERP(t)
 	dsn := "From: MAILER-DAEMON@relay.example\r\nTo: x\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=B\r\n\r\n" +
 		"--B\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; relay.example\r\n\r\n" +
@@ -190,6 +192,7 @@ func TestParseReportsTokens(t *testing.T) {
 }
 
 func TestParseReportsLimits(t *testing.T) {
+	t.Parallel()
 	v := corpusVERP(t)
 	if _, err := ParseReports(make([]byte, MaxReportSize+1), nil, v); !errors.Is(err, ErrReportTooLarge) {
 		t.Fatalf("over 10 MB: %v", err)
@@ -236,6 +239,7 @@ func TestParseReportsLimits(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
+	t.Parallel()
 	s := clean("550\r\n 5.1.1\x00 bad \xff"+strings.Repeat("é", 2000), maxDiagnostic)
 	if len(s) > maxDiagnostic || !utf8.ValidString(s) || strings.ContainsAny(s, "\r\n\x00") || !strings.HasPrefix(s, "550 5.1.1 bad \uFFFD") {
 		t.Fatalf("%q", s[:40])

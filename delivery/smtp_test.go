@@ -35,6 +35,7 @@ func asSendError(t *testing.T, err error) *SendError {
 }
 
 func TestParseSMTPURL(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw  string
 		want SMTPConfig
@@ -80,6 +81,7 @@ func TestParseSMTPURL(t *testing.T) {
 }
 
 func TestSMTPConfigStringHidesPassword(t *testing.T) {
+	t.Parallel()
 	c, err := ParseSMTPURL("smtp://user:s3cret@mail.example.com:587?tls=starttls")
 	if err != nil {
 		t.Fatal(err)
@@ -90,6 +92,7 @@ func TestSMTPConfigStringHidesPassword(t *testing.T) {
 }
 
 func TestSMTPSend(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		server serverOpts
@@ -214,6 +217,7 @@ func TestSMTPConnectFailures(t *testing.T) {
 }
 
 func TestSMTPRecipientAnswers(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{tls: TLSNone})
 	s.reply("later@example.test", 451)
 	s.always("gone@example.test", 550)
@@ -256,6 +260,7 @@ func TestSMTPRecipientAnswers(t *testing.T) {
 }
 
 func TestSMTPEnvelopeRefused(t *testing.T) {
+	t.Parallel()
 	p := NewSMTPPool(SMTPConfig{Host: "127.0.0.1", Port: 1, TLS: TLSNone}, 1)
 	defer p.Close()
 	for _, to := range [][]string{nil, {""}, {"a@example.test\r\nRCPT TO:<b@example.test>"}, {"<a@example.test>"}} {
@@ -267,6 +272,7 @@ func TestSMTPEnvelopeRefused(t *testing.T) {
 }
 
 func TestSMTPPoolReuse(t *testing.T) {
+	t.Parallel()
 	t.Run("sequential sends share one connection", func(t *testing.T) {
 		s := startServer(t, serverOpts{tls: TLSStartTLS, user: "u", pass: "p"})
 		cfg := s.config(TLSStartTLS)
@@ -329,6 +335,7 @@ func TestSMTPPoolReuse(t *testing.T) {
 }
 
 func TestSMTPReconnect(t *testing.T) {
+	t.Parallel()
 	t.Run("server dropped idle connections", func(t *testing.T) {
 		s := startServer(t, serverOpts{tls: TLSStartTLS, user: "u", pass: "p"})
 		p := NewSMTPPool(s.config(TLSStartTLS), 2)
@@ -373,6 +380,7 @@ func TestSMTPReconnect(t *testing.T) {
 }
 
 func TestSMTPContextAndClose(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, serverOpts{tls: TLSNone})
 	p := NewSMTPPool(s.config(TLSNone), 1)
 

@@ -169,6 +169,7 @@ func ehloWith(exts ...string) func(string) string {
 }
 
 func TestSMTPPipelining(t *testing.T) {
+	t.Parallel()
 	t.Run("offered: MAIL, RCPT and DATA in one write", func(t *testing.T) {
 		s := startScripted(t, ehloWith("PIPELINING", "SIZE 1000000", "8BITMIME"))
 		p := s.pool(t)
@@ -256,6 +257,7 @@ func TestSMTPPipelining(t *testing.T) {
 }
 
 func TestSMTPPipelinedServerHangsUp(t *testing.T) {
+	t.Parallel()
 	// The server answers MAIL of one sender with 421 and closes: the RCPT
 	// and DATA answers never come. The error is the 421 at MAIL, and on a
 	// reused connection the pool tries once more on a fresh one.
@@ -293,6 +295,7 @@ func TestSMTPPipelinedServerHangsUp(t *testing.T) {
 }
 
 func TestSMTPConversation(t *testing.T) {
+	t.Parallel()
 	t.Run("EHLO refused: HELO", func(t *testing.T) {
 		s := startScripted(t, func(line string) string {
 			if strings.HasPrefix(line, "EHLO") {

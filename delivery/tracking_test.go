@@ -6,6 +6,7 @@ import (
 )
 
 func TestSafeRedirect(t *testing.T) {
+	t.Parallel()
 	for target, ok := range map[string]bool{
 		"https://shop.example.com/sale?x=1&y=2#top": true,
 		"http://a.example/é":                        true,
@@ -36,6 +37,7 @@ func TestSafeRedirect(t *testing.T) {
 }
 
 func TestURLValue(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"ann@example.com": "ann@example.com",
 		"a&b=c":           "a&b=c",
@@ -54,8 +56,9 @@ func TestURLValue(t *testing.T) {
 }
 
 // A link whose href decodes to a control character is not rewritten
-// (issue 11, finding 1); the others are.
+// (its redirect could carry the character into a header); the others are.
 func TestTrackLinksLeavesControlCharacters(t *testing.T) {
+	t.Parallel()
 	doc := `<a href="https://b.example/&#13;&#10;Set-Cookie: s=1">x</a><a href=" https://ok.example/ ">y</a><a href="https://t.example/a&#9;b">z</a>`
 	out, links := TrackLinks(doc, func(i int, _ string) string { return "https://herald.test/t/c/T/" + string(rune('0'+i)) })
 	if len(links) != 1 || links[0] != "https://ok.example/" {

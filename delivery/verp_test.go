@@ -6,6 +6,7 @@ import (
 )
 
 func TestVERP(t *testing.T) {
+	t.Parallel()
 	v, err := NewVERP("Bounces@Mail.Example.com", []byte("k1"))
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"herald/models"
 )
 
-// BenchmarkABTestSend measures the cost of an A/B subject test (issue 15)
+// BenchmarkABTestSend measures the cost of an A/B subject test
 // on SQLite against a plain send of the same audience: the resolution
 // pass that splits the audience (4 variants on 10 %), the decision that
 // counts the test rows by variant and releases the rest, and how even the

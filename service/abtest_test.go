@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -24,6 +26,7 @@ import (
 // of them does. Both run: the rest gets variant 2's subject, every
 // recipient one message, and the statistics show each variant.
 func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := smtptest.Start(t)
 	tr, err := delivery.OpenTransport(srv.URL(), 4, nil)
@@ -114,24 +117,21 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 	}
 	waitFor := func(when string, want []string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !slices.Equal(keys(sent()), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: sent to %v, want %v", when, keys(sent()), want)
+		eventually.NoError(t, 15*time.Second, func() error {
+			if got := keys(sent()); !slices.Equal(got, want) {
+				return fmt.Errorf("%s: sent to %v, want %v", when, got, want)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 
 	// The split, once the audience is resolved.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		if got, _ := svc.SingleSends.Get(ctx, acct, ss.Utr); got.Triggered == 40 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("not resolved")
-		}
-	}
+		return errors.New("not resolved")
+	})
 	var rows []struct {
 		ID      int64
 		Email   string
@@ -235,15 +235,13 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 			t.Errorf("%s (variant %d) got %q, want %q", addr, variantOf[addr], subj, want)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ = svc.SingleSends.Get(ctx, acct, ss.Utr)
 		if got.Status == models.SendCompleted {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %d after the rest, want completed", got.Status)
-		}
-	}
+		return fmt.Errorf("status %d after the rest, want completed", got.Status)
+	})
 	if got.Delivered != 40 || got.ABWinner != 2 {
 		t.Fatalf("delivered %d winner %d, want 40 and 2", got.Delivered, got.ABWinner)
 	}
@@ -293,6 +291,7 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 // With no opens at all, the scheduler chooses the first variant (ties go
 // to the first) and the rest gets its subject.
 func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
@@ -306,7 +305,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 		t.Fatal(err)
 	}
 	var held int64
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
 		ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
 		if err != nil {
@@ -314,28 +313,24 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 		}
 		if got.Resolved == 1 && ab.Variants[0].Delivered+ab.Variants[1].Delivered+ab.Held == 12 {
 			held = ab.Held
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("test share not sent: %+v", ab)
-		}
-	}
+		return fmt.Errorf("test share not sent: %+v", ab)
+	})
 	if held == 0 || held == 12 {
 		t.Fatalf("held %d of 12", held)
 	}
 	f.Advance(31 * time.Minute)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.ABWinner != 1 || got.Delivered != 12 {
 				t.Fatalf("winner %d delivered %d, want 1 and 12", got.ABWinner, got.Delivered)
 			}
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not completed: status %d winner %d", got.Status, got.ABWinner)
-		}
-	}
+		return fmt.Errorf("not completed: status %d winner %d", got.Status, got.ABWinner)
+	})
 	n := 0
 	for _, m := range f.srv.Messages() {
 		if m.Header().Get("X-Herald-Send") == ss.Utr {
@@ -365,6 +360,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 // The option is validated: two to four subjects, a share of 5 to 50, a
 // metric, a wait, and not with a local time.
 func TestABTestOptionIsValidated(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	in := f.input("AB", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
@@ -411,6 +407,7 @@ func TestABTestOptionIsValidated(t *testing.T) {
 // row was released) goes on at the next tick with the winner as stored,
 // whatever the opens say now.
 func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
@@ -424,7 +421,7 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	var held int64
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
 		ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
 		if err != nil {
@@ -432,12 +429,10 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 		}
 		if got.Resolved == 1 && ab.Variants[0].Delivered+ab.Variants[1].Delivered+ab.Held == 12 {
 			held = ab.Held
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("test share not sent: %+v", ab)
-		}
-	}
+		return fmt.Errorf("test share not sent: %+v", ab)
+	})
 	// As a process that died after choosing the second variant and
 	// releasing one held row leaves the send.
 	if err := f.svc.DB.W.Exec("UPDATE single_sends SET ab_winner = 2 WHERE id = ?", ss.ID).Error; err != nil {
@@ -447,18 +442,16 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Advance(31 * time.Minute)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.ABWinner != 2 || got.ABReleased != 1 || got.Delivered != 12 {
 				t.Fatalf("winner %d released %d delivered %d, want 2, 1 and 12", got.ABWinner, got.ABReleased, got.Delivered)
 			}
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not completed: status %d winner %d", got.Status, got.ABWinner)
-		}
-	}
+		return fmt.Errorf("not completed: status %d winner %d", got.Status, got.ABWinner)
+	})
 	var second int64
 	if err := f.svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != held {
 		t.Fatalf("rest rows with the stored winner: %d of %d (%v)", second, held, err)
@@ -476,6 +469,7 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 
 // A draft keeps its A/B option, saved and saved again.
 func TestABTestDraftKeepsTheOption(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	in := f.input("Draft", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
@@ -502,6 +496,7 @@ func TestABTestDraftKeepsTheOption(t *testing.T) {
 // the subject: the winner is the variant people opened (human unique
 // opens), though A has more opens in all; the statistics show both.
 func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	var emails []string
 	for i := range 24 {
@@ -520,7 +515,7 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 		State   models.MessageState
 	}
 	var rows []row
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		rows = rows[:0]
 		if err := f.svc.DB.R.Raw("SELECT id, variant, state FROM send_messages WHERE send_id = ? AND variant > 0 ORDER BY id", ss.ID).Scan(&rows).Error; err != nil {
 			t.Fatal(err)
@@ -532,12 +527,10 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 			}
 		}
 		if len(rows) > 0 && delivered == len(rows) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("test share not delivered: %+v", rows)
-		}
-	}
+		return fmt.Errorf("test share not delivered: %+v", rows)
+	})
 	var proxied, read int
 	for _, r := range rows {
 		tok, err := f.svc.Tracking.Token(f.ctx, r.ID)
@@ -561,7 +554,7 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 		t.Fatalf("split: %d of A proxied, %d of B read; the test needs A to lead in all opens", proxied, read)
 	}
 	f.Advance(31 * time.Minute)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
 		if got.ABWinner != 0 {
 			if got.ABWinner != 2 {
@@ -575,10 +568,8 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 			if a.UniqueOpens != int64(proxied) || a.HumanOpens != 0 || b.UniqueOpens != 1 || b.HumanOpens != 1 {
 				t.Fatalf("figures A %+v B %+v; want A %d opens none human, B one human", a.VariantFigures, b.VariantFigures, proxied)
 			}
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no winner: status %d", got.Status)
-		}
-	}
+		return fmt.Errorf("no winner: status %d", got.Status)
+	})
 }

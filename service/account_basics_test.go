@@ -18,6 +18,7 @@ import (
 const testSecretKey = "a-test-secret-key-of-at-least-32-characters"
 
 func TestSignupClosed(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t, service.Config{SignupClosed: true})
 	ctx := context.Background()
 	if svc.Accounts.SignupOpen() {
@@ -43,6 +44,7 @@ func TestSignupClosed(t *testing.T) {
 }
 
 func TestResetPasswordCommand(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
@@ -112,6 +114,7 @@ func resetTokens(t *testing.T, mem *delivery.MemoryOutbox) []string {
 }
 
 func TestPasswordResetByMail(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
@@ -228,6 +231,7 @@ func TestPasswordResetByMail(t *testing.T) {
 }
 
 func TestTwoFactor(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{SecretKey: testSecretKey})
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")

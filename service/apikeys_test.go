@@ -12,6 +12,7 @@ import (
 )
 
 func TestAPIKeysCreateListRevoke(t *testing.T) {
+	t.Parallel()
 	svc, clock := clockedService(t, service.Config{})
 	clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	ctx := context.Background()
@@ -108,6 +109,7 @@ func TestAPIKeysCreateListRevoke(t *testing.T) {
 }
 
 func TestAPIKeysValidation(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@example.com")
@@ -142,6 +144,7 @@ func TestAPIKeysValidation(t *testing.T) {
 }
 
 func TestAPIKeyScopeAllows(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		scope       service.Scope
 		area        string
@@ -170,6 +173,7 @@ func TestAPIKeyScopeAllows(t *testing.T) {
 // TestAPIKeyRevokedOnEveryProcess: a key revoked through one process is
 // refused by another on the same database at its next check.
 func TestAPIKeyRevokedOnEveryProcess(t *testing.T) {
+	t.Parallel()
 	procs := dbtest.Processes(t, 2)
 	ctx := context.Background()
 	a := newAccount(t, procs[0], "a@example.com")

@@ -13,6 +13,7 @@ import (
 // account's item is left out, where AudienceCount would count nothing at
 // all (a malformed target) or drop every exclusion (a malformed one).
 func TestFormAudienceCountKeepsOnlyOwnTargets(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	id := func(n int64) string { return strconv.FormatInt(n, 10) }
 	typeA := f.contactType("Alpha", "a1@example.com", "a2@example.com", "a3@example.com", "a4@example.com")

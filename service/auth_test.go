@@ -30,6 +30,7 @@ func passwordProblem(err error) string {
 }
 
 func TestPasswordRules(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	const common = "The password is too common. Choose one that is harder to guess."
@@ -66,6 +67,7 @@ func TestPasswordRules(t *testing.T) {
 }
 
 func TestCreateRefusesLineBreakInName(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	_, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Ann\r\nBcc: x@example.com", Email: "ann@example.com", Password: "test-passphrase-9"})
 	if e, _ := err.(*service.Error); e == nil || len(e.Fields["name"]) == 0 || e.Fields["name"][0] != "The name must not contain line breaks." {
@@ -74,6 +76,7 @@ func TestCreateRefusesLineBreakInName(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	ann, bob := newAccount(t, svc, "ann@example.com"), newAccount(t, svc, "bob@example.com")
@@ -163,6 +166,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	newAccount(t, svc, "ann@example.com")
@@ -239,6 +243,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	ann := newAccount(t, svc, "ann@example.com")
@@ -269,6 +274,7 @@ func TestChangePassword(t *testing.T) {
 }
 
 func TestSignUp(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 )
 
 func TestAutomationUpdate(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	typeB := f.contactType("Prospects")

@@ -2,12 +2,14 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -66,6 +68,7 @@ func (f *sendFixture) settle() {
 }
 
 func TestAutomationSendsEachStepOnTime(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "before@example.com")
 	a := f.automation(typeA, "0")
@@ -108,6 +111,7 @@ func TestAutomationSendsEachStepOnTime(t *testing.T) {
 }
 
 func TestAutomationPauseAcrossADueTime(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")
@@ -142,6 +146,7 @@ func TestAutomationPauseAcrossADueTime(t *testing.T) {
 }
 
 func TestAutomationExitCriteria(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	leave := f.automation(typeA, "1") // leaves when out of the target
@@ -192,6 +197,7 @@ func TestAutomationExitCriteria(t *testing.T) {
 }
 
 func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
@@ -214,6 +220,7 @@ func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
 // makes no emails for either type; the welcome series is added only by
 // its own, explicit call, after what the automation already holds.
 func TestAutomationCreateMakesNoSchedules(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	for _, typ := range []string{"welcome", "custom"} {
@@ -260,6 +267,7 @@ func TestAutomationCreateMakesNoSchedules(t *testing.T) {
 // by one CSV import and checks each gets step 1 exactly once, with two
 // engines (as two processes would) working the same database.
 func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("10,000 contacts")
 	}
@@ -302,9 +310,13 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	}
 	t.Logf("import: %v", time.Since(t0))
 	base := f.srv.Count()
-	for i := 0; i < 200 && f.srv.Count() == base; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// Up to 2 s for the first mail, only to log when it came.
+	_ = eventually.Wait(2*time.Second, func() error {
+		if f.srv.Count() == base {
+			return errors.New("no mail yet")
+		}
+		return nil
+	})
 	t.Logf("first step-1 mail: %v after the import", time.Since(t0))
 	if !f.srv.WaitCount(base+n, 2*time.Minute) {
 		t.Fatalf("step 1 reached %d of %d", f.srv.Count()-base, n)
@@ -327,6 +339,7 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 // and starts a new one (as a restarted process would): the second email
 // goes at its time, once, and the first is not sent again.
 func TestAutomationSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")

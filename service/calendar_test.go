@@ -14,6 +14,7 @@ import (
 // sends of the range, by time; not drafts, whatever their schedule, nor
 // another account's sends, nor those just outside the range.
 func TestCalendarListsScheduledAndSentSendsOfTheRange(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "cal@herald.test")

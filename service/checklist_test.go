@@ -36,6 +36,7 @@ func itemOf(t *testing.T, items []service.CheckItem, rule string) service.CheckI
 }
 
 func TestChecklistDesignRules(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "owner@herald.test")
@@ -76,6 +77,7 @@ func TestChecklistDesignRules(t *testing.T) {
 }
 
 func TestChecklistFromDomain(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "owner@herald.test")
@@ -163,6 +165,7 @@ func addSentSend(t *testing.T, svc *service.Service, acct int64, at time.Time, d
 }
 
 func TestChecklistRates(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name                        string
@@ -227,6 +230,7 @@ func (f *sendFixture) blockingInput(typeID int64) service.SingleSendInput {
 }
 
 func TestChecklistBlocksSends(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeID := f.contactType("Customers", "a@example.com")
 	in := f.blockingInput(typeID)
@@ -297,6 +301,7 @@ func TestChecklistBlocksSends(t *testing.T) {
 }
 
 func TestChecklistBlocksSetLive(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeID := f.contactType("Customers")
 	a := f.automation(typeID, "")
@@ -340,6 +345,7 @@ func TestChecklistBlocksSetLive(t *testing.T) {
 // a scan of every account's sends (SQLite's plan; PostgreSQL's planner
 // picks by table size, so its plan on a test table says nothing).
 func TestChecklistRatesUseTheIndex(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	if svc.DB.Dialect != "sqlite" {
 		t.Skip("the plan is checked on SQLite")

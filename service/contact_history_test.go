@@ -16,8 +16,9 @@ import (
 
 // A contact's history lists the ledger rows of its address, newest first,
 // paged, each with what became of it; another account's mails to the
-// same address never show (issue 15, part 2).
+// same address never show.
 func TestContactHistory(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "hist@example.com")
@@ -91,6 +92,7 @@ func TestContactHistory(t *testing.T) {
 // a scanner clicked more than MaxMailEvents times lists that many and
 // says how many more. Paged by mail; another account reads nothing.
 func TestContactTimeline(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com")
 	var contactID int64

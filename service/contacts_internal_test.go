@@ -8,6 +8,7 @@ import (
 
 // parseCustom must read what encoding/json reads, fast path or not.
 func TestParseCustom(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		``, `{}`, `{"a":"1"}`, `{"age": "32", "company": "Acme, Inc."}`, ` { "a" : "x" , "b":"" } `,
 		`{"q":"say \\"hi\\""}`, `{"u":"\\u00e9t\\u00e9"}`, `{"n":7}`, `{"a":"1",}`, `{"a":{"b":"c"}}`, `{"é":"ü 😀"}`,
@@ -21,6 +22,7 @@ func TestParseCustom(t *testing.T) {
 }
 
 func TestHasControl(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"Ann Lee": false, "Zoë – café ✓": false, "": false,
 		"a\r\nb": true, "a\nb": true, "a\rb": true, "tab\there": true, "nul\x00": true,

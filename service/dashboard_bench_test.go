@@ -14,7 +14,7 @@ import (
 
 // BenchmarkDashboard reads and renders the dashboard of an account with
 // 1,000,000 contacts, 100 sends with 1,000,000 ledger rows between them,
-// and 400 days of figures (docs/BENCHMARKS.md, issue 15). The data is
+// and 400 days of figures (docs/BENCHMARKS.md). The data is
 // written with a few set-based SQL statements (recursive CTEs, the same
 // on SQLite and PostgreSQL). "overview" is the service read alone;
 // "page" is the read and the templ render of the whole page.

@@ -2,12 +2,15 @@ package service_test
 
 import (
 	"context"
-	"herald/smtptest"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"herald/eventually"
+	"herald/smtptest"
 
 	"herald/dbtest"
 	"herald/delivery"
@@ -52,20 +55,18 @@ func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *mo
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := f.svc.SingleSends.Get(f.ctx, acct, ss.Utr)
-		if err != nil {
+	var got *models.SingleSend
+	eventually.NoError(f.t, 20*time.Second, func() error {
+		var err error
+		if got, err = f.svc.SingleSends.Get(f.ctx, acct, ss.Utr); err != nil {
 			f.t.Fatal(err)
 		}
-		if got.Status == models.SendCompleted {
-			return acct, got
+		if got.Status != models.SendCompleted {
+			return fmt.Errorf("other send: status %d", got.Status)
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("other send: status %d", got.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return acct, got
 }
 
 func (f *sendFixture) overview(acct int64) *service.Overview {
@@ -86,6 +87,7 @@ func (f *sendFixture) overview(acct int64) *service.Overview {
 // account's send, contacts and opens never show in the first's figures.
 // The audience follows contacts added and deleted; the setup steps tick.
 func TestDashboardDailyFigures(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -195,6 +197,7 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 // the send is sent and bounced on the send's day (Ledger.Record's
 // transaction path, beside the deliveries).
 func TestDashboardCountsSendTimeBounces(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
@@ -214,6 +217,7 @@ func TestDashboardCountsSendTimeBounces(t *testing.T) {
 // one or with their contact type, keep the audience equal to the live
 // contacts of the account, and another account's never count.
 func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "aud@example.com")
@@ -295,12 +299,12 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // its bounces, opens a day later, a complaint, an unsubscribe and a
 // deletion, and the migration applied again.
 //
-// Migration 00032 fills the human opens and clicks (issue 14's rules) the
-// same way: a proxy's open one day and the person's the next (with the
-// unsubscribe, the complaint and the deletion, at the service's clock), a
-// person's click, and a person's click that a scanner's click on another
-// link 1 s later takes back.
+// Migration 00032 fills the human opens and clicks (the machine rules) the
+// same way: a proxy's open one day and the person's the next (the second
+// day has no other figure; the unsubscribe, the complaint and the deletion fall on the service's clock too), a person's click, and a person's click that
+// a scanner's click on another link 1 s later takes back.
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
@@ -382,6 +386,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 // shows it), its deliveries count in the day's figures, and it ticks the
 // first send.
 func TestDashboardListsAutomationEmails(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "before@example.com")
 	a := f.automation(typeA, "0")
@@ -412,6 +417,7 @@ const twoLinks = `<html><body><p>Hello ((first_name))</p><a href="https://shop.e
 // the send's own counters do. A scanner's first click, judged a person's
 // until it clicks a second link within 2 s, is taken back from the day.
 func TestDashboardHumanFigures(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)

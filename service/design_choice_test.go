@@ -11,6 +11,7 @@ import (
 )
 
 func TestDesignChoices(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "owner@herald.test")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDesignsAndPreview(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@example.com")

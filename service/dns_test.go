@@ -13,6 +13,7 @@ import (
 )
 
 func TestResolver(t *testing.T) {
+	t.Parallel()
 	srv := dnstest.Start(t)
 	long := "v=DKIM1; k=rsa; p=" + strings.Repeat("A", 400)
 	srv.TXT(t, "h1._domainkey.shop.example.com", long)

@@ -63,6 +63,7 @@ func wantStatus(t *testing.T, rep *service.DomainReport, check, status, detail s
 }
 
 func TestDomainChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
@@ -264,6 +265,7 @@ func TestDomainChecks(t *testing.T) {
 // accounts on one domain do not clash); a rotated key takes over once its
 // record is seen, and the old one is retired.
 func TestDomainKeySelectorsAndRotation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
@@ -306,6 +308,7 @@ func TestDomainKeySelectorsAndRotation(t *testing.T) {
 // TestDomainChecksDailyClaim: two processes on one database check the due
 // domains; each domain is checked once, and again only when due.
 func TestDomainChecksDailyClaim(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	clock := dbtest.NewClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
@@ -360,6 +363,7 @@ func TestDomainChecksDailyClaim(t *testing.T) {
 // TestDKIMSigningGate: a key signs only once a check has seen its record,
 // or with "sign anyway" on.
 func TestDKIMSigningGate(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	srv := dnstest.Start(t)
 	r, err := service.NewResolver(srv.Addr)
@@ -425,6 +429,7 @@ func TestDKIMSigningGate(t *testing.T) {
 // TestMigrationKeepsExistingKeysSigning: keys made before migration 19
 // (selector herald) keep signing, as generation 1.
 func TestMigrationKeepsExistingKeysSigning(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := service.OpenDB(dbtest.DSN(t))
 	if err != nil {
@@ -502,6 +507,7 @@ func BenchmarkDomainCheck(b *testing.B) {
 // From domain: failing before the key is published, passing after a
 // check has seen it (the wiring of service.New).
 func TestChecklistReadsDomainChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
@@ -554,6 +560,7 @@ func TestChecklistReadsDomainChecks(t *testing.T) {
 // (the relay in front of herald the Setup page describes), by name or by
 // address; any other mail server fails, with the fix.
 func TestBounceDomainMXReachesHerald(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
@@ -605,6 +612,7 @@ func TestBounceDomainMXReachesHerald(t *testing.T) {
 // asks HERALD_DNS_SERVER, as the domain checks do, and sorts by
 // preference; a name without MX says so.
 func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
@@ -636,6 +644,7 @@ func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
 // check tests that host's addresses; a known provider by its include; an
 // address as ip4:; a host with its own SPF by include:, else a:.
 func TestSPFProposalRule(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	srv.Add(t,

@@ -14,6 +14,7 @@ import (
 // past its schedule, and the engine running, send nothing. Sent (updated
 // as a send), it goes at once.
 func TestDraftNeverSends(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}

@@ -26,6 +26,7 @@ import (
 )
 
 func TestEventWebhooksSaveUpdateDeleteScopedByAccount(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -154,6 +155,7 @@ func kindsOf(rows []models.Event) map[string][]string {
 // loopback, private or link-local address is refused when saved or
 // updated; a public name or address is taken.
 func TestEventWebhooksPublicOnly(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -184,6 +186,7 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 // IPv6: NAT64, 6to4, Teredo, benchmarking, documentation and reserved
 // blocks included, not only loopback and private ones.
 func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
 	a := newAccount(t, svc, "a@herald.test")
@@ -223,6 +226,7 @@ func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
 }
 
 func TestEventsAreWrittenWithTheirChange(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
@@ -483,6 +487,7 @@ func pass(t *testing.T, d *delivery.Dispatcher) {
 // real receiver signed, with the contract's keys, the message's
 // Message-ID and the send's utr.
 func TestEventsDispatchSignedPayloads(t *testing.T) {
+	t.Parallel()
 	f := newSendFixtureWith(t, true, 0, allowPrivate)
 	rcv := newReceiver(t)
 	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
@@ -519,7 +524,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 		want := []string{"email", "event", "event_id", "group_id", "message_id", "single_send_utr", "timestamp"}
 		if ev["event"] == "click" {
 			// A click whose request is unknown (Tracking.Click) is not
-			// taken for a person's: "machine" is true (issue 14).
+			// taken for a person's: "machine" is true.
 			want = []string{"email", "event", "event_id", "group_id", "machine", "message_id", "single_send_utr", "timestamp", "url"}
 			if ev["machine"] != true {
 				t.Fatalf("click %s: want machine true", raw)
@@ -553,6 +558,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 // answers 2xx makes the events fail after 24 hours, and its account is
 // mailed once that it has failed for an hour.
 func TestEventsBatchRetryAndGiveUp(t *testing.T) {
+	t.Parallel()
 	f := newSendFixtureWith(t, false, 0, allowPrivate)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
@@ -677,6 +683,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 // TestEventsTimeoutIsRetried: an endpoint that does not answer within the
 // timeout is an attempt that failed; the events come due again.
 func TestEventsTimeoutIsRetried(t *testing.T) {
+	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
 	acct := newAccount(t, svc, "a@herald.test")
@@ -711,6 +718,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 // runs out, then delivered (after the housekeeping that runs after every
 // pass puts the endpoint's cursor back): at least once.
 func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
+	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
 	acct := newAccount(t, svc, "a@herald.test")
@@ -750,6 +758,7 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 // dispatch one queue at once; every event reaches the receiver exactly
 // once (no retry happens, so no repeat is allowed).
 func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
+	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true, Now: c.Now})
 	acct := newAccount(t, procs[0], "a@herald.test")

@@ -19,6 +19,7 @@ import (
 // by hand), Explain's verdict equals the stored membership and the
 // reference evaluation of segments_test.go, and so does each condition.
 func TestExplainMatchesReference(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "explain@example.com")
@@ -222,6 +223,7 @@ func TestExplainMatchesReference(t *testing.T) {
 // One readable case per operator: the condition, the contact's own value,
 // the values compared and whether it is met.
 func TestExplainOperators(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "ops@example.com")
@@ -303,6 +305,7 @@ func TestExplainOperators(t *testing.T) {
 // The verdict's reasons: and/or, contact type, by hand, no contact; and
 // another account's segment or contact is not found.
 func TestExplainReasons(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "why@example.com")

@@ -268,6 +268,7 @@ func equalInts(a, b []int64) bool {
 // account's type, segment or send is not found), and an account may have
 // MaxActiveExports under way, no more.
 func TestExportJobsStartRules(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	f := newExportFixture(t, svc, "a@example.com", 10)
 	g := newExportFixture(t, svc, "b@example.com", 10)
@@ -316,6 +317,7 @@ func TestExportJobsStartRules(t *testing.T) {
 // lease still runs is left alone; the dead writer's part is deleted
 // (TestExportJobsStalledWriterLosesItsExport: a writer that wakes).
 func TestExportJobsTakeOverExpiredLease(t *testing.T) {
+	t.Parallel()
 	clock := dbtest.NewClock(time.Now())
 	procs := dbtest.Processes(t, 2, service.Config{Now: clock.Now})
 	a, b := procs[0], procs[1]
@@ -356,6 +358,7 @@ func TestExportJobsTakeOverExpiredLease(t *testing.T) {
 // Two runners (two processes over one database) share several exports
 // of two accounts: each is written once, by one of them, and is whole.
 func TestExportJobsTwoRunners(t *testing.T) {
+	t.Parallel()
 	procs := dbtest.Processes(t, 2)
 	fs := []*exportFixture{newExportFixture(t, procs[0], "a@example.com", 1200), newExportFixture(t, procs[0], "b@example.com", 800)}
 	kinds := []service.ExportKind{service.ExportContactsType, service.ExportContactsSegment, service.ExportSendRecipients}
@@ -401,6 +404,7 @@ func TestExportJobsTwoRunners(t *testing.T) {
 // not before; so is a failed one. An export of something deleted fails
 // with a message that says so.
 func TestExportJobsExpire(t *testing.T) {
+	t.Parallel()
 	clock := dbtest.NewClock(time.Now())
 	svc := dbtest.Service(t, service.Config{Now: clock.Now})
 	f := newExportFixture(t, svc, "a@example.com", 20)

@@ -69,6 +69,7 @@ func (f *sendFixture) feedbackRows() []models.Feedback {
 // message, a forged token changes nothing, a multi-recipient report
 // reaches each recipient of the send, and the rate alerts are mailed once.
 func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "alerts@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
@@ -200,6 +201,7 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 // TestSoftBounceLimitSuppresses: HERALD_SOFT_BOUNCE_LIMIT soft bounces of
 // one address within 30 days suppress it; older ones do not count.
 func TestSoftBounceLimitSuppresses(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true) // on the fixture's clock
 	typeA := f.contactType("Customers", "full@example.com")
 	soft := func(name string) {
@@ -223,8 +225,9 @@ func TestSoftBounceLimitSuppresses(t *testing.T) {
 }
 
 // TestFeedbackCountsInAutomationTotals: reports about an automation's
-// messages count on its steps, and so in its totals (issue 12, item 5).
+// messages count on its steps, and so in its totals.
 func TestFeedbackCountsInAutomationTotals(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")
@@ -270,6 +273,7 @@ func TestFeedbackCountsInAutomationTotals(t *testing.T) {
 // block (decisions.md 8): `blocks` once per message, the reply kept as the
 // send's last block, the address never suppressed.
 func TestFeedbackBlockCountsOnceNeverSuppresses(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))

@@ -213,6 +213,7 @@ func (f *sendFixture) unsubscribed(email string) bool {
 // kept as one untied report with why, source and sender IP. Reports tied
 // by a return path's token or by a Message-ID of herald's still count.
 func TestInboundReportsNeedATie(t *testing.T) {
+	t.Parallel()
 	a := newSendFixture(t, true)
 	b := a.secondAccount("b@herald.test")
 	typeA := a.contactType("Customers", "ann@example.com", "shared@example.com")
@@ -309,6 +310,7 @@ func TestInboundReportsNeedATie(t *testing.T) {
 // by any process sharing the database; one whose request could not be
 // handled can come again; Prune forgets the expired ones.
 func TestWebhookTokensSpendOnce(t *testing.T) {
+	t.Parallel()
 	clock := dbtest.NewClock(time.Now())
 	procs := dbtest.Processes(t, 2, service.Config{Now: clock.Now})
 	svc, other := procs[0], procs[1]
@@ -353,6 +355,7 @@ func TestWebhookTokensSpendOnce(t *testing.T) {
 // server wide, by why and by source and sender; Prune, which the
 // scheduler runs, drops what is older.
 func TestUntiedSummaryAndPrune(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false) // on the fixture's clock
 	ctx := context.Background()
 	r := func(source, ip, to string) service.Report {

@@ -36,6 +36,7 @@ var (
 // counters of the spec count everything as before; the human counters,
 // the per-link counts and the events' "machine" say what people did.
 func TestScannersAndProxiesAreNotPeople(t *testing.T) {
+	t.Parallel()
 	f := newSendFixtureWith(t, true, 0, func(c *service.Config) { c.EventWebhooksPrivate = true })
 	if _, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{"open", "click"}}); err != nil {
 		t.Fatal(err)
@@ -166,6 +167,7 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 // 2 s; a HEAD request and an empty agent never count as a person; the
 // operator's ranges (Config.MachineRanges) are machines for opens and clicks.
 func TestTakeBackOnlyTheHumanCount(t *testing.T) {
+	t.Parallel()
 	f := newSendFixtureWith(t, true, 0, func(c *service.Config) {
 		c.MachineRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	})

@@ -14,6 +14,7 @@ import (
 // An automation's messages name the automation's contact type in List-Id
 // and the automation in Feedback-ID; a send to a segment names the segment.
 func TestMailIdentityAutomationAndSegment(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers")
 	a := f.automation(typeA, "0")

@@ -13,8 +13,9 @@ import (
 
 // A file whose header names no field herald knows imports through the
 // console's column choices: columns mapped to reserved and custom
-// fields, one skipped, one filling a custom field made for it (issue 15).
+// fields, one skipped, one filling a custom field made for it.
 func TestImportWithColumnChoices(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "cols@example.com")

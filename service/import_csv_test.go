@@ -108,6 +108,7 @@ func (o importFileOutcome) String() string {
 // Each seed file reads as the import's rules say: rows accepted and
 // rejected by line, the file broken off at an unclosed quote, or refused.
 func TestImportCSVSeeds(t *testing.T) {
+	t.Parallel()
 	for _, s := range importSeeds {
 		t.Run(s.name, func(t *testing.T) {
 			got := readImportFile(t, []byte(s.file), fuzzMappings[s.mapping])

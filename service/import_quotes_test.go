@@ -112,6 +112,7 @@ func TestImportUnclosedQuoteFails(t *testing.T) {
 // The import answers the API's upload with the same message, as a
 // refusal of the file, once the rows before the broken line are in.
 func TestImportUnclosedQuoteAnswer(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "answer@example.com")
@@ -144,6 +145,7 @@ func TestImportUnclosedQuoteAnswer(t *testing.T) {
 // A stray quote confined to one line loses only that row: it is skipped
 // and reported by line, and the rows after it are imported.
 func TestImportStrayQuoteSkipsTheRow(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "stray@example.com")
 	ct, err := svc.ContactTypes.Create(context.Background(), acct, "Type")

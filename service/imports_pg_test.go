@@ -117,6 +117,7 @@ func runImportCase(t *testing.T, svc *service.Service, csv string) importOutcome
 // within a batch and across batches, carries custom fields (an empty cell
 // keeps the stored value) and has rows that are rejected.
 func TestImportSameOnSQLiteAndPostgres(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("HERALD_TEST_DATABASE") == "" {
 		// The SQLite pass of make test; the PostgreSQL pass runs it (it
 		// needs both databases).
@@ -213,8 +214,9 @@ func TestImportSameOnSQLiteAndPostgres(t *testing.T) {
 
 // A file written with semicolons (spreadsheets where the comma is the
 // decimal mark) or tabs imports as the same file with commas: the
-// delimiter is read from the header line (issue 15).
+// delimiter is read from the header line.
 func TestImportDetectsDelimiter(t *testing.T) {
+	t.Parallel()
 	rows := [][]string{
 		{"email", "first_name", "company", "age"},
 		{"ann@example.com", "Ann", "Acme; Sons", "41"},

@@ -16,6 +16,7 @@ import (
 // database: right keys pass, a wrong secret and an unknown key fail, and a
 // rotation by another process is seen by the next check.
 func TestKeyCheckEveryConnection(t *testing.T) {
+	t.Parallel()
 	procs := dbtest.Processes(t, 2)
 	svc, other := procs[0], procs[1]
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 // imports core and internal/record, never another area or the facade; record imports core;
 // core imports nothing of service/. No package of service/ imports an HTTP framework or templ.
 func TestLayout(t *testing.T) {
+	t.Parallel()
 	const svc = "herald/service"
 	lower := []string{"herald/models", "herald/delivery", "herald/migrations", "herald/templates", "herald/world"}
 	areas := []string{"identity", "audience", "campaign", "engine", "deliverability"}

@@ -16,6 +16,7 @@ import (
 // ways, a page at a time, within the account; the filters keep the rows
 // of one state.
 func TestListsSortAndFilterWithinTheAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "sort@herald.test")

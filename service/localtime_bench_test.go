@@ -22,7 +22,7 @@ import (
 )
 
 // BenchmarkLocalTimeSend measures the scheduler's cost of a local-time
-// send (issue 14) on SQLite against a plain send of the same audience:
+// send on SQLite against a plain send of the same audience:
 // the CPU time of the resolution pass (this process's, SQLite included),
 // its peak heap above the heap before it, and the scheduler's tick and the
 // engine's claim while every row waits for its wave. Run it once per size:

@@ -8,6 +8,7 @@ import (
 // The zone of a contact: the custom field when it names a zone, else the
 // city (in its state), the state, the country, else the account's.
 func TestLocalZoneOrder(t *testing.T) {
+	t.Parallel()
 	lw := &localWaves{fallback: "America/Sao_Paulo", zoneOf: map[zoneKey]string{}, releaseOf: map[string]int64{}, locations: map[string]*time.Location{}}
 	for _, tc := range []struct {
 		k    zoneKey
@@ -37,6 +38,7 @@ func TestLocalZoneOrder(t *testing.T) {
 // The release time is the first moment at or after the start when the
 // zone's clock shows the local time: a zone past it gets the next day's.
 func TestLocalRelease(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2030, 5, 1, 10, 0, 0, 0, time.UTC)
 	lw := &localWaves{base: start, hour: 9, fallback: "UTC", releaseOf: map[string]int64{}, locations: map[string]*time.Location{}}
 	for zone, want := range map[string]time.Time{

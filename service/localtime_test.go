@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -22,6 +24,7 @@ import (
 // goes early, each wave goes when its time comes, every recipient gets
 // one message.
 func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := smtptest.Start(t)
 	tr, err := delivery.OpenTransport(srv.URL(), 4, nil)
@@ -142,29 +145,25 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 	}
 	waitFor := func(when string, want []string) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for !slices.Equal(sent(), want) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: sent %v, want %v", when, sent(), want)
+		eventually.NoError(t, 15*time.Second, func() error {
+			if got := sent(); !slices.Equal(got, want) {
+				return fmt.Errorf("%s: sent %v, want %v", when, got, want)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 
 	// The waves, once the audience is resolved.
 	var waves []service.Wave
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	eventually.NoError(t, 10*time.Second, func() error {
 		if waves, err = svc.SingleSends.Waves(ctx, acct, ss.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := svc.SingleSends.Get(ctx, acct, ss.Utr); got.Triggered == 8 && len(waves) > 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not resolved: waves %+v", waves)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("not resolved: waves %+v", waves)
+	})
 	nyAt := time.Date(2030, 5, 1, 13, 0, 0, 0, time.UTC)   // 09:00 EDT, the same day
 	tokyoAt := time.Date(2030, 5, 2, 0, 0, 0, 0, time.UTC) // 09:00 JST, the next day (19:00 there at the start)
 	parisAt := time.Date(2030, 5, 2, 7, 0, 0, 0, time.UTC) // 09:00 CEST, the next day (12:00 there at the start)
@@ -220,18 +219,16 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 	still("both processes, before Paris's 09:00", emails(nyWave, tokyoWave))
 	clock.Set(parisAt)
 	waitFor("Paris's 09:00", emails(nyWave, tokyoWave, parisWave))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		got, _ := svc.SingleSends.Get(ctx, acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.Delivered != 8 {
 				t.Fatalf("delivered %d, want 8", got.Delivered)
 			}
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status %d after the last wave, want completed", got.Status)
-		}
-	}
+		return fmt.Errorf("status %d after the last wave, want completed", got.Status)
+	})
 	for addr, n := range srv.PerRecipient() {
 		if n != 1 && addr != "news@shop.example.com" && addr != "help@shop.example.com" {
 			t.Errorf("%s got %d messages", addr, n)
@@ -241,6 +238,7 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 }
 
 func TestLocalTimeOptionIsValidated(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	typeA := f.contactType("Customers", "ann@example.com")
 	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {

@@ -21,6 +21,7 @@ import (
 // record is among a sender's DNS records even when the sender's domain is
 // the one herald's own mail comes from, so an operator can publish it.
 func TestSystemMailSignedOnceSeen(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	mem := &delivery.MemoryOutbox{}
@@ -126,6 +127,7 @@ func TestSystemMailSignedOnceSeen(t *testing.T) {
 // looks for the record of herald's own key too, so its mail gets signed
 // without anyone pressing Check now.
 func TestSystemKeySeenByTheDailyRound(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", SystemFrom: "no-reply@herald.example.net",

@@ -60,6 +60,7 @@ func session(t *testing.T, svc *service.Service, w service.Who) string {
 // address gets the same answer; the throttle is the same; removing the
 // member ends its links.
 func TestMemberPasswordResetByMail(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
@@ -172,6 +173,7 @@ func TestMemberPasswordResetByMail(t *testing.T) {
 // `reset-2fa` (service.Accounts.ResetPassword, ResetTOTP) take a member's
 // address and touch that login only.
 func TestMemberResetCommands(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ctx := context.Background()
@@ -223,6 +225,7 @@ func enableTOTP(t *testing.T, svc *service.Service, w service.Who, now time.Time
 // earlier step, wrong ones throttled as the owner's; its sealed key does
 // not open on another login's row; removing the member deletes it.
 func TestMemberTwoFactor(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ctx := context.Background()
@@ -379,6 +382,7 @@ func TestMemberTwoFactor(t *testing.T) {
 // console names who made it, a mailed link the login itself, the command
 // line no one.
 func TestLoginChangesAreAudited(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ann := newAccount(t, svc, "ann@example.com")

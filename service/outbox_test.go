@@ -11,6 +11,7 @@ import (
 )
 
 func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	a := newAccount(t, svc, "a@example.com")
 	b := newAccount(t, svc, "b@example.com")
@@ -33,8 +34,9 @@ func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
 }
 
 // TestOutboxListsNewestFirst: the mail just sent is the one a person
-// looks for, on the whole list and page by page (issue 15).
+// looks for, on the whole list and page by page.
 func TestOutboxListsNewestFirst(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	a := newAccount(t, svc, "a@example.com")
 	ctx := service.WithAccount(context.Background(), a)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -44,13 +45,7 @@ func (f *sendFixture) suppressed() map[string]*models.Suppression {
 // waitFor polls cond until it holds, or fails the test after d.
 func (f *sendFixture) waitFor(what string, d time.Duration, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(f.t, d, what, cond)
 }
 
 func decodeSubject(t *testing.T, m smtptest.Message) string {
@@ -90,6 +85,7 @@ func (f *sendFixture) get(utr string) *models.SingleSend {
 // blocks, counted apart with the relay's full answer, and the stored
 // reasons keep the enhanced status codes.
 func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "gone@example.com", 550, "5.1.1", "User unknown")
 	f.srv.Refuse(smtptest.AtRcpt, "far@elsewhere.example", 550, "5.7.1", "Relay access denied")
@@ -159,6 +155,7 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 // one mail with the relay's answer, and Resume sends the blocked messages
 // once the relay accepts.
 func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "alerts@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
@@ -270,6 +267,7 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 // messages than the rule's streak pauses when every one of them was
 // refused (here at DATA), instead of completing with all of them blocked.
 func TestContentRefusalOfEveryMessagePausesASmallSend(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
 	for _, e := range emails {
@@ -303,6 +301,7 @@ func TestContentRefusalOfEveryMessagePausesASmallSend(t *testing.T) {
 // makes every message of its send fail. Both count as failures on the
 // send with their reason; nobody is suppressed; nothing is a bounce.
 func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
 	if err := f.svc.DB.W.Exec("UPDATE contacts SET first_name = ? WHERE email = ?", "Bob\r\nBcc: all@example.com", "bob@example.com").Error; err != nil {
@@ -341,6 +340,7 @@ func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
 // email's send pauses by the same rule, and resuming it from the
 // automation sends the blocked messages.
 func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", "Sender address rejected: Access denied")
 	typeA := f.contactType("Customers")
@@ -381,6 +381,7 @@ func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 }
 
 func TestReadRefusalAndFailure(t *testing.T) {
+	t.Parallel()
 	refusals := []struct{ in, want string }{
 		{"delivery: permanent failure at mail: 553 5.7.1 Sender address rejected", "553 5.7.1 Sender address rejected (at MAIL FROM)"},
 		{"delivery: permanent failure at rcpt: 554 5.7.1 Service unavailable\nClient host blocked", "554 5.7.1 Service unavailable Client host blocked (at RCPT TO)"},

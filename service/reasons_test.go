@@ -35,6 +35,7 @@ func wantProblem(t *testing.T, p service.Problems, field string, r service.Reaso
 }
 
 func TestValidationReasonsOfSingleSends(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	// Nothing at all: each required field, with the spec's wording.
 	_, err := f.svc.SingleSends.Create(f.ctx, f.acct, service.SingleSendInput{})
@@ -72,6 +73,7 @@ func TestValidationReasonsOfSingleSends(t *testing.T) {
 }
 
 func TestValidationReasonsOfAutomations(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	_, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "other", AutomationFor: "segments_999999", UnsubscribeGroupID: "", ExitCriteria: "7"})
 	p := problemsOf(t, err)
@@ -98,6 +100,7 @@ func TestValidationReasonsOfAutomations(t *testing.T) {
 // An error merged from another check keeps its reasons, and a message
 // recorded without one reads as ReasonOther.
 func TestValidationReasonsMerged(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	_, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{EmailAddress: "a@b.example.com, nope"})
 	p := problemsOf(t, err)

@@ -22,6 +22,7 @@ import (
 // audit log and kept in lifted_suppressions; the soft-bounce limit's and
 // the unknown shapes stay as they were. Migrating again changes nothing.
 func TestRepairReadsSuppressionsAgain(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := service.OpenDB(dbtest.DSN(t))
 	if err != nil {

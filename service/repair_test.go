@@ -18,6 +18,7 @@ import (
 // become blocked or failed, and the send counters follow. Real bounces
 // and suppressions herald's sending did not make stay.
 func TestRepairMigrationLiftsWrongSuppressions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := service.OpenDB(dbtest.DSN(t))
 	if err != nil {

@@ -123,6 +123,7 @@ func foreignKey(from []string, table string, to []string, onDelete string) strin
 
 // TestMigrationFilesMatch: both folders hold the same numbered files.
 func TestMigrationFilesMatch(t *testing.T) {
+	t.Parallel()
 	names := func(dialect string) []string {
 		entries, err := os.ReadDir(filepath.Join("..", "migrations", dialect))
 		if err != nil {
@@ -160,6 +161,7 @@ func TestMigrationFilesMatch(t *testing.T) {
 // PostgreSQL schema and compares their catalogs; the failure lists every
 // difference not in schemaAllowed.
 func TestMigratedSchemasMatch(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("HERALD_TEST_DATABASE") == "" {
 		// The SQLite pass of make test; CI's PostgreSQL pass runs it (as
 		// the several-process tests do).

@@ -139,6 +139,7 @@ func randomInput(r *rand.Rand, typeID int64, i int) service.ContactInput {
 }
 
 func TestSegmentsMatchReference(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "seg@example.com")

@@ -75,6 +75,7 @@ func wantLimited(t *testing.T, err error, wait time.Duration) {
 // save, resend and a change of from_email counted together; the mails are
 // seen on a real SMTP server.
 func TestVerificationMailsPerSender(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
@@ -147,6 +148,7 @@ func TestVerificationMailsPerSender(t *testing.T) {
 // decisions.md 8: at most 20 verification mails per account per hour; a
 // save over the limit stores nothing; other accounts are not affected.
 func TestVerificationMailsPerAccount(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
@@ -189,6 +191,7 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 // Two processes on one database share the counts: sequentially, and when
 // their requests race (the count and the record are one locked step).
 func TestVerificationLimitsShared(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svcs := dbtest.Processes(t, 2)
 	one, two := svcs[0], svcs[1]
@@ -250,6 +253,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 // Links expire 7 days after they are issued; a resend issues a fresh one
 // and the old one names nothing any more.
 func TestVerificationLinkExpires(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
@@ -301,6 +305,7 @@ func TestVerificationLinkExpires(t *testing.T) {
 // finding 2: a name with a line break is refused (422) and nothing is
 // stored or mailed.
 func TestSenderNamesSingleLine(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Now())
@@ -344,6 +349,7 @@ func deadRelay(t *testing.T) string {
 // relay down stores nothing and counts nothing (finding 2: it answered
 // 500 after storing). Update and resend keep the sender as it was.
 func TestSenderMailFailureStoresNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))

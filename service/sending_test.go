@@ -17,6 +17,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -30,6 +31,7 @@ type sendFixture struct {
 	svc    *service.Service
 	srv    *smtptest.Server
 	sg     *service.Sending
+	stop   func() // stops the engine started by newSendFixture (run), and waits for it
 	acct   int64
 	sender int64
 	group  int64
@@ -86,12 +88,14 @@ func newSendFixtureWith(t *testing.T, run bool, deadAfter time.Duration, edit fu
 	if err != nil {
 		t.Fatal(err)
 	}
+	runCtx, stopRun := context.WithCancel(ctx)
 	done := make(chan struct{})
 	if run {
-		go func() { defer close(done); f.sg.Run(ctx) }()
+		go func() { defer close(done); f.sg.Run(runCtx) }()
 	} else {
 		close(done)
 	}
+	f.stop = func() { stopRun(); <-done }
 	t.Cleanup(func() { cancel(); <-done; tr.Close() })
 	// The sender's verification mail went through the sink: start counting
 	// from zero.
@@ -137,20 +141,18 @@ func (f *sendFixture) create(in service.SingleSendInput) *models.SingleSend {
 // waitStatus waits for a send to reach status.
 func (f *sendFixture) waitStatus(utr string, status models.SendStatus, d time.Duration) *models.SingleSend {
 	f.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ss, err := f.svc.SingleSends.Get(f.ctx, f.acct, utr)
-		if err != nil {
+	var ss *models.SingleSend
+	eventually.NoError(f.t, d, func() error {
+		var err error
+		if ss, err = f.svc.SingleSends.Get(f.ctx, f.acct, utr); err != nil {
 			f.t.Fatal(err)
 		}
-		if ss.Status == status {
-			return ss
+		if ss.Status != status {
+			return fmt.Errorf("send %s: status %d, want %d (triggered %d delivered %d bounces %d)", utr, ss.Status, status, ss.Triggered, ss.Delivered, ss.Bounces)
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("send %s: status %d after %v, want %d (triggered %d delivered %d bounces %d)", utr, ss.Status, d, status, ss.Triggered, ss.Delivered, ss.Bounces)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return ss
 }
 
 // sent returns the messages of one send (by its X-Herald-Send header).
@@ -174,6 +176,7 @@ func recipients(ms []smtptest.Message) []string {
 }
 
 func TestSendDeliversExactlyToTheAudience(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
 		t.Fatal(err)
@@ -327,6 +330,7 @@ func tokenOf(t *testing.T, m smtptest.Message) string {
 }
 
 func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
@@ -366,6 +370,7 @@ func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
 // nothing that says the mailbox is gone is a soft bounce: counted as a
 // bounce of the message, logged, never suppressed.
 func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	f.srv.Always("vague@example.com", 550)
@@ -421,6 +426,7 @@ func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 }
 
 func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Fail("slow@example.com", 451, 421)
 	typeA := f.contactType("Customers", "ann@example.com", "slow@example.com")
@@ -452,6 +458,7 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 // one: a temporary answer never says the mailbox is gone, so the address
 // is not suppressed.
 func TestRetryWindowEndsInABounce(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	f.srv.Always("down@example.com", 451)
 	typeA := f.contactType("Customers", "down@example.com")
@@ -483,6 +490,7 @@ func TestRetryWindowEndsInABounce(t *testing.T) {
 }
 
 func TestOpensAndClicksAreCounted(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, true)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -564,6 +572,7 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 }
 
 func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
 		t.Fatal(err)
@@ -613,6 +622,7 @@ func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
 }
 
 func TestDeletingARunningSendStopsIt(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	var emails []string
 	for i := range 300 {
@@ -657,6 +667,7 @@ func TestDeletingARunningSendStopsIt(t *testing.T) {
 }
 
 func TestSendTestMailsOneAddress(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	in := f.input("", nil, nil)
 	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "not-an-address", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
@@ -682,6 +693,7 @@ func TestSendTestMailsOneAddress(t *testing.T) {
 }
 
 func TestAudienceCountIgnoresAnotherAccountsLists(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "x@example.com"}); err != nil {
 		t.Fatal(err)

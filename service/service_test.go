@@ -15,6 +15,7 @@ import (
 )
 
 func TestNormalizeEmail(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, want string
 		ok       bool
@@ -40,6 +41,7 @@ func TestNormalizeEmail(t *testing.T) {
 }
 
 func TestLabel(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"email_address": "email address", "strIds": "str ids", "PublicKey": "public key",
 		"is_display": "is display", "unsubscribe_groups_id": "unsubscribe groups id", "groupId": "group id",
@@ -51,6 +53,7 @@ func TestLabel(t *testing.T) {
 }
 
 func TestParseIDs(t *testing.T) {
+	t.Parallel()
 	ids, err := service.ParseIDs("strIds", []string{"3", " 1", "3"})
 	if err != nil || fmt.Sprint(ids) != "[3 1]" {
 		t.Fatalf("got %v %v", ids, err)
@@ -86,6 +89,7 @@ func count(t *testing.T, svc *service.Service, acct int64) int {
 // Concurrent saves of overlapping lists never duplicate an address, on
 // SQLite's single writer and on PostgreSQL's unique index alike.
 func TestConcurrentAddsDoNotDuplicate(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	acct := newAccount(t, svc, "c@example.com")
 	var addrs []string
@@ -117,6 +121,7 @@ func TestConcurrentAddsDoNotDuplicate(t *testing.T) {
 }
 
 func TestEachReadsInBatches(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	a := newAccount(t, svc, "a@example.com")
 	b := newAccount(t, svc, "b@example.com")
@@ -157,6 +162,7 @@ func TestEachReadsInBatches(t *testing.T) {
 }
 
 func TestSettingsSecretIsShared(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -181,6 +187,7 @@ func TestSettingsSecretIsShared(t *testing.T) {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	newAccount(t, svc, "who@example.com")
@@ -205,6 +212,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestCreateAccountValidation(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	_, _, err := svc.Accounts.Create(ctx, service.AccountInput{})
@@ -224,6 +232,7 @@ func TestCreateAccountValidation(t *testing.T) {
 }
 
 func TestFailAbandonedImports(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "i@example.com")
@@ -247,6 +256,7 @@ func TestFailAbandonedImports(t *testing.T) {
 // The console deletes a recipient from the page of one group or segment:
 // another group's or segment's recipient is not found there.
 func TestScopedRecipientDeletes(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	acct := newAccount(t, svc, "s@example.com")

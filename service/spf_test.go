@@ -14,6 +14,7 @@ import (
 )
 
 func TestSPFCheck(t *testing.T) {
+	t.Parallel()
 	srv := dnstest.Start(t)
 	srv.Add(t,
 		`ip.example.com. TXT "v=spf1 ip4:192.0.2.0/24 ip6:2001:db8::/32 -all"`,
@@ -91,6 +92,7 @@ func TestSPFCheck(t *testing.T) {
 }
 
 func TestMergeSPF(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ existing, want string }{
 		{"", "v=spf1 include:relay.example.net ~all"},
 		{"v=spf1 mx -all", "v=spf1 mx include:relay.example.net -all"},

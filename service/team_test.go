@@ -39,6 +39,7 @@ var allRoles = []service.Role{service.RoleOwner, service.RoleAdmin, service.Role
 // forbidden with a message naming the role and leave a "denied" line in
 // the audit log, by the member who tried.
 func TestRoleRules(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
@@ -119,6 +120,7 @@ func invitationTokens(mem *delivery.MemoryOutbox) []string {
 // logs in is refused; revoking an invitation ends its link; changing a
 // role and removing a member take effect at once on another process.
 func TestTeamInvitations(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	clk := dbtest.NewClock(time.Now())
 	cfg := service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: clk.Now}
@@ -333,6 +335,7 @@ func TestTeamInvitations(t *testing.T) {
 // TestAuditLog: the audited service actions write their line (with the
 // API as author when no one is logged in), and the log pages newest first.
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
@@ -406,6 +409,7 @@ func TestAuditLog(t *testing.T) {
 // automation set live and paused, an import started, a segment and a
 // contact type deleted.
 func TestAuditedActions(t *testing.T) {
+	t.Parallel()
 	f := newSendFixture(t, false)
 	ctx := service.WithActor(f.ctx, service.Actor{AccountID: f.acct, MemberID: 3, Role: service.RoleAdmin, Name: "Grace <grace@example.com>"})
 	typeID := f.contactType("Customers", "ann@example.com")
@@ -466,6 +470,7 @@ func TestAuditedActions(t *testing.T) {
 // TestInvitationThrottle: mails to one address are throttled as sign-up
 // mails are, and an account's invitations over every address too.
 func TestInvitationThrottle(t *testing.T) {
+	t.Parallel()
 	svc, _ := clockedService(t, service.Config{})
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})

@@ -46,7 +46,7 @@ func trackBench(b *testing.B, n int) (*service.Service, *dbtest.Clock, []string)
 }
 
 // BenchmarkTrackOpen records opens through Tracking.Open (the request's
-// shape unknown): the raw counters, and since issue 14 the machine rules'
+// shape unknown): the raw counters, and the machine rules'
 // bookkeeping. Each hit counts.
 func BenchmarkTrackOpen(b *testing.B) {
 	svc, clock, toks := trackBench(b, 100)

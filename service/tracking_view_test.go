@@ -13,8 +13,9 @@ import (
 // The console's view of a message shows it as its recipient got it, less
 // what would count: no open pixel, every tracked link pointing where its
 // click goes; nothing is counted, and another account's tokens resolve
-// to nothing (issue 15).
+// to nothing.
 func TestUntrackedCountsNothing(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t, service.Config{BaseURL: "http://herald.test"})
 	ctx := context.Background()
 	acct := newAccount(t, svc, "view@example.com")

@@ -12,6 +12,7 @@ import (
 // An upload's read deadline moves with the bytes read: UploadGrace plus
 // the bytes at UploadMinRate, forward only, at most once a second.
 func TestPacedReaderMovesTheDeadline(t *testing.T) {
+	t.Parallel()
 	var set []time.Time
 	start := time.Now()
 	body := bytes.Repeat([]byte("x"), 10*service.UploadMinRate) // ten seconds' worth at the pace

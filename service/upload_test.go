@@ -40,6 +40,7 @@ func TestSpoolUnlinked(t *testing.T) {
 // so that every process shares the count; a slot its process left behind
 // (a crash) is free once stale.
 func TestUploadSlots(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	svcs := dbtest.Processes(t, 2)
 	one, two := svcs[0], svcs[1]

@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// The compose page's A/B subject test (issue 15) and each variant's
+// The compose page's A/B subject test and each variant's
 // figures on the send's page.
 func TestSingleSendABTest(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	r := c.get("/single-sends/new")

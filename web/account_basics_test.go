@@ -20,6 +20,7 @@ import (
 // With HERALD_SIGNUP=off every sign-up route answers 403 with a page
 // that says why, and the login page offers no sign-up.
 func TestSignupClosedPages(t *testing.T) {
+	t.Parallel()
 	a := newTestAppOn(t, dbtest.Service(t, service.Config{SignupClosed: true}), web.Options{})
 	c := a.client()
 	login := c.get("/login")
@@ -56,6 +57,7 @@ func TestSignupClosedPages(t *testing.T) {
 var resetLinkRE = regexp.MustCompile(`http://localhost:8080(/reset/[A-Za-z0-9_-]+)`)
 
 func TestPasswordResetPages(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	ann, _ := a.account("Ann", "ann@example.com")
 
@@ -115,6 +117,7 @@ func TestPasswordResetPages(t *testing.T) {
 }
 
 func TestTwoFactorPages(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), SecretKey: "a-test-secret-key-of-at-least-32-characters"})
 	a := newTestAppOn(t, svc, web.Options{})

@@ -12,6 +12,7 @@ import (
 // Swagger UI and its starter from this site only (no inline script), under
 // a policy that keeps scripts to 'self'; the files it names are served.
 func TestAPIDocsPage(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ann", "ann@example.com")
 	r := c.get("/docs/api")

@@ -15,6 +15,7 @@ import (
 // forms answered 422 with their messages, another account's key not
 // found, revocation by both routes.
 func TestConsoleAPIKeys(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, id := a.account("Ada", "ada@example.com")
 	other, _ := a.account("Bob", "bob@example.com")

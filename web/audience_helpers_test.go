@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -87,9 +88,9 @@ func (c *client) upload(typeID, content string, o uploadOpts) *response {
 // import page does, until it has ended, and returns the last answer.
 func (c *client) waitImport(id string) *response {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := c.hxGet("/contacts/import/" + id + "/progress?recent=1")
+	var r *response
+	eventually.True(c.t, 30*time.Second, "the import did not end", func() bool {
+		r = c.hxGet("/contacts/import/" + id + "/progress?recent=1")
 		wantStatus(c.t, r, http.StatusOK)
 		panel := first(r.doc, "#import-progress")
 		if panel == nil {
@@ -99,16 +100,14 @@ func (c *client) waitImport(id string) *response {
 			if attr(panel, "hx-trigger") != "" {
 				c.t.Fatal("an ended import still polls")
 			}
-			return r
+			return true
 		}
 		if attr(panel, "hx-trigger") != "every 500ms" || !strings.HasPrefix(attr(panel, "hx-get"), "/contacts/import/"+id+"/progress") {
 			c.t.Fatalf("a running import does not poll:\n%s", r.body)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatal("the import did not end in 30 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return r
 }
 
 // audience makes contact types, custom fields and contacts through the service.

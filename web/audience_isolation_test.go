@@ -16,6 +16,7 @@ import (
 // contacts, custom fields, segments and imports: each is "not found"
 // (404), and A's data stays as it was.
 func TestAudienceIsolation(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	ctx := context.Background()
 	ca, acctA := a.account("Ann", "ann@example.com")

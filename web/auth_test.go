@@ -16,6 +16,7 @@ import (
 )
 
 func TestSignupShowsKeysOnce(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c := a.client()
 	public, secret := c.signup("Ada Lovelace", "Ada@Example.com", "correct horse")
@@ -52,6 +53,7 @@ func TestSignupShowsKeysOnce(t *testing.T) {
 }
 
 func TestRotateKeys(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c := a.client()
 	oldPub, oldSec := c.signup("Ada", "ada@example.com", "test-passphrase-9")
@@ -75,6 +77,7 @@ func TestRotateKeys(t *testing.T) {
 }
 
 func TestSignupValidation(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c := a.client()
 	c.signup("Ada", "ada@example.com", "test-passphrase-9")
@@ -115,6 +118,7 @@ func TestSignupValidation(t *testing.T) {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 
@@ -180,6 +184,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestAuthRateLimitPerIP(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{AuthPerMinute: 3})
 	c := a.client()
 	c.get("/signup")
@@ -202,6 +207,7 @@ func TestAuthRateLimitPerIP(t *testing.T) {
 }
 
 func TestLogout(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	r := c.get("/dashboard")
@@ -224,6 +230,7 @@ func TestLogout(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/suppressions/global")
@@ -287,6 +294,7 @@ func TestCSRF(t *testing.T) {
 }
 
 func TestPagesRequireLogin(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	_, _ = a.account("Ada", "ada@example.com")
 	anon := a.client()
@@ -317,6 +325,7 @@ func TestPagesRequireLogin(t *testing.T) {
 }
 
 func TestSessionCookie(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		base   string
 		secure bool
@@ -342,6 +351,7 @@ func TestSessionCookie(t *testing.T) {
 // Two processes over one database accept each other's session cookies:
 // the keys live in the database.
 func TestSessionSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	one := newTestApp(t, web.Options{})
 	two := newTestAppOn(t, one.svc, web.Options{})
 	c, _ := one.account("Ada", "ada@example.com")
@@ -351,6 +361,7 @@ func TestSessionSharedAcrossProcesses(t *testing.T) {
 }
 
 func TestForgedCookieIsNoSession(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	for k, v := range c.cookies {
@@ -402,6 +413,7 @@ func TestErrorPages(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	r := a.client().get("/login")
 	for k, want := range map[string]string{

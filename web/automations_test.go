@@ -136,6 +136,7 @@ func subjects(rows []models.AutomationSchedule) []string {
 }
 
 func TestAutomationsList(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	r := c.get("/automations")
@@ -218,6 +219,7 @@ func TestAutomationsList(t *testing.T) {
 }
 
 func TestAutomationCreate(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	c.get("/automations")
@@ -307,6 +309,7 @@ func TestAutomationCreate(t *testing.T) {
 }
 
 func TestAutomationBuilder(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	a := s.createSeries("Hello", "0")
 	r := s.c.get("/automations/" + a.Utr)
@@ -389,6 +392,7 @@ func TestAutomationBuilder(t *testing.T) {
 }
 
 func TestAutomationEmails(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	a := s.create("custom", "Drip", "0")
@@ -536,6 +540,7 @@ func attrs(nodes []*html.Node, key string) []string {
 }
 
 func TestAutomationSettingsAndLive(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	a := s.create("custom", "Onboarding", "0", [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
@@ -624,6 +629,7 @@ func TestAutomationSettingsAndLive(t *testing.T) {
 }
 
 func TestAutomationDuplicateAndDelete(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	a := s.create("custom", "Original", itoa(s.group), [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
@@ -682,6 +688,7 @@ func (c *client) editorSave(path string, form url.Values) (*response, editorAnsw
 }
 
 func TestAutomationEmailDesign(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	a := s.create("custom", "Designs", "0", [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
@@ -775,6 +782,7 @@ func TestAutomationEmailDesign(t *testing.T) {
 // A's automations and emails: each is "not found" to B (404), and A's
 // records stay as they were.
 func TestAutomationsAreIsolated(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	a := s.create("custom", "Secret drip", itoa(s.group), [3]string{"instantly", "0", "Secret subject"})
 	email := s.emails(a.Utr)[0]
@@ -877,8 +885,9 @@ func TestAutomationsAreIsolated(t *testing.T) {
 }
 
 // A live automation shows where its enrolled contacts stand, and per
-// email how many wait for it; one nobody joined says so (issue 15).
+// email how many wait for it; one nobody joined says so.
 func TestAutomationShowsEnrolledContacts(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	ctx := context.Background()

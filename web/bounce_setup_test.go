@@ -15,8 +15,9 @@ import (
 
 // The setup page shows the exact DNS and relay settings for the bounce
 // domain, which ways of hearing back are on, and which of the account's
-// From domains align with the return path (issue 12, item 8).
+// From domains align with the return path.
 func TestBounceSetupPage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	srv.Add(t, `mail.shop.example.com. MX 10 mx.shop.example.com.`)
@@ -89,6 +90,7 @@ func TestBounceSetupPage(t *testing.T) {
 }
 
 func TestAligned(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		bounce, from string
 		want         bool
@@ -110,6 +112,7 @@ func TestAligned(t *testing.T) {
 // mailbox's mails it could not read; it says the counts are server-wide
 // and shows no address, not even the account's own.
 func TestBounceSetupUntiedCounts(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := newTestApp(t, web.Options{BaseURL: "https://herald.example.com", Hearing: web.Hearing{InboundAddr: ":2525"}})
 	c, _ := a.account("Ada", "ada@example.com")
@@ -185,6 +188,7 @@ func TestBounceSetupUntiedCounts(t *testing.T) {
 // Setup page propose the same SPF record; with the relay on herald's own
 // machine it names herald's public host (a:), never 127.0.0.1.
 func TestSPFOneRuleOnBothPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.com", BounceAddress: "bounces@shop.example.com",
@@ -213,6 +217,7 @@ func TestSPFOneRuleOnBothPages(t *testing.T) {
 // one-click unsubscribe needs https when the public address is plain
 // http on a host that is not this machine.
 func TestSetupPageWarnsPlainHTTP(t *testing.T) {
+	t.Parallel()
 	for base, warn := range map[string]bool{
 		"http://herald.example.com":  true,
 		"http://192.0.2.10:8080":     true,

@@ -13,6 +13,7 @@ import (
 // scheduled at 23:30 UTC falls on the next day in Tokyo; previous and
 // next link the neighbouring months; sends link to their pages.
 func TestSendsCalendarMonth(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	if err := s.a.svc.Accounts.SetTimeZone(context.Background(), s.acct, "Asia/Tokyo"); err != nil {

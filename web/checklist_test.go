@@ -28,6 +28,7 @@ func severities(t *testing.T, r *response) map[string]string {
 }
 
 func TestChecklistPanelAndSetting(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c, ctx := s.c, context.Background()
 	bare, err := s.a.svc.Designs.Create(ctx, s.acct, service.DesignInput{Name: "Bare", TemplateID: "1", TemplateHTML: bareHTML})
@@ -112,6 +113,7 @@ func TestChecklistPanelAndSetting(t *testing.T) {
 }
 
 func TestChecklistOnAutomationPage(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c, ctx := s.c, context.Background()
 	a, err := s.a.svc.Automations.Create(ctx, s.acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + itoa(s.ctype),

@@ -18,8 +18,9 @@ import (
 
 // The contact page loads the contact's mail history (htmx), twenty mails
 // a page, newest first, each with its outcome; another account's contact
-// is not found (issue 15, part 2).
+// is not found.
 func TestContactHistoryPage(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	other, _ := a.account("Bob", "bob@example.com")

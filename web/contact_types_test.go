@@ -13,6 +13,7 @@ import (
 )
 
 func TestContactTypes(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

@@ -30,6 +30,7 @@ func selected(doc *html.Node, sel string) string {
 }
 
 func TestContactsWithoutTypes(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	r := c.get("/contacts")
@@ -43,6 +44,7 @@ func TestContactsWithoutTypes(t *testing.T) {
 }
 
 func TestContactForm(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -203,6 +205,7 @@ func TestContactForm(t *testing.T) {
 }
 
 func TestContactsList(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

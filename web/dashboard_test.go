@@ -9,17 +9,19 @@ import (
 	"time"
 
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
 
-// The dashboard of an account with a send (issue 15): the last sends with
+// The dashboard of an account with a send: the last sends with
 // their rates, the 30-day figures, the health against the providers'
 // thresholds (a hard bounce and a complaint of three messages are far
 // past them), the unverified sender, and the getting-started steps ticked
 // as the account did them. A new account sees none of it, and nothing
 // ticked.
 func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ctx, cancel := context.WithCancel(context.Background())
@@ -31,13 +33,7 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	go func() { defer close(done); sg.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	ss := s.create("Spring sale")
-	deadline := time.Now().Add(20 * time.Second)
-	for s.get(ss.Utr).Status != models.SendCompleted {
-		if time.Now().After(deadline) {
-			t.Fatal("the send did not complete")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 20*time.Second, "the send did not complete", func() bool { return s.get(ss.Utr).Status == models.SendCompleted })
 	v, err := s.a.svc.Bounces.VERP(ctx)
 	if err != nil {
 		t.Fatal(err)

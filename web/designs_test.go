@@ -11,6 +11,7 @@ import (
 )
 
 func TestTemplatesGalleryAndPreviews(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -83,6 +84,7 @@ func TestTemplatesGalleryAndPreviews(t *testing.T) {
 }
 
 func TestDesignEditor(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 

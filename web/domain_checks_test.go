@@ -17,6 +17,7 @@ import (
 // their fixes; Check now, the sign-anyway switch and the sending
 // addresses answer htmx with the card.
 func TestSenderDomainChecks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@example.com",
@@ -110,6 +111,7 @@ func TestSenderDomainChecks(t *testing.T) {
 // TestComposeNamesUnsignedSenders: the compose page says which senders'
 // mail goes out unsigned, until their key may sign.
 func TestComposeNamesUnsignedSenders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
@@ -139,6 +141,7 @@ func TestComposeNamesUnsignedSenders(t *testing.T) {
 // the one that mail comes from, and the checks card says whether that
 // mail is signed: not until Check now sees the record.
 func TestSenderPageShowsSystemKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.com", SystemFrom: "no-reply@example.com", BounceAddress: "bounces@example.com",

@@ -17,6 +17,7 @@ import (
 // sent; the list shows its Draft badge, the form opens it again and the
 // send button then sends it.
 func TestSaveDraftFromTheComposePage(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	before := len(s.outbox())
@@ -84,6 +85,7 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 // back into a draft by an editor (that would take it off its schedule):
 // refused with the reason, and the send stays scheduled.
 func TestEditorCannotUnscheduleBySavingADraft(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	a := newTestAppOn(t, dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem)}), web.Options{})
 	s := newSendSetupOn(t, a)

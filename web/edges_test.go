@@ -12,6 +12,7 @@ const lineBreakMessage = "The subject must not contain line breaks."
 // the console. A single send's subject with a line break is refused beside
 // the field on create and update, and a test send with one is not sent.
 func TestConsoleSendSubjectWithLineBreaks(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	c.get("/single-sends/new")
@@ -54,6 +55,7 @@ func TestConsoleSendSubjectWithLineBreaks(t *testing.T) {
 // TestConsoleEmailSubjectWithLineBreaks: the same for an automation's
 // email, added and edited in the console.
 func TestConsoleEmailSubjectWithLineBreaks(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	c := s.c
 	a := s.create("custom", "Drip", "0", [3]string{"instantly", "0", "First"})

@@ -16,6 +16,7 @@ import (
 )
 
 func TestEventWebhooksConsole(t *testing.T) {
+	t.Parallel()
 	a := newTestAppOn(t, dbtest.Service(t, service.Config{EventWebhooksPrivate: true}), web.Options{}) // the receiver is on loopback
 	c, acct := a.account("Ada", "ada@example.com")
 	var pings atomic.Int32

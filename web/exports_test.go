@@ -25,8 +25,9 @@ func readCSV(t *testing.T, body string) [][]string {
 
 // The console downloads a contact type's contacts, a send's recipients
 // with their outcomes, and a send's statistics as CSV; another account's
-// are not found (issue 15, part 4).
+// are not found.
 func TestConsoleExports(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	other, _ := s.a.account("Bob", "bob@example.com")
@@ -97,8 +98,9 @@ func TestConsoleExports(t *testing.T) {
 // page lists them, polls while one waits or runs, and once the runner has
 // written them offers a file equal to the streamed download; another
 // account sees none of it; a fourth export under way is refused with its
-// reason (issue 15, part 4).
+// reason.
 func TestConsoleBackgroundExports(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	other, _ := s.a.account("Bob", "bob@example.com")

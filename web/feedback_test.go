@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
 
-// The console shows what came back after a send (issue 12, item 8): the
+// The console shows what came back after a send: the
 // send's soft bounces, complaints and its rates against the providers'
 // thresholds, the account's bounces and complaints pages with the code,
 // diagnostic and source of each report, filtered by kind.
 func TestBouncesAndComplaintsInTheConsole(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ctx, cancel := context.WithCancel(context.Background())
@@ -28,13 +30,7 @@ func TestBouncesAndComplaintsInTheConsole(t *testing.T) {
 	go func() { defer close(done); sg.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	ss := s.create("Spring")
-	deadline := time.Now().Add(20 * time.Second)
-	for s.get(ss.Utr).Status != models.SendCompleted {
-		if time.Now().After(deadline) {
-			t.Fatal("the send did not complete")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually.True(t, 20*time.Second, "the send did not complete", func() bool { return s.get(ss.Utr).Status == models.SendCompleted })
 	v, err := s.a.svc.Bounces.VERP(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCustomFields(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

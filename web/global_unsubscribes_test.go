@@ -26,6 +26,7 @@ func rowIDs(doc *html.Node, list string) []string {
 }
 
 func TestGlobalUnsubscribers(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 
@@ -128,6 +129,7 @@ func TestGlobalUnsubscribers(t *testing.T) {
 }
 
 func TestGlobalUnsubscribersWithoutJS(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/suppressions/global")
@@ -186,6 +188,7 @@ func TestGlobalUnsubscribersWithoutJS(t *testing.T) {
 }
 
 func TestGlobalUnsubscribersValidation(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/suppressions/global")
@@ -225,6 +228,7 @@ func TestGlobalUnsubscribersValidation(t *testing.T) {
 }
 
 func TestGlobalUnsubscribersPages(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	var list []string

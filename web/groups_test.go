@@ -11,6 +11,7 @@ import (
 )
 
 func TestGroups(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	r := c.get("/suppressions/groups")
@@ -135,6 +136,7 @@ func TestGroups(t *testing.T) {
 }
 
 func TestGroupRecipients(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/suppressions/groups")

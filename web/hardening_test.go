@@ -9,8 +9,9 @@ import (
 )
 
 // The console refuses text that is not valid UTF-8 (422) in a query or a
-// form, before any handler stores it (issue 11, finding 8).
+// form, before any handler stores it.
 func TestConsoleRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/contacts/types") // learn the CSRF token

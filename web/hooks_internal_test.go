@@ -10,6 +10,7 @@ import (
 // Certificates and subscription links are taken only over https from
 // sns.<region>.amazonaws.com (or a host a test names).
 func TestSNSURLHostRule(t *testing.T) {
+	t.Parallel()
 	h, err := newHooks(WebhookOptions{SNSHosts: []string{"127.0.0.1:8443"}})
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +50,7 @@ func verdictOf(r delivery.Report, ok bool) string {
 // failure judged by the one classifier; the ones herald keeps nothing of
 // are skipped.
 func TestWebhookKinds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		typ, details string
 		want         string // kind/reason/status; "" skipped

@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/web"
@@ -86,13 +87,7 @@ func newHookSetupTo(t *testing.T, opt web.WebhookOptions, twoSends bool, more ..
 	go func() { defer close(done); sg.Run(ctx) }()
 	run := func(name string) *models.SingleSend {
 		send := ss.create(name)
-		deadline := time.Now().Add(20 * time.Second)
-		for ss.get(send.Utr).Status != models.SendCompleted {
-			if time.Now().After(deadline) {
-				t.Fatal("the send did not complete")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		eventually.True(t, 20*time.Second, "the send did not complete", func() bool { return ss.get(send.Utr).Status == models.SendCompleted })
 		return send
 	}
 	send := run("Spring")
@@ -360,6 +355,7 @@ func sesMailObj(source, to string, headers string, common string) string {
 }
 
 func TestWebhookSES(t *testing.T) {
+	t.Parallel()
 	signer := newSNSSigner(t)
 	h := newHookSetup(t, web.WebhookOptions{SESTopicARNs: []string{testTopic}, SESCertFile: signer.file(t)}, true)
 	ann, bob, cy := h.sent["ann@example.com"], h.sent["bob@example.org"], h.sent["cy@example.org"]
@@ -472,6 +468,7 @@ func TestWebhookSES(t *testing.T) {
 // both only over https from SNS's host (here a test TLS server allowed by
 // the test-only option).
 func TestWebhookSESSubscription(t *testing.T) {
+	t.Parallel()
 	signer := newSNSSigner(t)
 	var certFetches, visits atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -554,6 +551,7 @@ func TestWebhookSESSubscription(t *testing.T) {
 // ---- SendGrid ----
 
 func TestWebhookSendGrid(t *testing.T) {
+	t.Parallel()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -652,6 +650,7 @@ func TestWebhookSendGrid(t *testing.T) {
 // ---- Postmark ----
 
 func TestWebhookPostmark(t *testing.T) {
+	t.Parallel()
 	h := newHookSetup(t, web.WebhookOptions{WebhookUser: "postmark", WebhookPassword: "s3cret-hook-pass"}, false)
 	ann, bob, cy := h.sent["ann@example.com"], h.sent["bob@example.org"], h.sent["cy@example.org"]
 	auth := "Basic " + base64.StdEncoding.EncodeToString([]byte("postmark:s3cret-hook-pass"))
@@ -731,6 +730,7 @@ func TestWebhookPostmark(t *testing.T) {
 // ---- Mailgun ----
 
 func TestWebhookMailgun(t *testing.T) {
+	t.Parallel()
 	const signingKey = "key-7e55f8a0c5a5b6e4d3c2b1a0"
 	h := newHookSetup(t, web.WebhookOptions{MailgunSigningKey: signingKey}, true)
 	ann, bob, cy := h.sent["ann@example.com"], h.sent["bob@example.org"], h.sent["cy@example.org"]
@@ -831,6 +831,7 @@ func TestWebhookMailgun(t *testing.T) {
 // An endpoint whose secret is unset is not there; bodies over 1 MB are
 // refused; a failure of the service is a 500 (the provider retries).
 func TestWebhookLimits(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	for _, p := range []string{"/webhooks/sendgrid", "/webhooks/postmark", "/webhooks/mailgun"} {
 		status, text := postHook(t, a, p, []byte(`{}`))

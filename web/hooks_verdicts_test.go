@@ -101,6 +101,7 @@ func (s *sendGridSigner) post(t *testing.T, a *testApp, body []byte) (int, strin
 // full mailbox a soft bounce, a transient failure never a hard one, a
 // failure the relay still retries a deferral; complaints stay complaints.
 func TestWebhookVerdicts(t *testing.T) {
+	t.Parallel()
 	const mailgunKey = "key-7e55f8a0c5a5b6e4d3c2b1a0"
 	signer := newSNSSigner(t)
 	sendGrid := newSendGridSigner(t)

@@ -15,6 +15,7 @@ import (
 // the raw counts of the spec and, beside each, the part made by people,
 // per link too.
 func TestSendPageShowsPeopleBesideRaw(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ss := s.create("Human")
@@ -82,6 +83,7 @@ func TestSendPageShowsPeopleBesideRaw(t *testing.T) {
 // TestAutomationStepShowsPeople: an automation step's statistics show the
 // opens and clicks by people beside the raw counts.
 func TestAutomationStepShowsPeople(t *testing.T) {
+	t.Parallel()
 	s := newAutoSetup(t)
 	live := s.create("custom", "Onboarding", itoa(s.group), [3]string{"instantly", "0", "One"}, [3]string{"days", "2", "Two"})
 	if err := s.a.svc.Automations.SetLive(context.Background(), s.acct, live.Utr); err != nil {

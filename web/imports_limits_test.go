@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/service"
 	"herald/web"
 )
@@ -83,9 +84,9 @@ func startedImport(t *testing.T, r *response) string {
 // its slot just after it records its end, so this waits for that.
 func holdSlots(t *testing.T, svc *service.Service, acct int64) []func() {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var held []func()
+	var held []func()
+	eventually.True(t, 30*time.Second, "the upload slots were not freed", func() bool {
+		held = nil
 		for len(held) < service.MaxUploads {
 			release, err := svc.Imports.AcquireUpload(context.Background(), acct)
 			if err != nil {
@@ -94,14 +95,12 @@ func holdSlots(t *testing.T, svc *service.Service, acct int64) []func() {
 			held = append(held, release)
 		}
 		if len(held) == service.MaxUploads {
-			return held
+			return true
 		}
 		for _, release := range held {
 			release()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the upload slots were not freed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
+	return held
 }

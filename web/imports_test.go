@@ -17,6 +17,7 @@ import (
 )
 
 func TestImportUpload(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -156,6 +157,7 @@ func TestImportUpload(t *testing.T) {
 }
 
 func TestImportUploadRefused(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	typeID := a.audience(acct).contactType("Customers")
@@ -212,6 +214,7 @@ func TestImportUploadRefused(t *testing.T) {
 }
 
 func TestImportSample(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	a.audience(acct).field("plan", "text")
@@ -238,8 +241,9 @@ func TestImportSample(t *testing.T) {
 // The preview's column choices travel with the upload: columns of a file
 // whose header names no field fill the chosen fields, one is left out,
 // one fills a custom field made for it; a refused choice answers the
-// form and imports nothing (issue 15).
+// form and imports nothing.
 func TestImportColumnChoices(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

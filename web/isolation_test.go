@@ -17,6 +17,7 @@ import (
 // Account B can neither see nor change account A's records: every one of
 // them is "not found" to B (404), and A's data is left as it was.
 func TestAccountsAreIsolated(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	ctx := context.Background()
 	_, acctA := a.account("Ann", "ann@example.com")
@@ -121,6 +122,7 @@ func TestAccountsAreIsolated(t *testing.T) {
 // delete account A's single sends, nor lift A's bounced addresses: each
 // is "not found" to B (404), and A's records stay as they were.
 func TestSingleSendsAreIsolated(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	ctx := context.Background()
 	sendA := s.create("Secret send", func(in *service.SingleSendInput) {

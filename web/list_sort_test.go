@@ -15,6 +15,7 @@ import (
 // filters by status (links with aria-current); every link keeps the
 // others' choices, and the list's forms carry them.
 func TestSendsListSortsAndFilters(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	for _, n := range []string{"bravo", "alpha", "charlie"} {
@@ -101,6 +102,7 @@ func TestSendsListSortsAndFilters(t *testing.T) {
 
 // The other lists offer their sorts and filters too.
 func TestOtherListsSortAndFilter(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	r := c.get("/senders?status=unverified&sort=name")
@@ -140,6 +142,7 @@ func TestOtherListsSortAndFilter(t *testing.T) {
 // On phones the headers are hidden: a select sorts instead, sending
 // sort=key:dir with the list's search and filter.
 func TestSortSelectForPhones(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	for _, n := range []string{"bravo", "alpha"} {

@@ -10,9 +10,10 @@ import (
 	"herald/service"
 )
 
-// The compose page's local-time option (issue 14) and the waves on the
+// The compose page's local-time option and the waves on the
 // send's page.
 func TestSingleSendLocalTime(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	if _, err := s.a.svc.Fields.Create(context.Background(), s.acct, service.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {

@@ -43,6 +43,7 @@ func joinTeam(t *testing.T, a *testApp, mem *delivery.MemoryOutbox, owner *clien
 // ends its sessions only, and turns two-factor login on from its own
 // account page, after which its login asks for a code.
 func TestMemberLoginBasicsPages(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), SecretKey: "a-test-secret-key-of-at-least-32-characters"})
 	a := newTestAppOn(t, svc, web.Options{})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestNotificationRecipients(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	r := c.get("/notifications")

@@ -32,6 +32,7 @@ func storeMail(t *testing.T, svc *service.Service, acct int64, to, subject, html
 }
 
 func TestOutbox(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 
@@ -134,6 +135,7 @@ func TestOutbox(t *testing.T) {
 // TestReadMailShapes opens messages of other shapes than herald's own:
 // a lone base64 HTML body, and a multipart/mixed around an alternative.
 func TestReadMailShapes(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	msgs := []string{
@@ -170,8 +172,9 @@ func TestReadMailShapes(t *testing.T) {
 }
 
 // Viewing a campaign mail in the outbox counts no open and no click: the
-// frame holds neither the pixel nor a tracked link (issue 15).
+// frame holds neither the pixel nor a tracked link.
 func TestOutboxViewCountsNothing(t *testing.T) {
+	t.Parallel()
 	const base = "http://localhost:8080"
 	a := newTestAppOn(t, dbtest.Service(t, service.Config{BaseURL: base}), web.Options{BaseURL: base})
 	c, acct := a.account("Ada", "ada@example.com")

@@ -17,6 +17,7 @@ import (
 // again and lifts the pause. Failures show with their reason in plain
 // words.
 func TestPausedSendShowsTheRelaysAnswerAndResumes(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ss := s.create("Autumn")
@@ -102,6 +103,7 @@ func TestPausedSendShowsTheRelaysAnswerAndResumes(t *testing.T) {
 // sending paused itself shows the relay's answer and the count of refused
 // messages on the automation's page, with a Resume button that works.
 func TestPausedAutomationEmailShowsAndResumes(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	ctx := context.Background()

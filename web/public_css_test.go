@@ -20,6 +20,7 @@ import (
 // stylesheet does not define: the preference page once used classes
 // app.css never had, and showed unstyled.
 func TestPublicPagesUseDefinedClasses(t *testing.T) {
+	t.Parallel()
 	css, err := static.FS.ReadFile("css/app.css")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestPublicPagesUseDefinedClasses(t *testing.T) {
 // TestStylesheetIsWellFormed: every block of app.css is closed. A rule
 // left open by a merge once swallowed every style after it, silently.
 func TestStylesheetIsWellFormed(t *testing.T) {
+	t.Parallel()
 	css, err := static.FS.ReadFile("css/app.css")
 	if err != nil {
 		t.Fatal(err)

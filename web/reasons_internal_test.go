@@ -10,6 +10,7 @@ import (
 // unknown choice gets the form's words, anything else (an unverified
 // sender, a malformed value) the service's message as it is.
 func TestConsoleWordsProblemsByReason(t *testing.T) {
+	t.Parallel()
 	pr := func(r service.Reason, msg string) service.Problem { return service.Problem{Reason: r, Message: msg} }
 	for _, c := range []struct {
 		name, field string

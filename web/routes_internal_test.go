@@ -31,6 +31,7 @@ var readOnlyPosts = map[string]bool{
 // unless it is listed as read-only above. Then a table pins the actions
 // of the routes that matter most.
 func TestRoutesDeclareActions(t *testing.T) {
+	t.Parallel()
 	w, err := New(context.Background(), dbtest.Service(t), Options{BaseURL: "http://localhost:8080"})
 	if err != nil {
 		t.Fatal(err)

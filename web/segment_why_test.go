@@ -15,6 +15,7 @@ import (
 // shows the verdict and each condition with the values compared. A
 // contact's page lists its segments with a "Why?" link each.
 func TestSegmentWhy(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

@@ -23,6 +23,7 @@ func segmentForm(typeID int64, name, queryType string, conds ...[3]string) url.V
 }
 
 func TestSegmentCount(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -72,7 +73,7 @@ func TestSegmentCount(t *testing.T) {
 		})
 	}
 	// A condition just added, its value not yet typed: a hint, not an
-	// error shown before the person touched anything (issue 15).
+	// error shown before the person touched anything.
 	r := c.hxPost("/segments/count", segmentForm(customers, "", "and", [3]string{"email", "contains", ""}, [3]string{"city", "equals", ""}))
 	if got := text(first(r.doc, ".count-hint")); got != "Give conditions 1 and 2 a value to see how many contacts match." {
 		t.Fatalf("hint %q\n%s", got, r.body)
@@ -89,6 +90,7 @@ func TestSegmentCount(t *testing.T) {
 }
 
 func TestSegmentBuilder(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)
@@ -268,6 +270,7 @@ func TestSegmentBuilder(t *testing.T) {
 }
 
 func TestSegmentRecipientPages(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	au := a.audience(acct)

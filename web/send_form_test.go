@@ -13,8 +13,9 @@ import (
 
 // The send form's dry run answers 204 for a form that would save and 422
 // for one that would not, and saves nothing either way: the console asks
-// "send now?" only of a form that would save (issue 15).
+// "send now?" only of a form that would save.
 func TestSendFormValidate(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	s.c.get("/single-sends/new") // the CSRF token
 	for _, tt := range []struct {
@@ -40,8 +41,9 @@ func TestSendFormValidate(t *testing.T) {
 }
 
 // An account without an unsubscribe group makes one on the send form,
-// and it comes back chosen (issue 15).
+// and it comes back chosen.
 func TestSendFormCreatesGroup(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	r := c.get("/single-sends/new")

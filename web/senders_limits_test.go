@@ -19,6 +19,7 @@ import (
 // The console says when a verification mail is refused: too many (429,
 // Retry-After, an alert), or the relay down (503); nothing is stored.
 func TestSenderConsoleMailRefused(t *testing.T) {
+	t.Parallel()
 	tr := &switchable{}
 	tr.use(delivery.NewOutbox(&delivery.MemoryOutbox{}))
 	a := newTestAppOn(t, dbtest.Service(t, service.Config{Transport: tr}), web.Options{})

@@ -31,6 +31,7 @@ func place(t *testing.T) (world.Country, world.State, world.City) {
 }
 
 func TestSenders(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	ct, st, ci := place(t)

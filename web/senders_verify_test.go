@@ -68,6 +68,7 @@ func wantPublicHeaders(t *testing.T, r *response) {
 // token in the link is the credential) verifies; a program's GET still
 // verifies (decisions.md 5).
 func TestSenderVerifyLink(t *testing.T) {
+	t.Parallel()
 	a, acct, ss := verifyApp(t)
 	link := "/senders/verify/" + ss[0].VerifyToken
 	stranger := a.client() // no session, no cookie
@@ -120,6 +121,7 @@ func TestSenderVerifyLink(t *testing.T) {
 
 // Links expire after 7 days: the page says so and nothing verifies them.
 func TestSenderVerifyLinkExpired(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	a, acct, ss := verifyAppOn(t, svc)
 	clk.Advance(service.VerifyLinkLifetime + time.Minute)

@@ -48,6 +48,7 @@ func sessionRows(t *testing.T, svc *service.Service) int64 {
 // A cookie copied before logout is refused after it: the session was a
 // row, and logout deleted it.
 func TestCopiedCookieRefusedAfterLogout(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	c.get("/dashboard")
@@ -73,6 +74,7 @@ func TestCopiedCookieRefusedAfterLogout(t *testing.T) {
 }
 
 func TestChangePasswordEndsOtherSessions(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	thief := c.stolen()
@@ -105,6 +107,7 @@ func TestChangePasswordEndsOtherSessions(t *testing.T) {
 }
 
 func TestChangePasswordValidation(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	tests := []struct {
@@ -148,6 +151,7 @@ func TestChangePasswordValidation(t *testing.T) {
 }
 
 func TestLogoutEverywhere(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
 	thief := c.stolen()
@@ -183,6 +187,7 @@ func TestLogoutEverywhere(t *testing.T) {
 // Login ends the session the browser had and starts another: a session
 // planted in a browser before its login (fixation) gives nothing.
 func TestLoginRegeneratesSession(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c, _ := a.account("Bob", "bob@example.com")
@@ -203,6 +208,7 @@ func TestLoginRegeneratesSession(t *testing.T) {
 }
 
 func TestAnonymousVisitorsMakeNoSessionRows(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	a.svc.Accounts.Create(context.Background(), service.AccountInput{Name: "Ada", Email: "ada@example.com", Password: "test-passphrase-9"})
 	c := a.client()
@@ -217,6 +223,7 @@ func TestAnonymousVisitorsMakeNoSessionRows(t *testing.T) {
 }
 
 func TestSessionIdleExpiry(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	a := newTestAppOn(t, svc, web.Options{})
 	c, id := a.account("Ada", "ada@example.com")
@@ -241,6 +248,7 @@ func TestSessionIdleExpiry(t *testing.T) {
 }
 
 func TestSessionAbsoluteExpiry(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	a := newTestAppOn(t, svc, web.Options{})
 	c, _ := a.account("Ada", "ada@example.com")
@@ -261,6 +269,7 @@ func TestSessionAbsoluteExpiry(t *testing.T) {
 // Two herald processes over one database (each with its own connections
 // and console): a logout in one is refused at once by the other.
 func TestLogoutSeenByAnotherProcess(t *testing.T) {
+	t.Parallel()
 	svcs := dbtest.Processes(t, 2)
 	one := newTestAppOn(t, svcs[0], web.Options{})
 	two := newTestAppOn(t, svcs[1], web.Options{})

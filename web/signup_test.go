@@ -18,6 +18,7 @@ import (
 var signupLinkRE = regexp.MustCompile(`http://localhost:8080(/signup/confirm/[A-Za-z0-9_-]+)`)
 
 func TestFirstSignupIsImmediate(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	c := a.client()
 	public, _ := c.signup("Ada", "ada@example.com", "test-passphrase-9")
@@ -36,6 +37,7 @@ func pageText(r *response) string { return text(first(r.doc, "main")) }
 // Sign-up answers the same for a taken and a free address: what differs
 // is the mail.
 func TestSignupDoesNotRevealAccounts(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 
@@ -83,6 +85,7 @@ func TestSignupDoesNotRevealAccounts(t *testing.T) {
 }
 
 func TestSignupLinkCreatesAccount(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
@@ -136,6 +139,7 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 }
 
 func TestExpiredSignupLink(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem)})
 	a := newTestAppOn(t, svc, web.Options{})
@@ -160,6 +164,7 @@ func TestExpiredSignupLink(t *testing.T) {
 
 // A link whose address got an account in the meantime opens nothing.
 func TestSignupLinkOfTakenAddress(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	a.account("Ada", "ada@example.com")
 	c := a.client()
@@ -177,6 +182,7 @@ func TestSignupLinkOfTakenAddress(t *testing.T) {
 
 // Sign-up mails to one address are throttled; the answer stays the same.
 func TestSignupMailsThrottled(t *testing.T) {
+	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem)})
 	a := newTestAppOn(t, svc, web.Options{AuthPerMinute: 1000})

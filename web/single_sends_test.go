@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/views/account"
@@ -121,6 +123,7 @@ func (s *sendSetup) outbox() map[string][]string {
 }
 
 func TestSingleSendsList(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	r := c.get("/single-sends")
@@ -201,6 +204,7 @@ func TestSingleSendsList(t *testing.T) {
 }
 
 func TestSingleSendForm(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	if err := s.a.svc.Accounts.SetTimeZone(context.Background(), s.acct, "Asia/Tokyo"); err != nil {
@@ -432,6 +436,7 @@ func TestSingleSendForm(t *testing.T) {
 }
 
 func TestSingleSendStartedIsNotEditable(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	for _, status := range []models.SendStatus{models.SendRunning, models.SendCompleted} {
@@ -458,6 +463,7 @@ func TestSingleSendStartedIsNotEditable(t *testing.T) {
 }
 
 func TestSingleSendDuplicateAndDelete(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	one, two, three := s.create("One"), s.create("Two"), s.create("Three")
@@ -525,6 +531,7 @@ func TestSingleSendDuplicateAndDelete(t *testing.T) {
 }
 
 func TestSingleSendTestMail(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 	c.get("/single-sends/new")
@@ -573,6 +580,7 @@ func TestSingleSendTestMail(t *testing.T) {
 }
 
 func TestSingleSendProgressAndStatistics(t *testing.T) {
+	t.Parallel()
 	s := newSendSetup(t)
 	c := s.c
 
@@ -646,22 +654,18 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	r = c.post("/single-sends", form)
 	wantRedirect(t, r, "/single-sends/")
 	utr := strings.TrimPrefix(r.location(), "/single-sends/")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		r = c.hxGet("/single-sends/" + utr + "/progress")
 		wantStatus(t, r, http.StatusOK)
 		panel = first(r.doc, "#send-status")
 		if attr(panel, "data-status") == "Completed" {
-			break
+			return nil
 		}
 		if attr(panel, "hx-trigger") != "every 2s" {
 			t.Fatalf("a %s send does not poll", attr(panel, "data-status"))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the send did not complete in 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("the send did not complete in 30 s")
+	})
 	if attr(panel, "hx-trigger") != "" || attr(panel, "hx-get") != "" {
 		t.Fatal("a completed send still polls")
 	}
@@ -748,6 +752,7 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 }
 
 func TestBouncedAddresses(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	r := c.get("/suppressions/bounced")
@@ -827,6 +832,7 @@ func TestBouncedAddresses(t *testing.T) {
 }
 
 func TestAccountTimeZone(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	r := c.get("/account")

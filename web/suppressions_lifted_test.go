@@ -20,6 +20,7 @@ import (
 // first, by pages and searched, linked from the suppressed addresses only
 // when there are any.
 func TestSuppressionReasonsAndLiftedPage(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, web.Options{})
 	c, acct := a.account("Ada", "ada@example.com")
 	other, otherAcct := a.account("Bob", "bob@example.com")

@@ -19,6 +19,7 @@ var invitationLinkRE = regexp.MustCompile(`http://localhost:8080(/invitations/[A
 // change and a removal take effect on the next request; the audit log
 // (owner only) tells who did what.
 func TestTeamRoles(t *testing.T) {
+	t.Parallel()
 	a, mem := newMailboxApp(t, web.Options{})
 	owner, _ := a.account("Ada", "ada@example.com")
 

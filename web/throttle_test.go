@@ -59,6 +59,7 @@ func retryAfter(t *testing.T, r *response) time.Duration {
 // owner gets in after that minute at most, and at once from a browser
 // that logged in to the address before.
 func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	a := behindProxyOn(t, svc, 100000)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
@@ -114,6 +115,7 @@ func TestLoginDelaysNeverLockOwnerOut(t *testing.T) {
 // One client IP failing against many addresses is slowed down with
 // growing delays; other IPs are not.
 func TestLoginDelaysPerIP(t *testing.T) {
+	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	a := behindProxyOn(t, svc, 100000)
 	a.svc.Accounts.Create(t.Context(), accountInput("ada@example.com"))
@@ -144,6 +146,7 @@ func TestLoginDelaysPerIP(t *testing.T) {
 // X-Forwarded-For is believed only from a trusted proxy, and then the
 // client is its right-most address that is not a trusted proxy.
 func TestClientIPFromForwardedFor(t *testing.T) {
+	t.Parallel()
 	t.Run("untrusted peer: ignored", func(t *testing.T) {
 		a := newTestApp(t, web.Options{AuthPerMinute: 3})
 		for i := range 3 {
@@ -168,6 +171,7 @@ func TestClientIPFromForwardedFor(t *testing.T) {
 }
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	got, err := web.ParseTrustedProxies(" 10.0.0.1, 192.168.0.0/16,2001:db8::/32 ,::ffff:172.16.0.1")
 	want := []netip.Prefix{
 		netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("192.168.0.0/16"),

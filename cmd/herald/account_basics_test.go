@@ -17,6 +17,7 @@ import (
 )
 
 func TestConfigAccountBasics(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || !cfg.Signup || cfg.SecretKey != "" {
 		t.Fatalf("defaults: signup %v, key %q, %v", cfg.Signup, cfg.SecretKey, err)
@@ -38,6 +39,7 @@ func TestConfigAccountBasics(t *testing.T) {
 }
 
 func TestAccountResetCommands(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()
@@ -109,6 +111,7 @@ func TestAccountResetCommands(t *testing.T) {
 // HERALD_SIGNUP=off reaches the served console: sign-up answers 403 and
 // the login page offers none.
 func TestServeSignupOff(t *testing.T) {
+	t.Parallel()
 	base := startConsoleServerWith(t, dbtest.DSN(t), map[string]string{"HERALD_SIGNUP": "off"})
 	for _, path := range []string{"/signup", "/signup/confirm/x"} {
 		resp, err := http.Get(base + path)
@@ -136,6 +139,7 @@ func TestServeSignupOff(t *testing.T) {
 // address too: they set that member's password (ending its sessions,
 // not the owner's) and turn its two-factor login off.
 func TestAccountResetCommandsMember(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -26,6 +29,7 @@ import (
 // rest B's subject, each contact one message, and the send's page at
 // 1280 px shows both variants with B's winner badge.
 func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
@@ -124,8 +128,7 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 		Email   string
 		Variant int
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		rows = rows[:0]
 		if err := db.R.Raw("SELECT id, email, variant FROM send_messages WHERE send_id = ?", ss.ID).Scan(&rows).Error; err != nil {
 			t.Fatal(err)
@@ -136,14 +139,11 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 				test++
 			}
 		}
-		if len(rows) == 20 && test > 0 && sink.Count() == test {
-			break
+		if n := sink.Count(); len(rows) != 20 || test == 0 || n != test {
+			return fmt.Errorf("test share not sent: %d rows, %d messages", len(rows), n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("test share not sent: %d rows, %d messages", len(rows), sink.Count())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	variantOf := map[string]int{}
 	opened := false
 	for _, r := range rows {
@@ -164,25 +164,24 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 	if !opened {
 		t.Fatal("no B message in the test share")
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	eventually.NoError(t, 10*time.Second, func() error {
 		var n int64
 		db.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND opened_at IS NOT NULL", ss.ID).Scan(&n)
 		if n == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the open was not counted")
-		}
-	}
+		return errors.New("the open was not counted")
+	})
 	// The wait is over.
 	if err := db.W.Exec("UPDATE single_sends SET ab_decide_at = ? WHERE id = ?", time.Now().Add(-time.Second).UnixMilli(), ss.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); sink.Count() < 20; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the rest not sent: %d of 20", sink.Count())
+	eventually.NoError(t, 30*time.Second, func() error {
+		if n := sink.Count(); n < 20 {
+			return fmt.Errorf("the rest not sent: %d of 20", n)
 		}
-	}
+		return nil
+	})
 	subjects := []string{"Half price this week", "Spring sale", "Half price this week"}
 	for _, m := range sink.Messages() {
 		if want := subjects[variantOf[m.To]]; m.Header().Get("Subject") != want {

@@ -22,6 +22,7 @@ import (
 // the outbox, a new password, and a login with it (and a code again:
 // resetting the password leaves two-factor login on).
 func TestBrowserAccountBasics(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

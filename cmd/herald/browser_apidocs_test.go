@@ -21,12 +21,13 @@ import (
 // console's content policy, renders one block per operation of the
 // document, and the browser reports no policy violation.
 func TestBrowserAPIDocs(t *testing.T) {
+	t.Parallel()
 	chromium := findChromium()
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
 	base := startConsoleServer(t)
-	allocCtx, cancelAlloc := newAllocator(chromium)
+	allocCtx, cancelAlloc := newAllocator(t, chromium)
 	defer cancelAlloc()
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
 	defer cancelBrowser()

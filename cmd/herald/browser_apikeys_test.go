@@ -16,6 +16,7 @@ import (
 // server (a read works, a change is refused with the envelope), revoke
 // it, and see it refused.
 func TestBrowserAPIKeys(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 

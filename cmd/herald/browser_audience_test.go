@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
+	"herald/eventually"
 )
 
 // browserSession is a headless Chromium on the console at base, with the
@@ -68,7 +69,7 @@ func newBrowserSessionOn(t *testing.T, base string) *browserSession {
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
-	allocCtx, cancelAlloc := newAllocator(chromium)
+	allocCtx, cancelAlloc := newAllocator(t, chromium)
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
 	t.Cleanup(func() {
@@ -179,6 +180,7 @@ func (b *browserSession) capture(name string) {
 // HERALD_SCREENSHOTS set to a folder it also saves screenshots of every
 // audience page at phone and desktop widths.
 func TestBrowserAudience(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 
@@ -439,6 +441,7 @@ func TestBrowserAudience(t *testing.T) {
 // than the 10 MB every other body is held to: the upload path is exempt
 // (app.go) and read as a stream; another console path still answers 413.
 func TestConsoleUploadPastBodyLimit(t *testing.T) {
+	t.Parallel()
 	base := startConsoleServer(t)
 	jar, err := cookiejar.New(nil)
 	if err != nil {
@@ -541,8 +544,7 @@ func TestConsoleUploadPastBodyLimit(t *testing.T) {
 		t.Fatalf("upload: %d\n%.2000s", resp.StatusCode, body)
 	}
 	created := regexp.MustCompile(`id="import-created">([0-9,]+)<`)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	eventually.NoError(t, 2*time.Minute, func() error {
 		req, _ := http.NewRequest("GET", base+"/contacts/import/"+string(m[1])+"/progress", nil)
 		req.Header.Set("HX-Request", "true")
 		resp, err := hc.Do(req)
@@ -551,16 +553,16 @@ func TestConsoleUploadPastBodyLimit(t *testing.T) {
 		}
 		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if strings.Contains(string(body), `data-status="done"`) {
-			if got := created.FindSubmatch(body); got == nil || string(got[1]) != "190,000" {
-				t.Fatalf("created %q\n%.2000s", got, body)
-			}
-			return
-		}
-		if strings.Contains(string(body), `data-status="failed"`) || time.Now().After(deadline) {
+		if strings.Contains(string(body), `data-status="failed"`) {
 			t.Fatalf("import did not finish:\n%.2000s", body)
 		}
-		time.Sleep(200 * time.Millisecond)
+		if !strings.Contains(string(body), `data-status="done"`) {
+			return fmt.Errorf("import did not finish:\n%.2000s", body)
+		}
+		return nil
+	})
+	if got := created.FindSubmatch(body); got == nil || string(got[1]) != "190,000" {
+		t.Fatalf("created %q\n%.2000s", got, body)
 	}
 }
 

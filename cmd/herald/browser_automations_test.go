@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -24,6 +26,7 @@ import (
 // outbox, and the builder shows the step's statistics. The design editor
 // opens on an email and saves it.
 func TestBrowserAutomation(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
@@ -190,13 +193,16 @@ func TestBrowserAutomation(t *testing.T) {
 		t.Fatal(err)
 	}
 	var kept []models.OutboxMessage
-	deadline := time.Now().Add(30 * time.Second)
-	for len(kept) == 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
+	// Up to 30 s for email 1; the checks below say what came.
+	_ = eventually.Wait(30*time.Second, func() error {
 		if err := db.R.Where("rcpt_to = ?", "grace@example.com").Find(&kept).Error; err != nil {
 			t.Fatal(err)
 		}
-	}
+		if len(kept) == 0 {
+			return errors.New("no mail yet")
+		}
+		return nil
+	})
 	if len(kept) != 1 || kept[0].Subject != "Welcome Grace" {
 		t.Fatalf("outbox for grace: %+v", kept)
 	}

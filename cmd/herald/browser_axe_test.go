@@ -79,6 +79,7 @@ func (b *browserSession) axeCheck(step string) []string {
 // (and the pages before login) at phone and desktop widths and runs
 // axe-core on each: no serious or critical violation may stand.
 func TestBrowserAccessibility(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 	check := func(path string) {

@@ -23,6 +23,7 @@ import (
 // in the panel, and nothing is saved. With a design that passes, the
 // panel clears and the send is saved.
 func TestBrowserChecklistBlocksASend(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

@@ -19,13 +19,14 @@ import (
 )
 
 // TestBrowserContactTimeline opens a contact's page at phone and desktop
-// widths (issue 15, part 2): its mail history loads with each mail's
+// widths: its mail history loads with each mail's
 // timeline — the newest opened by Apple's proxy (marked "machine"), then
 // by the person, and its link clicked (shown as text, a hostile-looking
 // URL escaped); the one before soft-bounced, hard-bounced and drew a
 // complaint. The page does not scroll sideways, passes axe-core, and
 // "Older mails" is reached with Tab and pressed with Enter.
 func TestBrowserContactTimeline(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"herald/dbtest"
 	"herald/dnstest"
+	"herald/eventually"
 	"herald/service"
 )
 
@@ -19,6 +21,7 @@ import (
 // publishes the record, checks again and sees it pass and the domain
 // signed; the sign-anyway switch turns in place (htmx).
 func TestBrowserDomainChecks(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
@@ -90,20 +93,16 @@ func TestBrowserDomainChecks(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`button[data-sign-anyway="on"]`)),
 		b.idle,
 	)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	eventually.NoError(t, 5*time.Second, func() error {
 		rep, err := svc.DomainChecks.Report(ctx, u.ID, "example.com")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if rep.SignAnyway {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("sign anyway not stored")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("sign anyway not stored")
+	})
 	if msgs := problems.take(); len(msgs) > 0 {
 		t.Fatalf("the browser logged errors:\n%s", strings.Join(msgs, "\n"))
 	}

@@ -25,6 +25,7 @@ import (
 // "12,345 of 100,000 rows". axe-core checks the page at both widths, the
 // page is no wider than a phone, and the download link is reached with Tab.
 func TestBrowserBackgroundExport(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

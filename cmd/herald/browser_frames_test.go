@@ -323,6 +323,7 @@ var framesYellow = [3]uint8{0xff, 0xd4, 0x00}
 // chromedp.FullScreenshot leaves a frame outside the viewport blank (see
 // showFrame), which the test logs.
 func TestBrowserPreviewFrames(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

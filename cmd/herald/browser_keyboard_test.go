@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 )
 
@@ -226,7 +227,7 @@ func stopList(stops []kbStop, n int) string {
 }
 
 // TestBrowserKeyboard checks that every action of the console can be
-// done with the keyboard (issue 15, part 6), with real key events:
+// done with the keyboard, with real key events:
 //
 //   - every page, at 390 and 1280 px, passes keyboardAudit: the pages
 //     before login, every page of the menu, and the pages of records (a
@@ -246,6 +247,7 @@ func stopList(stops []kbStop, n int) string {
 //     field in error); and a panel button of the design editor pressed
 //     with Enter.
 func TestBrowserKeyboard(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
@@ -357,13 +359,7 @@ func (d *dialogLog) count() int {
 // waitDialogs waits until n dialogs have been opened.
 func (d *dialogLog) waitDialogs(step string, n int) {
 	d.b.t.Helper()
-	for range 600 {
-		if d.count() >= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	d.b.t.Fatalf("%s: no confirmation dialog opened", step)
+	eventually.True(d.b.t, 6*time.Second, step+": no confirmation dialog opened", func() bool { return d.count() >= n })
 }
 
 func (d *dialogLog) setAccept(v bool) {

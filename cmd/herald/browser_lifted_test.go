@@ -20,6 +20,7 @@ import (
 // desktop widths: none scrolls sideways at 390 px, axe-core finds no
 // serious violation, and the keyboard reaches every control in order.
 func TestBrowserSuppressionReasons(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

@@ -15,6 +15,7 @@ import (
 // name both ways through the column header, and opens the calendar at
 // phone and desktop widths (axe-core checks every captured state).
 func TestBrowserDraftsAndLists(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 	var problems consoleProblems

@@ -35,6 +35,7 @@ func outboxLink(t *testing.T, db *service.DB, base, rcpt, subject, path string) 
 // login with it as the member. The member's other session ends; the
 // owner's does not.
 func TestBrowserMemberPasswordReset(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

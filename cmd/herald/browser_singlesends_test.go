@@ -25,6 +25,7 @@ import (
 // follow it through htmx polling until the statistics appear. Opening a
 // mail and clicking its link then shows on the chart and the link table.
 func TestBrowserSingleSend(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
@@ -306,7 +307,7 @@ func TestBrowserSingleSend(t *testing.T) {
 	}
 	b.capture("single-sends")
 
-	// The dashboard of the account with its send (issue 15): the send and
+	// The dashboard of the account with its send: the send and
 	// its rates, the chart, the steps done so far, at a phone's and a
 	// desktop's width, neither scrolling sideways.
 	for _, width := range []int64{390, 1280} {

@@ -24,6 +24,7 @@ import (
 // audit log pages are captured (axe-core, and screenshots at 390 and
 // 1280 px with HERALD_SCREENSHOTS).
 func TestBrowserTeam(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

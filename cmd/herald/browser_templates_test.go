@@ -63,6 +63,7 @@ func (p *consoleProblems) take() []string {
 // with no error in the console), rename and save the design and find it
 // listed; then add a sender and read its verification mail in the outbox.
 func TestBrowserTemplates(t *testing.T) {
+	t.Parallel()
 	b := newBrowserSession(t)
 	base := b.base
 	var problems consoleProblems

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
+	"herald/eventually"
 )
 
 // TestBrowserConsole drives the real server with a real browser: sign up,
@@ -25,13 +26,14 @@ import (
 // listed, delete it, see it gone. With HERALD_SCREENSHOTS set to a folder,
 // it also saves screenshots of two pages at phone and desktop widths.
 func TestBrowserConsole(t *testing.T) {
+	t.Parallel()
 	chromium := findChromium()
 	if chromium == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}
 	base := startConsoleServer(t)
 
-	allocCtx, cancelAlloc := newAllocator(chromium)
+	allocCtx, cancelAlloc := newAllocator(t, chromium)
 	defer cancelAlloc()
 	// No timeout on the context that owns the browser: it would stop it.
 	browser, cancelBrowser := chromedp.NewContext(allocCtx)
@@ -332,31 +334,38 @@ func startConsoleServerWith(t *testing.T, dsn string, extra map[string]string) s
 		}
 	})
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		select {
 		case err := <-done:
 			t.Fatalf("server stopped before answering: %v", err)
 		default:
 		}
 		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		if err != nil {
+			return fmt.Errorf("server not healthy: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server not healthy after 30s: %v", errors.Join(err))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("server not healthy: status %d", resp.StatusCode)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return base
 }
+
+// browserSlots caps the Chromium instances the parallel browser tests run
+// at once: each takes a few hundred MB and a core's worth of work, more
+// than two on a small machine starve the servers they drive.
+var browserSlots = make(chan struct{}, 2)
 
 // newAllocator starts headless Chromium with the flags that work on this
 // kind of machine (NOTES.md): no sandbox as root, no GPU, and none of the
-// background connections a closed network refuses.
-func newAllocator(chromium string) (context.Context, context.CancelFunc) {
+// background connections a closed network refuses. It waits for one of
+// browserSlots, held until the test ends (after the browser is stopped:
+// the cleanups the caller registers run before this one).
+func newAllocator(t testing.TB, chromium string) (context.Context, context.CancelFunc) {
+	browserSlots <- struct{}{}
+	t.Cleanup(func() { <-browserSlots })
 	return chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
 		chromedp.Headless,

@@ -18,6 +18,7 @@ import (
 // into the URL), then from a contact's page through its Segments card.
 // Nothing overflows the screen's width.
 func TestBrowserSegmentWhy(t *testing.T) {
+	t.Parallel()
 	if findChromium() == "" {
 		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
 	}

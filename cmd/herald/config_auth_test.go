@@ -6,6 +6,7 @@ import (
 )
 
 func TestConfigTrustedProxies(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || len(cfg.TrustedProxies) != 0 {
 		t.Fatalf("default: %v %v", cfg.TrustedProxies, err)

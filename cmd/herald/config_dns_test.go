@@ -8,6 +8,7 @@ import (
 // HERALD_DNS_SERVER, the relay's host and the inbound listener reach the
 // domain checks; a server without a port stops herald at start.
 func TestConfigDomainChecks(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{"HERALD_DNS_SERVER": "127.0.0.1:5353",
 		"HERALD_SMTP_URL": "smtp://user:pass@relay.example.net:587?tls=starttls", "HERALD_INBOUND_ADDR": "127.0.0.1:2525"}))
 	if err != nil {

@@ -22,7 +22,8 @@ func serveLog(t *testing.T, env map[string]string) []map[string]any {
 		t.Fatal(err)
 	}
 	// run logs to the os.Stderr of its start; no other test runs beside
-	// this one (none is parallel).
+	// this one (its tests are not parallel, and parallel tests start only
+	// after every sequential one has ended).
 	stderr := os.Stderr
 	os.Stderr = w
 	defer func() { os.Stderr = stderr }()

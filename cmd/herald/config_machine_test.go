@@ -9,6 +9,7 @@ import (
 // TestConfigMachineRanges: HERALD_MACHINE_RANGES is read as IPs and CIDR
 // prefixes; anything else stops the start with the variable's name.
 func TestConfigMachineRanges(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || len(cfg.MachineRanges) != 0 {
 		t.Fatalf("default: %v %v", cfg.MachineRanges, err)

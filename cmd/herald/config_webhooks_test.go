@@ -18,6 +18,7 @@ import (
 // The provider webhooks' variables reach web.Options; a bad key or
 // certificate stops herald at start with the variable's name.
 func TestConfigWebhooks(t *testing.T) {
+	t.Parallel()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -20,6 +22,7 @@ import (
 // the winner's: with no opens, the first), the extra messages are at
 // most those in flight at each kill, and the counters are exact.
 func TestABTestSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during an A/B test")
 	}
@@ -47,18 +50,16 @@ func TestABTestSurvivesKill9(t *testing.T) {
 	p := startHerald(t, bin, env, logf)
 	// The split, once resolved.
 	var test int64
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+	eventually.NoError(t, 2*time.Minute, func() error {
 		var row models.SingleSend
 		if err := db.R.Select("resolved").Where("id = ?", ss.ID).First(&row).Error; err != nil {
 			t.Fatal(err)
 		}
 		if row.Resolved == 1 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("not resolved within 2 minutes")
-		}
-	}
+		return errors.New("not resolved within 2 minutes")
+	})
 	if err := db.R.Model(&models.SendMessage{}).Where("send_id = ? AND variant > 0", ss.ID).Count(&test).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -83,6 +84,7 @@ func (p *heraldProcess) kill() {
 // the messages in flight (2 x HERALD_SMTP_MAX_CONNS), the counters are
 // exact, and each restarted process resumes the send.
 func TestSendSurvivesKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during a 20,000-message send")
 	}
@@ -394,20 +396,18 @@ func sendEnv(t *testing.T, dsn string, sink *smtptest.Server, conns int) map[str
 // waitCompleted waits (2 minutes at most) for the send to be completed.
 func waitCompleted(t *testing.T, svc *service.Service, account int64, utr string) *models.SingleSend {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		ss, err := svc.SingleSends.Get(context.Background(), account, utr)
-		if err != nil {
+	var ss *models.SingleSend
+	eventually.NoError(t, 2*time.Minute, func() error {
+		var err error
+		if ss, err = svc.SingleSends.Get(context.Background(), account, utr); err != nil {
 			t.Fatal(err)
 		}
-		if ss.Status == models.SendCompleted {
-			return ss
+		if ss.Status != models.SendCompleted {
+			return fmt.Errorf("send status %d, want 3 (triggered %d delivered %d bounces %d)", ss.Status, ss.Triggered, ss.Delivered, ss.Bounces)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("send status %d, want 3 (triggered %d delivered %d bounces %d)", ss.Status, ss.Triggered, ss.Delivered, ss.Bounces)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return ss
 }
 
 // checkAllDelivered checks that the send's ledger holds n rows, all
@@ -467,6 +467,7 @@ func waitSink(sink *smtptest.Server, p *heraldProcess, n int, d time.Duration) b
 // process's messages in flight (2 x connections), and the counters are
 // exact.
 func TestSendSurvivesStalledProcess(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("stops one of two herald processes during a 20,000-message send")
 	}

@@ -26,6 +26,7 @@ import (
 // page shows and the one the domain's mail is signed with once a DNS
 // check has seen its record (at once with --sign-now).
 func TestDKIMCreate(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	env := envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()
@@ -233,6 +234,7 @@ func wantSigned(t *testing.T, m *mail.Message, rec dkimOut) {
 // prints: the three keys, and a selector of the form every key gets
 // (each key has its own), with the record's name built from it.
 func TestREADMEDKIMExample(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

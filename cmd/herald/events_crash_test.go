@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -26,6 +28,7 @@ import (
 // event arrives (at least once: that batch again, once its claim's
 // one-minute lease is over), signed, and every event row ends delivered.
 func TestEventsSurviveKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts herald during a send with an events endpoint")
 	}
@@ -103,39 +106,34 @@ func TestEventsSurviveKill9(t *testing.T) {
 	env := sendEnv(t, dsn, sink, 4)
 	env["HERALD_EVENT_WEBHOOK_PRIVATE"] = "1" // the receiver is on loopback
 	p := startHerald(t, bin, env, logf)
-	deadline := time.Now().Add(2 * time.Minute)
-	for distinct() < 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d delivered events before the kill", distinct())
+	eventually.NoError(t, 2*time.Minute, func() error {
+		if n := distinct(); n < 1 {
+			return fmt.Errorf("only %d delivered events before the kill", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	p.kill()
 	at := distinct()
 	p = startHerald(t, bin, env, logf)
 	waitCompleted(t, svc, u.ID, ss.Utr)
-	deadline = time.Now().Add(2 * time.Minute)
-	for distinct() < contacts {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d delivered events arrived", distinct(), contacts)
+	eventually.NoError(t, 2*time.Minute, func() error {
+		if n := distinct(); n < contacts {
+			return fmt.Errorf("%d of %d delivered events arrived", n, contacts)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// Settled in the database too (the last POST's answer may still be on
 	// its way back).
-	for {
+	eventually.NoError(t, time.Minute, func() error {
 		var pending int64
 		if err := db.R.Model(&models.Event{}).Where("webhook_id = ? AND state <> ?", w.ID, models.EventDelivered).Count(&pending).Error; err != nil {
 			t.Fatal(err)
 		}
-		if pending == 0 {
-			break
+		if pending > 0 {
+			return fmt.Errorf("%d event rows not delivered", pending)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d event rows not delivered", pending)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	p.kill()
 	mu.Lock()
 	defer mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/service"
 	"herald/smtptest"
 )
@@ -82,13 +84,12 @@ func (h *liveHerald) send(name, html string) string {
 		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {name}, "subject": {"Hello"}, "preheader": {"News"},
 		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
 	utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for h.details(utr)["status"].(float64) != 3 {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("send %s not completed: %v", name, h.details(utr))
+	eventually.NoError(h.t, 30*time.Second, func() error {
+		if d := h.details(utr); d["status"].(float64) != 3 {
+			return fmt.Errorf("send %s not completed: %v", name, d)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	return utr
 }
 
@@ -143,11 +144,12 @@ func (h *liveHerald) get(path string, header ...string) (*http.Response, string)
 	return resp, string(b)
 }
 
-// TestClickRedirectCannotSetHeaders is finding 1 of issue 11: a link whose
+// TestClickRedirectCannotSetHeaders: a link whose
 // href decodes to a CR LF followed by a header was copied raw into the
 // click redirect's Location, and the answer carried the attacker's
 // Set-Cookie on herald's own domain.
 func TestClickRedirectCannotSetHeaders(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	evil := `https://b.example/&#13;&#10;Set-Cookie: herald_session=stolen; Path=/`
 	utr := h.send("Evil", `<p>Hi</p><a href="`+evil+`">Win</a> <a href="https://shop.example.com/ok">Shop</a>`)
@@ -192,9 +194,10 @@ func callStatus(t *testing.T, base string, keys keysOut, path string) int {
 }
 
 // A key rotation by the CLI (another process on the same database) takes
-// effect at once in a running server (issue 11, finding 7): before, the
+// effect at once in a running server: before, the
 // server trusted a key it had seen for up to 30 seconds.
 func TestKeyRotationTakesEffectAtOnce(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	old := h.keys
 	for _, path := range []string{"/api/global-unsubscribes", "/api/contacts-type", "/api/senders"} {
@@ -248,9 +251,10 @@ func rawRequest(t *testing.T, addr, req string) (status int, header http.Header,
 }
 
 // Every /api/ answer is the JSON envelope, 414 and 431 included, and an
-// 8 KB URL is served (issue 11, finding 10): before, a 5,000-character
+// 8 KB URL is served: before, a 5,000-character
 // query got fasthttp's 431 in plain text.
 func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	addr := strings.TrimPrefix(h.base, "http://")
 	keys := "PublicKey: " + h.keys.PublicKey + "\r\nSecretKey: " + h.keys.SecretKey + "\r\n"
@@ -286,8 +290,9 @@ func TestOversizedRequestsAnswerTheEnvelope(t *testing.T) {
 }
 
 // /metrics takes HERALD_METRICS_TOKEN as a bearer token, and no public
-// recipient page may be framed by another site (issue 11, finding 8).
+// recipient page may be framed by another site.
 func TestMetricsTokenAndFraming(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, map[string]string{"HERALD_METRICS_TOKEN": "m3trics-t0ken"})
 	for _, auth := range []string{"", "Bearer wrong", "Basic m3trics-t0ken", "m3trics-t0ken"} {
 		var hdr []string
@@ -314,8 +319,9 @@ func TestMetricsTokenAndFraming(t *testing.T) {
 }
 
 // The unsubscribe and preference links of a mail keep working after its
-// send is deleted through the API (issue 11, finding 8): before, 404.
+// send is deleted through the API: before, 404.
 func TestUnsubscribeLinksOutliveTheSend(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil)
 	utr := h.send("Gone", `<p>Hi</p><a href="https://shop.example.com/">Shop</a>`)
 	m, _ := h.message("cy@example.com")

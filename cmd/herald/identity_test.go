@@ -8,12 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"herald/eventually"
 )
 
 // TestMailIdentityLive: a running herald greets the relay with the host of
 // HERALD_BASE_URL (here an IP, so an address literal), and each campaign
 // message names its contact type in List-Id and its send in Feedback-ID.
 func TestMailIdentityLive(t *testing.T) {
+	t.Parallel()
 	h := startLiveHerald(t, nil) // HERALD_BASE_URL is http://127.0.0.1:<port>
 	h.call("POST", "/api/contacts-type/add", url.Values{"name": {"Clientes de Zoë ☕"}})
 	h.call("POST", "/api/contacts/add", url.Values{"contact_type_id": {"2"}, "email": {"zoe@example.com"}, "first_name": {"Z"}, "last_name": {"L"}, "country": {"250"}})
@@ -23,17 +26,14 @@ func TestMailIdentityLive(t *testing.T) {
 		form := url.Values{"template_id": {"1"}, "template_html": {"<p>Hi</p>"}, "sender_id": {"1"}, "unsubscribe_group_id": {"1"},
 			"single_send_name": {name}, "subject": {"Hello"}, "preheader": {"News"}, "recipient_id[]": strings.Split(target, ","), "schedule_type": {"0"}}
 		utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			d := h.details(utr)
-			if d["status"].(float64) == 3 {
-				return d
+		var d map[string]any
+		eventually.NoError(t, 30*time.Second, func() error {
+			if d = h.details(utr); d["status"].(float64) != 3 {
+				return fmt.Errorf("send %s not completed: %v", name, d)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("send %s not completed: %v", name, d)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
+		return d
 	}
 	idOf := func(d map[string]any, k string) string { return strconv.FormatInt(int64(d[k].(float64)), 10) }
 
@@ -82,6 +82,7 @@ func TestMailIdentityLive(t *testing.T) {
 // HERALD_HELO_NAME overrides the host of HERALD_BASE_URL; a name that
 // cannot follow EHLO is refused at start.
 func TestHeloNameConfig(t *testing.T) {
+	t.Parallel()
 	for env, want := range map[[2]string]string{
 		{"https://herald.example.com", ""}:                   "herald.example.com",
 		{"http://192.0.2.4:8080", ""}:                        "[192.0.2.4]",

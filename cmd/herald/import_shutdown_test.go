@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
@@ -37,6 +38,7 @@ func withService(t *testing.T, dsn string, f func(svc *service.Service)) {
 // the import short: serve returns, and the import is recorded failed
 // with the shutdown's message, never left "running".
 func TestServeStopsImportUnderWay(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	ctx := context.Background()
 	var out bytes.Buffer
@@ -96,27 +98,23 @@ func TestServeStopsImportUnderWay(t *testing.T) {
 		})
 		return imp
 	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, time.Minute, func() error {
 		if imp := running(); imp.Status == "running" && imp.Created > 0 {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the import did not get under way: %+v", running())
-		}
-	}
+		return fmt.Errorf("the import did not get under way: %+v", running())
+	})
 	// Stop: the import is cut short while the HTTP server drains (the
 	// client, still sending, holds its connection until it stops).
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
 	var imp models.Import
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	eventually.NoError(t, time.Minute, func() error {
 		if imp = running(); imp.Status != "running" {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the import still runs after stop: %+v", imp)
-		}
-	}
+		return fmt.Errorf("the import still runs after stop: %+v", imp)
+	})
 	pw.CloseWithError(io.ErrClosedPipe)
 	<-answered
 	if err := <-stopped; err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/smtptest"
 )
@@ -59,6 +60,7 @@ func headersOf(m smtptest.Message) string {
 // TestInboundReports: a real herald with its inbound SMTP server; a send
 // to two contacts, then what relays and mailbox providers send back.
 func TestInboundReports(t *testing.T) {
+	t.Parallel()
 	inAddr := freeAddr(t)
 	h := startLiveHerald(t, map[string]string{"HERALD_INBOUND_ADDR": inAddr, "HERALD_BOUNCE_ADDRESS": "bounces@herald.test"})
 	h.call("POST", "/api/contacts-type/add", url.Values{"name": {"Two"}})
@@ -68,13 +70,12 @@ func TestInboundReports(t *testing.T) {
 	form := url.Values{"template_id": {"1"}, "template_html": {"<p>Hi</p>"}, "sender_id": {"1"}, "unsubscribe_group_id": {"1"},
 		"single_send_name": {"Two"}, "subject": {"Hello"}, "preheader": {"News"}, "recipient_id[]": {"contacts_2"}, "schedule_type": {"0"}}
 	utr := h.call("POST", "/api/single/send/create", form)["message"].(map[string]any)["utr"].(string)
-	deadline := time.Now().Add(30 * time.Second)
-	for h.details(utr)["status"].(float64) != 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("send not completed: %v", h.details(utr))
+	eventually.NoError(t, 30*time.Second, func() error {
+		if h.details(utr)["status"].(float64) != 3 {
+			return fmt.Errorf("send not completed: %v", h.details(utr))
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if d := h.details(utr); d["delivered"].(float64) != 2 {
 		t.Fatalf("send: %v", d)
 	}
@@ -260,6 +261,7 @@ func writeCert(t *testing.T) (certFile, keyFile string) {
 }
 
 func TestInboundConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.Inbound.Addr != "" || cfg.Inbound.TLS != nil || cfg.Inbound.MaxConnsPerIP != 10 {
 		t.Fatalf("default: %+v %v", cfg.Inbound, err)

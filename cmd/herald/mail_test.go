@@ -82,6 +82,7 @@ var verifyLink = regexp.MustCompile(`http://[^"\s<>]+/senders/verify/[0-9a-f]+`)
 // A saved sender is mailed a verification link through the relay; opening
 // the link verifies it.
 func TestSenderVerificationMail(t *testing.T) {
+	t.Parallel()
 	relay, smtpURL := startSink(t)
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
@@ -196,6 +197,7 @@ func TestSenderVerificationMail(t *testing.T) {
 
 // Without HERALD_SMTP_URL the mail lands in the account's outbox.
 func TestVerificationMailInOutbox(t *testing.T) {
+	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
 	u, _, err := svc.Accounts.Create(ctx, service.AccountInput{Name: "O", Email: "o@example.com", Password: "test-passphrase-9"})

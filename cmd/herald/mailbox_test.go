@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -16,11 +17,13 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 )
 
 func TestConfigBounceMailbox(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.BounceMailbox != "" {
 		t.Fatalf("default: %q %v", cfg.BounceMailbox, err)
@@ -44,6 +47,7 @@ func TestConfigBounceMailbox(t *testing.T) {
 // herald's VERP; a mail that reports nothing stays, set aside, and is
 // counted once in the database.
 func TestBounceMailboxWiring(t *testing.T) {
+	t.Parallel()
 	addr := startMemIMAP(t)
 	svc := dbtest.Service(t)
 	ctx := context.Background()
@@ -150,6 +154,7 @@ func appendMemIMAP(t *testing.T, addr string, raw []byte) {
 // nothing) is read, kept as untied and deleted; an auto-reply (no report)
 // stays, counted; serve stops cleanly.
 func TestServeReadsBounceMailbox(t *testing.T) {
+	t.Parallel()
 	addr := startMemIMAP(t)
 	appendMemIMAP(t, addr, []byte("To: bounces+bAAAA@herald.test\r\nFrom: ann@example.com\r\nAuto-Submitted: auto-replied\r\nSubject: Out of office\r\n\r\nAway.\r\n"))
 	appendMemIMAP(t, addr, []byte("Delivered-To: bounces+baaaaaaaaaaaaaaaaaaaaaaaa@herald.test\r\nFrom: MAILER-DAEMON@mx.example.net\r\n"+
@@ -171,7 +176,7 @@ func TestServeReadsBounceMailbox(t *testing.T) {
 	defer db.Close()
 	var untied []models.UntiedReport
 	var kept []models.KeptMail
-	for i := 0; ; i++ {
+	eventually.NoError(t, 10*time.Second, func() error {
 		untied, kept = nil, nil
 		if err := db.R.Find(&untied).Error; err != nil {
 			t.Fatal(err)
@@ -179,14 +184,11 @@ func TestServeReadsBounceMailbox(t *testing.T) {
 		if err := db.R.Find(&kept).Error; err != nil {
 			t.Fatal(err)
 		}
-		if countMemIMAP(t, addr) == 1 && len(untied) == 1 && len(kept) == 1 {
-			break
+		if n := countMemIMAP(t, addr); n != 1 || len(untied) != 1 || len(kept) != 1 {
+			return fmt.Errorf("after serve's poll: %d mails left (want the auto-reply), untied %+v, kept %+v", n, untied, kept)
 		}
-		if i == 200 {
-			t.Fatalf("after serve's poll: %d mails left (want the auto-reply), untied %+v, kept %+v", countMemIMAP(t, addr), untied, kept)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if u := untied[0]; u.Why != service.UntiedTokenForged || u.Source != "dsn" || u.Email != "ann@example.com" || u.RemoteIP != "" {
 		t.Errorf("untied report %+v", u)
 	}

@@ -25,6 +25,7 @@ func count(t *testing.T, c prometheus.Counter) float64 {
 // given as bytes fasthttp reuses is copied before it is kept, and past
 // maxSeries the vectors still count.
 func TestMetricsSeriesKept(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m := newHTTPMetrics(reg)
 	buf := []byte("GET")

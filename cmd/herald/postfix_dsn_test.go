@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/models"
 	"herald/smtptest"
 )
@@ -18,7 +20,7 @@ import (
 // return path. Postfix delivers the DSN for the bounce
 // domain to herald's inbound SMTP server; herald reads it, counts the
 // bounce once and suppresses the address with the DSN's status code and
-// diagnostic (issue 12: real Postfix in the feedback tests).
+// diagnostic (a real Postfix in the feedback tests).
 func TestRealPostfixDSN(t *testing.T) {
 	sink := smtptest.Start(t)
 	inbound := freeAddr(t)
@@ -39,21 +41,17 @@ func TestRealPostfixDSN(t *testing.T) {
 		"sender_id": {"1"}, "unsubscribe_group_id": {"1"}, "single_send_name": {"Spring"}, "subject": {"Spring news"}, "preheader": {"News"},
 		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}})["message"].(map[string]any)["utr"].(string)
 
-	deadline := time.Now().Add(60 * time.Second)
 	var ss *models.SingleSend
-	for {
+	eventually.NoError(t, 60*time.Second, func() error {
 		var err error
 		if ss, err = svc.SingleSends.Get(context.Background(), acct, utr); err != nil {
 			t.Fatal(err)
 		}
 		if ss.Bounces == 1 && ss.Status == models.SendCompleted {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the DSN did not count: status %d delivered %d bounces %d\n%s", ss.Status, ss.Delivered, ss.Bounces, pf.log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("the DSN did not count: status %d delivered %d bounces %d\n%s", ss.Status, ss.Delivered, ss.Bounces, pf.log())
+	})
 	// Postfix accepted both: the bounce came afterwards, by mail, as
 	// Postfix's own notice to the return path.
 	if log := pf.log(); !strings.Contains(log, "sender non-delivery notification") || !strings.Contains(log, "to=<bounces+b") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
@@ -157,18 +159,14 @@ postlog   unix-dgram n  -       n       -       1       postlogd
 		_ = p.master.Process.Signal(syscall.SIGTERM)
 		_ = p.master.Wait()
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually.NoError(t, 20*time.Second, func() error {
 		c, err := net.DialTimeout("tcp", p.addr, time.Second)
 		if err == nil {
 			c.Close()
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postfix does not listen on %s\n%s", p.addr, p.log())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("postfix does not listen on %s\n%s", p.addr, p.log())
+	})
 	return p
 }
 
@@ -264,17 +262,14 @@ func TestRealPostfixRelay(t *testing.T) {
 	}
 	waitSend := func(utr, what string, cond func(*models.SingleSend) bool) *models.SingleSend {
 		t.Helper()
-		deadline := time.Now().Add(40 * time.Second)
-		for {
-			ss := get(utr)
-			if cond(ss) {
-				return ss
+		var ss *models.SingleSend
+		eventually.NoError(t, 40*time.Second, func() error {
+			if ss = get(utr); !cond(ss) {
+				return fmt.Errorf("%s: status %d delivered %d bounces %d blocks %d paused %v\n%s", what, ss.Status, ss.Delivered, ss.Bounces, ss.Blocks, ss.PausedAt, pf.log())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: status %d delivered %d bounces %d blocks %d paused %v\n%s", what, ss.Status, ss.Delivered, ss.Bounces, ss.Blocks, ss.PausedAt, pf.log())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
+		return ss
 	}
 	suppressed := func() map[string]string {
 		out := map[string]string{}
@@ -332,18 +327,14 @@ func TestRealPostfixRelay(t *testing.T) {
 	// Sessions opened before the reload keep the old table: wait until
 	// Postfix has reloaded and every session has ended (idle ones end
 	// after smtpd_timeout).
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually.NoError(t, 30*time.Second, func() error {
 		l := pf.log()
 		if strings.Contains(l, "postfix/master") && strings.Contains(l, "reload") &&
 			strings.Count(l, "]: connect from ") == strings.Count(l, "]: disconnect from ") {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postfix sessions did not end after the reload\n%s", l)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return fmt.Errorf("postfix sessions did not end after the reload\n%s", l)
+	})
 	if _, err := svc.SingleSends.Resume(context.Background(), acct, utr); err != nil {
 		t.Fatal(err)
 	}
@@ -352,15 +343,18 @@ func TestRealPostfixRelay(t *testing.T) {
 		t.Fatalf("resumed send: delivered %d blocks %d bounces %d", done.Delivered, done.Blocks, done.Bounces)
 	}
 	got := map[string]bool{}
-	deadline = time.Now().Add(30 * time.Second)
-	for len(got) < 12 && time.Now().Before(deadline) {
+	// Up to 30 s for the 12; the check below says how many came.
+	_ = eventually.Wait(30*time.Second, func() error {
 		for _, m := range sink.Messages() {
 			if from, err := mail.ParseAddress(m.Header().Get("From")); err == nil && from.Address == "blocked@shop.example.com" {
 				got[m.To] = true
 			}
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if len(got) < 12 {
+			return errors.New("not all 12 yet")
+		}
+		return nil
+	})
 	if len(got) != 12 {
 		t.Fatalf("%d of 12 messages reached the sink through postfix\n%s", len(got), pf.log())
 	}
@@ -417,17 +411,16 @@ func addVerifiedSender(t *testing.T, c *apiClient, svc *service.Service, sinkWai
 func sinkWaiter(t *testing.T, sink *smtptest.Server, pf *postfix) func(what string, cond func(smtptest.Message) bool) smtptest.Message {
 	return func(what string, cond func(smtptest.Message) bool) smtptest.Message {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		var found smtptest.Message
+		eventually.NoError(t, 30*time.Second, func() error {
 			for _, m := range sink.Messages() {
 				if cond(m) {
-					return m
+					found = m
+					return nil
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s reached the sink through postfix\n%s", what, pf.log())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return fmt.Errorf("no %s reached the sink through postfix\n%s", what, pf.log())
+		})
+		return found
 	}
 }

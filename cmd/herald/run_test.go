@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"herald/dbtest"
+	"herald/eventually"
 	"herald/service"
 )
 
@@ -25,6 +27,7 @@ func envFrom(m map[string]string) func(string) string {
 }
 
 func TestAccountCommands(t *testing.T) {
+	t.Parallel()
 	env := envFrom(map[string]string{"HERALD_DATABASE": dbtest.DSN(t), "HERALD_LOG_LEVEL": "error"})
 	ctx := context.Background()
 	var out bytes.Buffer
@@ -98,13 +101,12 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"herald", "serve"}, envFrom(env), io.Discard) }()
 	base = "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	eventually.NoError(t, 20*time.Second, func() error {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return nil
 			}
 		}
 		select {
@@ -112,11 +114,8 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 			t.Fatalf("serve stopped: %v", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("server did not become healthy")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("server did not become healthy")
+	})
 	var stopped bool
 	stop = func() error {
 		if stopped {
@@ -136,6 +135,7 @@ func startServer(t *testing.T, env map[string]string) (base string, stop func() 
 }
 
 func TestServe(t *testing.T) {
+	t.Parallel()
 	dsn := dbtest.DSN(t)
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"herald", "account", "create", "--email", "ops@example.com", "--password", "test-passphrase-9", "--name", "Ops"}, envFrom(map[string]string{"HERALD_DATABASE": dsn, "HERALD_LOG_LEVEL": "error"}), &out); err != nil {
@@ -229,6 +229,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestPanicAnswersEnvelope(t *testing.T) {
+	t.Parallel()
 	cfg, _ := loadConfig(envFrom(map[string]string{}))
 	svc := dbtest.Service(t)
 	app, err := newApp(context.Background(), svc, cfg)
@@ -254,6 +255,7 @@ func TestPanicAnswersEnvelope(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := loadConfig(envFrom(map[string]string{}))
 	if err != nil || cfg.Addr != ":8080" || cfg.Database != "data/herald.db" || cfg.BaseURL != "http://localhost:8080" || cfg.SMTPURL != "" {
 		t.Fatalf("defaults: %+v %v", cfg, err)
@@ -287,8 +289,9 @@ func newService(t testing.TB, db *service.DB, cfg service.Config) *service.Servi
 }
 
 // A base URL naming this machine on another port than herald listens on
-// gets a warning at start-up: its links would lead nowhere (issue 15).
+// gets a warning at start-up: its links would lead nowhere.
 func TestBaseURLMismatch(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		addr, base string
 		warn       bool

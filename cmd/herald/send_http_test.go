@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/smtptest"
 )
 
@@ -44,6 +46,7 @@ func (c *apiClient) call(method, path string, body url.Values) map[string]any {
 // TestSendOverHTTP drives a whole single send through a running herald:
 // the API, the engine, a real SMTP relay, then the recipient's links.
 func TestSendOverHTTP(t *testing.T) {
+	t.Parallel()
 	live := startLiveHerald(t, nil) // an account, a verified sender, a group, three contacts
 	c, relay := live.apiClient, live.relay
 	c.call("POST", "/api/notification-recipient/save", url.Values{"email_address": {"boss@example.com"}, "email_owner": {"Boss"}})
@@ -52,17 +55,15 @@ func TestSendOverHTTP(t *testing.T) {
 		"recipient_id[]": {"contacts_1"}, "schedule_type": {"0"}}
 	utr := c.call("POST", "/api/single/send/create", send)["message"].(map[string]any)["utr"].(string)
 	wait := func(utr string) map[string]any {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			d := c.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
-			if d["status"].(float64) == 3 {
-				return d
+		var d map[string]any
+		eventually.NoError(t, 30*time.Second, func() error {
+			d = c.call("GET", "/api/single-send/details?utr="+utr, nil)["message"].(map[string]any)["singleSend"].([]any)[0].(map[string]any)
+			if d["status"].(float64) != 3 {
+				return fmt.Errorf("send not completed: %v", d)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("send not completed: %v", d)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
+		return d
 	}
 	d := wait(utr)
 	if d["triggered"].(float64) != 3 || d["delivered"].(float64) != 3 || d["sent_at"] == nil {
@@ -133,13 +134,12 @@ func TestSendOverHTTP(t *testing.T) {
 		t.Fatalf("bob got %d messages", n)
 	}
 	// The notification recipient got a summary of each send.
-	deadline := time.Now().Add(10 * time.Second)
-	for relay.PerRecipient()["boss@example.com"] < 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("summaries: %d", relay.PerRecipient()["boss@example.com"])
+	eventually.NoError(t, 10*time.Second, func() error {
+		if n := relay.PerRecipient()["boss@example.com"]; n < 2 {
+			return fmt.Errorf("summaries: %d", n)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// And a report when a CSV import ends.
 	var b bytes.Buffer
 	mw := multipart.NewWriter(&b)
@@ -154,12 +154,7 @@ func TestSendOverHTTP(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("upload: %v", err)
 	}
-	for relay.PerRecipient()["boss@example.com"] < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("no import report")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	eventually.True(t, 10*time.Second, "no import report", func() bool { return relay.PerRecipient()["boss@example.com"] >= 3 })
 	var subjects []string
 	for _, m := range relay.Messages() {
 		if m.To == "boss@example.com" {
