@@ -93,7 +93,7 @@ func TestEventsSurviveKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	svc := newService(t, db, service.Config{})
+	svc := newService(t, db, service.Config{EventWebhooksPrivate: true}) // the receiver is on loopback
 	w, err := svc.EventWebhooks.Save(context.Background(), u.ID, service.EventWebhookInput{URL: rcv.URL, Events: []string{"delivered"}})
 	if err != nil {
 		t.Fatal(err)
