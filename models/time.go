@@ -15,16 +15,19 @@ const TimestampLayout = "2006-01-02T15:04:05.000000Z"
 // DateTimeLayout is the wire form of sent_at, live_at and send_at.
 const DateTimeLayout = "2006-01-02 15:04:05"
 
-// Now is the current time as stored: UTC, truncated to microseconds so that
-// SQLite and PostgreSQL hold and answer the same value.
-func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+// Stored is t as the databases keep it: UTC, truncated to microseconds so
+// that SQLite and PostgreSQL hold and answer the same value.
+func Stored(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// Now is the current time as stored.
+func Now() time.Time { return Stored(time.Now()) }
 
 // Timestamp is a time stored in the database and written as TimestampLayout.
 type Timestamp struct{ time.Time }
 
 // NewTimestamp wraps t (converted to UTC, microsecond precision).
 func NewTimestamp(t time.Time) Timestamp {
-	return Timestamp{t.UTC().Truncate(time.Microsecond)}
+	return Timestamp{Stored(t)}
 }
 
 // MarshalJSON writes the spec's timestamp form.

@@ -52,7 +52,7 @@ func (d *DB) withClock(now func() time.Time) *DB {
 // storedClock is now as stored: UTC, truncated to microseconds so that
 // SQLite and PostgreSQL hold and answer the same value (models.Now).
 func storedClock(now func() time.Time) func() time.Time {
-	return func() time.Time { return now().UTC().Truncate(time.Microsecond) }
+	return func() time.Time { return models.Stored(now()) }
 }
 
 // IsPostgres reports whether dsn selects PostgreSQL rather than an SQLite file.
