@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"herald/models"
 )
 
 // dialect is every difference between SQLite and PostgreSQL that herald's
@@ -100,16 +98,6 @@ func (d dialect) dropCustomField(tx *gorm.DB, accountID int64, name string) erro
 	}
 	return tx.Exec("UPDATE contacts SET custom_fields = json_remove(custom_fields, ?) WHERE user_id = ? AND json_type(custom_fields, ?) IS NOT NULL",
 		jsonPath(name), accountID, jsonPath(name)).Error
-}
-
-// importWriter is the writer of a CSV import: on PostgreSQL COPY into a
-// staging table and one set-based merge per batch (imports_pg.go), on
-// SQLite a prepared upsert per batch (imports.go).
-func (d dialect) importWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
-	if d.postgres {
-		return newPGImport(ctx, s, imp, cols)
-	}
-	return &upserter{s: s, imp: imp, cols: cols}, nil
 }
 
 // customField is the text of the custom field name (names are

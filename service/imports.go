@@ -507,12 +507,6 @@ type importWriter interface {
 	close()
 }
 
-// newImportWriter returns the writer of the database's dialect (see
-// dialect.importWriter).
-func newImportWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
-	return s.db.dialect().importWriter(ctx, s, imp, cols)
-}
-
 // upsertSet is the DO UPDATE of an import's upsert: the columns the file
 // has, the custom values merged over the stored ones with mergeCustom
 // (the dialect's JSON object merge of contacts.custom_fields and
@@ -800,4 +794,14 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
 			"finished_at": now, "updated_at": now})
 	return res.RowsAffected, res.Error
+}
+
+// newImportWriter makes the writer of a CSV import: on PostgreSQL COPY into a
+// staging table and one set-based merge per batch (imports_pg.go), on
+// SQLite a prepared upsert per batch (imports.go).
+func newImportWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
+	if s.db.dialect().postgres {
+		return newPGImport(ctx, s, imp, cols)
+	}
+	return &upserter{s: s, imp: imp, cols: cols}, nil
 }
