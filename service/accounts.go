@@ -83,7 +83,7 @@ func checkAccount(in AccountInput) (name, email string, err error) {
 	if p.required("email", in.Email) && !ok {
 		p.AddReason("email", ReasonEmail, msgEmail("email"))
 	}
-	p.newPassword("password", in.Password)
+	checkNewPassword(p, "password", in.Password)
 	return name, email, p.Err()
 }
 
@@ -302,7 +302,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange)
 		}
 		p.Add("current_password", "The current password is incorrect.")
 	}
-	p.newPassword("password", in.Password)
+	checkNewPassword(p, "password", in.Password)
 	if !p.Has("password") && in.Confirmation != in.Password {
 		p.Add("password_confirmation", "The password confirmation does not match.")
 	}

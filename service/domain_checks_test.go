@@ -436,7 +436,7 @@ func TestMigrationKeepsExistingKeysSigning(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.MigrateTo(ctx, 18); err != nil {
+	if err := service.MigrateTo(ctx, db, 18); err != nil {
 		t.Fatal(err)
 	}
 	// The account as version 18 has it (the service of today writes

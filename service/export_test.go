@@ -43,9 +43,9 @@ func Notify(ctx context.Context, svc *Service, accountID int64, subject string) 
 	svc.Mail.notify(ctx, accountID, subject, "A report.", [][2]string{{"Sent", "1"}}, svc.Mail.baseURL)
 }
 
-// MigrateTo applies the embedded migrations up to version and no further
-// (tests of a repair migration).
-func (d *DB) MigrateTo(ctx context.Context, version int64) error {
+// MigrateTo applies the embedded migrations to d up to version and no
+// further (tests of a repair migration).
+func MigrateTo(ctx context.Context, d *DB, version int64) error {
 	sqlDB, err := d.W.DB()
 	if err != nil {
 		return err

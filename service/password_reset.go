@@ -121,7 +121,7 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 		return Who{}, err
 	}
 	p := Problems{}
-	p.newPassword("password", in.Password)
+	checkNewPassword(p, "password", in.Password)
 	if !p.Has("password") && in.Confirmation != in.Password {
 		p.Add("password_confirmation", "The password confirmation does not match.")
 	}
@@ -192,7 +192,7 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 		password = base64.RawURLEncoding.EncodeToString(b)
 	}
 	p := Problems{}
-	p.newPassword("password", password)
+	checkNewPassword(p, "password", password)
 	if err := p.Err(); err != nil {
 		return "", Who{}, err
 	}

@@ -58,10 +58,10 @@ func msgCommonPassword(field string) string {
 	return "The " + Label(field) + " is too common. Choose one that is harder to guess."
 }
 
-// newPassword records what is wrong with a password a person chooses: it
+// checkNewPassword records in p what is wrong with a password a person chooses: it
 // is required, at least minPassword characters, at most maxPasswordBytes
 // bytes, and not on the common list.
-func (p Problems) newPassword(field, pw string) {
+func checkNewPassword(p Problems, field, pw string) {
 	if !p.required(field, pw) {
 		return
 	}

@@ -29,7 +29,7 @@ func TestRepairReadsSuppressionsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.MigrateTo(ctx, 35); err != nil {
+	if err := service.MigrateTo(ctx, db, 35); err != nil {
 		t.Fatal(err)
 	}
 	exec := func(q string, args ...any) {

@@ -25,7 +25,7 @@ func TestRepairMigrationLiftsWrongSuppressions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := db.MigrateTo(ctx, 12); err != nil {
+	if err := service.MigrateTo(ctx, db, 12); err != nil {
 		t.Fatal(err)
 	}
 	w := db.W

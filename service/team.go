@@ -200,7 +200,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 		p.maxLen("name", name, 255)
 		p.singleLine("name", name)
 	}
-	p.newPassword("password", in.Password)
+	checkNewPassword(p, "password", in.Password)
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
