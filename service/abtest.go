@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // A/B subject tests. A single send may try two to four
@@ -61,7 +62,7 @@ const (
 )
 
 // checkAB validates the A/B option into ss (problems in p).
-func checkAB(in ABTestInput, ss *models.SingleSend, p Problems) {
+func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
 	if !in.On {
 		return
@@ -82,9 +83,9 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p Problems) {
 		p.Add("ab_subjects", msgABSubjects)
 	}
 	for i := range subjects {
-		p.maxLen("ab_subjects", subjects[i], maxSendName)
-		p.singleLine("ab_subjects", subjects[i])
-		p.maxLen("ab_preheaders", preheaders[i], maxSendName)
+		p.MaxLen("ab_subjects", subjects[i], maxSendName)
+		p.SingleLine("ab_subjects", subjects[i])
+		p.MaxLen("ab_preheaders", preheaders[i], maxSendName)
 	}
 	share, err := strconv.Atoi(strings.TrimSpace(in.Share))
 	if err != nil || share < abMinShare || share > abMaxShare {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // BenchmarkABTestSend measures the cost of an A/B subject test
@@ -33,7 +34,7 @@ func BenchmarkABTestSend(b *testing.B) {
 
 func benchABTest(b *testing.B, n int) {
 	ctx := context.Background()
-	db, err := OpenDB(filepath.Join(b.TempDir(), "herald.db"))
+	db, err := core.OpenDB(filepath.Join(b.TempDir(), "herald.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Keys are an account's API credentials, shown once at creation and rotation.
@@ -32,7 +33,7 @@ type AccountInput struct {
 
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
-	db    *DB
+	db    *core.DB
 	cost  int              // bcrypt cost of new passwords (Config.PasswordCost)
 	now   func() time.Time // the clock of the login throttle and sign-up links (Config.Now)
 	mail  *Mail            // sign-up and password reset mail
@@ -73,15 +74,15 @@ func (a *Accounts) Create(ctx context.Context, in AccountInput) (*models.User, K
 // checkAccount validates what a person gives to open an account and
 // returns the name and the address as stored.
 func checkAccount(in AccountInput) (name, email string, err error) {
-	p := Problems{}
+	p := core.Problems{}
 	name = strings.TrimSpace(in.Name)
-	if p.required("name", name) {
-		p.maxLen("name", name, 255)
-		p.singleLine("name", name)
+	if p.Required("name", name) {
+		p.MaxLen("name", name, 255)
+		p.SingleLine("name", name)
 	}
-	email, ok := NormalizeEmail(in.Email)
-	if p.required("email", in.Email) && !ok {
-		p.AddReason("email", ReasonEmail, msgEmail("email"))
+	email, ok := core.NormalizeEmail(in.Email)
+	if p.Required("email", in.Email) && !ok {
+		p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 	}
 	checkNewPassword(p, "password", in.Password)
 	return name, email, p.Err()
@@ -95,7 +96,7 @@ func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User,
 		return nil, Keys{}, err
 	}
 	if taken {
-		return nil, Keys{}, Invalid("email", "The email has already been taken.")
+		return nil, Keys{}, core.Invalid("email", "The email has already been taken.")
 	}
 	keys, secretHash := newKeys()
 	now := tx.NowFunc()
@@ -114,17 +115,17 @@ func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User,
 func (a *Accounts) Get(ctx context.Context, id int64) (*models.User, error) {
 	var u models.User
 	if err := a.db.R.WithContext(ctx).First(&u, id).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &u, nil
 }
 
 // ByEmail returns the account with that address, or ErrNotFound.
 func (a *Accounts) ByEmail(ctx context.Context, email string) (*models.User, error) {
-	e, _ := NormalizeEmail(email)
+	e, _ := core.NormalizeEmail(email)
 	var u models.User
 	if err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &u, nil
 }
@@ -134,7 +135,7 @@ func (a *Accounts) ByEmail(ctx context.Context, email string) (*models.User, err
 func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error) {
 	var old models.User
 	if err := a.db.W.WithContext(ctx).First(&old, accountID).Error; err != nil {
-		return Keys{}, notFound(err)
+		return Keys{}, core.NotFound(err)
 	}
 	keys, secretHash := newKeys()
 	// The list version moves too: cached list answers built under the old
@@ -145,7 +146,7 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 	if err != nil {
 		return Keys{}, err
 	}
-	return keys, a.audit.Record(ctx, accountID, AuditKeysRotated, "", "")
+	return keys, a.audit.Record(ctx, accountID, core.AuditKeysRotated, "", "")
 }
 
 // Check authenticates a key pair against the database on every call, so a
@@ -160,7 +161,7 @@ func (a *Accounts) Check(ctx context.Context, publicKey, secretKey string) (acco
 	a.keyOnce.Do(func() {
 		var sqlDB *sql.DB
 		if sqlDB, a.keyErr = a.db.R.DB(); a.keyErr == nil {
-			a.keys = newKeyReader(sqlDB, a.db.dialect())
+			a.keys = newKeyReader(sqlDB, a.db.SQL())
 		}
 	})
 	if a.keyErr != nil {
@@ -202,7 +203,7 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (*models.User, erro
 // caller must ask for a code (LoginCode) before logging the person in.
 // Errors: as Login's.
 func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *models.Member, error) {
-	e, _ := NormalizeEmail(in.Email)
+	e, _ := core.NormalizeEmail(in.Email)
 	t, byEmail, byIP := a.loginThrottle(e, in.IP)
 	checked := []throttleKey{byIP}
 	if !in.Known {
@@ -235,7 +236,7 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return nil, nil, err
 		}
-		return nil, nil, Invalid("email", "These credentials do not match our records.")
+		return nil, nil, core.Invalid("email", "These credentials do not match our records.")
 	}
 	owner := &u
 	if m != nil {
@@ -294,8 +295,8 @@ func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
 	}
-	p := Problems{}
-	if p.required("current_password", in.Current) &&
+	p := core.Problems{}
+	if p.Required("current_password", in.Current) &&
 		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(in.Current)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
@@ -316,7 +317,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange)
 	if err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return setPassword(tx, w, string(hash)) }); err != nil {
 		return err
 	}
-	return a.auditLogin(ctx, l, AuditPasswordChanged, "", false)
+	return a.auditLogin(ctx, l, core.AuditPasswordChanged, "", false)
 }
 
 var dummyHash = func() string {
@@ -340,7 +341,7 @@ func newKeys() (Keys, []byte) {
 func (a *Accounts) SetTimeZone(ctx context.Context, accountID int64, tz string) error {
 	tz = strings.TrimSpace(tz)
 	if _, err := time.LoadLocation(tz); err != nil || tz == "" || strings.EqualFold(tz, "local") {
-		return Invalid("time_zone", "The time zone must be a valid zone.")
+		return core.Invalid("time_zone", "The time zone must be a valid zone.")
 	}
 	return a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
 		Updates(map[string]any{"time_zone": tz, "updated_at": a.now()}).Error

@@ -9,6 +9,7 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
+	"herald/service/core"
 	"slices"
 	"strings"
 	"sync"
@@ -187,7 +188,7 @@ const MaxAPIKeys = 100
 
 // APIKeys makes, lists, revokes and checks named keys.
 type APIKeys struct {
-	db    *DB
+	db    *core.DB
 	now   func() time.Time
 	audit *Audit
 
@@ -198,14 +199,14 @@ type APIKeys struct {
 
 // checkKeyInput validates the form and returns the name and scope.
 func checkKeyInput(in APIKeyInput) (string, Scope, error) {
-	p := Problems{}
+	p := core.Problems{}
 	name := strings.TrimSpace(in.Name)
 	if !utf8.ValidString(name) {
-		return "", Scope{}, NotUTF8("name")
+		return "", Scope{}, core.NotUTF8("name")
 	}
-	if p.required("name", name) {
-		p.maxLen("name", name, 100)
-		p.singleLine("name", name)
+	if p.Required("name", name) {
+		p.MaxLen("name", name, 100)
+		p.SingleLine("name", name)
 	}
 	var s Scope
 	switch in.Scope {
@@ -215,7 +216,7 @@ func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 		s.Kind = ScopeAreas
 		for _, a := range slices.Concat(in.Areas, in.ReadAreas) {
 			if !IsArea(a) {
-				p.invalidChoice("areas")
+				p.InvalidChoice("areas")
 				break
 			}
 		}
@@ -233,9 +234,9 @@ func checkKeyInput(in APIKeyInput) (string, Scope, error) {
 			}
 		}
 	case "":
-		p.required("scope", "")
+		p.Required("scope", "")
 	default:
-		p.invalidChoice("scope")
+		p.InvalidChoice("scope")
 	}
 	return name, s, p.Err()
 }
@@ -260,20 +261,20 @@ func (k *APIKeys) Create(ctx context.Context, accountID int64, in APIKeyInput) (
 			return err
 		}
 		if same > 0 {
-			return Invalid("name", "The name has already been taken.")
+			return core.Invalid("name", "The name has already been taken.")
 		}
 		if n >= MaxAPIKeys {
-			return Invalid("name", "An account may not have more than 100 API keys. Revoke one first.")
+			return core.Invalid("name", "An account may not have more than 100 API keys. Revoke one first.")
 		}
 		row := tx.Raw("INSERT INTO api_keys (user_id, name, public_key, secret_hash, scope, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
 			accountID, name, keys.PublicKey, hash, scope.String(), now.UnixMilli()).Row()
 		return row.Scan(&key.ID)
 	})
-	err = translateUnique(err, "name") // the same name made at the same moment
+	err = core.TranslateUnique(err, "name") // the same name made at the same moment
 	if err != nil {
 		return nil, Keys{}, err
 	}
-	return key, keys, k.audit.Record(ctx, accountID, AuditAPIKeyCreated, name, "scope "+scope.String())
+	return key, keys, k.audit.Record(ctx, accountID, core.AuditAPIKeyCreated, name, "scope "+scope.String())
 }
 
 // List returns the account's named keys, oldest first.
@@ -311,9 +312,9 @@ func (k *APIKeys) Revoke(ctx context.Context, accountID, id int64) error {
 		return res.Error
 	}
 	if res.RowsAffected == 0 || len(names) == 0 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
-	return k.audit.Record(ctx, accountID, AuditAPIKeyRevoked, names[0], "")
+	return k.audit.Record(ctx, accountID, core.AuditAPIKeyRevoked, names[0], "")
 }
 
 // KeyAccess is what a checked key may do for which account.
@@ -338,7 +339,7 @@ func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAc
 	k.readerOnce.Do(func() {
 		var sqlDB *sql.DB
 		if sqlDB, k.readerErr = k.db.R.DB(); k.readerErr == nil {
-			k.reader = newRowReader(sqlDB, k.db.dialect(), namedKeyQuery, 6)
+			k.reader = newRowReader(sqlDB, k.db.SQL(), namedKeyQuery, 6)
 		}
 	})
 	if k.readerErr != nil {
@@ -360,7 +361,7 @@ func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAc
 			return fmt.Errorf("named key check: unexpected column types %T, %T, %T, %T, %T, %T", d[0], d[1], d[2], d[3], d[4], d[5])
 		}
 		if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
-			return ErrUnauthorized
+			return core.ErrUnauthorized
 		}
 		acc.Scope = storedScope(string(scope)) // copies
 		lastUsed = string(used)

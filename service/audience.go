@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Audience resolves a send's targets, once, set-wise, into ledger rows:
@@ -15,10 +16,10 @@ import (
 // global unsubscribers, the group's recipients and suppressed addresses,
 // one row per address.
 type Audience struct {
-	db      *DB
+	db      *core.DB
 	events  *Events
 	sends   *runningSends // compiles the send for its links
-	dialect dialect
+	dialect core.Dialect
 	log     *slog.Logger
 	planner planner // when each row is due, and with which variant
 }
@@ -118,7 +119,7 @@ const resolveChunk = 5000
 func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	var ss models.SingleSend
 	if err := a.db.R.WithContext(ctx).Where("id = ?", id).First(&ss).Error; err != nil {
-		return notFound(err)
+		return core.NotFound(err)
 	}
 	if ss.Resolved == 1 || ss.DeletedAt != nil {
 		return nil
@@ -127,7 +128,7 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	a.dialect.freshStats(ctx, a.db, a.log, "contacts", "segment_emails")
+	a.dialect.FreshStats(ctx, a.db, a.log, "contacts", "segment_emails")
 	excl, err := exclusionsOf(ctx, a.db.R, &ss)
 	if err != nil {
 		return err
@@ -209,7 +210,7 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 				if !events {
 					return nil
 				}
-				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", a.db.now(), q.sendID, before)
+				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", a.db.Now(), q.sendID, before)
 			})
 			if err != nil {
 				return err

@@ -5,37 +5,38 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
-var auditLabels = map[AuditAction]string{
-	AuditSendStarted:       "Started a send",
-	AuditSendScheduled:     "Scheduled a send",
-	AuditSendResumed:       "Resumed a send",
-	AuditAutomationLive:    "Set an automation live",
-	AuditAutomationPaused:  "Paused an automation",
-	AuditKeysRotated:       "Rotated the API keys",
-	AuditAPIKeyCreated:     "Made a named API key",
-	AuditAPIKeyRevoked:     "Revoked a named API key",
-	AuditMemberInvited:     "Invited a member",
-	AuditInvitationRevoked: "Revoked an invitation",
-	AuditMemberJoined:      "Joined the team",
-	AuditMemberRemoved:     "Removed a member",
-	AuditRoleChanged:       "Changed a member's role",
-	AuditImportStarted:     "Started an import",
-	AuditContactTypeDelete: "Deleted a contact type",
-	AuditSegmentDeleted:    "Deleted a segment",
-	AuditExportStarted:     "Started an export",
-	AuditTwoFactorOn:       "Turned two-factor login on",
-	AuditTwoFactorOff:      "Turned two-factor login off",
-	AuditPasswordChanged:   "Changed a password",
-	AuditPasswordReset:     "Reset a password",
-	AuditDenied:            "Was refused",
-	AuditSuppressionLifted: "Suppression lifted by the bounce rules' repair",
+var auditLabels = map[core.AuditAction]string{
+	core.AuditSendStarted:       "Started a send",
+	core.AuditSendScheduled:     "Scheduled a send",
+	core.AuditSendResumed:       "Resumed a send",
+	core.AuditAutomationLive:    "Set an automation live",
+	core.AuditAutomationPaused:  "Paused an automation",
+	core.AuditKeysRotated:       "Rotated the API keys",
+	core.AuditAPIKeyCreated:     "Made a named API key",
+	core.AuditAPIKeyRevoked:     "Revoked a named API key",
+	core.AuditMemberInvited:     "Invited a member",
+	core.AuditInvitationRevoked: "Revoked an invitation",
+	core.AuditMemberJoined:      "Joined the team",
+	core.AuditMemberRemoved:     "Removed a member",
+	core.AuditRoleChanged:       "Changed a member's role",
+	core.AuditImportStarted:     "Started an import",
+	core.AuditContactTypeDelete: "Deleted a contact type",
+	core.AuditSegmentDeleted:    "Deleted a segment",
+	core.AuditExportStarted:     "Started an export",
+	core.AuditTwoFactorOn:       "Turned two-factor login on",
+	core.AuditTwoFactorOff:      "Turned two-factor login off",
+	core.AuditPasswordChanged:   "Changed a password",
+	core.AuditPasswordReset:     "Reset a password",
+	core.AuditDenied:            "Was refused",
+	core.AuditSuppressionLifted: "Suppression lifted by the bounce rules' repair",
 }
 
 // AuditLabel is the audit action as the console shows it.
 func AuditLabel(a string) string {
-	if l, ok := auditLabels[AuditAction(a)]; ok {
+	if l, ok := auditLabels[core.AuditAction(a)]; ok {
 		return l
 	}
 	return a
@@ -46,17 +47,17 @@ const apiActor = "API key or command line"
 
 // Audit writes and reads the audit log.
 type Audit struct {
-	db  *DB
+	db  *core.DB
 	now func() time.Time
 }
 
 // Record writes one line for the account: the actor on ctx (WithActor),
 // else the API or the command line. It is written after the action
 // succeeded, in its own statement.
-func (a *Audit) Record(ctx context.Context, accountID int64, action AuditAction, target, detail string) error {
-	e := &models.AuditEntry{UserID: accountID, Actor: apiActor, Action: string(action), Target: clip(target), Detail: clip(detail)}
-	if who, ok := ActorOf(ctx); ok {
-		e.MemberID, e.Actor = who.MemberID, clip(who.Name)
+func (a *Audit) Record(ctx context.Context, accountID int64, action core.AuditAction, target, detail string) error {
+	e := &models.AuditEntry{UserID: accountID, Actor: apiActor, Action: string(action), Target: core.Clip(target), Detail: core.Clip(detail)}
+	if who, ok := core.ActorOf(ctx); ok {
+		e.MemberID, e.Actor = who.MemberID, core.Clip(who.Name)
 	}
 	e.CreatedAt = a.now().UnixMilli()
 	return a.db.W.WithContext(ctx).Create(e).Error

@@ -10,13 +10,14 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Automations keeps automations and their emails (schedules). Their steps
 // are sent by the sending engine (Sending.Tick enrols contacts and queues
 // due steps into the send ledger).
 type Automations struct {
-	db        *DB
+	db        *core.DB
 	templates Templates
 	baseURL   string         // design_url and image
 	engine    *engineSignals // tells this process's engine of changed emails and due steps
@@ -62,17 +63,17 @@ const (
 var WaitingTypes = []string{"instantly", "hours", "days"}
 
 func (s *Automations) validate(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
-	p := Problems{}
+	p := core.Problems{}
 	a := &models.Automation{UserID: accountID, UnsubscribeGroupID: "0"}
 	switch typ := strings.TrimSpace(in.Type); {
 	case typ == "":
-		p.AddReason("type", ReasonRequired, msgRequired("type"))
+		p.AddReason("type", core.ReasonRequired, core.MsgRequired("type"))
 	case typ == "welcome":
 		a.AutomationType = 0
 	case typ == "custom":
 		a.AutomationType = 1
 	default:
-		p.invalidChoice("type")
+		p.InvalidChoice("type")
 	}
 	if v := strings.TrimSpace(in.AutomationFor); v != "" {
 		ts, ok := ParseTargets([]string{v})
@@ -83,21 +84,21 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 			}
 		}
 		if !ok || len(ts) != 1 {
-			p.invalidChoice("automation_for")
+			p.InvalidChoice("automation_for")
 		} else {
 			a.AutomationFor = ts[0].ItemID()
 			a.AutomationForTable = ts[0].Table
 		}
 	}
 	a.AutomationName = strings.TrimSpace(in.AutomationName)
-	p.text("automation_name", a.AutomationName, maxSendName)
+	p.Text("automation_name", a.AutomationName, maxSendName)
 	if a.AutomationName == "" {
 		a.AutomationName = defaultCustomName
 		if a.AutomationType == 0 {
 			a.AutomationName = defaultWelcomeName
 		}
 	}
-	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
+	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
 		v := strings.TrimSpace(in.UnsubscribeGroupID)
 		if v != "0" {
 			id, ok, err := accountGroup(ctx, s.db, p, accountID, v)
@@ -114,7 +115,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	case "1", "2":
 		a.ExitCriteria = int(v[0] - '0')
 	default:
-		p.invalidChoice("exit_criteria")
+		p.InvalidChoice("exit_criteria")
 	}
 	return a, p.Err()
 }
@@ -127,7 +128,7 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
 	if err := s.db.W.WithContext(ctx).Create(a).Error; err != nil {
 		return nil, fmt.Errorf("automations: save a new automation: %w", err)
@@ -156,7 +157,7 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
 			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
 		}
-		now := models.NewTimestamp(s.db.now())
+		now := models.NewTimestamp(s.db.Now())
 		for i, st := range welcomeSequence {
 			d, err := s.templates.Design(st.template)
 			if err != nil {
@@ -207,12 +208,12 @@ func automationQ(q *gorm.DB, accountID int64, key string) *gorm.DB {
 
 // Get returns one automation by utr (or id), with its totals. Errors: ErrNotFound.
 func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
-	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
-		return nil, ErrNotFound
+	if strings.TrimSpace(utr) == "" || !core.ValidText(utr) { // a console path may hold anything
+		return nil, core.ErrNotFound
 	}
 	var a models.Automation
 	if err := automationQ(s.db.R.WithContext(ctx), accountID, utr).First(&a).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	if err := s.totals(ctx, &a); err != nil {
 		return nil, err
@@ -241,12 +242,12 @@ func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
 
 // Each calls fn for the account's automations with their totals and
 // number of emails.
-func (s *Automations) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.AutomationCount) error) error {
-	f = f.sortedBy(AutomationSorts)
-	return each(ctx, f, "", func() *gorm.DB {
-		q := withStatus(s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, automationStatuses)
+func (s *Automations) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.AutomationCount) error) error {
+	f = f.SortedBy(AutomationSorts)
+	return core.Each(ctx, f, "", func() *gorm.DB {
+		q := core.WithStatus(s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, automationStatuses)
 		if f.Search != "" {
-			q = q.Where(`LOWER(automation_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(automation_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(m *models.AutomationCount) int64 { return m.ID }, func(a *models.AutomationCount) error {
@@ -322,54 +323,54 @@ func (s *Automations) Steps(ctx context.Context, accountID int64, utr string) ([
 // problem is reported at once: each missing required parameter (the
 // automation's utr too, when withUtr) and each invalid one.
 func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in ScheduleInput, withUtr bool) (*models.AutomationSchedule, *models.Sender, error) {
-	p := Problems{}
+	p := core.Problems{}
 	r := &models.AutomationSchedule{UserID: accountID}
 	if withUtr {
-		p.required("utr", in.Utr)
+		p.Required("utr", in.Utr)
 	}
 	var snd *models.Sender
-	if p.required("sender_id", in.SenderID) {
-		id, err := ParseID(in.SenderID)
+	if p.Required("sender_id", in.SenderID) {
+		id, err := core.ParseID(in.SenderID)
 		if err == nil {
 			snd, err = sender(ctx, s.db.R, accountID, id)
 		}
 		switch {
-		case IsNotFound(err):
-			p.invalidChoice("sender_id")
+		case core.IsNotFound(err):
+			p.InvalidChoice("sender_id")
 		case err != nil:
 			return nil, nil, err
 		case snd.IsVerified != 1:
-			p.AddReason("sender_id", ReasonNotVerified, msgSenderNotVerified)
+			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
 		default:
 			r.SenderID = snd.ID
 		}
 	}
 	r.Subject = strings.TrimSpace(in.Subject)
-	if p.required("subject", r.Subject) {
-		p.maxLen("subject", r.Subject, maxSendName)
-		p.singleLine("subject", in.Subject) // a header (decisions.md 8)
+	if p.Required("subject", r.Subject) {
+		p.MaxLen("subject", r.Subject, maxSendName)
+		p.SingleLine("subject", in.Subject) // a header (decisions.md 8)
 	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
-	if p.required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
-		p.invalidChoice("waiting_type")
+	if p.Required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
+		p.InvalidChoice("waiting_type")
 	}
-	if p.required("waiting_period", in.WaitingPeriod) {
+	if p.Required("waiting_period", in.WaitingPeriod) {
 		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
 		switch {
 		case err != nil:
-			p.AddReason("waiting_period", ReasonInteger, msgInteger("waiting_period"))
+			p.AddReason("waiting_period", core.ReasonInteger, core.MsgInteger("waiting_period"))
 		case n < 0:
-			p.AddReason("waiting_period", ReasonMin, "The waiting period must be at least 0.")
+			p.AddReason("waiting_period", core.ReasonMin, "The waiting period must be at least 0.")
 		case n > 3650:
-			p.AddReason("waiting_period", ReasonMax, "The waiting period may not be greater than 3650.")
+			p.AddReason("waiting_period", core.ReasonMax, "The waiting period may not be greater than 3650.")
 		}
 		r.WaitingPeriod = n
 	}
 	// An "instantly" email keeps the period it was given (api.md: "use 1
 	// for an instant email"); waitOf reads no wait from it whatever it is.
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
-	if p.required("preview_img", r.PreviewImg) {
-		p.text("preview_img", r.PreviewImg, 255)
+	if p.Required("preview_img", r.PreviewImg) {
+		p.Text("preview_img", r.PreviewImg, 255)
 	}
 	r.TemplateID, r.TemplateHTML, r.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 	return r, snd, p.Err()
@@ -388,7 +389,7 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var last int
@@ -416,7 +417,7 @@ func (s *Automations) schedule(ctx context.Context, accountID int64, automationU
 	}
 	var r models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND utr = ?", a.ID, strings.TrimSpace(scheduleUtr)).First(&r).Error; err != nil {
-		return nil, nil, notFound(err)
+		return nil, nil, core.NotFound(err)
 	}
 	s.addresses(a, &r)
 	return a, &r, nil
@@ -443,7 +444,7 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
 			"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
-			"updated_at": s.db.now(),
+			"updated_at": s.db.Now(),
 		}).Error; err != nil {
 			return fmt.Errorf("automations: update email %d: %w", cur.ID, err)
 		}
@@ -573,7 +574,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 			name, addr := snd.FromName, postalAddress(snd)
 			ss.FromSender, ss.ReplyTo, ss.SenderName, ss.SenderAddress = snd.FromEmail, snd.ReplyToEmail, &name, &addr
 		}
-		now := models.NewTimestamp(s.db.now())
+		now := models.NewTimestamp(s.db.Now())
 		if r.SendID == nil {
 			ss.Utr, ss.CreatedAt, ss.UpdatedAt = uuid.NewString(), now, now
 			if err := tx.Create(&ss).Error; err != nil {
@@ -611,22 +612,22 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return err
 	}
 	if a.UnsubscribeGroupID == "" || a.UnsubscribeGroupID == "0" {
-		return &Error{Code: CodeValidation, Message: MsgGroupRequired}
+		return &core.Error{Code: core.CodeValidation, Message: MsgGroupRequired}
 	}
 	if a.AutomationFor == 0 {
-		return &Error{Code: CodeValidation, Message: msgNoTarget}
+		return &core.Error{Code: core.CodeValidation, Message: msgNoTarget}
 	}
 	rows, err := orderedSchedules(s.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return err
 	}
 	if len(rows) == 0 {
-		return &Error{Code: CodeValidation, Message: msgNoSchedule}
+		return &core.Error{Code: core.CodeValidation, Message: msgNoSchedule}
 	}
 	for _, r := range rows {
 		snd, err := sender(ctx, s.db.R, accountID, r.SenderID)
 		if err != nil || snd.IsVerified != 1 {
-			return &Error{Code: CodeValidation, Message: msgScheduleSender}
+			return &core.Error{Code: core.CodeValidation, Message: msgScheduleSender}
 		}
 	}
 	if a.Status == models.AutomationLive {
@@ -642,7 +643,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		if err != nil {
 			return err
 		}
-		now := s.db.now()
+		now := s.db.Now()
 		res := tx.Model(&models.Automation{}).Where("id = ? AND status = ?", a.ID, models.AutomationDraft).
 			Updates(map[string]any{"status": models.AutomationLive, "live_at": now, "enrol_cursor": cursor, "updated_at": now})
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -654,7 +655,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return err
 	}
 	s.engine.wake()
-	return s.audit.Record(ctx, accountID, AuditAutomationLive, a.AutomationName, a.Utr)
+	return s.audit.Record(ctx, accountID, core.AuditAutomationLive, a.AutomationName, a.Utr)
 }
 
 // targetCursor is the last id of the automation's target now.
@@ -677,10 +678,10 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 		return err
 	}
 	if a.Status != models.AutomationLive {
-		return &Error{Code: CodeValidation, Message: msgOnlyLivePaused}
+		return &core.Error{Code: core.CodeValidation, Message: msgOnlyLivePaused}
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": s.db.now()}).Error; err != nil {
+		if err := tx.Model(&models.Automation{}).Where("id = ?", a.ID).Updates(map[string]any{"status": models.AutomationDraft, "updated_at": s.db.Now()}).Error; err != nil {
 			return fmt.Errorf("automations: pause automation %d: %w", a.ID, err)
 		}
 		return s.syncSteps(ctx, tx, a.ID)
@@ -688,7 +689,7 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 	if err != nil {
 		return err
 	}
-	return s.audit.Record(ctx, accountID, AuditAutomationPaused, a.AutomationName, a.Utr)
+	return s.audit.Record(ctx, accountID, core.AuditAutomationPaused, a.AutomationName, a.Utr)
 }
 
 // Duplicate copies an automation and its emails as a draft.
@@ -698,9 +699,9 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
-		AutomationName: truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
+		AutomationName: core.Truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
 		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&cp).Error; err != nil {
@@ -728,7 +729,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 // stop. Errors: ErrNotFound.
 func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string) error {
 	if len(utrs) == 0 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	var stopped []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -738,8 +739,8 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		if err != nil {
 			return err
 		}
-		now := s.db.now()
-		for _, part := range chunks(ids, bulkChunk) {
+		now := s.db.Now()
+		for _, part := range core.Chunks(ids, core.BulkChunk) {
 			if err := tx.Model(&models.Automation{}).Where("id IN ?", part).Updates(map[string]any{"deleted_at": now, "status": models.AutomationDraft, "updated_at": now}).Error; err != nil {
 				return fmt.Errorf("automations: mark automations deleted: %w", err)
 			}

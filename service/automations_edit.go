@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Messages of a change refused on a live automation.
@@ -38,10 +39,10 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		// live since Get.
 		var now models.Automation
 		if err := tx.Where("id = ? AND deleted_at IS NULL", cur.ID).First(&now).Error; err != nil {
-			return notFound(err)
+			return core.NotFound(err)
 		}
 		if now.Status == models.AutomationLive {
-			p := Problems{}
+			p := core.Problems{}
 			if a.AutomationFor != now.AutomationFor || a.AutomationForTable != now.AutomationForTable {
 				p.Add("automation_for", msgLiveTarget)
 			}
@@ -54,7 +55,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		}
 		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
-			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.now(),
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.Now(),
 		}).Error; err != nil {
 			return fmt.Errorf("automations: update automation %d: %w", cur.ID, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"herald/delivery"
+	"herald/service/core"
 )
 
 // Bounces holds herald's bounce address (HERALD_BOUNCE_ADDRESS) and the
@@ -12,8 +13,8 @@ import (
 // and List-Unsubscribe address of every campaign and automation message,
 // and what reports coming back are read with.
 type Bounces struct {
-	db       *DB
-	settings *Settings
+	db       *core.DB
+	settings *core.Settings
 	resolver *sharedResolver // the setup page's MX lookup
 
 	mu      sync.Mutex
@@ -25,7 +26,7 @@ type Bounces struct {
 // Errors: validation.
 func (b *Bounces) SetAddress(address string) error {
 	if _, err := delivery.NewVERP(address, nil); err != nil {
-		return Invalid("bounce_address", err.Error())
+		return core.Invalid("bounce_address", err.Error())
 	}
 	b.mu.Lock()
 	b.address, b.verp = address, nil

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // BounceSetup is what an account needs to see to make reports come back to
@@ -53,7 +54,7 @@ func (b *Bounces) Setup(ctx context.Context, accountID int64) (*BounceSetup, err
 	s := &BounceSetup{Address: address, Domain: address[strings.LastIndexByte(address, '@')+1:]}
 	var senders []models.Sender
 	if err := b.db.R.WithContext(ctx).Select("from_email", "is_verified").Where("user_id = ?", accountID).
-		Order("is_verified DESC, id").Limit(maxPerPage).Find(&senders).Error; err != nil {
+		Order("is_verified DESC, id").Limit(core.MaxPerPage).Find(&senders).Error; err != nil {
 		return nil, fmt.Errorf("bounces: senders of account %d: %w", accountID, err)
 	}
 	seen := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Severity is how a checklist item stands.
@@ -66,7 +67,7 @@ const ChecklistField = "checklist"
 
 // DomainAuthFunc reports what the DNS checks last found for a sending
 // domain of the account.
-type DomainAuthFunc func(ctx context.Context, accountID int64, domain string) (DomainAuth, error)
+type DomainAuthFunc func(ctx context.Context, accountID int64, domain string) (core.DomainAuth, error)
 
 // Checklist evaluates the pre-send checks of a single send or of an
 // automation's emails: authentication of the From
@@ -75,7 +76,7 @@ type DomainAuthFunc func(ctx context.Context, accountID int64, domain string) (D
 // complaint rates. By default they are warnings; an account that turns
 // on blocking has its failing sends and set-lives refused.
 type Checklist struct {
-	db   *DB
+	db   *core.DB
 	now  func() time.Time
 	auth DomainAuthFunc
 }
@@ -84,9 +85,9 @@ type Checklist struct {
 // database's, which New sets to the service's). auth reads the DNS checks
 // of a domain; nil (no checks wired) reports every domain as not checked
 // yet, a warning.
-func NewChecklist(db *DB, now func() time.Time, auth DomainAuthFunc) *Checklist {
+func NewChecklist(db *core.DB, now func() time.Time, auth DomainAuthFunc) *Checklist {
 	if now == nil {
-		now = db.now
+		now = db.Now
 	}
 	return &Checklist{db: db, now: now, auth: auth}
 }
@@ -365,9 +366,9 @@ func checklistRefusal(items []CheckItem) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	reasons := make([]Reason, len(msgs))
-	return &Error{Code: CodeValidation, Message: "The pre-send checklist failed.", Fields: map[string][]string{ChecklistField: msgs},
-		Reasons: map[string][]Reason{ChecklistField: reasons}}
+	reasons := make([]core.Reason, len(msgs))
+	return &core.Error{Code: core.CodeValidation, Message: "The pre-send checklist failed.", Fields: map[string][]string{ChecklistField: msgs},
+		Reasons: map[string][]core.Reason{ChecklistField: reasons}}
 }
 
 // sendSubject is what a built send (models.SingleSend) is checked on.
@@ -401,12 +402,12 @@ func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSend
 			}
 		}
 	}
-	if id, err := ParseID(in.SenderID); err == nil {
+	if id, err := core.ParseID(in.SenderID); err == nil {
 		snd, err := sender(ctx, c.db.R, accountID, id)
 		switch {
 		case err == nil:
 			s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
-		case !IsNotFound(err):
+		case !core.IsNotFound(err):
 			return nil, err
 		}
 	}
@@ -439,7 +440,7 @@ func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Aut
 			switch {
 			case err == nil:
 				s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
-			case !IsNotFound(err):
+			case !core.IsNotFound(err):
 				return nil, err
 			}
 		}

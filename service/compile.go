@@ -13,6 +13,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // compiledSend is a send's message, parsed once: every per-recipient part
@@ -64,7 +65,7 @@ func (c *compiledSend) parts(variant int) (subject, html *delivery.Template) {
 // compiled; it cannot clash with a field name (those start with a letter).
 const tokenName = "__tk"
 
-func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend) (*compiledSend, error) {
+func compileSend(ctx context.Context, db *core.DB, base string, ss *models.SingleSend) (*compiledSend, error) {
 	html := ""
 	if ss.TemplateHTML != nil {
 		html = *ss.TemplateHTML
@@ -139,7 +140,7 @@ func compileSend(ctx context.Context, db *DB, base string, ss *models.SingleSend
 // name) when it goes to several, as one message cannot say which of them
 // brought it; its Feedback-ID is "s<send id>:<account id>:herald". The
 // list id sits under the From domain: "type3.a1.shop.example.com".
-func (c *compiledSend) identify(ctx context.Context, db *DB) error {
+func (c *compiledSend) identify(ctx context.Context, db *core.DB) error {
 	ss := c.send
 	if ss.ID == 0 {
 		return nil // a test mail of a send not saved yet: no list, no campaign

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
@@ -45,10 +46,10 @@ const (
 
 // compileConditions validates the three parallel lists of a segment
 // against the account's fields and normalises the values.
-func compileConditions(fields, ops, values []string, customs []models.Field, p Problems) []Condition {
+func compileConditions(fields, ops, values []string, customs []models.Field, p core.Problems) []Condition {
 	n := max(len(fields), len(ops))
 	if n > MaxConditions {
-		p.merge(TooManyItems("select_field", MaxConditions))
+		p.Merge(core.TooManyItems("select_field", MaxConditions))
 	}
 	conds := make([]Condition, 0, n)
 	for i := 0; i < n; i++ {
@@ -66,7 +67,7 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		c := Condition{Field: f, Operator: op}
 		switch {
 		case f == "":
-			p.AddReason(key("select_field"), ReasonRequired, msgRequired(key("select_field")))
+			p.AddReason(key("select_field"), core.ReasonRequired, core.MsgRequired(key("select_field")))
 			continue
 		case f == "created_at":
 			c.Type = "created_at"
@@ -83,13 +84,13 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 				}
 			}
 			if !ok {
-				p.invalidChoice(key("select_field"))
+				p.InvalidChoice(key("select_field"))
 				continue
 			}
 			c.Field, c.Type, c.Custom = f, typ, true
 		}
 		if !oneOf(op, OperatorsFor(c.Type)) {
-			p.invalidChoice(key("select_operator"))
+			p.InvalidChoice(key("select_operator"))
 			continue
 		}
 		if op == "is_empty" || op == "is_not_empty" {
@@ -97,7 +98,7 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 			continue
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			p.AddReason(key("value"), ReasonNUL, msgNUL(key("value")))
+			p.AddReason(key("value"), core.ReasonNUL, core.MsgNUL(key("value")))
 			continue
 		}
 		raw := []string{v}
@@ -105,7 +106,7 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 			// Counted before the split: a value of millions of separators
 			// is refused without making millions of strings first.
 			if strings.Count(v, "|") >= MaxInValues {
-				p.merge(TooManyItems(key("value"), MaxInValues))
+				p.Merge(core.TooManyItems(key("value"), MaxInValues))
 				continue
 			}
 			raw = strings.Split(v, "|")
@@ -113,14 +114,14 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p P
 		for _, r := range raw {
 			nv, ok := normaliseValue(c, r)
 			if !ok {
-				p.Add(key("value"), fmt.Sprintf("The %s does not fit the %s field.", Label(key("value")), c.Field))
+				p.Add(key("value"), fmt.Sprintf("The %s does not fit the %s field.", core.Label(key("value")), c.Field))
 				break
 			}
 			c.Values = append(c.Values, nv)
 		}
 		if len(c.Values) == 0 || (op != "in" && strings.TrimSpace(v) == "") {
 			if !p.Has(key("value")) {
-				p.AddReason(key("value"), ReasonRequired, msgRequired(key("value")))
+				p.AddReason(key("value"), core.ReasonRequired, core.MsgRequired(key("value")))
 			}
 			continue
 		}
@@ -184,7 +185,7 @@ func NormaliseDateTime(v string) (string, bool) {
 
 // sqlCondition renders the conditions as a WHERE fragment over contacts
 // aliased c, with its arguments. An empty list matches every contact.
-func sqlCondition(d dialect, conds []Condition, or bool) (string, []any) {
+func sqlCondition(d core.Dialect, conds []Condition, or bool) (string, []any) {
 	if len(conds) == 0 {
 		return "1=1", nil
 	}
@@ -217,17 +218,17 @@ func balanced(parts []string, join string) string {
 
 // conditionColumn is the stored value a condition tests, as an expression
 // over contacts aliased c (Explain shows it beside the verdict).
-func conditionColumn(d dialect, c Condition) string {
+func conditionColumn(d core.Dialect, c Condition) string {
 	switch {
 	case c.Type == "created_at":
 		return "c.created_at"
 	case c.Custom:
-		return d.customField("c.custom_fields", c.Field)
+		return d.CustomField("c.custom_fields", c.Field)
 	}
 	return "c." + c.Field
 }
 
-func sqlOne(d dialect, c Condition) (string, []any) {
+func sqlOne(d core.Dialect, c Condition) (string, []any) {
 	raw := conditionColumn(d, c)
 	if c.Type == "created_at" {
 		switch c.Operator {
@@ -253,7 +254,7 @@ func sqlOne(d dialect, c Condition) (string, []any) {
 	case "is_not_empty":
 		return "TRIM(COALESCE(" + raw + ", '')) <> ''", nil
 	case "contains", "not_contains", "starts_with", "ends_with":
-		pat := likeEscape(c.Values[0])
+		pat := core.LikeEscape(c.Values[0])
 		switch c.Operator {
 		case "contains", "not_contains":
 			pat = "%" + pat + "%"
@@ -269,7 +270,7 @@ func sqlOne(d dialect, c Condition) (string, []any) {
 		return text + " " + not + `LIKE ? ESCAPE '\'`, []any{pat}
 	}
 	if c.Type == "number" {
-		num := d.number("NULLIF(TRIM(COALESCE(" + raw + ", '')), '')")
+		num := d.Number("NULLIF(TRIM(COALESCE(" + raw + ", '')), '')")
 		vals := make([]any, len(c.Values))
 		for i, v := range c.Values {
 			vals[i], _ = strconv.ParseFloat(v, 64)
@@ -297,16 +298,16 @@ func sqlOne(d dialect, c Condition) (string, []any) {
 // thousand (SQLite allows 32,766 per statement; a segment may hold 50
 // such conditions, and keeping it current adds a batch of contact ids).
 // kind is text, number or created_at: how the array's items are read.
-func inSQL(d dialect, expr, kind string, vals []any) (string, []any) {
+func inSQL(d core.Dialect, expr, kind string, vals []any) (string, []any) {
 	items := make([]any, len(vals))
 	for i, v := range vals {
 		if t, ok := v.(time.Time); ok {
-			v = d.timeValue(t)
+			v = d.TimeValue(t)
 		}
 		items[i] = v
 	}
 	list, _ := json.Marshal(items)
-	return expr + " IN (" + d.jsonArrayItems(kind) + ")", []any{string(list)}
+	return expr + " IN (" + d.JSONArrayItems(kind) + ")", []any{string(list)}
 }
 
 // cmpSQL compares expr with one value (or several for `in`). A value

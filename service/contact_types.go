@@ -8,18 +8,19 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // ContactTypes keeps the account's contact types.
 type ContactTypes struct {
-	db    *DB
+	db    *core.DB
 	audit *Audit
 }
 
 func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {
 	var ct models.ContactType
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&ct).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &ct, nil
 }
@@ -29,12 +30,12 @@ func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 // checkName records the problems of a contact type name (spec Limits: at
 // least 2 characters; a single line, as every name that may reach a
 // header, decisions.md 8) in p and returns it trimmed.
-func checkName(p Problems, name string) string {
+func checkName(p core.Problems, name string) string {
 	name = strings.TrimSpace(name)
-	if p.required("name", name) {
-		p.minLen("name", name, 2)
-		p.maxLen("name", name, 255)
-		p.singleLine("name", name)
+	if p.Required("name", name) {
+		p.MinLen("name", name, 2)
+		p.MaxLen("name", name, 255)
+		p.SingleLine("name", name)
 	}
 	return name
 }
@@ -42,7 +43,7 @@ func checkName(p Problems, name string) string {
 // validName checks a contact type name and that no other type of the
 // account has it.
 func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, selfID int64, name string) (string, error) {
-	p := Problems{}
+	p := core.Problems{}
 	name = checkName(p, name)
 	if err := p.Err(); err != nil {
 		return "", err
@@ -54,7 +55,7 @@ func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, se
 		return "", err
 	}
 	if n > 0 {
-		return "", Invalid("name", "The name has already been taken.")
+		return "", core.Invalid("name", "The name has already been taken.")
 	}
 	return name, nil
 }
@@ -67,7 +68,7 @@ func (s *ContactTypes) Create(ctx context.Context, accountID int64, name string)
 		if err != nil {
 			return err
 		}
-		now := models.NewTimestamp(s.db.now())
+		now := models.NewTimestamp(s.db.Now())
 		ct = &models.ContactType{UserID: accountID, Name: n, CreatedAt: now, UpdatedAt: now}
 		return tx.Create(ct).Error
 	})
@@ -84,9 +85,9 @@ func (s *ContactTypes) Get(ctx context.Context, accountID, id int64) (*models.Co
 // missing parameter); a type that does not exist is not found once the
 // body is valid. Errors: validation, ErrNotFound.
 func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name string) (*models.ContactType, error) {
-	p := Problems{}
+	p := core.Problems{}
 	if id == 0 {
-		p.AddReason("id", ReasonRequired, msgRequired("id"))
+		p.AddReason("id", core.ReasonRequired, core.MsgRequired("id"))
 	}
 	checkName(p, name)
 	if err := p.Err(); err != nil {
@@ -102,7 +103,7 @@ func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name str
 		if err != nil {
 			return err
 		}
-		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(s.db.now())
+		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(s.db.Now())
 		return tx.Model(&models.ContactType{}).Where("id = ?", id).Updates(map[string]any{"name": n, "updated_at": ct.UpdatedAt}).Error
 	})
 	return ct, err
@@ -118,7 +119,7 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		name = ct.Name
-		now := s.db.now()
+		now := s.db.Now()
 		for _, q := range []string{
 			"UPDATE contact_types SET deleted_at = ? WHERE id = ?",
 			"UPDATE contacts SET deleted_at = ? WHERE contact_type_id = ? AND deleted_at IS NULL",
@@ -139,17 +140,17 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 	if err != nil {
 		return err
 	}
-	return s.audit.Record(ctx, accountID, AuditContactTypeDelete, name, "")
+	return s.audit.Record(ctx, accountID, core.AuditContactTypeDelete, name, "")
 }
 
 // Each calls fn for every contact type of the account with its number of contacts.
-func (s *ContactTypes) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.ContactTypeCount) error) error {
-	return each(ctx, f, "contact_types", func() *gorm.DB {
+func (s *ContactTypes) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.ContactTypeCount) error) error {
+	return core.Each(ctx, f, "contact_types", func() *gorm.DB {
 		q := s.db.R.Table("contact_types").
 			Select("contact_types.*, (SELECT COUNT(*) FROM contacts c WHERE c.contact_type_id = contact_types.id AND c.deleted_at IS NULL) AS contacts_count").
 			Where("contact_types.user_id = ? AND contact_types.deleted_at IS NULL", accountID)
 		if f.Search != "" {
-			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(r *models.ContactTypeCount) int64 { return r.ID }, fn)

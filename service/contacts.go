@@ -10,13 +10,14 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
 // Contacts keeps the account's contacts and their custom field values;
 // every change keeps the segments of the contact's type current.
 type Contacts struct {
-	db       *DB
+	db       *core.DB
 	segments *Segments
 }
 
@@ -41,36 +42,36 @@ type ContactInput struct {
 
 // ContactFilter narrows a contact list.
 type ContactFilter struct {
-	ListFilter
+	core.ListFilter
 	ContactTypeID int64
 }
 
 // cleanContact validates the values of a contact (no database access) and
 // returns them in stored form. custom holds the account's custom fields;
 // values of fields not given are left out of the returned map.
-func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, p Problems) (models.Contact, map[string]string) {
+func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, p core.Problems) (models.Contact, map[string]string) {
 	var c models.Contact
-	email, ok := NormalizeEmail(in.Email)
-	if p.required("email", in.Email) && !ok {
-		p.AddReason("email", ReasonEmail, msgEmail("email"))
+	email, ok := core.NormalizeEmail(in.Email)
+	if p.Required("email", in.Email) && !ok {
+		p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 	}
 	c.Email = email
 	if alt := strings.TrimSpace(in.AltEmail); alt != "" {
-		a, ok := NormalizeEmail(alt)
+		a, ok := core.NormalizeEmail(alt)
 		if !ok {
-			p.AddReason("alt_email", ReasonEmail, msgEmail("alt_email"))
+			p.AddReason("alt_email", core.ReasonEmail, core.MsgEmail("alt_email"))
 		}
 		c.AltEmail = &a
 	}
 	country := strings.TrimSpace(in.Country)
 	switch {
 	case country == "" && requireCountry:
-		p.AddReason("country", ReasonRequired, msgRequired("country"))
+		p.AddReason("country", core.ReasonRequired, core.MsgRequired("country"))
 	case country != "":
 		if ct, ok := world.LookupCountry(country); ok {
 			c.Country = strconv.FormatInt(ct.ID, 10)
 		} else {
-			p.invalidChoice("country")
+			p.InvalidChoice("country")
 		}
 	}
 	for _, f := range []struct {
@@ -86,11 +87,11 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 		*f.dst = strings.TrimSpace(f.v)
 		if f.dst == &c.FirstName || f.dst == &c.LastName {
 			// The names go into the To header of every mail to the contact.
-			p.maxLen(f.name, *f.dst, 255)
-			p.singleLine(f.name, *f.dst)
+			p.MaxLen(f.name, *f.dst, 255)
+			p.SingleLine(f.name, *f.dst)
 			continue
 		}
-		p.text(f.name, *f.dst, 255)
+		p.Text(f.name, *f.dst, 255)
 	}
 	values := make(map[string]string, len(in.Custom))
 	for name, v := range in.Custom {
@@ -112,27 +113,27 @@ func cleanContact(in ContactInput, customs []models.Field, requireCountry bool, 
 			continue
 		}
 		if strings.IndexByte(v, 0) >= 0 {
-			p.AddReason(key, ReasonNUL, msgNUL(name))
+			p.AddReason(key, core.ReasonNUL, core.MsgNUL(name))
 			continue
 		}
 		switch fld.FieldType {
 		case "number":
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				p.Add(key, "The "+Label(name)+" must be a number.")
+				p.Add(key, "The "+core.Label(name)+" must be a number.")
 				continue
 			}
 			v = strconv.FormatFloat(f, 'f', -1, 64)
 		case "datetime-local":
 			d, ok := NormaliseDateTime(v)
 			if !ok {
-				p.Add(key, "The "+Label(name)+" is not a valid date.")
+				p.Add(key, "The "+core.Label(name)+" is not a valid date.")
 				continue
 			}
 			v = d
 		default:
 			if len([]rune(v)) > 65535 {
-				p.AddReason(key, ReasonMax, msgMax(name, 65535))
+				p.AddReason(key, core.ReasonMax, core.MsgMax(name, 65535))
 			}
 		}
 		values[name] = v
@@ -166,13 +167,13 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err != nil {
 			return err
 		}
-		p := Problems{}
-		p.required("contact_type_id", in.ContactTypeID)
+		p := core.Problems{}
+		p.Required("contact_type_id", in.ContactTypeID)
 		c, values := cleanContact(in, customs, true, p)
 		if err := p.Err(); err != nil {
 			return err
 		}
-		typeID, err := ParseID(in.ContactTypeID)
+		typeID, err := core.ParseID(in.ContactTypeID)
 		if err != nil {
 			return err
 		}
@@ -182,11 +183,11 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := emailFree(ctx, tx, typeID, c.Email, 0); err != nil {
 			return err
 		}
-		now := models.NewTimestamp(s.db.now())
+		now := models.NewTimestamp(s.db.Now())
 		c.UserID, c.ContactTypeID, c.CreatedAt, c.UpdatedAt = accountID, typeID, now, now
 		c.CustomFields = mergeCustom("", values)
 		if err := tx.Create(&c).Error; err != nil {
-			return translateUnique(err, "email")
+			return core.TranslateUnique(err, "email")
 		}
 		if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, []int64{c.ID}); err != nil {
 			return err
@@ -209,14 +210,14 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		if err != nil {
 			return err
 		}
-		p := Problems{}
-		p.required("contact_id", in.ContactID)
-		p.required("contact_type_id", in.ContactTypeID)
+		p := core.Problems{}
+		p.Required("contact_id", in.ContactID)
+		p.Required("contact_type_id", in.ContactTypeID)
 		c, values := cleanContact(in, customs, true, p)
 		if err := p.Err(); err != nil {
 			return err
 		}
-		id, err := ParseID(in.ContactID)
+		id, err := core.ParseID(in.ContactID)
 		if err != nil {
 			return err
 		}
@@ -224,7 +225,7 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		if err != nil {
 			return err
 		}
-		typeID, err := ParseID(in.ContactTypeID)
+		typeID, err := core.ParseID(in.ContactTypeID)
 		if err != nil {
 			return err
 		}
@@ -235,10 +236,10 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 			return err
 		}
 		c.ID, c.UserID, c.ContactTypeID, c.CreatedAt = id, accountID, typeID, old.CreatedAt
-		c.UpdatedAt = models.NewTimestamp(s.db.now())
+		c.UpdatedAt = models.NewTimestamp(s.db.Now())
 		c.CustomFields = mergeCustom(old.CustomFields, values)
 		if err := tx.Model(&models.Contact{}).Where("id = ?", id).Select("*").Omit("id", "user_id", "created_at", "deleted_at").Updates(&c).Error; err != nil {
-			return translateUnique(err, "email")
+			return core.TranslateUnique(err, "email")
 		}
 		if old.ContactTypeID != typeID {
 			if err := s.segments.refreshContacts(ctx, tx, accountID, old.ContactTypeID, []int64{id}); err != nil {
@@ -261,7 +262,7 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 		return fmt.Errorf("contacts: is an address free in contact type %d: %w", typeID, err)
 	}
 	if n > 0 {
-		return Invalid("email", "The email has already been taken.")
+		return core.Invalid("email", "The email has already been taken.")
 	}
 	return nil
 }
@@ -269,7 +270,7 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 func contact(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Contact, error) {
 	var c models.Contact
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&c).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &c, nil
 }
@@ -302,13 +303,13 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	for i := range types {
 		byID[types[i].ID] = &types[i]
 	}
-	return eachFetched(ctx, f.ListFilter.sortedBy(ContactSorts), "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.dialect())).Where("user_id = ? AND deleted_at IS NULL", accountID)
+	return core.EachFetched(ctx, f.ListFilter.SortedBy(ContactSorts), "", func() *gorm.DB {
+		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.SQL())).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
 			q = q.Where("contact_type_id = ?", f.ContactTypeID)
 		}
 		if f.Search != "" {
-			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
@@ -324,7 +325,7 @@ func (s *Contacts) Count(ctx context.Context, accountID int64, f ContactFilter) 
 		q = q.Where("contact_type_id = ?", f.ContactTypeID)
 	}
 	if f.Search != "" {
-		pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+		pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 		q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 	}
 	var n int64
@@ -339,11 +340,11 @@ func (s *Contacts) Delete(ctx context.Context, accountID, id int64) error {
 // BulkDelete soft-deletes all the listed contacts, or none.
 // Errors: ErrNotFound when any id is not one of the account's live contacts.
 func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
-	if err := tooMany(len(ids)); err != nil {
+	if err := core.TooMany(len(ids)); err != nil {
 		return err
 	}
 	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		parts := chunks(ids, bulkChunk)
+		parts := core.Chunks(ids, core.BulkChunk)
 		var rows []models.Contact
 		for _, part := range parts {
 			var got []models.Contact
@@ -353,9 +354,9 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 			rows = append(rows, got...)
 		}
 		if len(rows) != len(ids) {
-			return ErrNotFound
+			return core.ErrNotFound
 		}
-		now := s.db.now()
+		now := s.db.Now()
 		for _, part := range parts {
 			if err := tx.Model(&models.Contact{}).Where("id IN ?", part).Update("deleted_at", now).Error; err != nil {
 				return fmt.Errorf("contacts: mark contacts deleted: %w", err)
@@ -366,7 +367,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 			byType[r.ContactTypeID] = append(byType[r.ContactTypeID], r.ID)
 		}
 		for typeID, list := range byType {
-			for _, part := range chunks(list, bulkChunk) {
+			for _, part := range core.Chunks(list, core.BulkChunk) {
 				if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, part); err != nil {
 					return err
 				}

@@ -3,6 +3,7 @@ package service
 import (
 	"encoding/json"
 	"fmt"
+	"herald/service/core"
 	"testing"
 )
 
@@ -28,7 +29,7 @@ func TestHasControl(t *testing.T) {
 		"a\r\nb": true, "a\nb": true, "a\rb": true, "tab\there": true, "nul\x00": true,
 		"del\x7f": true, "nel\u0085": true, "ls\u2028": true, "ps\u2029": true,
 	} {
-		if got := HasControl(s); got != want {
+		if got := core.HasControl(s); got != want {
 			t.Errorf("HasControl(%q) = %v, want %v", s, got, want)
 		}
 	}

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"herald/service/core"
 	"time"
 
 	"gorm.io/gorm"
@@ -74,6 +75,6 @@ func addDaily(tx *gorm.DB, accountID int64, at time.Time, add daily) error {
 	for _, c := range cols {
 		args = append(args, add[c])
 	}
-	d := dialect{postgres: tx.Dialector.Name() == "postgres"}
-	return tx.Exec(d.addDaily(cols), args...).Error
+	d := core.Dialect{Postgres: tx.Dialector.Name() == "postgres"}
+	return tx.Exec(d.AddDaily(cols), args...).Error
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Dashboard reads an account's overview: its figures per day
@@ -14,7 +15,7 @@ import (
 // the contacts or the ledger, so it costs the same on an account of a
 // million contacts as on an empty one.
 type Dashboard struct {
-	db  *DB
+	db  *core.DB
 	now func() time.Time
 }
 

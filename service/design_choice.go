@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // The design choices of the console's single-send and email forms:
@@ -82,7 +83,7 @@ func (s *Designs) choose(ctx context.Context, accountID int64, choice string, he
 	switch {
 	case kind == ChoiceLibrary && n != "":
 		d, err := s.templates.Design(id)
-		if IsNotFound(err) {
+		if core.IsNotFound(err) {
 			return ChosenDesign{TemplateID: n}, nil // the check names the id invalid
 		}
 		if err != nil {
@@ -91,7 +92,7 @@ func (s *Designs) choose(ctx context.Context, accountID int64, choice string, he
 		return ChosenDesign{TemplateID: n, TemplateHTML: d.HTMLCode, PreviewImg: d.PreviewImage}, nil
 	case kind == ChoiceDesign && n != "":
 		d, err := s.Get(ctx, accountID, id)
-		if IsNotFound(err) {
+		if core.IsNotFound(err) {
 			return ChosenDesign{}, nil
 		}
 		if err != nil {

@@ -10,11 +10,12 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Designs keeps the account's own designs made in the editor.
 type Designs struct {
-	db        *DB
+	db        *core.DB
 	templates Templates
 }
 
@@ -30,25 +31,25 @@ type DesignInput struct {
 const maxDesignBytes = 5 << 20
 
 func (in DesignInput) validate() (models.Design, error) {
-	p := Problems{}
+	p := core.Problems{}
 	d := models.Design{Name: strings.TrimSpace(in.Name), TemplateID: 1, TemplateJSON: in.TemplateJSON, TemplateHTML: in.TemplateHTML}
-	if p.required("name", d.Name) {
-		p.text("name", d.Name, 255)
+	if p.Required("name", d.Name) {
+		p.Text("name", d.Name, 255)
 	}
 	if v := strings.TrimSpace(in.TemplateID); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if _, derr := (Templates{}).Design(id); err != nil || derr != nil {
-			p.invalidChoice("template_id")
+			p.InvalidChoice("template_id")
 		}
 		d.TemplateID = id
 	}
 	if strings.TrimSpace(d.TemplateHTML) == "" {
-		p.AddReason("template_html", ReasonRequired, msgRequired("template_html"))
+		p.AddReason("template_html", core.ReasonRequired, core.MsgRequired("template_html"))
 	}
-	p.noNUL("template_html", d.TemplateHTML)
-	p.noNUL("template_json", d.TemplateJSON)
+	p.NoNUL("template_html", d.TemplateHTML)
+	p.NoNUL("template_json", d.TemplateJSON)
 	if len(d.TemplateHTML) > maxDesignBytes || len(d.TemplateJSON) > maxDesignBytes {
-		p.AddReason("template_html", ReasonMax, "The design may not be greater than 5 MB.")
+		p.AddReason("template_html", core.ReasonMax, "The design may not be greater than 5 MB.")
 	}
 	return d, p.Err()
 }
@@ -59,7 +60,7 @@ func (s *Designs) Create(ctx context.Context, accountID int64, in DesignInput) (
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	d.UserID, d.CreatedAt, d.UpdatedAt = accountID, now, now
 	if err := s.db.W.WithContext(ctx).Create(&d).Error; err != nil {
 		return nil, fmt.Errorf("designs: save a new design: %w", err)
@@ -74,13 +75,13 @@ func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInpu
 		return nil, err
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.Design{}).Where("user_id = ? AND id = ?", accountID, id).Updates(map[string]any{
-		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": s.db.now(),
+		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": s.db.Now(),
 	})
 	if res.Error != nil {
 		return nil, res.Error
 	}
 	if res.RowsAffected == 0 {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	return s.Get(ctx, accountID, id)
 }
@@ -89,17 +90,17 @@ func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInpu
 func (s *Designs) Get(ctx context.Context, accountID, id int64) (*models.Design, error) {
 	var d models.Design
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&d).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &d, nil
 }
 
 // Each calls fn for every design of the account (without its JSON).
-func (s *Designs) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Design) error) error {
-	return each(ctx, f, "", func() *gorm.DB {
+func (s *Designs) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.Design) error) error {
+	return core.Each(ctx, f, "", func() *gorm.DB {
 		q := s.db.R.Model(&models.Design{}).Select("id", "user_id", "name", "template_id", "template_html", "created_at", "updated_at").Where("user_id = ?", accountID)
 		if f.Search != "" {
-			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(d *models.Design) int64 { return d.ID }, fn)
@@ -107,7 +108,7 @@ func (s *Designs) Each(ctx context.Context, accountID int64, f ListFilter, fn fu
 
 // Delete removes a design. Errors: ErrNotFound.
 func (s *Designs) Delete(ctx context.Context, accountID, id int64) error {
-	return deleteAll(ctx, s.db, accountID, &models.Design{}, []int64{id}, noScope)
+	return core.DeleteAll(ctx, s.db, accountID, &models.Design{}, []int64{id}, core.NoScope)
 }
 
 // Preview renders a design's HTML with a contact's values (contactID > 0)
@@ -121,7 +122,7 @@ func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string,
 			return "", err
 		}
 		values = ContactValues(c)
-		for _, k := range SenderPlaceholders {
+		for _, k := range core.SenderPlaceholders {
 			if v, ok := s.templates.SampleValues()[k]; ok {
 				values[k] = v
 			}

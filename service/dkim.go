@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"herald/service/core"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ func (s *Senders) DKIM(ctx context.Context, accountID int64, domain string) (DKI
 }
 
 // dkimRecord finds or makes the account's key for an already valid domain.
-func dkimRecord(ctx context.Context, db *DB, accountID int64, domain string) (DKIMRecord, error) {
+func dkimRecord(ctx context.Context, db *core.DB, accountID int64, domain string) (DKIMRecord, error) {
 	key, err := domainKey(ctx, db, accountID, domain)
 	if err != nil {
 		return DKIMRecord{}, err
@@ -56,14 +57,14 @@ func dkimRecord(ctx context.Context, db *DB, accountID int64, domain string) (DK
 func validDomain(field, v string) (string, error) {
 	d := strings.ToLower(strings.TrimSpace(v))
 	if d == "" {
-		return d, invalidBecause(field, ReasonRequired, msgRequired(field))
+		return d, core.InvalidBecause(field, core.ReasonRequired, core.MsgRequired(field))
 	}
-	msg := "The " + Label(field) + " must be a valid domain name."
-	if len(d) > 253 || HasControl(d) || strings.ContainsAny(d, "@") {
-		return d, Invalid(field, msg)
+	msg := "The " + core.Label(field) + " must be a valid domain name."
+	if len(d) > 253 || core.HasControl(d) || strings.ContainsAny(d, "@") {
+		return d, core.Invalid(field, msg)
 	}
-	if _, ok := NormalizeEmail("postmaster@" + d); !ok {
-		return d, Invalid(field, msg)
+	if _, ok := core.NormalizeEmail("postmaster@" + d); !ok {
+		return d, core.Invalid(field, msg)
 	}
 	return d, nil
 }

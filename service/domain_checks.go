@@ -18,6 +18,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // The checks of a domain, in the order they are shown.
@@ -71,7 +72,7 @@ type DomainReport struct {
 // Results are stored with their time; Run checks each domain again
 // daily, CheckNow on demand.
 type DomainChecks struct {
-	db          *DB
+	db          *core.DB
 	bounces     *Bounces
 	mail        *Mail // the key of herald's own mail, checked beside the domains
 	now         func() time.Time
@@ -100,7 +101,7 @@ type DomainCheckConfig struct {
 	InboundHost string
 }
 
-func newDomainChecks(db *DB, bounces *Bounces, mail *Mail, resolver *sharedResolver, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
+func newDomainChecks(db *core.DB, bounces *Bounces, mail *Mail, resolver *sharedResolver, baseURL string, now func() time.Time, cfg DomainCheckConfig) *DomainChecks {
 	return &DomainChecks{db: db, bounces: bounces, mail: mail, now: now, resolver: resolver, relayHost: strings.ToLower(cfg.RelayHost),
 		baseHost: strings.ToLower(hostOf(baseURL)), inbound: cfg.Inbound, inboundHost: strings.ToLower(cfg.InboundHost), Every: 24 * time.Hour, Lease: 10 * time.Minute, log: slog.Default()}
 }
@@ -109,9 +110,9 @@ func (d *DomainChecks) dns() (*Resolver, error) { return d.resolver.get() }
 
 // Authenticated returns what the last check of the account's domain
 // found (Checked false when it was never checked).
-func (d *DomainChecks) Authenticated(ctx context.Context, accountID int64, domain string) (DomainAuth, error) {
+func (d *DomainChecks) Authenticated(ctx context.Context, accountID int64, domain string) (core.DomainAuth, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
-	out := DomainAuth{Domain: domain}
+	out := core.DomainAuth{Domain: domain}
 	var row models.DomainCheck
 	err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error
 	if err != nil || row.ID == 0 || row.CheckedAt == nil {
@@ -170,7 +171,7 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 }
 
 // domainKeys returns the account's keys of domain, newest first.
-func domainKeys(ctx context.Context, db *DB, accountID int64, domain string) ([]models.SenderDomain, error) {
+func domainKeys(ctx context.Context, db *core.DB, accountID int64, domain string) ([]models.SenderDomain, error) {
 	var keys []models.SenderDomain
 	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").Find(&keys).Error
 	return keys, err
@@ -248,7 +249,7 @@ func (d *DomainChecks) checkSystemKey(ctx context.Context) {
 func (d *DomainChecks) check(ctx context.Context, accountID int64, domain string) error {
 	r, err := d.dns()
 	if err != nil {
-		return &Error{Code: CodeUnavailable, Message: "Herald cannot ask DNS: " + err.Error()}
+		return &core.Error{Code: core.CodeUnavailable, Message: "Herald cannot ask DNS: " + err.Error()}
 	}
 	var row models.DomainCheck
 	if err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error; err != nil {
@@ -880,11 +881,11 @@ func (d *DomainChecks) SetSendingIPs(ctx context.Context, accountID int64, domai
 		} else if p, err := netip.ParsePrefix(f); err == nil {
 			clean = append(clean, p.Masked().String())
 		} else {
-			return Invalid("sending_ips", "The sending ips must be IP addresses or ranges such as 192.0.2.10 or 2001:db8::/48 ("+f+" is not).")
+			return core.Invalid("sending_ips", "The sending ips must be IP addresses or ranges such as 192.0.2.10 or 2001:db8::/48 ("+f+" is not).")
 		}
 	}
 	if len(clean) > 20 {
-		return Invalid("sending_ips", "The sending ips may not have more than 20 items.")
+		return core.Invalid("sending_ips", "The sending ips may not have more than 20 items.")
 	}
 	if err := d.ensureRow(ctx, accountID, domain); err != nil {
 		return err
@@ -910,7 +911,7 @@ func (d *DomainChecks) RotateKey(ctx context.Context, accountID int64, domain st
 		return DKIMRecord{}, err
 	}
 	if len(keys) > 1 || keys[0].PublishedAt == nil && keys[0].SignAnyway == 0 {
-		return DKIMRecord{}, &Error{Code: CodeConflict, Message: "The newest key of " + domain + " is not published yet: publish its record (or turn on sign anyway) before rotating again."}
+		return DKIMRecord{}, &core.Error{Code: core.CodeConflict, Message: "The newest key of " + domain + " is not published yet: publish its record (or turn on sign anyway) before rotating again."}
 	}
 	if _, err := makeDomainKey(ctx, d.db, accountID, domain, keys[0].Generation+1); err != nil {
 		return DKIMRecord{}, err
@@ -928,7 +929,7 @@ func newSelector() string {
 
 // makeDomainKey stores a new RSA key of the given generation for the
 // domain; several processes making the same generation agree on one.
-func makeDomainKey(ctx context.Context, db *DB, accountID int64, domain string, generation int) (*models.SenderDomain, error) {
+func makeDomainKey(ctx context.Context, db *core.DB, accountID int64, domain string, generation int) (*models.SenderDomain, error) {
 	key, err := delivery.GenerateDKIM(domain, newSelector(), delivery.DKIMRSA)
 	if err != nil {
 		return nil, err
@@ -938,7 +939,7 @@ func makeDomainKey(ctx context.Context, db *DB, accountID int64, domain string, 
 		return nil, err
 	}
 	row := models.SenderDomain{UserID: accountID, Domain: domain, Selector: key.Selector, Algorithm: delivery.DKIMRSA,
-		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(db.now())}
+		PrivateKey: pem, Generation: generation, CreatedAt: models.NewTimestamp(db.Now())}
 	if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return nil, fmt.Errorf("domain checks: save a DKIM key of account %d: %w", accountID, err)
 	}
@@ -1009,7 +1010,7 @@ func (d *DomainChecks) claim(ctx context.Context, n int) ([]models.DomainCheck, 
 	now := d.now()
 	err := d.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Raw(`SELECT id, user_id, domain FROM domain_checks WHERE due_at <= ? AND lease_until <= ?
-			ORDER BY due_at LIMIT ?`+d.db.dialect().skipLocked(), now.UnixMilli(), now.UnixMilli(), n).Scan(&rows).Error; err != nil {
+			ORDER BY due_at LIMIT ?`+d.db.SQL().SkipLocked(), now.UnixMilli(), now.UnixMilli(), n).Scan(&rows).Error; err != nil {
 			return fmt.Errorf("domain checks: claim due checks: %w", err)
 		}
 		if len(rows) == 0 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // abSplit is how one send's audience is split into its test and the rest.
@@ -24,7 +25,7 @@ const abPrime = 4294967291
 // is split into its test rows, due at once with their variant, and the
 // rest, held back.
 type abPlanner struct {
-	db  *DB
+	db  *core.DB
 	now func() time.Time // the winner is chosen the wait after the resolution starts
 }
 
@@ -79,10 +80,10 @@ const releaseChunk = 5000
 // this call chose it, 0 when another process (or an earlier call) did.
 // A release cut short (a crash) is taken up by the next call: the rows
 // still held are those left, and the winner is read from the send.
-func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
+func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 	var ss models.SingleSend
 	if err := db.R.WithContext(ctx).Select("id", "user_id", "ab_subjects", "ab_metric", "ab_winner").Where("id = ?", id).Take(&ss).Error; err != nil {
-		return 0, notFound(err)
+		return 0, core.NotFound(err)
 	}
 	won := 0
 	if ss.ABWinner == 0 {
@@ -91,7 +92,7 @@ func decideTest(ctx context.Context, db *DB, id, now int64) (int, error) {
 			return 0, err
 		}
 		winner := bestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
-		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, db.now(), id)
+		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, db.Now(), id)
 		if res.Error != nil {
 			return 0, res.Error
 		}

@@ -13,14 +13,15 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
 // localPlanner is the planner (audience.go) of local-time sends: each row
 // is due when its zone's clock shows the send's local time.
 type localPlanner struct {
-	db      *DB
-	dialect dialect
+	db      *core.DB
+	dialect core.Dialect
 	now     func() time.Time // a local-time send's waves count from its start
 }
 
@@ -85,7 +86,7 @@ type localWaves struct {
 // maxZoneMemo bounds the memo of contacts' places (a new one starts past it).
 const maxZoneMemo = 50000
 
-func newLocalWaves(ctx context.Context, db *DB, d dialect, ss *models.SingleSend) (*localWaves, error) {
+func newLocalWaves(ctx context.Context, db *core.DB, d core.Dialect, ss *models.SingleSend) (*localWaves, error) {
 	t, err := time.Parse("15:04", ss.LocalTime)
 	if err != nil {
 		return nil, err
@@ -102,8 +103,8 @@ func newLocalWaves(ctx context.Context, db *DB, d dialect, ss *models.SingleSend
 	if lw.location(tz) != nil {
 		lw.fallback = tz
 	}
-	if ss.LocalZoneField != "" && fieldNameRE.MatchString(ss.LocalZoneField) {
-		lw.field = d.customField("c.custom_fields", ss.LocalZoneField)
+	if ss.LocalZoneField != "" && core.FieldNameRE.MatchString(ss.LocalZoneField) {
+		lw.field = d.CustomField("c.custom_fields", ss.LocalZoneField)
 	}
 	return lw, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // maxEventWebhooks is how many endpoints one account may keep.
@@ -26,7 +27,7 @@ const maxWebhookURL = 2048
 // saved, changed, deleted and listed only by their account; their recent
 // deliveries, a resend and a test ping.
 type EventWebhooks struct {
-	db     *DB
+	db     *core.DB
 	events *Events
 	poster *delivery.EventPoster
 	now    func() time.Time
@@ -47,16 +48,16 @@ type EventWebhookInput struct {
 // absolute http(s) with a host, at most 2,048 characters, no control
 // characters or spaces; with publicOnly, not an address written out that
 // delivery.PublicAddr refuses (a name is checked when posting).
-func checkWebhookURL(p Problems, v string, publicOnly bool) string {
+func checkWebhookURL(p core.Problems, v string, publicOnly bool) string {
 	v = strings.TrimSpace(v)
-	if !p.required("url", v) {
+	if !p.Required("url", v) {
 		return v
 	}
 	switch {
-	case !utf8.ValidString(v) || HasControl(v):
-		p.AddReason("url", ReasonLineBreak, msgLineBreak("url"))
+	case !utf8.ValidString(v) || core.HasControl(v):
+		p.AddReason("url", core.ReasonLineBreak, core.MsgLineBreak("url"))
 	case utf8.RuneCountInString(v) > maxWebhookURL:
-		p.AddReason("url", ReasonMax, msgMax("url", maxWebhookURL))
+		p.AddReason("url", core.ReasonMax, core.MsgMax("url", maxWebhookURL))
 	default:
 		u, err := url.Parse(v)
 		if err != nil || strings.ContainsAny(v, " \t") || u.Host == "" || u.Hostname() == "" {
@@ -72,7 +73,7 @@ func checkWebhookURL(p Problems, v string, publicOnly bool) string {
 
 // checkEventNames returns the chosen kinds, each once, in the contract's
 // order; none chosen is all nine.
-func checkEventNames(p Problems, names []string) models.EventKinds {
+func checkEventNames(p core.Problems, names []string) models.EventKinds {
 	want := map[string]bool{}
 	var bad []string
 	for _, n := range names {
@@ -81,7 +82,7 @@ func checkEventNames(p Problems, names []string) models.EventKinds {
 			continue
 		}
 		if !slices.Contains(EventNames, n) {
-			if len(bad) < 5 && utf8.ValidString(n) && !HasControl(n) && len(n) <= 40 {
+			if len(bad) < 5 && utf8.ValidString(n) && !core.HasControl(n) && len(n) <= 40 {
 				bad = append(bad, n)
 			} else if len(bad) < 5 {
 				bad = append(bad, "?")
@@ -91,7 +92,7 @@ func checkEventNames(p Problems, names []string) models.EventKinds {
 		want[n] = true
 	}
 	if len(bad) > 0 || len(names) > 2*len(EventNames) {
-		p.AddReason("events", ReasonInvalidChoice, "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
+		p.AddReason("events", core.ReasonInvalidChoice, "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
 		return nil
 	}
 	out := models.EventKinds{}
@@ -104,11 +105,11 @@ func checkEventNames(p Problems, names []string) models.EventKinds {
 }
 
 // Each calls fn for every endpoint of the account (secrets left out).
-func (w *EventWebhooks) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.EventWebhook) error) error {
-	return each(ctx, f, "", func() *gorm.DB {
+func (w *EventWebhooks) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.EventWebhook) error) error {
+	return core.Each(ctx, f, "", func() *gorm.DB {
 		q := w.db.R.Model(&models.EventWebhook{}).Where("user_id = ?", accountID)
 		if f.Search != "" {
-			q = q.Where(`LOWER(url) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(url) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(r *models.EventWebhook) int64 { return r.ID }, func(r *models.EventWebhook) error {
@@ -120,7 +121,7 @@ func (w *EventWebhooks) Each(ctx context.Context, accountID int64, f ListFilter,
 // List returns the account's endpoints, oldest first (secrets left out).
 func (w *EventWebhooks) List(ctx context.Context, accountID int64) ([]models.EventWebhook, error) {
 	var out []models.EventWebhook
-	err := w.Each(ctx, accountID, ListFilter{}, func(r *models.EventWebhook) error { out = append(out, *r); return nil })
+	err := w.Each(ctx, accountID, core.ListFilter{}, func(r *models.EventWebhook) error { out = append(out, *r); return nil })
 	return out, err
 }
 
@@ -129,7 +130,7 @@ func (w *EventWebhooks) List(ctx context.Context, accountID int64) ([]models.Eve
 func (w *EventWebhooks) Get(ctx context.Context, accountID, id int64) (*models.EventWebhook, error) {
 	var r models.EventWebhook
 	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	r.Secret = ""
 	return &r, nil
@@ -139,21 +140,21 @@ func (w *EventWebhooks) Get(ctx context.Context, accountID, id int64) (*models.E
 // hex): the one answer that shows it. Errors: validation (also beyond
 // maxEventWebhooks endpoints).
 func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebhookInput) (*models.EventWebhook, error) {
-	p := Problems{}
+	p := core.Problems{}
 	u := checkWebhookURL(p, in.URL, w.poster.PublicOnly)
 	kinds := checkEventNames(p, in.Events)
 	enabled := 1
 	if strings.TrimSpace(in.Enabled) != "" {
-		enabled = p.flag("enabled", in.Enabled)
+		enabled = p.Flag("enabled", in.Enabled)
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
 	now := models.NewTimestamp(w.now())
-	r := &models.EventWebhook{UserID: accountID, URL: u, Events: kinds, Enabled: enabled, Secret: randomID(32), CreatedAt: now, UpdatedAt: now}
+	r := &models.EventWebhook{UserID: accountID, URL: u, Events: kinds, Enabled: enabled, Secret: core.RandomID(32), CreatedAt: now, UpdatedAt: now}
 	err := w.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The account row's lock: two saves at once count each other.
-		if err := touchLists(tx, accountID); err != nil {
+		if err := core.TouchLists(tx, accountID); err != nil {
 			return err
 		}
 		var n int64
@@ -161,7 +162,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 			return fmt.Errorf("event webhooks: count the endpoints of account %d: %w", accountID, err)
 		}
 		if n >= maxEventWebhooks {
-			return Invalid("url", fmt.Sprintf("An account may have at most %d event webhooks.", maxEventWebhooks))
+			return core.Invalid("url", fmt.Sprintf("An account may have at most %d event webhooks.", maxEventWebhooks))
 		}
 		return tx.Create(r).Error
 	})
@@ -175,9 +176,9 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 // Update changes the parts of an endpoint the input gives. id 0 is the
 // missing `id`. Errors: validation, ErrNotFound.
 func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in EventWebhookInput) (*models.EventWebhook, error) {
-	p := Problems{}
+	p := core.Problems{}
 	if id == 0 {
-		p.AddReason("id", ReasonRequired, msgRequired("id"))
+		p.AddReason("id", core.ReasonRequired, core.MsgRequired("id"))
 	}
 	set := map[string]any{}
 	if in.URLSet {
@@ -187,7 +188,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 		set["events"] = checkEventNames(p, in.Events)
 	}
 	if in.EnabledSet {
-		set["enabled"] = p.flag("enabled", in.Enabled)
+		set["enabled"] = p.Flag("enabled", in.Enabled)
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 		return nil, res.Error
 	}
 	if res.RowsAffected == 0 {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	w.events.changed()
 	return w.Get(ctx, accountID, id)
@@ -213,7 +214,7 @@ func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return ErrNotFound
+			return core.ErrNotFound
 		}
 		// SQLite enforces the cascade only with foreign keys on: say it.
 		if err := tx.Where("webhook_id = ?", id).Delete(&models.Event{}).Error; err != nil {
@@ -247,7 +248,7 @@ func (w *EventWebhooks) Deliveries(ctx context.Context, accountID, id int64) ([]
 func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64) (int64, error) {
 	var d models.EventDelivery
 	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, deliveryID).First(&d).Error; err != nil {
-		return 0, notFound(err)
+		return 0, core.NotFound(err)
 	}
 	if d.FirstEventID == nil || d.LastEventID == nil {
 		return 0, nil // a test ping carries no events
@@ -272,12 +273,12 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 func (w *EventWebhooks) Ping(ctx context.Context, accountID, id int64) (*models.EventDelivery, error) {
 	var r models.EventWebhook
 	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&r).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	now := w.now()
-	ev := delivery.Event{Event: "ping", EventID: "ping-" + randomID(8), Timestamp: now.Unix()}
+	ev := delivery.Event{Event: "ping", EventID: "ping-" + core.RandomID(8), Timestamp: now.Unix()}
 	a := w.poster.Post(ctx, r.URL, r.Secret, []delivery.Event{ev}, now)
-	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: truncate(a.Err, 500),
+	d := &models.EventDelivery{WebhookID: r.ID, UserID: accountID, StatusCode: a.StatusCode, Error: core.Truncate(a.Err, 500),
 		LatencyMS: a.Latency.Milliseconds(), CreatedAt: models.NewTimestamp(now)}
 	if err := w.db.W.WithContext(ctx).Create(d).Error; err != nil {
 		return nil, fmt.Errorf("event webhooks: save a ping: %w", err)

@@ -13,6 +13,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // eventSQL writes the event queue's states into a statement: {pending}.
@@ -24,7 +25,7 @@ var eventSQL = strings.NewReplacer("{pending}", models.EventPending.SQL()).Repla
 // (delivery.EventStore): claims by lease, the payloads built from the
 // ledger, attempts recorded, and the failing-endpoint alerts.
 type EventStore struct {
-	db   *DB
+	db   *core.DB
 	verp *delivery.VERP
 	mail *Mail
 	now  func() time.Time
@@ -86,7 +87,7 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 	if err := st.db.R.WithContext(ctx).Where("id = ? AND enabled = 1 AND retry_at <= ?", webhookID, now.UnixMilli()).First(&w).Error; err != nil {
 		return nil, ignoreMissing(err)
 	}
-	lock := st.db.dialect().skipLocked()
+	lock := st.db.SQL().SkipLocked()
 	var ids []int64
 	err := st.db.W.WithContext(ctx).Raw(eventSQL(`UPDATE events SET worker = ?, next_at = ? WHERE id IN (
 		SELECT id FROM events WHERE webhook_id = ? AND state = {pending} AND id > ? AND next_at <= ? ORDER BY id LIMIT ?`)+lock+`) RETURNING id`,
@@ -148,7 +149,7 @@ func (st *EventStore) Finish(ctx context.Context, b *delivery.EventBatch, worker
 	first, last := b.IDs[0], b.IDs[len(b.IDs)-1]
 	return st.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		d := models.EventDelivery{WebhookID: b.WebhookID, UserID: b.AccountID, FirstEventID: &first, LastEventID: &last, Events: len(b.IDs),
-			StatusCode: a.StatusCode, Error: truncate(a.Err, 500), LatencyMS: a.Latency.Milliseconds(), CreatedAt: at}
+			StatusCode: a.StatusCode, Error: core.Truncate(a.Err, 500), LatencyMS: a.Latency.Milliseconds(), CreatedAt: at}
 		if err := tx.Create(&d).Error; err != nil {
 			return fmt.Errorf("events: record a delivery to endpoint %d: %w", b.WebhookID, err)
 		}
@@ -239,7 +240,7 @@ func (st *EventStore) AlertFailing(ctx context.Context) {
 			why = fmt.Sprintf("HTTP %d", last.StatusCode)
 		}
 		rowsOut := [][2]string{{"Endpoint", r.URL}, {"Failing since", r.FailingSince.UTC().Format("2006-01-02 15:04 MST")}, {"Last answer", why}}
-		st.mail.notify(ctx, r.UserID, "Event webhook failing: "+truncate(r.URL, 80),
+		st.mail.notify(ctx, r.UserID, "Event webhook failing: "+core.Truncate(r.URL, 80),
 			"Herald has not been able to deliver events to this endpoint for more than an hour. Events are kept and retried for 24 hours "+
 				"after they happen, then given up: check that the endpoint is up and answers 2xx.", rowsOut, st.mail.baseURL+"/event-webhooks")
 	}

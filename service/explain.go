@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // ExplainReason is why a contact is in or out of a segment.
@@ -88,7 +89,7 @@ func (s *Segments) Explain(ctx context.Context, accountID, segmentID, contactID 
 		}
 		var c models.Contact
 		if err := tx.Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, contactID).Take(&c).Error; err != nil {
-			return notFound(err)
+			return core.NotFound(err)
 		}
 		out, err = s.explain(ctx, tx, seg, &c, c.Email)
 		return err
@@ -101,11 +102,11 @@ func (s *Segments) Explain(ctx context.Context, accountID, segmentID, contactID 
 // no contact (then only a row added by hand can hold it).
 // Errors: validation (email), ErrNotFound (segment).
 func (s *Segments) ExplainEmail(ctx context.Context, accountID, segmentID int64, email string) (*Explanation, error) {
-	addr, ok := NormalizeEmail(email)
+	addr, ok := core.NormalizeEmail(email)
 	if !ok {
-		p := Problems{}
-		if p.required("email", strings.TrimSpace(email)) {
-			p.AddReason("email", ReasonEmail, msgEmail("email"))
+		p := core.Problems{}
+		if p.Required("email", strings.TrimSpace(email)) {
+			p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 		}
 		return nil, p.Err()
 	}
@@ -200,7 +201,7 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 	if err != nil {
 		return err
 	}
-	d := s.db.dialect()
+	d := s.db.SQL()
 	// The whole condition exactly as the segment's statements build it.
 	where, args := sqlCondition(d, conditionsOf(seg, customs), isOr(seg))
 	cols := []string{"CASE WHEN (" + where + ") THEN 1 ELSE 0 END"}
@@ -248,7 +249,7 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	var all int64
 	met := make([]int64, len(each))
@@ -285,7 +286,7 @@ func shownValue(k Condition, v sql.NullString) string {
 	}
 	switch {
 	case k.Type == "created_at":
-		for _, l := range []string{time.RFC3339Nano, sqliteTimeLayout, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+		for _, l := range []string{time.RFC3339Nano, core.SQLiteTimeLayout, "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
 			if t, err := time.Parse(l, v.String); err == nil {
 				return t.UTC().Format("2006-01-02 15:04:05 UTC")
 			}
@@ -326,7 +327,7 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 	err := s.db.R.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var c models.Contact
 		if err := tx.Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, contactID).Take(&c).Error; err != nil {
-			return notFound(err)
+			return core.NotFound(err)
 		}
 		var in []int64
 		if err := tx.Raw("SELECT segment_id FROM segment_emails WHERE contact_id = ? AND user_id = ?", c.ID, accountID).Scan(&in).Error; err != nil {

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // ExportInput names what a contacts export reads: one contact type or one
@@ -22,7 +23,7 @@ type ExportInput struct {
 
 // Export is a checked contacts export, ready to be written.
 type Export struct {
-	db        *DB
+	db        *core.DB
 	accountID int64
 	typeID    int64 // one of typeID and segmentID is set
 	segmentID int64
@@ -46,18 +47,18 @@ func (s *Contacts) Export(ctx context.Context, accountID int64, in ExportInput) 
 	typ, seg := strings.TrimSpace(in.ContactTypeID), strings.TrimSpace(in.SegmentID)
 	switch {
 	case typ == "" && seg == "":
-		p := Problems{}
-		p.AddReason("contact_type_id", ReasonRequired, "The contact type id field is required when segment id is not present.")
-		p.AddReason("segment_id", ReasonRequired, "The segment id field is required when contact type id is not present.")
+		p := core.Problems{}
+		p.AddReason("contact_type_id", core.ReasonRequired, "The contact type id field is required when segment id is not present.")
+		p.AddReason("segment_id", core.ReasonRequired, "The segment id field is required when contact type id is not present.")
 		return nil, p.Err()
 	case typ != "" && seg != "":
-		p := Problems{}
+		p := core.Problems{}
 		p.Add("contact_type_id", "The contact type id field prohibits segment id from being present.")
 		return nil, p.Err()
 	}
 	e := &Export{db: s.db, accountID: accountID}
 	if typ != "" {
-		id, err := ParseID(typ)
+		id, err := core.ParseID(typ)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +68,7 @@ func (s *Contacts) Export(ctx context.Context, accountID int64, in ExportInput) 
 		}
 		e.typeID = ct.ID
 	} else {
-		id, err := ParseID(seg)
+		id, err := core.ParseID(seg)
 		if err != nil {
 			return nil, err
 		}
@@ -115,12 +116,12 @@ func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows i
 		n, err := e.batch(ctx, last, func(id int64, cols []sql.NullString, custom models.JSONText) error {
 			last = id
 			for i, c := range cols {
-				rec[i] = SafeCell(c.String)
+				rec[i] = core.SafeCell(c.String)
 			}
-			rec[4] = SafeCell(countryName(cols[4].String))
+			rec[4] = core.SafeCell(countryName(cols[4].String))
 			stored := parseCustom(string(custom))
 			for i, f := range e.customs {
-				rec[len(ExportColumns)+i] = SafeCell(stored[f.FieldName])
+				rec[len(ExportColumns)+i] = core.SafeCell(stored[f.FieldName])
 			}
 			return cw.Write(rec)
 		})

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // ExportKind is what a background export writes.
@@ -56,7 +57,7 @@ const (
 
 // ErrTooManyExports refuses an export while the account already has
 // MaxActiveExports queued or running.
-var ErrTooManyExports = &Error{Code: CodeConflict,
+var ErrTooManyExports = &core.Error{Code: core.CodeConflict,
 	Message: fmt.Sprintf("You already have %d exports under way. Wait for one to finish, then start this one again.", MaxActiveExports)}
 
 // errExportLost stops a writer whose export another process took over
@@ -73,7 +74,7 @@ var exportProgressHook func(jobID, rowsDone int64)
 // into parts of about 1 MB stored in the database, and downloaded from
 // any process (Download) until it expires.
 type Exports struct {
-	db       *DB
+	db       *core.DB
 	contacts *Contacts
 	sends    *SingleSends
 	audit    *Audit
@@ -86,7 +87,7 @@ type Exports struct {
 	lastExpire    time.Time
 }
 
-func newExports(db *DB, contacts *Contacts, sends *SingleSends, audit *Audit, now func() time.Time) *Exports {
+func newExports(db *core.DB, contacts *Contacts, sends *SingleSends, audit *Audit, now func() time.Time) *Exports {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
@@ -136,11 +137,11 @@ func (x *Exports) StartRecipients(ctx context.Context, accountID int64, utr stri
 // start writes the queued job under the account's cap and logs it.
 func (x *Exports) start(ctx context.Context, accountID int64, job *models.ExportJob) (*models.ExportJob, error) {
 	job.UserID, job.State, job.CreatedAt = accountID, ExportQueued, x.now().UnixMilli()
-	if who, ok := ActorOf(ctx); ok {
+	if who, ok := core.ActorOf(ctx); ok {
 		job.MemberID = who.MemberID
 	}
 	err := x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := x.db.dialect().lockAccount(tx, accountID); err != nil {
+		if err := x.db.SQL().LockAccount(tx, accountID); err != nil {
 			return err
 		}
 		var active int64
@@ -157,7 +158,7 @@ func (x *Exports) start(ctx context.Context, accountID int64, job *models.Export
 	if err != nil {
 		return nil, err
 	}
-	if err := x.audit.Record(ctx, accountID, AuditExportStarted, job.Name, job.FileName); err != nil {
+	if err := x.audit.Record(ctx, accountID, core.AuditExportStarted, job.Name, job.FileName); err != nil {
 		x.log.Warn("audit log: export started", "export", job.ID, "err", err)
 	}
 	select {
@@ -188,7 +189,7 @@ func (x *Exports) List(ctx context.Context, accountID int64) ([]models.ExportJob
 func (x *Exports) Get(ctx context.Context, accountID, id int64) (*models.ExportJob, error) {
 	var job models.ExportJob
 	if err := x.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", id, accountID).First(&job).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &job, nil
 }
@@ -204,7 +205,7 @@ func (x *Exports) Download(ctx context.Context, accountID, id int64) (*models.Ex
 		return nil, nil, err
 	}
 	if job.State != ExportDone {
-		return nil, nil, ErrNotFound
+		return nil, nil, core.ErrNotFound
 	}
 	write := func(ctx context.Context, w io.Writer) error {
 		for seq := int64(0); seq < job.Parts; seq++ {
@@ -280,7 +281,7 @@ func (x *Exports) claim(ctx context.Context) (*models.ExportJob, error) {
 		var ids []int64
 		// export_jobs_due (lease_until) WHERE state IN (queued, running) serves it.
 		if err := tx.Raw(`SELECT id FROM export_jobs WHERE state IN ('queued', 'running') AND lease_until <= ?
-			ORDER BY id LIMIT 1`+x.db.dialect().skipLocked(), now).Scan(&ids).Error; err != nil {
+			ORDER BY id LIMIT 1`+x.db.SQL().SkipLocked(), now).Scan(&ids).Error; err != nil {
 			return fmt.Errorf("exports: find a queued export: %w", err)
 		}
 		if len(ids) == 0 {
@@ -323,7 +324,7 @@ func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) (ended bool
 			ExportQueued, job.ID, x.worker, ExportRunning).Error
 	}
 	msg := "The export failed. Start it again; if it fails again, tell your administrator."
-	if IsNotFound(err) {
+	if core.IsNotFound(err) {
 		msg = "What this export was to write no longer exists (it was deleted)."
 	}
 	x.log.Error("export failed", "export", job.ID, "err", err)
@@ -365,7 +366,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 	case ExportSendRecipients:
 		var ss models.SingleSend
 		if err := r.Where("id = ? AND user_id = ? AND deleted_at IS NULL", job.TargetID, job.UserID).First(&ss).Error; err != nil {
-			return notFound(err)
+			return core.NotFound(err)
 		}
 		if err := r.Table("send_messages").Where("send_id = ? AND user_id = ?", ss.ID, job.UserID).Count(&total).Error; err != nil {
 			return fmt.Errorf("exports: count the rows of export %d: %w", job.ID, err)

@@ -7,6 +7,7 @@ import (
 
 	"herald/migrations"
 	"herald/models"
+	"herald/service/core"
 )
 
 // OnStmtPrepared sets the hook called with each statement an import
@@ -45,12 +46,12 @@ func Notify(ctx context.Context, svc *Service, accountID int64, subject string) 
 
 // MigrateTo applies the embedded migrations to d up to version and no
 // further (tests of a repair migration).
-func MigrateTo(ctx context.Context, d *DB, version int64) error {
+func MigrateTo(ctx context.Context, d *core.DB, version int64) error {
 	sqlDB, err := d.W.DB()
 	if err != nil {
 		return err
 	}
-	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.goMigrations()...)
+	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.GoMigrations()...)
 }
 
 // UseResolver has the checks, and every other lookup of the service (the
@@ -61,7 +62,7 @@ func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
 func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
 	var ss models.SingleSend
 	if err := accountSends(s.db.R.WithContext(ctx), accountID).Where("id = ?", id).First(&ss).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &ss, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Report is what every source of feedback hands over (delivery.Report);
@@ -37,7 +38,7 @@ type Report = delivery.Report
 // one) changes nothing and is kept, server wide, as untied. Every change
 // of one report is one transaction.
 type Feedback struct {
-	db      *DB
+	db      *core.DB
 	bounces *Bounces
 	events  *Events
 	mail    *Mail // the rate alerts
@@ -52,7 +53,7 @@ const (
 	complaintAlertRate = 0.001
 )
 
-func newFeedback(db *DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
+func newFeedback(db *core.DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
 	if softLimit <= 0 {
 		softLimit = 3
 	}
@@ -270,11 +271,11 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 		m.UserID, m.Email, FeedbackBlock, m.ID).Count(&n).Error; err != nil || n > 0 {
 		return false, err
 	}
-	reply := strings.TrimSpace(flatLine(r.Diagnostic))
+	reply := strings.TrimSpace(core.FlatLine(r.Diagnostic))
 	if reply == "" {
 		reply = r.Status
 	}
-	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", truncate(reply, 1000), m.SendID).Error; err != nil {
+	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", core.Truncate(reply, 1000), m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
 	return true, f.rec.block(tx, m, verdictOfReport(r, ts))

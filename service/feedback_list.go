@@ -9,12 +9,13 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // FeedbackFilter narrows the reports listed: a kind (Feedback… constant,
 // "" all) and the list's paging and search (an address substring).
 type FeedbackFilter struct {
-	ListFilter
+	core.ListFilter
 	Kind string
 }
 
@@ -26,12 +27,12 @@ func (f *Feedback) Each(ctx context.Context, accountID int64, ff FeedbackFilter,
 			q = q.Where("kind = ?", ff.Kind)
 		}
 		if s := strings.TrimSpace(ff.Search); s != "" {
-			q = q.Where(`email LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(s)))
+			q = q.Where(`email LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(s)))
 		}
 		return q
 	}
 	if ff.PerPage > 0 {
-		per, page := min(ff.PerPage, maxPerPage), max(ff.Page, 1)
+		per, page := min(ff.PerPage, core.MaxPerPage), max(ff.Page, 1)
 		var rows []models.Feedback
 		if err := q().Order("id DESC").Limit(per).Offset((page - 1) * per).Find(&rows).Error; err != nil {
 			return fmt.Errorf("feedback: page of reports of account %d: %w", accountID, err)
@@ -50,7 +51,7 @@ func (f *Feedback) Each(ctx context.Context, accountID int64, ff FeedbackFilter,
 		if last >= 0 {
 			qq = qq.Where("id < ?", last)
 		}
-		if err := qq.Order("id DESC").Limit(batchSize).Find(&rows).Error; err != nil {
+		if err := qq.Order("id DESC").Limit(core.BatchSize).Find(&rows).Error; err != nil {
 			return fmt.Errorf("feedback: reports of account %d: %w", accountID, err)
 		}
 		for i := range rows {
@@ -58,7 +59,7 @@ func (f *Feedback) Each(ctx context.Context, accountID int64, ff FeedbackFilter,
 				return err
 			}
 		}
-		if len(rows) < batchSize {
+		if len(rows) < core.BatchSize {
 			return nil
 		}
 		last = rows[len(rows)-1].ID

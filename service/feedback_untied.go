@@ -8,6 +8,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Why a report could not be tied to one of herald's messages, as
@@ -41,12 +42,12 @@ func (f *Feedback) keepUntied(ctx context.Context, r Report, why string) error {
 	if r.Kind == delivery.ReportDelivered {
 		return nil
 	}
-	email, ok := NormalizeEmail(r.Recipient)
+	email, ok := core.NormalizeEmail(r.Recipient)
 	if !ok {
 		email = ""
 	}
-	row := models.UntiedReport{Kind: r.Kind.String(), Source: truncate(r.Source, 32), RemoteIP: truncate(r.RemoteIP, 64),
-		Email: truncate(email, 254), Why: why, CreatedAt: models.NewTimestamp(f.now().UTC())}
+	row := models.UntiedReport{Kind: r.Kind.String(), Source: core.Truncate(r.Source, 32), RemoteIP: core.Truncate(r.RemoteIP, 64),
+		Email: core.Truncate(email, 254), Why: why, CreatedAt: models.NewTimestamp(f.now().UTC())}
 	if err := f.db.W.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("feedback: keep an untied report: %w", err)
 	}
@@ -60,7 +61,7 @@ func (f *Feedback) keepUntied(ctx context.Context, r Report, why string) error {
 // restart). Errors: the database's.
 func (f *Feedback) KeepMail(ctx context.Context, k delivery.KeptMail) error {
 	err := f.db.W.WithContext(ctx).Exec(`INSERT INTO bounce_mailbox_kept (mailbox, mail_id, why, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (mailbox, mail_id) DO NOTHING`, truncate(k.Mailbox, 500), truncate(k.ID, 200), truncate(k.Why, 32),
+		ON CONFLICT (mailbox, mail_id) DO NOTHING`, core.Truncate(k.Mailbox, 500), core.Truncate(k.ID, 200), core.Truncate(k.Why, 32),
 		models.NewTimestamp(f.now().UTC())).Error
 	if err != nil {
 		return fmt.Errorf("feedback: count a mail kept in the bounce mailbox: %w", err)

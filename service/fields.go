@@ -8,12 +8,13 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Fields keeps the reserved fields (shared by every account) and each
 // account's custom fields.
 type Fields struct {
-	db       *DB
+	db       *core.DB
 	segments *Segments
 }
 
@@ -67,26 +68,26 @@ func customFields(ctx context.Context, q *gorm.DB, accountID int64) ([]models.Fi
 // Create adds a custom field. Errors: validation (name form, reserved or
 // taken name, unknown type).
 func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*models.Field, error) {
-	p := Problems{}
+	p := core.Problems{}
 	name := strings.TrimSpace(in.FieldName)
 	typ := strings.TrimSpace(in.FieldType)
-	if p.required("field_name", name) {
+	if p.Required("field_name", name) {
 		switch {
-		case !fieldNameRE.MatchString(name):
+		case !core.FieldNameRE.MatchString(name):
 			p.Add("field_name", "The field name format is invalid.")
 		case len(name) > 64:
-			p.AddReason("field_name", ReasonMax, msgMax("field_name", 64))
+			p.AddReason("field_name", core.ReasonMax, core.MsgMax("field_name", 64))
 		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id"):
 			p.Add("field_name", "The field name is reserved.")
 		}
 	}
-	if p.required("field_type", typ) && !oneOf(typ, FieldTypes) {
-		p.invalidChoice("field_type")
+	if p.Required("field_type", typ) && !oneOf(typ, FieldTypes) {
+		p.InvalidChoice("field_type")
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(f.db.now())
+	now := models.NewTimestamp(f.db.Now())
 	fld := &models.Field{UserID: &accountID, FieldName: name, FieldType: typ, CreatedAt: &now, UpdatedAt: &now}
 	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var n int64
@@ -94,7 +95,7 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 			return fmt.Errorf("fields: is a field name taken in account %d: %w", accountID, err)
 		}
 		if n > 0 {
-			return Invalid("field_name", "The field name has already been taken.")
+			return core.Invalid("field_name", "The field name has already been taken.")
 		}
 		return tx.Create(fld).Error
 	})
@@ -110,12 +111,12 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 	return f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var fld models.Field
 		if err := tx.Where("user_id = ? AND id = ?", accountID, id).First(&fld).Error; err != nil {
-			return notFound(err)
+			return core.NotFound(err)
 		}
 		if err := tx.Delete(&models.Field{}, fld.ID).Error; err != nil {
 			return fmt.Errorf("fields: delete field %d: %w", fld.ID, err)
 		}
-		if err := f.db.dialect().dropCustomField(tx, accountID, fld.FieldName); err != nil {
+		if err := f.db.SQL().DropCustomField(tx, accountID, fld.FieldName); err != nil {
 			return err
 		}
 		return f.segments.rebuildUsing(ctx, tx, accountID, fld.FieldName)
@@ -142,5 +143,5 @@ func (f *Fields) Placeholders(ctx context.Context, accountID int64) ([]string, e
 	for _, c := range customs {
 		out = append(out, c.FieldName)
 	}
-	return append(out, SenderPlaceholders...), nil
+	return append(out, core.SenderPlaceholders...), nil
 }

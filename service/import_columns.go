@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"herald/service/core"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 	n := 0
 	for i := range cols {
 		if i < 0 || i >= maxImportColumns {
-			return nil, Invalid("columns", fmt.Sprintf("A file may have at most %d columns.", maxImportColumns))
+			return nil, core.Invalid("columns", fmt.Sprintf("A file may have at most %d columns.", maxImportColumns))
 		}
 		n = max(n, i+1)
 	}
@@ -48,7 +49,7 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 	if err != nil {
 		return nil, err
 	}
-	p := Problems{}
+	p := core.Problems{}
 	out := make([]string, n)
 	filledBy := map[string]int{}
 	fill := func(i int, name string) {
@@ -108,7 +109,7 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 			continue
 		}
 		if _, err := f.Create(ctx, accountID, FieldInput{FieldName: strings.TrimSpace(c.NewName), FieldType: strings.TrimSpace(c.NewType)}); err != nil {
-			var e *Error
+			var e *core.Error
 			if ok := asValidation(err, &e); !ok {
 				return nil, err
 			}
@@ -124,12 +125,12 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 }
 
 // asValidation reports whether err is a validation *Error, setting e.
-func asValidation(err error, e **Error) bool {
-	v, ok := err.(*Error)
-	if ok && v.Code == CodeValidation {
+func asValidation(err error, e **core.Error) bool {
+	v, ok := err.(*core.Error)
+	if ok && v.Code == core.CodeValidation {
 		*e = v
 	}
-	return ok && v.Code == CodeValidation
+	return ok && v.Code == core.CodeValidation
 }
 
 // applyColumns puts the console's column choices over a file's header

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"herald/service/core"
 	"io"
 )
 
@@ -57,13 +58,13 @@ func (c *csvRows) header() ([]string, error) {
 	var broken *csvBroken
 	switch {
 	case err == io.EOF:
-		return nil, Invalid("file", "The file is empty.")
+		return nil, core.Invalid("file", "The file is empty.")
 	case errors.As(err, &broken):
-		return nil, Invalid("file", broken.Error())
+		return nil, core.Invalid("file", broken.Error())
 	case err != nil:
-		return nil, Invalid("file", "The header row cannot be read: "+err.Error())
+		return nil, core.Invalid("file", "The header row cannot be read: "+err.Error())
 	case reason != "":
-		return nil, Invalid("file", "The header row cannot be read: "+reason+".")
+		return nil, core.Invalid("file", "The header row cannot be read: "+reason+".")
 	}
 	return rec, nil
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // importSeeds are files the fuzzer starts from; as a seed corpus they run
@@ -82,7 +83,7 @@ type importFileOutcome struct {
 
 func (o importFileOutcome) String() string {
 	if o.headerErr != nil {
-		var se *Error
+		var se *core.Error
 		errors.As(o.headerErr, &se)
 		return "refused: " + strings.Join(se.Fields["file"], " ")
 	}
@@ -125,8 +126,8 @@ func readImportFile(t *testing.T, data []byte, columns []string) importFileOutco
 	rows := newCSVRows(bufio.NewReaderSize(bytes.NewReader(data), 256<<10))
 	header, err := rows.header()
 	if err != nil {
-		var se *Error
-		if !errors.As(err, &se) || se.Code != CodeValidation || len(se.Fields["file"]) != 1 {
+		var se *core.Error
+		if !errors.As(err, &se) || se.Code != core.CodeValidation || len(se.Fields["file"]) != 1 {
 			t.Fatalf("header: %v, want a validation of the file", err)
 		}
 		out.headerErr = err

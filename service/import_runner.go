@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // errImportShutdown is the cause an import is cut short with when herald
@@ -72,7 +73,7 @@ func (s *Imports) runLogged(ctx context.Context, imp *models.Import, r io.Reader
 	}()
 	err := s.Run(ctx, imp, r)
 	switch {
-	case err == nil || ErrorCode(err) == CodeValidation || errors.Is(err, errImportPanic): // the panic is logged where it was met
+	case err == nil || core.ErrorCode(err) == core.CodeValidation || errors.Is(err, errImportPanic): // the panic is logged where it was met
 	case errors.Is(context.Cause(ctx), errImportShutdown):
 		slog.Info("import stopped by shutdown", "import", imp.ID)
 	default:
@@ -82,7 +83,7 @@ func (s *Imports) runLogged(ctx context.Context, imp *models.Import, r io.Reader
 
 // ErrImportShutdown answers an upload whose import herald's shutdown cut
 // short (or refused): the import is recorded failed.
-var ErrImportShutdown = &Error{Code: CodeUnavailable, Message: "The import stopped: " + errImportShutdown.Error()}
+var ErrImportShutdown = &core.Error{Code: core.CodeUnavailable, Message: "The import stopped: " + errImportShutdown.Error()}
 
 // Import runs the import of r in the caller's goroutine (an upload that
 // answers with the report), counted by the service like those of Go: it

@@ -21,12 +21,13 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Imports runs CSV imports of contacts: streamed, in batches, so memory
 // stays flat whatever the size of the file.
 type Imports struct {
-	db       *DB
+	db       *core.DB
 	segments *Segments
 	audit    *Audit
 	// OnBatch, when set, is called after each committed batch with the ids
@@ -111,17 +112,17 @@ type ImportFile struct {
 // CheckImport validates the form fields of an upload before its file is
 // read. Errors: validation (keys contact_type_id, file), ErrNotFound.
 func (s *Imports) CheckImport(ctx context.Context, accountID int64, in ImportFile) (int64, error) {
-	p := Problems{}
-	p.required("contact_type_id", in.ContactTypeID)
+	p := core.Problems{}
+	p.Required("contact_type_id", in.ContactTypeID)
 	if !in.Present {
-		p.AddReason("file", ReasonRequired, msgRequired("file"))
+		p.AddReason("file", core.ReasonRequired, core.MsgRequired("file"))
 	} else if !strings.EqualFold(filepath.Ext(in.FileName), ".csv") {
 		p.Add("file", "The file must be a file of type: csv.")
 	}
 	if err := p.Err(); err != nil {
 		return 0, err
 	}
-	typeID, err := ParseID(in.ContactTypeID)
+	typeID, err := core.ParseID(in.ContactTypeID)
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +134,7 @@ func (s *Imports) CheckImport(ctx context.Context, accountID int64, in ImportFil
 
 // Start records a new running import of a file of size bytes (-1 unknown).
 func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName string, size int64) (*models.Import, error) {
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	imp := &models.Import{
 		UserID: accountID, ContactTypeID: typeID, FileName: filepath.Base(fileName), Status: "running",
 		BytesTotal: size, Problems: models.ImportProblems{}, CreatedAt: now, UpdatedAt: now,
@@ -141,14 +142,14 @@ func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName s
 	if err := s.db.W.WithContext(ctx).Create(imp).Error; err != nil {
 		return nil, fmt.Errorf("imports: save a new import: %w", err)
 	}
-	return imp, s.audit.Record(ctx, accountID, AuditImportStarted, imp.FileName, fmt.Sprintf("import %d into contact type %d", imp.ID, typeID))
+	return imp, s.audit.Record(ctx, accountID, core.AuditImportStarted, imp.FileName, fmt.Sprintf("import %d into contact type %d", imp.ID, typeID))
 }
 
 // Get returns an import of the account (progress or report). Errors: ErrNotFound.
 func (s *Imports) Get(ctx context.Context, accountID, id int64) (*models.Import, error) {
 	var imp models.Import
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&imp).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &imp, nil
 }
@@ -174,7 +175,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // errNoEmail marks a file that cannot be imported at all; the import is
 // recorded as failed.
-var errNoEmail = Invalid("file", "The file must have a header row with an email column.")
+var errNoEmail = core.Invalid("file", "The file must have a header row with an email column.")
 
 // Run reads the CSV from r into the import's contact type: existing
 // contacts (same email) are updated with the columns the file has, new
@@ -190,7 +191,7 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	imp.Status = "done"
 	if err != nil {
 		imp.Status = "failed"
-		var se *Error
+		var se *core.Error
 		if errors.As(err, &se) && len(se.Fields) > 0 {
 			imp.Message = strings.Join(se.Fields["file"], " ")
 		} else if errors.Is(context.Cause(ctx), errImportShutdown) {
@@ -199,7 +200,7 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 			imp.Message = "The import stopped: " + err.Error()
 		}
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	imp.FinishedAt, imp.UpdatedAt = &now, now
 	if uerr := s.db.W.WithContext(context.WithoutCancel(ctx)).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 		"status": imp.Status, "message": imp.Message, "bytes_read": imp.BytesRead, "rows_read": imp.RowsRead,
@@ -302,7 +303,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 			}
 			var broken *csvBroken
 			if errors.As(rerr, &broken) {
-				return true, Invalid("file", broken.Error()+" The rows before it were imported: close the quote and import the file again.")
+				return true, core.Invalid("file", broken.Error()+" The rows before it were imported: close the quote and import the file again.")
 			}
 			if rerr != nil {
 				return false, rerr
@@ -454,7 +455,7 @@ func (h headerMap) row(rec []string, customs []models.Field) (importRow, string)
 			}
 		}
 	}
-	p := Problems{}
+	p := core.Problems{}
 	c, values := cleanContact(in, customs, false, p)
 	if len(p) > 0 {
 		var msgs []string
@@ -646,7 +647,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 			lastProgress = time.Now()
 			return s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 				"bytes_read": last.bytesRead, "rows_read": last.rowsRead, "created": imp.Created,
-				"updated": imp.Updated, "skipped": last.skipped, "updated_at": s.db.now(),
+				"updated": imp.Updated, "skipped": last.skipped, "updated_at": s.db.Now(),
 			}).Error
 		}
 		return nil
@@ -685,7 +686,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 		if err != nil {
 			return err
 		}
-		if err := addDaily(tx, imp.UserID, s.db.now(), daily{dailyContactsAdded: created}); err != nil {
+		if err := addDaily(tx, imp.UserID, s.db.Now(), daily{dailyContactsAdded: created}); err != nil {
 			return err
 		}
 		imp.Created += created
@@ -788,7 +789,7 @@ func (s *Imports) WriteSample(ctx context.Context, accountID int64, w io.Writer)
 // crash). A running import records progress at least every few seconds
 // while rows arrive.
 func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64, error) {
-	now := s.db.now()
+	now := s.db.Now()
 	res := s.db.W.WithContext(ctx).Model(&models.Import{}).
 		Where("status = ? AND updated_at < ?", "running", now.Add(-idle)).
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
@@ -800,7 +801,7 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 // staging table and one set-based merge per batch (imports_pg.go), on
 // SQLite a prepared upsert per batch (imports.go).
 func newImportWriter(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (importWriter, error) {
-	if s.db.dialect().postgres {
+	if s.db.SQL().Postgres {
 		return newPGImport(ctx, s, imp, cols)
 	}
 	return &upserter{s: s, imp: imp, cols: cols}, nil

@@ -164,7 +164,7 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := p.merge.QueryContext(ctx, p.imp.UserID, p.imp.ContactTypeID, p.s.db.now())
+	rows, err := p.merge.QueryContext(ctx, p.imp.UserID, p.imp.ContactTypeID, p.s.db.Now())
 	if err != nil {
 		return nil, 0, err
 	}

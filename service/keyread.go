@@ -8,6 +8,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"herald/service/core"
 	"io"
 	"sync"
 )
@@ -39,14 +40,14 @@ type keyReader struct {
 	stmts map[any]driver.Stmt // by driver connection
 }
 
-func newKeyReader(db *sql.DB, d dialect) *keyReader {
+func newKeyReader(db *sql.DB, d core.Dialect) *keyReader {
 	return newRowReader(db, d, keyQuery, 3)
 }
 
 // newRowReader reads the row of query (one parameter: a public key) of
 // cols columns.
-func newRowReader(db *sql.DB, d dialect, query string, cols int) *keyReader {
-	return &keyReader{db: db, query: d.driverPlaceholders(query), cols: cols, stmts: map[any]driver.Stmt{}}
+func newRowReader(db *sql.DB, d core.Dialect, query string, cols int) *keyReader {
+	return &keyReader{db: db, query: d.DriverPlaceholders(query), cols: cols, stmts: map[any]driver.Stmt{}}
 }
 
 // check reads the row of publicKey and compares the SHA-256 of secretKey
@@ -63,7 +64,7 @@ func (k *keyReader) check(ctx context.Context, publicKey, secretKey string) (acc
 			return fmt.Errorf("key check: unexpected column types %T, %T, %T", dest[0], dest[1], dest[2])
 		}
 		if subtle.ConstantTimeCompare(sum[:], hash) != 1 {
-			return ErrUnauthorized
+			return core.ErrUnauthorized
 		}
 		accountID, listVersion = id, version
 		return nil
@@ -116,7 +117,7 @@ func (k *keyReader) lookupOnce(ctx context.Context, publicKey string, use func(d
 			return err
 		}
 		err = k.read(ctx, st, publicKey, use)
-		if err != nil && !errors.Is(err, ErrUnauthorized) {
+		if err != nil && !errors.Is(err, core.ErrUnauthorized) {
 			// The statement may be broken: prepare it again next time.
 			// Closing it is safe here, the connection is ours until Raw
 			// returns.
@@ -171,7 +172,7 @@ func (k *keyReader) read(ctx context.Context, st driver.Stmt, publicKey string, 
 	dest := make([]driver.Value, k.cols)
 	if err := rows.Next(dest); err != nil {
 		if err == io.EOF {
-			return ErrUnauthorized
+			return core.ErrUnauthorized
 		}
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Ledger is the send ledger (table send_messages): it hands due messages
@@ -22,7 +23,7 @@ import (
 // the claims of dead processes back to the queue (reclaim). It implements
 // delivery.Store.
 type Ledger struct {
-	db     *DB
+	db     *core.DB
 	live   *liveness
 	sends  *runningSends
 	events *Events
@@ -154,7 +155,7 @@ type claimedRow struct {
 }
 
 func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {
-	lock := l.db.dialect().skipLocked()
+	lock := l.db.SQL().SkipLocked()
 	// ORDER BY next_at, id follows the index send_messages_claim: ordering
 	// by id alone sorted every queued row of the send on each claim.
 	epoch := l.live.claimEpoch()
@@ -201,7 +202,7 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 	c, err := l.sends.get(ctx, sendID)
 	if err != nil {
 		_ = l.Release(ctx, jobsOf(sendID, rows))
-		if IsNotFound(err) {
+		if core.IsNotFound(err) {
 			return nil, nil // deleted meanwhile
 		}
 		return nil, err
@@ -254,7 +255,7 @@ func (l *Ledger) loadContacts(ctx context.Context, rows []claimedRow) (map[int64
 		return out, nil
 	}
 	var cs []models.Contact
-	if err := scanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(l.db.dialect())).Where("id IN ?", ids), &cs); err != nil {
+	if err := scanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(l.db.SQL())).Where("id IN ?", ids), &cs); err != nil {
 		return nil, err
 	}
 	for i := range cs {
@@ -365,7 +366,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			return fmt.Errorf("ledger: give back claimed messages: %w", err)
 		}
 	}
-	if l.db.dialect().dataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
+	if l.db.SQL().DataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"herald/service/core"
 	"sync"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 // send ledger: its worker id, written with a heartbeat that other
 // processes read to tell a live claim from an abandoned one.
 type liveness struct {
-	db        *DB
+	db        *core.DB
 	worker    string
 	deadAfter time.Duration // silence after which other processes take this one's claims
 
@@ -21,7 +22,7 @@ type liveness struct {
 	epoch int64     // counts lapses: heartbeats further apart than lapseAfter
 }
 
-func newLiveness(db *DB, deadAfter time.Duration) *liveness {
+func newLiveness(db *core.DB, deadAfter time.Duration) *liveness {
 	return &liveness{db: db, worker: uuid.NewString(), deadAfter: deadAfter}
 }
 

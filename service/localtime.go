@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Local-time sends. A single send with a local time ("09:00")
@@ -43,10 +44,10 @@ const (
 )
 
 // checkLocal validates the local-time option into ss (problems in p).
-func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalTimeInput, ss *models.SingleSend, p Problems) error {
+func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalTimeInput, ss *models.SingleSend, p core.Problems) error {
 	clock := strings.TrimSpace(in.Clock)
 	ss.LocalTime, ss.LocalZoneField = "", ""
-	if !in.On || !p.required("local_time", clock) {
+	if !in.On || !p.Required("local_time", clock) {
 		return nil
 	}
 	t, err := time.Parse("15:04:05", normalTime(clock))
@@ -60,7 +61,7 @@ func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalT
 		if err := s.db.R.WithContext(ctx).Model(&models.Field{}).Where("user_id = ? AND field_name = ?", accountID, name).Count(&n).Error; err != nil {
 			return err
 		}
-		if n == 0 || !fieldNameRE.MatchString(name) {
+		if n == 0 || !core.FieldNameRE.MatchString(name) {
 			p.Add("local_zone_field", msgZoneField)
 			return nil
 		}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
@@ -59,7 +60,7 @@ func benchSizes(b *testing.B) []int {
 
 func benchLocalTime(b *testing.B, n int) {
 	ctx := context.Background()
-	db, err := OpenDB(filepath.Join(b.TempDir(), "herald.db"))
+	db, err := core.OpenDB(filepath.Join(b.TempDir(), "herald.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func cpuTime() time.Duration {
 // from the world data: 80 % a city (with its state and country), 8 % a
 // state, 5 % a country only, 4 % a zone in the custom field tz, 3 %
 // nothing (the account's zone).
-func benchContacts(b *testing.B, db *DB, acct, typeID int64, n int) {
+func benchContacts(b *testing.B, db *core.DB, acct, typeID int64, n int) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	all := world.Cities(0, 0)
 	type place struct{ country, state, city, custom string }

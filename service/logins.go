@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // An account has logins: its owner (the users row) and its members (team.go),
@@ -63,7 +64,7 @@ func (w Who) update(db *gorm.DB, cols map[string]any) error {
 		return res.Error
 	}
 	if res.RowsAffected != 1 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	return nil
 }
@@ -107,7 +108,7 @@ func (a *Accounts) loginOf(ctx context.Context, w Who) (*login, error) {
 	}
 	var m models.Member
 	if err := a.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", w.AccountID, w.MemberID).First(&m).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return memberLogin(&m), nil
 }
@@ -115,7 +116,7 @@ func (a *Accounts) loginOf(ctx context.Context, w Who) (*login, error) {
 // loginByEmail reads the login of an address (an address is one login:
 // loginTaken). Errors: ErrNotFound.
 func (a *Accounts) loginByEmail(ctx context.Context, email string) (*login, error) {
-	e, _ := NormalizeEmail(email)
+	e, _ := core.NormalizeEmail(email)
 	var u models.User
 	err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
 	if err == nil {
@@ -126,7 +127,7 @@ func (a *Accounts) loginByEmail(ctx context.Context, email string) (*login, erro
 	}
 	var m models.Member
 	if err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&m).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return memberLogin(&m), nil
 }
@@ -136,10 +137,10 @@ func (a *Accounts) loginByEmail(ctx context.Context, email string) (*login, erro
 // not in the console ("by mail", "from the command line"). A change made
 // through a mailed link names the login itself as its author: the link
 // proved who it was.
-func (a *Accounts) auditLogin(ctx context.Context, l *login, action AuditAction, by string, self bool) error {
+func (a *Accounts) auditLogin(ctx context.Context, l *login, action core.AuditAction, by string, self bool) error {
 	if self {
-		if _, ok := ActorOf(ctx); !ok {
-			ctx = WithActor(ctx, Actor{AccountID: l.AccountID, MemberID: l.MemberID, Name: l.Name + " <" + l.Email + ">"})
+		if _, ok := core.ActorOf(ctx); !ok {
+			ctx = core.WithActor(ctx, core.Actor{AccountID: l.AccountID, MemberID: l.MemberID, Name: l.Name + " <" + l.Email + ">"})
 		}
 	}
 	return a.audit.Record(ctx, l.AccountID, action, l.Email, by)

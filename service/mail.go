@@ -15,13 +15,14 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Mail sends herald's own messages (sender verification, sign-up,
 // invitations, notifications) through the configured transport,
 // DKIM-signed once a DNS check has seen the record of their key.
 type Mail struct {
-	db        *DB
+	db        *core.DB
 	transport delivery.Transport
 	baseURL   string
 	from      mail.Address
@@ -74,7 +75,7 @@ func (m *Mail) VerifyURL(s *models.Sender) string {
 // SendVerification mails the sender its verification link (filed under
 // the sender's account in the outbox).
 func (m *Mail) SendVerification(ctx context.Context, s *models.Sender) error {
-	return m.sendSystem(WithAccount(ctx, s.UserID), mail.Address{Name: s.FromName, Address: s.FromEmail}, systemMail{
+	return m.sendSystem(core.WithAccount(ctx, s.UserID), mail.Address{Name: s.FromName, Address: s.FromEmail}, systemMail{
 		Subject:   "Verify your sender address",
 		Preheader: "Confirm " + s.FromEmail + " to send from it",
 		Heading:   "Verify your sender address",
@@ -96,12 +97,12 @@ func (m *Mail) SystemKey(ctx context.Context) (*delivery.DKIMKey, error) {
 	return systemKey(ctx, m.db, m.from.Address)
 }
 
-func systemKey(ctx context.Context, db *DB, from string) (*delivery.DKIMKey, error) {
+func systemKey(ctx context.Context, db *core.DB, from string) (*delivery.DKIMKey, error) {
 	domain := strings.ToLower(from[strings.LastIndexByte(from, '@')+1:])
 	name := "dkim_system_" + domain
 	var st models.Setting
 	err := db.R.WithContext(ctx).Where("name = ?", name).First(&st).Error
-	if IsNotFound(notFound(err)) {
+	if core.IsNotFound(core.NotFound(err)) {
 		key, gerr := delivery.GenerateDKIM(domain, dkimSelector, delivery.DKIMRSA)
 		if gerr != nil {
 			return nil, gerr
@@ -204,12 +205,12 @@ func (m *Mail) DomainKey(ctx context.Context, accountID int64, domain string) (*
 	return domainKey(ctx, m.db, accountID, domain)
 }
 
-func domainKey(ctx context.Context, db *DB, accountID int64, domain string) (*delivery.DKIMKey, error) {
+func domainKey(ctx context.Context, db *core.DB, accountID int64, domain string) (*delivery.DKIMKey, error) {
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	var row models.SenderDomain
 	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").First(&row).Error
 	if err != nil {
-		if !IsNotFound(notFound(err)) {
+		if !core.IsNotFound(core.NotFound(err)) {
 			return nil, fmt.Errorf("mail: DKIM key of a domain of account %d: %w", accountID, err)
 		}
 		made, err := makeDomainKey(ctx, db, accountID, domain, 1)
@@ -320,7 +321,7 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 	}
 	b.WriteString(`</table><p style="margin:16px 0 0"><a href="` + html.EscapeString(link) + `">Open in Herald</a></p></td></tr></table></body></html>`)
 	body := b.String()
-	err := (&Notifications{db: m.db}).Each(ctx, accountID, ListFilter{}, func(n *models.NotificationRecipient) error {
+	err := (&Notifications{db: m.db}).Each(ctx, accountID, core.ListFilter{}, func(n *models.NotificationRecipient) error {
 		msg := &delivery.Message{From: m.from, To: mail.Address{Name: n.EmailOwner, Address: n.EmailAddress}, Subject: subject, HTML: body}
 		raw, err := delivery.Build(msg)
 		if err != nil {
@@ -331,7 +332,7 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 				raw = signed
 			}
 		}
-		if err := m.transport.Send(WithAccount(ctx, accountID), m.envelope(), []string{n.EmailAddress}, raw); err != nil {
+		if err := m.transport.Send(core.WithAccount(ctx, accountID), m.envelope(), []string{n.EmailAddress}, raw); err != nil {
 			slog.Warn("notification mail not sent", "account", accountID, "err", err)
 		}
 		return nil

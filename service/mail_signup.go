@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	"herald/delivery"
+	"herald/service/core"
 )
 
 // SignupURL is the link that finishes a pending sign-up.
@@ -140,7 +141,7 @@ func (m *Mail) InvitationURL(token string) string {
 
 // SendInvitation mails an address the link that makes it a member of the
 // account with role (valid InvitationTTL).
-func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role Role, token string) error {
+func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role core.Role, token string) error {
 	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
 		Subject:   "You are invited to " + account + " on Herald",
 		Preheader: "Join the team as " + role.Label(),

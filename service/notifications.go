@@ -9,11 +9,12 @@ import (
 	"gorm.io/gorm/clause"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Notifications keeps the addresses that receive the account's
 // notifications (a send completed, an import ended).
-type Notifications struct{ db *DB }
+type Notifications struct{ db *core.DB }
 
 // NotificationInput is the body of a notification recipient save.
 type NotificationInput struct {
@@ -22,11 +23,11 @@ type NotificationInput struct {
 }
 
 // Each calls fn for every notification recipient of the account.
-func (n *Notifications) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.NotificationRecipient) error) error {
-	return each(ctx, f, "", func() *gorm.DB {
+func (n *Notifications) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.NotificationRecipient) error) error {
+	return core.Each(ctx, f, "", func() *gorm.DB {
 		q := n.db.R.Model(&models.NotificationRecipient{}).Where("user_id = ?", accountID)
 		if f.Search != "" {
-			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(email_address LIKE ? ESCAPE '\' OR LOWER(email_owner) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
@@ -36,26 +37,26 @@ func (n *Notifications) Each(ctx context.Context, accountID int64, f ListFilter,
 // Save adds a recipient; saving an address already there updates its
 // owner's name instead of adding it twice. Errors: validation.
 func (n *Notifications) Save(ctx context.Context, accountID int64, in NotificationInput) (*models.NotificationRecipient, error) {
-	p := Problems{}
-	email, ok := NormalizeEmail(in.EmailAddress)
-	if p.required("email_address", in.EmailAddress) && !ok {
-		p.AddReason("email_address", ReasonEmail, msgEmail("email_address"))
+	p := core.Problems{}
+	email, ok := core.NormalizeEmail(in.EmailAddress)
+	if p.Required("email_address", in.EmailAddress) && !ok {
+		p.AddReason("email_address", core.ReasonEmail, core.MsgEmail("email_address"))
 	}
 	owner := strings.TrimSpace(in.EmailOwner)
 	if owner == "" {
 		// The spec documents this one text without the usual period.
-		p.AddReason("email_owner", ReasonRequired, "The name field is required")
+		p.AddReason("email_owner", core.ReasonRequired, "The name field is required")
 	} else {
-		p.maxLen("email_owner", owner, 255)
-		p.singleLine("email_owner", owner) // the To name of the notification mails
+		p.MaxLen("email_owner", owner, 255)
+		p.SingleLine("email_owner", owner) // the To name of the notification mails
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(n.db.now())
+	now := models.NewTimestamp(n.db.Now())
 	r := &models.NotificationRecipient{UserID: accountID, EmailAddress: email, EmailOwner: owner, CreatedAt: now, UpdatedAt: now}
 	err := n.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := touchLists(tx, accountID); err != nil {
+		if err := core.TouchLists(tx, accountID); err != nil {
 			return err
 		}
 		if err := tx.Clauses(clause.OnConflict{
@@ -74,10 +75,10 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 
 // Delete removes one recipient. Errors: ErrNotFound.
 func (n *Notifications) Delete(ctx context.Context, accountID, id int64) error {
-	return deleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, []int64{id}, noScope)
+	return core.DeleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, []int64{id}, core.NoScope)
 }
 
 // BulkDelete removes all the listed recipients, or none. Errors: ErrNotFound.
 func (n *Notifications) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
-	return deleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, ids, noScope)
+	return core.DeleteAll(ctx, n.db, accountID, &models.NotificationRecipient{}, ids, core.NoScope)
 }

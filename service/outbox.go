@@ -10,16 +10,17 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Outbox stores the messages of the built-in outbox transport and lists
 // them for the console. Each message belongs to the account named in the
 // context of its send (WithAccount); 0 when none was.
-type Outbox struct{ db *DB }
+type Outbox struct{ db *core.DB }
 
 // NewOutbox is the outbox over db (the transport of the outbox keeps its
 // mail there).
-func NewOutbox(db *DB) *Outbox { return &Outbox{db: db} }
+func NewOutbox(db *core.DB) *Outbox { return &Outbox{db: db} }
 
 // SaveOutbox stores one message (it implements delivery.OutboxStore).
 func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg []byte) error {
@@ -31,20 +32,20 @@ func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg [
 		}
 	}
 	row := &models.OutboxMessage{
-		UserID: AccountFrom(ctx), MailFrom: from, RcptTo: strings.Join(to, ", "), Subject: subject,
-		Message: msg, CreatedAt: models.NewTimestamp(o.db.now()),
+		UserID: core.AccountFrom(ctx), MailFrom: from, RcptTo: strings.Join(to, ", "), Subject: subject,
+		Message: msg, CreatedAt: models.NewTimestamp(o.db.Now()),
 	}
 	return o.db.W.WithContext(context.WithoutCancel(ctx)).Create(row).Error
 }
 
 // Each calls fn for the account's outbox messages, newest first, without
 // their bodies.
-func (o *Outbox) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.OutboxMessage) error) error {
+func (o *Outbox) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.OutboxMessage) error) error {
 	f.Newest = true // the mail just sent is the one looked for
-	return each(ctx, f, "", func() *gorm.DB {
+	return core.Each(ctx, f, "", func() *gorm.DB {
 		q := o.db.R.Model(&models.OutboxMessage{}).Select("id", "user_id", "mail_from", "rcpt_to", "subject", "created_at").Where("user_id = ?", accountID)
 		if f.Search != "" {
-			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(LOWER(rcpt_to) LIKE ? ESCAPE '\' OR LOWER(subject) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
@@ -55,7 +56,7 @@ func (o *Outbox) Each(ctx context.Context, accountID int64, f ListFilter, fn fun
 func (o *Outbox) Get(ctx context.Context, accountID, id int64) (*models.OutboxMessage, error) {
 	var m models.OutboxMessage
 	if err := o.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&m).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &m, nil
 }

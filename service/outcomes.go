@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // msgNotPaused refuses to resume a send that is not paused.
@@ -26,7 +27,7 @@ func (s *SingleSends) Resume(ctx context.Context, accountID int64, utr string) (
 		return n, err
 	}
 	s.poke()
-	return n, s.audit.Record(ctx, accountID, AuditSendResumed, ss.SingleSendName, ss.Utr)
+	return n, s.audit.Record(ctx, accountID, core.AuditSendResumed, ss.SingleSendName, ss.Utr)
 }
 
 // ResumeEmail is Resume for the send that carries an automation's email
@@ -40,14 +41,14 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	var row models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND user_id = ? AND utr = ?", a.ID, accountID, strings.TrimSpace(emailUtr)).
 		First(&row).Error; err != nil {
-		return 0, notFound(err)
+		return 0, core.NotFound(err)
 	}
 	if row.SendID == nil {
-		return 0, &Error{Code: CodeValidation, Message: msgNotPaused}
+		return 0, &core.Error{Code: core.CodeValidation, Message: msgNotPaused}
 	}
 	var ss models.SingleSend
 	if err := s.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", *row.SendID, accountID).First(&ss).Error; err != nil {
-		return 0, notFound(err)
+		return 0, core.NotFound(err)
 	}
 	n, err := resumeSend(ctx, s.db, &ss)
 	if err == nil {
@@ -56,9 +57,9 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	return n, err
 }
 
-func resumeSend(ctx context.Context, db *DB, ss *models.SingleSend) (int64, error) {
+func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
 	var n int64
-	now := models.NewTimestamp(db.now())
+	now := models.NewTimestamp(db.Now())
 	err := db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE single_sends SET paused_at = NULL, pause_reason = '', block_streak = 0, streak_delivered = delivered, updated_at = ?
 			WHERE id = ? AND user_id = ? AND paused_at IS NOT NULL`, now, ss.ID, ss.UserID)
@@ -66,7 +67,7 @@ func resumeSend(ctx context.Context, db *DB, ss *models.SingleSend) (int64, erro
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			return &Error{Code: CodeValidation, Message: msgNotPaused}
+			return &core.Error{Code: core.CodeValidation, Message: msgNotPaused}
 		}
 		res = tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, next_at = 0 WHERE send_id = ? AND state = ?",
 			models.MessageQueued, ss.ID, models.MessageBlocked)

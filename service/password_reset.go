@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"herald/service/core"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -16,7 +17,7 @@ const ResetLinkTTL = time.Hour
 
 // ErrResetLink refuses a password reset link that is unknown, used or
 // expired.
-var ErrResetLink = &Error{Code: CodeNotFound, Message: "This password reset link has expired or was already used. Ask for a new one."}
+var ErrResetLink = &core.Error{Code: core.CodeNotFound, Message: "This password reset link has expired or was already used. Ask for a new one."}
 
 // RequestPasswordReset mails the address a link that sets a new password
 // (ResetLinkTTL, once), when it is a login (an account's owner or a
@@ -26,10 +27,10 @@ var ErrResetLink = &Error{Code: CodeNotFound, Message: "This password reset link
 // mails are (throttleReset); beyond, nothing is mailed and the answer is
 // the same. Errors: validation (email).
 func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error {
-	e, ok := NormalizeEmail(email)
-	p := Problems{}
-	if p.required("email", email) && !ok {
-		p.AddReason("email", ReasonEmail, msgEmail("email"))
+	e, ok := core.NormalizeEmail(email)
+	p := core.Problems{}
+	if p.Required("email", email) && !ok {
+		p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 	}
 	if err := p.Err(); err != nil {
 		return err
@@ -45,7 +46,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 		return err
 	}
 	l, err := a.loginByEmail(ctx, e)
-	if IsNotFound(err) {
+	if core.IsNotFound(err) {
 		// A mail either way, so that the answer takes as long (a relay's
 		// round trip is what a timing attacker would see), as sign-up does.
 		return a.mail.SendResetNotice(ctx, e)
@@ -95,7 +96,7 @@ func (a *Accounts) PasswordReset(ctx context.Context, token string) (email strin
 		return "", err
 	}
 	l, err := a.loginOf(ctx, w)
-	if IsNotFound(err) {
+	if core.IsNotFound(err) {
 		return "", ErrResetLink
 	}
 	if err != nil {
@@ -120,7 +121,7 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 	if _, err := a.PasswordReset(ctx, token); err != nil {
 		return Who{}, err
 	}
-	p := Problems{}
+	p := core.Problems{}
 	checkNewPassword(p, "password", in.Password)
 	if !p.Has("password") && in.Confirmation != in.Password {
 		p.Add("password_confirmation", "The password confirmation does not match.")
@@ -147,7 +148,7 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 			return ErrResetLink
 		}
 		err := setPassword(tx, w, string(hash))
-		if IsNotFound(err) { // a member removed in between
+		if core.IsNotFound(err) { // a member removed in between
 			return ErrResetLink
 		}
 		return err
@@ -159,7 +160,7 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 	if err != nil {
 		return Who{}, err
 	}
-	return w, a.auditLogin(ctx, l, AuditPasswordReset, "by mail", true)
+	return w, a.auditLogin(ctx, l, core.AuditPasswordReset, "by mail", true)
 }
 
 // setPassword stores a new password hash of the login inside tx and ends
@@ -191,7 +192,7 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 		_, _ = rand.Read(b)
 		password = base64.RawURLEncoding.EncodeToString(b)
 	}
-	p := Problems{}
+	p := core.Problems{}
 	checkNewPassword(p, "password", password)
 	if err := p.Err(); err != nil {
 		return "", Who{}, err
@@ -206,5 +207,5 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 	if err != nil {
 		return "", Who{}, err
 	}
-	return password, l.Who, a.auditLogin(ctx, l, AuditPasswordReset, "from the command line", false)
+	return password, l.Who, a.auditLogin(ctx, l, core.AuditPasswordReset, "from the command line", false)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	_ "embed"
+	"herald/service/core"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -55,23 +56,23 @@ func IsCommonPassword(pw string) bool {
 
 // msgCommonPassword refuses a password on the common list.
 func msgCommonPassword(field string) string {
-	return "The " + Label(field) + " is too common. Choose one that is harder to guess."
+	return "The " + core.Label(field) + " is too common. Choose one that is harder to guess."
 }
 
 // checkNewPassword records in p what is wrong with a password a person chooses: it
 // is required, at least minPassword characters, at most maxPasswordBytes
 // bytes, and not on the common list.
-func checkNewPassword(p Problems, field, pw string) {
-	if !p.required(field, pw) {
+func checkNewPassword(p core.Problems, field, pw string) {
+	if !p.Required(field, pw) {
 		return
 	}
 	switch {
 	case utf8.RuneCountInString(strings.TrimSpace(pw)) < minPassword:
-		p.AddReason(field, ReasonMin, msgMin(field, minPassword))
+		p.AddReason(field, core.ReasonMin, core.MsgMin(field, minPassword))
 	case utf8.RuneCountInString(pw) > maxPasswordBytes:
-		p.AddReason(field, ReasonMax, msgMax(field, maxPasswordBytes))
+		p.AddReason(field, core.ReasonMax, core.MsgMax(field, maxPasswordBytes))
 	case len(pw) > maxPasswordBytes:
-		p.AddReason(field, ReasonMax, "The "+Label(field)+" may not be greater than 72 bytes (letters outside plain ASCII take 2 to 4).")
+		p.AddReason(field, core.ReasonMax, "The "+core.Label(field)+" may not be greater than 72 bytes (letters outside plain ASCII take 2 to 4).")
 	case IsCommonPassword(pw):
 		p.Add(field, msgCommonPassword(field))
 	}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
@@ -18,9 +19,9 @@ import (
 // contact's deleted_at is null: not read). On SQLite the times are read as
 // text: models.Timestamp parses the stored form by hand, several times
 // faster than the driver's general date parsing.
-func contactColumns(d dialect) string {
+func contactColumns(d core.Dialect) string {
 	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
-		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + d.timesAsText("created_at", "updated_at")
+		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + d.TimesAsText("created_at", "updated_at")
 }
 
 // scanContacts reads a batch of contacts without GORM's reflection: a

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // The events an endpoint may ask for (decisions.md 7).
@@ -36,7 +37,7 @@ var EventNames = []string{EventProcessed, EventDelivered, EventDeferred, EventBo
 // eventsCacheTTL, and at once on this process's own changes) keeps a send
 // without endpoints from paying more than a map lookup.
 type Events struct {
-	db     *DB
+	db     *core.DB
 	mu     sync.Mutex
 	with   map[int64]map[string]bool // account → kinds its enabled endpoints want
 	loaded time.Time
@@ -118,7 +119,7 @@ func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x event
 	}
 	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
 		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
-		kind, sendID, msgID, m.Email, truncate(x.URL, maxWebhookURL), truncate(x.Reason, 1000), truncate(x.Status, 16), x.GroupID, machine,
+		kind, sendID, msgID, m.Email, core.Truncate(x.URL, maxWebhookURL), core.Truncate(x.Reason, 1000), core.Truncate(x.Status, 16), x.GroupID, machine,
 		models.NewTimestamp(at), m.UserID, kindPattern(kind)).Error
 }
 

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // countUnsubscribe counts the message's unsubscribe once on its send.
@@ -29,7 +30,7 @@ func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
 // group is nil) inside tx; already there is fine. A new one writes the
 // unsubscribe (group_unsubscribe) event about m, when m is given.
 func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
-	if err := touchLists(tx, accountID); err != nil {
+	if err := core.TouchLists(tx, accountID); err != nil {
 		return err
 	}
 	now := models.NewTimestamp(tx.NowFunc())

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // roleRank orders the roles; an unknown role ranks below viewer.
-var roleRank = map[Role]int{RoleViewer: 1, RoleEditor: 2, RoleAdmin: 3, RoleOwner: 4}
+var roleRank = map[core.Role]int{core.RoleViewer: 1, core.RoleEditor: 2, core.RoleAdmin: 3, core.RoleOwner: 4}
 
 // Action is one kind of thing a console request does; each console route
 // declares one (web/routes.go), and Can says who may do it.
@@ -36,20 +37,20 @@ const (
 // may do each action. Editors prepare but never send, change who gets mail
 // (suppressions, senders), delete lists, nor touch settings, keys or the
 // team; viewers only read.
-var minimalRole = map[Action]Role{
-	ActRead:          RoleViewer,
-	ActOwnLogin:      RoleViewer,
-	ActPrepare:       RoleEditor,
-	ActImport:        RoleEditor,
-	ActSend:          RoleAdmin,
-	ActRunAutomation: RoleAdmin,
-	ActDeleteList:    RoleAdmin,
-	ActSuppressions:  RoleAdmin,
-	ActSenders:       RoleAdmin,
-	ActSettings:      RoleAdmin,
-	ActKeys:          RoleAdmin,
-	ActTeam:          RoleAdmin,
-	ActAudit:         RoleAdmin,
+var minimalRole = map[Action]core.Role{
+	ActRead:          core.RoleViewer,
+	ActOwnLogin:      core.RoleViewer,
+	ActPrepare:       core.RoleEditor,
+	ActImport:        core.RoleEditor,
+	ActSend:          core.RoleAdmin,
+	ActRunAutomation: core.RoleAdmin,
+	ActDeleteList:    core.RoleAdmin,
+	ActSuppressions:  core.RoleAdmin,
+	ActSenders:       core.RoleAdmin,
+	ActSettings:      core.RoleAdmin,
+	ActKeys:          core.RoleAdmin,
+	ActTeam:          core.RoleAdmin,
+	ActAudit:         core.RoleAdmin,
 }
 
 // DraftAction is what saving cur as a draft does: preparing, unless cur
@@ -78,7 +79,7 @@ func (a Action) Known() bool { _, ok := minimalRole[a]; return ok }
 
 // Can reports whether role may do action. An unknown action or role may
 // nothing.
-func Can(role Role, action Action) bool {
+func Can(role core.Role, action Action) bool {
 	min, ok := minimalRole[action]
 	if !ok {
 		return false
@@ -115,10 +116,10 @@ func RefusalOf(action string) string {
 
 // Forbidden is the error of an action the role may not do: it names the
 // role and what it may not do.
-func Forbidden(role Role, action Action) *Error {
+func Forbidden(role core.Role, action Action) *core.Error {
 	what, ok := actionRefusals[action]
 	if !ok {
 		what = "do that"
 	}
-	return &Error{Code: CodeForbidden, Message: fmt.Sprintf("Your role (%s) may not %s.", role.Label(), what)}
+	return &core.Error{Code: core.CodeForbidden, Message: fmt.Sprintf("Your role (%s) may not %s.", role.Label(), what)}
 }

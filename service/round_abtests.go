@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // abTestsRound chooses the winners of the A/B tests whose wait is over
@@ -15,13 +16,13 @@ import (
 // winner for the statistics. The decision itself is decideTest
 // (abtest.go).
 type abTestsRound struct {
-	db   *DB
+	db   *core.DB
 	now  func() time.Time
 	log  *slog.Logger
 	sent func() // wakes the engine: held rows were released
 }
 
-func newABTestsRound(db *DB, now func() time.Time, log *slog.Logger, sent func()) *abTestsRound {
+func newABTestsRound(db *core.DB, now func() time.Time, log *slog.Logger, sent func()) *abTestsRound {
 	return &abTestsRound{db: db, now: now, log: log, sent: sent}
 }
 

@@ -9,19 +9,20 @@ import (
 	"gorm.io/gorm/clause"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // automationsRound runs the live automations: contacts that entered an
 // automation's target are enrolled, and due emails are queued into the
 // send ledger (where the engine sends them like any single send).
 type automationsRound struct {
-	db     *DB
+	db     *core.DB
 	events *Events
 	now    func() time.Time
 	sent   func() // wakes the engine: messages were queued
 }
 
-func newAutomationsRound(db *DB, events *Events, now func() time.Time, sent func()) *automationsRound {
+func newAutomationsRound(db *core.DB, events *Events, now func() time.Time, sent func()) *automationsRound {
 	return &automationsRound{db: db, events: events, now: now, sent: sent}
 }
 

@@ -5,17 +5,18 @@ import (
 	"fmt"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // completeRound moves running sends with nothing queued, claimed or
 // awaiting a retry to completed, and mails the summary.
 type completeRound struct {
-	db    *DB
+	db    *core.DB
 	sends *runningSends
 	mail  *Mail
 }
 
-func newCompleteRound(db *DB, sends *runningSends, mail *Mail) *completeRound {
+func newCompleteRound(db *core.DB, sends *runningSends, mail *Mail) *completeRound {
 	return &completeRound{db: db, sends: sends, mail: mail}
 }
 
@@ -27,7 +28,7 @@ func (r *completeRound) run(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		now := models.NewTimestamp(r.db.now())
+		now := models.NewTimestamp(r.db.Now())
 		res := r.db.W.WithContext(ctx).Exec(completeSend, models.SendCompleted, now, now, id, models.SendRunning, id)
 		if res.Error != nil {
 			return res.Error
@@ -59,10 +60,10 @@ func (r *completeRound) sendSummary(ctx context.Context, sendID int64) {
 		{"Recipients", fmt.Sprint(ss.Triggered)}, {"Delivered", fmt.Sprint(ss.Delivered)}, {"Bounces", fmt.Sprint(ss.Bounces)},
 	}
 	if ss.Blocks > 0 {
-		rows = append(rows, [2]string{"Refused by the relay", fmt.Sprint(ss.Blocks) + " (" + ReadRefusal(ss.LastBlock).String() + ")"})
+		rows = append(rows, [2]string{"Refused by the relay", fmt.Sprint(ss.Blocks) + " (" + core.ReadRefusal(ss.LastBlock).String() + ")"})
 	}
 	if ss.Failures > 0 {
-		f := ReadFailure(ss.LastFailure)
+		f := core.ReadFailure(ss.LastFailure)
 		label := "Could not be sent"
 		if f.Built {
 			label = "Could not be built"

@@ -10,13 +10,14 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // noticesRound mails the notices of the sends this process paused (the
 // ledger queues them through Scheduler.paused). A notice that cannot be
 // mailed is logged, not retried: the round never fails.
 type noticesRound struct {
-	db   *DB
+	db   *core.DB
 	mail *Mail
 	log  *slog.Logger
 
@@ -24,7 +25,7 @@ type noticesRound struct {
 	pending []int64 // sends paused by this process, whose notice is not mailed yet
 }
 
-func newNoticesRound(db *DB, mail *Mail, log *slog.Logger) *noticesRound {
+func newNoticesRound(db *core.DB, mail *Mail, log *slog.Logger) *noticesRound {
 	return &noticesRound{db: db, mail: mail, log: log}
 }
 
@@ -68,8 +69,8 @@ func (r *noticesRound) pauseNotice(ctx context.Context, sendID int64) error {
 		}
 		link = r.mail.baseURL + "/automations/" + utr
 	}
-	refusal := ReadRefusal(ss.PauseReason)
-	subject := "Sending of “" + ss.SingleSendName + "” paused: the relay refused it (" + truncate(refusal.Reply, 120) + ")"
+	refusal := core.ReadRefusal(ss.PauseReason)
+	subject := "Sending of “" + ss.SingleSendName + "” paused: the relay refused it (" + core.Truncate(refusal.Reply, 120) + ")"
 	intro := "The relay refused " + countOf(ss.BlockStreak, "message", "messages") + " of “" + ss.SingleSendName +
 		"” in a row, with none delivered in between, so Herald paused the send: nothing more goes out until you resume it. " +
 		"No address was suppressed: the refusal is about the sender, the content or the relay's rules, not the recipients. " +

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"herald/service/core"
 	"time"
 )
 
@@ -9,12 +10,12 @@ import (
 // process is dead when its heartbeat is older than deadAfter) and forgets
 // the heartbeats of processes silent for an hour.
 type reclaimRound struct {
-	db     *DB
+	db     *core.DB
 	live   *liveness
 	ledger *Ledger
 }
 
-func newReclaimRound(db *DB, live *liveness, ledger *Ledger) *reclaimRound {
+func newReclaimRound(db *core.DB, live *liveness, ledger *Ledger) *reclaimRound {
 	return &reclaimRound{db: db, live: live, ledger: ledger}
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // startRound moves armed sends that are due to running and resolves their
 // audiences in the background, and those of running sends a dead process
 // left half resolved.
 type startRound struct {
-	db       *DB
+	db       *core.DB
 	audience *Audience
 	now      func() time.Time
 	log      *slog.Logger
@@ -22,7 +23,7 @@ type startRound struct {
 	resolving sync.Map // send id → struct{}: audiences this process is resolving
 }
 
-func newStartRound(db *DB, audience *Audience, now func() time.Time, log *slog.Logger, sent func()) *startRound {
+func newStartRound(db *core.DB, audience *Audience, now func() time.Time, log *slog.Logger, sent func()) *startRound {
 	return &startRound{db: db, audience: audience, now: now, log: log, sent: sent}
 }
 

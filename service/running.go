@@ -7,13 +7,14 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // runningSends is what this process knows of the sends it is sending:
 // which run (read at most every half second, round robin over them) and
 // each one's compiled message, made once per process and send.
 type runningSends struct {
-	db      *DB
+	db      *core.DB
 	baseURL string
 	verp    *delivery.VERP // return paths, Message-IDs and mailto: unsubscribe addresses
 
@@ -24,7 +25,7 @@ type runningSends struct {
 	compiled map[int64]*compiledSend
 }
 
-func newRunningSends(db *DB, baseURL string, verp *delivery.VERP) *runningSends {
+func newRunningSends(db *core.DB, baseURL string, verp *delivery.VERP) *runningSends {
 	return &runningSends{db: db, baseURL: baseURL, verp: verp, compiled: map[int64]*compiledSend{}}
 }
 
@@ -92,7 +93,7 @@ func (rs *runningSends) get(ctx context.Context, sendID int64) (*compiledSend, e
 	}
 	var ss models.SingleSend
 	if err := rs.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	c, err := rs.compile(ctx, &ss)
 	if err != nil {

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"herald/service/core"
 	"log/slog"
 	"sync"
 	"time"
@@ -39,7 +40,7 @@ type round interface {
 
 // schedulerParts are what the scheduler's rounds work with.
 type schedulerParts struct {
-	db       *DB
+	db       *core.DB
 	live     *liveness
 	ledger   *Ledger
 	audience *Audience

@@ -8,13 +8,14 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Segments keeps segments and their recipients: the contacts of the
 // segment's type that match its conditions, kept current as contacts
 // change, plus addresses added by hand.
 type Segments struct {
-	db    *DB
+	db    *core.DB
 	audit *Audit
 }
 
@@ -38,17 +39,17 @@ type SegmentEmailInput struct {
 
 // validate checks the input and compiles its conditions.
 func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in SegmentInput) (*models.Segment, []Condition, error) {
-	p := Problems{}
+	p := core.Problems{}
 	name := strings.TrimSpace(in.SegmentName)
-	hasType := p.required("contact_type_id", in.ContactTypeID)
-	if p.required("segment_name", name) {
+	hasType := p.Required("contact_type_id", in.ContactTypeID)
+	if p.Required("segment_name", name) {
 		// A name that may reach a header: a single line (decisions.md 8).
-		p.maxLen("segment_name", name, 255)
-		p.singleLine("segment_name", name)
+		p.MaxLen("segment_name", name, 255)
+		p.SingleLine("segment_name", name)
 	}
 	qt := strings.ToLower(strings.TrimSpace(in.QueryType))
 	if qt != "" && qt != "and" && qt != "or" {
-		p.invalidChoice("query_type")
+		p.InvalidChoice("query_type")
 	}
 	customs, err := customFields(ctx, q, accountID)
 	if err != nil {
@@ -60,7 +61,7 @@ func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in
 	}
 	var typeID int64
 	if hasType {
-		if typeID, err = ParseID(in.ContactTypeID); err != nil {
+		if typeID, err = core.ParseID(in.ContactTypeID); err != nil {
 			return nil, nil, err
 		}
 		if _, err := contactType(ctx, q, accountID, typeID); err != nil {
@@ -97,7 +98,7 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 		if err != nil {
 			return err
 		}
-		now := models.NewTimestamp(s.db.now())
+		now := models.NewTimestamp(s.db.Now())
 		seg.CreatedAt, seg.UpdatedAt = now, now
 		if err := tx.Create(seg).Error; err != nil {
 			return fmt.Errorf("segments: save a new segment: %w", err)
@@ -113,11 +114,11 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 // as the missing `segment_id` with the other missing parameters, before
 // any lookup. Errors: validation, ErrNotFound.
 func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentInput) (*models.Segment, error) {
-	p := Problems{}
+	p := core.Problems{}
 	if id == 0 {
-		p.AddReason("segment_id", ReasonRequired, msgRequired("segment_id"))
+		p.AddReason("segment_id", core.ReasonRequired, core.MsgRequired("segment_id"))
 	}
-	p.required("segment_name", strings.TrimSpace(in.SegmentName))
+	p.Required("segment_name", strings.TrimSpace(in.SegmentName))
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 		if err != nil {
 			return err
 		}
-		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(s.db.now())
+		seg.ID, seg.CreatedAt, seg.UpdatedAt = old.ID, old.CreatedAt, models.NewTimestamp(s.db.Now())
 		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Updates(map[string]any{
 			"contact_type_id": seg.ContactTypeID, "segment_name": seg.SegmentName, "select_field": seg.SelectField,
 			"select_operator": seg.SelectOperator, "value": seg.Value, "query_type": seg.QueryType, "updated_at": seg.UpdatedAt,
@@ -153,8 +154,8 @@ func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Conditi
 	if err := tx.Exec("DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IS NOT NULL", seg.ID).Error; err != nil {
 		return fmt.Errorf("segments: clear the contacts of segment %d: %w", seg.ID, err)
 	}
-	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
-	now := s.db.now()
+	where, args := sqlCondition(s.db.SQL(), conds, isOr(seg))
+	now := s.db.Now()
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
 		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
@@ -172,7 +173,7 @@ func conditionsOf(seg *models.Segment, customs []models.Field) []Condition {
 			known = append(known, models.Field{FieldName: f, FieldType: "text"})
 		}
 	}
-	return compileConditions(seg.SelectField, seg.SelectOperator, seg.Value, known, Problems{})
+	return compileConditions(seg.SelectField, seg.SelectOperator, seg.Value, known, core.Problems{})
 }
 
 func hasField(fs []models.Field, name string) bool {
@@ -220,10 +221,10 @@ func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeI
 	if err != nil {
 		return err
 	}
-	now := s.db.now()
+	now := s.db.Now()
 	for i := range segs {
 		seg := &segs[i]
-		where, args := sqlCondition(s.db.dialect(), conditionsOf(seg, customs), isOr(seg))
+		where, args := sqlCondition(s.db.SQL(), conditionsOf(seg, customs), isOr(seg))
 		matching := `SELECT c.id FROM contacts c WHERE ` + set.of("c.id") + ` AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
 		del := `DELETE FROM segment_emails WHERE segment_id = ? AND ` + set.of("contact_id") + ` AND contact_id NOT IN (` + matching + `)`
 		if err := tx.Exec(del, append([]any{seg.ID, set.arg, set.arg, typeID}, args...)...).Error; err != nil {
@@ -274,7 +275,7 @@ func hasString(list []string, v string) bool {
 func segment(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Segment, error) {
 	var seg models.Segment
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&seg).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &seg, nil
 }
@@ -285,14 +286,14 @@ func (s *Segments) Get(ctx context.Context, accountID, id int64) (*models.Segmen
 }
 
 // Each calls fn for every segment of the account with its recipient count.
-func (s *Segments) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SegmentCount) error) error {
-	f = f.sortedBy(SegmentSorts)
-	return each(ctx, f, "segments", func() *gorm.DB {
+func (s *Segments) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.SegmentCount) error) error {
+	f = f.SortedBy(SegmentSorts)
+	return core.Each(ctx, f, "segments", func() *gorm.DB {
 		q := s.db.R.Table("segments").
 			Select("segments.*, (SELECT COUNT(*) FROM segment_emails e WHERE e.segment_id = segments.id) AS segment_emails_count").
 			Where("segments.user_id = ? AND segments.deleted_at IS NULL", accountID)
 		if f.Search != "" {
-			q = q.Where(`LOWER(segment_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(segment_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(r *models.SegmentCount) int64 { return r.ID }, fn)
@@ -308,7 +309,7 @@ func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) 
 	if err != nil {
 		return 0, err
 	}
-	where, args := sqlCondition(s.db.dialect(), conds, isOr(seg))
+	where, args := sqlCondition(s.db.SQL(), conds, isOr(seg))
 	var n int64
 	err = s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
 		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error
@@ -324,7 +325,7 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 			return err
 		}
 		name = seg.SegmentName
-		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", s.db.now()).Error; err != nil {
+		if err := tx.Model(&models.Segment{}).Where("id = ?", id).Update("deleted_at", s.db.Now()).Error; err != nil {
 			return fmt.Errorf("segments: delete segment %d: %w", id, err)
 		}
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
@@ -332,16 +333,16 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 	if err != nil {
 		return err
 	}
-	return s.audit.Record(ctx, accountID, AuditSegmentDeleted, name, "")
+	return s.audit.Record(ctx, accountID, core.AuditSegmentDeleted, name, "")
 }
 
 // EachEmail calls fn for every recipient of the account's segment, with
 // the contact's current values. Errors: ErrNotFound (segment).
-func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f ListFilter, fn func(*models.SegmentRecipient) error) error {
+func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f core.ListFilter, fn func(*models.SegmentRecipient) error) error {
 	if _, err := s.Get(ctx, accountID, segmentID); err != nil {
 		return err
 	}
-	return each(ctx, f, "e", func() *gorm.DB {
+	return core.Each(ctx, f, "e", func() *gorm.DB {
 		q := s.db.R.Table("segment_emails e").
 			Select(`e.id, e.user_id, e.segment_id, e.contact_id,
 				COALESCE(c.first_name, e.first_name) AS first_name, COALESCE(c.last_name, e.last_name) AS last_name,
@@ -349,7 +350,7 @@ func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f 
 			Joins("LEFT JOIN contacts c ON c.id = e.contact_id").
 			Where("e.segment_id = ? AND e.user_id = ?", segmentID, accountID)
 		if f.Search != "" {
-			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(LOWER(COALESCE(c.email, e.email)) LIKE ? ESCAPE '\' OR LOWER(COALESCE(c.first_name, e.first_name) || ' ' || COALESCE(c.last_name, e.last_name)) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
@@ -366,29 +367,29 @@ func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f 
 // AddEmail adds an address to a segment by hand; it stays whatever the
 // conditions say. Errors: validation, ErrNotFound (segment).
 func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmailInput) (*models.SegmentEmail, error) {
-	p := Problems{}
-	p.required("segment_id", in.SegmentID)
+	p := core.Problems{}
+	p.Required("segment_id", in.SegmentID)
 	first, last := strings.TrimSpace(in.FirstName), strings.TrimSpace(in.LastName)
-	if p.required("first_name", first) {
-		p.maxLen("first_name", first, 255)
-		p.singleLine("first_name", first)
+	if p.Required("first_name", first) {
+		p.MaxLen("first_name", first, 255)
+		p.SingleLine("first_name", first)
 	}
-	if p.required("last_name", last) {
-		p.maxLen("last_name", last, 255)
-		p.singleLine("last_name", last)
+	if p.Required("last_name", last) {
+		p.MaxLen("last_name", last, 255)
+		p.SingleLine("last_name", last)
 	}
-	email, ok := NormalizeEmail(in.Email)
-	if p.required("email", in.Email) && !ok {
-		p.AddReason("email", ReasonEmail, msgEmail("email"))
+	email, ok := core.NormalizeEmail(in.Email)
+	if p.Required("email", in.Email) && !ok {
+		p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	sid, err := ParseID(in.SegmentID)
+	sid, err := core.ParseID(in.SegmentID)
 	if err != nil {
 		return nil, err
 	}
-	now := models.NewTimestamp(s.db.now())
+	now := models.NewTimestamp(s.db.Now())
 	row := &models.SegmentEmail{UserID: accountID, SegmentID: sid, FirstName: first, LastName: last, Email: email, CreatedAt: now, UpdatedAt: now}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := segment(ctx, tx, accountID, sid); err != nil {
@@ -399,7 +400,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 			return fmt.Errorf("segments: is an address in segment %d: %w", sid, err)
 		}
 		if n > 0 {
-			return Invalid("email", "The email has already been taken.")
+			return core.Invalid("email", "The email has already been taken.")
 		}
 		return tx.Create(row).Error
 	})
@@ -413,13 +414,13 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 // is removed comes back when it changes and still matches.
 // Errors: ErrNotFound.
 func (s *Segments) DeleteEmail(ctx context.Context, accountID, id int64) error {
-	return deleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, noScope)
+	return core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, core.NoScope)
 }
 
 // DeleteEmailOf removes one recipient of one segment (the console acts on
 // one segment's page). Errors: ErrNotFound when it is not that segment's.
 func (s *Segments) DeleteEmailOf(ctx context.Context, accountID, segmentID, id int64) error {
-	return deleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, func(q *gorm.DB) *gorm.DB {
+	return core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, func(q *gorm.DB) *gorm.DB {
 		return q.Where("segment_id = ?", segmentID)
 	})
 }

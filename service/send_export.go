@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // RecipientColumns are the columns of a send's per-recipient CSV.
@@ -41,7 +42,7 @@ func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, s
 		rows = rows[:0]
 		err := s.db.R.WithContext(ctx).
 			Select("id", "email", "first_name", "last_name", "state", "error", "sent_at", "opened_at", "clicked_at", "unsubscribed_at", "hard_bounced_at", "soft_bounced_at", "complained_at").
-			Where("send_id = ? AND user_id = ? AND id > ?", ss.ID, accountID, last).Order("id").Limit(batchSize).Find(&rows).Error
+			Where("send_id = ? AND user_id = ? AND id > ?", ss.ID, accountID, last).Order("id").Limit(core.BatchSize).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("exports: messages of send %d: %w", ss.ID, err)
 		}
@@ -55,7 +56,7 @@ func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, s
 			rec := []string{m.Email, m.FirstName, m.LastName, mail.Outcome(), stamp(m.SentAt), stamp(m.OpenedAt), stamp(m.ClickedAt),
 				stamp(m.UnsubscribedAt), stamp(bounced), stamp(m.ComplainedAt), m.Error}
 			for i := range rec {
-				rec[i] = SafeCell(rec[i])
+				rec[i] = core.SafeCell(rec[i])
 			}
 			if err := cw.Write(rec); err != nil {
 				return err
@@ -70,7 +71,7 @@ func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, s
 				return err
 			}
 		}
-		if len(rows) < batchSize {
+		if len(rows) < core.BatchSize {
 			return nil
 		}
 		last = rows[len(rows)-1].ID
@@ -102,7 +103,7 @@ func (s *SingleSends) WriteStatisticsCSV(ctx context.Context, ss *models.SingleS
 		{"unsubscribes", n(ss.Unsubscribes), ""},
 	}
 	for _, l := range links {
-		rows = append(rows, []string{"clicks on " + SafeCell(l.URL), n(l.Clicks), n(l.Human)})
+		rows = append(rows, []string{"clicks on " + core.SafeCell(l.URL), n(l.Clicks), n(l.Human)})
 	}
 	if err := cw.WriteAll(rows); err != nil {
 		return err

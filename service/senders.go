@@ -12,12 +12,13 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
 // Senders keeps the account's from identities and their verification.
 type Senders struct {
-	db     *DB
+	db     *core.DB
 	checks *DomainChecks // the SPF proposal of the DNS page
 	notify SenderMailer
 	now    func() time.Time // the service's clock (Config.Now)
@@ -47,28 +48,28 @@ type SenderInput struct {
 // validate checks the body (spec: Sender body and Limits) against the
 // shipped world data, and returns the stored values.
 func (in SenderInput) validate() (models.Sender, error) {
-	p := Problems{}
+	p := core.Problems{}
 	var s models.Sender
 	s.FromName = strings.TrimSpace(in.FromName)
-	if p.required("from_name", s.FromName) {
-		p.maxLen("from_name", s.FromName, 255)
-		p.singleLine("from_name", s.FromName) // the From header (decisions.md 8)
+	if p.Required("from_name", s.FromName) {
+		p.MaxLen("from_name", s.FromName, 255)
+		p.SingleLine("from_name", s.FromName) // the From header (decisions.md 8)
 	}
 	for _, f := range []struct {
 		name string
 		v    string
 		dst  *string
 	}{{"from_email", in.FromEmail, &s.FromEmail}, {"reply_to_email", in.ReplyToEmail, &s.ReplyToEmail}} {
-		e, ok := NormalizeEmail(f.v)
-		if p.required(f.name, f.v) && !ok {
-			p.AddReason(f.name, ReasonEmail, msgEmail(f.name))
+		e, ok := core.NormalizeEmail(f.v)
+		if p.Required(f.name, f.v) && !ok {
+			p.AddReason(f.name, core.ReasonEmail, core.MsgEmail(f.name))
 		}
 		*f.dst = e
 	}
-	if p.required("country_id", in.CountryID) {
+	if p.Required("country_id", in.CountryID) {
 		id, err := strconv.ParseInt(strings.TrimSpace(in.CountryID), 10, 64)
 		if _, ok := world.CountryByID(id); err != nil || !ok {
-			p.invalidChoice("country_id")
+			p.InvalidChoice("country_id")
 		}
 		s.CountryID = id
 	}
@@ -76,7 +77,7 @@ func (in SenderInput) validate() (models.Sender, error) {
 		id, err := strconv.ParseInt(v, 10, 64)
 		st, ok := world.StateByID(id)
 		if err != nil || !ok || (s.CountryID != 0 && st.CountryID != s.CountryID) {
-			p.invalidChoice("state_id")
+			p.InvalidChoice("state_id")
 		}
 		s.StateID = id
 	}
@@ -84,22 +85,22 @@ func (in SenderInput) validate() (models.Sender, error) {
 		id, err := strconv.ParseInt(v, 10, 64)
 		c, ok := world.CityByID(id)
 		if err != nil || !ok || (s.StateID != 0 && c.StateID != s.StateID) || (s.CountryID != 0 && c.CountryID != s.CountryID) {
-			p.invalidChoice("city_id")
+			p.InvalidChoice("city_id")
 		}
 		s.CityID = id
 	}
 	s.ZipCode = strings.TrimSpace(in.ZipCode)
-	p.text("zip_code", s.ZipCode, 32)
+	p.Text("zip_code", s.ZipCode, 32)
 	s.CompanyAddress = strings.TrimSpace(in.CompanyAddress)
-	if p.required("company_address", s.CompanyAddress) {
-		p.text("company_address", s.CompanyAddress, 255)
+	if p.Required("company_address", s.CompanyAddress) {
+		p.Text("company_address", s.CompanyAddress, 255)
 	}
 	s.CompanyAddress2 = strings.TrimSpace(in.CompanyAddress2)
-	p.text("company_address2", s.CompanyAddress2, 255)
+	p.Text("company_address2", s.CompanyAddress2, 255)
 	s.Nickname = strings.TrimSpace(in.Nickname)
-	if p.required("nickname", s.Nickname) {
-		p.maxLen("nickname", s.Nickname, 255)
-		p.singleLine("nickname", s.Nickname)
+	if p.Required("nickname", s.Nickname) {
+		p.MaxLen("nickname", s.Nickname, 255)
+		p.SingleLine("nickname", s.Nickname)
 	}
 	return s, p.Err()
 }
@@ -128,22 +129,22 @@ const (
 
 // ErrVerificationMail is answered when the verification mail could not
 // be handed to the transport (the relay is down): nothing was stored.
-var ErrVerificationMail = &Error{Code: CodeUnavailable, Message: "The verification mail could not be sent. Try again later."}
+var ErrVerificationMail = &core.Error{Code: core.CodeUnavailable, Message: "The verification mail could not be sent. Try again later."}
 
 // ErrLinkExpired is answered for a verification link older than
 // VerifyLinkLifetime: a not-found error with its own text.
-var ErrLinkExpired = &Error{Code: CodeNotFound, Message: "This verification link has expired."}
+var ErrLinkExpired = &core.Error{Code: core.CodeNotFound, Message: "This verification link has expired."}
 
 // tooManyMails is the refusal of a verification mail over a limit, with
 // how long until one may go (whole seconds, said in minutes).
-func tooManyMails(wait time.Duration) *Error {
+func tooManyMails(wait time.Duration) *core.Error {
 	secs := int64((wait + time.Second - 1) / time.Second)
 	mins := (secs + 59) / 60
 	unit := "minutes"
 	if mins == 1 {
 		unit = "minute"
 	}
-	return &Error{Code: CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,
+	return &core.Error{Code: core.CodeRateLimited, RetryAfter: time.Duration(secs) * time.Second,
 		Message: fmt.Sprintf("Too many verification mails. Try again in %d %s.", mins, unit)}
 }
 
@@ -165,7 +166,7 @@ type mailRow struct {
 func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, email string, now time.Time) (int64, error) {
 	var id int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := s.db.dialect().lockAccount(tx, accountID); err != nil {
+		if err := s.db.SQL().LockAccount(tx, accountID); err != nil {
 			return err
 		}
 		since := now.Add(-VerifyAccountWindow)
@@ -228,7 +229,7 @@ func (s *Senders) handOver(ctx context.Context, snd *models.Sender, reserved int
 // issueLink gives snd a fresh verification token issued at now.
 func issueLink(snd *models.Sender, now time.Time) {
 	ts := models.NewTimestamp(now)
-	snd.VerifyToken, snd.VerifyIssuedAt, snd.SendAt = randomID(24), &ts, models.DateTime{Time: now}
+	snd.VerifyToken, snd.VerifyIssuedAt, snd.SendAt = core.RandomID(24), &ts, models.DateTime{Time: now}
 }
 
 // Create saves a sender (not verified) once its verification link is
@@ -267,7 +268,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 func sender(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Sender, error) {
 	var snd models.Sender
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&snd).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &snd, nil
 }
@@ -283,16 +284,16 @@ func (s *Senders) Get(ctx context.Context, accountID, id int64) (*models.Sender,
 // Errors: validation, ErrNotFound, CodeRateLimited (with RetryAfter),
 // ErrVerificationMail.
 func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (*models.Sender, error) {
-	p := Problems{}
-	p.required("sender_id", in.SenderID)
+	p := core.Problems{}
+	p.Required("sender_id", in.SenderID)
 	snd, verr := in.validate()
 	if verr != nil {
-		p.merge(verr.(*Error))
+		p.Merge(verr.(*core.Error))
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	id, err := ParseID(in.SenderID)
+	id, err := core.ParseID(in.SenderID)
 	if err != nil {
 		return nil, err
 	}
@@ -330,18 +331,18 @@ func (s *Senders) Delete(ctx context.Context, accountID, id int64) error {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	return nil
 }
 
 // Each calls fn for every sender of the account.
-func (s *Senders) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Sender) error) error {
-	f = f.sortedBy(SenderSorts)
-	return each(ctx, f, "", func() *gorm.DB {
-		q := withStatus(s.db.R.Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, senderStatuses)
+func (s *Senders) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.Sender) error) error {
+	f = f.SortedBy(SenderSorts)
+	return core.Each(ctx, f, "", func() *gorm.DB {
+		q := core.WithStatus(s.db.R.Model(&models.Sender{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, senderStatuses)
 		if f.Search != "" {
-			pat := likePattern(strings.ToLower(strings.TrimSpace(f.Search)))
+			pat := core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search)))
 			q = q.Where(`(from_email LIKE ? ESCAPE '\' OR LOWER(from_name) LIKE ? ESCAPE '\' OR LOWER(nickname) LIKE ? ESCAPE '\')`, pat, pat, pat)
 		}
 		return q
@@ -387,11 +388,11 @@ func linkExpired(snd *models.Sender, now time.Time) bool {
 func (s *Senders) byToken(ctx context.Context, q *gorm.DB, token string) (*models.Sender, error) {
 	token = strings.TrimSpace(token)
 	if len(token) < 16 {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	var snd models.Sender
 	if err := q.WithContext(ctx).Where("verify_token = ? AND deleted_at IS NULL", token).First(&snd).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	if snd.IsVerified == 0 && linkExpired(&snd, s.now()) {
 		return nil, ErrLinkExpired
@@ -424,7 +425,7 @@ func (s *Senders) Verify(ctx context.Context, token string) (*models.Sender, err
 		return nil, res.Error
 	}
 	if res.RowsAffected == 0 {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	snd.IsVerified = 1
 	return snd, nil

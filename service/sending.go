@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"herald/delivery"
+	"herald/service/core"
 )
 
 // SendingConfig tunes the sending engine (decisions.md section 1).
@@ -74,15 +75,15 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		db: s.DB, live: live, sends: sends, events: s.Events, rec: s.Feedback.rec, key: key, verp: verp, now: s.now,
 		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log,
 	}
-	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.dialect().recorders(),
-		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return WithAccount(ctx, j.Account) }})
+	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.SQL().Recorders(),
+		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return core.WithAccount(ctx, j.Account) }})
 	sc := newScheduler(schedulerParts{
 		db: s.DB, live: live, ledger: ledger, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
 		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, sent: engine.Wake,
-		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.dialect(), log: log,
+		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.SQL(), log: log,
 			// Local time first, then the A/B test, whose expressions win
 			// (validation refuses a send with both).
-			planner: planners{&localPlanner{db: s.DB, dialect: s.DB.dialect(), now: s.now}, &abPlanner{db: s.DB, now: s.now}}},
+			planner: planners{&localPlanner{db: s.DB, dialect: s.DB.SQL(), now: s.now}, &abPlanner{db: s.DB, now: s.now}}},
 	})
 	ledger.paused = sc.paused
 	sg := &Sending{scheduler: sc, engine: engine, live: live}

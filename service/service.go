@@ -21,16 +21,17 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/delivery"
+	"herald/service/core"
 )
 
 // Service gathers the areas; build it with New.
 type Service struct {
-	DB            *DB
+	DB            *core.DB
 	Accounts      *Accounts
 	Unsubscribers *Unsubscribers
 	Groups        *Groups
 	Notifications *Notifications
-	Settings      *Settings
+	Settings      *core.Settings
 	ContactTypes  *ContactTypes
 	Fields        *Fields
 	Contacts      *Contacts
@@ -112,7 +113,7 @@ type Config struct {
 }
 
 // New wires every area to db and cfg.
-func New(db *DB, cfg Config) (*Service, error) {
+func New(db *core.DB, cfg Config) (*Service, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://localhost:8080"
 	}
@@ -129,8 +130,8 @@ func New(db *DB, cfg Config) (*Service, error) {
 	if cfg.PasswordCost == 0 {
 		cfg.PasswordCost = bcrypt.DefaultCost
 	}
-	now := storedClock(cfg.Now)
-	db = db.withClock(now)
+	now := core.StoredClock(cfg.Now)
+	db = db.WithClock(now)
 	outbox := NewOutbox(db)
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
@@ -138,7 +139,7 @@ func New(db *DB, cfg Config) (*Service, error) {
 	signals := &engineSignals{}
 	audit := &Audit{db: db, now: now}
 	segments := &Segments{db: db, audit: audit}
-	settings := &Settings{db: db}
+	settings := &core.Settings{DB: db}
 	resolver := &sharedResolver{server: cfg.DomainChecks.DNSServer}
 	bounces := &Bounces{db: db, settings: settings, resolver: resolver}
 	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {

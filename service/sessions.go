@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Session lifetimes (decisions.md 8: revocable sessions).
@@ -29,7 +30,7 @@ const (
 // once on every process sharing the database. The browser holds a random
 // token; the table holds only its SHA-256.
 type Sessions struct {
-	db  *DB
+	db  *core.DB
 	now func() time.Time
 }
 
@@ -96,11 +97,11 @@ func (s *Sessions) sweep(ctx context.Context, now time.Time) error {
 // older than SessionLifetime).
 func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, error) {
 	if token == "" {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	var row models.Session
 	if err := s.db.R.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).First(&row).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	now := s.now()
 	ms := now.UnixMilli()
@@ -108,7 +109,7 @@ func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, er
 		if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", row.ID).Error; err != nil {
 			return nil, fmt.Errorf("sessions: end session %d: %w", row.ID, err)
 		}
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	if ms-row.LastUsedAt >= sessionTouch.Milliseconds() {
 		// Only while the row lives: a logout in between is not undone.

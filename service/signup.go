@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // SignupLinkTTL is how long a mailed sign-up link works.
@@ -27,14 +28,14 @@ type SignUpResult struct {
 
 // ErrSignupClosed refuses every sign-up of a server started with
 // HERALD_SIGNUP=off.
-var ErrSignupClosed = &Error{Code: CodeForbidden, Message: "Sign-up is closed on this server. Ask its administrator for an account."}
+var ErrSignupClosed = &core.Error{Code: core.CodeForbidden, Message: "Sign-up is closed on this server. Ask its administrator for an account."}
 
 // SignupOpen reports whether people may sign up from the console
 // (HERALD_SIGNUP is not off).
 func (a *Accounts) SignupOpen() bool { return !a.signupClosed }
 
 // ErrSignupLink refuses a sign-up link that is unknown, used or expired.
-var ErrSignupLink = &Error{Code: CodeNotFound, Message: "This sign-up link has expired or was already used. Sign up again to get a new one."}
+var ErrSignupLink = &core.Error{Code: core.CodeNotFound, Message: "This sign-up link has expired or was already used. Sign up again to get a new one."}
 
 // SignUp opens an account from the console's sign-up form without telling
 // whether the address already has one (decisions.md 8). On an empty
@@ -150,7 +151,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 		var err error
 		u, keys, err = insertAccount(tx, p.Name, p.Email, p.PasswordHash)
 		if isValidationOf(err, "email") {
-			return &Error{Code: CodeConflict, Message: "An account with this address already exists. Log in instead."}
+			return &core.Error{Code: core.CodeConflict, Message: "An account with this address already exists. Log in instead."}
 		}
 		return err
 	})
@@ -163,6 +164,6 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 // isValidationOf reports whether err is a validation error with a message
 // for field.
 func isValidationOf(err error, field string) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Code == CodeValidation && len(e.Fields[field]) > 0
+	var e *core.Error
+	return errors.As(err, &e) && e.Code == core.CodeValidation && len(e.Fields[field]) > 0
 }

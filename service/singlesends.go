@@ -13,12 +13,13 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 	"herald/world"
 )
 
 // SingleSends keeps one-off campaigns; the engine (Sending) sends them.
 type SingleSends struct {
-	db        *DB
+	db        *core.DB
 	templates Templates
 	now       func() time.Time
 	engine    *engineSignals // tells this process's engine a send may be due, or was deleted
@@ -116,28 +117,28 @@ const (
 // or counters). Every problem of the body is reported at once: each
 // missing required parameter (the utr too, on update) and each invalid one.
 func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendInput, mode checkMode) (*models.SingleSend, error) {
-	p := Problems{}
+	p := core.Problems{}
 	q := s.db.R
 	if mode == forUpdate {
-		p.required("utr", in.Utr)
+		p.Required("utr", in.Utr)
 	}
 	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}"}
 
 	ss.TemplateID, ss.TemplateHTML, ss.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 
-	if p.required("sender_id", in.SenderID) {
-		id, err := ParseID(in.SenderID)
+	if p.Required("sender_id", in.SenderID) {
+		id, err := core.ParseID(in.SenderID)
 		var snd *models.Sender
 		if err == nil {
 			snd, err = sender(ctx, q, accountID, id)
 		}
 		switch {
-		case IsNotFound(err):
-			p.invalidChoice("sender_id")
+		case core.IsNotFound(err):
+			p.InvalidChoice("sender_id")
 		case err != nil:
 			return nil, err
 		case snd.IsVerified != 1:
-			p.AddReason("sender_id", ReasonNotVerified, msgSenderNotVerified)
+			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
 		default:
 			ss.SenderID = snd.ID
 			ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
@@ -145,7 +146,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 			ss.SenderName, ss.SenderAddress = &name, &addr
 		}
 	}
-	if p.required("unsubscribe_group_id", in.UnsubscribeGroupID) {
+	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
 		id, ok, err := accountGroup(ctx, s.db, p, accountID, in.UnsubscribeGroupID)
 		if err != nil {
 			return nil, err
@@ -163,13 +164,13 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		if mode == forTest && f.name == "single_send_name" {
 			continue
 		}
-		if p.required(f.name, v) {
-			p.maxLen(f.name, v, maxSendName)
+		if p.Required(f.name, v) {
+			p.MaxLen(f.name, v, maxSendName)
 			if f.name == "subject" {
 				// The subject becomes a header (decisions.md 8).
-				p.singleLine(f.name, f.v)
+				p.SingleLine(f.name, f.v)
 			} else {
-				p.noNUL(f.name, v)
+				p.NoNUL(f.name, v)
 			}
 		}
 		*f.dst = v
@@ -183,7 +184,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		items := nonBlank(f.items)
 		if len(items) == 0 {
 			if f.required && mode != forTest {
-				p.AddReason(f.name, ReasonRequired, msgRequired(f.name))
+				p.AddReason(f.name, core.ReasonRequired, core.MsgRequired(f.name))
 			}
 			*f.dst = models.Targets{}
 			continue
@@ -196,12 +197,12 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 			}
 		}
 		if !ok {
-			p.invalidChoice(f.name)
+			p.InvalidChoice(f.name)
 		}
 		*f.dst = ts
 	}
-	if p.required("schedule_type", in.ScheduleType) {
-		ss.ScheduleType = p.flag("schedule_type", in.ScheduleType)
+	if p.Required("schedule_type", in.ScheduleType) {
+		ss.ScheduleType = p.Flag("schedule_type", in.ScheduleType)
 	}
 	if ss.ScheduleType == 1 && !p.Has("schedule_type") {
 		at, err := s.scheduleAt(ctx, accountID, in.ScheduleDate, in.ScheduleTime, p)
@@ -235,9 +236,9 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 // scheduleAt reads a scheduled send's date and time in the account's time
 // zone and returns the UTC instant; zero (with problems recorded) when
 // missing, malformed or not in the future.
-func (s *SingleSends) scheduleAt(ctx context.Context, accountID int64, date, clock string, p Problems) (time.Time, error) {
+func (s *SingleSends) scheduleAt(ctx context.Context, accountID int64, date, clock string, p core.Problems) (time.Time, error) {
 	date, clock = strings.TrimSpace(date), strings.TrimSpace(clock)
-	okDate, okTime := p.required("schedule_date", date), p.required("schedule_time", clock)
+	okDate, okTime := p.Required("schedule_date", date), p.Required("schedule_time", clock)
 	if !okDate || !okTime {
 		return time.Time{}, nil
 	}
@@ -290,20 +291,20 @@ func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Loca
 // emails: template_id required and of the library; template 1 needs
 // template_html (or a template_json carrying one); another id with both
 // empty copies the library design. Problems are recorded in p.
-func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int64, htmlOut, jsOut *string) {
-	if p.required("template_id", templateID) {
+func (t Templates) checkDesign(p core.Problems, templateID, html, js string) (id int64, htmlOut, jsOut *string) {
+	if p.Required("template_id", templateID) {
 		var err error
 		id, err = strconv.ParseInt(strings.TrimSpace(templateID), 10, 64)
 		if err != nil {
-			p.AddReason("template_id", ReasonInteger, msgInteger("template_id"))
+			p.AddReason("template_id", core.ReasonInteger, core.MsgInteger("template_id"))
 		} else if _, derr := t.Design(id); derr != nil {
-			p.invalidChoice("template_id")
+			p.InvalidChoice("template_id")
 		}
 	}
 	if len(html) > maxDesignBytes || len(js) > maxDesignBytes {
-		p.AddReason("template_html", ReasonMax, "The design may not be greater than 5 MB.")
+		p.AddReason("template_html", core.ReasonMax, "The design may not be greater than 5 MB.")
 	}
-	p.noNUL("template_json", js)
+	p.NoNUL("template_json", js)
 	if strings.TrimSpace(html) == "" && strings.TrimSpace(js) != "" {
 		html = htmlOfJSON(js)
 		if html == "" {
@@ -311,11 +312,11 @@ func (t Templates) checkDesign(p Problems, templateID, html, js string) (id int6
 		}
 	}
 	if !p.Has("template_json") {
-		p.noNUL("template_html", html) // the JSON's html may decode to one
+		p.NoNUL("template_html", html) // the JSON's html may decode to one
 	}
 	if strings.TrimSpace(html) == "" {
 		if id == 1 && !p.Has("template_json") {
-			p.AddReason("template_html", ReasonRequiredIf, "The template html field is required when template id is 1.")
+			p.AddReason("template_html", core.ReasonRequiredIf, "The template html field is required when template id is 1.")
 		} else if d, err := t.Design(id); err == nil {
 			html = d.HTMLCode
 		}
@@ -407,9 +408,9 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 // for its time.
 func (s *SingleSends) recordArmed(ctx context.Context, accountID int64, ss *models.SingleSend) error {
 	if ss.ScheduleType == 1 {
-		return s.audit.Record(ctx, accountID, AuditSendScheduled, ss.SingleSendName, ss.Utr+" for "+ss.ScheduleDate+" "+ss.ScheduleTime)
+		return s.audit.Record(ctx, accountID, core.AuditSendScheduled, ss.SingleSendName, ss.Utr+" for "+ss.ScheduleDate+" "+ss.ScheduleTime)
 	}
-	return s.audit.Record(ctx, accountID, AuditSendStarted, ss.SingleSendName, ss.Utr)
+	return s.audit.Record(ctx, accountID, core.AuditSendStarted, ss.SingleSendName, ss.Utr)
 }
 
 // Validate checks a send's body as Create would (the checklist included
@@ -438,7 +439,7 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 		return nil, err
 	}
 	if cur.Status >= models.SendRunning {
-		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, err
@@ -486,7 +487,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return &Error{Code: CodeValidation, Message: msgSendLocked}
+		return &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
 	return nil
 }
@@ -496,7 +497,7 @@ func (s *SingleSends) poke() { s.engine.wake() }
 // forgiveDraft drops the problems a draft may have: anything missing but
 // its name, and a schedule not yet complete or already past (it is
 // checked again when the draft is sent). Wrong values stay refused.
-func forgiveDraft(p Problems) {
+func forgiveDraft(p core.Problems) {
 	for field, ps := range p {
 		if field == "schedule_date" || field == "schedule_time" {
 			delete(p, field)
@@ -507,7 +508,7 @@ func forgiveDraft(p Problems) {
 		}
 		kept := ps[:0]
 		for _, pr := range ps {
-			if pr.Reason != ReasonRequired && pr.Reason != ReasonRequiredIf {
+			if pr.Reason != core.ReasonRequired && pr.Reason != core.ReasonRequiredIf {
 				kept = append(kept, pr)
 			}
 		}
@@ -547,7 +548,7 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 		return nil, err
 	}
 	if cur.Status >= models.SendRunning {
-		return nil, &Error{Code: CodeValidation, Message: msgSendLocked}
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
 	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, models.SendInitiate, 0); err != nil {
 		return nil, err
@@ -575,7 +576,7 @@ func byUtr(q *gorm.DB, accountID int64, key string) *gorm.DB {
 // query; each row once. ErrNotFound when any key is blank or finds
 // nothing (all or none).
 func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]int64, error) {
-	if err := tooMany(len(keys)); err != nil {
+	if err := core.TooMany(len(keys)); err != nil {
 		return nil, err
 	}
 	var utrs []string
@@ -583,8 +584,8 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 	wanted := map[string]bool{}
 	for _, k := range keys {
 		k = strings.TrimSpace(k)
-		if k == "" || !ValidText(k) { // no utr holds a NUL, which PostgreSQL refuses
-			return nil, ErrNotFound
+		if k == "" || !core.ValidText(k) { // no utr holds a NUL, which PostgreSQL refuses
+			return nil, core.ErrNotFound
 		}
 		if wanted[k] {
 			continue
@@ -613,30 +614,30 @@ func idsByKey(tx *gorm.DB, keys []string, scope func(q *gorm.DB) *gorm.DB) ([]in
 		}
 		return nil
 	}
-	for _, part := range chunks(utrs, bulkChunk) {
+	for _, part := range core.Chunks(utrs, core.BulkChunk) {
 		if err := find("utr", part); err != nil {
 			return nil, err
 		}
 	}
-	for _, part := range chunks(byID, bulkChunk) {
+	for _, part := range core.Chunks(byID, core.BulkChunk) {
 		if err := find("id", part); err != nil {
 			return nil, err
 		}
 	}
 	if found != len(wanted) {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	return ids, nil
 }
 
 // Get returns one send of the account by utr. Errors: ErrNotFound.
 func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
-	if strings.TrimSpace(utr) == "" || !ValidText(utr) { // a console path may hold anything
-		return nil, ErrNotFound
+	if strings.TrimSpace(utr) == "" || !core.ValidText(utr) { // a console path may hold anything
+		return nil, core.ErrNotFound
 	}
 	var ss models.SingleSend
 	if err := byUtr(s.db.R.WithContext(ctx), accountID, utr).First(&ss).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &ss, nil
 }
@@ -662,12 +663,12 @@ func (s *SingleSends) Utrs(ctx context.Context, accountID int64, ids []int64) (m
 }
 
 // Each calls fn for the account's sends, newest last, without their designs.
-func (s *SingleSends) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.SingleSend) error) error {
-	f = f.sortedBy(SendSorts)
-	return each(ctx, f, "", func() *gorm.DB {
-		q := withStatus(accountSends(s.db.R.Model(&models.SingleSend{}), accountID), f, sendStatuses)
+func (s *SingleSends) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.SingleSend) error) error {
+	f = f.SortedBy(SendSorts)
+	return core.Each(ctx, f, "", func() *gorm.DB {
+		q := core.WithStatus(accountSends(s.db.R.Model(&models.SingleSend{}), accountID), f, sendStatuses)
 		if f.Search != "" {
-			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(m *models.SingleSend) int64 { return m.ID }, fn)
@@ -683,7 +684,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	now := models.NewTimestamp(s.now())
 	cp := *cur
 	cp.ID, cp.Utr, cp.Status, cp.Armed, cp.Resolved = 0, uuid.NewString(), models.SendInitiate, 0, 0
-	cp.SingleSendName = truncate("Copy of "+cur.SingleSendName, maxSendName)
+	cp.SingleSendName = core.Truncate("Copy of "+cur.SingleSendName, maxSendName)
 	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
 	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
 	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
@@ -712,7 +713,7 @@ func (s *SingleSends) Delete(ctx context.Context, accountID int64, utr string) e
 // (decisions.md 8) until PurgeDeleted. Errors: ErrNotFound.
 func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []string) error {
 	if len(utrs) == 0 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	var ids []int64
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -723,7 +724,7 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 			return err
 		}
 		now := models.NewTimestamp(s.now())
-		for _, part := range chunks(ids, bulkChunk) {
+		for _, part := range core.Chunks(ids, core.BulkChunk) {
 			// Queued messages go; a claimed one is its worker's: sent and
 			// recorded if already on the wire, else dropped by Record (its
 			// build answers ErrSkip). The two never lock the same rows, so
@@ -796,9 +797,9 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 // name and schedule need not be set yet. Its tracking and unsubscribe
 // links lead nowhere (it has no ledger row). Errors: validation.
 func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSendInput, to string, m *Mail) error {
-	addr, ok := NormalizeEmail(to)
+	addr, ok := core.NormalizeEmail(to)
 	if !ok {
-		return invalidBecause("test_email", ReasonEmail, msgEmail("test_email"))
+		return core.InvalidBecause("test_email", core.ReasonEmail, core.MsgEmail("test_email"))
 	}
 	in.ScheduleType = "0"
 	ss, err := s.check(ctx, accountID, in, forTest)
@@ -817,20 +818,20 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	if err != nil {
 		return err
 	}
-	return m.transport.Send(WithAccount(ctx, accountID), m.envelope(), []string{addr}, raw)
+	return m.transport.Send(core.WithAccount(ctx, accountID), m.envelope(), []string{addr}, raw)
 }
 
 // accountGroup reads the unsubscribe_group_id of a form: one of the
 // account's groups (ok), or a problem on the field when it is malformed
 // or not the account's. err is a failure of the database only.
-func accountGroup(ctx context.Context, db *DB, p Problems, accountID int64, raw string) (id int64, ok bool, err error) {
-	id, err = ParseID(raw)
+func accountGroup(ctx context.Context, db *core.DB, p core.Problems, accountID int64, raw string) (id int64, ok bool, err error) {
+	id, err = core.ParseID(raw)
 	if err == nil {
 		_, err = (&Groups{db: db}).Get(ctx, accountID, id)
 	}
 	switch {
-	case IsNotFound(err):
-		p.invalidChoice("unsubscribe_group_id")
+	case core.IsNotFound(err):
+		p.InvalidChoice("unsubscribe_group_id")
 		return 0, false, nil
 	case err != nil:
 		return 0, false, err

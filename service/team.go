@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // InvitationTTL is how long a mailed invitation link works.
@@ -21,18 +22,18 @@ const InvitationTTL = 7 * 24 * time.Hour
 
 // ErrInvitationLink refuses an invitation link that is unknown, used,
 // revoked or expired.
-var ErrInvitationLink = &Error{Code: CodeNotFound, Message: "This invitation has expired, was revoked or was already used. Ask for a new one."}
+var ErrInvitationLink = &core.Error{Code: core.CodeNotFound, Message: "This invitation has expired, was revoked or was already used. Ask for a new one."}
 
 // errLoginTaken refuses an invitation accepted by an address that already
 // logs in to Herald: a person belongs to one account (one login, one
 // account keeps the session and every query scoped by one account id).
-var errLoginTaken = &Error{Code: CodeConflict, Message: "This address already logs in to Herald, and a login belongs to one account. Ask to be invited at another address."}
+var errLoginTaken = &core.Error{Code: core.CodeConflict, Message: "This address already logs in to Herald, and a login belongs to one account. Ask to be invited at another address."}
 
 // Team keeps an account's members, their invitations and roles. The
 // account's own login is its owner; members are admins, editors or
 // viewers (roles.go).
 type Team struct {
-	db       *DB
+	db       *core.DB
 	mail     *Mail
 	accounts *Accounts // the password cost and the clock
 	audit    *Audit
@@ -42,11 +43,11 @@ type Team struct {
 // otherwise a forbidden error saying why, after recording the refusal in
 // the audit log with what was tried (target: the console names the
 // request, "POST /single-sends").
-func (t *Team) Authorize(ctx context.Context, a Actor, action Action, target string) error {
+func (t *Team) Authorize(ctx context.Context, a core.Actor, action Action, target string) error {
 	if Can(a.Role, action) {
 		return nil
 	}
-	if err := t.audit.Record(ctx, a.AccountID, AuditDenied, target, string(action)); err != nil {
+	if err := t.audit.Record(ctx, a.AccountID, core.AuditDenied, target, string(action)); err != nil {
 		return err
 	}
 	return Forbidden(a.Role, action)
@@ -61,14 +62,14 @@ func (t *Team) Authorize(ctx context.Context, a Actor, action Action, target str
 // would tell any account which addresses have logins): the link says so
 // when it is opened. Errors: validation (email, role; a member of the
 // team already), rate limited.
-func (t *Team) Invite(ctx context.Context, accountID int64, email string, role Role) (*models.Invitation, error) {
-	p := Problems{}
-	addr, ok := NormalizeEmail(email)
-	if p.required("email", email) && !ok {
-		p.AddReason("email", ReasonEmail, msgEmail("email"))
+func (t *Team) Invite(ctx context.Context, accountID int64, email string, role core.Role) (*models.Invitation, error) {
+	p := core.Problems{}
+	addr, ok := core.NormalizeEmail(email)
+	if p.Required("email", email) && !ok {
+		p.AddReason("email", core.ReasonEmail, core.MsgEmail("email"))
 	}
 	if !role.Valid() {
-		p.invalidChoice("role")
+		p.InvalidChoice("role")
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 		return nil, fmt.Errorf("team: is an address a member of account %d: %w", accountID, err)
 	}
 	if n > 0 || u.Email == addr {
-		return nil, Invalid("email", "This address is already in the team.")
+		return nil, core.Invalid("email", "This address is already in the team.")
 	}
 	th := throttle{db: t.db, now: t.accounts.now}
 	key := throttleKey{rule: throttleSignup, key: addr}
@@ -97,7 +98,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 			if k == byAccount {
 				msg = "This account sent many invitations lately. Try again later."
 			}
-			return nil, &retryError{err: &Error{Code: CodeRateLimited, Message: msg}, after: wait}
+			return nil, &retryError{err: &core.Error{Code: core.CodeRateLimited, Message: msg}, after: wait}
 		}
 	}
 	if err := th.fail(ctx, byAccount, key); err != nil {
@@ -120,16 +121,16 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role R
 	if err != nil {
 		return nil, err
 	}
-	if err := t.audit.Record(ctx, accountID, AuditMemberInvited, addr, "as "+role.Label()); err != nil {
+	if err := t.audit.Record(ctx, accountID, core.AuditMemberInvited, addr, "as "+role.Label()); err != nil {
 		return nil, err
 	}
-	return inv, t.mail.SendInvitation(WithAccount(ctx, accountID), u.Name, inv.InvitedBy, addr, role, token)
+	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, inv.InvitedBy, addr, role, token)
 }
 
 // actorName is how the invitation and the audit log name the person
 // acting: the actor on ctx, else the account's owner.
 func actorName(ctx context.Context, owner *models.User) string {
-	if a, ok := ActorOf(ctx); ok && a.Name != "" {
+	if a, ok := core.ActorOf(ctx); ok && a.Name != "" {
 		return a.Name
 	}
 	return owner.Name + " <" + owner.Email + ">"
@@ -149,12 +150,12 @@ func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invit
 func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
 	var inv models.Invitation
 	if err := t.db.W.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&inv).Error; err != nil {
-		return notFound(err)
+		return core.NotFound(err)
 	}
 	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
 		return fmt.Errorf("team: revoke invitation %d: %w", inv.ID, err)
 	}
-	return t.audit.Record(ctx, accountID, AuditInvitationRevoked, inv.Email, "")
+	return t.audit.Record(ctx, accountID, core.AuditInvitationRevoked, inv.Email, "")
 }
 
 // PendingInvitation is an invitation a link names, with the account's
@@ -194,11 +195,11 @@ type AcceptInput struct {
 // ErrInvitationLink; validation (name, password); conflict when the
 // address already logs in to Herald (errLoginTaken).
 func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*models.Member, error) {
-	p := Problems{}
+	p := core.Problems{}
 	name := strings.TrimSpace(in.Name)
-	if p.required("name", name) {
-		p.maxLen("name", name, 255)
-		p.singleLine("name", name)
+	if p.Required("name", name) {
+		p.MaxLen("name", name, 255)
+		p.SingleLine("name", name)
 	}
 	checkNewPassword(p, "password", in.Password)
 	if err := p.Err(); err != nil {
@@ -233,8 +234,8 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 	if err != nil {
 		return nil, err
 	}
-	ctx = WithActor(ctx, Actor{AccountID: m.UserID, MemberID: m.ID, Role: Role(m.Role), Name: m.Name + " <" + m.Email + ">"})
-	return m, t.audit.Record(ctx, m.UserID, AuditMemberJoined, m.Email, "as "+Role(m.Role).Label())
+	ctx = core.WithActor(ctx, core.Actor{AccountID: m.UserID, MemberID: m.ID, Role: core.Role(m.Role), Name: m.Name + " <" + m.Email + ">"})
+	return m, t.audit.Record(ctx, m.UserID, core.AuditMemberJoined, m.Email, "as "+core.Role(m.Role).Label())
 }
 
 // loginTaken reports whether addr logs in already: an account's or a
@@ -260,7 +261,7 @@ func (t *Team) Members(ctx context.Context, accountID int64) ([]models.Member, e
 func (t *Team) Member(ctx context.Context, accountID, id int64) (*models.Member, error) {
 	var m models.Member
 	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&m).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &m, nil
 }
@@ -268,25 +269,25 @@ func (t *Team) Member(ctx context.Context, accountID, id int64) (*models.Member,
 // SetRole changes a member's role; every process reads it on the member's
 // next request (web checks it on each). Errors: ErrNotFound, validation
 // (role).
-func (t *Team) SetRole(ctx context.Context, accountID, id int64, role Role) error {
+func (t *Team) SetRole(ctx context.Context, accountID, id int64, role core.Role) error {
 	if !role.Valid() {
-		p := Problems{}
-		p.invalidChoice("role")
+		p := core.Problems{}
+		p.InvalidChoice("role")
 		return p.Err()
 	}
 	m, err := t.Member(ctx, accountID, id)
 	if err != nil {
 		return err
 	}
-	if Role(m.Role) == role {
+	if core.Role(m.Role) == role {
 		return nil
 	}
 	err = t.db.W.WithContext(ctx).Exec("UPDATE members SET role = ?, updated_at = ? WHERE user_id = ? AND id = ?",
-		string(role), t.db.now().UnixMilli(), accountID, id).Error
+		string(role), t.db.Now().UnixMilli(), accountID, id).Error
 	if err != nil {
 		return fmt.Errorf("team: change the role of member %d: %w", id, err)
 	}
-	return t.audit.Record(ctx, accountID, AuditRoleChanged, m.Email, Role(m.Role).Label()+" → "+role.Label())
+	return t.audit.Record(ctx, accountID, core.AuditRoleChanged, m.Email, core.Role(m.Role).Label()+" → "+role.Label())
 }
 
 // Remove deletes a member with all of its login (its row, with its
@@ -311,5 +312,5 @@ func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 	if err != nil {
 		return err
 	}
-	return t.audit.Record(ctx, accountID, AuditMemberRemoved, m.Email, "was "+Role(m.Role).Label())
+	return t.audit.Record(ctx, accountID, core.AuditMemberRemoved, m.Email, "was "+core.Role(m.Role).Label())
 }

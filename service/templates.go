@@ -2,6 +2,7 @@ package service
 
 import (
 	"herald/models"
+	"herald/service/core"
 	"herald/templates"
 )
 
@@ -33,7 +34,7 @@ func (t Templates) Design(id int64) (*models.DesignTemplate, error) {
 			return &lib[i], nil
 		}
 	}
-	return nil, ErrNotFound
+	return nil, core.ErrNotFound
 }
 
 // SampleValues are the placeholder values of the public previews.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"herald/service/core"
 	"net/netip"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func (k throttleKey) name() string { return k.rule.prefix + k.key }
 // throttle keeps the failure counts in the auth_throttle table, so every
 // process sharing the database applies the same delays.
 type throttle struct {
-	db  *DB
+	db  *core.DB
 	now func() time.Time
 }
 
@@ -113,7 +114,7 @@ func (t throttle) wait(ctx context.Context, keys ...throttleKey) (time.Duration,
 
 // fail counts a failure of each key and starts its next delay.
 func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
-	lock := t.db.dialect().forUpdate()
+	lock := t.db.SQL().ForUpdate()
 	now := t.now()
 	ms := now.UnixMilli()
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -174,7 +175,7 @@ func IPKey(ip string) string {
 
 // retryError is a CodeRateLimited error that says when to try again.
 type retryError struct {
-	err   *Error
+	err   *core.Error
 	after time.Duration
 }
 
@@ -202,7 +203,7 @@ func tooManyLogins(wait time.Duration) error {
 		when = fmt.Sprintf("%d minutes", (secs+59)/60)
 	}
 	return &retryError{
-		err:   &Error{Code: CodeRateLimited, Message: "Too many failed logins. Try again in " + when + "."},
+		err:   &core.Error{Code: core.CodeRateLimited, Message: "Too many failed logins. Try again in " + when + "."},
 		after: time.Duration(secs) * time.Second,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"herald/service/core"
 	"image/png"
 	neturl "net/url"
 	"strconv"
@@ -45,10 +46,10 @@ var totpOpts = totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algo
 
 // ErrNoSecretKey refuses two-factor work on a server without
 // HERALD_SECRET_KEY (or whose key cannot open the account's).
-var ErrNoSecretKey = &Error{Code: CodeUnavailable, Message: "Two-factor login needs HERALD_SECRET_KEY, set the same on every herald process. Ask the server's administrator."}
+var ErrNoSecretKey = &core.Error{Code: core.CodeUnavailable, Message: "Two-factor login needs HERALD_SECRET_KEY, set the same on every herald process. Ask the server's administrator."}
 
 // ErrTOTPOn refuses a set-up while two-factor login is already on.
-var ErrTOTPOn = &Error{Code: CodeConflict, Message: "Two-factor login is already on. Turn it off first to use another authenticator."}
+var ErrTOTPOn = &core.Error{Code: core.CodeConflict, Message: "Two-factor login is already on. Turn it off first to use another authenticator."}
 
 const msgWrongCode = "The code is incorrect or was already used. Enter the current code of your authenticator app."
 
@@ -149,7 +150,7 @@ func (a *Accounts) PendingTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
 		return nil, ErrTOTPOn
 	}
 	if len(l.TOTPPending) == 0 {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	secret, err := a.unseal(w, l.TOTPPending)
 	if err != nil {
@@ -202,7 +203,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		return ErrTOTPOn
 	}
 	if len(l.TOTPPending) == 0 {
-		return ErrNotFound
+		return core.ErrNotFound
 	}
 	secret, err := a.unseal(w, l.TOTPPending)
 	if err != nil {
@@ -217,7 +218,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
 		}
-		return Invalid("code", msgWrongCode)
+		return core.Invalid("code", msgWrongCode)
 	}
 	table, where, args := w.row()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -228,7 +229,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 			return res.Error
 		}
 		if res.RowsAffected != 1 { // another set-up began in between
-			return Invalid("code", msgWrongCode)
+			return core.Invalid("code", msgWrongCode)
 		}
 		// Sessions opened with the password alone (a stolen one among
 		// them, maybe) end; the caller starts a fresh one for the person.
@@ -237,7 +238,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 	if err != nil {
 		return err
 	}
-	return a.auditLogin(ctx, l, AuditTwoFactorOn, "", false)
+	return a.auditLogin(ctx, l, core.AuditTwoFactorOn, "", false)
 }
 
 // DisableTOTP turns two-factor login of the login off, given its
@@ -252,8 +253,8 @@ func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) 
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
 		return err
 	}
-	p := Problems{}
-	if p.required("current_password", password) &&
+	p := core.Problems{}
+	if p.Required("current_password", password) &&
 		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(password)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
@@ -266,7 +267,7 @@ func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) 
 	if err := a.clearTOTP(ctx, w); err != nil {
 		return err
 	}
-	return a.auditLogin(ctx, l, AuditTwoFactorOff, "", false)
+	return a.auditLogin(ctx, l, core.AuditTwoFactorOff, "", false)
 }
 
 // ResetTOTP turns two-factor login of the login of email (an account's
@@ -281,7 +282,7 @@ func (a *Accounts) ResetTOTP(ctx context.Context, email string) (Who, error) {
 	if err := a.clearTOTP(ctx, l.Who); err != nil {
 		return Who{}, err
 	}
-	return l.Who, a.auditLogin(ctx, l, AuditTwoFactorOff, "from the command line", false)
+	return l.Who, a.auditLogin(ctx, l, core.AuditTwoFactorOff, "from the command line", false)
 }
 
 func (a *Accounts) clearTOTP(ctx context.Context, w Who) error {
@@ -338,7 +339,7 @@ func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
 			return err
 		}
-		return Invalid("code", msgWrongCode)
+		return core.Invalid("code", msgWrongCode)
 	}
 	return t.clear(ctx, byEmail)
 }

@@ -12,13 +12,14 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // Tracking answers the public links inside sent mail: the open pixel, the
 // click redirect, one-click unsubscribe, the preference page and "view in
 // browser". Each link carries a signed token naming one ledger row.
 type Tracking struct {
-	db      *DB
+	db      *core.DB
 	events  *Events
 	baseURL string
 	now     func() time.Time // the clock of the tracking windows
@@ -34,7 +35,7 @@ func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
 	if t.key != nil {
 		return t.key, nil
 	}
-	k, err := (&Settings{db: t.db}).TrackingKey(ctx)
+	k, err := (&core.Settings{DB: t.db}).TrackingKey(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -61,11 +62,11 @@ func (t *Tracking) message(ctx context.Context, token string) (*models.SendMessa
 	}
 	id, ok := delivery.ParseToken(k, token)
 	if !ok {
-		return nil, ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	var m models.SendMessage
 	if err := t.db.R.WithContext(ctx).Where("id = ?", id).First(&m).Error; err != nil {
-		return nil, notFound(err)
+		return nil, core.NotFound(err)
 	}
 	return &m, nil
 }
@@ -159,7 +160,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var st messageActivity
 		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
-			t.db.dialect().forUpdate(), m.ID).Scan(&st).Error; err != nil {
+			t.db.SQL().ForUpdate(), m.ID).Scan(&st).Error; err != nil {
 			return fmt.Errorf("tracking: lock message %d: %w", m.ID, err)
 		}
 		click := k.kind == 2
@@ -321,10 +322,10 @@ func (t *Tracking) ClickHit(ctx context.Context, token string, i int, h Hit) (st
 func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int) (string, error) {
 	var ss models.SingleSend
 	if err := t.db.R.WithContext(ctx).Select("id", "links").Where("id = ?", m.SendID).First(&ss).Error; err != nil {
-		return "", notFound(err)
+		return "", core.NotFound(err)
 	}
 	if i < 0 || i >= len(ss.Links) {
-		return "", ErrNotFound
+		return "", core.ErrNotFound
 	}
 	target := ss.Links[i]
 	if strings.Contains(target, "((") {
@@ -346,7 +347,7 @@ func (t *Tracking) linkTarget(ctx context.Context, m *models.SendMessage, i int)
 	// an older version with a control character in it is not followed.
 	target, ok := delivery.SafeRedirect(target)
 	if !ok {
-		return "", ErrNotFound
+		return "", core.ErrNotFound
 	}
 	return target, nil
 }
@@ -450,7 +451,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 				}
 				counted = true
 			case !out[g.ID] && g.Unsubscribed:
-				if err := touchLists(tx, m.UserID); err != nil {
+				if err := core.TouchLists(tx, m.UserID); err != nil {
 					return err
 				}
 				if err := tx.Where("user_id = ? AND unsubscribe_groups_id = ? AND email_address = ?", m.UserID, g.ID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
@@ -465,7 +466,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 			}
 			counted = true
 		case !all && p.All:
-			if err := touchLists(tx, m.UserID); err != nil {
+			if err := core.TouchLists(tx, m.UserID); err != nil {
 				return err
 			}
 			if err := tx.Where("user_id = ? AND unsubscribe_groups_id IS NULL AND email_address = ?", m.UserID, m.Email).Delete(&models.Unsubscriber{}).Error; err != nil {
@@ -488,7 +489,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	}
 	var ss models.SingleSend
 	if err := t.db.R.WithContext(ctx).Where("id = ?", m.SendID).First(&ss).Error; err != nil {
-		return "", "", notFound(err)
+		return "", "", core.NotFound(err)
 	}
 	c, err := compileSend(ctx, t.db, t.baseURL, &ss)
 	if err != nil {
@@ -497,7 +498,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	var ct *models.Contact
 	if m.ContactID != nil {
 		var cs []models.Contact
-		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.dialect())).Where("id = ?", *m.ContactID), &cs); err != nil {
+		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.SQL())).Where("id = ?", *m.ContactID), &cs); err != nil {
 			return "", "", err
 		}
 		if len(cs) == 1 {

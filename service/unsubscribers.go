@@ -8,21 +8,22 @@ import (
 	"gorm.io/gorm/clause"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // Unsubscribers keeps the account's global unsubscribers: addresses no
 // mail of the account goes to.
-type Unsubscribers struct{ db *DB }
+type Unsubscribers struct{ db *core.DB }
 
 func globalScope(q *gorm.DB) *gorm.DB { return q.Where("unsubscribe_groups_id IS NULL") }
 
 // Each calls fn for every global unsubscriber of the account (narrowed by
 // f.Search on the address), in id order, reading in batches.
-func (s *Unsubscribers) Each(ctx context.Context, accountID int64, f ListFilter, fn func(*models.Unsubscriber) error) error {
-	return each(ctx, f, "", func() *gorm.DB {
+func (s *Unsubscribers) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.Unsubscriber) error) error {
+	return core.Each(ctx, f, "", func() *gorm.DB {
 		q := globalScope(s.db.R.Model(&models.Unsubscriber{}).Where("user_id = ?", accountID))
 		if f.Search != "" {
-			q = q.Where(`email_address LIKE ? ESCAPE '\'`, likePattern(strings.ToLower(strings.TrimSpace(f.Search))))
+			q = q.Where(`email_address LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
 	}, func(u *models.Unsubscriber) int64 { return u.ID }, fn)
@@ -41,25 +42,25 @@ func (s *Unsubscribers) Add(ctx context.Context, accountID int64, list string) (
 
 // Delete removes one global unsubscriber. Errors: ErrNotFound.
 func (s *Unsubscribers) Delete(ctx context.Context, accountID, id int64) error {
-	return deleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, []int64{id}, globalScope)
+	return core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, []int64{id}, globalScope)
 }
 
 // BulkDelete removes all the listed global unsubscribers, or none.
 // Errors: ErrNotFound when any id is not one of the account's.
 func (s *Unsubscribers) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
-	return deleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, ids, globalScope)
+	return core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, ids, globalScope)
 }
 
 // parseEmailList validates a required list of addresses.
 func parseEmailList(field, list string) ([]string, error) {
-	p := Problems{}
-	if !p.required(field, list) {
+	p := core.Problems{}
+	if !p.Required(field, list) {
 		return nil, p.Err()
 	}
-	good, bad := splitEmails(list)
+	good, bad := core.SplitEmails(list)
 	if len(bad) > 0 || len(good) == 0 {
-		p.AddReason(field, ReasonEmail, msgEmail(field))
-		e := p.Err().(*Error)
+		p.AddReason(field, core.ReasonEmail, core.MsgEmail(field))
+		e := p.Err().(*core.Error)
 		e.Items = map[string][]string{field: bad}
 		return nil, e
 	}
@@ -72,7 +73,7 @@ func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group
 	now := models.NewTimestamp(w.NowFunc())
 	added := 0
 	err := w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := touchLists(tx, accountID); err != nil {
+		if err := core.TouchLists(tx, accountID); err != nil {
 			return err
 		}
 		const chunk = 500

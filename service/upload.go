@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service/core"
 )
 
 // LimitReader reads from r and fails with tooLarge once more than n bytes
@@ -66,7 +67,7 @@ func Spool() (*os.File, error) {
 const MaxUploads = 2
 
 // ErrTooManyUploads refuses an upload over MaxUploads.
-var ErrTooManyUploads = &Error{Code: CodeRateLimited, Message: "Too many uploads at once. Wait for one to finish and try again."}
+var ErrTooManyUploads = &core.Error{Code: core.CodeRateLimited, Message: "Too many uploads at once. Wait for one to finish and try again."}
 
 // An upload holds its slot by refreshing it; a slot not refreshed for
 // uploadStale is free again (its process died).
@@ -79,7 +80,7 @@ const (
 // (refreshed in the background) until release is called; call it once
 // the upload and its import are over. Errors: ErrTooManyUploads.
 func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release func(), err error) {
-	holder, now := randomID(12), s.db.now()
+	holder, now := core.RandomID(12), s.db.Now()
 	db := s.db.W.WithContext(ctx)
 	if err := db.Exec("DELETE FROM upload_slots WHERE user_id = ? AND seen_at < ?", accountID, now.Add(-uploadStale)).Error; err != nil {
 		return nil, fmt.Errorf("imports: forget stale upload slots of account %d: %w", accountID, err)
@@ -110,7 +111,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 				return
 			case <-t.C:
 				if err := s.db.W.WithContext(bg).Exec("UPDATE upload_slots SET seen_at = ? WHERE user_id = ? AND slot = ? AND holder = ?",
-					s.db.now(), accountID, slot, holder).Error; err != nil {
+					s.db.Now(), accountID, slot, holder).Error; err != nil {
 					slog.Error("upload slot: refresh", "error", err)
 				}
 			}
@@ -131,7 +132,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 // CheckType checks a contact_type_id as soon as it is known, before the
 // file: the account's type, or ErrNotFound.
 func (s *Imports) CheckType(ctx context.Context, accountID int64, id string) (int64, error) {
-	typeID, err := ParseID(id)
+	typeID, err := core.ParseID(id)
 	if err != nil {
 		return 0, err
 	}

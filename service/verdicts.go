@@ -11,6 +11,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/core"
 )
 
 // SourceSMTP is the source of a verdict the relay gave during the send
@@ -123,7 +124,7 @@ func (rc *recorders) deferral(tx *gorm.DB, m *models.SendMessage, v verdict) err
 // eventExtra is what a bounce or deferred event tells of the verdict:
 // the server's words (or the reason, when it said none) and the status.
 func (v verdict) eventExtra() eventExtra {
-	reason := flatLine(v.Diagnostic)
+	reason := core.FlatLine(v.Diagnostic)
 	if reason == "" {
 		reason = v.Reason
 	}
@@ -137,7 +138,7 @@ func (v verdict) eventExtra() eventExtra {
 // reason, the status and the server's words, and where it came from
 // ("userunknown: 550 5.1.1 User unknown (dsn)").
 func suppressionText(v verdict) string {
-	words := strings.TrimSpace(flatLine(v.Diagnostic))
+	words := strings.TrimSpace(core.FlatLine(v.Diagnostic))
 	if v.Status != "" && !strings.Contains(words, v.Status) {
 		words = strings.TrimSpace(v.Status + " " + words)
 	}
@@ -159,8 +160,8 @@ func suppressionText(v verdict) string {
 func suppress(tx *gorm.DB, m *models.SendMessage, text string, v verdict) error {
 	err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, reason_code, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, email) DO NOTHING`,
-		m.UserID, m.Email, truncate(text, 500), m.SendID, truncate(v.Status, 16), truncate(v.Diagnostic, 1000), v.Source,
-		truncate(v.Reason, 32), v.At).Error
+		m.UserID, m.Email, core.Truncate(text, 500), m.SendID, core.Truncate(v.Status, 16), core.Truncate(v.Diagnostic, 1000), v.Source,
+		core.Truncate(v.Reason, 32), v.At).Error
 	if err != nil {
 		return fmt.Errorf("verdicts: suppress an address of send %d: %w", m.SendID, err)
 	}
@@ -172,8 +173,8 @@ func suppress(tx *gorm.DB, m *models.SendMessage, text string, v verdict) error 
 func logVerdict(tx *gorm.DB, m *models.SendMessage, kind string, v verdict) error {
 	sendID, msgID := m.SendID, m.ID
 	err := tx.Create(&models.Feedback{UserID: m.UserID, SendID: &sendID, MessageID: &msgID, Email: m.Email, Kind: kind,
-		StatusCode: truncate(v.Status, 16), Diagnostic: truncate(v.Diagnostic, 1000), Source: v.Source,
-		ReasonCode: truncate(v.Reason, 32), CreatedAt: v.At}).Error
+		StatusCode: core.Truncate(v.Status, 16), Diagnostic: core.Truncate(v.Diagnostic, 1000), Source: v.Source,
+		ReasonCode: core.Truncate(v.Reason, 32), CreatedAt: v.At}).Error
 	if err != nil {
 		return fmt.Errorf("verdicts: log a %s of send %d: %w", kind, m.SendID, err)
 	}

@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"context"
@@ -11,16 +11,16 @@ import (
 
 // dialect is every difference between SQLite and PostgreSQL that herald's
 // statements meet, in one place.
-type dialect struct {
-	postgres bool
+type Dialect struct {
+	Postgres bool
 }
 
-func (db *DB) dialect() dialect { return dialect{postgres: db.Dialect == "postgres"} }
+func (db *DB) SQL() Dialect { return Dialect{Postgres: db.Dialect == "postgres"} }
 
 // skipLocked is the lock clause of a queue's claim: PostgreSQL lets
 // concurrent claimers pass each other's rows; SQLite has one writer.
-func (d dialect) skipLocked() string {
-	if d.postgres {
+func (d Dialect) SkipLocked() string {
+	if d.Postgres {
 		return " FOR UPDATE SKIP LOCKED"
 	}
 	return ""
@@ -33,8 +33,8 @@ func (d dialect) skipLocked() string {
 // resolution (measured at 100,000 contacts: 14 ms per 5,000-row chunk
 // instead of 1.7 ms, and growing with the square of the audience). A
 // failure only costs speed: it is logged. SQLite needs nothing.
-func (d dialect) freshStats(ctx context.Context, db *DB, log *slog.Logger, tables ...string) {
-	if !d.postgres {
+func (d Dialect) FreshStats(ctx context.Context, db *DB, log *slog.Logger, tables ...string) {
+	if !d.Postgres {
 		return
 	}
 	for _, t := range tables {
@@ -53,8 +53,8 @@ func (d dialect) freshStats(ctx context.Context, db *DB, log *slog.Logger, table
 // forUpdate is the row lock of a read-then-write in a transaction:
 // SQLite's transactions hold the one write lock from their start
 // (_txlock=immediate).
-func (d dialect) forUpdate() string {
-	if d.postgres {
+func (d Dialect) ForUpdate() string {
+	if d.Postgres {
 		return " FOR UPDATE"
 	}
 	return ""
@@ -63,8 +63,8 @@ func (d dialect) forUpdate() string {
 // lockAccount takes the account row's lock inside tx, so that concurrent
 // transactions of one account run one after the other (PostgreSQL; SQLite
 // has one writer).
-func (d dialect) lockAccount(tx *gorm.DB, accountID int64) error {
-	if !d.postgres {
+func (d Dialect) LockAccount(tx *gorm.DB, accountID int64) error {
+	if !d.Postgres {
 		return nil
 	}
 	var locked int64
@@ -73,13 +73,13 @@ func (d dialect) lockAccount(tx *gorm.DB, accountID int64) error {
 
 // dataModifyingCTE reports whether a WITH clause may hold an UPDATE …
 // RETURNING (PostgreSQL), so that several writes take one round trip.
-func (d dialect) dataModifyingCTE() bool { return d.postgres }
+func (d Dialect) DataModifyingCTE() bool { return d.Postgres }
 
 // timesAsText selects timestamp columns as text: models.Timestamp parses
 // SQLite's stored text by hand, several times faster than the driver's
 // general date parsing; PostgreSQL's driver hands over times already.
-func (d dialect) timesAsText(cols ...string) string {
-	if d.postgres {
+func (d Dialect) TimesAsText(cols ...string) string {
+	if d.Postgres {
 		return strings.Join(cols, ", ")
 	}
 	out := make([]string, len(cols))
@@ -91,8 +91,8 @@ func (d dialect) timesAsText(cols ...string) string {
 
 // dropCustomField removes a custom field's value from every contact of
 // the account.
-func (d dialect) dropCustomField(tx *gorm.DB, accountID int64, name string) error {
-	if d.postgres {
+func (d Dialect) DropCustomField(tx *gorm.DB, accountID int64, name string) error {
+	if d.Postgres {
 		return tx.Exec("UPDATE contacts SET custom_fields = custom_fields - ? WHERE user_id = ? AND jsonb_exists(custom_fields, ?)",
 			name, accountID, name).Error
 	}
@@ -102,16 +102,16 @@ func (d dialect) dropCustomField(tx *gorm.DB, accountID int64, name string) erro
 
 // customField is the text of the custom field name (names are
 // [A-Za-z0-9_]) of the JSON column col.
-func (d dialect) customField(col, name string) string {
-	if d.postgres {
+func (d Dialect) CustomField(col, name string) string {
+	if d.Postgres {
 		return "(" + col + "->>'" + name + "')"
 	}
 	return "json_extract(" + col + ", '" + jsonPath(name) + "')"
 }
 
 // number casts a text expression to a floating-point number.
-func (d dialect) number(expr string) string {
-	if d.postgres {
+func (d Dialect) Number(expr string) string {
+	if d.Postgres {
 		return "CAST(" + expr + " AS DOUBLE PRECISION)"
 	}
 	return "CAST(" + expr + " AS REAL)"
@@ -120,17 +120,17 @@ func (d dialect) number(expr string) string {
 // timeValue is a time as the driver writes a time bind value, so that it
 // compares with stored times: the SQLite driver as text in its first
 // layout, PostgreSQL as RFC 3339 read back as timestamptz.
-func (d dialect) timeValue(t time.Time) string {
-	if d.postgres {
+func (d Dialect) TimeValue(t time.Time) string {
+	if d.Postgres {
 		return t.UTC().Format(time.RFC3339Nano)
 	}
-	return t.UTC().Format(sqliteTimeLayout)
+	return t.UTC().Format(SQLiteTimeLayout)
 }
 
 // jsonArrayItems is a subquery of the items of a JSON array bound as one
 // parameter, read as kind (text, number or created_at).
-func (d dialect) jsonArrayItems(kind string) string {
-	if !d.postgres {
+func (d Dialect) JSONArrayItems(kind string) string {
+	if !d.Postgres {
 		return "SELECT value FROM json_each(?)"
 	}
 	elem := "jsonb_array_elements_text(CAST(? AS jsonb))"
@@ -145,8 +145,8 @@ func (d dialect) jsonArrayItems(kind string) string {
 
 // driverPlaceholders writes a statement of one ? placeholder for the
 // driver itself (below GORM, which rewrites them): PostgreSQL's are $1.
-func (d dialect) driverPlaceholders(q string) string {
-	if d.postgres {
+func (d Dialect) DriverPlaceholders(q string) string {
+	if d.Postgres {
 		return strings.Replace(q, "?", "$1", 1)
 	}
 	return q
@@ -156,8 +156,8 @@ func (d dialect) driverPlaceholders(q string) string {
 // migration): {id} the primary key the database numbers, {bigint} an id
 // or a count, {time} a timestamp, as the SQL migrations of each dialect
 // spell them.
-func (d dialect) ddl(q string) string {
-	if d.postgres {
+func (d Dialect) ddl(q string) string {
+	if d.Postgres {
 		return strings.NewReplacer("{id}", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY", "{bigint}", "BIGINT",
 			"{time}", "TIMESTAMPTZ(6)").Replace(q)
 	}
@@ -169,8 +169,8 @@ func (d dialect) ddl(q string) string {
 // WAL flush (synchronous_commit stays on: a recorded outcome survives a
 // crash), and the outcomes of the in-flight slots wait for the commit;
 // commits at once share the server's flushes. SQLite has one writer.
-func (d dialect) recorders() int {
-	if d.postgres {
+func (d Dialect) Recorders() int {
+	if d.Postgres {
 		return 2
 	}
 	return 1
@@ -180,7 +180,7 @@ func (d dialect) recorders() int {
 // account_daily (user_id, day, the columns' values…). SQLite (3.24+) and
 // PostgreSQL spell it the same; it lives here with the other statements
 // whose form depends on the database.
-func (d dialect) addDaily(cols []string) string {
+func (d Dialect) AddDaily(cols []string) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO account_daily (user_id, day")
 	for _, c := range cols {

@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"context"
@@ -33,12 +33,12 @@ type DB struct {
 }
 
 // now is the time as stored (UTC, microseconds), by the database's clock.
-func (d *DB) now() time.Time { return d.clock() }
+func (d *DB) Now() time.Time { return d.clock() }
 
 // withClock returns the database with now as its clock, both of the
 // service's code and of GORM's own timestamps (created_at, updated_at):
 // the same connections, new sessions.
-func (d *DB) withClock(now func() time.Time) *DB {
+func (d *DB) WithClock(now func() time.Time) *DB {
 	c := *d
 	c.clock = now
 	c.W = d.W.Session(&gorm.Session{NewDB: true, NowFunc: now})
@@ -51,7 +51,7 @@ func (d *DB) withClock(now func() time.Time) *DB {
 
 // storedClock is now as stored: UTC, truncated to microseconds so that
 // SQLite and PostgreSQL hold and answer the same value (models.Now).
-func storedClock(now func() time.Time) func() time.Time {
+func StoredClock(now func() time.Time) func() time.Time {
 	return func() time.Time { return models.Stored(now()) }
 }
 
@@ -129,7 +129,7 @@ func (d *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return migrations.Up(ctx, sqlDB, d.Dialect, d.goMigrations()...)
+	return migrations.Up(ctx, sqlDB, d.Dialect, d.GoMigrations()...)
 }
 
 // Ping checks that the database answers.

@@ -1,4 +1,4 @@
-package service
+package core
 
 // Text helpers every area uses: truncation, one-line flattening, LIKE
 // escaping, CSV cell neutralising, JSON paths of custom fields.
@@ -9,7 +9,7 @@ import (
 )
 
 // clip keeps a logged text to 500 characters.
-func clip(s string) string {
+func Clip(s string) string {
 	r := []rune(s)
 	if len(r) > 500 {
 		return string(r[:500]) + "…"
@@ -19,9 +19,9 @@ func clip(s string) string {
 
 // sqliteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a
 // time.Time bind value, the form created_at is stored in.
-const sqliteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
+const SQLiteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
 
-func likeEscape(s string) string {
+func LikeEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return r.Replace(s)
 }
@@ -41,7 +41,7 @@ func SafeCell(v string) string {
 	return v
 }
 
-var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
+var FieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
 // jsonPath is the SQLite JSON path of a custom field (names are [A-Za-z0-9_]).
 func jsonPath(name string) string { return `$."` + name + `"` }
@@ -50,9 +50,9 @@ func jsonPath(name string) string { return `$."` + name + `"` }
 var SenderPlaceholders = []string{"sender_name", "sender_address", "unsubscribe_preferences"}
 
 // flatLine joins a multi-line reply into one line.
-func flatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func FlatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-func truncate(s string, n int) string {
+func Truncate(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
 		return s

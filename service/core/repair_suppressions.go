@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // goMigrations are the migrations written in Go, handed to goose with the
 // SQL files (migrations.Go): each runs in goose's transaction for its
 // version, with GORM over that transaction.
-func (d *DB) goMigrations() []migrations.Go {
+func (d *DB) GoMigrations() []migrations.Go {
 	return []migrations.Go{
 		{Version: 36, Up: d.inMigration(repairSuppressions), Down: d.inMigration(unrepairSuppressions)},
 	}
@@ -27,11 +27,11 @@ func (d *DB) goMigrations() []migrations.Go {
 
 // inMigration runs fn with GORM over goose's transaction. On SQLite the
 // transaction holds the writer's one connection: fn must use tx alone.
-func (d *DB) inMigration(fn func(tx *gorm.DB, dl dialect, now time.Time) error) func(context.Context, *sql.Tx) error {
+func (d *DB) inMigration(fn func(tx *gorm.DB, dl Dialect, now time.Time) error) func(context.Context, *sql.Tx) error {
 	return func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := d.W.Session(&gorm.Session{NewDB: true, Context: ctx})
 		tx.Statement.ConnPool = sqlTx // as gorm's own Begin does
-		return fn(tx, d.dialect(), d.now())
+		return fn(tx, d.SQL(), d.Now())
 	}
 }
 
@@ -91,7 +91,7 @@ type storedSuppression struct {
 // It reads by id in batches, only rows without a reason_code (the rows
 // the recorders write since 00035 carry one), so running it over its own
 // result changes nothing.
-func repairSuppressions(tx *gorm.DB, d dialect, now time.Time) error {
+func repairSuppressions(tx *gorm.DB, d Dialect, now time.Time) error {
 	for _, q := range liftedSuppressionsTable {
 		if err := tx.Exec(d.ddl(q)).Error; err != nil {
 			return fmt.Errorf("repair suppressions: create lifted_suppressions: %w", err)
@@ -130,7 +130,7 @@ func repairBatchOf(tx *gorm.DB, rows []storedSuppression, liftedAt models.Timest
 		case r.kind == delivery.ReportHardBounce || r.softLimit:
 			if r.reply != "" && s.StatusCode == "" && s.Diagnostic == "" {
 				if err := tx.Exec("UPDATE suppressions SET reason_code = ?, status_code = ?, diagnostic = ? WHERE id = ?",
-					r.reason, truncate(r.status, 16), truncate(r.reply, 1000), s.ID).Error; err != nil {
+					r.reason, Truncate(r.status, 16), Truncate(r.reply, 1000), s.ID).Error; err != nil {
 					return fmt.Errorf("repair suppressions: keep %d: %w", s.ID, err)
 				}
 				continue
@@ -167,8 +167,8 @@ func repairBatchOf(tx *gorm.DB, rows []storedSuppression, liftedAt models.Timest
 		rowsArgs = append(rowsArgs, s.UserID, s.Email, s.Reason, s.SendID, s.StatusCode, s.Diagnostic, s.Source,
 			r.reason, r.kind.String(), s.CreatedAt, liftedAt)
 		auditSQL.WriteString("(?, 0, ?, ?, ?, ?, ?)")
-		auditArgs = append(auditArgs, s.UserID, repairActor, string(AuditSuppressionLifted), clip(s.Email),
-			clip("was: "+ReadRefusal(s.Reason).String()+"; now read as "+r.reason+" ("+kindWords(r.kind)+")"), liftedAt.UnixMilli())
+		auditArgs = append(auditArgs, s.UserID, repairActor, string(AuditSuppressionLifted), Clip(s.Email),
+			Clip("was: "+ReadRefusal(s.Reason).String()+"; now read as "+r.reason+" ("+kindWords(r.kind)+")"), liftedAt.UnixMilli())
 		ids = append(ids, s.ID)
 	}
 	if err := tx.Exec(rowsSQL.String(), rowsArgs...).Error; err != nil {
@@ -188,7 +188,7 @@ func repairBatchOf(tx *gorm.DB, rows []storedSuppression, liftedAt models.Timest
 // the table goes. The audit lines stay: they tell what happened. (WHERE
 // TRUE: SQLite would read the ON of ON CONFLICT as a join's after a bare
 // SELECT … FROM.)
-func unrepairSuppressions(tx *gorm.DB, _ dialect, _ time.Time) error {
+func unrepairSuppressions(tx *gorm.DB, _ Dialect, _ time.Time) error {
 	if err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, created_at)
 		SELECT user_id, email, reason, send_id, status_code, diagnostic, source, suppressed_at FROM lifted_suppressions WHERE TRUE ORDER BY id
 		ON CONFLICT (user_id, email) DO NOTHING`).Error; err != nil {

@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"errors"
@@ -121,10 +121,10 @@ func ErrorCode(err error) Code {
 func IsNotFound(err error) bool { return ErrorCode(err) == CodeNotFound }
 
 // Invalid builds a validation error for one field.
-func Invalid(field, message string) *Error { return invalidBecause(field, ReasonOther, message) }
+func Invalid(field, message string) *Error { return InvalidBecause(field, ReasonOther, message) }
 
 // invalidBecause builds a validation error for one field with its reason.
-func invalidBecause(field string, r Reason, message string) *Error {
+func InvalidBecause(field string, r Reason, message string) *Error {
 	return &Error{Code: CodeValidation, Fields: map[string][]string{field: {message}}, Reasons: map[string][]Reason{field: {r}}}
 }
 
@@ -162,7 +162,7 @@ func (p Problems) Messages(field string) []string {
 
 // merge records the problems of a validation error e on top of p's: a
 // field e names takes e's messages in place of any p has.
-func (p Problems) merge(e *Error) {
+func (p Problems) Merge(e *Error) {
 	for field, ps := range e.Problems() {
 		p[field] = ps
 	}
@@ -185,7 +185,7 @@ func (p Problems) Err() error {
 }
 
 // notFound turns gorm.ErrRecordNotFound into ErrNotFound and leaves other errors.
-func notFound(err error) error {
+func NotFound(err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return ErrNotFound
 	}
@@ -194,7 +194,7 @@ func notFound(err error) error {
 
 // translateUnique turns a unique-index violation (a concurrent insert on
 // PostgreSQL) into the validation message of field.
-func translateUnique(err error, field string) error {
+func TranslateUnique(err error, field string) error {
 	if err == nil {
 		return nil
 	}

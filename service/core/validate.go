@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"fmt"
@@ -29,43 +29,43 @@ func Label(field string) string {
 }
 
 // The message texts, in the spec's (Laravel's) wording.
-func msgRequired(field string) string { return "The " + Label(field) + " field is required." }
-func msgEmail(field string) string    { return "The " + Label(field) + " must be a valid email address." }
-func msgMin(field string, n int) string {
+func MsgRequired(field string) string { return "The " + Label(field) + " field is required." }
+func MsgEmail(field string) string    { return "The " + Label(field) + " must be a valid email address." }
+func MsgMin(field string, n int) string {
 	return fmt.Sprintf("The %s must be at least %d characters.", Label(field), n)
 }
-func msgMax(field string, n int) string {
+func MsgMax(field string, n int) string {
 	return fmt.Sprintf("The %s may not be greater than %d characters.", Label(field), n)
 }
 func msgBoolean(field string) string { return "The " + Label(field) + " field must be true or false." }
-func msgInteger(field string) string { return "The " + Label(field) + " must be an integer." }
+func MsgInteger(field string) string { return "The " + Label(field) + " must be an integer." }
 
 // invalidChoice records that field is not one of its choices, or names
 // no record of the account's ("The selected x is invalid.").
-func (p Problems) invalidChoice(field string) {
+func (p Problems) InvalidChoice(field string) {
 	p.AddReason(field, ReasonInvalidChoice, "The selected "+Label(field)+" is invalid.")
 }
 
 // required records a message when v is blank and reports whether it was present.
-func (p Problems) required(field, v string) bool {
+func (p Problems) Required(field, v string) bool {
 	if strings.TrimSpace(v) == "" {
-		p.AddReason(field, ReasonRequired, msgRequired(field))
+		p.AddReason(field, ReasonRequired, MsgRequired(field))
 		return false
 	}
 	return true
 }
 
 // maxLen records a message when v is longer than n characters.
-func (p Problems) maxLen(field, v string, n int) {
+func (p Problems) MaxLen(field, v string, n int) {
 	if utf8.RuneCountInString(v) > n {
-		p.AddReason(field, ReasonMax, msgMax(field, n))
+		p.AddReason(field, ReasonMax, MsgMax(field, n))
 	}
 }
 
 // minLen records a message when v is shorter than n characters.
-func (p Problems) minLen(field, v string, n int) {
+func (p Problems) MinLen(field, v string, n int) {
 	if utf8.RuneCountInString(strings.TrimSpace(v)) < n {
-		p.AddReason(field, ReasonMin, msgMin(field, n))
+		p.AddReason(field, ReasonMin, MsgMin(field, n))
 	}
 }
 
@@ -77,7 +77,7 @@ func NotUTF8(field string) *Error {
 	if field == "" {
 		return &Error{Code: CodeValidation, Message: "The request must be valid UTF-8."}
 	}
-	return invalidBecause(field, ReasonUTF8, "The "+Label(field)+" must be valid UTF-8.")
+	return InvalidBecause(field, ReasonUTF8, "The "+Label(field)+" must be valid UTF-8.")
 }
 
 // ValidText reports whether s can be stored as text on both databases:
@@ -87,20 +87,20 @@ func NotUTF8(field string) *Error {
 func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
 // msgNUL refuses a NUL in stored text.
-func msgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
+func MsgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
 
 // text records what stored free text must not be: longer than n
 // characters, or holding a NUL (PostgreSQL's text refuses it). Names and
 // subjects that become headers use singleLine instead of the NUL check.
-func (p Problems) text(field, v string, n int) {
-	p.maxLen(field, v, n)
-	p.noNUL(field, v)
+func (p Problems) Text(field, v string, n int) {
+	p.MaxLen(field, v, n)
+	p.NoNUL(field, v)
 }
 
 // noNUL records msgNUL when v holds a NUL (see ValidText).
-func (p Problems) noNUL(field, v string) {
+func (p Problems) NoNUL(field, v string) {
 	if strings.IndexByte(v, 0) >= 0 {
-		p.AddReason(field, ReasonNUL, msgNUL(field))
+		p.AddReason(field, ReasonNUL, MsgNUL(field))
 	}
 }
 
@@ -122,7 +122,7 @@ func FindNotUTF8(walks ...func(visit func(k, v []byte))) (key string, found bool
 
 // msgLineBreak is decisions.md 8's refusal of a header-bound value with a
 // control character.
-func msgLineBreak(field string) string {
+func MsgLineBreak(field string) string {
 	return "The " + Label(field) + " must not contain line breaks."
 }
 
@@ -140,14 +140,14 @@ func HasControl(s string) bool {
 
 // singleLine records msgLineBreak when v holds a control character: every
 // name and subject that becomes a header (decisions.md 8).
-func (p Problems) singleLine(field, v string) {
+func (p Problems) SingleLine(field, v string) {
 	if HasControl(v) {
-		p.AddReason(field, ReasonLineBreak, msgLineBreak(field))
+		p.AddReason(field, ReasonLineBreak, MsgLineBreak(field))
 	}
 }
 
 // flag parses a boolean-like value (1, 0, true, false, on, off) into 0 or 1.
-func (p Problems) flag(field, v string) int {
+func (p Problems) Flag(field, v string) int {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "true", "on", "yes":
 		return 1
@@ -223,7 +223,7 @@ func plainAddress(s string) bool {
 // splitEmails splits a list of addresses separated by commas (semicolons,
 // spaces and new lines are accepted too), lower-cases them and drops
 // repeats. bad holds the items that are not valid addresses.
-func splitEmails(s string) (good, bad []string) {
+func SplitEmails(s string) (good, bad []string) {
 	seen := map[string]bool{}
 	for _, part := range strings.FieldsFunc(s, func(r rune) bool {
 		return r == ',' || r == ';' || unicode.IsSpace(r)
@@ -260,14 +260,14 @@ const MaxBulkIDs = 10000
 // answer it while a body is still being read (api's form reader), so it is
 // worded in one place for them and for the service's own checks.
 func TooManyItems(field string, max int) *Error {
-	return invalidBecause(field, ReasonMax, fmt.Sprintf("The %s may not have more than %d items.", Label(field), max))
+	return InvalidBecause(field, ReasonMax, fmt.Sprintf("The %s may not have more than %d items.", Label(field), max))
 }
 
 // BulkKeys checks the items of a bulk operation: at least one, at most
 // MaxBulkIDs (`The str ids may not have more than 10000 items.`).
 func BulkKeys(field string, items []string) ([]string, error) {
 	if len(items) == 0 {
-		return nil, invalidBecause(field, ReasonRequired, msgRequired(field))
+		return nil, InvalidBecause(field, ReasonRequired, MsgRequired(field))
 	}
 	if len(items) > MaxBulkIDs {
 		return nil, TooManyItems(field, MaxBulkIDs)
@@ -277,7 +277,7 @@ func BulkKeys(field string, items []string) ([]string, error) {
 
 // tooMany refuses a bulk operation of more than MaxBulkIDs items, whatever
 // edge it came from (the edges check first, with BulkKeys).
-func tooMany(n int) error {
+func TooMany(n int) error {
 	if n > MaxBulkIDs {
 		return TooManyItems("strIds", MaxBulkIDs)
 	}

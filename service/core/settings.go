@@ -1,4 +1,4 @@
-package service
+package core
 
 // Server-wide settings kept in the database: secrets generated once and
 // shared by every process, the tracking key among them.
@@ -23,14 +23,14 @@ func (s *Settings) TrackingKey(ctx context.Context) ([]byte, error) {
 }
 
 // Settings keeps process-wide values in the database.
-type Settings struct{ db *DB }
+type Settings struct{ DB *DB }
 
 // Secret returns the value stored under key, creating it from n random
 // bytes (hex) the first time. Every process sharing the database gets the
 // same value.
 func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error) {
 	var st models.Setting
-	err := s.db.R.WithContext(ctx).Where("name = ?", key).First(&st).Error
+	err := s.DB.R.WithContext(ctx).Where("name = ?", key).First(&st).Error
 	if err == nil {
 		return st.Value, nil
 	}
@@ -40,11 +40,11 @@ func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	st = models.Setting{Name: key, Value: hex.EncodeToString(b)}
-	if err := s.db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
+	if err := s.DB.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
 		return "", err
 	}
 	// Another process may have won the race: read what is stored.
-	if err := s.db.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
+	if err := s.DB.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
 		return "", err
 	}
 	return st.Value, nil

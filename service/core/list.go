@@ -1,4 +1,4 @@
-package service
+package core
 
 import (
 	"context"
@@ -32,7 +32,7 @@ type ListFilter struct {
 }
 
 // sortedBy resolves f.Sort among a list's columns (key → column).
-func (f ListFilter) sortedBy(cols map[string]string) ListFilter {
+func (f ListFilter) SortedBy(cols map[string]string) ListFilter {
 	f.order = cols[f.Sort]
 	return f
 }
@@ -40,17 +40,17 @@ func (f ListFilter) sortedBy(cols map[string]string) ListFilter {
 // batchSize is how many rows a list reads per query: large enough that a
 // query's cost is spread over many rows, small enough that memory stays
 // flat however long the list is.
-const batchSize = 1000
+const BatchSize = 1000
 
 // maxPerPage caps one page.
-const maxPerPage = 1000
+const MaxPerPage = 1000
 
 // each runs fn for every row of the query built by q, ordered by id. The
 // whole collection is read by keyset batches (id > last), so no query
 // holds a connection while fn runs and memory does not grow with the
 // collection. idOf returns a row's id. table qualifies the id column.
-func each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, idOf func(*T) int64, fn func(*T) error) error {
-	return eachFetched(ctx, f, table, q, findInto[T], idOf, fn)
+func Each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, idOf func(*T) int64, fn func(*T) error) error {
+	return EachFetched(ctx, f, table, q, findInto[T], idOf, fn)
 }
 
 // findInto reads the rows of q into dst with GORM.
@@ -58,7 +58,7 @@ func findInto[T any](q *gorm.DB, dst *[]T) error { return q.Find(dst).Error }
 
 // eachFetched is each with its own way of reading a batch (fetch), for
 // lists whose rows are scanned by hand.
-func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, fetch func(*gorm.DB, *[]T) error, idOf func(*T) int64, fn func(*T) error) error {
+func EachFetched[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, fetch func(*gorm.DB, *[]T) error, idOf func(*T) int64, fn func(*T) error) error {
 	idCol := "id"
 	if table != "" {
 		idCol = table + ".id"
@@ -78,7 +78,7 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 		order = idCol + " DESC"
 	}
 	if f.PerPage > 0 {
-		per := min(f.PerPage, maxPerPage)
+		per := min(f.PerPage, MaxPerPage)
 		page := max(f.Page, 1)
 		var rows []T
 		if err := fetch(q().WithContext(ctx).Order(order).Limit(per).Offset((page-1)*per), &rows); err != nil {
@@ -99,7 +99,7 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 		if !first || !f.Newest || last > 0 { // newest first starts from the top
 			b = b.Where(after, last)
 		}
-		if err := fetch(b.Order(order).Limit(batchSize), &rows); err != nil {
+		if err := fetch(b.Order(order).Limit(BatchSize), &rows); err != nil {
 			return err
 		}
 		for i := range rows {
@@ -107,7 +107,7 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 				return err
 			}
 		}
-		if len(rows) < batchSize {
+		if len(rows) < BatchSize {
 			return nil
 		}
 		last = idOf(&rows[len(rows)-1])
@@ -119,11 +119,11 @@ func eachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 //
 // A NUL is dropped: PostgreSQL refuses one in a query's text (a search of
 // any list answered 500 there), and no text it stores holds one.
-func likePattern(s string) string { return "%" + likeEscape(strings.ReplaceAll(s, "\x00", "")) + "%" }
+func LikePattern(s string) string { return "%" + LikeEscape(strings.ReplaceAll(s, "\x00", "")) + "%" }
 
 // withStatus narrows q to the rows of f.Status among a list's statuses;
 // an unknown key narrows nothing.
-func withStatus(q *gorm.DB, f ListFilter, statuses map[string]string) *gorm.DB {
+func WithStatus(q *gorm.DB, f ListFilter, statuses map[string]string) *gorm.DB {
 	if cond, ok := statuses[f.Status]; ok {
 		return q.Where(cond)
 	}

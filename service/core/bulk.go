@@ -1,4 +1,4 @@
-package service
+package core
 
 // Helpers of bulk writes every area uses: random ids, chunks of ids,
 // deletes by id within an account.
@@ -13,7 +13,7 @@ import (
 )
 
 // randomID returns n random bytes as hex.
-func randomID(n int) string {
+func RandomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -25,17 +25,17 @@ func randomID(n int) string {
 // Called first in the transaction, it also takes the account row's lock:
 // concurrent changes of one account's lists run one after the other
 // instead of deadlocking on each other's rows (PostgreSQL).
-func touchLists(tx *gorm.DB, accountID int64) error {
+func TouchLists(tx *gorm.DB, accountID int64) error {
 	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
 }
 
 // bulkChunk is how many ids one statement of a bulk operation binds: far
 // below SQLite's 32,766 variables and PostgreSQL's 65,535, whatever else
 // the statement binds.
-const bulkChunk = 1000
+const BulkChunk = 1000
 
 // chunks splits items into slices of at most n.
-func chunks[T any](items []T, n int) [][]T {
+func Chunks[T any](items []T, n int) [][]T {
 	out := make([][]T, 0, (len(items)+n-1)/n)
 	for len(items) > n {
 		out = append(out, items[:n])
@@ -51,18 +51,18 @@ func chunks[T any](items []T, n int) [][]T {
 // or none: when any id is missing (or another account's) nothing is
 // deleted and ErrNotFound is returned. scope narrows further (e.g. to one
 // kind of row).
-func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []int64, scope func(*gorm.DB) *gorm.DB) error {
-	if err := tooMany(len(ids)); err != nil {
+func DeleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []int64, scope func(*gorm.DB) *gorm.DB) error {
+	if err := TooMany(len(ids)); err != nil {
 		return err
 	}
 	return db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := touchLists(tx, accountID); err != nil {
+		if err := TouchLists(tx, accountID); err != nil {
 			return err
 		}
 		q := func(part []int64) *gorm.DB {
 			return scope(tx.Model(model).Where("user_id = ? AND id IN ?", accountID, part))
 		}
-		parts := chunks(ids, bulkChunk)
+		parts := Chunks(ids, BulkChunk)
 		var n int64
 		for _, part := range parts {
 			var c int64
@@ -83,4 +83,4 @@ func deleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 	})
 }
 
-func noScope(q *gorm.DB) *gorm.DB { return q }
+func NoScope(q *gorm.DB) *gorm.DB { return q }

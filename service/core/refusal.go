@@ -1,4 +1,4 @@
-package service
+package core
 
 // How a stored refusal or failure text reads back (status, reason, words)
 // for the console, the API and the repair migration.
@@ -38,9 +38,9 @@ func ReadRefusal(reason string) Refusal {
 		if words == "" {
 			break
 		}
-		return Refusal{Stage: words, Reply: flatLine(reply)}
+		return Refusal{Stage: words, Reply: FlatLine(reply)}
 	}
-	return Refusal{Reply: flatLine(strings.TrimPrefix(reason, "delivery: "))}
+	return Refusal{Reply: FlatLine(strings.TrimPrefix(reason, "delivery: "))}
 }
 
 // String is the refusal in one line: "553 5.7.1 … (at MAIL FROM)". The
@@ -64,16 +64,16 @@ type Failure struct {
 func ReadFailure(reason string) Failure {
 	r := strings.TrimSpace(reason)
 	if rest, ok := strings.CutPrefix(r, delivery.ErrInvalidMessage.Error()+": "); ok {
-		return Failure{Built: true, Text: "the message is not valid mail (" + flatLine(rest) + ")"}
+		return Failure{Built: true, Text: "the message is not valid mail (" + FlatLine(rest) + ")"}
 	}
 	if rest, ok := strings.CutPrefix(r, delivery.ErrInvalidDKIM.Error()); ok {
-		return Failure{Built: true, Text: "the DKIM key of the sender's domain cannot be used" + flatLine(rest)}
+		return Failure{Built: true, Text: "the DKIM key of the sender's domain cannot be used" + FlatLine(rest)}
 	}
 	if strings.HasPrefix(r, "delivery: DKIM signing") {
-		return Failure{Built: true, Text: "the message could not be signed with the sender domain's DKIM key (" + flatLine(strings.TrimPrefix(r, "delivery: ")) + ")"}
+		return Failure{Built: true, Text: "the message could not be signed with the sender domain's DKIM key (" + FlatLine(strings.TrimPrefix(r, "delivery: ")) + ")"}
 	}
 	if !strings.HasPrefix(r, "delivery: permanent failure at ") && !strings.HasPrefix(r, "delivery: temporary failure at ") {
-		return Failure{Built: true, Text: flatLine(strings.TrimPrefix(r, "delivery: "))}
+		return Failure{Built: true, Text: FlatLine(strings.TrimPrefix(r, "delivery: "))}
 	}
 	return Failure{Text: ReadRefusal(r).String()}
 }

@@ -1,4 +1,4 @@
-package service
+package core
 
 // The audit log's vocabulary (its actions) and the clipping of what it
 // keeps; every area writes its lines.

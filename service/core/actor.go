@@ -1,4 +1,4 @@
-package service
+package core
 
 // Who acts (an account's role, a member or a key) and which account a
 // request is for, carried on the context: the vocabulary every area reads.
