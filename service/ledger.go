@@ -90,6 +90,9 @@ var (
 	// markRefused: a message that will not be sent (state, error, id,
 	// worker).
 	markRefused = "UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?"
+	// requeueResumed: a message blocked after its send resumed, claimed
+	// before (error, id, worker, resumedClaim), back to the queue.
+	requeueResumed = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, next_at = 0, error = ? WHERE id = ? AND worker = ? AND next_at = ?")
 )
 
 // reclaim gives the claims of processes whose heartbeat is older than
@@ -534,16 +537,29 @@ const pauseAfterBlocks = 10
 // this call paused it (once per pause: the pause is set only where none
 // is).
 func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now models.Timestamp) (bool, int64, error) {
+	// The send's row first: a resume of the send (resumeSend, which locks
+	// it first too) either committed before these rows are marked, and
+	// then they carry its mark, or waits for this commit and then queues
+	// these blocks again.
+	if err := tx.Exec("UPDATE single_sends SET block_streak = block_streak WHERE id = ?", sendID).Error; err != nil {
+		return false, 0, err
+	}
 	var n int64
 	last := ""
 	for _, b := range bs {
-		res := tx.Exec(markRefused, models.MessageBlocked, b.reason, b.id, l.live.worker)
+		res := tx.Exec(markRefused+" AND next_at <> ?", models.MessageBlocked, b.reason, b.id, l.live.worker, resumedClaim)
 		if res.Error != nil {
 			return false, 0, res.Error
 		}
 		if res.RowsAffected > 0 {
 			n++
 			last = b.reason
+			continue
+		}
+		// Claimed before the send was resumed: refused for the cause the
+		// resume says is fixed, it goes again, not counted as a block.
+		if err := tx.Exec(requeueResumed, b.reason, b.id, l.live.worker, resumedClaim).Error; err != nil {
+			return false, 0, err
 		}
 	}
 	if n == 0 {

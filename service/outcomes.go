@@ -57,6 +57,11 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	return n, err
 }
 
+// resumedClaim is the next_at resumeSend gives the messages of a send
+// that are claimed when it resumes. A claimed row's next_at is not read
+// until the row goes back to the queue, where this value is due at once.
+const resumedClaim = int64(-1)
+
 func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
 	var n int64
 	now := models.NewTimestamp(db.Now())
@@ -68,6 +73,20 @@ func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64,
 		}
 		if res.RowsAffected == 0 {
 			return &core.Error{Code: core.CodeValidation, Message: msgNotPaused}
+		}
+		// Messages still claimed were handed out before the resume: one on
+		// the wire may yet be refused for the cause the resume says is
+		// fixed, its block recorded after this commit. Marked so, such a
+		// block goes back to the queue (Ledger.recordBlocks) instead of
+		// staying blocked with nothing left to resume it. The send's row
+		// is locked first, and rows a recorder holds are skipped, so this
+		// never waits on a recorder that waits on the send (PostgreSQL);
+		// such a recorder's blocks lock the send first, so they were
+		// committed before this (and are requeued below) or see the mark.
+		if err := tx.Exec(ledgerSQL(`UPDATE send_messages SET next_at = ? WHERE id IN (
+			SELECT id FROM send_messages WHERE send_id = ? AND state = {claimed}`+db.SQL().SkipLocked()+`)`),
+			resumedClaim, ss.ID).Error; err != nil {
+			return err
 		}
 		res = tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, next_at = 0 WHERE send_id = ? AND state = ?",
 			models.MessageQueued, ss.ID, models.MessageBlocked)
