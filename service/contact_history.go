@@ -8,30 +8,6 @@ import (
 	"herald/models"
 )
 
-// MailEvent is one event of a mail's timeline.
-type MailEvent struct {
-	Kind string
-	At   *models.Timestamp // nil: the ledger kept no time (a refusal during the send)
-	// Machine: an open or click the machine rules took for a machine's
-	// (a privacy proxy, a link scanner; docs/MACHINE_ACTIVITY.md).
-	Machine bool
-	// URL is a click's link as the send stored it (placeholders unfilled);
-	// "" when the send no longer has it.
-	URL string
-	// Ledger: only the first open or click is known, from the ledger's
-	// times: it was recorded before open and click rows named their
-	// message (migration 00031), so neither its repeats nor whether a
-	// machine made it are known.
-	Ledger bool
-	// A report's status code, diagnostic and source (dsn, arf, a
-	// provider's webhook …); an error of the send for a refusal.
-	Status, Diagnostic, Source string
-	// Via says how an unsubscribe came: "complaint", "mail" (to the
-	// List-Unsubscribe address) or "link" (the mail's link or preference
-	// page).
-	Via string
-}
-
 // eventOrder breaks ties between events of the same time.
 var eventOrder = map[string]int{MailDelivered: 0, MailRefused: 0, MailBlocked: 0, MailFailed: 0, MailSkipped: 0, MailWaiting: 0,
 	MailOpen: 1, MailClick: 2, MailSoftBounce: 3, MailBlockReport: 4, MailHardBounce: 5, MailComplaint: 6, MailUnsubscribe: 7}

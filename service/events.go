@@ -20,9 +20,6 @@ import (
 // maxEventWebhooks is how many endpoints one account may keep.
 const maxEventWebhooks = 10
 
-// maxWebhookURL is the longest endpoint address.
-const maxWebhookURL = 2048
-
 // EventWebhooks keeps an account's events endpoints (decisions.md 7):
 // saved, changed, deleted and listed only by their account; their recent
 // deliveries, a resend and a test ping.

@@ -147,3 +147,6 @@ func eventsOfClaimed(from string) string {
 		SELECT w.id, w.user_id, ?, m.send_id, m.id, m.email, 0, 0, 0, ? FROM event_webhooks w JOIN ` +
 		strings.Replace(from, " WHERE ", " ON m.user_id = w.user_id WHERE "+wantsKind+" AND ", 1)
 }
+
+// maxWebhookURL is the longest endpoint address.
+const maxWebhookURL = 2048
