@@ -8,6 +8,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // A/B subject tests. A single send may try two to four
@@ -92,7 +93,7 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 		p.Add("ab_share", msgABShare)
 	}
 	metric := strings.TrimSpace(in.Metric)
-	if metric != ABOpens && metric != ABClicks {
+	if metric != record.ABOpens && metric != record.ABClicks {
 		p.Add("ab_metric", msgABMetric)
 	}
 	wait, err := strconv.Atoi(strings.TrimSpace(in.Wait))
@@ -111,7 +112,7 @@ type Variant struct {
 	N         int // 1-based
 	Subject   string
 	Preheader string // "" : the send's
-	VariantFigures
+	record.VariantFigures
 	Winner bool
 }
 
@@ -123,8 +124,8 @@ type ABTest struct {
 	DecideAt time.Time // zero until the audience is resolved
 	Winner   int       // 0 until chosen
 	Variants []Variant
-	Rest     VariantFigures // the rest of the audience (the winner's, once released)
-	Held     int64          // rest messages still held back
+	Rest     record.VariantFigures // the rest of the audience (the winner's, once released)
+	Held     int64                 // rest messages still held back
 }
 
 // ABTest returns a send's A/B test with its figures, nil when the send has
@@ -138,22 +139,22 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 	if ss.ABDecideAt > 0 {
 		t.DecideAt = time.UnixMilli(ss.ABDecideAt).UTC()
 	}
-	counts, err := variantCounts(ctx, s.db.R, accountID, ss.ID)
+	counts, err := record.VariantCounts(ctx, s.db.R, accountID, ss.ID)
 	if err != nil {
 		return nil, err
 	}
 	for i, subj := range ss.ABSubjects {
-		v := Variant{N: i + 1, Subject: subj, VariantFigures: counts[abKey{i + 1, false}], Winner: ss.ABWinner == i+1}
+		v := Variant{N: i + 1, Subject: subj, VariantFigures: counts[record.ABKey{Variant: i + 1}], Winner: ss.ABWinner == i+1}
 		if i < len(ss.ABPreheaders) {
 			v.Preheader = ss.ABPreheaders[i]
 		}
 		t.Variants = append(t.Variants, v)
 	}
 	if ss.ABWinner > 0 {
-		t.Rest = counts[abKey{ss.ABWinner, true}]
+		t.Rest = counts[record.ABKey{Variant: ss.ABWinner, Rest: true}]
 	} else if ss.Resolved == 1 {
 		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).
-			Where("send_id = ? AND user_id = ? AND state = ? AND next_at = ?", ss.ID, accountID, models.MessageQueued, heldBack).
+			Where("send_id = ? AND user_id = ? AND state = ? AND next_at = ?", ss.ID, accountID, models.MessageQueued, record.HeldBack).
 			Count(&t.Held).Error; err != nil {
 			return nil, err
 		}

@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // BenchmarkABTestSend measures the cost of an A/B subject test
@@ -100,7 +101,7 @@ func benchABTest(b *testing.B, n int) {
 	}
 	plain := newSend("Plain", nil)
 	pc, pw := resolve(plain)
-	ab := newSend("AB", &ABTestInput{On: true, Subjects: []string{"A", "B", "C", "D"}, Share: "10", Metric: ABOpens, Wait: "60"})
+	ab := newSend("AB", &ABTestInput{On: true, Subjects: []string{"A", "B", "C", "D"}, Share: "10", Metric: record.ABOpens, Wait: "60"})
 	ac, aw := resolve(ab)
 	var counts []struct{ Variant, N int64 }
 	db.R.Raw("SELECT variant, COUNT(*) AS n FROM send_messages WHERE send_id = ? GROUP BY variant ORDER BY variant", ab.ID).Scan(&counts)
@@ -112,7 +113,7 @@ func benchABTest(b *testing.B, n int) {
 	}
 	dc, dw := cpuTime()-c0, time.Since(w0)
 	var held int64
-	db.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND next_at = ?", ab.ID, heldBack).Scan(&held)
+	db.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND next_at = ?", ab.ID, record.HeldBack).Scan(&held)
 	if held != 0 {
 		b.Fatalf("%d rows still held", held)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Audience resolves a send's targets, once, set-wise, into ledger rows:
@@ -17,7 +18,7 @@ import (
 // one row per address.
 type Audience struct {
 	db      *core.DB
-	events  *Events
+	events  *record.Events
 	sends   *runningSends // compiles the send for its links
 	dialect core.Dialect
 	log     *slog.Logger
@@ -180,7 +181,7 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 			}
 		}
 		insert, args := q.insert(lo, hi, plan)
-		if events := a.events.wanted(q.account, EventProcessed); events || plan.inserted != nil {
+		if events := a.events.Wanted(q.account, record.EventProcessed); events || plan.inserted != nil {
 			// The processed events and what the plan records of the
 			// inserted rows (a local-time send's waves) with the
 			// chunk: its rows are the send's rows past the largest id
@@ -210,7 +211,7 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 				if !events {
 					return nil
 				}
-				return a.events.recordRows(tx, q.account, EventProcessed, "m.send_id = ? AND m.id > ?", a.db.Now(), q.sendID, before)
+				return a.events.RecordRows(tx, q.account, record.EventProcessed, "m.send_id = ? AND m.id > ?", a.db.Now(), q.sendID, before)
 			})
 			if err != nil {
 				return err

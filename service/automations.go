@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Automations keeps automations and their emails (schedules). Their steps
@@ -19,9 +20,9 @@ import (
 type Automations struct {
 	db        *core.DB
 	templates Templates
-	baseURL   string         // design_url and image
-	engine    *engineSignals // tells this process's engine of changed emails and due steps
-	checklist *Checklist     // refuses a failing set-live when the account blocks on it
+	baseURL   string     // design_url and image
+	engine    *Signals   // tells this process's engine of changed emails and due steps
+	checklist *Checklist // refuses a failing set-live when the account blocks on it
 	audit     *Audit
 }
 
@@ -464,7 +465,7 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 		return err
 	}
 	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := orderedSchedules(tx, a.ID)
+		rows, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
 		}
@@ -501,7 +502,7 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 		return err
 	}
 	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := orderedSchedules(tx, a.ID)
+		rows, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
 		}
@@ -526,7 +527,7 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 }
 
 func renumber(tx *gorm.DB, automationID int64) error {
-	rows, err := orderedSchedules(tx, automationID)
+	rows, err := record.OrderedSchedules(tx, automationID)
 	if err != nil {
 		return err
 	}
@@ -549,7 +550,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 	if err := tx.Where("id = ?", automationID).First(&a).Error; err != nil {
 		return fmt.Errorf("automations: automation %d: %w", automationID, err)
 	}
-	rows, err := orderedSchedules(tx, automationID)
+	rows, err := record.OrderedSchedules(tx, automationID)
 	if err != nil {
 		return err
 	}
@@ -617,7 +618,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	if a.AutomationFor == 0 {
 		return &core.Error{Code: core.CodeValidation, Message: msgNoTarget}
 	}
-	rows, err := orderedSchedules(s.db.R.WithContext(ctx), a.ID)
+	rows, err := record.OrderedSchedules(s.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return err
 	}
@@ -707,7 +708,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 		if err := tx.Create(&cp).Error; err != nil {
 			return fmt.Errorf("automations: create the copy of automation %d: %w", a.ID, err)
 		}
-		rows, err := orderedSchedules(tx, a.ID)
+		rows, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
 		}

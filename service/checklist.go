@@ -14,6 +14,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Severity is how a checklist item stands.
@@ -425,7 +426,7 @@ func (c *Checklist) ForAutomation(ctx context.Context, accountID int64, utr stri
 }
 
 func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Automation) ([]CheckItem, error) {
-	rows, err := orderedSchedules(q.WithContext(ctx), a.ID)
+	rows, err := record.OrderedSchedules(q.WithContext(ctx), a.ID)
 	if err != nil {
 		return nil, err
 	}

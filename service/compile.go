@@ -14,6 +14,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // compiledSend is a send's message, parsed once: every per-recipient part
@@ -251,7 +252,7 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 			return v
 		}
 		if custom == nil {
-			custom = parseCustom(string(ct.CustomFields))
+			custom = record.ParseCustom(string(ct.CustomFields))
 		}
 		return custom[name]
 	}
@@ -288,7 +289,7 @@ func contactField(c *models.Contact, name string) (string, bool) {
 		}
 		return "", true
 	case "country":
-		return countryName(c.Country), true
+		return record.CountryName(c.Country), true
 	case "state":
 		return c.State, true
 	case "city":

@@ -6,11 +6,12 @@ import (
 	"sort"
 
 	"herald/models"
+	"herald/service/internal/record"
 )
 
 // eventOrder breaks ties between events of the same time.
-var eventOrder = map[string]int{MailDelivered: 0, MailRefused: 0, MailBlocked: 0, MailFailed: 0, MailSkipped: 0, MailWaiting: 0,
-	MailOpen: 1, MailClick: 2, MailSoftBounce: 3, MailBlockReport: 4, MailHardBounce: 5, MailComplaint: 6, MailUnsubscribe: 7}
+var eventOrder = map[string]int{record.MailDelivered: 0, record.MailRefused: 0, record.MailBlocked: 0, record.MailFailed: 0, record.MailSkipped: 0, record.MailWaiting: 0,
+	record.MailOpen: 1, record.MailClick: 2, record.MailSoftBounce: 3, record.MailBlockReport: 4, record.MailHardBounce: 5, record.MailComplaint: 6, record.MailUnsubscribe: 7}
 
 // maxHistoryPage caps one page of a contact's history.
 const maxHistoryPage = 100
@@ -22,7 +23,7 @@ const maxHistoryPage = 100
 // source: their open and click rows (send_events by message, at most
 // MaxMailEvents each) and their reports (feedback by account, address
 // and message). Errors: ErrNotFound (not the account's contact).
-func (s *Contacts) History(ctx context.Context, accountID, contactID, before int64, n int) ([]ContactMail, error) {
+func (s *Contacts) History(ctx context.Context, accountID, contactID, before int64, n int) ([]record.ContactMail, error) {
 	c, err := contact(ctx, s.db.R, accountID, contactID)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 	if before > 0 {
 		q = q.Where("m.id < ?", before)
 	}
-	var out []ContactMail
+	var out []record.ContactMail
 	if err := q.Order("m.id DESC").Limit(n).Scan(&out).Error; err != nil {
 		return nil, fmt.Errorf("contacts: mail history of account %d: %w", accountID, err)
 	}
@@ -67,7 +68,7 @@ type mailActivity struct {
 
 // timelines fills the Events of mails (one page of the contact's, all of
 // the account and its address email).
-func (s *Contacts) timelines(ctx context.Context, accountID int64, email string, mails []ContactMail) error {
+func (s *Contacts) timelines(ctx context.Context, accountID int64, email string, mails []record.ContactMail) error {
 	if len(mails) == 0 {
 		return nil
 	}
@@ -84,7 +85,7 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 				ROW_NUMBER() OVER (PARTITION BY message_id ORDER BY at, id) AS rn,
 				COUNT(*) OVER (PARTITION BY message_id) AS total
 			FROM send_events WHERE message_id IN ?) e
-		WHERE rn <= ? ORDER BY message_id, rn`, ids, MaxMailEvents).Scan(&acts).Error; err != nil {
+		WHERE rn <= ? ORDER BY message_id, rn`, ids, record.MaxMailEvents).Scan(&acts).Error; err != nil {
 		return fmt.Errorf("contacts: mail events of account %d: %w", accountID, err)
 	}
 	var reports []models.Feedback
@@ -92,7 +93,7 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 		Find(&reports).Error; err != nil {
 		return fmt.Errorf("contacts: reports of account %d: %w", accountID, err)
 	}
-	byMail := make(map[int64]*ContactMail, len(mails))
+	byMail := make(map[int64]*record.ContactMail, len(mails))
 	for i := range mails {
 		byMail[mails[i].ID] = &mails[i]
 	}
@@ -104,15 +105,15 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 		}
 		if a.Rn == 1 {
 			first[a.MessageID] = a.At
-			m.MoreEvents = max(a.Total-MaxMailEvents, 0)
+			m.MoreEvents = max(a.Total-record.MaxMailEvents, 0)
 		}
 		at := a.At
-		e := MailEvent{Kind: MailOpen, At: &at, Machine: a.Human == 0}
+		e := record.MailEvent{Kind: record.MailOpen, At: &at, Machine: a.Human == 0}
 		if a.Machine != nil {
 			e.Machine = *a.Machine != 0
 		}
 		if a.Kind == 2 {
-			e.Kind = MailClick
+			e.Kind = record.MailClick
 			if a.Link >= 0 && a.Link < len(m.Links) {
 				e.URL = m.Links[a.Link]
 			}
@@ -130,16 +131,16 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 		}
 		reported[m.ID][r.Kind] = true
 		at := r.CreatedAt
-		e := MailEvent{At: &at, Status: r.StatusCode, Diagnostic: r.Diagnostic, Source: r.Source}
+		e := record.MailEvent{At: &at, Status: r.StatusCode, Diagnostic: r.Diagnostic, Source: r.Source}
 		switch r.Kind {
-		case FeedbackHardBounce:
-			e.Kind = MailHardBounce
-		case FeedbackSoftBounce:
-			e.Kind = MailSoftBounce
-		case FeedbackComplaint:
-			e.Kind = MailComplaint
-		case FeedbackBlock:
-			e.Kind = MailBlockReport
+		case record.FeedbackHardBounce:
+			e.Kind = record.MailHardBounce
+		case record.FeedbackSoftBounce:
+			e.Kind = record.MailSoftBounce
+		case record.FeedbackComplaint:
+			e.Kind = record.MailComplaint
+		case record.FeedbackBlock:
+			e.Kind = record.MailBlockReport
 		default:
 			continue // an unsubscribe by mail: the ledger's unsubscribe below says it
 		}
@@ -168,37 +169,37 @@ func (s *Contacts) timelines(ctx context.Context, accountID int64, email string,
 // click recorded before open and click rows named their message (a row's
 // first open is earlier than its first named row, or it has none), and
 // reports the feedback log lacks (rep: the kinds it has).
-func ledgerEvents(m *ContactMail, first map[int64]models.Timestamp, rep map[string]bool) []MailEvent {
-	var out []MailEvent
+func ledgerEvents(m *record.ContactMail, first map[int64]models.Timestamp, rep map[string]bool) []record.MailEvent {
+	var out []record.MailEvent
 	switch m.State {
 	case models.MessageDelivered:
-		out = append(out, MailEvent{Kind: MailDelivered, At: m.SentAt})
+		out = append(out, record.MailEvent{Kind: record.MailDelivered, At: m.SentAt})
 	case models.MessageBounced:
-		out = append(out, MailEvent{Kind: MailRefused, At: m.SentAt, Diagnostic: m.Error})
+		out = append(out, record.MailEvent{Kind: record.MailRefused, At: m.SentAt, Diagnostic: m.Error})
 	case models.MessageBlocked:
-		out = append(out, MailEvent{Kind: MailBlocked, At: m.SentAt, Diagnostic: m.Error})
+		out = append(out, record.MailEvent{Kind: record.MailBlocked, At: m.SentAt, Diagnostic: m.Error})
 	case models.MessageFailed:
-		out = append(out, MailEvent{Kind: MailFailed, At: m.SentAt, Diagnostic: m.Error})
+		out = append(out, record.MailEvent{Kind: record.MailFailed, At: m.SentAt, Diagnostic: m.Error})
 	case models.MessageSkipped:
-		out = append(out, MailEvent{Kind: MailSkipped, Diagnostic: m.Error})
+		out = append(out, record.MailEvent{Kind: record.MailSkipped, Diagnostic: m.Error})
 	default:
-		out = append(out, MailEvent{Kind: MailWaiting})
+		out = append(out, record.MailEvent{Kind: record.MailWaiting})
 	}
 	f, named := first[m.ID]
 	for _, x := range []struct {
 		kind string
 		at   *models.Timestamp
-	}{{MailOpen, m.OpenedAt}, {MailClick, m.ClickedAt}} {
+	}{{record.MailOpen, m.OpenedAt}, {record.MailClick, m.ClickedAt}} {
 		if x.at != nil && (!named || x.at.Before(f.Time)) {
-			out = append(out, MailEvent{Kind: x.kind, At: x.at, Ledger: true})
+			out = append(out, record.MailEvent{Kind: x.kind, At: x.at, Ledger: true})
 		}
 	}
 	for _, x := range []struct {
 		kind, feedback string
 		at             *models.Timestamp
-	}{{MailSoftBounce, FeedbackSoftBounce, m.SoftBouncedAt}, {MailHardBounce, FeedbackHardBounce, m.HardBouncedAt}, {MailComplaint, FeedbackComplaint, m.ComplainedAt}} {
+	}{{record.MailSoftBounce, record.FeedbackSoftBounce, m.SoftBouncedAt}, {record.MailHardBounce, record.FeedbackHardBounce, m.HardBouncedAt}, {record.MailComplaint, record.FeedbackComplaint, m.ComplainedAt}} {
 		if x.at != nil && !rep[x.feedback] {
-			out = append(out, MailEvent{Kind: x.kind, At: x.at})
+			out = append(out, record.MailEvent{Kind: x.kind, At: x.at})
 		}
 	}
 	if m.UnsubscribedAt != nil {
@@ -206,10 +207,10 @@ func ledgerEvents(m *ContactMail, first map[int64]models.Timestamp, rep map[stri
 		switch {
 		case m.ComplainedAt != nil && !m.UnsubscribedAt.Before(m.ComplainedAt.Time):
 			via = "complaint" // a complaint puts the address on the global list
-		case rep[FeedbackUnsubscribe]:
+		case rep[record.FeedbackUnsubscribe]:
 			via = "mail"
 		}
-		out = append(out, MailEvent{Kind: MailUnsubscribe, At: m.UnsubscribedAt, Via: via})
+		out = append(out, record.MailEvent{Kind: record.MailUnsubscribe, At: m.UnsubscribedAt, Via: via})
 	}
 	return out
 }

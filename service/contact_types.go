@@ -9,6 +9,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // ContactTypes keeps the account's contact types.
@@ -130,7 +131,7 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 				return res.Error
 			}
 			if strings.HasPrefix(q, "UPDATE contacts ") {
-				if err := addDaily(tx, accountID, now, daily{dailyContactsRemoved: res.RowsAffected}); err != nil {
+				if err := record.AddDaily(tx, accountID, now, record.Daily{record.DailyContactsRemoved: res.RowsAffected}); err != nil {
 					return err
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 	"herald/world"
 )
 
@@ -192,7 +193,7 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := s.segments.refreshContacts(ctx, tx, accountID, typeID, []int64{c.ID}); err != nil {
 			return err
 		}
-		if err := addDaily(tx, accountID, c.CreatedAt.Time, daily{dailyContactsAdded: 1}); err != nil {
+		if err := record.AddDaily(tx, accountID, c.CreatedAt.Time, record.Daily{record.DailyContactsAdded: 1}); err != nil {
 			return err
 		}
 		out = view(&c, customs, nil)
@@ -304,7 +305,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 		byID[types[i].ID] = &types[i]
 	}
 	return core.EachFetched(ctx, f.ListFilter.SortedBy(ContactSorts), "", func() *gorm.DB {
-		q := s.db.R.Model(&models.Contact{}).Select(contactColumns(s.db.SQL())).Where("user_id = ? AND deleted_at IS NULL", accountID)
+		q := s.db.R.Model(&models.Contact{}).Select(record.ContactColumns(s.db.SQL())).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
 			q = q.Where("contact_type_id = ?", f.ContactTypeID)
 		}
@@ -313,7 +314,7 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 			q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
-	}, scanContacts, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
+	}, record.ScanContacts, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
 		return fn(view(c, customs, byID[c.ContactTypeID]))
 	})
 }
@@ -373,7 +374,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 				}
 			}
 		}
-		return addDaily(tx, accountID, now, daily{dailyContactsRemoved: int64(len(rows))})
+		return record.AddDaily(tx, accountID, now, record.Daily{record.DailyContactsRemoved: int64(len(rows))})
 	})
 }
 
@@ -382,9 +383,9 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 // fullname, and the country's name when its id is known.
 func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *models.ContactView {
 	v := &models.ContactView{Contact: *c, Fullname: fullname(c.FirstName, c.LastName), ContactType: ct}
-	v.Country = countryName(c.Country)
+	v.Country = record.CountryName(c.Country)
 	if len(customs) > 0 {
-		stored := parseCustom(string(c.CustomFields))
+		stored := record.ParseCustom(string(c.CustomFields))
 		v.CustomField = make(map[string]models.CustomValue, len(customs))
 		for _, f := range customs {
 			cv := models.CustomValue{FieldName: f.Label}

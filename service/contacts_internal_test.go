@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"herald/service/core"
+	"herald/service/internal/record"
 	"testing"
 )
 
@@ -16,7 +17,7 @@ func TestParseCustom(t *testing.T) {
 	} {
 		want := map[string]string{}
 		_ = json.Unmarshal([]byte(doc), &want)
-		if got := parseCustom(doc); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got := record.ParseCustom(doc); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("parseCustom(%q) = %v, want %v", doc, got, want)
 		}
 	}

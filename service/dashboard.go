@@ -7,6 +7,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Dashboard reads an account's overview: its figures per day
@@ -112,11 +113,11 @@ const recentSends = 6
 // contacts from the audience).
 func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, error) {
 	r := s.db.R.WithContext(ctx)
-	today := dayOf(s.now())
+	today := record.DayOf(s.now())
 	first := today - DashboardDays + 1
 	o := &Overview{Days: make([]Day, DashboardDays)}
 	for i := range o.Days {
-		o.Days[i].Day = dayTime(first + int64(i))
+		o.Days[i].Day = record.DayTime(first + int64(i))
 	}
 	var rows []struct {
 		Day                                                   int64

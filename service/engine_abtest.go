@@ -10,6 +10,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // abSplit is how one send's audience is split into its test and the rest.
@@ -66,7 +67,7 @@ func (s *abSplit) exprs(key string) (variant, release string) {
 	b := s.bucket(key)
 	in := b + " < " + strconv.Itoa(s.share*100)
 	variant = "CASE WHEN " + in + " THEN " + b + " % " + strconv.Itoa(s.n) + " + 1 ELSE 0 END"
-	release = "CASE WHEN " + in + " THEN 0 ELSE " + strconv.FormatInt(heldBack, 10) + " END"
+	release = "CASE WHEN " + in + " THEN 0 ELSE " + strconv.FormatInt(record.HeldBack, 10) + " END"
 	return variant, release
 }
 
@@ -87,11 +88,11 @@ func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 	}
 	won := 0
 	if ss.ABWinner == 0 {
-		counts, err := variantCounts(ctx, db.R, ss.UserID, id)
+		counts, err := record.VariantCounts(ctx, db.R, ss.UserID, id)
 		if err != nil {
 			return 0, err
 		}
-		winner := bestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
+		winner := record.BestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
 		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, db.Now(), id)
 		if res.Error != nil {
 			return 0, res.Error
@@ -106,11 +107,11 @@ func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 	// The state and next_at are checked again on the rows themselves: a
 	// row another process released (and the engine claimed) meanwhile is
 	// left alone.
-	release := ledgerSQL(`UPDATE send_messages SET variant = ?, next_at = ?, release_at = ?
+	release := record.LedgerSQL(`UPDATE send_messages SET variant = ?, next_at = ?, release_at = ?
 		WHERE id IN (SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at = ? LIMIT ?)
 		AND state = {queued} AND next_at = ?`)
 	for {
-		res := db.W.WithContext(ctx).Exec(release, ss.ABWinner, now, now, id, heldBack, releaseChunk, heldBack)
+		res := db.W.WithContext(ctx).Exec(release, ss.ABWinner, now, now, id, record.HeldBack, releaseChunk, record.HeldBack)
 		if res.Error != nil {
 			return 0, res.Error
 		}

@@ -5,44 +5,44 @@ package service
 
 import "sync"
 
-// engineSignals carries what the areas tell this process's engine: a
+// Signals carries what the areas tell this process's engine: a
 // send may be due now, sends were deleted, automations' emails changed.
 // Until an engine listens (a process that does not send: the command
 // line), the signals go nowhere; other processes' engines learn the same
 // from the database on their next round.
-type engineSignals struct {
+type Signals struct {
 	mu      sync.RWMutex
 	sending *Sending
 }
 
-func (e *engineSignals) listen(sg *Sending) {
+func (e *Signals) listen(sg *Sending) {
 	e.mu.Lock()
 	e.sending = sg
 	e.mu.Unlock()
 }
 
-func (e *engineSignals) listener() *Sending {
+func (e *Signals) listener() *Sending {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	return e.sending
 }
 
 // wake: a send may be due now.
-func (e *engineSignals) wake() {
+func (e *Signals) wake() {
 	if sg := e.listener(); sg != nil {
 		sg.Wake()
 	}
 }
 
 // deleted: these sends were deleted; their claimed messages are skipped.
-func (e *engineSignals) deleted(ids []int64) {
+func (e *Signals) deleted(ids []int64) {
 	if sg := e.listener(); sg != nil {
 		sg.scheduler.sends.cancel(ids)
 	}
 }
 
 // changed: these sends' messages changed; compile them again.
-func (e *engineSignals) changed(ids []int64) {
+func (e *Signals) changed(ids []int64) {
 	if sg := e.listener(); sg != nil {
 		sg.scheduler.sends.refresh(ids)
 	}

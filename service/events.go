@@ -15,6 +15,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // maxEventWebhooks is how many endpoints one account may keep.
@@ -25,7 +26,7 @@ const maxEventWebhooks = 10
 // deliveries, a resend and a test ping.
 type EventWebhooks struct {
 	db     *core.DB
-	events *Events
+	events *record.Events
 	poster *delivery.EventPoster
 	now    func() time.Time
 }
@@ -53,8 +54,8 @@ func checkWebhookURL(p core.Problems, v string, publicOnly bool) string {
 	switch {
 	case !utf8.ValidString(v) || core.HasControl(v):
 		p.AddReason("url", core.ReasonLineBreak, core.MsgLineBreak("url"))
-	case utf8.RuneCountInString(v) > maxWebhookURL:
-		p.AddReason("url", core.ReasonMax, core.MsgMax("url", maxWebhookURL))
+	case utf8.RuneCountInString(v) > record.MaxWebhookURL:
+		p.AddReason("url", core.ReasonMax, core.MsgMax("url", record.MaxWebhookURL))
 	default:
 		u, err := url.Parse(v)
 		if err != nil || strings.ContainsAny(v, " \t") || u.Host == "" || u.Hostname() == "" {
@@ -78,7 +79,7 @@ func checkEventNames(p core.Problems, names []string) models.EventKinds {
 		if n == "" {
 			continue
 		}
-		if !slices.Contains(EventNames, n) {
+		if !slices.Contains(record.EventNames, n) {
 			if len(bad) < 5 && utf8.ValidString(n) && !core.HasControl(n) && len(n) <= 40 {
 				bad = append(bad, n)
 			} else if len(bad) < 5 {
@@ -88,12 +89,12 @@ func checkEventNames(p core.Problems, names []string) models.EventKinds {
 		}
 		want[n] = true
 	}
-	if len(bad) > 0 || len(names) > 2*len(EventNames) {
-		p.AddReason("events", core.ReasonInvalidChoice, "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(EventNames, ", ")+".")
+	if len(bad) > 0 || len(names) > 2*len(record.EventNames) {
+		p.AddReason("events", core.ReasonInvalidChoice, "The selected events are invalid ("+strings.Join(bad, ", ")+"); each must be one of: "+strings.Join(record.EventNames, ", ")+".")
 		return nil
 	}
 	out := models.EventKinds{}
-	for _, n := range EventNames {
+	for _, n := range record.EventNames {
 		if want[n] || len(want) == 0 {
 			out = append(out, n)
 		}
@@ -166,7 +167,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 	if err != nil {
 		return nil, err
 	}
-	w.events.changed()
+	w.events.Changed()
 	return r, nil
 }
 
@@ -198,7 +199,7 @@ func (w *EventWebhooks) Update(ctx context.Context, accountID, id int64, in Even
 	if res.RowsAffected == 0 {
 		return nil, core.ErrNotFound
 	}
-	w.events.changed()
+	w.events.Changed()
 	return w.Get(ctx, accountID, id)
 }
 
@@ -220,7 +221,7 @@ func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
 		return tx.Where("webhook_id = ?", id).Delete(&models.EventDelivery{}).Error
 	})
 	if err == nil {
-		w.events.changed()
+		w.events.Changed()
 	}
 	return err
 }

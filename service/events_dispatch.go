@@ -38,15 +38,15 @@ type EventStore struct {
 	lastPrune time.Time
 }
 
-// NewEventDispatcher returns the dispatcher of this process over the
-// service's database, with its store, on the service's clock.
-func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *EventStore, error) {
-	verp, err := s.Bounces.VERP(ctx)
+// NewEventDispatcher returns the dispatcher of this process over db,
+// with its store, on the clock now.
+func NewEventDispatcher(ctx context.Context, db *core.DB, bounces *Bounces, mail *Mail, hooks *EventWebhooks, now func() time.Time) (*delivery.Dispatcher, *EventStore, error) {
+	verp, err := bounces.VERP(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &EventStore{db: s.DB, verp: verp, mail: s.Mail, now: s.now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
-	d := &delivery.Dispatcher{Store: st, Poster: s.EventWebhooks.poster, Worker: uuid.NewString(), Now: s.now, AfterTick: st.Housekeep}
+	st := &EventStore{db: db, verp: verp, mail: mail, now: now, FailingAfter: time.Hour, Keep: 7 * 24 * time.Hour}
+	d := &delivery.Dispatcher{Store: st, Poster: hooks.poster, Worker: uuid.NewString(), Now: now, AfterTick: st.Housekeep}
 	return d, st, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // ExplainReason is why a contact is in or out of a segment.
@@ -292,7 +293,7 @@ func shownValue(k Condition, v sql.NullString) string {
 			}
 		}
 	case k.Field == "country" && !k.Custom:
-		return countryName(v.String)
+		return record.CountryName(v.String)
 	}
 	return v.String
 }

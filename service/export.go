@@ -12,6 +12,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // ExportInput names what a contacts export reads: one contact type or one
@@ -118,8 +119,8 @@ func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows i
 			for i, c := range cols {
 				rec[i] = core.SafeCell(c.String)
 			}
-			rec[4] = core.SafeCell(countryName(cols[4].String))
-			stored := parseCustom(string(custom))
+			rec[4] = core.SafeCell(record.CountryName(cols[4].String))
+			stored := record.ParseCustom(string(custom))
 			for i, f := range e.customs {
 				rec[len(ExportColumns)+i] = core.SafeCell(stored[f.FieldName])
 			}

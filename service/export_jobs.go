@@ -68,6 +68,13 @@ var errExportLost = errors.New("export taken over by another process")
 // writer records.
 var exportProgressHook func(jobID, rowsDone int64)
 
+// SendRecipients is what an export of a send's recipients needs of the
+// sends: the send, and its recipients written as CSV with progress.
+type SendRecipients interface {
+	Get(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error)
+	WriteRecipientsCSVProgress(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer, progress func(rows int) error) error
+}
+
 // Exports runs the exports that are too large for one request: a job is
 // started by a person (Start…), claimed by a runner in any herald process
 // (Run, RunDue), written by the same CSV writers as the streamed exports
@@ -76,7 +83,7 @@ var exportProgressHook func(jobID, rowsDone int64)
 type Exports struct {
 	db       *core.DB
 	contacts *Contacts
-	sends    *SingleSends
+	sends    SendRecipients
 	audit    *Audit
 	now      func() time.Time
 	worker   string // this process's name in the claims
@@ -87,7 +94,7 @@ type Exports struct {
 	lastExpire    time.Time
 }
 
-func newExports(db *core.DB, contacts *Contacts, sends *SingleSends, audit *Audit, now func() time.Time) *Exports {
+func newExports(db *core.DB, contacts *Contacts, sends SendRecipients, audit *Audit, now func() time.Time) *Exports {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
@@ -374,7 +381,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 		if err := pw.begin(ctx, total); err != nil {
 			return err
 		}
-		return x.sends.writeRecipientsCSV(ctx, job.UserID, &ss, pw, pw.progress)
+		return x.sends.WriteRecipientsCSVProgress(ctx, job.UserID, &ss, pw, pw.progress)
 	}
 	return fmt.Errorf("export %d: unknown kind %q", job.ID, job.Kind)
 }

@@ -12,6 +12,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Report is what every source of feedback hands over (delivery.Report);
@@ -40,9 +41,9 @@ type Report = delivery.Report
 type Feedback struct {
 	db      *core.DB
 	bounces *Bounces
-	events  *Events
+	events  *record.Events
 	mail    *Mail // the rate alerts
-	rec     *recorders
+	rec     *record.Recorders
 	now     func() time.Time
 }
 
@@ -53,12 +54,12 @@ const (
 	complaintAlertRate = 0.001
 )
 
-func newFeedback(db *core.DB, bounces *Bounces, events *Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
+func newFeedback(db *core.DB, bounces *Bounces, events *record.Events, mail *Mail, softLimit int, now func() time.Time) *Feedback {
 	if softLimit <= 0 {
 		softLimit = 3
 	}
 	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail, now: now}
-	f.rec = &recorders{events: events, softLimit: softLimit}
+	f.rec = &record.Recorders{Events: events, SoftLimit: softLimit}
 	return f
 }
 
@@ -166,7 +167,7 @@ func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) e
 		case delivery.ReportBlock:
 			counted, err = f.block(tx, m, r, ts)
 		case delivery.ReportDeferral:
-			counted, err = true, f.rec.deferral(tx, m, verdictOfReport(r, ts))
+			counted, err = true, f.rec.Deferral(tx, m, verdictOfReport(r, ts))
 		}
 		return err
 	})
@@ -199,10 +200,10 @@ func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := tx.Exec("UPDATE single_sends SET bounces = bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a bounce of send %d: %w", m.SendID, err)
 	}
-	if err := f.rec.hardBounce(tx, m, verdictOfReport(r, ts)); err != nil {
+	if err := f.rec.HardBounce(tx, m, verdictOfReport(r, ts)); err != nil {
 		return false, err
 	}
-	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyBounces: 1})
+	return true, record.AddDaily(tx, m.UserID, ts.Time, record.Daily{record.DailyBounces: 1})
 }
 
 func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -213,7 +214,7 @@ func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := tx.Exec("UPDATE single_sends SET soft_bounces = soft_bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a soft bounce of send %d: %w", m.SendID, err)
 	}
-	return true, f.rec.softBounce(tx, m, verdictOfReport(r, ts))
+	return true, f.rec.SoftBounce(tx, m, verdictOfReport(r, ts))
 }
 
 func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -224,20 +225,20 @@ func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMes
 	if err := tx.Exec("UPDATE single_sends SET spam_reports = spam_reports + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, err
 	}
-	if err := f.events.record(tx, m, EventSpamReport, eventExtra{}, ts.Time); err != nil {
+	if err := f.events.Record(tx, m, record.EventSpamReport, record.EventExtra{}, ts.Time); err != nil {
 		return false, err
 	}
 	// A complaint means "no more mail from you": the global list.
-	if err := addUnsubscriber(ctx, tx, f.events, m, m.UserID, nil, m.Email); err != nil {
+	if err := record.AddUnsubscriber(ctx, tx, f.events, m, m.UserID, nil, m.Email); err != nil {
 		return false, err
 	}
-	if err := countUnsubscribe(tx, m); err != nil {
+	if err := record.CountUnsubscribe(tx, m); err != nil {
 		return false, err
 	}
-	if err := logVerdict(tx, m, FeedbackComplaint, verdictOfReport(r, ts)); err != nil {
+	if err := record.LogVerdict(tx, m, record.FeedbackComplaint, verdictOfReport(r, ts)); err != nil {
 		return false, err
 	}
-	return true, addDaily(tx, m.UserID, ts.Time, daily{dailyComplaints: 1})
+	return true, record.AddDaily(tx, m.UserID, ts.Time, record.Daily{record.DailyComplaints: 1})
 }
 
 func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -246,20 +247,20 @@ func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendM
 	if err := tx.Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
 		return false, err
 	}
-	if err := addUnsubscriber(ctx, tx, f.events, m, m.UserID, &group, m.Email); err != nil {
+	if err := record.AddUnsubscriber(ctx, tx, f.events, m, m.UserID, &group, m.Email); err != nil {
 		return false, err
 	}
 	var before int64
 	if err := tx.Model(&models.SendMessage{}).Where("id = ? AND unsubscribed_at IS NULL", m.ID).Count(&before).Error; err != nil {
 		return false, err
 	}
-	if err := countUnsubscribe(tx, m); err != nil {
+	if err := record.CountUnsubscribe(tx, m); err != nil {
 		return false, err
 	}
 	if before == 0 {
 		return false, nil // unsubscribed through this message already
 	}
-	return true, logVerdict(tx, m, FeedbackUnsubscribe, verdictOfReport(r, ts))
+	return true, record.LogVerdict(tx, m, record.FeedbackUnsubscribe, verdictOfReport(r, ts))
 }
 
 // block counts a policy refusal reported after the relay accepted the
@@ -268,7 +269,7 @@ func (f *Feedback) unsubscribe(ctx context.Context, tx *gorm.DB, m *models.SendM
 func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
 	var n int64
 	if err := tx.Model(&models.Feedback{}).Where("user_id = ? AND email = ? AND kind = ? AND message_id = ?",
-		m.UserID, m.Email, FeedbackBlock, m.ID).Count(&n).Error; err != nil || n > 0 {
+		m.UserID, m.Email, record.FeedbackBlock, m.ID).Count(&n).Error; err != nil || n > 0 {
 		return false, err
 	}
 	reply := strings.TrimSpace(core.FlatLine(r.Diagnostic))
@@ -278,10 +279,10 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", core.Truncate(reply, 1000), m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
-	return true, f.rec.block(tx, m, verdictOfReport(r, ts))
+	return true, f.rec.Block(tx, m, verdictOfReport(r, ts))
 }
 
 // verdictOfReport is report r's verdict at ts.
-func verdictOfReport(r Report, ts models.Timestamp) verdict {
-	return verdict{Kind: r.Kind, Source: r.Source, Reason: r.Reason, Status: r.Status, Diagnostic: r.Diagnostic, At: ts}
+func verdictOfReport(r Report, ts models.Timestamp) record.Verdict {
+	return record.Verdict{Kind: r.Kind, Source: r.Source, Reason: r.Reason, Status: r.Status, Diagnostic: r.Diagnostic, At: ts}
 }

@@ -10,6 +10,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // FeedbackFilter narrows the reports listed: a kind (Feedback… constant,
@@ -89,13 +90,13 @@ func (f *Feedback) Summary(ctx context.Context, accountID int64, since time.Time
 	}
 	for _, r := range rows {
 		switch r.Kind {
-		case FeedbackHardBounce:
+		case record.FeedbackHardBounce:
 			s.HardBounces = r.N
-		case FeedbackSoftBounce:
+		case record.FeedbackSoftBounce:
 			s.SoftBounces = r.N
-		case FeedbackComplaint:
+		case record.FeedbackComplaint:
 			s.Complaints = r.N
-		case FeedbackUnsubscribe:
+		case record.FeedbackUnsubscribe:
 			s.Unsubscribes = r.N
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Imports runs CSV imports of contacts: streamed, in batches, so memory
@@ -686,7 +687,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 		if err != nil {
 			return err
 		}
-		if err := addDaily(tx, imp.UserID, s.db.Now(), daily{dailyContactsAdded: created}); err != nil {
+		if err := record.AddDaily(tx, imp.UserID, s.db.Now(), record.Daily{record.DailyContactsAdded: created}); err != nil {
 			return err
 		}
 		imp.Created += created

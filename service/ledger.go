@@ -15,6 +15,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Ledger is the send ledger (table send_messages): it hands due messages
@@ -26,9 +27,9 @@ type Ledger struct {
 	db     *core.DB
 	live   *liveness
 	sends  *runningSends
-	events *Events
-	rec    *recorders // what a refusal leaves behind, as for reports
-	key    []byte     // tracking and unsubscribe tokens
+	events *record.Events
+	rec    *record.Recorders // what a refusal leaves behind, as for reports
+	key    []byte            // tracking and unsubscribe tokens
 	verp   *delivery.VERP
 	now    func() time.Time
 	retry  RetryPolicy
@@ -63,36 +64,36 @@ type RetryPolicy struct {
 var (
 	// reclaimDead: claims of processes with no heartbeat since a time go
 	// back to the queue (this worker, the time).
-	reclaimDead = ledgerSQL(`UPDATE send_messages SET state = {queued}, worker = NULL
+	reclaimDead = record.LedgerSQL(`UPDATE send_messages SET state = {queued}, worker = NULL
 		WHERE state = {claimed} AND worker IS NOT NULL AND worker <> ?
 		AND worker NOT IN (SELECT id FROM send_workers WHERE heartbeat_at >= ?)`)
 	// reclaimOf: the claims of these workers back to the queue (workers).
-	reclaimOf = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE state = {claimed} AND worker IN ?")
+	reclaimOf = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE state = {claimed} AND worker IN ?")
 	// claimDue (+ lock + claimReturning): claims a send's due messages in
 	// the order of the index send_messages_claim (worker, send, now, n):
 	// ordering by id alone sorted every queued row of the send on each
 	// claim.
-	claimDue = ledgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
+	claimDue = record.LedgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
 		SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at <= ? ORDER BY next_at, id LIMIT ?`)
 	// claimDueAfter is claimDue from a place in that order on (worker,
 	// send, now, next_at, id, n): see Ledger.after.
-	claimDueAfter = ledgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
+	claimDueAfter = record.LedgerSQL(`UPDATE send_messages SET state = {claimed}, worker = ? WHERE id IN (
 		SELECT id FROM send_messages WHERE send_id = ? AND state = {queued} AND next_at <= ? AND (next_at, id) > (?, ?) ORDER BY next_at, id LIMIT ?`)
 	claimReturning = `) RETURNING id, contact_id, email, first_name, last_name, attempts, next_at, variant`
 	// releaseClaims: claims given back (ids, worker).
-	releaseClaims = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND state = {claimed} AND worker = ?")
+	releaseClaims = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND state = {claimed} AND worker = ?")
 	// giveBack: messages not sent (a stale claim, a paused send) back to
 	// the queue (ids, worker).
-	giveBack = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND worker = ?")
+	giveBack = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE id IN ? AND worker = ?")
 	// retryLater: a deferred message queued again (attempts, next_at,
 	// error, id, worker).
-	retryLater = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?")
+	retryLater = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, attempts = ?, next_at = ?, error = ? WHERE id = ? AND worker = ?")
 	// markRefused: a message that will not be sent (state, error, id,
 	// worker).
 	markRefused = "UPDATE send_messages SET state = ?, worker = NULL, error = ? WHERE id = ? AND worker = ?"
 	// requeueResumed: a message blocked after its send resumed, claimed
 	// before (error, id, worker, resumedClaim), back to the queue.
-	requeueResumed = ledgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, next_at = 0, error = ? WHERE id = ? AND worker = ? AND next_at = ?")
+	requeueResumed = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL, next_at = 0, error = ? WHERE id = ? AND worker = ? AND next_at = ?")
 )
 
 // reclaim gives the claims of processes whose heartbeat is older than
@@ -258,7 +259,7 @@ func (l *Ledger) loadContacts(ctx context.Context, rows []claimedRow) (map[int64
 		return out, nil
 	}
 	var cs []models.Contact
-	if err := scanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(l.db.SQL())).Where("id IN ?", ids), &cs); err != nil {
+	if err := record.ScanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(record.ContactColumns(l.db.SQL())).Where("id IN ?", ids), &cs); err != nil {
 		return nil, err
 	}
 	for i := range cs {
@@ -291,7 +292,7 @@ const deliveredDaily = `upd AS (UPDATE single_sends SET delivered = delivered + 
 
 // markDelivered records this worker's claimed rows ids as delivered at a
 // time: sent_at, ids, worker.
-var markDelivered = ledgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
+var markDelivered = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
 
 // Record implements delivery.Store: every outcome in one transaction, the
 // ledger rows and the send's counters together, so the counters are
@@ -373,24 +374,24 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			if !l.events.wanted(accounts[sendID], EventDelivered) {
+			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
 				return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
-					`+deliveredDaily, now, ids, l.live.worker, now, sendID, dayOf(now.Time)).Error
+					`+deliveredDaily, now, ids, l.live.worker, now, sendID, record.DayOf(now.Time)).Error
 			}
 			// With the account's delivered events, still one statement.
 			return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
-				ev AS (`+eventsOfClaimed("done m WHERE TRUE")+`),
-				`+deliveredDaily, now, ids, l.live.worker, EventDelivered, now, kindPattern(EventDelivered), now, sendID, dayOf(now.Time)).Error
+				ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
+				`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
 		}
 	}
 	var paused []int64
 	err := l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		paused = paused[:0]
-		days := map[int64]daily{} // account → its day's figures, written last
+		days := map[int64]record.Daily{} // account → its day's figures, written last
 		add := func(sendID int64, col string, n int64) {
 			a := accounts[sendID]
 			if days[a] == nil {
-				days[a] = daily{}
+				days[a] = record.Daily{}
 			}
 			days[a][col] += n
 		}
@@ -398,7 +399,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// processes' group commits do not wait on each other's rows.
 		for _, sendID := range sortedKeys(delivered) {
 			// The events first: the rows this worker holds are those it marks.
-			if err := l.events.recordClaimed(tx, accounts[sendID], EventDelivered, delivered[sendID], l.live.worker, now.Time); err != nil {
+			if err := l.events.RecordClaimed(tx, accounts[sendID], record.EventDelivered, delivered[sendID], l.live.worker, now.Time); err != nil {
 				return err
 			}
 			res := tx.Exec(markDelivered, now, delivered[sendID], l.live.worker)
@@ -410,8 +411,8 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 					res.RowsAffected, now, sendID).Error; err != nil {
 					return fmt.Errorf("ledger: count outcomes on send %d: %w", sendID, err)
 				}
-				add(sendID, dailySent, res.RowsAffected)
-				add(sendID, dailyDelivered, res.RowsAffected)
+				add(sendID, record.DailySent, res.RowsAffected)
+				add(sendID, record.DailyDelivered, res.RowsAffected)
 			}
 		}
 		for _, sendID := range sortedKeys(bounced) {
@@ -432,10 +433,10 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				// The same traces as a report's verdict: a hard bounce
 				// suppresses, a soft one counts towards the limit.
 				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accountID, Email: b.email}
-				v := verdictOfError(b.kind, b.err, now)
-				rec := l.rec.hardBounce
+				v := record.VerdictOfError(b.kind, b.err, now)
+				rec := l.rec.HardBounce
 				if b.kind == delivery.ReportSoftBounce {
-					rec = l.rec.softBounce
+					rec = l.rec.SoftBounce
 				}
 				if err := rec(tx, &m, v); err != nil {
 					return err
@@ -445,8 +446,8 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				if err := tx.Exec("UPDATE single_sends SET bounces = bounces + ? WHERE id = ?", n, sendID).Error; err != nil {
 					return fmt.Errorf("ledger: count bounces on send %d: %w", sendID, err)
 				}
-				add(sendID, dailySent, n)
-				add(sendID, dailyBounces, n)
+				add(sendID, record.DailySent, n)
+				add(sendID, record.DailyBounces, n)
 			}
 		}
 		for _, sendID := range sortedKeys(blocked) {
@@ -456,11 +457,11 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			}
 			for _, b := range blocked[sendID] {
 				m := models.SendMessage{ID: b.id, SendID: sendID, UserID: accounts[sendID], Email: b.email}
-				if err := l.rec.block(tx, &m, verdictOfError(delivery.ReportBlock, b.err, now)); err != nil {
+				if err := l.rec.Block(tx, &m, record.VerdictOfError(delivery.ReportBlock, b.err, now)); err != nil {
 					return err
 				}
 			}
-			add(sendID, dailySent, n)
+			add(sendID, record.DailySent, n)
 			if stop {
 				paused = append(paused, sendID)
 			}
@@ -497,14 +498,14 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 				return res.Error
 			}
 			if res.RowsAffected > 0 {
-				if err := l.rec.deferral(tx, &r.msg, verdictOfError(delivery.ReportDeferral, r.err, now)); err != nil {
+				if err := l.rec.Deferral(tx, &r.msg, record.VerdictOfError(delivery.ReportDeferral, r.err, now)); err != nil {
 					return err
 				}
 			}
 		}
 		// The accounts' days last, in account order (daily.go: lock order).
 		for _, a := range sortedKeys(days) {
-			if err := addDaily(tx, a, now.Time, days[a]); err != nil {
+			if err := record.AddDaily(tx, a, now.Time, days[a]); err != nil {
 				return err
 			}
 		}
@@ -626,3 +627,8 @@ func errText(err error) string {
 	}
 	return s
 }
+
+// resumedClaim is the next_at resumeSend gives the messages of a send
+// that are claimed when it resumes. A claimed row's next_at is not read
+// until the row goes back to the queue, where this value is due at once.
+const resumedClaim = int64(-1)

@@ -8,6 +8,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // msgNotPaused refuses to resume a send that is not paused.
@@ -57,11 +58,6 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	return n, err
 }
 
-// resumedClaim is the next_at resumeSend gives the messages of a send
-// that are claimed when it resumes. A claimed row's next_at is not read
-// until the row goes back to the queue, where this value is due at once.
-const resumedClaim = int64(-1)
-
 func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
 	var n int64
 	now := models.NewTimestamp(db.Now())
@@ -83,7 +79,7 @@ func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64,
 		// never waits on a recorder that waits on the send (PostgreSQL);
 		// such a recorder's blocks lock the send first, so they were
 		// committed before this (and are requeued below) or see the mark.
-		if err := tx.Exec(ledgerSQL(`UPDATE send_messages SET next_at = ? WHERE id IN (
+		if err := tx.Exec(record.LedgerSQL(`UPDATE send_messages SET next_at = ? WHERE id IN (
 			SELECT id FROM send_messages WHERE send_id = ? AND state = {claimed}`+db.SQL().SkipLocked()+`)`),
 			resumedClaim, ss.ID).Error; err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // automationsRound runs the live automations: contacts that entered an
@@ -17,12 +18,12 @@ import (
 // send ledger (where the engine sends them like any single send).
 type automationsRound struct {
 	db     *core.DB
-	events *Events
+	events *record.Events
 	now    func() time.Time
 	sent   func() // wakes the engine: messages were queued
 }
 
-func newAutomationsRound(db *core.DB, events *Events, now func() time.Time, sent func()) *automationsRound {
+func newAutomationsRound(db *core.DB, events *record.Events, now func() time.Time, sent func()) *automationsRound {
 	return &automationsRound{db: db, events: events, now: now, sent: sent}
 }
 
@@ -98,12 +99,12 @@ func (ar *automationsRound) enrol(ctx context.Context, a *models.Automation) (in
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
-	sched, err := orderedSchedules(ar.db.R.WithContext(ctx), a.ID)
+	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil || len(sched) == 0 {
 		return 0, err
 	}
 	now := ar.now()
-	due := now.Add(waitOf(&sched[0])).UnixMilli()
+	due := now.Add(record.WaitOf(&sched[0])).UnixMilli()
 	ts := models.NewTimestamp(now)
 	last := rows[len(rows)-1].ID
 	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -145,7 +146,7 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 		Order("due_at, id").Limit(stepBatch).Find(&due).Error; err != nil || len(due) == 0 {
 		return 0, err
 	}
-	sched, err := orderedSchedules(ar.db.R.WithContext(ctx), a.ID)
+	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return 0, err
 	}
@@ -184,7 +185,7 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 			}
 			triggered[sendID] += res.RowsAffected
 			if res.RowsAffected > 0 {
-				if err := ar.events.recordRows(tx, e.UserID, EventProcessed, "m.send_id = ? AND m.email = ?", ar.now(), sendID, e.Email); err != nil {
+				if err := ar.events.RecordRows(tx, e.UserID, record.EventProcessed, "m.send_id = ? AND m.email = ?", ar.now(), sendID, e.Email); err != nil {
 					return err
 				}
 			}
@@ -192,7 +193,7 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 			if e.Step+1 >= len(sched) {
 				state = models.EnrolDone
 			} else {
-				next = now.Add(waitOf(&sched[e.Step+1])).UnixMilli()
+				next = now.Add(record.WaitOf(&sched[e.Step+1])).UnixMilli()
 			}
 			if err := advance(tx, e, state, next); err != nil {
 				return err

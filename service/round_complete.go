@@ -6,6 +6,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // completeRound moves running sends with nothing queued, claimed or
@@ -44,7 +45,7 @@ func (r *completeRound) run(ctx context.Context) error {
 // completeSend completes a running, resolved, unpaused send when none of
 // its messages is queued or claimed: status, completed_at, updated_at,
 // the send id, running, the send id again.
-var completeSend = ledgerSQL(`UPDATE single_sends SET status = ?, completed_at = ?, updated_at = ?
+var completeSend = record.LedgerSQL(`UPDATE single_sends SET status = ?, completed_at = ?, updated_at = ?
 	WHERE id = ? AND status = ? AND resolved = 1 AND paused_at IS NULL
 	AND NOT EXISTS (SELECT 1 FROM send_messages m WHERE m.send_id = ? AND m.state IN ({queued}, {claimed}))`)
 

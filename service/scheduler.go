@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"herald/service/core"
+	"herald/service/internal/record"
 	"log/slog"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ type schedulerParts struct {
 	audience *Audience
 	sends    *runningSends
 	mail     *Mail
-	events   *Events
+	events   *record.Events
 	now      func() time.Time
 	tick     time.Duration
 	log      *slog.Logger

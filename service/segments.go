@@ -9,6 +9,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Segments keeps segments and their recipients: the contacts of the
@@ -357,7 +358,7 @@ func (s *Segments) EachEmail(ctx context.Context, accountID, segmentID int64, f 
 	}, func(r *models.SegmentRecipient) int64 { return r.ID }, func(r *models.SegmentRecipient) error {
 		r.Fullname = fullname(r.FirstName, r.LastName)
 		if r.Country != nil {
-			name := countryName(*r.Country)
+			name := record.CountryName(*r.Country)
 			r.Country = &name
 		}
 		return fn(r)

@@ -9,6 +9,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // RecipientColumns are the columns of a send's per-recipient CSV.
@@ -19,13 +20,13 @@ var RecipientColumns = []string{"email", "first_name", "last_name", "outcome", "
 // Rows are read by keyset batches of the send's ledger, so memory does
 // not grow with the audience; cells pass SafeCell.
 func (s *SingleSends) WriteRecipientsCSV(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer) error {
-	return s.writeRecipientsCSV(ctx, accountID, ss, w, nil)
+	return s.WriteRecipientsCSVProgress(ctx, accountID, ss, w, nil)
 }
 
-// writeRecipientsCSV is WriteRecipientsCSV, calling progress (when not
+// WriteRecipientsCSVProgress is WriteRecipientsCSV, calling progress (when not
 // nil) with the rows of each batch once they are written to w (the
 // background export, export_jobs.go).
-func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer, progress func(rows int) error) error {
+func (s *SingleSends) WriteRecipientsCSVProgress(ctx context.Context, accountID int64, ss *models.SingleSend, w io.Writer, progress func(rows int) error) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(RecipientColumns); err != nil {
 		return err
@@ -47,7 +48,7 @@ func (s *SingleSends) writeRecipientsCSV(ctx context.Context, accountID int64, s
 			return fmt.Errorf("exports: messages of send %d: %w", ss.ID, err)
 		}
 		for _, m := range rows {
-			mail := ContactMail{State: m.State, SentAt: m.SentAt, OpenedAt: m.OpenedAt, ClickedAt: m.ClickedAt,
+			mail := record.ContactMail{State: m.State, SentAt: m.SentAt, OpenedAt: m.OpenedAt, ClickedAt: m.ClickedAt,
 				UnsubscribedAt: m.UnsubscribedAt, HardBouncedAt: m.HardBouncedAt, SoftBouncedAt: m.SoftBouncedAt, ComplainedAt: m.ComplainedAt}
 			bounced := m.HardBouncedAt
 			if bounced == nil {

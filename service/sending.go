@@ -7,6 +7,7 @@ import (
 
 	"herald/delivery"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // SendingConfig tunes the sending engine (decisions.md section 1).
@@ -56,39 +57,48 @@ type Sending struct {
 	live      *liveness
 }
 
-// NewSending assembles the engine over the service's transport. Call Run
-// to start it.
-func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, error) {
+// SendingParts are what the engine takes from the rest of the service.
+type SendingParts struct {
+	DB        *core.DB
+	Events    *record.Events
+	Recorders *record.Recorders
+	Mail      *Mail // notices (pause, summary) and the transport
+	Transport delivery.Transport
+	BaseURL   string
+	Key       []byte // the tracking key
+	VERP      *delivery.VERP
+	Signals   *Signals
+	Now       func() time.Time
+	// Purge deletes deleted sends with their ledgers; Prune drops old
+	// feedback rows (rounds of the scheduler).
+	Purge func(ctx context.Context) (int64, error)
+	Prune func(ctx context.Context) error
+}
+
+// NewSending assembles the engine from p. Call Run to start it.
+func NewSending(p SendingParts, cfg SendingConfig) *Sending {
 	cfg.defaults()
-	key, err := s.Settings.TrackingKey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	verp, err := s.Bounces.VERP(ctx)
-	if err != nil {
-		return nil, err
-	}
 	log := slog.Default()
-	live := newLiveness(s.DB, cfg.DeadAfter)
-	sends := newRunningSends(s.DB, s.Mail.baseURL, verp)
+	live := newLiveness(p.DB, cfg.DeadAfter)
+	sends := newRunningSends(p.DB, p.BaseURL, p.VERP)
 	ledger := &Ledger{
-		db: s.DB, live: live, sends: sends, events: s.Events, rec: s.Feedback.rec, key: key, verp: verp, now: s.now,
+		db: p.DB, live: live, sends: sends, events: p.Events, rec: p.Recorders, key: p.Key, verp: p.VERP, now: p.Now,
 		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log,
 	}
-	engine := delivery.NewEngine(ledger, s.Mail.transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: s.DB.SQL().Recorders(),
+	engine := delivery.NewEngine(ledger, p.Transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: p.DB.SQL().Recorders(),
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return core.WithAccount(ctx, j.Account) }})
 	sc := newScheduler(schedulerParts{
-		db: s.DB, live: live, ledger: ledger, sends: sends, mail: s.Mail, events: s.Events, now: s.now, tick: cfg.Tick, log: log,
-		purge: s.SingleSends.PurgeDeleted, prune: s.Feedback.Prune, sent: engine.Wake,
-		audience: &Audience{db: s.DB, events: s.Events, sends: sends, dialect: s.DB.SQL(), log: log,
+		db: p.DB, live: live, ledger: ledger, sends: sends, mail: p.Mail, events: p.Events, now: p.Now, tick: cfg.Tick, log: log,
+		purge: p.Purge, prune: p.Prune, sent: engine.Wake,
+		audience: &Audience{db: p.DB, events: p.Events, sends: sends, dialect: p.DB.SQL(), log: log,
 			// Local time first, then the A/B test, whose expressions win
 			// (validation refuses a send with both).
-			planner: planners{&localPlanner{db: s.DB, dialect: s.DB.SQL(), now: s.now}, &abPlanner{db: s.DB, now: s.now}}},
+			planner: planners{&localPlanner{db: p.DB, dialect: p.DB.SQL(), now: p.Now}, &abPlanner{db: p.DB, now: p.Now}}},
 	})
 	ledger.paused = sc.paused
 	sg := &Sending{scheduler: sc, engine: engine, live: live}
-	s.engine.listen(sg)
-	return sg, nil
+	p.Signals.listen(sg)
+	return sg
 }
 
 // Wake tells the scheduler and the engine that a send may be due now.

@@ -13,6 +13,7 @@
 package service
 
 import (
+	"context"
 	"net/mail"
 	"net/netip"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"herald/delivery"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Service gathers the areas; build it with New.
@@ -51,7 +53,7 @@ type Service struct {
 	Bounces       *Bounces
 	Feedback      *Feedback
 	EventWebhooks *EventWebhooks
-	Events        *Events
+	Events        *record.Events
 	Checklist     *Checklist // the pre-send checks
 	Team          *Team      // members, invitations, roles
 	Audit         *Audit     // who did what
@@ -60,7 +62,7 @@ type Service struct {
 	Dashboard     *Dashboard
 	Exports       *Exports // background exports
 
-	engine *engineSignals // what the areas tell this process's engine
+	engine *Signals // what the areas tell this process's engine
 	now    func() time.Time
 }
 
@@ -136,7 +138,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
 	}
-	signals := &engineSignals{}
+	signals := &Signals{}
 	audit := &Audit{db: db, now: now}
 	segments := &Segments{db: db, audit: audit}
 	settings := &core.Settings{DB: db}
@@ -145,7 +147,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {
 		return nil, err
 	}
-	events := &Events{db: db}
+	events := &record.Events{DB: db}
 	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
 	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, now, cfg.DomainChecks)
 	// The From-domain rule of the checklist reads the DNS checks' last result.
@@ -187,4 +189,28 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	}
 	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
+}
+
+// NewSending assembles this process's engine over the service's
+// transport. Call Run to start it.
+func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, error) {
+	key, err := s.Settings.TrackingKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	verp, err := s.Bounces.VERP(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return NewSending(SendingParts{
+		DB: s.DB, Events: s.Events, Recorders: s.Feedback.rec, Mail: s.Mail, Transport: s.Mail.transport, BaseURL: s.Mail.baseURL,
+		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune,
+	}, cfg), nil
+}
+
+// NewEventDispatcher returns the event webhooks' dispatcher of this
+// process over the service's database, with its store, on the service's
+// clock.
+func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *EventStore, error) {
+	return NewEventDispatcher(ctx, s.DB, s.Bounces, s.Mail, s.EventWebhooks, s.now)
 }

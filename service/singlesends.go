@@ -22,8 +22,8 @@ type SingleSends struct {
 	db        *core.DB
 	templates Templates
 	now       func() time.Time
-	engine    *engineSignals // tells this process's engine a send may be due, or was deleted
-	checklist *Checklist     // refuses a failing send when the account blocks on it
+	engine    *Signals   // tells this process's engine a send may be due, or was deleted
+	checklist *Checklist // refuses a failing send when the account blocks on it
 	audit     *Audit
 }
 

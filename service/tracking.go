@@ -13,6 +13,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/internal/record"
 )
 
 // Tracking answers the public links inside sent mail: the open pixel, the
@@ -20,7 +21,7 @@ import (
 // browser". Each link carries a signed token naming one ledger row.
 type Tracking struct {
 	db      *core.DB
-	events  *Events
+	events  *record.Events
 	baseURL string
 	now     func() time.Time // the clock of the tracking windows
 	rules   *delivery.MachineRules
@@ -96,10 +97,10 @@ type trackKind struct {
 }
 
 var (
-	opens = trackKind{1, EventOpen, "open_counted_at", "opened_at", "total_opens", "unique_opens",
-		"human_open_counted_at", "human_opened_at", "human_total_opens", "human_unique_opens", dailyOpens, dailyHumanOpens}
-	clicks = trackKind{2, EventClick, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks",
-		"human_click_counted_at", "human_clicked_at", "human_total_clicks", "human_unique_clicks", dailyClicks, dailyHumanClicks}
+	opens = trackKind{1, record.EventOpen, "open_counted_at", "opened_at", "total_opens", "unique_opens",
+		"human_open_counted_at", "human_opened_at", "human_total_opens", "human_unique_opens", record.DailyOpens, record.DailyHumanOpens}
+	clicks = trackKind{2, record.EventClick, "click_counted_at", "clicked_at", "total_clicks", "unique_clicks",
+		"human_click_counted_at", "human_clicked_at", "human_total_clicks", "human_unique_clicks", record.DailyClicks, record.DailyHumanClicks}
 )
 
 // Open counts an open of the message whose request is unknown: raw
@@ -241,7 +242,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			if click && hc > 0 {
 				sets, args = append(sets, "human_click_event = ?"), append(args, row)
 			}
-			if err := t.events.record(tx, m, k.event, eventExtra{URL: target, Machine: &machine}, now); err != nil {
+			if err := t.events.Record(tx, m, k.event, record.EventExtra{URL: target, Machine: &machine}, now); err != nil {
 				return err
 			}
 		}
@@ -254,15 +255,15 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		// written last in the transaction (see addDaily). A take-back
 		// lands on its click's day, which may be yesterday (2 s before
 		// midnight).
-		add := daily{k.daily: rawFirst, k.humanDaily: hf}
+		add := record.Daily{k.daily: rawFirst, k.humanDaily: hf}
 		if takenBack > 0 {
-			if back := time.UnixMilli(takenBack); dayOf(back) == dayOf(now) {
+			if back := time.UnixMilli(takenBack); record.DayOf(back) == record.DayOf(now) {
 				add[k.humanDaily]--
-			} else if err := addDaily(tx, m.UserID, back, daily{k.humanDaily: -1}); err != nil {
+			} else if err := record.AddDaily(tx, m.UserID, back, record.Daily{k.humanDaily: -1}); err != nil {
 				return err
 			}
 		}
-		return addDaily(tx, m.UserID, now, add)
+		return record.AddDaily(tx, m.UserID, now, add)
 	})
 }
 
@@ -364,10 +365,10 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 		return fmt.Errorf("tracking: unsubscribe group of send %d: %w", m.SendID, err)
 	}
 	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, &group, m.Email); err != nil {
+		if err := record.AddUnsubscriber(ctx, tx, t.events, m, m.UserID, &group, m.Email); err != nil {
 			return err
 		}
-		return countUnsubscribe(tx, m)
+		return record.CountUnsubscribe(tx, m)
 	})
 }
 
@@ -446,7 +447,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 			switch {
 			case out[g.ID] && !g.Unsubscribed:
 				gid := g.ID
-				if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, &gid, m.Email); err != nil {
+				if err := record.AddUnsubscriber(ctx, tx, t.events, m, m.UserID, &gid, m.Email); err != nil {
 					return err
 				}
 				counted = true
@@ -461,7 +462,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 		}
 		switch {
 		case all && !p.All:
-			if err := addUnsubscriber(ctx, tx, t.events, m, m.UserID, nil, m.Email); err != nil {
+			if err := record.AddUnsubscriber(ctx, tx, t.events, m, m.UserID, nil, m.Email); err != nil {
 				return err
 			}
 			counted = true
@@ -474,7 +475,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 			}
 		}
 		if counted {
-			return countUnsubscribe(tx, m)
+			return record.CountUnsubscribe(tx, m)
 		}
 		return nil
 	})
@@ -498,7 +499,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	var ct *models.Contact
 	if m.ContactID != nil {
 		var cs []models.Contact
-		if err := scanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(contactColumns(t.db.SQL())).Where("id = ?", *m.ContactID), &cs); err != nil {
+		if err := record.ScanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(record.ContactColumns(t.db.SQL())).Where("id = ?", *m.ContactID), &cs); err != nil {
 			return "", "", err
 		}
 		if len(cs) == 1 {

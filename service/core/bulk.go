@@ -12,14 +12,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// randomID returns n random bytes as hex.
+// RandomID returns n random bytes as hex.
 func RandomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-// touchLists records a change to the account's suppression lists
+// TouchLists records a change to the account's suppression lists
 // (unsubscribers, groups, notification recipients), inside the change's
 // transaction, so that cached answers of those lists are refused after it.
 // Called first in the transaction, it also takes the account row's lock:
@@ -29,12 +29,12 @@ func TouchLists(tx *gorm.DB, accountID int64) error {
 	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
 }
 
-// bulkChunk is how many ids one statement of a bulk operation binds: far
+// BulkChunk is how many ids one statement of a bulk operation binds: far
 // below SQLite's 32,766 variables and PostgreSQL's 65,535, whatever else
 // the statement binds.
 const BulkChunk = 1000
 
-// chunks splits items into slices of at most n.
+// Chunks splits items into slices of at most n.
 func Chunks[T any](items []T, n int) [][]T {
 	out := make([][]T, 0, (len(items)+n-1)/n)
 	for len(items) > n {
@@ -47,7 +47,7 @@ func Chunks[T any](items []T, n int) [][]T {
 	return out
 }
 
-// deleteAll deletes the account's rows of model with ids (distinct), all
+// DeleteAll deletes the account's rows of model with ids (distinct), all
 // or none: when any id is missing (or another account's) nothing is
 // deleted and ErrNotFound is returned. scope narrows further (e.g. to one
 // kind of row).

@@ -32,10 +32,10 @@ type DB struct {
 	clock func() time.Time
 }
 
-// now is the time as stored (UTC, microseconds), by the database's clock.
+// Now is the time as stored (UTC, microseconds), by the database's clock.
 func (d *DB) Now() time.Time { return d.clock() }
 
-// withClock returns the database with now as its clock, both of the
+// WithClock returns the database with now as its clock, both of the
 // service's code and of GORM's own timestamps (created_at, updated_at):
 // the same connections, new sessions.
 func (d *DB) WithClock(now func() time.Time) *DB {
@@ -49,7 +49,7 @@ func (d *DB) WithClock(now func() time.Time) *DB {
 	return &c
 }
 
-// storedClock is now as stored: UTC, truncated to microseconds so that
+// StoredClock is now as stored: UTC, truncated to microseconds so that
 // SQLite and PostgreSQL hold and answer the same value (models.Now).
 func StoredClock(now func() time.Time) func() time.Time {
 	return func() time.Time { return models.Stored(now()) }

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// dialect is every difference between SQLite and PostgreSQL that herald's
+// Dialect is every difference between SQLite and PostgreSQL that herald's
 // statements meet, in one place.
 type Dialect struct {
 	Postgres bool
@@ -17,7 +17,7 @@ type Dialect struct {
 
 func (db *DB) SQL() Dialect { return Dialect{Postgres: db.Dialect == "postgres"} }
 
-// skipLocked is the lock clause of a queue's claim: PostgreSQL lets
+// SkipLocked is the lock clause of a queue's claim: PostgreSQL lets
 // concurrent claimers pass each other's rows; SQLite has one writer.
 func (d Dialect) SkipLocked() string {
 	if d.Postgres {
@@ -26,7 +26,7 @@ func (d Dialect) SkipLocked() string {
 	return ""
 }
 
-// freshStats analyzes those of tables whose PostgreSQL statistics lag far
+// FreshStats analyzes those of tables whose PostgreSQL statistics lag far
 // behind their rows. Right after a large import autovacuum has not
 // analyzed yet, and the planner, taking the contacts table for nearly
 // empty, read every contact of the type for each chunk of an audience's
@@ -50,7 +50,7 @@ func (d Dialect) FreshStats(ctx context.Context, db *DB, log *slog.Logger, table
 	}
 }
 
-// forUpdate is the row lock of a read-then-write in a transaction:
+// ForUpdate is the row lock of a read-then-write in a transaction:
 // SQLite's transactions hold the one write lock from their start
 // (_txlock=immediate).
 func (d Dialect) ForUpdate() string {
@@ -60,7 +60,7 @@ func (d Dialect) ForUpdate() string {
 	return ""
 }
 
-// lockAccount takes the account row's lock inside tx, so that concurrent
+// LockAccount takes the account row's lock inside tx, so that concurrent
 // transactions of one account run one after the other (PostgreSQL; SQLite
 // has one writer).
 func (d Dialect) LockAccount(tx *gorm.DB, accountID int64) error {
@@ -71,11 +71,11 @@ func (d Dialect) LockAccount(tx *gorm.DB, accountID int64) error {
 	return tx.Raw("SELECT id FROM users WHERE id = ? FOR UPDATE", accountID).Scan(&locked).Error
 }
 
-// dataModifyingCTE reports whether a WITH clause may hold an UPDATE …
+// DataModifyingCTE reports whether a WITH clause may hold an UPDATE …
 // RETURNING (PostgreSQL), so that several writes take one round trip.
 func (d Dialect) DataModifyingCTE() bool { return d.Postgres }
 
-// timesAsText selects timestamp columns as text: models.Timestamp parses
+// TimesAsText selects timestamp columns as text: models.Timestamp parses
 // SQLite's stored text by hand, several times faster than the driver's
 // general date parsing; PostgreSQL's driver hands over times already.
 func (d Dialect) TimesAsText(cols ...string) string {
@@ -89,7 +89,7 @@ func (d Dialect) TimesAsText(cols ...string) string {
 	return strings.Join(out, ", ")
 }
 
-// dropCustomField removes a custom field's value from every contact of
+// DropCustomField removes a custom field's value from every contact of
 // the account.
 func (d Dialect) DropCustomField(tx *gorm.DB, accountID int64, name string) error {
 	if d.Postgres {
@@ -100,7 +100,7 @@ func (d Dialect) DropCustomField(tx *gorm.DB, accountID int64, name string) erro
 		jsonPath(name), accountID, jsonPath(name)).Error
 }
 
-// customField is the text of the custom field name (names are
+// CustomField is the text of the custom field name (names are
 // [A-Za-z0-9_]) of the JSON column col.
 func (d Dialect) CustomField(col, name string) string {
 	if d.Postgres {
@@ -109,7 +109,7 @@ func (d Dialect) CustomField(col, name string) string {
 	return "json_extract(" + col + ", '" + jsonPath(name) + "')"
 }
 
-// number casts a text expression to a floating-point number.
+// Number casts a text expression to a floating-point number.
 func (d Dialect) Number(expr string) string {
 	if d.Postgres {
 		return "CAST(" + expr + " AS DOUBLE PRECISION)"
@@ -117,7 +117,7 @@ func (d Dialect) Number(expr string) string {
 	return "CAST(" + expr + " AS REAL)"
 }
 
-// timeValue is a time as the driver writes a time bind value, so that it
+// TimeValue is a time as the driver writes a time bind value, so that it
 // compares with stored times: the SQLite driver as text in its first
 // layout, PostgreSQL as RFC 3339 read back as timestamptz.
 func (d Dialect) TimeValue(t time.Time) string {
@@ -127,7 +127,7 @@ func (d Dialect) TimeValue(t time.Time) string {
 	return t.UTC().Format(SQLiteTimeLayout)
 }
 
-// jsonArrayItems is a subquery of the items of a JSON array bound as one
+// JSONArrayItems is a subquery of the items of a JSON array bound as one
 // parameter, read as kind (text, number or created_at).
 func (d Dialect) JSONArrayItems(kind string) string {
 	if !d.Postgres {
@@ -143,7 +143,7 @@ func (d Dialect) JSONArrayItems(kind string) string {
 	return "SELECT " + elem
 }
 
-// driverPlaceholders writes a statement of one ? placeholder for the
+// DriverPlaceholders writes a statement of one ? placeholder for the
 // driver itself (below GORM, which rewrites them): PostgreSQL's are $1.
 func (d Dialect) DriverPlaceholders(q string) string {
 	if d.Postgres {
@@ -164,7 +164,7 @@ func (d Dialect) ddl(q string) string {
 	return strings.NewReplacer("{id}", "INTEGER PRIMARY KEY", "{bigint}", "INTEGER", "{time}", "DATETIME").Replace(q)
 }
 
-// recorders is how many of the engine's group commits run at once
+// Recorders is how many of the engine's group commits run at once
 // (delivery.EngineConfig.Recorders). A PostgreSQL commit waits for its
 // WAL flush (synchronous_commit stays on: a recorded outcome survives a
 // crash), and the outcomes of the in-flight slots wait for the commit;
@@ -176,7 +176,7 @@ func (d Dialect) Recorders() int {
 	return 1
 }
 
-// addDaily is the upsert that adds to columns of an account's day in
+// AddDaily is the upsert that adds to columns of an account's day in
 // account_daily (user_id, day, the columns' values…). SQLite (3.24+) and
 // PostgreSQL spell it the same; it lives here with the other statements
 // whose form depends on the database.

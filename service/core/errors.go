@@ -123,7 +123,7 @@ func IsNotFound(err error) bool { return ErrorCode(err) == CodeNotFound }
 // Invalid builds a validation error for one field.
 func Invalid(field, message string) *Error { return InvalidBecause(field, ReasonOther, message) }
 
-// invalidBecause builds a validation error for one field with its reason.
+// InvalidBecause builds a validation error for one field with its reason.
 func InvalidBecause(field string, r Reason, message string) *Error {
 	return &Error{Code: CodeValidation, Fields: map[string][]string{field: {message}}, Reasons: map[string][]Reason{field: {r}}}
 }
@@ -160,7 +160,7 @@ func (p Problems) Messages(field string) []string {
 	return out
 }
 
-// merge records the problems of a validation error e on top of p's: a
+// Merge records the problems of a validation error e on top of p's: a
 // field e names takes e's messages in place of any p has.
 func (p Problems) Merge(e *Error) {
 	for field, ps := range e.Problems() {
@@ -184,7 +184,7 @@ func (p Problems) Err() error {
 	return e
 }
 
-// notFound turns gorm.ErrRecordNotFound into ErrNotFound and leaves other errors.
+// NotFound turns gorm.ErrRecordNotFound into ErrNotFound and leaves other errors.
 func NotFound(err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return ErrNotFound
@@ -192,7 +192,7 @@ func NotFound(err error) error {
 	return err
 }
 
-// translateUnique turns a unique-index violation (a concurrent insert on
+// TranslateUnique turns a unique-index violation (a concurrent insert on
 // PostgreSQL) into the validation message of field.
 func TranslateUnique(err error, field string) error {
 	if err == nil {

@@ -31,21 +31,21 @@ type ListFilter struct {
 	order string // the column of Sort, set by sortedBy
 }
 
-// sortedBy resolves f.Sort among a list's columns (key → column).
+// SortedBy resolves f.Sort among a list's columns (key → column).
 func (f ListFilter) SortedBy(cols map[string]string) ListFilter {
 	f.order = cols[f.Sort]
 	return f
 }
 
-// batchSize is how many rows a list reads per query: large enough that a
+// BatchSize is how many rows a list reads per query: large enough that a
 // query's cost is spread over many rows, small enough that memory stays
 // flat however long the list is.
 const BatchSize = 1000
 
-// maxPerPage caps one page.
+// MaxPerPage caps one page.
 const MaxPerPage = 1000
 
-// each runs fn for every row of the query built by q, ordered by id. The
+// Each runs fn for every row of the query built by q, ordered by id. The
 // whole collection is read by keyset batches (id > last), so no query
 // holds a connection while fn runs and memory does not grow with the
 // collection. idOf returns a row's id. table qualifies the id column.
@@ -56,7 +56,7 @@ func Each[T any](ctx context.Context, f ListFilter, table string, q func() *gorm
 // findInto reads the rows of q into dst with GORM.
 func findInto[T any](q *gorm.DB, dst *[]T) error { return q.Find(dst).Error }
 
-// eachFetched is each with its own way of reading a batch (fetch), for
+// EachFetched is each with its own way of reading a batch (fetch), for
 // lists whose rows are scanned by hand.
 func EachFetched[T any](ctx context.Context, f ListFilter, table string, q func() *gorm.DB, fetch func(*gorm.DB, *[]T) error, idOf func(*T) int64, fn func(*T) error) error {
 	idCol := "id"
@@ -114,14 +114,14 @@ func EachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 	}
 }
 
-// likePattern makes a case-insensitive substring pattern for LIKE, with
+// LikePattern makes a case-insensitive substring pattern for LIKE, with
 // the wildcards of the search text escaped (use with ESCAPE '\').
 //
 // A NUL is dropped: PostgreSQL refuses one in a query's text (a search of
 // any list answered 500 there), and no text it stores holds one.
 func LikePattern(s string) string { return "%" + LikeEscape(strings.ReplaceAll(s, "\x00", "")) + "%" }
 
-// withStatus narrows q to the rows of f.Status among a list's statuses;
+// WithStatus narrows q to the rows of f.Status among a list's statuses;
 // an unknown key narrows nothing.
 func WithStatus(q *gorm.DB, f ListFilter, statuses map[string]string) *gorm.DB {
 	if cond, ok := statuses[f.Status]; ok {

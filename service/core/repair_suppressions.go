@@ -16,7 +16,7 @@ import (
 	"herald/models"
 )
 
-// goMigrations are the migrations written in Go, handed to goose with the
+// GoMigrations are the migrations written in Go, handed to goose with the
 // SQL files (migrations.Go): each runs in goose's transaction for its
 // version, with GORM over that transaction.
 func (d *DB) GoMigrations() []migrations.Go {

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// clip keeps a logged text to 500 characters.
+// Clip keeps a logged text to 500 characters.
 func Clip(s string) string {
 	r := []rune(s)
 	if len(r) > 500 {
@@ -17,7 +17,7 @@ func Clip(s string) string {
 	return s
 }
 
-// sqliteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a
+// SQLiteTimeLayout is how the SQLite driver (mattn/go-sqlite3) writes a
 // time.Time bind value, the form created_at is stored in.
 const SQLiteTimeLayout = "2006-01-02 15:04:05.999999999-07:00"
 
@@ -49,7 +49,7 @@ func jsonPath(name string) string { return `$."` + name + `"` }
 // SenderPlaceholders are the placeholders filled from the send itself.
 var SenderPlaceholders = []string{"sender_name", "sender_address", "unsubscribe_preferences"}
 
-// flatLine joins a multi-line reply into one line.
+// FlatLine joins a multi-line reply into one line.
 func FlatLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func Truncate(s string, n int) string {

@@ -40,13 +40,13 @@ func MsgMax(field string, n int) string {
 func msgBoolean(field string) string { return "The " + Label(field) + " field must be true or false." }
 func MsgInteger(field string) string { return "The " + Label(field) + " must be an integer." }
 
-// invalidChoice records that field is not one of its choices, or names
+// InvalidChoice records that field is not one of its choices, or names
 // no record of the account's ("The selected x is invalid.").
 func (p Problems) InvalidChoice(field string) {
 	p.AddReason(field, ReasonInvalidChoice, "The selected "+Label(field)+" is invalid.")
 }
 
-// required records a message when v is blank and reports whether it was present.
+// Required records a message when v is blank and reports whether it was present.
 func (p Problems) Required(field, v string) bool {
 	if strings.TrimSpace(v) == "" {
 		p.AddReason(field, ReasonRequired, MsgRequired(field))
@@ -55,14 +55,14 @@ func (p Problems) Required(field, v string) bool {
 	return true
 }
 
-// maxLen records a message when v is longer than n characters.
+// MaxLen records a message when v is longer than n characters.
 func (p Problems) MaxLen(field, v string, n int) {
 	if utf8.RuneCountInString(v) > n {
 		p.AddReason(field, ReasonMax, MsgMax(field, n))
 	}
 }
 
-// minLen records a message when v is shorter than n characters.
+// MinLen records a message when v is shorter than n characters.
 func (p Problems) MinLen(field, v string, n int) {
 	if utf8.RuneCountInString(strings.TrimSpace(v)) < n {
 		p.AddReason(field, ReasonMin, MsgMin(field, n))
@@ -86,10 +86,10 @@ func NotUTF8(field string) *Error {
 // stores it).
 func ValidText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
-// msgNUL refuses a NUL in stored text.
+// MsgNUL refuses a NUL in stored text.
 func MsgNUL(field string) string { return "The " + Label(field) + " must not contain a NUL character." }
 
-// text records what stored free text must not be: longer than n
+// Text records what stored free text must not be: longer than n
 // characters, or holding a NUL (PostgreSQL's text refuses it). Names and
 // subjects that become headers use singleLine instead of the NUL check.
 func (p Problems) Text(field, v string, n int) {
@@ -97,7 +97,7 @@ func (p Problems) Text(field, v string, n int) {
 	p.NoNUL(field, v)
 }
 
-// noNUL records msgNUL when v holds a NUL (see ValidText).
+// NoNUL records msgNUL when v holds a NUL (see ValidText).
 func (p Problems) NoNUL(field, v string) {
 	if strings.IndexByte(v, 0) >= 0 {
 		p.AddReason(field, ReasonNUL, MsgNUL(field))
@@ -120,7 +120,7 @@ func FindNotUTF8(walks ...func(visit func(k, v []byte))) (key string, found bool
 	return "", false
 }
 
-// msgLineBreak is decisions.md 8's refusal of a header-bound value with a
+// MsgLineBreak is decisions.md 8's refusal of a header-bound value with a
 // control character.
 func MsgLineBreak(field string) string {
 	return "The " + Label(field) + " must not contain line breaks."
@@ -138,7 +138,7 @@ func HasControl(s string) bool {
 	return false
 }
 
-// singleLine records msgLineBreak when v holds a control character: every
+// SingleLine records msgLineBreak when v holds a control character: every
 // name and subject that becomes a header (decisions.md 8).
 func (p Problems) SingleLine(field, v string) {
 	if HasControl(v) {
@@ -146,7 +146,7 @@ func (p Problems) SingleLine(field, v string) {
 	}
 }
 
-// flag parses a boolean-like value (1, 0, true, false, on, off) into 0 or 1.
+// Flag parses a boolean-like value (1, 0, true, false, on, off) into 0 or 1.
 func (p Problems) Flag(field, v string) int {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "1", "true", "on", "yes":
@@ -220,7 +220,7 @@ func plainAddress(s string) bool {
 	return true
 }
 
-// splitEmails splits a list of addresses separated by commas (semicolons,
+// SplitEmails splits a list of addresses separated by commas (semicolons,
 // spaces and new lines are accepted too), lower-cases them and drops
 // repeats. bad holds the items that are not valid addresses.
 func SplitEmails(s string) (good, bad []string) {
@@ -275,7 +275,7 @@ func BulkKeys(field string, items []string) ([]string, error) {
 	return items, nil
 }
 
-// tooMany refuses a bulk operation of more than MaxBulkIDs items, whatever
+// TooMany refuses a bulk operation of more than MaxBulkIDs items, whatever
 // edge it came from (the edges check first, with BulkKeys).
 func TooMany(n int) error {
 	if n > MaxBulkIDs {

@@ -1,4 +1,4 @@
-package service
+package record
 
 // A contact's mails and their events as the history reads them: the shared
 // row vocabulary.

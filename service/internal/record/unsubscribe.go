@@ -1,4 +1,4 @@
-package service
+package record
 
 // The unsubscribe writes every path shares (a link, a mailto, a report, a
 // provider).
@@ -13,8 +13,8 @@ import (
 	"herald/service/core"
 )
 
-// countUnsubscribe counts the message's unsubscribe once on its send.
-func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
+// CountUnsubscribe counts the message's unsubscribe once on its send.
+func CountUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
 	now := tx.NowFunc()
 	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
 	if res.Error != nil || res.RowsAffected == 0 {
@@ -23,13 +23,13 @@ func countUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
 	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return fmt.Errorf("tracking: count an unsubscribe on send %d: %w", m.SendID, err)
 	}
-	return addDaily(tx, m.UserID, now, daily{dailyUnsubscribes: 1})
+	return AddDaily(tx, m.UserID, now, Daily{dailyUnsubscribes: 1})
 }
 
-// addUnsubscriber adds one address to a group (or the global list when
+// AddUnsubscriber adds one address to a group (or the global list when
 // group is nil) inside tx; already there is fine. A new one writes the
 // unsubscribe (group_unsubscribe) event about m, when m is given.
-func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
+func AddUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
 	if err := core.TouchLists(tx, accountID); err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func addUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models
 		return nil
 	}
 	if group == nil {
-		return events.record(tx, m, EventUnsubscribe, eventExtra{}, now.Time)
+		return events.Record(tx, m, EventUnsubscribe, EventExtra{}, now.Time)
 	}
-	return events.record(tx, m, EventGroupUnsubscribe, eventExtra{GroupID: group}, now.Time)
+	return events.Record(tx, m, EventGroupUnsubscribe, EventExtra{GroupID: group}, now.Time)
 }

@@ -1,4 +1,4 @@
-package service
+package record
 
 // The kinds of feedback rows as stored.
 

@@ -1,4 +1,4 @@
-package service
+package record
 
 // The shared reading of contact rows: the columns, the scan, custom fields
 // and country names.
@@ -15,18 +15,18 @@ import (
 	"herald/world"
 )
 
-// contactColumns are the columns scanContacts reads, in its order (a live
+// ContactColumns are the columns scanContacts reads, in its order (a live
 // contact's deleted_at is null: not read). On SQLite the times are read as
 // text: models.Timestamp parses the stored form by hand, several times
 // faster than the driver's general date parsing.
-func contactColumns(d core.Dialect) string {
+func ContactColumns(d core.Dialect) string {
 	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
 		"address_line1, address_line2, state_province_region, postal_code, custom_fields, " + d.TimesAsText("created_at", "updated_at")
 }
 
-// scanContacts reads a batch of contacts without GORM's reflection: a
+// ScanContacts reads a batch of contacts without GORM's reflection: a
 // list of 100,000 contacts spends most of its time here otherwise.
-func scanContacts(q *gorm.DB, dst *[]models.Contact) error {
+func ScanContacts(q *gorm.DB, dst *[]models.Contact) error {
 	rows, err := q.Rows()
 	if err != nil {
 		return err
@@ -44,10 +44,10 @@ func scanContacts(q *gorm.DB, dst *[]models.Contact) error {
 	return rows.Err()
 }
 
-// parseCustom reads a stored custom-values object. Documents without
+// ParseCustom reads a stored custom-values object. Documents without
 // escapes (nearly all) are read by hand, a list of 100,000 contacts reads
 // 100,000 of them; others go through encoding/json.
-func parseCustom(doc string) map[string]string {
+func ParseCustom(doc string) map[string]string {
 	m := map[string]string{}
 	if doc == "" || doc == "{}" {
 		return m
@@ -124,9 +124,9 @@ func parseFlat(s string, m map[string]string) (map[string]string, bool) {
 	return m, i == len(s)
 }
 
-// countryName answers a stored country id as the country's name; any other
+// CountryName answers a stored country id as the country's name; any other
 // text is answered as it is.
-func countryName(stored string) string {
+func CountryName(stored string) string {
 	if id, err := strconv.ParseInt(stored, 10, 64); err == nil {
 		if ct, ok := world.CountryByID(id); ok {
 			return ct.Name

@@ -1,4 +1,4 @@
-package service
+package record
 
 // Event rows (the event webhooks' queue): the kinds, which accounts want
 // them, and the writes every area makes.
@@ -37,7 +37,7 @@ var EventNames = []string{EventProcessed, EventDelivered, EventDeferred, EventBo
 // eventsCacheTTL, and at once on this process's own changes) keeps a send
 // without endpoints from paying more than a map lookup.
 type Events struct {
-	db     *core.DB
+	DB     *core.DB
 	mu     sync.Mutex
 	with   map[int64]map[string]bool // account → kinds its enabled endpoints want
 	loaded time.Time
@@ -47,16 +47,16 @@ type Events struct {
 // an endpoint saved on another process gets events at most this late.
 const eventsCacheTTL = 2 * time.Second
 
-func (e *Events) changed() {
+func (e *Events) Changed() {
 	e.mu.Lock()
 	e.loaded = time.Time{}
 	e.mu.Unlock()
 }
 
-// wanted reports whether an enabled endpoint of the account wants kind
+// Wanted reports whether an enabled endpoint of the account wants kind
 // (cached). On a read error it answers yes: the INSERT … SELECT decides
 // then.
-func (e *Events) wanted(accountID int64, kind string) bool {
+func (e *Events) Wanted(accountID int64, kind string) bool {
 	if e == nil {
 		return false
 	}
@@ -67,7 +67,7 @@ func (e *Events) wanted(accountID int64, kind string) bool {
 			UserID int64
 			Events string
 		}
-		if err := e.db.R.Model(&models.EventWebhook{}).Select("user_id", "events").Where("enabled = 1").Scan(&rows).Error; err != nil {
+		if err := e.DB.R.Model(&models.EventWebhook{}).Select("user_id", "events").Where("enabled = 1").Scan(&rows).Error; err != nil {
 			return true
 		}
 		e.with = make(map[int64]map[string]bool, len(rows))
@@ -84,8 +84,8 @@ func (e *Events) wanted(accountID int64, kind string) bool {
 	return e.with[accountID][kind]
 }
 
-// eventExtra is what some kinds carry beyond the message.
-type eventExtra struct {
+// EventExtra is what some kinds carry beyond the message.
+type EventExtra struct {
 	URL, Reason, Status string
 	GroupID             *int64
 	Machine             *bool // open, click: taken for a machine's
@@ -94,12 +94,12 @@ type eventExtra struct {
 // wants is the condition on event_webhooks w that it takes kind.
 const wantsKind = "w.enabled = 1 AND (',' || w.events || ',') LIKE ?"
 
-func kindPattern(kind string) string { return "%," + kind + ",%" }
+func KindPattern(kind string) string { return "%," + kind + ",%" }
 
-// record writes kind's event about message m for the account's endpoints
+// Record writes kind's event about message m for the account's endpoints
 // that want it, inside tx.
-func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x eventExtra, at time.Time) error {
-	if !e.wanted(m.UserID, kind) {
+func (e *Events) Record(tx *gorm.DB, m *models.SendMessage, kind string, x EventExtra, at time.Time) error {
+	if !e.Wanted(m.UserID, kind) {
 		return nil
 	}
 	var sendID, msgID *int64
@@ -119,34 +119,34 @@ func (e *Events) record(tx *gorm.DB, m *models.SendMessage, kind string, x event
 	}
 	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
 		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
-		kind, sendID, msgID, m.Email, core.Truncate(x.URL, maxWebhookURL), core.Truncate(x.Reason, 1000), core.Truncate(x.Status, 16), x.GroupID, machine,
-		models.NewTimestamp(at), m.UserID, kindPattern(kind)).Error
+		kind, sendID, msgID, m.Email, core.Truncate(x.URL, MaxWebhookURL), core.Truncate(x.Reason, 1000), core.Truncate(x.Status, 16), x.GroupID, machine,
+		models.NewTimestamp(at), m.UserID, KindPattern(kind)).Error
 }
 
-// recordClaimed writes kind's event for each of the ledger rows ids that
+// RecordClaimed writes kind's event for each of the ledger rows ids that
 // worker still holds (the delivered ones of a group commit, before they
 // are marked), inside tx.
-func (e *Events) recordClaimed(tx *gorm.DB, accountID int64, kind string, ids []int64, worker string, at time.Time) error {
-	return e.recordRows(tx, accountID, kind, "m.id IN ? AND m.worker = ?", at, ids, worker)
+func (e *Events) RecordClaimed(tx *gorm.DB, accountID int64, kind string, ids []int64, worker string, at time.Time) error {
+	return e.RecordRows(tx, accountID, kind, "m.id IN ? AND m.worker = ?", at, ids, worker)
 }
 
-// recordRows writes kind's event for each ledger row m matching where
+// RecordRows writes kind's event for each ledger row m matching where
 // (with args), inside tx.
-func (e *Events) recordRows(tx *gorm.DB, accountID int64, kind, where string, at time.Time, args ...any) error {
-	if !e.wanted(accountID, kind) {
+func (e *Events) RecordRows(tx *gorm.DB, accountID int64, kind, where string, at time.Time, args ...any) error {
+	if !e.Wanted(accountID, kind) {
 		return nil
 	}
-	return tx.Exec(eventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), kindPattern(kind)}, args...)...).Error
+	return tx.Exec(EventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), KindPattern(kind)}, args...)...).Error
 }
 
-// eventsOfClaimed is the INSERT … SELECT of one event per ledger row of
+// EventsOfClaimed is the INSERT … SELECT of one event per ledger row of
 // from (aliased m, with its WHERE) and endpoint; its arguments: kind,
 // created_at, the kind's pattern, then from's.
-func eventsOfClaimed(from string) string {
+func EventsOfClaimed(from string) string {
 	return `INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, state, attempts, next_at, created_at)
 		SELECT w.id, w.user_id, ?, m.send_id, m.id, m.email, 0, 0, 0, ? FROM event_webhooks w JOIN ` +
 		strings.Replace(from, " WHERE ", " ON m.user_id = w.user_id WHERE "+wantsKind+" AND ", 1)
 }
 
-// maxWebhookURL is the longest endpoint address.
-const maxWebhookURL = 2048
+// MaxWebhookURL is the longest endpoint address.
+const MaxWebhookURL = 2048

@@ -1,4 +1,4 @@
-package service
+package record
 
 import (
 	"errors"
@@ -19,10 +19,10 @@ import (
 // keep it beside the report sources (delivery.Source…).
 const SourceSMTP = "smtp"
 
-// verdict is one failure's verdict about one message, whatever found it:
+// Verdict is one failure's verdict about one message, whatever found it:
 // the relay's reply during the send or a report after it
 // (delivery.Judge read both).
-type verdict struct {
+type Verdict struct {
 	Kind       delivery.ReportKind // hard or soft bounce, block, deferral
 	Source     string              // SourceSMTP or a delivery.Source… constant
 	Reason     string              // delivery.Reason… (Sisimai's vocabulary)
@@ -31,10 +31,10 @@ type verdict struct {
 	At         models.Timestamp
 }
 
-// verdictOfError is the verdict on a relay's refusal during the send
+// VerdictOfError is the verdict on a relay's refusal during the send
 // (what Transport.Send returned), of the kind the ledger decided.
-func verdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) verdict {
-	v := verdict{Kind: kind, Source: SourceSMTP, At: ts}
+func VerdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) Verdict {
+	v := Verdict{Kind: kind, Source: SourceSMTP, At: ts}
 	if j, ok := delivery.JudgeError(err); ok {
 		v.Reason, v.Status = j.Reason, j.Status
 	}
@@ -53,37 +53,37 @@ func verdictOfError(kind delivery.ReportKind, err error, ts models.Timestamp) ve
 	return v
 }
 
-// recorders write what a verdict leaves behind, the same for the ledger
+// Recorders write what a verdict leaves behind, the same for the ledger
 // (refusals during the send) and for feedback (reports after it): the
 // suppression of a gone mailbox, the feedback row the console lists and
 // the soft-bounce limit counts, and the events. The counters of the send
 // are the caller's: the ledger counts a group commit at once, feedback
 // counts each report once per message.
-type recorders struct {
-	events    *Events
-	softLimit int // HERALD_SOFT_BOUNCE_LIMIT (Config.SoftBounceLimit)
+type Recorders struct {
+	Events    *Events
+	SoftLimit int // HERALD_SOFT_BOUNCE_LIMIT (Config.SoftBounceLimit)
 }
 
-// hardBounce: the mailbox or the domain is gone. The address is
+// HardBounce: the mailbox or the domain is gone. The address is
 // suppressed (its first reason kept), the row logged, a bounce event.
-func (rc *recorders) hardBounce(tx *gorm.DB, m *models.SendMessage, v verdict) error {
+func (rc *Recorders) HardBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
 	if err := suppress(tx, m, suppressionText(v), v); err != nil {
 		return err
 	}
-	if err := logVerdict(tx, m, FeedbackHardBounce, v); err != nil {
+	if err := LogVerdict(tx, m, FeedbackHardBounce, v); err != nil {
 		return err
 	}
-	return rc.events.record(tx, m, EventBounce, v.eventExtra(), v.At.Time)
+	return rc.Events.Record(tx, m, EventBounce, v.eventExtra(), v.At.Time)
 }
 
-// softBounce: this message failed for good, the address stays. The row
+// SoftBounce: this message failed for good, the address stays. The row
 // counts towards the soft-bounce limit, which suppresses the address
 // once reached; the event is a bounce (the message will not arrive).
-func (rc *recorders) softBounce(tx *gorm.DB, m *models.SendMessage, v verdict) error {
-	if err := logVerdict(tx, m, FeedbackSoftBounce, v); err != nil {
+func (rc *Recorders) SoftBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
+	if err := LogVerdict(tx, m, FeedbackSoftBounce, v); err != nil {
 		return err
 	}
-	if err := rc.events.record(tx, m, EventBounce, v.eventExtra(), v.At.Time); err != nil {
+	if err := rc.Events.Record(tx, m, EventBounce, v.eventExtra(), v.At.Time); err != nil {
 		return err
 	}
 	// The limit: this one and the others of the address in the window
@@ -94,7 +94,7 @@ func (rc *recorders) softBounce(tx *gorm.DB, m *models.SendMessage, v verdict) e
 		m.UserID, m.Email, FeedbackSoftBounce, since).Count(&n).Error; err != nil {
 		return fmt.Errorf("verdicts: count the soft bounces of an address: %w", err)
 	}
-	if limit := rc.softLimit; n >= int64(limit) {
+	if limit := rc.SoftLimit; n >= int64(limit) {
 		text := fmt.Sprintf("%d soft bounces within 30 days; the last: %s", n, suppressionText(v))
 		if err := suppress(tx, m, text, v); err != nil {
 			return err
@@ -103,27 +103,27 @@ func (rc *recorders) softBounce(tx *gorm.DB, m *models.SendMessage, v verdict) e
 	return nil
 }
 
-// block: the receiver refused the sender, its IP or the content. Logged
+// Block: the receiver refused the sender, its IP or the content. Logged
 // for the console; never a suppression (decisions.md 8).
-func (rc *recorders) block(tx *gorm.DB, m *models.SendMessage, v verdict) error {
-	return logVerdict(tx, m, FeedbackBlock, v)
+func (rc *Recorders) Block(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
+	return LogVerdict(tx, m, FeedbackBlock, v)
 }
 
-// deferral: the relay is still trying. A deferred event; a report's
+// Deferral: the relay is still trying. A deferred event; a report's
 // deferral is logged too (the relay's own tries during the send are not:
 // the ledger keeps its last error).
-func (rc *recorders) deferral(tx *gorm.DB, m *models.SendMessage, v verdict) error {
+func (rc *Recorders) Deferral(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
 	if v.Source != SourceSMTP {
-		if err := logVerdict(tx, m, FeedbackDeferral, v); err != nil {
+		if err := LogVerdict(tx, m, FeedbackDeferral, v); err != nil {
 			return err
 		}
 	}
-	return rc.events.record(tx, m, EventDeferred, v.eventExtra(), v.At.Time)
+	return rc.Events.Record(tx, m, EventDeferred, v.eventExtra(), v.At.Time)
 }
 
 // eventExtra is what a bounce or deferred event tells of the verdict:
 // the server's words (or the reason, when it said none) and the status.
-func (v verdict) eventExtra() eventExtra {
+func (v Verdict) eventExtra() EventExtra {
 	reason := core.FlatLine(v.Diagnostic)
 	if reason == "" {
 		reason = v.Reason
@@ -131,13 +131,13 @@ func (v verdict) eventExtra() eventExtra {
 	if reason == "" {
 		reason = v.Kind.String()
 	}
-	return eventExtra{Reason: reason, Status: v.Status}
+	return EventExtra{Reason: reason, Status: v.Status}
 }
 
 // suppressionText is the reason a suppression keeps: the verdict's
 // reason, the status and the server's words, and where it came from
 // ("userunknown: 550 5.1.1 User unknown (dsn)").
-func suppressionText(v verdict) string {
+func suppressionText(v Verdict) string {
 	words := strings.TrimSpace(core.FlatLine(v.Diagnostic))
 	if v.Status != "" && !strings.Contains(words, v.Status) {
 		words = strings.TrimSpace(v.Status + " " + words)
@@ -157,7 +157,7 @@ func suppressionText(v verdict) string {
 
 // suppress puts the message's address on its account's suppression list
 // (once: an address already there keeps its first reason).
-func suppress(tx *gorm.DB, m *models.SendMessage, text string, v verdict) error {
+func suppress(tx *gorm.DB, m *models.SendMessage, text string, v Verdict) error {
 	err := tx.Exec(`INSERT INTO suppressions (user_id, email, reason, send_id, status_code, diagnostic, source, reason_code, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, email) DO NOTHING`,
 		m.UserID, m.Email, core.Truncate(text, 500), m.SendID, core.Truncate(v.Status, 16), core.Truncate(v.Diagnostic, 1000), v.Source,
@@ -168,9 +168,9 @@ func suppress(tx *gorm.DB, m *models.SendMessage, text string, v verdict) error 
 	return nil
 }
 
-// logVerdict keeps the verdict for the console's bounces and complaints
+// LogVerdict keeps the verdict for the console's bounces and complaints
 // page (and the soft-bounce limit).
-func logVerdict(tx *gorm.DB, m *models.SendMessage, kind string, v verdict) error {
+func LogVerdict(tx *gorm.DB, m *models.SendMessage, kind string, v Verdict) error {
 	sendID, msgID := m.SendID, m.ID
 	err := tx.Create(&models.Feedback{UserID: m.UserID, SendID: &sendID, MessageID: &msgID, Email: m.Email, Kind: kind,
 		StatusCode: core.Truncate(v.Status, 16), Diagnostic: core.Truncate(v.Diagnostic, 1000), Source: v.Source,

@@ -1,4 +1,4 @@
-package service
+package record
 
 // The ledger's SQL vocabulary (message states by name) shared by the areas
 // that write the ledger.
@@ -9,10 +9,10 @@ import (
 	"herald/models"
 )
 
-// ledgerSQL writes the ledger states into a statement: {queued},
+// LedgerSQL writes the ledger states into a statement: {queued},
 // {claimed}, {delivered}. States are written as literals, not parameters,
 // so that PostgreSQL can match the partial indexes on them.
-var ledgerSQL = strings.NewReplacer(
+var LedgerSQL = strings.NewReplacer(
 	"{queued}", models.MessageQueued.SQL(),
 	"{claimed}", models.MessageClaimed.SQL(),
 	"{delivered}", models.MessageDelivered.SQL(),

@@ -1,4 +1,4 @@
-package service
+package record
 
 // The order of an automation's steps and each step's wait, shared by the
 // campaign and the engine.
@@ -12,7 +12,7 @@ import (
 	"herald/models"
 )
 
-func orderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSchedule, error) {
+func OrderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSchedule, error) {
 	var rows []models.AutomationSchedule
 	if err := tx.Where("automation_id = ?", automationID).Order("position, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("automations: emails of automation %d: %w", automationID, err)
@@ -20,8 +20,8 @@ func orderedSchedules(tx *gorm.DB, automationID int64) ([]models.AutomationSched
 	return rows, nil
 }
 
-// waitOf is how long an email waits after the previous one.
-func waitOf(r *models.AutomationSchedule) time.Duration {
+// WaitOf is how long an email waits after the previous one.
+func WaitOf(r *models.AutomationSchedule) time.Duration {
 	switch r.WaitingType {
 	case "hours":
 		return time.Duration(r.WaitingPeriod) * time.Hour
@@ -31,6 +31,6 @@ func waitOf(r *models.AutomationSchedule) time.Duration {
 	return 0
 }
 
-// stepWait is exported for the console's timeline (how long after the
+// StepWait is exported for the console's timeline (how long after the
 // previous email).
-func StepWait(r *models.AutomationSchedule) time.Duration { return waitOf(r) }
+func StepWait(r *models.AutomationSchedule) time.Duration { return WaitOf(r) }

@@ -1,4 +1,4 @@
-package service
+package record
 
 import (
 	"herald/service/core"
@@ -25,21 +25,21 @@ import (
 
 // Columns of account_daily.
 const (
-	dailySent            = "sent"
-	dailyDelivered       = "delivered"
-	dailyBounces         = "bounces"
-	dailyOpens           = "opens"
-	dailyClicks          = "clicks"
-	dailyHumanOpens      = "human_opens"  // first opened by a person (delivery.MachineRules)
-	dailyHumanClicks     = "human_clicks" // first clicked by a person
+	DailySent            = "sent"
+	DailyDelivered       = "delivered"
+	DailyBounces         = "bounces"
+	DailyOpens           = "opens"
+	DailyClicks          = "clicks"
+	DailyHumanOpens      = "human_opens"  // first opened by a person (delivery.MachineRules)
+	DailyHumanClicks     = "human_clicks" // first clicked by a person
 	dailyUnsubscribes    = "unsubscribes"
-	dailyComplaints      = "complaints"
-	dailyContactsAdded   = "contacts_added"
-	dailyContactsRemoved = "contacts_removed"
+	DailyComplaints      = "complaints"
+	DailyContactsAdded   = "contacts_added"
+	DailyContactsRemoved = "contacts_removed"
 )
 
-// dayOf is the day number of t: days since 1970-01-01, UTC.
-func dayOf(t time.Time) int64 {
+// DayOf is the day number of t: days since 1970-01-01, UTC.
+func DayOf(t time.Time) int64 {
 	s := t.UTC().Unix()
 	d := s / 86400
 	if s < 0 && s%86400 != 0 {
@@ -48,21 +48,21 @@ func dayOf(t time.Time) int64 {
 	return d
 }
 
-// dayTime is the start of day number d, UTC.
-func dayTime(d int64) time.Time { return time.Unix(d*86400, 0).UTC() }
+// DayTime is the start of day number d, UTC.
+func DayTime(d int64) time.Time { return time.Unix(d*86400, 0).UTC() }
 
-// daily is what to add to one account's day: column → amount.
-type daily map[string]int64
+// Daily is what to add to one account's day: column → amount.
+type Daily map[string]int64
 
-// addDaily adds figures to the account's day of at inside tx. Zero
+// AddDaily adds figures to the account's day of at inside tx. Zero
 // amounts are left out; nothing to add writes nothing.
-func addDaily(tx *gorm.DB, accountID int64, at time.Time, add daily) error {
+func AddDaily(tx *gorm.DB, accountID int64, at time.Time, add Daily) error {
 	if accountID == 0 {
 		return nil
 	}
 	cols := make([]string, 0, len(add))
-	for _, c := range []string{dailySent, dailyDelivered, dailyBounces, dailyOpens, dailyClicks, dailyHumanOpens, dailyHumanClicks,
-		dailyUnsubscribes, dailyComplaints, dailyContactsAdded, dailyContactsRemoved} {
+	for _, c := range []string{DailySent, DailyDelivered, DailyBounces, DailyOpens, DailyClicks, DailyHumanOpens, DailyHumanClicks,
+		dailyUnsubscribes, DailyComplaints, DailyContactsAdded, DailyContactsRemoved} {
 		if add[c] != 0 {
 			cols = append(cols, c)
 		}
@@ -71,7 +71,7 @@ func addDaily(tx *gorm.DB, accountID int64, at time.Time, add daily) error {
 		return nil
 	}
 	args := make([]any, 0, 2+len(cols))
-	args = append(args, accountID, dayOf(at))
+	args = append(args, accountID, DayOf(at))
 	for _, c := range cols {
 		args = append(args, add[c])
 	}
