@@ -69,6 +69,29 @@ func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *mo
 	return acct, got
 }
 
+// noonTomorrow is noon (UTC) of the day after the wall clock's: where the
+// dashboard's tests start their clocks. The figures are kept per UTC day
+// and the tests read them by day while moving the clock by hours (a
+// person's clicks up to 4 h after the send) and days (opens 25 h after
+// it): from noon none of that crosses a midnight the test did not mean to
+// cross, whatever the time of day the test runs at. And the clock's day
+// is never the wall clock's, so a figure counted on the wall clock's day
+// instead of the service's shows on the wrong day.
+func noonTomorrow() time.Time {
+	return time.Now().UTC().Truncate(24 * time.Hour).Add(36 * time.Hour)
+}
+
+// newDashboardFixture is a running newSendFixture whose clock is moved on
+// to noonTomorrow before anything is counted. Forward, as Advance moves
+// it: the fixture's account, sender and group were made at the wall
+// clock, where its clock started.
+func newDashboardFixture(t *testing.T) *sendFixture {
+	t.Helper()
+	f := newSendFixture(t, true)
+	f.Set(noonTomorrow())
+	return f
+}
+
 func (f *sendFixture) overview(acct int64) *service.Overview {
 	f.t.Helper()
 	o, err := f.svc.Dashboard.Overview(f.ctx, acct)
@@ -88,14 +111,15 @@ func (f *sendFixture) overview(acct int64) *service.Overview {
 // The audience follows contacts added and deleted; the setup steps tick.
 func TestDashboardDailyFigures(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := newDashboardFixture(t)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	other, otherSend := f.otherAccount("other@herald.test", "zed@example.com", "yan@example.com", "xia@example.com")
 
-	// The send's day (the engine records deliveries at the wall clock,
-	// which the test clock started at).
+	// The send's day (the engine records deliveries at the service's
+	// clock, which stands still while it sends).
+	sent := f.Now()
 	o := f.overview(f.acct)
 	today := o.Days[len(o.Days)-1]
 	if today.Sent != 4 || today.Delivered != 4 || today.Opens != 0 || today.ContactsAdded != 4 {
@@ -116,7 +140,7 @@ func TestDashboardDailyFigures(t *testing.T) {
 	// deletions are counted at the service's clock, a day later; feedback
 	// with a time at the report's time (a hard bounce reported as two
 	// days before the send: it lands there). The other account's opens
-	// are its own.
+	// are its own. From noon, 25 h on is the next day.
 	f.Advance(25 * time.Hour)
 	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
 	for range 3 { // replays count once per message
@@ -133,7 +157,7 @@ func TestDashboardDailyFigures(t *testing.T) {
 	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
 		t.Fatal(err)
 	}
-	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: time.Now().Add(-48 * time.Hour),
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
 		Recipient: "dee@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 User unknown"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
 	for _, m := range f.sent(otherSend.Utr) {
@@ -198,7 +222,7 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 // transaction path, beside the deliveries).
 func TestDashboardCountsSendTimeBounces(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := newDashboardFixture(t)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
 	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
@@ -219,7 +243,11 @@ func TestDashboardCountsSendTimeBounces(t *testing.T) {
 func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	svc := dbtest.Service(t)
+	// A clock of the test's, standing still: on the wall clock a midnight
+	// between the first contact and the last read would split today's
+	// figures.
+	clock := dbtest.NewClock(noonTomorrow())
+	svc := dbtest.Service(t, service.Config{Now: clock.Now})
 	acct := newAccount(t, svc, "aud@example.com")
 	other := newAccount(t, svc, "other@example.com")
 	add := func(acct int64, typeID int64, email string) {
@@ -245,6 +273,10 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 	add(acct, b.ID, "bea@example.com")
 	add(acct, b.ID, "ben@example.com")
 	add(other, o.ID, "oz@example.com")
+	// The import tells a contact it created from one it updated by
+	// created_at = updated_at: the clock moves on between bob's creation
+	// and the import's update of him, as any running clock does.
+	clock.Advance(time.Second)
 	csv := "email,first_name\nbob@example.com,Bob\ncy@example.com,Cy\ndee@example.com,Dee\n"
 	imp, err := svc.Imports.Start(ctx, acct, a.ID, "a.csv", int64(len(csv)))
 	if err != nil {
@@ -305,13 +337,14 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 // a scanner's click on another link 1 s later takes back.
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := newDashboardFixture(t)
 	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = twoLinks
 	ss := f.create(in)
 	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	sent := f.Now()
 	f.Advance(25 * time.Hour)
 	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
 	eve := f.sentTo(ss.Utr, "eve@example.com")
@@ -335,7 +368,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
 		t.Fatal(err)
 	}
-	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: time.Now().Add(-48 * time.Hour),
+	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
 		Recipient: "dee@example.com", Status: "5.1.1"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
 	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
@@ -387,7 +420,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 // first send.
 func TestDashboardListsAutomationEmails(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := newDashboardFixture(t)
 	typeA := f.contactType("Customers", "before@example.com")
 	a := f.automation(typeA, "0")
 	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
@@ -418,7 +451,7 @@ const twoLinks = `<html><body><p>Hello ((first_name))</p><a href="https://shop.e
 // until it clicks a second link within 2 s, is taken back from the day.
 func TestDashboardHumanFigures(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := newDashboardFixture(t)
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
 	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = twoLinks
