@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -206,9 +207,10 @@ func (p *SMTPPool) Stats() PoolStats {
 }
 
 // Send relays msg over a pooled connection: an idle one (after an RSET when
-// its last transaction failed), else a new one. If a reused connection turns out dead at MAIL FROM, Send retries once on a
-// fresh connection (nothing was transferred yet). All recipients must be
-// accepted: one refused recipient fails the whole message. Errors are *SendError.
+// its last transaction failed), else a new one. If a reused connection turns
+// out dead at MAIL FROM, Send retries once on a newly dialed connection
+// (nothing was transferred yet). All recipients must be accepted: one refused
+// recipient fails the whole message. Errors are *SendError.
 func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byte) error {
 	if err := checkEnvelope(from, to); err != nil {
 		return err
@@ -220,8 +222,9 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 	}
 	defer func() { <-p.slots }()
 
+	fresh := false
 	for attempt := 0; ; attempt++ {
-		sc, reused, err := p.get(ctx)
+		sc, reused, err := p.get(ctx, fresh)
 		if err != nil {
 			return err
 		}
@@ -238,6 +241,14 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 			p.put(sc) // the RSET before its next use ends the failed transaction
 		}
 		if broken && reused && attempt == 0 && serr.Stage == StageMail && ctx.Err() == nil {
+			// The connection died while idle (the server's idle timeout, a
+			// restart, or its 421 on closing it), and it failed at MAIL FROM,
+			// so no recipient and no byte of the message went through.
+			// Whatever closed it likely closed the connections idle longer
+			// too, and the next idle one would fail the same way and use up
+			// the only retry: drop those and retry on a new connection.
+			p.dropIdle(sc.lastUsed)
+			fresh = true
 			continue
 		}
 		return serr
@@ -245,9 +256,10 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 }
 
 // get returns an idle connection (after an RSET if its last transaction
-// failed), or a new one. A clean idle connection that the server dropped
-// shows it at MAIL FROM, where Send retries once on a fresh connection.
-func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err error) {
+// failed), or a new one; with fresh, always a new one. A clean idle
+// connection that the server dropped shows it at MAIL FROM, where Send
+// retries once with fresh.
+func (p *SMTPPool) get(ctx context.Context, fresh bool) (sc *smtpConn, reused bool, err error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -255,7 +267,7 @@ func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err erro
 			return nil, false, &SendError{Temporary: true, Stage: StageConnect, Message: ErrClosed.Error(), Err: ErrClosed}
 		}
 		n := len(p.idle)
-		if n == 0 {
+		if fresh || n == 0 {
 			p.mu.Unlock()
 			break
 		}
@@ -271,11 +283,14 @@ func (p *SMTPPool) get(ctx context.Context) (sc *smtpConn, reused bool, err erro
 			return sc, true, nil
 		}
 		if err := guard(ctx, sc.sock, sc.reset); err != nil {
-			// Dropped by the server (idle timeout, restart) or a 421: try the next.
 			p.discard(sc)
 			if ctx.Err() != nil {
 				return nil, false, ctxError(ctx, StageConnect)
 			}
+			// Dropped by the server (idle timeout, restart) or a 421; so,
+			// likely, are the connections idle longer. Drop those too and
+			// try the next (one put back since) or dial.
+			p.dropIdle(sc.lastUsed)
 			continue
 		}
 		return sc, true, nil
@@ -303,6 +318,24 @@ func (p *SMTPPool) put(sc *smtpConn) {
 	p.mu.Unlock()
 	for _, s := range stale {
 		p.discard(s)
+	}
+}
+
+// dropIdle closes the idle connections last used no later than t: those idle
+// at least as long as one the server turned out to have closed.
+func (p *SMTPPool) dropIdle(t time.Time) {
+	var dead []*smtpConn
+	p.mu.Lock()
+	p.idle = slices.DeleteFunc(p.idle, func(sc *smtpConn) bool {
+		if sc.lastUsed.After(t) {
+			return false
+		}
+		dead = append(dead, sc)
+		return true
+	})
+	p.mu.Unlock()
+	for _, sc := range dead {
+		p.discard(sc)
 	}
 }
 

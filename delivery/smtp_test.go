@@ -351,6 +351,68 @@ func TestSMTPReconnect(t *testing.T) {
 			t.Fatalf("%d connections, %d messages; want 2, 2", n, m)
 		}
 	})
+	t.Run("server dropped several clean idle connections", func(t *testing.T) {
+		// A relay's idle timeout (Postfix smtpd_timeout) or restart closes
+		// every idle session at once: the retry after the first dead one must
+		// dial, not take the next idle connection, which is just as dead.
+		s := startServer(t, serverOpts{tls: TLSStartTLS, user: "u", pass: "p"})
+		const idle = 3
+		p := NewSMTPPool(s.config(TLSStartTLS), idle+1)
+		defer p.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// Clean idle connections, as left by successful sends.
+		for i := 0; i < idle; i++ {
+			sc, err := p.dial(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.put(sc)
+		}
+		if st := p.Stats(); st.Open != idle || st.Idle != idle || st.Dials != idle {
+			t.Fatalf("before drop: %+v", st)
+		}
+		s.dropAll()
+		if err := send(t, p, "a@example.test", testMsg(1)); err != nil {
+			t.Fatalf("send after drop: %v", err)
+		}
+		if n, m := s.connections(), len(s.messages()); n != idle+1 || m != 1 {
+			t.Fatalf("%d connections, %d messages; want %d, 1", n, m, idle+1)
+		}
+		// The other idle connections were idle longer than the dead one: dropped.
+		if st := p.Stats(); st.Open != 1 || st.Idle != 1 || st.Dials != idle+1 {
+			t.Fatalf("after send: %+v", st)
+		}
+	})
+	t.Run("retry after a dead connection dials even past newer idle ones", func(t *testing.T) {
+		// Idle connections last used after the dead one (put back by other
+		// sends meanwhile) are kept, not dropped; the retry still must not
+		// take them: they may be dead too (here they are).
+		s := startServer(t, serverOpts{tls: TLSNone})
+		const idle = 3
+		p := NewSMTPPool(s.config(TLSNone), idle+1)
+		defer p.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for i := 0; i < idle; i++ {
+			sc, err := p.dial(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.put(sc)
+		}
+		p.mu.Lock()
+		top := p.idle[len(p.idle)-1] // taken first
+		top.lastUsed = p.idle[0].lastUsed.Add(-time.Second)
+		p.mu.Unlock()
+		s.dropAll()
+		if err := send(t, p, "a@example.test", testMsg(1)); err != nil {
+			t.Fatalf("send after drop: %v", err)
+		}
+		if n, d := s.connections(), p.Stats().Dials; n != idle+1 || d != idle+1 {
+			t.Fatalf("%d connections, %d dials; want %d", n, d, idle+1)
+		}
+	})
 	t.Run("421 at MAIL on a reused connection retries once on a fresh one", func(t *testing.T) {
 		s := startServer(t, serverOpts{tls: TLSNone})
 		p := NewSMTPPool(s.config(TLSNone), 1)
