@@ -167,9 +167,3 @@ func (s *sharedResolver) get() (*Resolver, error) {
 	return s.r, s.err
 }
 
-// use replaces the resolver with r (tests).
-func (s *sharedResolver) use(r *Resolver) {
-	s.mu.Lock()
-	s.r, s.err, s.made = r, nil, true
-	s.mu.Unlock()
-}

@@ -364,13 +364,8 @@ func TestDomainChecksDailyClaim(t *testing.T) {
 // or with "sign anyway" on.
 func TestDKIMSigningGate(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
 	srv := dnstest.Start(t)
-	r, err := service.NewResolver(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.svc.DomainChecks.UseResolver(r)
+	f := newSendFixtureWith(t, true, 0, func(c *service.Config) { c.DomainChecks.DNSServer = srv.Addr })
 	key, err := f.svc.Mail.DomainKey(f.ctx, f.acct, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)

@@ -54,10 +54,6 @@ func MigrateTo(ctx context.Context, d *core.DB, version int64) error {
 	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.GoMigrations()...)
 }
 
-// UseResolver has the checks, and every other lookup of the service (the
-// bounce setup's), ask r (tests point it at a DNS server they started).
-func (d *DomainChecks) UseResolver(r *Resolver) { d.resolver.use(r) }
-
 // GetByID returns one send of the account by id. Errors: ErrNotFound.
 func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
 	var ss models.SingleSend

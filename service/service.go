@@ -14,7 +14,6 @@ package service
 
 import (
 	"context"
-	"net/mail"
 	"net/netip"
 	"strings"
 	"time"
@@ -142,14 +141,16 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	audit := &Audit{db: db, now: now}
 	segments := &Segments{db: db, audit: audit}
 	settings := &core.Settings{DB: db}
-	resolver := &sharedResolver{server: cfg.DomainChecks.DNSServer}
-	bounces := &Bounces{db: db, settings: settings, resolver: resolver}
-	if err := bounces.SetAddress(cfg.BounceAddress); err != nil {
+	events := &record.Events{DB: db}
+	del, err := newDeliverabilityArea(deliverabilityConfig{
+		DB: db, Now: now, Settings: settings, Events: events, Transport: cfg.Transport,
+		BaseURL: cfg.BaseURL, SystemFrom: cfg.SystemFrom, BounceAddress: cfg.BounceAddress,
+		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhooksPrivate, DomainChecks: cfg.DomainChecks,
+	})
+	if err != nil {
 		return nil, err
 	}
-	events := &record.Events{DB: db}
-	mail := &Mail{db: db, transport: cfg.Transport, baseURL: cfg.BaseURL, from: mail.Address{Name: "Herald", Address: cfg.SystemFrom}, bounces: bounces}
-	checks := newDomainChecks(db, bounces, mail, resolver, cfg.BaseURL, now, cfg.DomainChecks)
+	mail, checks := del.Mail, del.DomainChecks
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, now, checks.Authenticated)
 	accounts := &Accounts{db: db, now: now, cost: cfg.PasswordCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
@@ -162,30 +163,30 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		now:           now,
 		Mail:          mail,
 		Events:        events,
-		EventWebhooks: &EventWebhooks{db: db, now: now, events: events, poster: &delivery.EventPoster{PublicOnly: !cfg.EventWebhooksPrivate}},
-		Bounces:       bounces,
-		Feedback:      newFeedback(db, bounces, events, mail, cfg.SoftBounceLimit, now),
+		EventWebhooks: del.EventWebhooks,
+		Bounces:       del.Bounces,
+		Feedback:      del.Feedback,
 		ContactTypes:  &ContactTypes{db: db, audit: audit},
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
 		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.importDone},
-		Senders:       &Senders{db: db, now: now, notify: mail, checks: checks},
+		Senders:       del.Senders,
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
 		SingleSends:   &SingleSends{db: db, now: now, engine: signals, checklist: checklist, audit: audit},
 		Checklist:     checklist,
-		Suppressions:  &Suppressions{db: db},
+		Suppressions:  del.Suppressions,
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
 		Accounts:      accounts,
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
-		Notifications: &Notifications{db: db},
+		Notifications: del.Notifications,
 		Settings:      settings,
 		Sessions:      &Sessions{db: db, now: now},
 		APIKeys:       &APIKeys{db: db, now: now, audit: audit},
-		Dashboard:     &Dashboard{db: db, now: now},
+		Dashboard:     del.Dashboard,
 	}
 	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil

@@ -1,0 +1,64 @@
+package service
+
+import (
+	"net/mail"
+	"time"
+
+	"herald/delivery"
+	"herald/service/core"
+	"herald/service/internal/record"
+)
+
+// deliverabilityConfig is what the deliverability area is built from.
+type deliverabilityConfig struct {
+	DB       *core.DB
+	Now      func() time.Time
+	Settings *core.Settings
+	Events   *record.Events
+	// Transport carries herald's own mail (sender verification, notices).
+	Transport delivery.Transport
+	// BaseURL, SystemFrom, BounceAddress, SoftBounceLimit,
+	// EventWebhooksPrivate and DomainChecks: as in the service's Config,
+	// defaults applied.
+	BaseURL, SystemFrom, BounceAddress string
+	SoftBounceLimit                    int
+	EventWebhooksPrivate               bool
+	DomainChecks                       DomainCheckConfig
+}
+
+// deliverabilityArea is the deliverability area: senders and their
+// domains' checks, bounces and feedback, suppressions, event webhooks,
+// herald's own mail and the dashboard's figures.
+type deliverabilityArea struct {
+	Bounces       *Bounces
+	Mail          *Mail
+	DomainChecks  *DomainChecks
+	Feedback      *Feedback
+	EventWebhooks *EventWebhooks
+	Senders       *Senders
+	Suppressions  *Suppressions
+	Notifications *Notifications
+	Dashboard     *Dashboard
+}
+
+// newDeliverabilityArea wires the area's services to c.
+func newDeliverabilityArea(c deliverabilityConfig) (*deliverabilityArea, error) {
+	resolver := &sharedResolver{server: c.DomainChecks.DNSServer}
+	bounces := &Bounces{db: c.DB, settings: c.Settings, resolver: resolver}
+	if err := bounces.SetAddress(c.BounceAddress); err != nil {
+		return nil, err
+	}
+	m := &Mail{db: c.DB, transport: c.Transport, baseURL: c.BaseURL, from: mail.Address{Name: "Herald", Address: c.SystemFrom}, bounces: bounces}
+	checks := newDomainChecks(c.DB, bounces, m, resolver, c.BaseURL, c.Now, c.DomainChecks)
+	return &deliverabilityArea{
+		Bounces:       bounces,
+		Mail:          m,
+		DomainChecks:  checks,
+		Feedback:      newFeedback(c.DB, bounces, c.Events, m, c.SoftBounceLimit, c.Now),
+		EventWebhooks: &EventWebhooks{db: c.DB, now: c.Now, events: c.Events, poster: &delivery.EventPoster{PublicOnly: !c.EventWebhooksPrivate}},
+		Senders:       &Senders{db: c.DB, now: c.Now, notify: m, checks: checks},
+		Suppressions:  &Suppressions{db: c.DB},
+		Notifications: &Notifications{db: c.DB},
+		Dashboard:     &Dashboard{db: c.DB, now: c.Now},
+	}, nil
+}
