@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -52,7 +53,7 @@ func benchABTest(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	acct := u.ID
-	snd, err := svc.Senders.Create(ctx, acct, SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
+	snd, err := svc.Senders.Create(ctx, acct, deliverability.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
 	if err != nil {
 		b.Fatal(err)

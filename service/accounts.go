@@ -16,6 +16,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 )
 
 // Keys are an account's API credentials, shown once at creation and rotation.
@@ -34,9 +35,9 @@ type AccountInput struct {
 // Accounts creates accounts, issues and checks their keys and passwords.
 type Accounts struct {
 	db    *core.DB
-	cost  int              // bcrypt cost of new passwords (Config.PasswordCost)
-	now   func() time.Time // the clock of the login throttle and sign-up links (Config.Now)
-	mail  *Mail            // sign-up and password reset mail
+	cost  int                  // bcrypt cost of new passwords (Config.PasswordCost)
+	now   func() time.Time     // the clock of the login throttle and sign-up links (Config.Now)
+	mail  *deliverability.Mail // sign-up and password reset mail
 	audit *Audit
 
 	signupClosed bool   // HERALD_SIGNUP=off

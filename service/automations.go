@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -333,7 +334,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 	if p.Required("sender_id", in.SenderID) {
 		id, err := core.ParseID(in.SenderID)
 		if err == nil {
-			snd, err = sender(ctx, s.db.R, accountID, id)
+			snd, err = deliverability.Sender(ctx, s.db.R, accountID, id)
 		}
 		switch {
 		case core.IsNotFound(err):
@@ -564,7 +565,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		r := &rows[i]
 		var snd *models.Sender
 		if r.SenderID != 0 {
-			snd, _ = sender(ctx, tx, a.UserID, r.SenderID)
+			snd, _ = deliverability.Sender(ctx, tx, a.UserID, r.SenderID)
 		}
 		ss := models.SingleSend{UserID: a.UserID, TemplateID: r.TemplateID, TemplateHTML: r.TemplateHTML, TemplateJSON: r.TemplateJSON,
 			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(i+1),
@@ -626,7 +627,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return &core.Error{Code: core.CodeValidation, Message: msgNoSchedule}
 	}
 	for _, r := range rows {
-		snd, err := sender(ctx, s.db.R, accountID, r.SenderID)
+		snd, err := deliverability.Sender(ctx, s.db.R, accountID, r.SenderID)
 		if err != nil || snd.IsVerified != 1 {
 			return &core.Error{Code: core.CodeValidation, Message: msgScheduleSender}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -404,7 +405,7 @@ func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSend
 		}
 	}
 	if id, err := core.ParseID(in.SenderID); err == nil {
-		snd, err := sender(ctx, c.db.R, accountID, id)
+		snd, err := deliverability.Sender(ctx, c.db.R, accountID, id)
 		switch {
 		case err == nil:
 			s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
@@ -437,7 +438,7 @@ func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Aut
 			s.HTML = *r.TemplateHTML
 		}
 		if r.SenderID != 0 {
-			snd, err := sender(ctx, q, a.UserID, r.SenderID)
+			snd, err := deliverability.Sender(ctx, q, a.UserID, r.SenderID)
 			switch {
 			case err == nil:
 				s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)

@@ -17,9 +17,6 @@ func OnStmtPrepared(f func(*sql.Stmt)) (restore func()) {
 	return func() { stmtPrepared = nil }
 }
 
-// MergeSPF is mergeSPF, for the tests of the SPF proposal.
-var MergeSPF = mergeSPF
-
 // DecideTest is decideTest (an A/B test's winner chosen and the rest
 // released) on a service's database at a time, for the test that two
 // processes choose it once.
@@ -41,7 +38,7 @@ func ExportWorker(svc *Service) string { return svc.Exports.worker }
 // Notify mails the account's notification recipients one of herald's
 // short reports (as a finished send or import does).
 func Notify(ctx context.Context, svc *Service, accountID int64, subject string) {
-	svc.Mail.notify(ctx, accountID, subject, "A report.", [][2]string{{"Sent", "1"}}, svc.Mail.baseURL)
+	svc.Mail.Notify(ctx, accountID, subject, "A report.", [][2]string{{"Sent", "1"}}, svc.Mail.BaseURL)
 }
 
 // MigrateTo applies the embedded migrations to d up to version and no
@@ -63,7 +60,3 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 	return &ss, nil
 }
 
-// EndAll ends every session of the account ("log out everywhere").
-func (s *Sessions) EndAll(ctx context.Context, accountID int64) error {
-	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ?", accountID).Error
-}

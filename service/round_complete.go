@@ -6,6 +6,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -14,10 +15,10 @@ import (
 type completeRound struct {
 	db    *core.DB
 	sends *runningSends
-	mail  *Mail
+	mail  *deliverability.Mail
 }
 
-func newCompleteRound(db *core.DB, sends *runningSends, mail *Mail) *completeRound {
+func newCompleteRound(db *core.DB, sends *runningSends, mail *deliverability.Mail) *completeRound {
 	return &completeRound{db: db, sends: sends, mail: mail}
 }
 
@@ -71,7 +72,7 @@ func (r *completeRound) sendSummary(ctx context.Context, sendID int64) {
 		}
 		rows = append(rows, [2]string{label, fmt.Sprint(ss.Failures) + " (" + f.Text + ")"})
 	}
-	r.mail.notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
+	r.mail.Notify(ctx, ss.UserID, "Single send completed: "+ss.SingleSendName,
 		"Your single send “"+ss.SingleSendName+"” has completed.", rows,
-		r.mail.baseURL+"/single-sends/"+ss.Utr)
+		r.mail.BaseURL+"/single-sends/"+ss.Utr)
 }

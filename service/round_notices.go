@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 )
 
 // noticesRound mails the notices of the sends this process paused (the
@@ -18,14 +19,14 @@ import (
 // mailed is logged, not retried: the round never fails.
 type noticesRound struct {
 	db   *core.DB
-	mail *Mail
+	mail *deliverability.Mail
 	log  *slog.Logger
 
 	mu      sync.Mutex
 	pending []int64 // sends paused by this process, whose notice is not mailed yet
 }
 
-func newNoticesRound(db *core.DB, mail *Mail, log *slog.Logger) *noticesRound {
+func newNoticesRound(db *core.DB, mail *deliverability.Mail, log *slog.Logger) *noticesRound {
 	return &noticesRound{db: db, mail: mail, log: log}
 }
 
@@ -61,13 +62,13 @@ func (r *noticesRound) pauseNotice(ctx context.Context, sendID int64) error {
 		}
 		return err
 	}
-	link := r.mail.baseURL + "/single-sends/" + ss.Utr
+	link := r.mail.BaseURL + "/single-sends/" + ss.Utr
 	if ss.AutomationID != nil {
 		var utr string
 		if err := r.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error; err != nil {
 			return err
 		}
-		link = r.mail.baseURL + "/automations/" + utr
+		link = r.mail.BaseURL + "/automations/" + utr
 	}
 	refusal := core.ReadRefusal(ss.PauseReason)
 	subject := "Sending of “" + ss.SingleSendName + "” paused: the relay refused it (" + core.Truncate(refusal.Reply, 120) + ")"
@@ -81,7 +82,7 @@ func (r *noticesRound) pauseNotice(ctx context.Context, sendID int64) error {
 		{"Delivered", fmt.Sprint(ss.Delivered)},
 		{"Recipients", fmt.Sprint(ss.Triggered)},
 	}
-	r.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
+	r.mail.Notify(ctx, ss.UserID, subject, intro, rows, link)
 	return nil
 }
 

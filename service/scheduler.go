@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 	"log/slog"
 	"sync"
@@ -46,7 +47,7 @@ type schedulerParts struct {
 	ledger   *Ledger
 	audience *Audience
 	sends    *runningSends
-	mail     *Mail
+	mail     *deliverability.Mail
 	events   *record.Events
 	now      func() time.Time
 	tick     time.Duration

@@ -7,6 +7,7 @@ import (
 
 	"herald/delivery"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -62,7 +63,7 @@ type SendingParts struct {
 	DB        *core.DB
 	Events    *record.Events
 	Recorders *record.Recorders
-	Mail      *Mail // notices (pause, summary) and the transport
+	Mail      *deliverability.Mail // notices (pause, summary) and the transport
 	Transport delivery.Transport
 	BaseURL   string
 	Key       []byte // the tracking key

@@ -22,6 +22,7 @@ import (
 
 	"herald/delivery"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -31,7 +32,7 @@ type Service struct {
 	Accounts      *Accounts
 	Unsubscribers *Unsubscribers
 	Groups        *Groups
-	Notifications *Notifications
+	Notifications *deliverability.Notifications
 	Settings      *core.Settings
 	ContactTypes  *ContactTypes
 	Fields        *Fields
@@ -39,26 +40,26 @@ type Service struct {
 	Segments      *Segments
 	Imports       *Imports
 	Lookup        Lookup
-	Senders       *Senders
+	Senders       *deliverability.Senders
 	Templates     Templates
-	Outbox        *Outbox
-	Mail          *Mail
+	Outbox        *deliverability.Outbox
+	Mail          *deliverability.Mail
 	Designs       *Designs
 	SingleSends   *SingleSends
-	Suppressions  *Suppressions
+	Suppressions  *deliverability.Suppressions
 	Tracking      *Tracking
 	Automations   *Automations
 	Sessions      *Sessions
-	Bounces       *Bounces
-	Feedback      *Feedback
-	EventWebhooks *EventWebhooks
+	Bounces       *deliverability.Bounces
+	Feedback      *deliverability.Feedback
+	EventWebhooks *deliverability.EventWebhooks
 	Events        *record.Events
 	Checklist     *Checklist // the pre-send checks
 	Team          *Team      // members, invitations, roles
 	Audit         *Audit     // who did what
 	APIKeys       *APIKeys   // named, scoped API keys
-	DomainChecks  *DomainChecks
-	Dashboard     *Dashboard
+	DomainChecks  *deliverability.DomainChecks
+	Dashboard     *deliverability.Dashboard
 	Exports       *Exports // background exports
 
 	engine *Signals // what the areas tell this process's engine
@@ -110,7 +111,7 @@ type Config struct {
 	// DomainChecks is what the DNS checks of sending domains read:
 	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
 	// relay's host, whether inbound SMTP runs.
-	DomainChecks DomainCheckConfig
+	DomainChecks deliverability.DomainCheckConfig
 }
 
 // New wires every area to db and cfg.
@@ -120,10 +121,10 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.SystemFrom == "" {
-		cfg.SystemFrom = DefaultSystemFrom(cfg.BaseURL)
+		cfg.SystemFrom = deliverability.DefaultSystemFrom(cfg.BaseURL)
 	}
 	if cfg.BounceAddress == "" {
-		cfg.BounceAddress = DefaultBounceAddress(cfg.BaseURL)
+		cfg.BounceAddress = deliverability.DefaultBounceAddress(cfg.BaseURL)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -133,16 +134,14 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	}
 	now := core.StoredClock(cfg.Now)
 	db = db.WithClock(now)
-	outbox := NewOutbox(db)
+	outbox := deliverability.NewOutbox(db)
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
 	}
 	signals := &Signals{}
-	audit := &Audit{db: db, now: now}
-	segments := &Segments{db: db, audit: audit}
 	settings := &core.Settings{DB: db}
 	events := &record.Events{DB: db}
-	del, err := newDeliverabilityArea(deliverabilityConfig{
+	del, err := deliverability.New(deliverability.Config{
 		DB: db, Now: now, Settings: settings, Events: events, Transport: cfg.Transport,
 		BaseURL: cfg.BaseURL, SystemFrom: cfg.SystemFrom, BounceAddress: cfg.BounceAddress,
 		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhooksPrivate, DomainChecks: cfg.DomainChecks,
@@ -153,12 +152,14 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	mail, checks := del.Mail, del.DomainChecks
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, now, checks.Authenticated)
-	accounts := &Accounts{db: db, now: now, cost: cfg.PasswordCost, mail: mail, audit: audit, signupClosed: cfg.SignupClosed, sealKey: sealKey(cfg.SecretKey)}
+	id := newIdentityArea(identityConfig{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
+	audit := id.Audit
+	segments := &Segments{db: db, audit: audit}
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
 		Audit:         audit,
-		Team:          &Team{db: db, mail: mail, accounts: accounts, audit: audit},
+		Team:          id.Team,
 		engine:        signals,
 		now:           now,
 		Mail:          mail,
@@ -170,7 +171,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Fields:        &Fields{db: db, segments: segments},
 		Contacts:      &Contacts{db: db, segments: segments},
 		Segments:      segments,
-		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.importDone},
+		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.ImportDone},
 		Senders:       del.Senders,
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
@@ -179,13 +180,13 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Suppressions:  del.Suppressions,
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
-		Accounts:      accounts,
+		Accounts:      id.Accounts,
 		Unsubscribers: &Unsubscribers{db: db},
 		Groups:        &Groups{db: db},
 		Notifications: del.Notifications,
 		Settings:      settings,
-		Sessions:      &Sessions{db: db, now: now},
-		APIKeys:       &APIKeys{db: db, now: now, audit: audit},
+		Sessions:      id.Sessions,
+		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
 	}
 	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
@@ -204,7 +205,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 		return nil, err
 	}
 	return NewSending(SendingParts{
-		DB: s.DB, Events: s.Events, Recorders: s.Feedback.rec, Mail: s.Mail, Transport: s.Mail.transport, BaseURL: s.Mail.baseURL,
+		DB: s.DB, Events: s.Events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
 		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune,
 	}, cfg), nil
 }
@@ -212,6 +213,6 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 // NewEventDispatcher returns the event webhooks' dispatcher of this
 // process over the service's database, with its store, on the service's
 // clock.
-func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *EventStore, error) {
-	return NewEventDispatcher(ctx, s.DB, s.Bounces, s.Mail, s.EventWebhooks, s.now)
+func (s *Service) NewEventDispatcher(ctx context.Context) (*delivery.Dispatcher, *deliverability.EventStore, error) {
+	return deliverability.NewEventDispatcher(ctx, s.DB, s.Bounces, s.Mail, s.EventWebhooks, s.now)
 }

@@ -14,6 +14,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/world"
 )
 
@@ -130,7 +131,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		id, err := core.ParseID(in.SenderID)
 		var snd *models.Sender
 		if err == nil {
-			snd, err = sender(ctx, q, accountID, id)
+			snd, err = deliverability.Sender(ctx, q, accountID, id)
 		}
 		switch {
 		case core.IsNotFound(err):
@@ -796,7 +797,7 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 // address to, with sample values for the contact's fields; the audience,
 // name and schedule need not be set yet. Its tracking and unsubscribe
 // links lead nowhere (it has no ledger row). Errors: validation.
-func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSendInput, to string, m *Mail) error {
+func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSendInput, to string, m *deliverability.Mail) error {
 	addr, ok := core.NormalizeEmail(to)
 	if !ok {
 		return core.InvalidBecause("test_email", core.ReasonEmail, core.MsgEmail("test_email"))
@@ -806,7 +807,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	if err != nil {
 		return err
 	}
-	c, err := compileSend(ctx, s.db, m.baseURL, ss)
+	c, err := compileSend(ctx, s.db, m.BaseURL, ss)
 	if err != nil {
 		return err
 	}
@@ -818,7 +819,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	if err != nil {
 		return err
 	}
-	return m.transport.Send(core.WithAccount(ctx, accountID), m.envelope(), []string{addr}, raw)
+	return m.Transport.Send(core.WithAccount(ctx, accountID), m.Envelope(), []string{addr}, raw)
 }
 
 // accountGroup reads the unsubscribe_group_id of a form: one of the

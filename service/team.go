@@ -15,6 +15,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/deliverability"
 )
 
 // InvitationTTL is how long a mailed invitation link works.
@@ -34,7 +35,7 @@ var errLoginTaken = &core.Error{Code: core.CodeConflict, Message: "This address 
 // viewers (roles.go).
 type Team struct {
 	db       *core.DB
-	mail     *Mail
+	mail     *deliverability.Mail
 	accounts *Accounts // the password cost and the clock
 	audit    *Audit
 }

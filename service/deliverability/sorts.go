@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 // The columns the console's list of senders sorts by (ListFilter.Sort →
 // column; each has an index of (user_id, column), migration 00028), and

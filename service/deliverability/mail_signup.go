@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // SignupURL is the link that finishes a pending sign-up.
 func (m *Mail) SignupURL(token string) string {
-	return m.baseURL + "/signup/confirm/" + url.PathEscape(token)
+	return m.BaseURL + "/signup/confirm/" + url.PathEscape(token)
 }
 
 // SendSignupLink mails a new address the link that finishes its sign-up.
@@ -23,7 +23,7 @@ func (m *Mail) SendSignupLink(ctx context.Context, name, email, token string) er
 		Preheader: "Confirm your address to open your account",
 		Heading:   "Finish signing up",
 		Lines: []string{
-			fmt.Sprintf("Someone, probably you, signed up to Herald at %s with %s. Open your account with the button below; the link works for 24 hours.", m.baseURL, email),
+			fmt.Sprintf("Someone, probably you, signed up to Herald at %s with %s. Open your account with the button below; the link works for 24 hours.", m.BaseURL, email),
 		},
 		Button: "Open my account",
 		Link:   m.SignupURL(token),
@@ -41,18 +41,18 @@ func (m *Mail) SendSignupNotice(ctx context.Context, email string) error {
 		Preheader: "Someone tried to sign up with your address",
 		Heading:   "You already have an account",
 		Lines: []string{
-			fmt.Sprintf("Someone tried to sign up to Herald at %s with %s, which already has an account. No new account was opened.", m.baseURL, email),
+			fmt.Sprintf("Someone tried to sign up to Herald at %s with %s, which already has an account. No new account was opened.", m.BaseURL, email),
 			"If it was you, log in with your password instead.",
 		},
 		Button: "Log in",
-		Link:   m.baseURL + "/login",
+		Link:   m.BaseURL + "/login",
 		Footer: "If this was not you, ignore this mail: nothing about your account changed.",
 	})
 }
 
 // ResetURL is the link that sets a new password.
 func (m *Mail) ResetURL(token string) string {
-	return m.baseURL + "/reset/" + url.PathEscape(token)
+	return m.BaseURL + "/reset/" + url.PathEscape(token)
 }
 
 // SendPasswordReset mails a login (an account's owner or a member) the link that sets a new password.
@@ -62,7 +62,7 @@ func (m *Mail) SendPasswordReset(ctx context.Context, name, email, token string)
 		Preheader: "Choose a new password; the link works for one hour",
 		Heading:   "Reset your password",
 		Lines: []string{
-			fmt.Sprintf("Someone, probably you, asked to reset the password of %s on Herald at %s. Choose a new one with the button below; the link works once, for one hour.", email, m.baseURL),
+			fmt.Sprintf("Someone, probably you, asked to reset the password of %s on Herald at %s. Choose a new one with the button below; the link works once, for one hour.", email, m.BaseURL),
 			"Setting a new password logs out every browser logged in with this address.",
 		},
 		Button: "Choose a new password",
@@ -80,11 +80,11 @@ func (m *Mail) SendResetNotice(ctx context.Context, email string) error {
 		Preheader: "No Herald account uses this address",
 		Heading:   "No account uses this address",
 		Lines: []string{
-			fmt.Sprintf("Someone asked to reset the password of %s on Herald at %s, but no account uses this address. Nothing was changed.", email, m.baseURL),
+			fmt.Sprintf("Someone asked to reset the password of %s on Herald at %s, but no account uses this address. Nothing was changed.", email, m.BaseURL),
 			"If it was you, your account may use another address of yours: ask again with that one.",
 		},
 		Button: "Go to the login page",
-		Link:   m.baseURL + "/login",
+		Link:   m.BaseURL + "/login",
 		Footer: "If this was not you, ignore this mail.",
 	})
 }
@@ -131,12 +131,12 @@ func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) e
 			return err
 		}
 	}
-	return m.transport.Send(ctx, m.envelope(), []string{to.Address}, raw)
+	return m.Transport.Send(ctx, m.Envelope(), []string{to.Address}, raw)
 }
 
 // InvitationURL is the link that accepts an invitation to a team.
 func (m *Mail) InvitationURL(token string) string {
-	return m.baseURL + "/invitations/" + url.PathEscape(token)
+	return m.BaseURL + "/invitations/" + url.PathEscape(token)
 }
 
 // SendInvitation mails an address the link that makes it a member of the
@@ -147,7 +147,7 @@ func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email strin
 		Preheader: "Join the team as " + role.Label(),
 		Heading:   "Join " + account + " on Herald",
 		Lines: []string{
-			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.baseURL, role.Label()),
+			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label()),
 			"Choose your name and password with the button below; the link works for 7 days.",
 		},
 		Button: "Accept the invitation",

@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"net/mail"
@@ -10,7 +10,7 @@ import (
 )
 
 // deliverabilityConfig is what the deliverability area is built from.
-type deliverabilityConfig struct {
+type Config struct {
 	DB       *core.DB
 	Now      func() time.Time
 	Settings *core.Settings
@@ -42,13 +42,13 @@ type deliverabilityArea struct {
 }
 
 // newDeliverabilityArea wires the area's services to c.
-func newDeliverabilityArea(c deliverabilityConfig) (*deliverabilityArea, error) {
+func New(c Config) (*deliverabilityArea, error) {
 	resolver := &sharedResolver{server: c.DomainChecks.DNSServer}
 	bounces := &Bounces{db: c.DB, settings: c.Settings, resolver: resolver}
 	if err := bounces.SetAddress(c.BounceAddress); err != nil {
 		return nil, err
 	}
-	m := &Mail{db: c.DB, transport: c.Transport, baseURL: c.BaseURL, from: mail.Address{Name: "Herald", Address: c.SystemFrom}, bounces: bounces}
+	m := &Mail{db: c.DB, Transport: c.Transport, BaseURL: c.BaseURL, from: mail.Address{Name: "Herald", Address: c.SystemFrom}, bounces: bounces}
 	checks := newDomainChecks(c.DB, bounces, m, resolver, c.BaseURL, c.Now, c.DomainChecks)
 	return &deliverabilityArea{
 		Bounces:       bounces,

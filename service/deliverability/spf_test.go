@@ -1,4 +1,4 @@
-package service_test
+package deliverability_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"herald/dnstest"
-	"herald/service"
+	"herald/service/deliverability"
 )
 
 func TestSPFCheck(t *testing.T) {
@@ -51,7 +51,7 @@ func TestSPFCheck(t *testing.T) {
 	}
 	srv.Add(t, `ten.example.org. TXT "v=spf1 `+strings.Join(ten, " ")+` -all"`, `eleven.example.org. TXT "v=spf1 `+strings.Join(eleven, " ")+` -all"`)
 
-	r, err := service.NewResolver(srv.Addr)
+	r, err := deliverability.NewResolver(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,31 +59,31 @@ func TestSPFCheck(t *testing.T) {
 		domain, ip, want string
 		lookups          int
 	}{
-		{"ip.example.com", "192.0.2.77", service.SPFPass, 0},
-		{"ip.example.com", "2001:db8::1", service.SPFPass, 0},
-		{"ip.example.com", "198.51.100.7", service.SPFFail, 0},
-		{"inc.example.com", "198.51.100.7", service.SPFPass, 1},
-		{"inc.example.com", "198.51.100.8", service.SPFSoftFail, 1},
-		{"red.example.com", "198.51.100.7", service.SPFPass, 1},
-		{"red.example.com", "198.51.100.9", service.SPFFail, 1},
-		{"redmissing.example.com", "198.51.100.9", service.SPFPermError, 1},
-		{"amx.example.com", "203.0.113.5", service.SPFPass, 1},
-		{"amx.example.com", "203.0.113.17", service.SPFPass, 2}, // mx/24
-		{"amx.example.com", "198.51.100.1", service.SPFFail, 2},
-		{"two.example.com", "192.0.2.1", service.SPFPermError, 0},
-		{"nothing.example.com", "192.0.2.1", service.SPFNone, 0},
-		{"incnone.example.com", "192.0.2.1", service.SPFPermError, 1},
-		{"loop.example.com", "192.0.2.1", service.SPFPermError, 11},
-		{"tmp.example.com", "192.0.2.1", service.SPFTempError, 1},
-		{"ptr.example.com", "192.0.2.1", service.SPFNeutral, 1},
-		{"ten.example.org", "10.0.0.10", service.SPFPass, 10},
-		{"eleven.example.org", "10.0.0.11", service.SPFPermError, 11},
-		{"eleven.example.org", "10.0.0.1", service.SPFPass, 1}, // evaluation stops at the first match
-		{"chain2.example.org", "192.0.2.1", service.SPFPass, 10},
-		{"chain1.example.org", "192.0.2.1", service.SPFPermError, 11},
+		{"ip.example.com", "192.0.2.77", deliverability.SPFPass, 0},
+		{"ip.example.com", "2001:db8::1", deliverability.SPFPass, 0},
+		{"ip.example.com", "198.51.100.7", deliverability.SPFFail, 0},
+		{"inc.example.com", "198.51.100.7", deliverability.SPFPass, 1},
+		{"inc.example.com", "198.51.100.8", deliverability.SPFSoftFail, 1},
+		{"red.example.com", "198.51.100.7", deliverability.SPFPass, 1},
+		{"red.example.com", "198.51.100.9", deliverability.SPFFail, 1},
+		{"redmissing.example.com", "198.51.100.9", deliverability.SPFPermError, 1},
+		{"amx.example.com", "203.0.113.5", deliverability.SPFPass, 1},
+		{"amx.example.com", "203.0.113.17", deliverability.SPFPass, 2}, // mx/24
+		{"amx.example.com", "198.51.100.1", deliverability.SPFFail, 2},
+		{"two.example.com", "192.0.2.1", deliverability.SPFPermError, 0},
+		{"nothing.example.com", "192.0.2.1", deliverability.SPFNone, 0},
+		{"incnone.example.com", "192.0.2.1", deliverability.SPFPermError, 1},
+		{"loop.example.com", "192.0.2.1", deliverability.SPFPermError, 11},
+		{"tmp.example.com", "192.0.2.1", deliverability.SPFTempError, 1},
+		{"ptr.example.com", "192.0.2.1", deliverability.SPFNeutral, 1},
+		{"ten.example.org", "10.0.0.10", deliverability.SPFPass, 10},
+		{"eleven.example.org", "10.0.0.11", deliverability.SPFPermError, 11},
+		{"eleven.example.org", "10.0.0.1", deliverability.SPFPass, 1}, // evaluation stops at the first match
+		{"chain2.example.org", "192.0.2.1", deliverability.SPFPass, 10},
+		{"chain1.example.org", "192.0.2.1", deliverability.SPFPermError, 11},
 	} {
 		t.Run(c.domain+"/"+c.ip, func(t *testing.T) {
-			res, n, err := service.SPFCheck(context.Background(), r, c.domain, netip.MustParseAddr(c.ip))
+			res, n, err := deliverability.SPFCheck(context.Background(), r, c.domain, netip.MustParseAddr(c.ip))
 			if res != c.want || n != c.lookups {
 				t.Fatalf("= %s after %d lookups (%v), want %s after %d", res, n, err, c.want, c.lookups)
 			}
@@ -100,7 +100,7 @@ func TestMergeSPF(t *testing.T) {
 		{"v=spf1 include:relay.example.net ~all", "v=spf1 include:relay.example.net ~all"},
 		{"v=spf1 a", "v=spf1 a include:relay.example.net"},
 	} {
-		if got := service.MergeSPF(c.existing, "include:relay.example.net"); got != c.want {
+		if got := deliverability.MergeSPF(c.existing, "include:relay.example.net"); got != c.want {
 			t.Errorf("MergeSPF(%q) = %q, want %q", c.existing, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -240,8 +240,8 @@ func (st *EventStore) AlertFailing(ctx context.Context) {
 			why = fmt.Sprintf("HTTP %d", last.StatusCode)
 		}
 		rowsOut := [][2]string{{"Endpoint", r.URL}, {"Failing since", r.FailingSince.UTC().Format("2006-01-02 15:04 MST")}, {"Last answer", why}}
-		st.mail.notify(ctx, r.UserID, "Event webhook failing: "+core.Truncate(r.URL, 80),
+		st.mail.Notify(ctx, r.UserID, "Event webhook failing: "+core.Truncate(r.URL, 80),
 			"Herald has not been able to deliver events to this endpoint for more than an hour. Events are kept and retried for 24 hours "+
-				"after they happen, then given up: check that the endpoint is up and answers 2xx.", rowsOut, st.mail.baseURL+"/event-webhooks")
+				"after they happen, then given up: check that the endpoint is up and answers 2xx.", rowsOut, st.mail.BaseURL+"/event-webhooks")
 	}
 }

@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -25,11 +25,11 @@ func (f *Feedback) alert(ctx context.Context, sendID int64, mark, counter string
 	if err := f.db.R.WithContext(ctx).Where("id = ?", sendID).First(&ss).Error; err != nil {
 		return
 	}
-	link := f.mail.baseURL + "/single-sends/" + ss.Utr
+	link := f.mail.BaseURL + "/single-sends/" + ss.Utr
 	if ss.AutomationID != nil {
 		var utr string
 		_ = f.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error
-		link = f.mail.baseURL + "/automations/" + utr
+		link = f.mail.BaseURL + "/automations/" + utr
 	}
 	pct := func(n int64) string {
 		return fmt.Sprintf("%d (%.2f %% of delivered)", n, 100*float64(n)/float64(ss.Delivered))
@@ -45,5 +45,5 @@ func (f *Feedback) alert(ctx context.Context, sendID int64, mark, counter string
 		intro = fmt.Sprintf("More than %.1f %% of the recipients of “%s” marked it as spam. Gmail and Yahoo act on complaint rates above "+
 			"0.3 %%: check that everyone on the list asked for this mail. The complaining addresses are unsubscribed.", complaintAlertRate*100, ss.SingleSendName)
 	}
-	f.mail.notify(ctx, ss.UserID, subject, intro, rows, link)
+	f.mail.Notify(ctx, ss.UserID, subject, intro, rows, link)
 }

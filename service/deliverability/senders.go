@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -265,7 +265,7 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 	return &snd, nil
 }
 
-func sender(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Sender, error) {
+func Sender(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Sender, error) {
 	var snd models.Sender
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&snd).Error; err != nil {
 		return nil, core.NotFound(err)
@@ -275,7 +275,7 @@ func sender(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Sende
 
 // Get returns one sender of the account. Errors: ErrNotFound.
 func (s *Senders) Get(ctx context.Context, accountID, id int64) (*models.Sender, error) {
-	return sender(ctx, s.db.R, accountID, id)
+	return Sender(ctx, s.db.R, accountID, id)
 }
 
 // Update changes a sender. A changed from_email needs verifying again: it
@@ -297,7 +297,7 @@ func (s *Senders) Update(ctx context.Context, accountID int64, in SenderInput) (
 	if err != nil {
 		return nil, err
 	}
-	old, err := sender(ctx, s.db.W, accountID, id)
+	old, err := Sender(ctx, s.db.W, accountID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (s *Senders) Each(ctx context.Context, accountID int64, f core.ListFilter, 
 // stop working). Errors: ErrNotFound, CodeRateLimited (with RetryAfter),
 // ErrVerificationMail (the sender is kept as it was).
 func (s *Senders) ResendVerification(ctx context.Context, accountID, id int64) error {
-	snd, err := sender(ctx, s.db.W, accountID, id)
+	snd, err := Sender(ctx, s.db.W, accountID, id)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 // DKIM-signed once a DNS check has seen the record of their key.
 type Mail struct {
 	db        *core.DB
-	transport delivery.Transport
-	baseURL   string
+	Transport delivery.Transport
+	BaseURL   string
 	from      mail.Address
 	bounces   *Bounces // the plain bounce address is the envelope sender
 }
@@ -58,9 +58,9 @@ func hostOf(baseURL string) string {
 	return "localhost"
 }
 
-// envelope is the envelope sender of herald's own mail: the plain bounce
+// Envelope is the envelope sender of herald's own mail: the plain bounce
 // address (decisions.md 7), so a failure of it comes back to herald too.
-func (m *Mail) envelope() string {
+func (m *Mail) Envelope() string {
 	if a := m.bounces.Address(); a != "" {
 		return a
 	}
@@ -69,7 +69,7 @@ func (m *Mail) envelope() string {
 
 // VerifyURL is the link that verifies a sender.
 func (m *Mail) VerifyURL(s *models.Sender) string {
-	return m.baseURL + "/senders/verify/" + url.PathEscape(s.VerifyToken)
+	return m.BaseURL + "/senders/verify/" + url.PathEscape(s.VerifyToken)
 }
 
 // SendVerification mails the sender its verification link (filed under
@@ -306,10 +306,10 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	return out, nil
 }
 
-// notify mails the account's notification recipients one of herald's
+// Notify mails the account's notification recipients one of herald's
 // short reports: a subject, a sentence, a table of rows and a link into
 // the console. A recipient it cannot reach is logged, not an error.
-func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro string, rows [][2]string, link string) {
+func (m *Mail) Notify(ctx context.Context, accountID int64, subject, intro string, rows [][2]string, link string) {
 	var b strings.Builder
 	b.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>` + html.EscapeString(subject) + `</title></head>
 <body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
@@ -332,7 +332,7 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 				raw = signed
 			}
 		}
-		if err := m.transport.Send(core.WithAccount(ctx, accountID), m.envelope(), []string{n.EmailAddress}, raw); err != nil {
+		if err := m.Transport.Send(core.WithAccount(ctx, accountID), m.Envelope(), []string{n.EmailAddress}, raw); err != nil {
 			slog.Warn("notification mail not sent", "account", accountID, "err", err)
 		}
 		return nil
@@ -342,9 +342,9 @@ func (m *Mail) notify(ctx context.Context, accountID int64, subject, intro strin
 	}
 }
 
-// importDone mails the account's notification recipients the report of a
+// ImportDone mails the account's notification recipients the report of a
 // CSV import.
-func (m *Mail) importDone(ctx context.Context, imp *models.Import) {
+func (m *Mail) ImportDone(ctx context.Context, imp *models.Import) {
 	rows := [][2]string{
 		{"File", imp.FileName}, {"Status", imp.Status}, {"Rows read", fmt.Sprint(imp.RowsRead)},
 		{"Created", fmt.Sprint(imp.Created)}, {"Updated", fmt.Sprint(imp.Updated)}, {"Skipped", fmt.Sprint(imp.Skipped)},
@@ -352,5 +352,5 @@ func (m *Mail) importDone(ctx context.Context, imp *models.Import) {
 	if imp.Message != "" {
 		rows = append(rows, [2]string{"Message", imp.Message})
 	}
-	m.notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, m.baseURL+"/contacts")
+	m.Notify(ctx, imp.UserID, "Contact import "+imp.Status+": "+imp.FileName, "A CSV import of contacts has ended.", rows, m.BaseURL+"/contacts")
 }

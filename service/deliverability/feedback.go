@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -43,7 +43,7 @@ type Feedback struct {
 	bounces *Bounces
 	events  *record.Events
 	mail    *Mail // the rate alerts
-	rec     *record.Recorders
+	Rec     *record.Recorders
 	now     func() time.Time
 }
 
@@ -59,7 +59,7 @@ func newFeedback(db *core.DB, bounces *Bounces, events *record.Events, mail *Mai
 		softLimit = 3
 	}
 	f := &Feedback{db: db, bounces: bounces, events: events, mail: mail, now: now}
-	f.rec = &record.Recorders{Events: events, SoftLimit: softLimit}
+	f.Rec = &record.Recorders{Events: events, SoftLimit: softLimit}
 	return f
 }
 
@@ -167,7 +167,7 @@ func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) e
 		case delivery.ReportBlock:
 			counted, err = f.block(tx, m, r, ts)
 		case delivery.ReportDeferral:
-			counted, err = true, f.rec.Deferral(tx, m, verdictOfReport(r, ts))
+			counted, err = true, f.Rec.Deferral(tx, m, verdictOfReport(r, ts))
 		}
 		return err
 	})
@@ -200,7 +200,7 @@ func (f *Feedback) hardBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := tx.Exec("UPDATE single_sends SET bounces = bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a bounce of send %d: %w", m.SendID, err)
 	}
-	if err := f.rec.HardBounce(tx, m, verdictOfReport(r, ts)); err != nil {
+	if err := f.Rec.HardBounce(tx, m, verdictOfReport(r, ts)); err != nil {
 		return false, err
 	}
 	return true, record.AddDaily(tx, m.UserID, ts.Time, record.Daily{record.DailyBounces: 1})
@@ -214,7 +214,7 @@ func (f *Feedback) softBounce(tx *gorm.DB, m *models.SendMessage, r Report, ts m
 	if err := tx.Exec("UPDATE single_sends SET soft_bounces = soft_bounces + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a soft bounce of send %d: %w", m.SendID, err)
 	}
-	return true, f.rec.SoftBounce(tx, m, verdictOfReport(r, ts))
+	return true, f.Rec.SoftBounce(tx, m, verdictOfReport(r, ts))
 }
 
 func (f *Feedback) complaint(ctx context.Context, tx *gorm.DB, m *models.SendMessage, r Report, ts models.Timestamp) (bool, error) {
@@ -279,7 +279,7 @@ func (f *Feedback) block(tx *gorm.DB, m *models.SendMessage, r Report, ts models
 	if err := tx.Exec("UPDATE single_sends SET blocks = blocks + 1, last_block = ? WHERE id = ?", core.Truncate(reply, 1000), m.SendID).Error; err != nil {
 		return false, fmt.Errorf("feedback: count a block of send %d: %w", m.SendID, err)
 	}
-	return true, f.rec.Block(tx, m, verdictOfReport(r, ts))
+	return true, f.Rec.Block(tx, m, verdictOfReport(r, ts))
 }
 
 // verdictOfReport is report r's verdict at ts.

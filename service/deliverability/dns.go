@@ -1,4 +1,4 @@
-package service
+package deliverability
 
 import (
 	"context"
@@ -166,4 +166,3 @@ func (s *sharedResolver) get() (*Resolver, error) {
 	}
 	return s.r, s.err
 }
-

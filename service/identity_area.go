@@ -1,0 +1,44 @@
+package service
+
+import (
+	"time"
+
+	"herald/service/core"
+	"herald/service/deliverability"
+)
+
+// identityConfig is what the identity area is built from.
+type identityConfig struct {
+	DB  *core.DB
+	Now func() time.Time
+	// Mail sends sign-up links, password resets and invitations.
+	Mail *deliverability.Mail
+	// PasswordCost, SignupClosed and SecretKey: as in the service's
+	// Config, defaults applied.
+	PasswordCost int
+	SignupClosed bool
+	SecretKey    string
+}
+
+// identityArea is the identity area: accounts, sign-up and logins,
+// members and roles, sessions, API keys, two-factor and the audit log.
+type identityArea struct {
+	Audit    *Audit
+	Accounts *Accounts
+	Team     *Team
+	Sessions *Sessions
+	APIKeys  *APIKeys
+}
+
+// newIdentityArea wires the area's services to c.
+func newIdentityArea(c identityConfig) *identityArea {
+	audit := &Audit{db: c.DB, now: c.Now}
+	accounts := &Accounts{db: c.DB, now: c.Now, cost: c.PasswordCost, mail: c.Mail, audit: audit, signupClosed: c.SignupClosed, sealKey: sealKey(c.SecretKey)}
+	return &identityArea{
+		Audit:    audit,
+		Accounts: accounts,
+		Team:     &Team{db: c.DB, mail: c.Mail, accounts: accounts, audit: audit},
+		Sessions: &Sessions{db: c.DB, now: c.Now},
+		APIKeys:  &APIKeys{db: c.DB, now: c.Now, audit: audit},
+	}
+}
