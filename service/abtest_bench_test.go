@@ -12,6 +12,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
@@ -48,7 +49,7 @@ func benchABTest(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, _, err := svc.Accounts.Create(ctx, AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
+	u, _, err := svc.Accounts.Create(ctx, identity.AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
@@ -24,7 +25,7 @@ type Automations struct {
 	baseURL   string     // design_url and image
 	engine    *Signals   // tells this process's engine of changed emails and due steps
 	checklist *Checklist // refuses a failing set-live when the account blocks on it
-	audit     *Audit
+	audit     *identity.Audit
 }
 
 // AutomationInput is the body of automations/create.

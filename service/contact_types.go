@@ -9,13 +9,14 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
 // ContactTypes keeps the account's contact types.
 type ContactTypes struct {
 	db    *core.DB
-	audit *Audit
+	audit *identity.Audit
 }
 
 func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {

@@ -15,6 +15,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/identity"
 )
 
 // ExportKind is what a background export writes.
@@ -84,7 +85,7 @@ type Exports struct {
 	db       *core.DB
 	contacts *Contacts
 	sends    SendRecipients
-	audit    *Audit
+	audit    *identity.Audit
 	now      func() time.Time
 	worker   string // this process's name in the claims
 	log      *slog.Logger
@@ -94,7 +95,7 @@ type Exports struct {
 	lastExpire    time.Time
 }
 
-func newExports(db *core.DB, contacts *Contacts, sends SendRecipients, audit *Audit, now func() time.Time) *Exports {
+func newExports(db *core.DB, contacts *Contacts, sends SendRecipients, audit *identity.Audit, now func() time.Time) *Exports {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

@@ -59,4 +59,3 @@ func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models
 	}
 	return &ss, nil
 }
-

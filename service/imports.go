@@ -22,6 +22,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
@@ -30,7 +31,7 @@ import (
 type Imports struct {
 	db       *core.DB
 	segments *Segments
-	audit    *Audit
+	audit    *identity.Audit
 	// OnBatch, when set, is called after each committed batch with the ids
 	// of the contacts it created or changed (automations enrol from it).
 	OnBatch func(ctx context.Context, accountID, typeID int64, ids []int64)

@@ -20,6 +20,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/identity"
 	"herald/world"
 )
 
@@ -76,7 +77,7 @@ func benchLocalTime(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, _, err := svc.Accounts.Create(ctx, AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
+	u, _, err := svc.Accounts.Create(ctx, identity.AccountInput{Name: "B", Email: "bench@herald.test", Password: "bench-passphrase-9"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
@@ -17,7 +18,7 @@ import (
 // change, plus addresses added by hand.
 type Segments struct {
 	db    *core.DB
-	audit *Audit
+	audit *identity.Audit
 }
 
 // SegmentInput is the body of segment/store and segment/update.

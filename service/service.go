@@ -23,13 +23,14 @@ import (
 	"herald/delivery"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/identity"
 	"herald/service/internal/record"
 )
 
 // Service gathers the areas; build it with New.
 type Service struct {
 	DB            *core.DB
-	Accounts      *Accounts
+	Accounts      *identity.Accounts
 	Unsubscribers *Unsubscribers
 	Groups        *Groups
 	Notifications *deliverability.Notifications
@@ -49,15 +50,15 @@ type Service struct {
 	Suppressions  *deliverability.Suppressions
 	Tracking      *Tracking
 	Automations   *Automations
-	Sessions      *Sessions
+	Sessions      *identity.Sessions
 	Bounces       *deliverability.Bounces
 	Feedback      *deliverability.Feedback
 	EventWebhooks *deliverability.EventWebhooks
 	Events        *record.Events
-	Checklist     *Checklist // the pre-send checks
-	Team          *Team      // members, invitations, roles
-	Audit         *Audit     // who did what
-	APIKeys       *APIKeys   // named, scoped API keys
+	Checklist     *Checklist        // the pre-send checks
+	Team          *identity.Team    // members, invitations, roles
+	Audit         *identity.Audit   // who did what
+	APIKeys       *identity.APIKeys // named, scoped API keys
 	DomainChecks  *deliverability.DomainChecks
 	Dashboard     *deliverability.Dashboard
 	Exports       *Exports // background exports
@@ -152,7 +153,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	mail, checks := del.Mail, del.DomainChecks
 	// The From-domain rule of the checklist reads the DNS checks' last result.
 	checklist := NewChecklist(db, now, checks.Authenticated)
-	id := newIdentityArea(identityConfig{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
+	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
 	segments := &Segments{db: db, audit: audit}
 	svc := &Service{

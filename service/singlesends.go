@@ -15,6 +15,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/identity"
 	"herald/world"
 )
 
@@ -25,7 +26,7 @@ type SingleSends struct {
 	now       func() time.Time
 	engine    *Signals   // tells this process's engine a send may be due, or was deleted
 	checklist *Checklist // refuses a failing send when the account blocks on it
-	audit     *Audit
+	audit     *identity.Audit
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).

@@ -9,7 +9,7 @@ import (
 	"herald/service/internal/record"
 )
 
-// deliverabilityConfig is what the deliverability area is built from.
+// Config is what the deliverability area is built from.
 type Config struct {
 	DB       *core.DB
 	Now      func() time.Time
@@ -26,10 +26,10 @@ type Config struct {
 	DomainChecks                       DomainCheckConfig
 }
 
-// deliverabilityArea is the deliverability area: senders and their
+// Services are the deliverability area's services: senders and their
 // domains' checks, bounces and feedback, suppressions, event webhooks,
 // herald's own mail and the dashboard's figures.
-type deliverabilityArea struct {
+type Services struct {
 	Bounces       *Bounces
 	Mail          *Mail
 	DomainChecks  *DomainChecks
@@ -41,8 +41,8 @@ type deliverabilityArea struct {
 	Dashboard     *Dashboard
 }
 
-// newDeliverabilityArea wires the area's services to c.
-func New(c Config) (*deliverabilityArea, error) {
+// New wires the area's services to c.
+func New(c Config) (*Services, error) {
 	resolver := &sharedResolver{server: c.DomainChecks.DNSServer}
 	bounces := &Bounces{db: c.DB, settings: c.Settings, resolver: resolver}
 	if err := bounces.SetAddress(c.BounceAddress); err != nil {
@@ -50,7 +50,7 @@ func New(c Config) (*deliverabilityArea, error) {
 	}
 	m := &Mail{db: c.DB, Transport: c.Transport, BaseURL: c.BaseURL, from: mail.Address{Name: "Herald", Address: c.SystemFrom}, bounces: bounces}
 	checks := newDomainChecks(c.DB, bounces, m, resolver, c.BaseURL, c.Now, c.DomainChecks)
-	return &deliverabilityArea{
+	return &Services{
 		Bounces:       bounces,
 		Mail:          m,
 		DomainChecks:  checks,

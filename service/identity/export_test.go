@@ -1,4 +1,4 @@
-package service
+package identity
 
 // KeyStmts is the number of driver connections the key check holds a
 // prepared statement for.

@@ -1,4 +1,4 @@
-package service_test
+package identity_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"herald/dbtest"
 	"herald/service"
+	"herald/service/identity"
 )
 
 // TestKeyCheckEveryConnection checks the key read of every API request
@@ -31,17 +32,17 @@ func TestKeyCheckEveryConnection(t *testing.T) {
 	idle := sqlDB.Stats().MaxOpenConnections // OpenDB keeps as many idle
 	sqlDB.SetMaxIdleConns(0)                 // every connection is closed after its use
 
-	n := 2*service.MaxKeyStmts + 5
+	n := 2*identity.MaxKeyStmts + 5
 	for i := range n {
 		id, _, err := svc.Accounts.Check(ctx, keys.PublicKey, keys.SecretKey)
 		if err != nil || id != u.ID {
 			t.Fatalf("check %d: account %d, %v; want %d", i, id, err, u.ID)
 		}
-		if got := service.KeyStmts(svc.Accounts); got > service.MaxKeyStmts {
-			t.Fatalf("check %d: %d prepared statements kept, want at most %d", i, got, service.MaxKeyStmts)
+		if got := identity.KeyStmts(svc.Accounts); got > identity.MaxKeyStmts {
+			t.Fatalf("check %d: %d prepared statements kept, want at most %d", i, got, identity.MaxKeyStmts)
 		}
 	}
-	if got := service.KeyStmts(svc.Accounts); got < 1 {
+	if got := identity.KeyStmts(svc.Accounts); got < 1 {
 		t.Fatalf("%d prepared statements kept after %d checks, want at least 1", got, n)
 	}
 	for _, k := range []service.Keys{

@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"time"
@@ -7,8 +7,8 @@ import (
 	"herald/service/deliverability"
 )
 
-// identityConfig is what the identity area is built from.
-type identityConfig struct {
+// Config is what the identity area is built from.
+type Config struct {
 	DB  *core.DB
 	Now func() time.Time
 	// Mail sends sign-up links, password resets and invitations.
@@ -20,9 +20,9 @@ type identityConfig struct {
 	SecretKey    string
 }
 
-// identityArea is the identity area: accounts, sign-up and logins,
+// Services are the identity area's services: accounts, sign-up and logins,
 // members and roles, sessions, API keys, two-factor and the audit log.
-type identityArea struct {
+type Services struct {
 	Audit    *Audit
 	Accounts *Accounts
 	Team     *Team
@@ -30,11 +30,11 @@ type identityArea struct {
 	APIKeys  *APIKeys
 }
 
-// newIdentityArea wires the area's services to c.
-func newIdentityArea(c identityConfig) *identityArea {
+// New wires the area's services to c.
+func New(c Config) *Services {
 	audit := &Audit{db: c.DB, now: c.Now}
 	accounts := &Accounts{db: c.DB, now: c.Now, cost: c.PasswordCost, mail: c.Mail, audit: audit, signupClosed: c.SignupClosed, sealKey: sealKey(c.SecretKey)}
-	return &identityArea{
+	return &Services{
 		Audit:    audit,
 		Accounts: accounts,
 		Team:     &Team{db: c.DB, mail: c.Mail, accounts: accounts, audit: audit},
