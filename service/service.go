@@ -155,7 +155,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	checklist := NewChecklist(db, now, checks.Authenticated)
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
-	segments := &Segments{db: db, audit: audit}
+	aud := newAudienceArea(audienceConfig{DB: db, Audit: audit, ImportDone: mail.ImportDone})
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -168,11 +168,11 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		EventWebhooks: del.EventWebhooks,
 		Bounces:       del.Bounces,
 		Feedback:      del.Feedback,
-		ContactTypes:  &ContactTypes{db: db, audit: audit},
-		Fields:        &Fields{db: db, segments: segments},
-		Contacts:      &Contacts{db: db, segments: segments},
-		Segments:      segments,
-		Imports:       &Imports{db: db, segments: segments, audit: audit, OnDone: mail.ImportDone},
+		ContactTypes:  aud.ContactTypes,
+		Fields:        aud.Fields,
+		Contacts:      aud.Contacts,
+		Segments:      aud.Segments,
+		Imports:       aud.Imports,
 		Senders:       del.Senders,
 		Outbox:        outbox,
 		Designs:       &Designs{db: db},
@@ -182,8 +182,8 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit},
 		Accounts:      id.Accounts,
-		Unsubscribers: &Unsubscribers{db: db},
-		Groups:        &Groups{db: db},
+		Unsubscribers: aud.Unsubscribers,
+		Groups:        aud.Groups,
 		Notifications: del.Notifications,
 		Settings:      settings,
 		Sessions:      id.Sessions,

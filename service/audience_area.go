@@ -1,0 +1,44 @@
+package service
+
+import (
+	"context"
+
+	"herald/models"
+	"herald/service/core"
+	"herald/service/identity"
+)
+
+// audienceConfig is what the audience area is built from.
+type audienceConfig struct {
+	DB    *core.DB
+	Audit *identity.Audit
+	// ImportDone is called when an import ends (herald mails its report).
+	ImportDone func(ctx context.Context, imp *models.Import)
+}
+
+// audienceArea is the audience area: contact types, fields, contacts and
+// their history, segments, imports, unsubscribe groups and unsubscribers.
+// Exports are built apart (newExports): they also need the sends.
+type audienceArea struct {
+	ContactTypes  *ContactTypes
+	Fields        *Fields
+	Contacts      *Contacts
+	Segments      *Segments
+	Imports       *Imports
+	Unsubscribers *Unsubscribers
+	Groups        *Groups
+}
+
+// newAudienceArea wires the area's services to c.
+func newAudienceArea(c audienceConfig) *audienceArea {
+	segments := &Segments{db: c.DB, audit: c.Audit}
+	return &audienceArea{
+		ContactTypes:  &ContactTypes{db: c.DB, audit: c.Audit},
+		Fields:        &Fields{db: c.DB, segments: segments},
+		Contacts:      &Contacts{db: c.DB, segments: segments},
+		Segments:      segments,
+		Imports:       &Imports{db: c.DB, segments: segments, audit: c.Audit, OnDone: c.ImportDone},
+		Unsubscribers: &Unsubscribers{db: c.DB},
+		Groups:        &Groups{db: c.DB},
+	}
+}
