@@ -29,7 +29,7 @@ func (s *SingleSends) FormAudienceCount(ctx context.Context, accountID int64, to
 	}
 	groupID, _ := strconv.ParseInt(strings.TrimSpace(group), 10, 64)
 	if groupID != 0 {
-		if _, err := (&Groups{db: s.db}).Get(ctx, accountID, groupID); core.IsNotFound(err) {
+		if _, err := s.groups.Get(ctx, accountID, groupID); core.IsNotFound(err) {
 			groupID = 0
 		} else if err != nil {
 			return 0, err

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,7 @@ type Automations struct {
 	engine    *Signals   // tells this process's engine of changed emails and due steps
 	checklist *Checklist // refuses a failing set-live when the account blocks on it
 	audit     *identity.Audit
+	groups    *Groups // the unsubscribe groups an email may name
 }
 
 // AutomationInput is the body of automations/create.
@@ -104,7 +106,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
 		v := strings.TrimSpace(in.UnsubscribeGroupID)
 		if v != "0" {
-			id, ok, err := accountGroup(ctx, s.db, p, accountID, v)
+			id, ok, err := accountGroup(ctx, s.groups, p, accountID, v)
 			if err != nil {
 				return nil, err
 			}
@@ -354,7 +356,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		p.SingleLine("subject", in.Subject) // a header (decisions.md 8)
 	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
-	if p.Required("waiting_type", r.WaitingType) && !hasString(WaitingTypes, r.WaitingType) {
+	if p.Required("waiting_type", r.WaitingType) && !slices.Contains(WaitingTypes, r.WaitingType) {
 		p.InvalidChoice("waiting_type")
 	}
 	if p.Required("waiting_period", in.WaitingPeriod) {

@@ -17,6 +17,7 @@ import (
 type Designs struct {
 	db        *core.DB
 	templates Templates
+	contacts  *Contacts // a preview with a contact's values
 }
 
 // DesignInput is a design as the editor saves it.
@@ -117,7 +118,7 @@ func (s *Designs) Delete(ctx context.Context, accountID, id int64) error {
 func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string, contactID int64) (string, error) {
 	values := s.templates.SampleValues()
 	if contactID > 0 {
-		c, err := (&Contacts{db: s.db}).Get(ctx, accountID, contactID)
+		c, err := s.contacts.Get(ctx, accountID, contactID)
 		if err != nil {
 			return "", err
 		}

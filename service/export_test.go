@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"herald/migrations"
@@ -10,30 +9,12 @@ import (
 	"herald/service/core"
 )
 
-// OnStmtPrepared sets the hook called with each statement an import
-// prepares, until the returned restore is called.
-func OnStmtPrepared(f func(*sql.Stmt)) (restore func()) {
-	stmtPrepared = f
-	return func() { stmtPrepared = nil }
-}
-
 // DecideTest is decideTest (an A/B test's winner chosen and the rest
 // released) on a service's database at a time, for the test that two
 // processes choose it once.
 func DecideTest(ctx context.Context, svc *Service, sendID int64, now time.Time) (int, error) {
 	return decideTest(ctx, svc.DB, sendID, now.UnixMilli())
 }
-
-// ExportProgress has svc's exports record their progress after every
-// batch and calls f with each rows_done recorded, until restore.
-func ExportProgress(svc *Service, f func(jobID, rowsDone int64)) (restore func()) {
-	svc.Exports.progressEvery = 0
-	exportProgressHook = f
-	return func() { exportProgressHook = nil; svc.Exports.progressEvery = exportProgressEvery }
-}
-
-// ExportWorker is the name svc's export runner claims with.
-func ExportWorker(svc *Service) string { return svc.Exports.worker }
 
 // Notify mails the account's notification recipients one of herald's
 // short reports (as a finished send or import does).

@@ -27,6 +27,7 @@ type SingleSends struct {
 	engine    *Signals   // tells this process's engine a send may be due, or was deleted
 	checklist *Checklist // refuses a failing send when the account blocks on it
 	audit     *identity.Audit
+	groups    *Groups // the unsubscribe groups a send may name
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -149,7 +150,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		}
 	}
 	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
-		id, ok, err := accountGroup(ctx, s.db, p, accountID, in.UnsubscribeGroupID)
+		id, ok, err := accountGroup(ctx, s.groups, p, accountID, in.UnsubscribeGroupID)
 		if err != nil {
 			return nil, err
 		}
@@ -826,10 +827,10 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 // accountGroup reads the unsubscribe_group_id of a form: one of the
 // account's groups (ok), or a problem on the field when it is malformed
 // or not the account's. err is a failure of the database only.
-func accountGroup(ctx context.Context, db *core.DB, p core.Problems, accountID int64, raw string) (id int64, ok bool, err error) {
+func accountGroup(ctx context.Context, groups *Groups, p core.Problems, accountID int64, raw string) (id int64, ok bool, err error) {
 	id, err = core.ParseID(raw)
 	if err == nil {
-		_, err = (&Groups{db: db}).Get(ctx, accountID, id)
+		_, err = groups.Get(ctx, accountID, id)
 	}
 	switch {
 	case core.IsNotFound(err):
