@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"herald/models"
+	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
 	"herald/service/identity"
@@ -27,7 +28,7 @@ type Automations struct {
 	engine    *Signals   // tells this process's engine of changed emails and due steps
 	checklist *Checklist // refuses a failing set-live when the account blocks on it
 	audit     *identity.Audit
-	groups    *Groups // the unsubscribe groups an email may name
+	groups    *audience.Groups // the unsubscribe groups an email may name
 }
 
 // AutomationInput is the body of automations/create.

@@ -18,14 +18,14 @@ import (
 var clockAllowed = map[string]string{
 	"service.go:New":    "time.Now is the default of Config.Now",
 	"core/db.go:OpenDB": "models.Now is GORM's clock until New gives the database the service's",
-	"internal/record/events.go:(*Events).Wanted": "the age of a cache of which accounts want events",
-	"export_jobs.go:(*partWriter).progress":      "how long since the last progress was written (elapsed time)",
-	"imports.go:(*Imports).writeAll":             "how long since the last progress was written (elapsed time)",
-	"ledger.go:(*Ledger).reclaim":                "how long since the last sweep of dead claims (elapsed time)",
-	"liveness.go:(*liveness).beat":               "heartbeats: the wall clock, which processes agree on",
-	"liveness.go:(*liveness).aliveSince":         "heartbeats: the wall clock, which processes agree on",
-	"running.go:(*runningSends).list":            "the age of the list of running sends (elapsed time)",
-	"upload.go:PacedReader":                      "the start of an upload's rate measure (elapsed time)",
+	"internal/record/events.go:(*Events).Wanted":     "the age of a cache of which accounts want events",
+	"audience/export_jobs.go:(*partWriter).progress": "how long since the last progress was written (elapsed time)",
+	"audience/imports.go:(*Imports).writeAll":        "how long since the last progress was written (elapsed time)",
+	"ledger.go:(*Ledger).reclaim":                    "how long since the last sweep of dead claims (elapsed time)",
+	"liveness.go:(*liveness).beat":                   "heartbeats: the wall clock, which processes agree on",
+	"liveness.go:(*liveness).aliveSince":             "heartbeats: the wall clock, which processes agree on",
+	"running.go:(*runningSends).list":                "the age of the list of running sends (elapsed time)",
+	"audience/upload.go:PacedReader":                 "the start of an upload's rate measure (elapsed time)",
 }
 
 // TestOneClock: in service/ and its packages, times come from the area's clock (Config.Now,

@@ -10,6 +10,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/audience"
 	"herald/service/core"
 )
 
@@ -17,7 +18,7 @@ import (
 type Designs struct {
 	db        *core.DB
 	templates Templates
-	contacts  *Contacts // a preview with a contact's values
+	contacts  *audience.Contacts // a preview with a contact's values
 }
 
 // DesignInput is a design as the editor saves it.

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/models"
+	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
 	"herald/service/identity"
@@ -90,11 +91,11 @@ func benchLocalTime(b *testing.B, n int) {
 	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
 		b.Fatal(err)
 	}
-	g, err := svc.Groups.Create(ctx, acct, GroupInput{GroupName: "News", Description: "News", IsDisplay: "1"})
+	g, err := svc.Groups.Create(ctx, acct, audience.GroupInput{GroupName: "News", Description: "News", IsDisplay: "1"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := svc.Fields.Create(ctx, acct, FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {
+	if _, err := svc.Fields.Create(ctx, acct, audience.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {
 		b.Fatal(err)
 	}
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Everyone")

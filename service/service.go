@@ -21,6 +21,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"herald/delivery"
+	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
 	"herald/service/identity"
@@ -31,16 +32,16 @@ import (
 type Service struct {
 	DB            *core.DB
 	Accounts      *identity.Accounts
-	Unsubscribers *Unsubscribers
-	Groups        *Groups
+	Unsubscribers *audience.Unsubscribers
+	Groups        *audience.Groups
 	Notifications *deliverability.Notifications
 	Settings      *core.Settings
-	ContactTypes  *ContactTypes
-	Fields        *Fields
-	Contacts      *Contacts
-	Segments      *Segments
-	Imports       *Imports
-	Lookup        Lookup
+	ContactTypes  *audience.ContactTypes
+	Fields        *audience.Fields
+	Contacts      *audience.Contacts
+	Segments      *audience.Segments
+	Imports       *audience.Imports
+	Lookup        audience.Lookup
 	Senders       *deliverability.Senders
 	Templates     Templates
 	Outbox        *deliverability.Outbox
@@ -61,7 +62,7 @@ type Service struct {
 	APIKeys       *identity.APIKeys // named, scoped API keys
 	DomainChecks  *deliverability.DomainChecks
 	Dashboard     *deliverability.Dashboard
-	Exports       *Exports // background exports
+	Exports       *audience.Exports // background exports
 
 	engine *Signals // what the areas tell this process's engine
 	now    func() time.Time
@@ -155,7 +156,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	checklist := NewChecklist(db, now, checks.Authenticated)
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
-	aud := newAudienceArea(audienceConfig{DB: db, Audit: audit, ImportDone: mail.ImportDone})
+	aud := audience.New(audience.Config{DB: db, Audit: audit, ImportDone: mail.ImportDone})
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -190,7 +191,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
 	}
-	svc.Exports = newExports(db, svc.Contacts, svc.SingleSends, audit, now)
+	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"herald/delivery"
 	"herald/models"
+	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
 	"herald/service/identity"
@@ -27,7 +28,7 @@ type SingleSends struct {
 	engine    *Signals   // tells this process's engine a send may be due, or was deleted
 	checklist *Checklist // refuses a failing send when the account blocks on it
 	audit     *identity.Audit
-	groups    *Groups // the unsubscribe groups a send may name
+	groups    *audience.Groups // the unsubscribe groups a send may name
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -827,7 +828,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 // accountGroup reads the unsubscribe_group_id of a form: one of the
 // account's groups (ok), or a problem on the field when it is malformed
 // or not the account's. err is a failure of the database only.
-func accountGroup(ctx context.Context, groups *Groups, p core.Problems, accountID int64, raw string) (id int64, ok bool, err error) {
+func accountGroup(ctx context.Context, groups *audience.Groups, p core.Problems, accountID int64, raw string) (id int64, ok bool, err error) {
 	id, err = core.ParseID(raw)
 	if err == nil {
 		_, err = groups.Get(ctx, accountID, id)

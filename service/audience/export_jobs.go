@@ -1,4 +1,4 @@
-package service
+package audience
 
 import (
 	"context"
@@ -95,7 +95,7 @@ type Exports struct {
 	lastExpire    time.Time
 }
 
-func newExports(db *core.DB, contacts *Contacts, sends SendRecipients, audit *identity.Audit, now func() time.Time) *Exports {
+func NewExports(db *core.DB, contacts *Contacts, sends SendRecipients, audit *identity.Audit, now func() time.Time) *Exports {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

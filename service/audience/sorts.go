@@ -1,4 +1,4 @@
-package service
+package audience
 
 // The columns the console's lists of contacts and segments sort by
 // (ListFilter.Sort → column); each has an index of (user_id, column)

@@ -1,4 +1,4 @@
-package service
+package audience
 
 import (
 	"context"
@@ -8,18 +8,18 @@ import (
 	"herald/service/identity"
 )
 
-// audienceConfig is what the audience area is built from.
-type audienceConfig struct {
+// Config is what the audience area is built from.
+type Config struct {
 	DB    *core.DB
 	Audit *identity.Audit
 	// ImportDone is called when an import ends (herald mails its report).
 	ImportDone func(ctx context.Context, imp *models.Import)
 }
 
-// audienceArea is the audience area: contact types, fields, contacts and
+// Services are the audience area's services: contact types, fields, contacts and
 // their history, segments, imports, unsubscribe groups and unsubscribers.
-// Exports are built apart (newExports): they also need the sends.
-type audienceArea struct {
+// Exports are built apart (NewExports): they also need the sends.
+type Services struct {
 	ContactTypes  *ContactTypes
 	Fields        *Fields
 	Contacts      *Contacts
@@ -29,10 +29,10 @@ type audienceArea struct {
 	Groups        *Groups
 }
 
-// newAudienceArea wires the area's services to c.
-func newAudienceArea(c audienceConfig) *audienceArea {
+// New wires the area's services to c.
+func New(c Config) *Services {
 	segments := &Segments{db: c.DB, audit: c.Audit}
-	return &audienceArea{
+	return &Services{
 		ContactTypes:  &ContactTypes{db: c.DB, audit: c.Audit},
 		Fields:        &Fields{db: c.DB, segments: segments},
 		Contacts:      &Contacts{db: c.DB, segments: segments},

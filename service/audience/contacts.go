@@ -1,4 +1,4 @@
-package service
+package audience
 
 import (
 	"context"

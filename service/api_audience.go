@@ -1,0 +1,79 @@
+package service
+
+// Names of audience kept under their old names for the packages that use them.
+
+import (
+	"herald/service/audience"
+	"io"
+	"os"
+	"time"
+)
+
+type (
+	ContactFilter     = audience.ContactFilter
+	ContactInput      = audience.ContactInput
+	ExplainReason     = audience.ExplainReason
+	Explanation       = audience.Explanation
+	ExportInput       = audience.ExportInput
+	FieldInput        = audience.FieldInput
+	GroupInput        = audience.GroupInput
+	ImportColumn      = audience.ImportColumn
+	ImportFile        = audience.ImportFile
+	RecipientsInput   = audience.RecipientsInput
+	SegmentEmailInput = audience.SegmentEmailInput
+	SegmentInput      = audience.SegmentInput
+)
+
+const (
+	ExportContactsType = audience.ExportContactsType
+	ExportRunning      = audience.ExportRunning
+	MaxActiveExports   = audience.MaxActiveExports
+	MaxConditions      = audience.MaxConditions
+	MaxSpool           = audience.MaxSpool
+	MaxUploads         = audience.MaxUploads
+	NewColumn          = audience.NewColumn
+	ReasonByHand       = audience.ReasonByHand
+	ReasonConditions   = audience.ReasonConditions
+	ReasonContactType  = audience.ReasonContactType
+	ReasonNoContact    = audience.ReasonNoContact
+	SkipColumn         = audience.SkipColumn
+	UploadGrace        = audience.UploadGrace
+	UploadMinRate      = audience.UploadMinRate
+)
+
+var (
+	ErrTooManyExports  = audience.ErrTooManyExports
+	ErrTooManyUploads  = audience.ErrTooManyUploads
+	FieldTypes         = audience.FieldTypes
+	ReservedFieldNames = audience.ReservedFieldNames
+)
+
+// FieldLabel is audience.FieldLabel.
+func FieldLabel(name string) string {
+	return audience.FieldLabel(name)
+}
+
+// LimitReader is audience.LimitReader.
+func LimitReader(r io.Reader, n int64, tooLarge error) io.Reader {
+	return audience.LimitReader(r, n, tooLarge)
+}
+
+// NormaliseDateTime is audience.NormaliseDateTime.
+func NormaliseDateTime(v string) (string, bool) {
+	return audience.NormaliseDateTime(v)
+}
+
+// OperatorsFor is audience.OperatorsFor.
+func OperatorsFor(fieldType string) []string {
+	return audience.OperatorsFor(fieldType)
+}
+
+// PacedReader is audience.PacedReader.
+func PacedReader(r io.Reader, setDeadline func(time.Time) error) io.Reader {
+	return audience.PacedReader(r, setDeadline)
+}
+
+// Spool is audience.Spool.
+func Spool() (*os.File, error) {
+	return audience.Spool()
+}
