@@ -14,59 +14,6 @@ import (
 	"herald/service"
 )
 
-// automation makes a live-ready custom automation on a contact type with
-// two emails: one at once, one after two days.
-func (f *sendFixture) automation(typeID int64, exit string) *models.Automation {
-	f.t.Helper()
-	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeID, 10),
-		AutomationName: "Onboarding", UnsubscribeGroupID: strconv.FormatInt(f.group, 10), ExitCriteria: exit})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for i, st := range []struct{ period, unit string }{{"1", "instantly"}, {"2", "days"}} {
-		if _, err := f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.sender, 10),
-			Subject: fmt.Sprintf("Step %d for ((first_name))", i+1), WaitingPeriod: st.period, WaitingType: st.unit, TemplateID: "1", PreviewImg: "01-blank.png",
-			TemplateHTML: `<p>Step ` + strconv.Itoa(i+1) + ` <a href="https://shop.example.com/">shop</a></p>`}); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	return a
-}
-
-func (f *sendFixture) addContact(typeID int64, email string) {
-	f.t.Helper()
-	if _, err := f.svc.Contacts.Create(f.ctx, f.acct, service.ContactInput{ContactTypeID: strconv.FormatInt(typeID, 10), FirstName: "N", LastName: "L",
-		Email: email, Country: "250"}); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-// stepsOf counts, per recipient, the automation mails with subject prefix.
-func (f *sendFixture) stepsOf(email, prefix string) int {
-	n := 0
-	for _, m := range f.srv.Messages() {
-		if m.To == email && strings.HasPrefix(m.Header().Get("Subject"), prefix) {
-			n++
-		}
-	}
-	return n
-}
-
-// settle ticks and lets the engine send until the sink stops growing.
-func (f *sendFixture) settle() {
-	f.t.Helper()
-	for i := 0; i < 3; i++ {
-		if err := f.sg.Tick(f.ctx); err != nil {
-			f.t.Fatal(err)
-		}
-		before := -1
-		for before != f.srv.Count() {
-			before = f.srv.Count()
-			time.Sleep(150 * time.Millisecond)
-		}
-	}
-}
-
 func TestAutomationSendsEachStepOnTime(t *testing.T) {
 	t.Parallel()
 	f := newSendFixture(t, true)

@@ -220,15 +220,6 @@ func TestChecklistRates(t *testing.T) {
 	}
 }
 
-// blockingInput is a valid send whose design has no unsubscribe link and
-// does not show the postal address: two failures.
-func (f *sendFixture) blockingInput(typeID int64) service.SingleSendInput {
-	in := f.input("Blocked", []string{"contacts_" + strconv.FormatInt(typeID, 10)}, nil)
-	in.TemplateHTML = `<html><body><p>Hello ((first_name)), our autumn sale starts on Monday: every coat, scarf and pair of boots is thirty percent off for one week only.</p></body></html>`
-	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", time.Now().Add(48*time.Hour).Format("2006-01-02"), "10:00"
-	return in
-}
-
 func TestChecklistBlocksSends(t *testing.T) {
 	t.Parallel()
 	f := newSendFixture(t, false)

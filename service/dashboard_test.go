@@ -2,14 +2,12 @@ package service_test
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"herald/eventually"
 	"herald/smtptest"
 
 	"herald/dbtest"
@@ -21,53 +19,6 @@ import (
 
 	"golang.org/x/net/html"
 )
-
-// otherAccount is a second account of the fixture's service with its own
-// verified sender, group and contacts, and a send to them, completed.
-func (f *sendFixture) otherAccount(email string, contacts ...string) (int64, *models.SingleSend) {
-	f.t.Helper()
-	acct := newAccount(f.t, f.svc, email)
-	snd, err := f.svc.Senders.Create(f.ctx, acct, service.SenderInput{FromName: "Other", FromEmail: "news@other.example.com",
-		ReplyToEmail: "help@other.example.com", CountryID: "250", CompanyAddress: "2 rue de Rivoli", Nickname: "other"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if _, err := f.svc.Senders.Verify(f.ctx, snd.VerifyToken); err != nil {
-		f.t.Fatal(err)
-	}
-	g, err := f.svc.Groups.Create(f.ctx, acct, service.GroupInput{GroupName: "Other news", Description: "News", IsDisplay: "1"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	ct, err := f.svc.ContactTypes.Create(f.ctx, acct, "People")
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for _, e := range contacts {
-		if _, err := f.svc.Contacts.Create(f.ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10),
-			FirstName: "O", LastName: "P", Email: e, Country: "250"}); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-	in := f.input("Other send", []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil)
-	in.SenderID, in.UnsubscribeGroupID = strconv.FormatInt(snd.ID, 10), strconv.FormatInt(g.ID, 10)
-	ss, err := f.svc.SingleSends.Create(f.ctx, acct, in)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var got *models.SingleSend
-	eventually.NoError(f.t, 20*time.Second, func() error {
-		var err error
-		if got, err = f.svc.SingleSends.Get(f.ctx, acct, ss.Utr); err != nil {
-			f.t.Fatal(err)
-		}
-		if got.Status != models.SendCompleted {
-			return fmt.Errorf("other send: status %d", got.Status)
-		}
-		return nil
-	})
-	return acct, got
-}
 
 // noonTomorrow is noon (UTC) of the day after the wall clock's: where the
 // dashboard's tests start their clocks. The figures are kept per UTC day
@@ -90,18 +41,6 @@ func newDashboardFixture(t *testing.T) *sendFixture {
 	f := newSendFixture(t, true)
 	f.Set(noonTomorrow())
 	return f
-}
-
-func (f *sendFixture) overview(acct int64) *service.Overview {
-	f.t.Helper()
-	o, err := f.svc.Dashboard.Overview(f.ctx, acct)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if len(o.Days) != service.DashboardDays {
-		f.t.Fatalf("%d days, want %d", len(o.Days), service.DashboardDays)
-	}
-	return o
 }
 
 // TestDashboardDailyFigures: a send's deliveries, then a day later its

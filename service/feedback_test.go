@@ -12,18 +12,6 @@ import (
 	"herald/smtptest"
 )
 
-// sentTo returns the message of a send to one address.
-func (f *sendFixture) sentTo(utr, to string) smtptest.Message {
-	f.t.Helper()
-	for _, m := range f.sent(utr) {
-		if m.To == to {
-			return m
-		}
-	}
-	f.t.Fatalf("no message of %s to %s", utr, to)
-	return smtptest.Message{}
-}
-
 // returnToken is the VERP token of a message's return path.
 func returnToken(t *testing.T, m smtptest.Message) string {
 	t.Helper()
@@ -45,22 +33,6 @@ func mailtoToken(t *testing.T, m smtptest.Message) string {
 	}
 	tok := lu[i+len("mailto:bounces+u"):]
 	return tok[:strings.IndexByte(tok, '@')]
-}
-
-func (f *sendFixture) handle(reports ...service.Report) {
-	f.t.Helper()
-	if err := f.svc.Feedback.Handle(f.ctx, reports); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *sendFixture) feedbackRows() []models.Feedback {
-	f.t.Helper()
-	var rows []models.Feedback
-	if err := f.svc.DB.R.Where("user_id = ?", f.acct).Order("id").Find(&rows).Error; err != nil {
-		f.t.Fatal(err)
-	}
-	return rows
 }
 
 // TestFeedbackHandlesEveryKindOnce drives Feedback.Handle with the reports

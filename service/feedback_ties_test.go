@@ -42,29 +42,6 @@ func untiedRows(t *testing.T, svc *service.Service) []models.UntiedReport {
 	return rows
 }
 
-// secondAccount is a second account on f's service and engine, with its
-// own verified sender and group.
-func (f *sendFixture) secondAccount(email string) *sendFixture {
-	f.t.Helper()
-	o := *f
-	o.acct = newAccount(f.t, f.svc, email)
-	snd, err := f.svc.Senders.Create(f.ctx, o.acct, service.SenderInput{FromName: "Other", FromEmail: "news@other.example.net",
-		ReplyToEmail: "help@other.example.net", CountryID: "250", CompanyAddress: "2 rue de Rivoli", Nickname: "other"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if _, err := f.svc.Senders.Verify(f.ctx, snd.VerifyToken); err != nil {
-		f.t.Fatal(err)
-	}
-	o.sender = snd.ID
-	g, err := f.svc.Groups.Create(f.ctx, o.acct, service.GroupInput{GroupName: "News", Description: "News", IsDisplay: "1"})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	o.group = g.ID
-	return &o
-}
-
 // startFeedbackInbound serves herald's inbound SMTP server over f's
 // service on loopback, as serve wires it; it returns its address.
 func startFeedbackInbound(t *testing.T, svc *service.Service) string {
@@ -193,16 +170,6 @@ be delivered to one or more recipients.
 func headerOf(m smtptest.Message) string {
 	h, _, _ := strings.Cut(strings.ReplaceAll(string(m.Data), "\r\n", "\n"), "\n\n")
 	return h + "\n"
-}
-
-// unsubscribed says whether email is a global unsubscriber of acct.
-func (f *sendFixture) unsubscribed(email string) bool {
-	f.t.Helper()
-	var n int64
-	if err := f.svc.DB.R.Model(&models.Unsubscriber{}).Where("user_id = ? AND email_address = ?", f.acct, email).Count(&n).Error; err != nil {
-		f.t.Fatal(err)
-	}
-	return n > 0
 }
 
 // TestInboundReportsNeedATie: through the real inbound SMTP server, a DSN,

@@ -9,44 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"herald/eventually"
 	"herald/models"
 	"herald/service"
 	"herald/smtptest"
 )
-
-// ledger returns the send's ledger rows by address.
-func (f *sendFixture) ledger(sendID int64) map[string]models.SendMessage {
-	f.t.Helper()
-	var rows []models.SendMessage
-	if err := f.svc.DB.R.Where("send_id = ?", sendID).Find(&rows).Error; err != nil {
-		f.t.Fatal(err)
-	}
-	out := map[string]models.SendMessage{}
-	for _, r := range rows {
-		out[r.Email] = r
-	}
-	return out
-}
-
-// suppressed returns the account's suppressions by address.
-func (f *sendFixture) suppressed() map[string]*models.Suppression {
-	f.t.Helper()
-	out := map[string]*models.Suppression{}
-	if err := f.svc.Suppressions.Each(f.ctx, f.acct, service.ListFilter{}, func(s *models.Suppression) error {
-		out[s.Email] = s
-		return nil
-	}); err != nil {
-		f.t.Fatal(err)
-	}
-	return out
-}
-
-// waitFor polls cond until it holds, or fails the test after d.
-func (f *sendFixture) waitFor(what string, d time.Duration, cond func() bool) {
-	f.t.Helper()
-	eventually.True(f.t, d, what, cond)
-}
 
 func decodeSubject(t *testing.T, m smtptest.Message) string {
 	t.Helper()
@@ -55,27 +21,6 @@ func decodeSubject(t *testing.T, m smtptest.Message) string {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// pausedOrFail reads a send that should pause, failing at once when it
-// completed instead.
-func (f *sendFixture) pausedOrFail(utr string) *models.SingleSend {
-	f.t.Helper()
-	ss := f.get(utr)
-	if ss.Status == models.SendCompleted {
-		f.t.Fatalf("the send completed instead of pausing: delivered %d bounces %d blocks %d, %d addresses suppressed",
-			ss.Delivered, ss.Bounces, ss.Blocks, len(f.suppressed()))
-	}
-	return ss
-}
-
-func (f *sendFixture) get(utr string) *models.SingleSend {
-	f.t.Helper()
-	ss, err := f.svc.SingleSends.Get(f.ctx, f.acct, utr)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return ss
 }
 
 // TestRelayRefusalsAreBlocksNotBounces: a real SMTP server refuses one

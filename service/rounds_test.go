@@ -17,46 +17,6 @@ import (
 // the scheduler's list: service.RunRound) over a real database, with the
 // engine stopped, and check what that round did and nothing else.
 
-// round runs one round of f's scheduler.
-func (f *sendFixture) round(name string) {
-	f.t.Helper()
-	if err := service.RunRound(f.ctx, f.sg, name); err != nil {
-		f.t.Fatalf("round %s: %v", name, err)
-	}
-}
-
-// scalar reads one number.
-func (f *sendFixture) scalar(q string, args ...any) int64 {
-	f.t.Helper()
-	var n int64
-	if err := f.svc.DB.R.Raw(q, args...).Scan(&n).Error; err != nil {
-		f.t.Fatal(err)
-	}
-	return n
-}
-
-// exec runs a statement on the database.
-func (f *sendFixture) exec(q string, args ...any) {
-	f.t.Helper()
-	if err := f.svc.DB.W.Exec(q, args...).Error; err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-// waitResolved waits for the audience of a started send to be resolved
-// (the start round resolves it in the background).
-func (f *sendFixture) waitResolved(id int64) {
-	f.t.Helper()
-	f.waitFor("the audience resolved", 20*time.Second, func() bool {
-		return f.scalar("SELECT resolved FROM single_sends WHERE id = ?", id) == 1
-	})
-}
-
-func (f *sendFixture) status(id int64) models.SendStatus {
-	f.t.Helper()
-	return models.SendStatus(f.scalar("SELECT status FROM single_sends WHERE id = ?", id))
-}
-
 func TestRoundsRunInTheirOrder(t *testing.T) {
 	t.Parallel()
 	f := newSendFixture(t, false)
@@ -108,7 +68,7 @@ func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
 	claim("a@example.com", "dead")
 	claim("b@example.com", "live")
 	claim("c@example.com", "ancient")
-	f.round("reclaim") // the first round sweeps every claim of a process not alive
+	round(t, f, "reclaim") // the first round sweeps every claim of a process not alive
 	for email, worker := range map[string]string{"a@example.com": "", "b@example.com": "live", "c@example.com": ""} {
 		st, w := state(email)
 		if want := map[bool]models.MessageState{true: models.MessageQueued, false: models.MessageClaimed}[worker == ""]; st != want || w != worker {
@@ -121,7 +81,7 @@ func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
 	// Within the minute, a round takes back the claims of the processes
 	// it finds dead.
 	claim("d@example.com", "dead")
-	f.round("reclaim")
+	round(t, f, "reclaim")
 	if st, w := state("d@example.com"); st != models.MessageQueued || w != "" {
 		t.Fatalf("a later claim of the dead process: state %d worker %q, want queued", st, w)
 	}
@@ -146,7 +106,7 @@ func TestRoundStartStartsDueSends(t *testing.T) {
 	in := f.input("Later", to, nil)
 	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
 	later := f.create(in)
-	f.round("start")
+	round(t, f, "start")
 	if st := f.status(now.ID); st != models.SendRunning {
 		t.Fatalf("the send for now: status %d, want running", st)
 	}
@@ -158,7 +118,7 @@ func TestRoundStartStartsDueSends(t *testing.T) {
 		t.Fatalf("the send for 09:30 at 08:00: status %d, want ready", st)
 	}
 	f.Advance(91 * time.Minute) // 09:31
-	f.round("start")
+	round(t, f, "start")
 	if st := f.status(later.ID); st != models.SendRunning {
 		t.Fatalf("the send for 09:30 at 09:31: status %d, want running", st)
 	}
@@ -178,7 +138,7 @@ func TestRoundABTestsDecidesAfterTheWait(t *testing.T) {
 	in := f.input("Test", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"One", "Two"}, Share: "50", Metric: service.ABOpens, Wait: "60"}
 	ss := f.create(in)
-	f.round("start")
+	round(t, f, "start")
 	f.waitResolved(ss.ID)
 	held := func() int64 {
 		return f.scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 0", ss.ID)
@@ -187,12 +147,12 @@ func TestRoundABTestsDecidesAfterTheWait(t *testing.T) {
 		t.Fatal("no row held back for the winner")
 	}
 	f.Advance(59 * time.Minute)
-	f.round("abtests")
+	round(t, f, "abtests")
 	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 0 || held() == 0 {
 		t.Fatalf("before the wait is over: winner %d, %d rows held", w, held())
 	}
 	f.Advance(2 * time.Minute)
-	f.round("abtests")
+	round(t, f, "abtests")
 	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 1 { // no opens: the first variant
 		t.Fatalf("after the wait: winner %d, want 1", w)
 	}
@@ -211,27 +171,27 @@ func TestRoundCompleteCompletesFinishedSends(t *testing.T) {
 	}
 	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
 	ss := f.create(f.input("Done", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.round("start")
+	round(t, f, "start")
 	f.waitResolved(ss.ID)
-	f.round("complete")
+	round(t, f, "complete")
 	if st := f.status(ss.ID); st != models.SendRunning {
 		t.Fatalf("with messages queued: status %d, want running", st)
 	}
 	f.exec("UPDATE send_messages SET state = ? WHERE send_id = ? AND email = ?", models.MessageDelivered, ss.ID, "ann@example.com")
 	f.exec("UPDATE send_messages SET state = ?, worker = 'w' WHERE send_id = ? AND email = ?", models.MessageClaimed, ss.ID, "bob@example.com")
-	f.round("complete")
+	round(t, f, "complete")
 	if st := f.status(ss.ID); st != models.SendRunning {
 		t.Fatalf("with a message claimed: status %d, want running", st)
 	}
 	f.exec("UPDATE send_messages SET state = ?, worker = NULL WHERE send_id = ?", models.MessageDelivered, ss.ID)
-	f.round("complete")
+	round(t, f, "complete")
 	if st := f.status(ss.ID); st != models.SendCompleted {
 		t.Fatalf("with every message delivered: status %d, want completed", st)
 	}
 	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d summaries mailed, want 1", n)
 	}
-	f.round("complete")
+	round(t, f, "complete")
 	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d summaries mailed after a second round, want 1", n)
 	}
@@ -255,18 +215,18 @@ func TestRoundPurgeDeletesPastRetentionHourly(t *testing.T) {
 	}
 	exists := func(id int64) bool { return f.scalar("SELECT COUNT(*) FROM single_sends WHERE id = ?", id) == 1 }
 	longAgo(old.ID)
-	f.round("purge")
+	round(t, f, "purge")
 	if exists(old.ID) || !exists(recent.ID) {
 		t.Fatalf("after the first purge: old kept %v, recently deleted kept %v; want false, true", exists(old.ID), exists(recent.ID))
 	}
 	longAgo(recent.ID)
 	f.Advance(30 * time.Minute)
-	f.round("purge")
+	round(t, f, "purge")
 	if !exists(recent.ID) {
 		t.Fatal("purged twice within the hour")
 	}
 	f.Advance(31 * time.Minute)
-	f.round("purge")
+	round(t, f, "purge")
 	if exists(recent.ID) {
 		t.Fatal("not purged an hour after the last purge")
 	}
@@ -284,13 +244,13 @@ func TestRoundNoticesMailsPauseNoticesOnce(t *testing.T) {
 	ss := f.create(f.input("Paused", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	f.exec("UPDATE single_sends SET paused_at = ?, pause_reason = ?, block_streak = 10 WHERE id = ?",
 		models.NewTimestamp(f.Now()), "delivery: permanent failure at MAIL FROM: 553 5.7.1 Sender address rejected", ss.ID)
-	f.round("notices")
+	round(t, f, "notices")
 	if n := f.srv.PerRecipient()["boss@example.com"]; n != 0 {
 		t.Fatalf("%d notices mailed with none queued", n)
 	}
 	service.Paused(f.sg, ss.ID, 1<<40) // the second send does not exist: no notice, no error
-	f.round("notices")
-	f.round("notices")
+	round(t, f, "notices")
+	round(t, f, "notices")
 	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d notices mailed, want 1", n)
 	}
@@ -317,8 +277,8 @@ func TestRoundAutomationsEnrolsAndQueues(t *testing.T) {
 	if queued("new@example.com") != 0 {
 		t.Fatal("queued before the round")
 	}
-	f.round("automations")
-	f.round("automations")
+	round(t, f, "automations")
+	round(t, f, "automations")
 	if n := queued("new@example.com"); n != 1 {
 		t.Fatalf("%d emails queued for the new contact, want 1 (its first step)", n)
 	}
@@ -327,5 +287,13 @@ func TestRoundAutomationsEnrolsAndQueues(t *testing.T) {
 	}
 	if n := f.scalar("SELECT step FROM automation_contacts WHERE automation_id = ? AND email = ?", a.ID, "new@example.com"); n != 1 {
 		t.Fatalf("the enrolment is at step %d, want 1", n)
+	}
+}
+
+// round runs one round of f's scheduler.
+func round(t *testing.T, f *sendFixture, name string) {
+	t.Helper()
+	if err := service.RunRound(f.ctx, f.sg, name); err != nil {
+		t.Fatalf("round %s: %v", name, err)
 	}
 }

@@ -68,15 +68,6 @@ func TestParseIDs(t *testing.T) {
 	}
 }
 
-func newAccount(t *testing.T, svc *service.Service, email string) int64 {
-	t.Helper()
-	u, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "T", Email: email, Password: "test-passphrase-9"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.ID
-}
-
 func count(t *testing.T, svc *service.Service, acct int64) int {
 	t.Helper()
 	n := 0
