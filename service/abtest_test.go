@@ -15,6 +15,7 @@ import (
 	"herald/eventually"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -38,7 +39,7 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 	clock := dbtest.NewClock(start)
 	procs := dbtest.Processes(t, 2, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: clock.Now})
 	svc := procs[0]
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	snd, err := svc.Senders.Create(ctx, acct, service.SenderInput{FromName: "Shop", FromEmail: "news@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "shop"})
 	if err != nil {
@@ -292,22 +293,22 @@ func TestABTestSendsTheWinnerToTheRest(t *testing.T) {
 // to the first) and the rest gets its subject.
 func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := servicetest.NewSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
 		emails = append(emails, "t"+strconv.Itoa(i)+"@example.com")
 	}
-	typeA := f.contactType("Customers", emails...)
-	in := f.input("Tie", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", emails...)
+	in := f.Input("Tie", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"First", "Second"}, Share: "50", Metric: service.ABClicks, Wait: "30"}
-	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	ss, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var held int64
 	eventually.NoError(t, 10*time.Second, func() error {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
-		ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
+		ab, err := f.Svc.SingleSends.ABTest(f.Ctx, f.Acct, got)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,7 +323,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 	}
 	f.Advance(31 * time.Minute)
 	eventually.NoError(t, 10*time.Second, func() error {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.ABWinner != 1 || got.Delivered != 12 {
 				t.Fatalf("winner %d delivered %d, want 1 and 12", got.ABWinner, got.Delivered)
@@ -332,7 +333,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 		return fmt.Errorf("not completed: status %d winner %d", got.Status, got.ABWinner)
 	})
 	n := 0
-	for _, m := range f.srv.Messages() {
+	for _, m := range f.SMTP.Messages() {
 		if m.Header().Get("X-Herald-Send") == ss.Utr {
 			n++
 			if s := m.Header().Get("Subject"); s != "First" && s != "Second" {
@@ -344,7 +345,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 		t.Fatalf("%d messages, want 12", n)
 	}
 	// A copy runs its own test.
-	cp, err := f.svc.SingleSends.Duplicate(f.ctx, f.acct, ss.Utr)
+	cp, err := f.Svc.SingleSends.Duplicate(f.Ctx, f.Acct, ss.Utr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 		t.Fatalf("copy: winner %d decide at %d subjects %v", cp.ABWinner, cp.ABDecideAt, cp.ABSubjects)
 	}
 	var second int64
-	if err := f.svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != 0 {
+	if err := f.Svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != 0 {
 		t.Fatalf("rest rows of variant 2: %d (%v)", second, err)
 	}
 }
@@ -361,9 +362,9 @@ func TestABTestTieGoesToTheFirstVariant(t *testing.T) {
 // metric, a wait, and not with a local time.
 func TestABTestOptionIsValidated(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers", "ann@example.com")
-	in := f.input("AB", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers", "ann@example.com")
+	in := f.Input("AB", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	ok := service.ABTestInput{On: true, Subjects: []string{"A", "B"}, Share: "20", Metric: "opens", Wait: "120"}
 	for _, tc := range []struct {
 		edit  func(*service.ABTestInput, *service.SingleSendInput)
@@ -386,7 +387,7 @@ func TestABTestOptionIsValidated(t *testing.T) {
 		a.Subjects = slices.Clone(ok.Subjects)
 		tc.edit(&a, &s)
 		s.AB = &a
-		ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, s)
+		ss, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, s)
 		if tc.field == "" {
 			if err != nil {
 				t.Fatalf("valid option refused: %v", err)
@@ -408,22 +409,22 @@ func TestABTestOptionIsValidated(t *testing.T) {
 // whatever the opens say now.
 func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := servicetest.NewSendFixture(t, true)
 	var emails []string
 	for i := range 12 {
 		emails = append(emails, "r"+strconv.Itoa(i)+"@example.com")
 	}
-	typeA := f.contactType("Customers", emails...)
-	in := f.input("Resume", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", emails...)
+	in := f.Input("Resume", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"First", "Second"}, Share: "50", Metric: service.ABOpens, Wait: "30"}
-	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	ss, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var held int64
 	eventually.NoError(t, 10*time.Second, func() error {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
-		ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
+		ab, err := f.Svc.SingleSends.ABTest(f.Ctx, f.Acct, got)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,15 +436,15 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 	})
 	// As a process that died after choosing the second variant and
 	// releasing one held row leaves the send.
-	if err := f.svc.DB.W.Exec("UPDATE single_sends SET ab_winner = 2 WHERE id = ?", ss.ID).Error; err != nil {
+	if err := f.Svc.DB.W.Exec("UPDATE single_sends SET ab_winner = 2 WHERE id = ?", ss.ID).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.DB.W.Exec("UPDATE send_messages SET variant = 2, next_at = 0, release_at = 1 WHERE id = (SELECT MIN(id) FROM send_messages WHERE send_id = ? AND variant = 0)", ss.ID).Error; err != nil {
+	if err := f.Svc.DB.W.Exec("UPDATE send_messages SET variant = 2, next_at = 0, release_at = 1 WHERE id = (SELECT MIN(id) FROM send_messages WHERE send_id = ? AND variant = 0)", ss.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	f.Advance(31 * time.Minute)
 	eventually.NoError(t, 10*time.Second, func() error {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.ABWinner != 2 || got.ABReleased != 1 || got.Delivered != 12 {
 				t.Fatalf("winner %d released %d delivered %d, want 2, 1 and 12", got.ABWinner, got.ABReleased, got.Delivered)
@@ -453,11 +454,11 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 		return fmt.Errorf("not completed: status %d winner %d", got.Status, got.ABWinner)
 	})
 	var second int64
-	if err := f.svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != held {
+	if err := f.Svc.DB.R.Raw("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 2 AND release_at > 0", ss.ID).Scan(&second).Error; err != nil || second != held {
 		t.Fatalf("rest rows with the stored winner: %d of %d (%v)", second, held, err)
 	}
 	n := 0
-	for _, m := range f.srv.Messages() {
+	for _, m := range f.SMTP.Messages() {
 		if m.Header().Get("X-Herald-Send") == ss.Utr {
 			n++
 		}
@@ -470,11 +471,11 @@ func TestABTestReleaseResumesWithTheStoredWinner(t *testing.T) {
 // A draft keeps its A/B option, saved and saved again.
 func TestABTestDraftKeepsTheOption(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers", "ann@example.com")
-	in := f.input("Draft", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers", "ann@example.com")
+	in := f.Input("Draft", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"A", "B", "C"}, Share: "30", Metric: service.ABClicks, Wait: "90"}
-	d, err := f.svc.SingleSends.SaveDraft(f.ctx, f.acct, in)
+	d, err := f.Svc.SingleSends.SaveDraft(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +484,7 @@ func TestABTestDraftKeepsTheOption(t *testing.T) {
 	}
 	in.Utr = d.Utr
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"X", "Y"}, Share: "10", Metric: service.ABOpens, Wait: "30"}
-	d, err = f.svc.SingleSends.SaveDraft(f.ctx, f.acct, in)
+	d, err = f.Svc.SingleSends.SaveDraft(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,15 +498,15 @@ func TestABTestDraftKeepsTheOption(t *testing.T) {
 // opens), though A has more opens in all; the statistics show both.
 func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := servicetest.NewSendFixture(t, true)
 	var emails []string
 	for i := range 24 {
 		emails = append(emails, "p"+strconv.Itoa(i)+"@example.com")
 	}
-	typeA := f.contactType("Readers", emails...)
-	in := f.input("People", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Readers", emails...)
+	in := f.Input("People", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"Proxied", "Read"}, Share: "50", Metric: service.ABOpens, Wait: "30"}
-	ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	ss, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +518,7 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 	var rows []row
 	eventually.NoError(t, 10*time.Second, func() error {
 		rows = rows[:0]
-		if err := f.svc.DB.R.Raw("SELECT id, variant, state FROM send_messages WHERE send_id = ? AND variant > 0 ORDER BY id", ss.ID).Scan(&rows).Error; err != nil {
+		if err := f.Svc.DB.R.Raw("SELECT id, variant, state FROM send_messages WHERE send_id = ? AND variant > 0 ORDER BY id", ss.ID).Scan(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
 		delivered := 0
@@ -533,18 +534,18 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 	})
 	var proxied, read int
 	for _, r := range rows {
-		tok, err := f.svc.Tracking.Token(f.ctx, r.ID)
+		tok, err := f.Svc.Tracking.Token(f.Ctx, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch {
 		case r.Variant == 1:
-			if err := f.svc.Tracking.OpenHit(f.ctx, tok, appleProxyHit); err != nil {
+			if err := f.Svc.Tracking.OpenHit(f.Ctx, tok, appleProxyHit); err != nil {
 				t.Fatal(err)
 			}
 			proxied++
 		case r.Variant == 2 && read == 0:
-			if err := f.svc.Tracking.OpenHit(f.ctx, tok, personHit); err != nil {
+			if err := f.Svc.Tracking.OpenHit(f.Ctx, tok, personHit); err != nil {
 				t.Fatal(err)
 			}
 			read++
@@ -555,12 +556,12 @@ func TestABTestWinnerByPeopleNotMachines(t *testing.T) {
 	}
 	f.Advance(31 * time.Minute)
 	eventually.NoError(t, 10*time.Second, func() error {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.ABWinner != 0 {
 			if got.ABWinner != 2 {
 				t.Fatalf("winner %d, want 2 (the variant a person opened)", got.ABWinner)
 			}
-			ab, err := f.svc.SingleSends.ABTest(f.ctx, f.acct, got)
+			ab, err := f.Svc.SingleSends.ABTest(f.Ctx, f.Acct, got)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"herald/dbtest"
 	"herald/delivery"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 const testSecretKey = "a-test-secret-key-of-at-least-32-characters"
@@ -47,8 +48,8 @@ func TestResetPasswordCommand(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
-	bob := newAccount(t, svc, "bob@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
+	bob := servicetest.NewAccount(t, svc, "bob@example.com")
 	s1, _ := svc.Sessions.Start(ctx, ann)
 	s2, _ := svc.Sessions.Start(ctx, ann)
 	sb, _ := svc.Sessions.Start(ctx, bob)
@@ -118,7 +119,7 @@ func TestPasswordResetByMail(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	s1, _ := svc.Sessions.Start(ctx, ann)
 
 	if err := svc.Accounts.RequestPasswordReset(ctx, "not an address"); service.ErrorCode(err) != service.CodeValidation {
@@ -234,7 +235,7 @@ func TestTwoFactor(t *testing.T) {
 	t.Parallel()
 	svc, clk := clockedService(t, service.Config{SecretKey: testSecretKey})
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	const pw = "test-passphrase-9"
 
 	if !svc.Accounts.TwoFactorAvailable() {
@@ -360,7 +361,7 @@ func TestTwoFactor(t *testing.T) {
 	if none.Accounts.TwoFactorAvailable() {
 		t.Fatal("available without a key")
 	}
-	if _, err := none.Accounts.BeginTOTP(ctx, service.Owner(newAccount(t, none, "z@example.com"))); err != service.ErrNoSecretKey {
+	if _, err := none.Accounts.BeginTOTP(ctx, service.Owner(servicetest.NewAccount(t, none, "z@example.com"))); err != service.ErrNoSecretKey {
 		t.Fatalf("set-up without a key: %v", err)
 	}
 

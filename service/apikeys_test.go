@@ -9,6 +9,7 @@ import (
 
 	"herald/dbtest"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestAPIKeysCreateListRevoke(t *testing.T) {
@@ -16,8 +17,8 @@ func TestAPIKeysCreateListRevoke(t *testing.T) {
 	svc, clock := clockedService(t, service.Config{})
 	clock.Set(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@example.com")
-	b := newAccount(t, svc, "b@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
+	b := servicetest.NewAccount(t, svc, "b@example.com")
 
 	key, pair, err := svc.APIKeys.Create(ctx, a, service.APIKeyInput{Name: " Reporting ", Scope: service.ScopeRead})
 	if err != nil {
@@ -112,7 +113,7 @@ func TestAPIKeysValidation(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
 	if _, _, err := svc.APIKeys.Create(ctx, a, service.APIKeyInput{Name: "Taken", Scope: service.ScopeFull}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestAPIKeyRevokedOnEveryProcess(t *testing.T) {
 	t.Parallel()
 	procs := dbtest.Processes(t, 2)
 	ctx := context.Background()
-	a := newAccount(t, procs[0], "a@example.com")
+	a := servicetest.NewAccount(t, procs[0], "a@example.com")
 	key, pair, err := procs[0].APIKeys.Create(ctx, a, service.APIKeyInput{Name: "CI", Scope: service.ScopeFull})
 	if err != nil {
 		t.Fatal(err)

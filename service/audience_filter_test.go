@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // The count of a form's audience keeps only the account's own live
@@ -14,36 +15,36 @@ import (
 // all (a malformed target) or drop every exclusion (a malformed one).
 func TestFormAudienceCountKeepsOnlyOwnTargets(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
+	f := servicetest.NewSendFixture(t, false)
 	id := func(n int64) string { return strconv.FormatInt(n, 10) }
-	typeA := f.contactType("Alpha", "a1@example.com", "a2@example.com", "a3@example.com", "a4@example.com")
-	gone := f.contactType("Gone", "g1@example.com")
-	if err := f.svc.ContactTypes.Delete(f.ctx, f.acct, gone); err != nil {
+	typeA := f.ContactType("Alpha", "a1@example.com", "a2@example.com", "a3@example.com", "a4@example.com")
+	gone := f.ContactType("Gone", "g1@example.com")
+	if err := f.Svc.ContactTypes.Delete(f.Ctx, f.Acct, gone); err != nil {
 		t.Fatal(err)
 	}
-	seg, err := f.svc.Segments.Create(f.ctx, f.acct, service.SegmentInput{ContactTypeID: id(typeA), SegmentName: "Ones",
+	seg, err := f.Svc.Segments.Create(f.Ctx, f.Acct, service.SegmentInput{ContactTypeID: id(typeA), SegmentName: "Ones",
 		SelectField: []string{"email"}, SelectOperator: []string{"contains"}, Value: []string{"a1@"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: id(f.group), EmailAddress: "a2@example.com"}); err != nil {
+	if _, err := f.Svc.Groups.AddRecipients(f.Ctx, f.Acct, service.RecipientsInput{GroupID: id(f.Group), EmailAddress: "a2@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	other := newAccount(t, f.svc, "other@herald.test")
-	theirType, err := f.svc.ContactTypes.Create(f.ctx, other, "Theirs")
+	other := servicetest.NewAccount(t, f.Svc, "other@herald.test")
+	theirType, err := f.Svc.ContactTypes.Create(f.Ctx, other, "Theirs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range []string{"t1@example.com", "t2@example.com"} {
-		if _, err := f.svc.Contacts.Create(f.ctx, other, service.ContactInput{ContactTypeID: id(theirType.ID), FirstName: "T", LastName: "T", Email: e, Country: "250"}); err != nil {
+		if _, err := f.Svc.Contacts.Create(f.Ctx, other, service.ContactInput{ContactTypeID: id(theirType.ID), FirstName: "T", LastName: "T", Email: e, Country: "250"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	theirSeg, err := f.svc.Segments.Create(f.ctx, other, service.SegmentInput{ContactTypeID: id(theirType.ID), SegmentName: "Theirs"})
+	theirSeg, err := f.Svc.Segments.Create(f.Ctx, other, service.SegmentInput{ContactTypeID: id(theirType.ID), SegmentName: "Theirs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirGroup, err := f.svc.Groups.Create(f.ctx, other, service.GroupInput{GroupName: "Theirs", Description: "x", IsDisplay: "1"})
+	theirGroup, err := f.Svc.Groups.Create(f.Ctx, other, service.GroupInput{GroupName: "Theirs", Description: "x", IsDisplay: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,22 +61,22 @@ func TestFormAudienceCountKeepsOnlyOwnTargets(t *testing.T) {
 		{"own type among others'", append([]string{" " + mine + " "}, noise...), nil, "", 4},
 		{"only others'", noise, nil, "", 0},
 		{"own exclusion among others'", []string{mine}, append(noise, ones), "", 3},
-		{"own group", []string{mine}, nil, id(f.group), 3},
+		{"own group", []string{mine}, nil, id(f.Group), 3},
 		{"another account's group", []string{mine}, nil, id(theirGroup.ID), 4},
 		{"no group", []string{mine}, nil, "0", 4},
 		{"malformed group", []string{mine}, nil, "x", 4},
 	} {
-		n, err := f.svc.SingleSends.FormAudienceCount(f.ctx, f.acct, c.to, c.ex, c.group)
+		n, err := f.Svc.SingleSends.FormAudienceCount(f.Ctx, f.Acct, c.to, c.ex, c.group)
 		if err != nil || n != c.want {
 			t.Errorf("%s: %d, %v; want %d", c.name, n, err, c.want)
 		}
 	}
-	got, err := f.svc.SingleSends.OwnTargets(f.ctx, f.acct, append(append([]string{" " + mine}, noise...), ones, mine))
+	got, err := f.Svc.SingleSends.OwnTargets(f.Ctx, f.Acct, append(append([]string{" " + mine}, noise...), ones, mine))
 	if err != nil || strings.Join(got, ",") != mine+","+ones+","+mine {
 		t.Errorf("OwnTargets = %q, %v; want [%s %s %s]", got, err, mine, ones, mine)
 	}
 	// Without the filter a malformed item spoils the whole count.
-	if n, err := f.svc.SingleSends.AudienceCount(f.ctx, f.acct, []string{mine, "junk"}, nil, 0); err != nil || n != 0 {
+	if n, err := f.Svc.SingleSends.AudienceCount(f.Ctx, f.Acct, []string{mine, "junk"}, nil, 0); err != nil || n != 0 {
 		t.Errorf("AudienceCount with a malformed target: %d, %v; want 0", n, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"herald/dbtest"
 	"herald/delivery"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // clockedService is a service over a fresh database (configured by cfg)
@@ -79,7 +80,7 @@ func TestSessions(t *testing.T) {
 	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
-	ann, bob := newAccount(t, svc, "ann@example.com"), newAccount(t, svc, "bob@example.com")
+	ann, bob := servicetest.NewAccount(t, svc, "ann@example.com"), servicetest.NewAccount(t, svc, "bob@example.com")
 	s := svc.Sessions
 	t1, err := s.Start(ctx, ann)
 	if err != nil {
@@ -163,7 +164,7 @@ func TestLoginThrottle(t *testing.T) {
 	t.Parallel()
 	svc, clk := clockedService(t, service.Config{})
 	ctx := context.Background()
-	newAccount(t, svc, "ann@example.com")
+	servicetest.NewAccount(t, svc, "ann@example.com")
 	login := func(ip, password string, known bool) error {
 		_, err := svc.Accounts.Login(ctx, service.LoginInput{Email: "ann@example.com", Password: password, IP: ip, Known: known})
 		return err
@@ -240,8 +241,8 @@ func TestChangePassword(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
-	bob := newAccount(t, svc, "bob@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
+	bob := servicetest.NewAccount(t, svc, "bob@example.com")
 	t1, _ := svc.Sessions.Start(ctx, ann)
 	tb, _ := svc.Sessions.Start(ctx, bob)
 	err := svc.Accounts.ChangePassword(ctx, service.Owner(ann), service.PasswordChange{Current: "wrong-password", Password: "1234567890", Confirmation: "x"})

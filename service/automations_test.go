@@ -12,46 +12,47 @@ import (
 	"herald/eventually"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestAutomationSendsEachStepOnTime(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "before@example.com")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "before@example.com")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "new@example.com")
-	f.settle()
-	if f.stepsOf("new@example.com", "Step 1") != 1 || f.stepsOf("new@example.com", "Step 2") != 0 {
-		t.Fatalf("after enrolment: step1 %d step2 %d", f.stepsOf("new@example.com", "Step 1"), f.stepsOf("new@example.com", "Step 2"))
+	f.AddContact(typeA, "new@example.com")
+	f.Settle()
+	if f.StepsOf("new@example.com", "Step 1") != 1 || f.StepsOf("new@example.com", "Step 2") != 0 {
+		t.Fatalf("after enrolment: step1 %d step2 %d", f.StepsOf("new@example.com", "Step 1"), f.StepsOf("new@example.com", "Step 2"))
 	}
-	if f.stepsOf("before@example.com", "Step") != 0 {
+	if f.StepsOf("before@example.com", "Step") != 0 {
 		t.Fatal("a contact already in the type before set live was enrolled")
 	}
 	f.Advance(47 * time.Hour)
-	f.settle()
-	if f.stepsOf("new@example.com", "Step 2") != 0 {
+	f.Settle()
+	if f.StepsOf("new@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 went before two days")
 	}
 	f.Advance(2 * time.Hour)
-	f.settle()
-	f.settle()
-	if f.stepsOf("new@example.com", "Step 1") != 1 || f.stepsOf("new@example.com", "Step 2") != 1 {
-		t.Fatalf("after two days: step1 %d step2 %d", f.stepsOf("new@example.com", "Step 1"), f.stepsOf("new@example.com", "Step 2"))
+	f.Settle()
+	f.Settle()
+	if f.StepsOf("new@example.com", "Step 1") != 1 || f.StepsOf("new@example.com", "Step 2") != 1 {
+		t.Fatalf("after two days: step1 %d step2 %d", f.StepsOf("new@example.com", "Step 1"), f.StepsOf("new@example.com", "Step 2"))
 	}
-	got, err := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
+	got, err := f.Svc.Automations.Get(f.Ctx, f.Acct, a.Utr)
 	if err != nil || got.TotalTriggered != 2 || got.TotalDelivered != 2 {
 		t.Fatalf("totals: %+v %v", got, err)
 	}
-	steps, err := f.svc.Automations.Steps(f.ctx, f.acct, a.Utr)
+	steps, err := f.Svc.Automations.Steps(f.Ctx, f.Acct, a.Utr)
 	if err != nil || len(steps) != 2 || steps[0].Send == nil || steps[0].Send.Delivered != 1 || steps[1].Send.Delivered != 1 {
 		t.Fatalf("steps: %+v %v", steps, err)
 	}
 	// Single send lists do not show the steps' carriers.
 	n := 0
-	_ = f.svc.SingleSends.Each(f.ctx, f.acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
+	_ = f.Svc.SingleSends.Each(f.Ctx, f.Acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
 	if n != 0 {
 		t.Fatalf("%d carrier sends in the single send list", n)
 	}
@@ -59,105 +60,105 @@ func TestAutomationSendsEachStepOnTime(t *testing.T) {
 
 func TestAutomationPauseAcrossADueTime(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.Pause(f.ctx, f.acct, a.Utr); service.ErrorCode(err) != service.CodeValidation {
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.Pause(f.Ctx, f.Acct, a.Utr); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("pause of a draft: %v", err)
 	}
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "ann@example.com")
-	f.settle()
-	if err := f.svc.Automations.Pause(f.ctx, f.acct, a.Utr); err != nil {
+	f.AddContact(typeA, "ann@example.com")
+	f.Settle()
+	if err := f.Svc.Automations.Pause(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "paused@example.com") // enters while paused: not enrolled
+	f.AddContact(typeA, "paused@example.com") // enters while paused: not enrolled
 	f.Advance(3 * 24 * time.Hour)             // step 2 falls due while paused
-	f.settle()
-	if f.stepsOf("ann@example.com", "Step 2") != 0 {
+	f.Settle()
+	if f.StepsOf("ann@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 sent while paused")
 	}
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.settle()
-	f.settle()
-	if f.stepsOf("ann@example.com", "Step 1") != 1 || f.stepsOf("ann@example.com", "Step 2") != 1 {
-		t.Fatalf("after resume: step1 %d step2 %d", f.stepsOf("ann@example.com", "Step 1"), f.stepsOf("ann@example.com", "Step 2"))
+	f.Settle()
+	f.Settle()
+	if f.StepsOf("ann@example.com", "Step 1") != 1 || f.StepsOf("ann@example.com", "Step 2") != 1 {
+		t.Fatalf("after resume: step1 %d step2 %d", f.StepsOf("ann@example.com", "Step 1"), f.StepsOf("ann@example.com", "Step 2"))
 	}
-	if f.stepsOf("paused@example.com", "Step") != 0 {
+	if f.StepsOf("paused@example.com", "Step") != 0 {
 		t.Fatal("a contact that entered while paused was enrolled")
 	}
 }
 
 func TestAutomationExitCriteria(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers")
-	leave := f.automation(typeA, "1") // leaves when out of the target
-	opened := f.automation(typeA, "2")
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	leave := f.Automation(typeA, "1") // leaves when out of the target
+	opened := f.Automation(typeA, "2")
 	for _, a := range []*models.Automation{leave, opened} {
-		if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+		if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.addContact(typeA, "gone@example.com")
-	f.addContact(typeA, "reader@example.com")
-	f.addContact(typeA, "unsub@example.com")
-	f.settle()
-	if n := f.stepsOf("gone@example.com", "Step 1"); n != 2 { // one per automation
+	f.AddContact(typeA, "gone@example.com")
+	f.AddContact(typeA, "reader@example.com")
+	f.AddContact(typeA, "unsub@example.com")
+	f.Settle()
+	if n := f.StepsOf("gone@example.com", "Step 1"); n != 2 { // one per automation
 		t.Fatalf("step 1 to gone: %d", n)
 	}
 	// gone@ leaves the type; reader@ opens its first email of "opened";
 	// unsub@ unsubscribes globally.
 	var c models.Contact
-	f.svc.DB.R.Where("email = ?", "gone@example.com").First(&c)
-	if err := f.svc.Contacts.Delete(f.ctx, f.acct, c.ID); err != nil {
+	f.Svc.DB.R.Where("email = ?", "gone@example.com").First(&c)
+	if err := f.Svc.Contacts.Delete(f.Ctx, f.Acct, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range f.srv.Messages() {
+	for _, m := range f.SMTP.Messages() {
 		if m.To == "reader@example.com" {
-			if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, m)); err != nil {
+			if err := f.Svc.Tracking.Open(f.Ctx, tokenOf(t, m)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if _, err := f.svc.Unsubscribers.Add(f.ctx, f.acct, "unsub@example.com"); err != nil {
+	if _, err := f.Svc.Unsubscribers.Add(f.Ctx, f.Acct, "unsub@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	f.Advance(3 * 24 * time.Hour)
-	f.settle()
-	f.settle()
-	if n := f.stepsOf("gone@example.com", "Step 2"); n != 0 {
+	f.Settle()
+	f.Settle()
+	if n := f.StepsOf("gone@example.com", "Step 2"); n != 0 {
 		t.Fatalf("step 2 to a contact out of the target: %d", n)
 	}
 	// reader@ opened: exits "opened" (criteria 2, which includes 1) and
 	// "leave" (criteria 1 only: still in the type) goes on.
-	if n := f.stepsOf("reader@example.com", "Step 2"); n != 1 {
+	if n := f.StepsOf("reader@example.com", "Step 2"); n != 1 {
 		t.Fatalf("step 2 to the reader: %d, want 1 (from the criteria-1 automation only)", n)
 	}
-	if n := f.stepsOf("unsub@example.com", "Step 2"); n != 0 {
+	if n := f.StepsOf("unsub@example.com", "Step 2"); n != 0 {
 		t.Fatalf("step 2 to an unsubscribed contact: %d", n)
 	}
 }
 
 func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers")
-	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers")
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "welcome", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.AutomationName != "Welcome series" || a.AutomationType != 0 {
 		t.Fatalf("welcome: %+v", a)
 	}
-	if _, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct, a.Utr); err != nil {
+	if _, err := f.Svc.Automations.AddWelcomeSeries(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	err = f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr)
+	err = f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr)
 	if se, ok := err.(*service.Error); !ok || se.Message != service.MsgGroupRequired {
 		t.Fatalf("set live without a group: %v", err)
 	}
@@ -168,19 +169,19 @@ func TestAutomationSetLiveNeedsAGroupAndASender(t *testing.T) {
 // its own, explicit call, after what the automation already holds.
 func TestAutomationCreateMakesNoSchedules(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers")
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers")
 	for _, typ := range []string{"welcome", "custom"} {
-		a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: typ, AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
+		a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: typ, AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10), UnsubscribeGroupID: "0"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+		rows, err := f.Svc.Automations.Schedules(f.Ctx, f.Acct, a.Utr)
 		if err != nil || len(rows) != 0 {
 			t.Fatalf("%s: created with %d emails (%v), want none", typ, len(rows), err)
 		}
 		var sends int64
-		f.svc.DB.R.Table("single_sends").Where("automation_id = ?", a.ID).Count(&sends)
+		f.Svc.DB.R.Table("single_sends").Where("automation_id = ?", a.ID).Count(&sends)
 		if sends != 0 {
 			t.Fatalf("%s: %d step sends for an automation without emails", typ, sends)
 		}
@@ -188,24 +189,24 @@ func TestAutomationCreateMakesNoSchedules(t *testing.T) {
 
 	// The explicit series: three emails after the one already there, from
 	// the first verified sender, each with its step send.
-	a, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "welcome", UnsubscribeGroupID: "0"})
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "welcome", UnsubscribeGroupID: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.sender, 10),
+	if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
 		Subject: "Mine", WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "2", PreviewImg: "02-newsletter.png"}); err != nil {
 		t.Fatal(err)
 	}
-	added, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct, a.Utr)
+	added, err := f.Svc.Automations.AddWelcomeSeries(f.Ctx, f.Acct, a.Utr)
 	if err != nil || len(added) != 3 {
 		t.Fatalf("series: %d %v", len(added), err)
 	}
-	rows, _ := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+	rows, _ := f.Svc.Automations.Schedules(f.Ctx, f.Acct, a.Utr)
 	if len(rows) != 4 || rows[0].Subject != "Mine" || rows[1].WaitingType != "instantly" || rows[2].WaitingPeriod != 2 || rows[2].WaitingType != "days" ||
-		rows[3].WaitingPeriod != 5 || rows[1].SenderID != f.sender || rows[1].TemplateHTML == nil || *rows[1].TemplateHTML == "" || rows[1].SendID == nil {
+		rows[3].WaitingPeriod != 5 || rows[1].SenderID != f.Sender || rows[1].TemplateHTML == nil || *rows[1].TemplateHTML == "" || rows[1].SendID == nil {
 		t.Fatalf("after the series: %+v", rows)
 	}
-	if _, err := f.svc.Automations.AddWelcomeSeries(f.ctx, f.acct+1000, a.Utr); !service.IsNotFound(err) {
+	if _, err := f.Svc.Automations.AddWelcomeSeries(f.Ctx, f.Acct+1000, a.Utr); !service.IsNotFound(err) {
 		t.Fatalf("another account's automation: %v", err)
 	}
 }
@@ -226,18 +227,18 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	// a stalled process (liveness.held), which the crash tests measure,
 	// not what this test is about.
 	const deadAfter = 30 * time.Second
-	f := newSendFixtureDeadAfter(t, true, deadAfter)
-	typeA := f.contactType("Customers")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixtureDeadAfter(t, true, deadAfter)
+	typeA := f.ContactType("Customers")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	second, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
+	second, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
-	go func() { defer close(done); second.Run(f.ctx) }()
+	go func() { defer close(done); second.Run(f.Ctx) }()
 	const n = 10000
 	var b strings.Builder
 	b.WriteString("email,first_name\n")
@@ -245,38 +246,38 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 		fmt.Fprintf(&b, "c%05d@example.com,C%d\n", i, i)
 	}
 	t0 := time.Now()
-	imp, err := f.svc.Imports.Start(f.ctx, f.acct, typeA, "contacts.csv", int64(b.Len()))
+	imp, err := f.Svc.Imports.Start(f.Ctx, f.Acct, typeA, "contacts.csv", int64(b.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Imports.Run(f.ctx, imp, strings.NewReader(b.String())); err != nil {
+	if err := f.Svc.Imports.Run(f.Ctx, imp, strings.NewReader(b.String())); err != nil {
 		t.Fatal(err)
 	}
 	if imp.Created != n {
 		t.Fatalf("import created %d", imp.Created)
 	}
 	t.Logf("import: %v", time.Since(t0))
-	base := f.srv.Count()
+	base := f.SMTP.Count()
 	// Up to 2 s for the first mail, only to log when it came.
 	_ = eventually.Wait(2*time.Second, func() error {
-		if f.srv.Count() == base {
+		if f.SMTP.Count() == base {
 			return errors.New("no mail yet")
 		}
 		return nil
 	})
 	t.Logf("first step-1 mail: %v after the import", time.Since(t0))
-	if !f.srv.WaitCount(base+n, 2*time.Minute) {
-		t.Fatalf("step 1 reached %d of %d", f.srv.Count()-base, n)
+	if !f.SMTP.WaitCount(base+n, 2*time.Minute) {
+		t.Fatalf("step 1 reached %d of %d", f.SMTP.Count()-base, n)
 	}
 	t.Logf("all %d step-1 mails: %v after the import started", n, time.Since(t0))
-	f.settle()
-	per := f.srv.PerRecipient()
+	f.Settle()
+	per := f.SMTP.PerRecipient()
 	for i := range n {
 		if got := per[fmt.Sprintf("c%05d@example.com", i)]; got != 1 {
 			t.Fatalf("c%05d got %d messages", i, got)
 		}
 	}
-	got, _ := f.svc.Automations.Get(f.ctx, f.acct, a.Utr)
+	got, _ := f.Svc.Automations.Get(f.Ctx, f.Acct, a.Utr)
 	if got.TotalTriggered != n || got.TotalDelivered != n {
 		t.Fatalf("totals: triggered %d delivered %d", got.TotalTriggered, got.TotalDelivered)
 	}
@@ -287,39 +288,39 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 // goes at its time, once, and the first is not sent again.
 func TestAutomationSurvivesARestart(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(f.ctx)
+	ctx, stop := context.WithCancel(f.Ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); f.sg.Run(ctx) }()
-	f.addContact(typeA, "ann@example.com")
-	if !f.srv.WaitCount(2, 20*time.Second) { // the sender's verification mail, then step 1
+	go func() { defer close(done); f.Sending.Run(ctx) }()
+	f.AddContact(typeA, "ann@example.com")
+	if !f.SMTP.WaitCount(2, 20*time.Second) { // the sender's verification mail, then step 1
 		t.Fatal("step 1 not sent")
 	}
 	stop()
 	<-done
 
-	again, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond})
+	again, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 2, Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.sg = again
-	ctx2, stop2 := context.WithCancel(f.ctx)
+	f.Sending = again
+	ctx2, stop2 := context.WithCancel(f.Ctx)
 	done2 := make(chan struct{})
 	go func() { defer close(done2); again.Run(ctx2) }()
 	defer func() { stop2(); <-done2 }()
-	f.settle()
-	if f.stepsOf("ann@example.com", "Step 2") != 0 {
+	f.Settle()
+	if f.StepsOf("ann@example.com", "Step 2") != 0 {
 		t.Fatal("step 2 before its time after the restart")
 	}
 	f.Advance(49 * time.Hour)
-	f.settle()
-	f.settle()
-	if f.stepsOf("ann@example.com", "Step 1") != 1 || f.stepsOf("ann@example.com", "Step 2") != 1 {
-		t.Fatalf("after the restart: step1 %d step2 %d", f.stepsOf("ann@example.com", "Step 1"), f.stepsOf("ann@example.com", "Step 2"))
+	f.Settle()
+	f.Settle()
+	if f.StepsOf("ann@example.com", "Step 1") != 1 || f.StepsOf("ann@example.com", "Step 2") != 1 {
+		t.Fatalf("after the restart: step1 %d step2 %d", f.StepsOf("ann@example.com", "Step 1"), f.StepsOf("ann@example.com", "Step 2"))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // The calendar holds the account's scheduled (armed, status 1) and sent
@@ -17,8 +18,8 @@ func TestCalendarListsScheduledAndSentSendsOfTheRange(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "cal@herald.test")
-	other := newAccount(t, svc, "cal-other@herald.test")
+	acct := servicetest.NewAccount(t, svc, "cal@herald.test")
+	other := servicetest.NewAccount(t, svc, "cal-other@herald.test")
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if err := svc.DB.W.Exec(sql, args...).Error; err != nil {

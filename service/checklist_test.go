@@ -14,6 +14,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // goodDesign passes every design rule: an unsubscribe link, the postal
@@ -39,7 +40,7 @@ func TestChecklistDesignRules(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	c := service.NewChecklist(svc.DB, nil, nil)
 	subject := func(html string) service.ChecklistSubject {
 		return service.ChecklistSubject{From: "news@shop.example.com", HasSender: true, PostalAddr: "1 rue de Rivoli, France", HTML: html}
@@ -80,7 +81,7 @@ func TestChecklistFromDomain(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	checked := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
 	var asked []string
 	results := map[string]service.DomainAuth{
@@ -187,8 +188,8 @@ func TestChecklistRates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := dbtest.Service(t)
 			ctx := context.Background()
-			acct := newAccount(t, svc, "owner@herald.test")
-			other := newAccount(t, svc, "other@herald.test")
+			acct := servicetest.NewAccount(t, svc, "owner@herald.test")
+			other := servicetest.NewAccount(t, svc, "other@herald.test")
 			if tc.delivered > 0 {
 				// Split over two recent sends of the account.
 				addSentSend(t, svc, acct, now.Add(-29*24*time.Hour), tc.delivered/2, tc.bounces/2, tc.reports/2)
@@ -222,19 +223,19 @@ func TestChecklistRates(t *testing.T) {
 
 func TestChecklistBlocksSends(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeID := f.contactType("Customers", "a@example.com")
-	in := f.blockingInput(typeID)
+	f := servicetest.NewSendFixture(t, false)
+	typeID := f.ContactType("Customers", "a@example.com")
+	in := f.BlockingInput(typeID)
 
 	// Off (the default): the failing send is saved as before.
-	if on, err := f.svc.Checklist.Blocks(f.ctx, f.acct); err != nil || on {
+	if on, err := f.Svc.Checklist.Blocks(f.Ctx, f.Acct); err != nil || on {
 		t.Fatalf("blocks by default: %v %v", on, err)
 	}
-	saved, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	saved, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	if err != nil {
 		t.Fatalf("not blocking: %v", err)
 	}
-	items, err := f.svc.Checklist.ForSend(f.ctx, f.acct, saved)
+	items, err := f.Svc.Checklist.ForSend(f.Ctx, f.Acct, saved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,11 +248,11 @@ func TestChecklistBlocksSends(t *testing.T) {
 	}
 
 	// On: create and update are refused, one message per failure.
-	if err := f.svc.Checklist.SetBlocks(f.ctx, f.acct, true); err != nil {
+	if err := f.Svc.Checklist.SetBlocks(f.Ctx, f.Acct, true); err != nil {
 		t.Fatal(err)
 	}
-	other := newAccount(t, f.svc, "other@herald.test")
-	if on, _ := f.svc.Checklist.Blocks(f.ctx, other); on {
+	other := servicetest.NewAccount(t, f.Svc, "other@herald.test")
+	if on, _ := f.Svc.Checklist.Blocks(f.Ctx, other); on {
 		t.Fatal("another account blocks too")
 	}
 	check := func(err error) {
@@ -261,42 +262,42 @@ func TestChecklistBlocksSends(t *testing.T) {
 			t.Fatalf("got %v, want the checklist's refusal", err)
 		}
 	}
-	_, err = f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	_, err = f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	check(err)
 	in.Utr = saved.Utr
 	in.SingleSendName = "Renamed"
-	_, err = f.svc.SingleSends.Update(f.ctx, f.acct, in)
+	_, err = f.Svc.SingleSends.Update(f.Ctx, f.Acct, in)
 	check(err)
-	if cur, _ := f.svc.SingleSends.Get(f.ctx, f.acct, saved.Utr); cur.SingleSendName != "Blocked" {
+	if cur, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, saved.Utr); cur.SingleSendName != "Blocked" {
 		t.Errorf("a refused update changed the send: %q", cur.SingleSendName)
 	}
 	// Body errors come first, as before.
 	bad := in
 	bad.Subject = ""
-	if _, err := f.svc.SingleSends.Update(f.ctx, f.acct, bad); err == nil || !strings.Contains(err.Error(), "subject") || strings.Contains(err.Error(), "checklist") {
+	if _, err := f.Svc.SingleSends.Update(f.Ctx, f.Acct, bad); err == nil || !strings.Contains(err.Error(), "subject") || strings.Contains(err.Error(), "checklist") {
 		t.Errorf("a body error: %v", err)
 	}
 
 	// Mended, it passes while blocking.
 	in.TemplateHTML = goodDesign
-	if _, err := f.svc.SingleSends.Update(f.ctx, f.acct, in); err != nil {
+	if _, err := f.Svc.SingleSends.Update(f.Ctx, f.Acct, in); err != nil {
 		t.Fatalf("a mended send: %v", err)
 	}
 	// Off again: the failing one goes through.
-	if err := f.svc.Checklist.SetBlocks(f.ctx, f.acct, false); err != nil {
+	if err := f.Svc.Checklist.SetBlocks(f.Ctx, f.Acct, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.SingleSends.Create(f.ctx, f.acct, f.blockingInput(typeID)); err != nil {
+	if _, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, f.BlockingInput(typeID)); err != nil {
 		t.Fatalf("unblocked: %v", err)
 	}
 }
 
 func TestChecklistBlocksSetLive(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeID := f.contactType("Customers")
-	a := f.automation(typeID, "")
-	items, err := f.svc.Checklist.ForAutomation(f.ctx, f.acct, a.Utr)
+	f := servicetest.NewSendFixture(t, false)
+	typeID := f.ContactType("Customers")
+	a := f.Automation(typeID, "")
+	items, err := f.Svc.Checklist.ForAutomation(f.Ctx, f.Acct, a.Utr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,28 +307,28 @@ func TestChecklistBlocksSetLive(t *testing.T) {
 	if len(got) != 4 || !strings.HasPrefix(got[0], "Email 1: The design has no unsubscribe link") || !strings.HasPrefix(got[3], "Email 2: The design does not show") {
 		t.Fatalf("failures %q", got)
 	}
-	if err := f.svc.Checklist.SetBlocks(f.ctx, f.acct, true); err != nil {
+	if err := f.Svc.Checklist.SetBlocks(f.Ctx, f.Acct, true); err != nil {
 		t.Fatal(err)
 	}
-	err = f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr)
+	err = f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr)
 	var se *service.Error
 	if !errors.As(err, &se) || !reflect.DeepEqual(se.Fields, map[string][]string{"checklist": got}) {
 		t.Fatalf("set live: %v", err)
 	}
-	if cur, _ := f.svc.Automations.Get(f.ctx, f.acct, a.Utr); cur.Status != models.AutomationDraft {
+	if cur, _ := f.Svc.Automations.Get(f.Ctx, f.Acct, a.Utr); cur.Status != models.AutomationDraft {
 		t.Fatal("a refused automation went live")
 	}
-	scheds, err := f.svc.Automations.Schedules(f.ctx, f.acct, a.Utr)
+	scheds, err := f.Svc.Automations.Schedules(f.Ctx, f.Acct, a.Utr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range scheds {
-		if _, err := f.svc.Automations.UpdateSchedule(f.ctx, f.acct, s.Utr, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.sender, 10),
+		if _, err := f.Svc.Automations.UpdateSchedule(f.Ctx, f.Acct, s.Utr, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
 			Subject: s.Subject, WaitingPeriod: strconv.Itoa(s.WaitingPeriod), WaitingType: s.WaitingType, TemplateID: "1", PreviewImg: s.PreviewImg, TemplateHTML: goodDesign}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatalf("mended: %v", err)
 	}
 }

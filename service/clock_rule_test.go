@@ -34,6 +34,9 @@ var clockAllowed = map[string]string{
 func TestOneClock(t *testing.T) {
 	var files []string
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() && path == "servicetest" {
+			return fs.SkipDir // the tests' fixture, which sets the clocks
+		}
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
 			files = append(files, path)
 		}

@@ -12,6 +12,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // A contact's history lists the ledger rows of its address, newest first,
@@ -21,8 +22,8 @@ func TestContactHistory(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "hist@example.com")
-	other := newAccount(t, svc, "other@example.com")
+	acct := servicetest.NewAccount(t, svc, "hist@example.com")
+	other := servicetest.NewAccount(t, svc, "other@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "People")
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +94,10 @@ func TestContactHistory(t *testing.T) {
 // says how many more. Paged by mail; another account reads nothing.
 func TestContactTimeline(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com")
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com")
 	var contactID int64
-	if err := f.svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND email = ?", f.acct, "ann@example.com").Scan(&contactID).Error; err != nil {
+	if err := f.Svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND email = ?", f.Acct, "ann@example.com").Scan(&contactID).Error; err != nil {
 		t.Fatal(err)
 	}
 	audience := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
@@ -104,48 +105,48 @@ func TestContactTimeline(t *testing.T) {
 	// A mail of an older herald: its ledger row has a first open and
 	// click; its send's open row names no message.
 	now := models.NewTimestamp(models.Now().Add(-48 * time.Hour))
-	old := models.SingleSend{UserID: f.acct, SingleSendName: "Old", Subject: "Old news", Utr: "utr-old", CreatedAt: now, UpdatedAt: now}
-	if err := f.svc.DB.W.Create(&old).Error; err != nil {
+	old := models.SingleSend{UserID: f.Acct, SingleSendName: "Old", Subject: "Old news", Utr: "utr-old", CreatedAt: now, UpdatedAt: now}
+	if err := f.Svc.DB.W.Create(&old).Error; err != nil {
 		t.Fatal(err)
 	}
 	opened, clicked := models.NewTimestamp(now.Add(time.Hour)), models.NewTimestamp(now.Add(2*time.Hour))
-	oldMail := models.SendMessage{SendID: old.ID, UserID: f.acct, Email: "ann@example.com", State: models.MessageDelivered,
+	oldMail := models.SendMessage{SendID: old.ID, UserID: f.Acct, Email: "ann@example.com", State: models.MessageDelivered,
 		SentAt: &now, OpenedAt: &opened, ClickedAt: &clicked}
-	if err := f.svc.DB.W.Create(&oldMail).Error; err != nil {
+	if err := f.Svc.DB.W.Create(&oldMail).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.DB.W.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 1, -1, ?)", old.ID, opened).Error; err != nil {
+	if err := f.Svc.DB.W.Exec("INSERT INTO send_events (send_id, kind, link, at) VALUES (?, 1, -1, ?)", old.ID, opened).Error; err != nil {
 		t.Fatal(err)
 	}
 
-	in := f.input("Spring", audience, nil)
+	in := f.Input("Spring", audience, nil)
 	in.TemplateHTML = twoLinks
-	first := f.waitStatus(f.create(in).Utr, models.SendCompleted, 20*time.Second)
-	in = f.input("Summer", audience, nil)
+	first := f.WaitStatus(f.Create(in).Utr, models.SendCompleted, 20*time.Second)
+	in = f.Input("Summer", audience, nil)
 	in.TemplateHTML = twoLinks
-	second := f.waitStatus(f.create(in).Utr, models.SendCompleted, 20*time.Second)
-	m1, m2 := f.ledger(first.ID)["ann@example.com"], f.ledger(second.ID)["ann@example.com"]
-	tok1 := tokenOf(t, f.sentTo(first.Utr, "ann@example.com"))
+	second := f.WaitStatus(f.Create(in).Utr, models.SendCompleted, 20*time.Second)
+	m1, m2 := f.Ledger(first.ID)["ann@example.com"], f.Ledger(second.ID)["ann@example.com"]
+	tok1 := tokenOf(t, f.SentTo(first.Utr, "ann@example.com"))
 	d1, d2 := m1.SentAt.Time, m2.SentAt.Time
 
 	f.Set(d1.Add(time.Second))
-	if err := f.svc.Tracking.OpenHit(f.ctx, tok1, appleProxyHit); err != nil {
+	if err := f.Svc.Tracking.OpenHit(f.Ctx, tok1, appleProxyHit); err != nil {
 		t.Fatal(err)
 	}
 	f.Set(d1.Add(time.Hour))
-	if err := f.svc.Tracking.OpenHit(f.ctx, tok1, personHit); err != nil {
+	if err := f.Svc.Tracking.OpenHit(f.Ctx, tok1, personHit); err != nil {
 		t.Fatal(err)
 	}
 	f.Set(d1.Add(time.Hour + 30*time.Second))
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tok1, 1, personHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok1, 1, personHit); err != nil {
 		t.Fatal(err)
 	}
 	// The reports of the second, dated a few microseconds after its
 	// delivery: the complaint's unsubscribe is written at the wall clock,
 	// later.
 	f.Set(d2.Add(time.Hour))
-	rt := returnToken(t, f.sentTo(second.Utr, "ann@example.com"))
-	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: rt, At: d2.Add(time.Microsecond),
+	rt := returnToken(t, f.SentTo(second.Utr, "ann@example.com"))
+	f.Handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: rt, At: d2.Add(time.Microsecond),
 		Recipient: "ann@example.com", Status: "4.2.2", Diagnostic: "smtp; 452 4.2.2 Mailbox full"},
 		service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: rt, At: d2.Add(2 * time.Microsecond),
 			Recipient: "ann@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 <ann@example.com>: User unknown"},
@@ -174,7 +175,7 @@ func TestContactTimeline(t *testing.T) {
 		}
 		return strings.Join(b, " | ")
 	}
-	page, err := f.svc.Contacts.History(f.ctx, f.acct, contactID, 0, 2)
+	page, err := f.Svc.Contacts.History(f.Ctx, f.Acct, contactID, 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestContactTimeline(t *testing.T) {
 
 	// The next page: the old mail, its first open and click from the
 	// ledger.
-	older, err := f.svc.Contacts.History(f.ctx, f.acct, contactID, page[1].ID, 2)
+	older, err := f.Svc.Contacts.History(f.Ctx, f.Acct, contactID, page[1].ID, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,11 +224,11 @@ func TestContactTimeline(t *testing.T) {
 	// an hour and more: the timeline keeps the first MaxMailEvents.
 	for i := range service.MaxMailEvents + 7 {
 		f.Set(d1.Add(2*time.Hour + time.Duration(i)*61*time.Second))
-		if _, err := f.svc.Tracking.ClickHit(f.ctx, tok1, 0, service.Hit{Method: "GET", UserAgent: "python-requests/2.31", IP: personHit.IP}); err != nil {
+		if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok1, 0, service.Hit{Method: "GET", UserAgent: "python-requests/2.31", IP: personHit.IP}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	page, err = f.svc.Contacts.History(f.ctx, f.acct, contactID, 0, 2)
+	page, err = f.Svc.Contacts.History(f.Ctx, f.Acct, contactID, 0, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,8 +241,8 @@ func TestContactTimeline(t *testing.T) {
 	}
 
 	// Another account: not found.
-	other := newAccount(t, f.svc, "other@example.org")
-	if _, err := f.svc.Contacts.History(f.ctx, other, contactID, 0, 20); !service.IsNotFound(err) {
+	other := servicetest.NewAccount(t, f.Svc, "other@example.org")
+	if _, err := f.Svc.Contacts.History(f.Ctx, other, contactID, 0, 20); !service.IsNotFound(err) {
 		t.Fatalf("another account reads the timeline: %v", err)
 	}
 }

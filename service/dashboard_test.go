@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/service/servicetest"
 	"herald/smtptest"
 
 	"herald/dbtest"
@@ -36,9 +37,9 @@ func noonTomorrow() time.Time {
 // to noonTomorrow before anything is counted. Forward, as Advance moves
 // it: the fixture's account, sender and group were made at the wall
 // clock, where its clock started.
-func newDashboardFixture(t *testing.T) *sendFixture {
+func newDashboardFixture(t *testing.T) *servicetest.SendFixture {
 	t.Helper()
-	f := newSendFixture(t, true)
+	f := servicetest.NewSendFixture(t, true)
 	f.Set(noonTomorrow())
 	return f
 }
@@ -51,15 +52,15 @@ func newDashboardFixture(t *testing.T) *sendFixture {
 func TestDashboardDailyFigures(t *testing.T) {
 	t.Parallel()
 	f := newDashboardFixture(t)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
-	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	other, otherSend := f.otherAccount("other@herald.test", "zed@example.com", "yan@example.com", "xia@example.com")
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
+	ss := f.Create(f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	other, otherSend := f.OtherAccount("other@herald.test", "zed@example.com", "yan@example.com", "xia@example.com")
 
 	// The send's day (the engine records deliveries at the service's
 	// clock, which stands still while it sends).
 	sent := f.Now()
-	o := f.overview(f.acct)
+	o := f.Overview(f.Acct)
 	today := o.Days[len(o.Days)-1]
 	if today.Sent != 4 || today.Delivered != 4 || today.Opens != 0 || today.ContactsAdded != 4 {
 		t.Fatalf("send day: %+v", today)
@@ -81,34 +82,34 @@ func TestDashboardDailyFigures(t *testing.T) {
 	// days before the send: it lands there). The other account's opens
 	// are its own. From noon, 25 h on is the next day.
 	f.Advance(25 * time.Hour)
-	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
+	ann, bob, cy, dee := f.SentTo(ss.Utr, "ann@example.com"), f.SentTo(ss.Utr, "bob@example.com"), f.SentTo(ss.Utr, "cy@example.com"), f.SentTo(ss.Utr, "dee@example.com")
 	for range 3 { // replays count once per message
-		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+		if err := f.Svc.Tracking.Open(f.Ctx, tokenOf(t, ann)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, bob)); err != nil {
+	if err := f.Svc.Tracking.Open(f.Ctx, tokenOf(t, bob)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, bob), 0); err != nil {
+	if _, err := f.Svc.Tracking.Click(f.Ctx, tokenOf(t, bob), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tokenOf(t, ann)); err != nil {
 		t.Fatal(err)
 	}
-	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
+	f.Handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
 		Recipient: "dee@example.com", Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 User unknown"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
-	for _, m := range f.sent(otherSend.Utr) {
-		if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, m)); err != nil {
+	for _, m := range f.Sent(otherSend.Utr) {
+		if err := f.Svc.Tracking.Open(f.Ctx, tokenOf(t, m)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
+	if err := f.Svc.Contacts.Delete(f.Ctx, f.Acct, firstContact(t, f, typeA)); err != nil {
 		t.Fatal(err)
 	}
 
-	o = f.overview(f.acct)
+	o = f.Overview(f.Acct)
 	n := len(o.Days)
 	today, sendDay, bounceDay := o.Days[n-1], o.Days[n-2], o.Days[n-4]
 	if want := (service.Day{Day: today.Day, Opens: 2, Clicks: 1, Complaints: 1, Unsubscribes: 2, ContactsRemoved: 1}); today != want {
@@ -131,7 +132,7 @@ func TestDashboardDailyFigures(t *testing.T) {
 	}
 
 	// The other account sees only its own.
-	p := f.overview(other)
+	p := f.Overview(other)
 	if p.Total.Sent != 3 || p.Total.Delivered != 3 || p.Total.Opens != 3 || p.Total.Bounces != 0 || p.Total.Complaints != 0 ||
 		p.Total.Unsubscribes != 0 || p.Audience != 3 || len(p.Recent) != 1 || p.Recent[0].Utr != otherSend.Utr {
 		t.Fatalf("other account: total %+v audience %d recent %+v", p.Total, p.Audience, p.Recent)
@@ -140,16 +141,16 @@ func TestDashboardDailyFigures(t *testing.T) {
 	// Thirty days on, the send's day has left the window; the audience
 	// stays.
 	f.Advance(30 * 24 * time.Hour)
-	if o = f.overview(f.acct); o.Total != (service.Day{}) || o.Audience != 3 || o.AudienceBefore != 3 {
+	if o = f.Overview(f.Acct); o.Total != (service.Day{}) || o.Audience != 3 || o.AudienceBefore != 3 {
 		t.Fatalf("30 days later: total %+v audience %d before %d", o.Total, o.Audience, o.AudienceBefore)
 	}
 }
 
 // firstContact is the id of a live contact of the type.
-func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
+func firstContact(t *testing.T, f *servicetest.SendFixture, typeID int64) int64 {
 	t.Helper()
 	var id int64
-	if err := f.svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", f.acct, typeID).
+	if err := f.Svc.DB.R.Model(&models.Contact{}).Select("id").Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", f.Acct, typeID).
 		Order("id").Limit(1).Scan(&id).Error; err != nil || id == 0 {
 		t.Fatalf("contact: %d %v", id, err)
 	}
@@ -162,11 +163,11 @@ func firstContact(t *testing.T, f *sendFixture, typeID int64) int64 {
 func TestDashboardCountsSendTimeBounces(t *testing.T) {
 	t.Parallel()
 	f := newDashboardFixture(t)
-	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
-	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
-	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	o := f.overview(f.acct)
+	f.SMTP.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
+	typeA := f.ContactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com")
+	ss := f.Create(f.Input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	o := f.Overview(f.Acct)
 	if today := o.Days[len(o.Days)-1]; today.Sent != 3 || today.Delivered != 2 || today.Bounces != 1 {
 		t.Fatalf("send day: %+v", today)
 	}
@@ -187,8 +188,8 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 	// figures.
 	clock := dbtest.NewClock(noonTomorrow())
 	svc := dbtest.Service(t, service.Config{Now: clock.Now})
-	acct := newAccount(t, svc, "aud@example.com")
-	other := newAccount(t, svc, "other@example.com")
+	acct := servicetest.NewAccount(t, svc, "aud@example.com")
+	other := servicetest.NewAccount(t, svc, "other@example.com")
 	add := func(acct int64, typeID int64, email string) {
 		t.Helper()
 		if _, err := svc.Contacts.Create(ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(typeID, 10), Email: email, Country: "250"}); err != nil {
@@ -277,40 +278,40 @@ func TestDashboardAudienceFollowsImportsAndDeletes(t *testing.T) {
 func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	t.Parallel()
 	f := newDashboardFixture(t)
-	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
-	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	f.SMTP.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com", "eve@example.com", "bad@example.com")
+	in := f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = twoLinks
-	ss := f.create(in)
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ss := f.Create(in)
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	sent := f.Now()
 	f.Advance(25 * time.Hour)
-	ann, bob, cy, dee := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com"), f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "dee@example.com")
-	eve := f.sentTo(ss.Utr, "eve@example.com")
-	if err := f.svc.Tracking.OpenHit(f.ctx, tokenOf(t, ann), appleProxyHit); err != nil {
+	ann, bob, cy, dee := f.SentTo(ss.Utr, "ann@example.com"), f.SentTo(ss.Utr, "bob@example.com"), f.SentTo(ss.Utr, "cy@example.com"), f.SentTo(ss.Utr, "dee@example.com")
+	eve := f.SentTo(ss.Utr, "eve@example.com")
+	if err := f.Svc.Tracking.OpenHit(f.Ctx, tokenOf(t, ann), appleProxyHit); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, bob), 0, personHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tokenOf(t, bob), 0, personHit); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, eve), 0, scannerHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tokenOf(t, eve), 0, scannerHit); err != nil {
 		t.Fatal(err)
 	}
 	f.Advance(time.Second)
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tokenOf(t, eve), 1, scannerHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tokenOf(t, eve), 1, scannerHit); err != nil {
 		t.Fatal(err)
 	}
 	f.Advance(24 * time.Hour)
-	if err := f.svc.Tracking.OpenHit(f.ctx, tokenOf(t, ann), personHit); err != nil {
+	if err := f.Svc.Tracking.OpenHit(f.Ctx, tokenOf(t, ann), personHit); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, ann)); err != nil {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tokenOf(t, ann)); err != nil {
 		t.Fatal(err)
 	}
-	f.handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
+	f.Handle(service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, dee), At: sent.Add(-48 * time.Hour),
 		Recipient: "dee@example.com", Status: "5.1.1"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy), Recipient: "cy@example.com"})
-	if err := f.svc.Contacts.Delete(f.ctx, f.acct, firstContact(t, f, typeA)); err != nil {
+	if err := f.Svc.Contacts.Delete(f.Ctx, f.Acct, firstContact(t, f, typeA)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -320,7 +321,7 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	read := func() []row {
 		t.Helper()
 		var rows []row
-		if err := f.svc.DB.R.Table("account_daily").Order("user_id, day").Scan(&rows).Error; err != nil {
+		if err := f.Svc.DB.R.Table("account_daily").Order("user_id, day").Scan(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
 		return rows
@@ -333,19 +334,19 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 	// the send (eve's taken back), ann's open the day after that.
 	clickDay, openDay := live[len(live)-2], live[len(live)-1]
 	if clickDay.HumanClicks != 1 || clickDay.Clicks != 2 || clickDay.HumanOpens != 0 || clickDay.Opens != 1 ||
-		openDay != (row{UserID: f.acct, Day: clickDay.Day + 1, HumanOpens: 1, Unsubscribes: 2, Complaints: 1, ContactsRemoved: 1}) {
+		openDay != (row{UserID: f.Acct, Day: clickDay.Day + 1, HumanOpens: 1, Unsubscribes: 2, Complaints: 1, ContactsRemoved: 1}) {
 		t.Fatalf("live human figures: %+v", live)
 	}
-	w, err := f.svc.DB.W.DB()
+	w, err := f.Svc.DB.W.DB()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"DROP TABLE account_daily", "DELETE FROM goose_db_version WHERE version_id IN (23, 32)"} {
-		if _, err := w.ExecContext(f.ctx, q); err != nil {
+		if _, err := w.ExecContext(f.Ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if err := migrations.Up(f.ctx, w, f.svc.DB.Dialect); err != nil {
+	if err := migrations.Up(f.Ctx, w, f.Svc.DB.Dialect); err != nil {
 		t.Fatal(err)
 	}
 	if filled := read(); !reflect.DeepEqual(filled, live) {
@@ -360,14 +361,14 @@ func TestAccountDailyMigrationFillsFromHistory(t *testing.T) {
 func TestDashboardListsAutomationEmails(t *testing.T) {
 	t.Parallel()
 	f := newDashboardFixture(t)
-	typeA := f.contactType("Customers", "before@example.com")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	typeA := f.ContactType("Customers", "before@example.com")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "new@example.com")
-	f.settle()
-	o := f.overview(f.acct)
+	f.AddContact(typeA, "new@example.com")
+	f.Settle()
+	o := f.Overview(f.Acct)
 	if len(o.Recent) != 1 || !o.Recent[0].Automation || o.Recent[0].AutomationUtr != a.Utr || o.Recent[0].Delivered != 1 {
 		t.Fatalf("recent: %+v", o.Recent)
 	}
@@ -391,26 +392,26 @@ const twoLinks = `<html><body><p>Hello ((first_name))</p><a href="https://shop.e
 func TestDashboardHumanFigures(t *testing.T) {
 	t.Parallel()
 	f := newDashboardFixture(t)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
-	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "dee@example.com")
+	in := f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = twoLinks
-	ss := f.create(in)
-	ss = f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	ledger := f.ledger(ss.ID)
+	ss := f.Create(in)
+	ss = f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ledger := f.Ledger(ss.ID)
 	tok := map[string]string{}
-	for _, m := range f.sent(ss.Utr) {
+	for _, m := range f.Sent(ss.Utr) {
 		tok[m.To] = tokenOf(t, m)
 	}
 	at := func(email string, d time.Duration) { f.Set(ledger[email].SentAt.Time.Add(d)) }
 	open := func(email string, h service.Hit) {
 		t.Helper()
-		if err := f.svc.Tracking.OpenHit(f.ctx, tok[email], h); err != nil {
+		if err := f.Svc.Tracking.OpenHit(f.Ctx, tok[email], h); err != nil {
 			t.Fatal(err)
 		}
 	}
 	click := func(email string, link int, h service.Hit) {
 		t.Helper()
-		if _, err := f.svc.Tracking.ClickHit(f.ctx, tok[email], link, h); err != nil {
+		if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok[email], link, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -440,11 +441,11 @@ func TestDashboardHumanFigures(t *testing.T) {
 	open("cy@example.com", service.Hit{Method: "HEAD", UserAgent: personHit.UserAgent, IP: personHit.IP})
 
 	at("ann@example.com", 4*time.Hour) // the dashboard's today
-	got := f.get(ss.Utr)
+	got := f.Get(ss.Utr)
 	if got.UniqueOpens != 3 || got.UniqueClicks != 2 || got.HumanUniqueOpens != 1 || got.HumanUniqueClicks != 1 {
 		t.Fatalf("send: opens %d (human %d), clicks %d (human %d)", got.UniqueOpens, got.HumanUniqueOpens, got.UniqueClicks, got.HumanUniqueClicks)
 	}
-	o := f.overview(f.acct)
+	o := f.Overview(f.Acct)
 	if len(o.Recent) != 1 {
 		t.Fatalf("recent: %+v", o.Recent)
 	}
@@ -472,7 +473,7 @@ func TestDashboardHumanFigures(t *testing.T) {
 	midnight := ledger["dee@example.com"].SentAt.Time.UTC().Truncate(24 * time.Hour).Add(48 * time.Hour)
 	humanClicks := func() (before, after int64) {
 		t.Helper()
-		o := f.overview(f.acct)
+		o := f.Overview(f.Acct)
 		for _, d := range o.Days {
 			switch {
 			case d.Day.Equal(midnight.Add(-24 * time.Hour)):
@@ -497,7 +498,7 @@ func TestDashboardHumanFigures(t *testing.T) {
 
 	// The page says the human rates, the raw ones beside.
 	var b strings.Builder
-	if err := dashboard.Page(dashboard.Data{Name: "Ann", Overview: o, Loc: time.UTC}).Render(f.ctx, &b); err != nil {
+	if err := dashboard.Page(dashboard.Data{Name: "Ann", Overview: o, Loc: time.UTC}).Render(f.Ctx, &b); err != nil {
 		t.Fatal(err)
 	}
 	doc, err := html.Parse(strings.NewReader(b.String()))

@@ -8,14 +8,15 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestDesignChoices(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "owner@herald.test")
-	other := newAccount(t, svc, "other@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
+	other := servicetest.NewAccount(t, svc, "other@herald.test")
 	mine, err := svc.Designs.Create(ctx, acct, service.DesignInput{Name: "Mine", TemplateJSON: `{"html":"<p>mine</p>"}`, TemplateHTML: "<p>mine</p>"})
 	if err != nil {
 		t.Fatal(err)

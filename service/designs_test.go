@@ -8,14 +8,15 @@ import (
 
 	"herald/dbtest"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestDesignsAndPreview(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@example.com")
-	b := newAccount(t, svc, "b@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
+	b := servicetest.NewAccount(t, svc, "b@example.com")
 	if _, err := svc.Designs.Create(ctx, a, service.DesignInput{Name: " "}); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("empty design accepted: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"herald/dnstest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // checksService is a service whose domain checks ask srv, with the relay
@@ -67,7 +68,7 @@ func TestDomainChecks(t *testing.T) {
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	srv.Add(t,
 		`relay.example.net. A 198.51.100.7`,
 		`relay.example.net. TXT "v=spf1 ip4:198.51.100.0/24 -all"`,
@@ -115,7 +116,7 @@ func TestDomainChecks(t *testing.T) {
 			t.Fatalf("Authenticated = %+v, %v", auth, err)
 		}
 		// Another account does not see it.
-		other := newAccount(t, svc, "other@herald.test")
+		other := servicetest.NewAccount(t, svc, "other@herald.test")
 		if auth, _ := svc.DomainChecks.Authenticated(ctx, other, "shop.example.com"); auth.Checked {
 			t.Fatal("another account's check seen")
 		}
@@ -269,7 +270,7 @@ func TestDomainKeySelectorsAndRotation(t *testing.T) {
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
-	a, b := newAccount(t, svc, "a@herald.test"), newAccount(t, svc, "b@herald.test")
+	a, b := servicetest.NewAccount(t, svc, "a@herald.test"), servicetest.NewAccount(t, svc, "b@herald.test")
 	ka, _ := svc.Mail.DomainKey(ctx, a, "shared.example.com")
 	kb, _ := svc.Mail.DomainKey(ctx, b, "shared.example.com")
 	if ka.Selector == kb.Selector || len(ka.Selector) != 11 || ka.Selector[0] != 'h' {
@@ -314,7 +315,7 @@ func TestDomainChecksDailyClaim(t *testing.T) {
 	clock := dbtest.NewClock(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 	procs := dbtest.Processes(t, 2, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@herald.example.net", Now: clock.Now,
 		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "relay.example.net"}})
-	acct := newAccount(t, procs[0], "owner@herald.test")
+	acct := servicetest.NewAccount(t, procs[0], "owner@herald.test")
 	const n = 30
 	for i := range n {
 		if _, err := procs[0].Mail.DomainKey(ctx, acct, fmt.Sprintf("d%02d.example.org", i)); err != nil {
@@ -365,21 +366,21 @@ func TestDomainChecksDailyClaim(t *testing.T) {
 func TestDKIMSigningGate(t *testing.T) {
 	t.Parallel()
 	srv := dnstest.Start(t)
-	f := newSendFixtureWith(t, true, 0, func(c *service.Config) { c.DomainChecks.DNSServer = srv.Addr })
-	key, err := f.svc.Mail.DomainKey(f.ctx, f.acct, "shop.example.com")
+	f := servicetest.NewSendFixtureWith(t, true, 0, func(c *service.Config) { c.DomainChecks.DNSServer = srv.Addr })
+	key, err := f.Svc.Mail.DomainKey(f.Ctx, f.Acct, "shop.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
 	name, value := key.DNSRecord()
-	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
+	if _, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
 		t.Fatal(err)
 	}
-	to := []string{fmt.Sprint("contacts_", f.contactType("Customers", "ann@example.com"))}
+	to := []string{fmt.Sprint("contacts_", f.ContactType("Customers", "ann@example.com"))}
 	sig := func(label string) string {
 		t.Helper()
-		ss := f.create(f.input(label, to, nil))
-		f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-		ms := f.sent(ss.Utr)
+		ss := f.Create(f.Input(label, to, nil))
+		f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+		ms := f.Sent(ss.Utr)
 		if len(ms) != 1 {
 			t.Fatalf("%s: %d messages", label, len(ms))
 		}
@@ -400,20 +401,20 @@ func TestDKIMSigningGate(t *testing.T) {
 	if h := sig("Before"); h != "" {
 		t.Fatalf("signed before the record was seen: %s", h)
 	}
-	if err := f.svc.DomainChecks.SetSignAnyway(f.ctx, f.acct, "shop.example.com", true); err != nil {
+	if err := f.Svc.DomainChecks.SetSignAnyway(f.Ctx, f.Acct, "shop.example.com", true); err != nil {
 		t.Fatal(err)
 	}
 	if h := sig("Anyway"); !strings.Contains(h, "s="+key.Selector+";") {
 		t.Fatalf("sign anyway: DKIM-Signature %q", h)
 	}
-	if err := f.svc.DomainChecks.SetSignAnyway(f.ctx, f.acct, "shop.example.com", false); err != nil {
+	if err := f.Svc.DomainChecks.SetSignAnyway(f.Ctx, f.Acct, "shop.example.com", false); err != nil {
 		t.Fatal(err)
 	}
 	if h := sig("Off again"); h != "" {
 		t.Fatalf("signed with sign anyway off: %s", h)
 	}
 	srv.TXT(t, name, value)
-	if _, err := f.svc.DomainChecks.CheckNow(f.ctx, f.acct, "shop.example.com"); err != nil {
+	if _, err := f.Svc.DomainChecks.CheckNow(f.Ctx, f.Acct, "shop.example.com"); err != nil {
 		t.Fatal(err)
 	}
 	if h := sig("Published"); !strings.Contains(h, "d=shop.example.com;") {
@@ -506,7 +507,7 @@ func TestChecklistReadsDomainChecks(t *testing.T) {
 	ctx := context.Background()
 	srv := dnstest.Start(t)
 	svc := checksService(t, srv)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	srv.Add(t,
 		`relay.example.net. A 198.51.100.7`,
 		`shop.example.com. TXT "v=spf1 ip4:198.51.100.7 -all"`,
@@ -560,7 +561,7 @@ func TestBounceDomainMXReachesHerald(t *testing.T) {
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
 		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: "relay.example.net", Inbound: true, InboundHost: "192.0.2.25"}})
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	srv.Add(t,
 		`relay.example.net. A 198.51.100.7`,
 		`herald.example.net. A 203.0.113.80`,
@@ -612,7 +613,7 @@ func TestBounceSetupAsksTheChecksDNSServer(t *testing.T) {
 	srv := dnstest.Start(t)
 	svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@shop.example.com",
 		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	srv.Add(t, `shop.example.com. MX 20 B.Relay.example.net.`, `shop.example.com. MX 10 a.relay.example.net.`)
 	st, err := svc.Bounces.Setup(ctx, acct)
 	if err != nil {
@@ -664,7 +665,7 @@ func TestSPFProposalRule(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			svc := dbtest.Service(t, service.Config{BaseURL: "https://herald.example.net", BounceAddress: "bounces@local.example.com",
 				DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr, RelayHost: c.relay}})
-			acct := newAccount(t, svc, "owner@herald.test")
+			acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 			if got := svc.DomainChecks.SPFProposal(ctx, acct, "new.example.org"); got != c.want {
 				t.Fatalf("SPFProposal with relay %q = %q, want %q", c.relay, got, c.want)
 			}

@@ -22,6 +22,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -29,8 +30,8 @@ func TestEventWebhooksSaveUpdateDeleteScopedByAccount(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@herald.test")
-	b := newAccount(t, svc, "b@herald.test")
+	a := servicetest.NewAccount(t, svc, "a@herald.test")
+	b := servicetest.NewAccount(t, svc, "b@herald.test")
 	ew := svc.EventWebhooks
 
 	for _, c := range []struct {
@@ -158,7 +159,7 @@ func TestEventWebhooksPublicOnly(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@herald.test")
+	a := servicetest.NewAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
 	for _, u := range []string{"http://127.0.0.1:8080/in", "http://localhost/in", "http://api.localhost/in", "http://[::1]/in",
 		"http://10.0.0.5/in", "http://169.254.169.254/latest/meta-data", "http://[fd00::1]/in", "http://0.0.0.0/in"} {
@@ -189,7 +190,7 @@ func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t) // public addresses only: the default
 	ctx := context.Background()
-	a := newAccount(t, svc, "a@herald.test")
+	a := servicetest.NewAccount(t, svc, "a@herald.test")
 	ew := svc.EventWebhooks
 	last := func(p netip.Prefix) netip.Addr {
 		b := p.Masked().Addr().AsSlice()
@@ -227,43 +228,43 @@ func TestEventWebhooksRefuseEverySpecialRange(t *testing.T) {
 
 func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com")
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
 
 	// Without an endpoint: a whole send writes no event.
-	first := f.create(f.input("Before", to, nil))
-	f.waitStatus(first.Utr, models.SendCompleted, 20*time.Second)
+	first := f.Create(f.Input("Before", to, nil))
+	f.WaitStatus(first.Utr, models.SendCompleted, 20*time.Second)
 	var n int64
-	if err := f.svc.DB.R.Model(&models.Event{}).Count(&n).Error; err != nil || n != 0 {
+	if err := f.Svc.DB.R.Model(&models.Event{}).Count(&n).Error; err != nil || n != 0 {
 		t.Fatalf("events without an endpoint: %d %v", n, err)
 	}
 
-	all, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "https://hooks.example/all"})
+	all, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: "https://hooks.example/all"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clicks, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "https://hooks.example/clicks", Events: []string{"click"}})
+	clicks, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: "https://hooks.example/clicks", Events: []string{"click"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "https://hooks.example/off", Enabled: "0"})
+	off, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: "https://hooks.example/off", Enabled: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv.Refuse(smtptest.AtRcpt, "gone@example.com", 550, "5.1.1", "User unknown")
-	f.srv.Fail("slow@example.com", 451)
-	ss := f.create(f.input("After", to, nil))
+	f.SMTP.Refuse(smtptest.AtRcpt, "gone@example.com", 550, "5.1.1", "User unknown")
+	f.SMTP.Fail("slow@example.com", 451)
+	ss := f.Create(f.Input("After", to, nil))
 	deadline := time.Now().Add(20 * time.Second)
-	for f.get(ss.Utr).Status != models.SendCompleted {
+	for f.Get(ss.Utr).Status != models.SendCompleted {
 		if time.Now().After(deadline) {
-			t.Fatalf("not completed: %+v", f.get(ss.Utr))
+			t.Fatalf("not completed: %+v", f.Get(ss.Utr))
 		}
 		f.Advance(50 * time.Millisecond) // past the retry's backoff
-		f.sg.Wake()
+		f.Sending.Wake()
 		time.Sleep(20 * time.Millisecond)
 	}
-	got := kindsOf(eventRows(t, f.svc, all.ID))
+	got := kindsOf(eventRows(t, f.Svc, all.ID))
 	want := map[string][]string{
 		"processed": {"ann@example.com", "bob@example.com", "cy@example.com", "gone@example.com", "slow@example.com"},
 		"delivered": {"ann@example.com", "bob@example.com", "cy@example.com", "slow@example.com"},
@@ -273,7 +274,7 @@ func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	if !equalKinds(got, want) {
 		t.Fatalf("send events %v; want %v", got, want)
 	}
-	rows := eventRows(t, f.svc, all.ID)
+	rows := eventRows(t, f.Svc, all.ID)
 	for _, r := range rows {
 		if r.Kind == "bounce" && (r.Status != "5.1.1" || !strings.Contains(r.Reason, "User unknown") || r.SendMessageID == nil || r.SendID == nil || *r.SendID != ss.ID) {
 			t.Fatalf("bounce row %+v", r)
@@ -284,25 +285,25 @@ func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	}
 
 	// Opens, clicks and a one-click unsubscribe through the recipient's links.
-	ann, bob := f.sentTo(ss.Utr, "ann@example.com"), f.sentTo(ss.Utr, "bob@example.com")
-	if err := f.svc.Tracking.Open(f.ctx, tokenOf(t, ann)); err != nil {
+	ann, bob := f.SentTo(ss.Utr, "ann@example.com"), f.SentTo(ss.Utr, "bob@example.com")
+	if err := f.Svc.Tracking.Open(f.Ctx, tokenOf(t, ann)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, ann), 0); err != nil {
+	if _, err := f.Svc.Tracking.Click(f.Ctx, tokenOf(t, ann), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, tokenOf(t, bob)); err != nil {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tokenOf(t, bob)); err != nil {
 		t.Fatal(err)
 	}
 	// Feedback: a hard bounce, a soft bounce (the relay gave up: the
 	// message will not arrive, a bounce event), a deferral (the relay is
 	// still trying: a deferred event), a complaint.
-	cy, dee := f.sentTo(ss.Utr, "cy@example.com"), f.sentTo(ss.Utr, "slow@example.com")
-	f.handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Status: "4.2.2", Diagnostic: "mailbox full"},
+	cy, dee := f.SentTo(ss.Utr, "cy@example.com"), f.SentTo(ss.Utr, "slow@example.com")
+	f.Handle(service.Report{Kind: delivery.ReportSoftBounce, Source: delivery.SourceDSN, Token: returnToken(t, cy), Status: "4.2.2", Diagnostic: "mailbox full"},
 		service.Report{Kind: delivery.ReportHardBounce, Source: delivery.SourceDSN, Token: returnToken(t, ann), Status: "5.1.1", Diagnostic: "no such user"},
 		service.Report{Kind: delivery.ReportDeferral, Source: delivery.SourceDSN, Token: returnToken(t, dee), Status: "4.4.1", Diagnostic: "Connection timed out"},
 		service.Report{Kind: delivery.ReportComplaint, Source: delivery.SourceARF, Token: returnToken(t, cy)})
-	got = kindsOf(eventRows(t, f.svc, all.ID))
+	got = kindsOf(eventRows(t, f.Svc, all.ID))
 	want["open"] = []string{"ann@example.com"}
 	want["click"] = []string{"ann@example.com"}
 	want["group_unsubscribe"] = []string{"bob@example.com"}
@@ -313,22 +314,22 @@ func TestEventsAreWrittenWithTheirChange(t *testing.T) {
 	if !equalKinds(got, want) {
 		t.Fatalf("events %v; want %v", got, want)
 	}
-	for _, r := range eventRows(t, f.svc, all.ID) {
+	for _, r := range eventRows(t, f.Svc, all.ID) {
 		switch r.Kind {
 		case "click":
 			if r.URL != "https://shop.example.com/sale" {
 				t.Fatalf("click row %+v", r)
 			}
 		case "group_unsubscribe":
-			if r.GroupID == nil || *r.GroupID != f.group {
+			if r.GroupID == nil || *r.GroupID != f.Group {
 				t.Fatalf("group_unsubscribe row %+v", r)
 			}
 		}
 	}
-	if got := kindsOf(eventRows(t, f.svc, clicks.ID)); !equalKinds(got, map[string][]string{"click": {"ann@example.com"}}) {
+	if got := kindsOf(eventRows(t, f.Svc, clicks.ID)); !equalKinds(got, map[string][]string{"click": {"ann@example.com"}}) {
 		t.Fatalf("click-only endpoint: %v", got)
 	}
-	if rows := eventRows(t, f.svc, off.ID); len(rows) != 0 {
+	if rows := eventRows(t, f.Svc, off.ID); len(rows) != 0 {
 		t.Fatalf("disabled endpoint: %v", kindsOf(rows))
 	}
 }
@@ -488,27 +489,27 @@ func pass(t *testing.T, d *delivery.Dispatcher) {
 // Message-ID and the send's utr.
 func TestEventsDispatchSignedPayloads(t *testing.T) {
 	t.Parallel()
-	f := newSendFixtureWith(t, true, 0, allowPrivate)
+	f := servicetest.NewSendFixtureWith(t, true, 0, allowPrivate)
 	rcv := newReceiver(t)
-	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
+	w, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: rcv.srv.URL + "/hook", Events: []string{"delivered", "click"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rcv.secret = w.Secret
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
-	ss := f.create(f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	ann := f.sentTo(ss.Utr, "ann@example.com")
-	if _, err := f.svc.Tracking.Click(f.ctx, tokenOf(t, ann), 0); err != nil {
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.Create(f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ann := f.SentTo(ss.Utr, "ann@example.com")
+	if _, err := f.Svc.Tracking.Click(f.Ctx, tokenOf(t, ann), 0); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := dispatcher(t, f.svc)
+	d, _ := dispatcher(t, f.Svc)
 	pass(t, d)
 	if rcv.bad != 0 || len(rcv.events) != 3 || len(rcv.sizes) != 1 {
 		t.Fatalf("bad signatures %d, events %d, posts %v", rcv.bad, len(rcv.events), rcv.sizes)
 	}
 	mids := map[string]string{}
-	for _, m := range f.sent(ss.Utr) {
+	for _, m := range f.Sent(ss.Utr) {
 		mids[m.To] = strings.Trim(m.Header().Get("Message-Id"), "<>")
 	}
 	for _, raw := range rcv.events {
@@ -534,7 +535,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 			t.Fatalf("keys %v; want %v (%s)", keys, want, raw)
 		}
 		email := ev["email"].(string)
-		if ev["message_id"] != mids[email] || mids[email] == "" || ev["single_send_utr"] != ss.Utr || ev["group_id"] != float64(f.group) {
+		if ev["message_id"] != mids[email] || mids[email] == "" || ev["single_send_utr"] != ss.Utr || ev["group_id"] != float64(f.Group) {
 			t.Fatalf("event %s; message ids %v", raw, mids)
 		}
 		if ev["event"] == "click" && ev["url"] != "https://shop.example.com/sale" {
@@ -546,7 +547,7 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 	if rcv.posts != 1 {
 		t.Fatalf("posts %d after a second pass", rcv.posts)
 	}
-	dels, err := f.svc.EventWebhooks.Deliveries(f.ctx, f.acct, w.ID)
+	dels, err := f.Svc.EventWebhooks.Deliveries(f.Ctx, f.Acct, w.ID)
 	if err != nil || len(dels) != 1 || dels[0].StatusCode != 200 || dels[0].Events != 3 || dels[0].Error != "" {
 		t.Fatalf("deliveries %+v %v", dels, err)
 	}
@@ -559,12 +560,12 @@ func TestEventsDispatchSignedPayloads(t *testing.T) {
 // mailed once that it has failed for an hour.
 func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 	t.Parallel()
-	f := newSendFixtureWith(t, false, 0, allowPrivate)
-	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
+	f := servicetest.NewSendFixtureWith(t, false, 0, allowPrivate)
+	if _, err := f.Svc.Notifications.Save(f.Ctx, f.Acct, service.NotificationInput{EmailAddress: "ops@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newReceiver(t)
-	w, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: rcv.srv.URL})
+	w, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: rcv.srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,8 +576,8 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 		}
 		return 200
 	}
-	queue(t, f.svc, w, 2500, f.Now())
-	d, st := dispatcher(t, f.svc)
+	queue(t, f.Svc, w, 2500, f.Now())
+	d, st := dispatcher(t, f.Svc)
 	for i := 0; i < 3; i++ {
 		pass(t, d) // 500: the first batch waits for its retry
 		if rcv.posts != i+1 {
@@ -592,7 +593,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 	if !slices.Equal(rcv.sizes, []int{1000, 1000, 500}) || len(rcv.seen) != 2500 || rcv.bad != 0 {
 		t.Fatalf("sizes %v, distinct events %d, bad signatures %d", rcv.sizes, len(rcv.seen), rcv.bad)
 	}
-	if s := states(t, f.svc, w.ID); s[models.EventDelivered] != 2500 {
+	if s := states(t, f.Svc, w.ID); s[models.EventDelivered] != 2500 {
 		t.Fatalf("states %v", s)
 	}
 	// The retried batch kept its place: the events arrived in their order.
@@ -608,7 +609,7 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 		}
 		last = id
 	}
-	dels, _ := f.svc.EventWebhooks.Deliveries(f.ctx, f.acct, w.ID)
+	dels, _ := f.Svc.EventWebhooks.Deliveries(f.Ctx, f.Acct, w.ID)
 	var codes []int
 	for _, dl := range dels {
 		codes = append(codes, dl.StatusCode)
@@ -618,11 +619,11 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 	}
 
 	// Resend one delivery: its events go again.
-	if n, err := f.svc.EventWebhooks.Resend(f.ctx, f.acct, dels[0].ID); err != nil || n != 500 {
+	if n, err := f.Svc.EventWebhooks.Resend(f.Ctx, f.Acct, dels[0].ID); err != nil || n != 500 {
 		t.Fatalf("resend: %d %v", n, err)
 	}
-	other := newAccount(t, f.svc, "other@herald.test")
-	if _, err := f.svc.EventWebhooks.Resend(f.ctx, other, dels[0].ID); !service.IsNotFound(err) {
+	other := servicetest.NewAccount(t, f.Svc, "other@herald.test")
+	if _, err := f.Svc.EventWebhooks.Resend(f.Ctx, other, dels[0].ID); !service.IsNotFound(err) {
 		t.Fatalf("another account's resend: %v", err)
 	}
 	pass(t, d)
@@ -632,25 +633,25 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 
 	// An endpoint that always fails: retried for 24 hours, then given up.
 	rcv.answer = func(int) int { return 503 }
-	mails := f.srv.Count()
-	queue(t, f.svc, w, 3, f.Now())
+	mails := f.SMTP.Count()
+	queue(t, f.Svc, w, 3, f.Now())
 	start := f.Now()
 	for f.Now().Sub(start) < 25*time.Hour {
 		pass(t, d)
-		st.Housekeep(f.ctx)
+		st.Housekeep(f.Ctx)
 		f.Advance(10 * time.Minute)
 	}
 	pass(t, d)
-	if s := states(t, f.svc, w.ID); s[models.EventFailed] != 3 || s[models.EventPending] != 0 {
+	if s := states(t, f.Svc, w.ID); s[models.EventFailed] != 3 || s[models.EventPending] != 0 {
 		t.Fatalf("after 25 hours: states %v", s)
 	}
 	// One mail for the failing period, however many passes.
-	if !f.srv.WaitCount(mails+1, 5*time.Second) {
+	if !f.SMTP.WaitCount(mails+1, 5*time.Second) {
 		t.Fatal("no failing-endpoint mail")
 	}
-	st.AlertFailing(f.ctx)
+	st.AlertFailing(f.Ctx)
 	time.Sleep(50 * time.Millisecond)
-	msgs := f.srv.Messages()
+	msgs := f.SMTP.Messages()
 	var alerts int
 	for _, m := range msgs[mails:] {
 		if strings.Contains(m.Header().Get("Subject"), "Event webhook failing") && m.To == "ops@herald.test" {
@@ -661,21 +662,21 @@ func TestEventsBatchRetryAndGiveUp(t *testing.T) {
 		t.Fatalf("%d failing-endpoint mails", alerts)
 	}
 	var ew models.EventWebhook
-	if err := f.svc.DB.R.First(&ew, w.ID).Error; err != nil || ew.FailingSince == nil || ew.FailureAlertedAt == nil {
+	if err := f.Svc.DB.R.First(&ew, w.ID).Error; err != nil || ew.FailingSince == nil || ew.FailureAlertedAt == nil {
 		t.Fatalf("endpoint %+v %v", ew, err)
 	}
 	// A success (once the endpoint's backoff, at most an hour, is over)
 	// ends the failing period.
 	rcv.answer = nil
-	queue(t, f.svc, w, 1, f.Now())
+	queue(t, f.Svc, w, 1, f.Now())
 	pass(t, d)
-	if s := states(t, f.svc, w.ID); s[models.EventPending] != 1 {
+	if s := states(t, f.Svc, w.ID); s[models.EventPending] != 1 {
 		t.Fatalf("during the backoff: states %v", s)
 	}
 	f.Advance(time.Hour)
 	pass(t, d)
 	ew = models.EventWebhook{}
-	if err := f.svc.DB.R.First(&ew, w.ID).Error; err != nil || ew.FailingSince != nil || ew.FailureAlertedAt != nil {
+	if err := f.Svc.DB.R.First(&ew, w.ID).Error; err != nil || ew.FailingSince != nil || ew.FailureAlertedAt != nil {
 		t.Fatalf("endpoint after a success %+v %v", ew, err)
 	}
 }
@@ -686,7 +687,7 @@ func TestEventsTimeoutIsRetried(t *testing.T) {
 	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
-	acct := newAccount(t, svc, "a@herald.test")
+	acct := servicetest.NewAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	rcv.block = make(chan struct{})
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
@@ -721,7 +722,7 @@ func TestEventsClaimedByADeadProcessComeBack(t *testing.T) {
 	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	svc := dbtest.Service(t, service.Config{EventWebhooksPrivate: true, Now: c.Now})
-	acct := newAccount(t, svc, "a@herald.test")
+	acct := servicetest.NewAccount(t, svc, "a@herald.test")
 	rcv := newReceiver(t)
 	w, err := svc.EventWebhooks.Save(context.Background(), acct, service.EventWebhookInput{URL: rcv.srv.URL})
 	if err != nil {
@@ -761,7 +762,7 @@ func TestEventsTwoProcessesShareTheQueue(t *testing.T) {
 	t.Parallel()
 	c := dbtest.NewClock(time.Now())
 	procs := dbtest.Processes(t, 2, service.Config{EventWebhooksPrivate: true, Now: c.Now})
-	acct := newAccount(t, procs[0], "a@herald.test")
+	acct := servicetest.NewAccount(t, procs[0], "a@herald.test")
 	rcv := newReceiver(t)
 	var ws []*models.EventWebhook
 	for i := 0; i < 3; i++ {

@@ -11,6 +11,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // TestExplainMatchesReference: for every pair of a fixed-seed set of
@@ -22,7 +23,7 @@ func TestExplainMatchesReference(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "explain@example.com")
+	acct := servicetest.NewAccount(t, svc, "explain@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "All")
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestExplainOperators(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "ops@example.com")
+	acct := servicetest.NewAccount(t, svc, "ops@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Customers")
 	if err != nil {
 		t.Fatal(err)
@@ -308,7 +309,7 @@ func TestExplainReasons(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "why@example.com")
+	acct := servicetest.NewAccount(t, svc, "why@example.com")
 	ct, _ := svc.ContactTypes.Create(ctx, acct, "Customers")
 	leads, _ := svc.ContactTypes.Create(ctx, acct, "Leads")
 	ann, err := svc.Contacts.Create(ctx, acct, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10), Email: "ann@example.com", FirstName: "Ann", City: "Paris", Country: "FR"})
@@ -395,7 +396,7 @@ func TestExplainReasons(t *testing.T) {
 		t.Errorf("after the field's deletion: %+v", x)
 	}
 
-	stranger := newAccount(t, svc, "stranger@example.com")
+	stranger := servicetest.NewAccount(t, svc, "stranger@example.com")
 	if _, err := svc.Segments.Explain(ctx, stranger, and.ID, ann.ID); service.ErrorCode(err) != service.CodeNotFound {
 		t.Errorf("another account's segment: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -181,35 +182,35 @@ func headerOf(m smtptest.Message) string {
 // by a return path's token or by a Message-ID of herald's still count.
 func TestInboundReportsNeedATie(t *testing.T) {
 	t.Parallel()
-	a := newSendFixture(t, true)
-	b := a.secondAccount("b@herald.test")
-	typeA := a.contactType("Customers", "ann@example.com", "shared@example.com")
-	typeB := b.contactType("Customers", "c0@b.example.com", "c1@b.example.com", "shared@example.com")
-	sa := a.create(a.input("A news", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	a.waitStatus(sa.Utr, models.SendCompleted, 20*time.Second)
-	sb := b.create(b.input("B news", []string{"contacts_" + strconv.FormatInt(typeB, 10)}, nil))
-	b.waitStatus(sb.Utr, models.SendCompleted, 20*time.Second)
-	addr := startFeedbackInbound(t, a.svc)
-	v, err := a.svc.Bounces.VERP(a.ctx)
+	a := servicetest.NewSendFixture(t, true)
+	b := a.SecondAccount("b@herald.test")
+	typeA := a.ContactType("Customers", "ann@example.com", "shared@example.com")
+	typeB := b.ContactType("Customers", "c0@b.example.com", "c1@b.example.com", "shared@example.com")
+	sa := a.Create(a.Input("A news", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	a.WaitStatus(sa.Utr, models.SendCompleted, 20*time.Second)
+	sb := b.Create(b.Input("B news", []string{"contacts_" + strconv.FormatInt(typeB, 10)}, nil))
+	b.WaitStatus(sb.Utr, models.SendCompleted, 20*time.Second)
+	addr := startFeedbackInbound(t, a.Svc)
+	v, err := a.Svc.Bounces.VERP(a.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plain := v.Address()
-	c0, c1 := b.sentTo(sb.Utr, "c0@b.example.com"), b.sentTo(sb.Utr, "c1@b.example.com")
+	c0, c1 := b.SentTo(sb.Utr, "c0@b.example.com"), b.SentTo(sb.Utr, "c1@b.example.com")
 
 	nothingChanged := func(when string) {
 		t.Helper()
-		for _, f := range []*sendFixture{a, b} {
-			if s := f.suppressed(); len(s) != 0 {
+		for _, f := range []*servicetest.SendFixture{a, b} {
+			if s := f.Suppressed(); len(s) != 0 {
 				t.Fatalf("%s: suppressed %v", when, s)
 			}
 			for _, e := range []string{"ann@example.com", "shared@example.com", "c0@b.example.com", "c1@b.example.com"} {
-				if f.unsubscribed(e) {
+				if f.Unsubscribed(e) {
 					t.Fatalf("%s: %s unsubscribed", when, e)
 				}
 			}
 		}
-		if got := b.get(sb.Utr); got.Bounces != 0 || got.SpamReports != 0 || got.Unsubscribes != 0 {
+		if got := b.Get(sb.Utr); got.Bounces != 0 || got.SpamReports != 0 || got.Unsubscribes != 0 {
 			t.Fatalf("%s: B's send counted bounces %d spam %d unsubscribes %d", when, got.Bounces, got.SpamReports, got.Unsubscribes)
 		}
 	}
@@ -234,12 +235,12 @@ func TestInboundReportsNeedATie(t *testing.T) {
 		{"forged unsubscribe", "bounces+u" + strings.Repeat("a", 24) + "@" + v.Domain(),
 			"From: c1@b.example.com\nTo: x\nSubject: unsubscribe\n\nunsubscribe\n", "mailto", service.UntiedTokenForged, "c1@b.example.com"},
 	} {
-		before := len(untiedRows(t, a.svc))
+		before := len(untiedRows(t, a.Svc))
 		if err := mailReport(t, addr, c.rcpt, c.raw); err != nil {
 			t.Fatalf("%s: %v, want 250", c.name, err)
 		}
 		nothingChanged(c.name)
-		rows := untiedRows(t, a.svc)
+		rows := untiedRows(t, a.Svc)
 		if len(rows) != before+1 {
 			t.Fatalf("%s: %d untied reports, want %d", c.name, len(rows), before+1)
 		}
@@ -259,16 +260,16 @@ func TestInboundReportsNeedATie(t *testing.T) {
 	if err := mailReport(t, addr, plain, reportARF(plain, "c0@b.example.com", headerOf(c1))); err != nil {
 		t.Fatal(err)
 	}
-	if s := b.suppressed(); len(s) != 1 || s["c0@b.example.com"] == nil || s["c0@b.example.com"].Source != "dsn" {
+	if s := b.Suppressed(); len(s) != 1 || s["c0@b.example.com"] == nil || s["c0@b.example.com"].Source != "dsn" {
 		t.Fatalf("B's suppressions: %v", s)
 	}
-	if !b.unsubscribed("c1@b.example.com") || b.unsubscribed("c0@b.example.com") || a.unsubscribed("c1@b.example.com") || len(a.suppressed()) != 0 {
+	if !b.Unsubscribed("c1@b.example.com") || b.Unsubscribed("c0@b.example.com") || a.Unsubscribed("c1@b.example.com") || len(a.Suppressed()) != 0 {
 		t.Fatal("the tied complaint did not unsubscribe c1, and c1 alone, in B alone")
 	}
-	if got := b.get(sb.Utr); got.Bounces != 1 || got.SpamReports != 1 {
+	if got := b.Get(sb.Utr); got.Bounces != 1 || got.SpamReports != 1 {
 		t.Fatalf("B's send: bounces %d spam %d", got.Bounces, got.SpamReports)
 	}
-	if n := len(untiedRows(t, a.svc)); n != 7 {
+	if n := len(untiedRows(t, a.Svc)); n != 7 {
 		t.Fatalf("%d untied reports after the tied ones, want 7", n)
 	}
 }
@@ -323,14 +324,14 @@ func TestWebhookTokensSpendOnce(t *testing.T) {
 // scheduler runs, drops what is older.
 func TestUntiedSummaryAndPrune(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false) // on the fixture's clock
+	f := servicetest.NewSendFixture(t, false) // on the fixture's clock
 	ctx := context.Background()
 	r := func(source, ip, to string) service.Report {
 		return service.Report{Kind: delivery.ReportHardBounce, Source: source, RemoteIP: ip, Recipient: to, Status: "5.1.1"}
 	}
-	f.handle(r("dsn", "192.0.2.7", "x@example.com"))
+	f.Handle(r("dsn", "192.0.2.7", "x@example.com"))
 	f.Advance(31 * 24 * time.Hour) // the first is out of the window
-	f.handle(r("dsn", "192.0.2.7", "x@example.com"), r("dsn", "192.0.2.7", "y@example.com"), r("arf", "198.51.100.1", "z@example.com"),
+	f.Handle(r("dsn", "192.0.2.7", "x@example.com"), r("dsn", "192.0.2.7", "y@example.com"), r("arf", "198.51.100.1", "z@example.com"),
 		service.Report{Kind: delivery.ReportComplaint, Source: "sendgrid", RemoteIP: "203.0.113.5", MessageID: "nothing@example.com"},
 		service.Report{Kind: delivery.ReportDelivered, Source: "ses", Recipient: "x@example.com"})
 	for _, k := range []delivery.KeptMail{
@@ -338,11 +339,11 @@ func TestUntiedSummaryAndPrune(t *testing.T) {
 		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "7/1", Why: delivery.KeptNotAReport}, // the same mail read again
 		{Mailbox: "imaps://bounce@imap.example.com:993/INBOX", ID: "7/2", Why: delivery.KeptUnreadable},
 	} {
-		if err := f.svc.Feedback.KeepMail(ctx, k); err != nil {
+		if err := f.Svc.Feedback.KeepMail(ctx, k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s, err := f.svc.Feedback.Untied(ctx)
+	s, err := f.Svc.Feedback.Untied(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,22 +358,22 @@ func TestUntiedSummaryAndPrune(t *testing.T) {
 	if fmt.Sprintf("%+v", s) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("summary\n%+v\nwant\n%+v", s, want)
 	}
-	if n := len(untiedRows(t, f.svc)); n != 5 {
+	if n := len(untiedRows(t, f.Svc)); n != 5 {
 		t.Fatalf("%d untied rows before the prune, want 5 (the delivery notice is not kept)", n)
 	}
-	if err := f.svc.Feedback.Prune(ctx); err != nil {
+	if err := f.Svc.Feedback.Prune(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(untiedRows(t, f.svc)); n != 4 {
+	if n := len(untiedRows(t, f.Svc)); n != 4 {
 		t.Fatalf("%d untied rows after the prune, want 4", n)
 	}
 	// The scheduler's hourly round prunes.
 	f.Advance(31 * 24 * time.Hour)
-	if err := f.sg.Tick(ctx); err != nil {
+	if err := f.Sending.Tick(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var kept int64
-	if err := f.svc.DB.R.Model(&models.KeptMail{}).Count(&kept).Error; err != nil || kept != 0 || len(untiedRows(t, f.svc)) != 0 {
-		t.Fatalf("after 31 more days: %d kept mails, %d untied reports (%v)", kept, len(untiedRows(t, f.svc)), err)
+	if err := f.Svc.DB.R.Model(&models.KeptMail{}).Count(&kept).Error; err != nil || kept != 0 || len(untiedRows(t, f.Svc)) != 0 {
+		t.Fatalf("after 31 more days: %d kept mails, %d untied reports (%v)", kept, len(untiedRows(t, f.Svc)), err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // The unsubscribe and preference links of a mail keep working after its
@@ -18,46 +19,46 @@ import (
 // ledger a year (and more) later.
 func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
-	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	msgs := f.sent(ss.Utr)
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.Create(f.Input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	msgs := f.Sent(ss.Utr)
 	annTok, bobTok := tokenOf(t, msgs[0]), tokenOf(t, msgs[1])
 	if msgs[0].To != "ann@example.com" {
 		annTok, bobTok = bobTok, annTok
 	}
-	if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); err != nil {
+	if err := f.Svc.SingleSends.Delete(f.Ctx, f.Acct, ss.Utr); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr); !service.IsNotFound(err) {
+	if _, err := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr); !service.IsNotFound(err) {
 		t.Fatalf("a deleted send is found: %v", err)
 	}
-	if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); !service.IsNotFound(err) {
+	if err := f.Svc.SingleSends.Delete(f.Ctx, f.Acct, ss.Utr); !service.IsNotFound(err) {
 		t.Fatalf("deleted twice: %v", err)
 	}
 	n := 0
-	_ = f.svc.SingleSends.Each(f.ctx, f.acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
+	_ = f.Svc.SingleSends.Each(f.Ctx, f.Acct, service.ListFilter{}, func(*models.SingleSend) error { n++; return nil })
 	if n != 0 {
 		t.Fatalf("%d sends listed", n)
 	}
 
-	p, err := f.svc.Tracking.Preferences(f.ctx, annTok)
+	p, err := f.Svc.Tracking.Preferences(f.Ctx, annTok)
 	if err != nil || len(p.Groups) != 1 || p.Email != "ann@example.com" {
 		t.Fatalf("preference page of a deleted send's mail: %+v %v", p, err)
 	}
-	if err := f.svc.Tracking.SavePreferences(f.ctx, annTok, []int64{f.group}, false); err != nil {
+	if err := f.Svc.Tracking.SavePreferences(f.Ctx, annTok, []int64{f.Group}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, bobTok); err != nil {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, bobTok); err != nil {
 		t.Fatalf("one-click of a deleted send's mail: %v", err)
 	}
-	if to, err := f.svc.Tracking.Click(f.ctx, annTok, 0); err != nil || to != "https://shop.example.com/sale" {
+	if to, err := f.Svc.Tracking.Click(f.Ctx, annTok, 0); err != nil || to != "https://shop.example.com/sale" {
 		t.Fatalf("a link of a deleted send's mail: %q %v", to, err)
 	}
 	// Both left the group: the next send to the type skips them.
 	var members int64
-	if err := f.svc.DB.R.Model(&models.Unsubscriber{}).Where("user_id = ? AND unsubscribe_groups_id = ?", f.acct, f.group).Count(&members).Error; err != nil || members != 2 {
+	if err := f.Svc.DB.R.Model(&models.Unsubscriber{}).Where("user_id = ? AND unsubscribe_groups_id = ?", f.Acct, f.Group).Count(&members).Error; err != nil || members != 2 {
 		t.Fatalf("group members %d %v", members, err)
 	}
 
@@ -66,12 +67,12 @@ func TestLinksOfADeletedSendKeepWorking(t *testing.T) {
 	// otherwise take the hourly purge (one per hour of the clock) from
 	// the test's Tick and run it concurrently, and the test would read
 	// before that purge commits.
-	f.stop()
+	f.Stop()
 	f.Advance(401 * 24 * time.Hour)
-	if err := f.sg.Tick(f.ctx); err != nil {
+	if err := f.Sending.Tick(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Tracking.Preferences(f.ctx, annTok); !service.IsNotFound(err) {
+	if _, err := f.Svc.Tracking.Preferences(f.Ctx, annTok); !service.IsNotFound(err) {
 		t.Fatalf("after the purge: %v", err)
 	}
 }
@@ -83,7 +84,7 @@ func TestNamesOfTypesAndSegmentsAreOneLine(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "a@herald.test")
+	acct := servicetest.NewAccount(t, svc, "a@herald.test")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Customers")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // Request shapes of the send below, as tracking logs record them.
@@ -37,22 +38,22 @@ var (
 // the per-link counts and the events' "machine" say what people did.
 func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 	t.Parallel()
-	f := newSendFixtureWith(t, true, 0, func(c *service.Config) { c.EventWebhooksPrivate = true })
-	if _, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{"open", "click"}}); err != nil {
+	f := servicetest.NewSendFixtureWith(t, true, 0, func(c *service.Config) { c.EventWebhooksPrivate = true })
+	if _, err := f.Svc.EventWebhooks.Save(f.Ctx, f.Acct, service.EventWebhookInput{URL: "http://127.0.0.1:9/hook", Events: []string{"open", "click"}}); err != nil {
 		t.Fatal(err)
 	}
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
-	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
+	in := f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = `<html><body><p>Hello ((first_name))</p><a href="https://shop.example.com/a">A</a> <a href="https://shop.example.com/b">B</a>` +
 		` <a href="https://shop.example.com/c">C</a><p>((sender_name)), ((sender_address))</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`
-	ss := f.create(in)
-	ss = f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ss := f.Create(in)
+	ss = f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	if len(ss.Links) != 3 {
 		t.Fatalf("links %v", ss.Links)
 	}
-	ledger := f.ledger(ss.ID)
+	ledger := f.Ledger(ss.ID)
 	tok := map[string]string{}
-	for _, m := range f.sent(ss.Utr) {
+	for _, m := range f.Sent(ss.Utr) {
 		tok[m.To] = tokenOf(t, m)
 	}
 	at := func(email string, d time.Duration) {
@@ -64,13 +65,13 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 	}
 	open := func(email string, h service.Hit) {
 		t.Helper()
-		if err := f.svc.Tracking.OpenHit(f.ctx, tok[email], h); err != nil {
+		if err := f.Svc.Tracking.OpenHit(f.Ctx, tok[email], h); err != nil {
 			t.Fatal(err)
 		}
 	}
 	click := func(email string, link int, h service.Hit) {
 		t.Helper()
-		to, err := f.svc.Tracking.ClickHit(f.ctx, tok[email], link, h)
+		to, err := f.Svc.Tracking.ClickHit(f.Ctx, tok[email], link, h)
 		if err != nil || to != ss.Links[link] {
 			t.Fatalf("click %s %d: %q %v", email, link, to, err)
 		}
@@ -103,7 +104,7 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 	at("ann@example.com", 2*time.Hour+2*time.Minute)
 	open("ann@example.com", personHit)
 
-	got := f.get(ss.Utr)
+	got := f.Get(ss.Utr)
 	type counts struct{ UniqueOpens, TotalOpens, UniqueClicks, TotalClicks int64 }
 	raw := counts{got.UniqueOpens, got.TotalOpens, got.UniqueClicks, got.TotalClicks}
 	human := counts{got.HumanUniqueOpens, got.HumanTotalOpens, got.HumanUniqueClicks, got.HumanTotalClicks}
@@ -117,7 +118,7 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 		t.Fatalf("human %+v, want %+v", human, want)
 	}
 
-	_, links, err := f.svc.SingleSends.Activity(f.ctx, got)
+	_, links, err := f.Svc.SingleSends.Activity(f.Ctx, got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 		Email   string
 		Machine *int
 	}
-	if err := f.svc.DB.R.Table("events").Select("kind, email, machine").Where("user_id = ? AND kind IN ?", f.acct, []string{"open", "click"}).
+	if err := f.Svc.DB.R.Table("events").Select("kind, email, machine").Where("user_id = ? AND kind IN ?", f.Acct, []string{"open", "click"}).
 		Order("id").Scan(&evs).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -168,42 +169,42 @@ func TestScannersAndProxiesAreNotPeople(t *testing.T) {
 // operator's ranges (Config.MachineRanges) are machines for opens and clicks.
 func TestTakeBackOnlyTheHumanCount(t *testing.T) {
 	t.Parallel()
-	f := newSendFixtureWith(t, true, 0, func(c *service.Config) {
+	f := servicetest.NewSendFixtureWith(t, true, 0, func(c *service.Config) {
 		c.MachineRanges = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
 	})
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
-	in := f.input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
+	in := f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.TemplateHTML = `<html><body><a href="https://shop.example.com/a">A</a> <a href="https://shop.example.com/b">B</a>` +
 		`<p>((sender_name)), ((sender_address))</p><a href="((unsubscribe_preferences))">Preferences</a></body></html>`
-	ss := f.create(in)
-	ss = f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	ledger := f.ledger(ss.ID)
+	ss := f.Create(in)
+	ss = f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ledger := f.Ledger(ss.ID)
 	tok := map[string]string{}
-	for _, m := range f.sent(ss.Utr) {
+	for _, m := range f.Sent(ss.Utr) {
 		tok[m.To] = tokenOf(t, m)
 	}
 	at := func(email string, d time.Duration) { f.Set(ledger[email].SentAt.Time.Add(d)) }
 	// ann: a person's click, then another link 5 s later (a person's pace).
 	at("ann@example.com", time.Hour)
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tok["ann@example.com"], 0, personHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok["ann@example.com"], 0, personHit); err != nil {
 		t.Fatal(err)
 	}
 	at("ann@example.com", time.Hour+5*time.Second)
-	if _, err := f.svc.Tracking.ClickHit(f.ctx, tok["ann@example.com"], 1, personHit); err != nil {
+	if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok["ann@example.com"], 1, personHit); err != nil {
 		t.Fatal(err)
 	}
 	// bob: HEAD, no agent, the operator's range: none is a person.
 	for i, h := range []service.Hit{{Method: "HEAD", UserAgent: personHit.UserAgent, IP: personHit.IP},
 		{Method: "GET", IP: personHit.IP}, {Method: "GET", UserAgent: personHit.UserAgent, IP: netip.MustParseAddr("192.0.2.9")}} {
 		at("bob@example.com", time.Hour+time.Duration(i)*2*time.Minute)
-		if err := f.svc.Tracking.OpenHit(f.ctx, tok["bob@example.com"], h); err != nil {
+		if err := f.Svc.Tracking.OpenHit(f.Ctx, tok["bob@example.com"], h); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.svc.Tracking.ClickHit(f.ctx, tok["bob@example.com"], 0, h); err != nil {
+		if _, err := f.Svc.Tracking.ClickHit(f.Ctx, tok["bob@example.com"], 0, h); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got := f.get(ss.Utr)
+	got := f.Get(ss.Utr)
 	// ann's second click is within the minute of her first: raw counts it
 	// not, nor does human (the same once-a-minute rule), and nothing is
 	// taken back (5 s apart).

@@ -9,31 +9,32 @@ import (
 	"time"
 
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // An automation's messages name the automation's contact type in List-Id
 // and the automation in Feedback-ID; a send to a segment names the segment.
 func TestMailIdentityAutomationAndSegment(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "new@example.com")
-	f.settle()
+	f.AddContact(typeA, "new@example.com")
+	f.Settle()
 	var got int
-	for _, m := range f.srv.Messages() {
+	for _, m := range f.SMTP.Messages() {
 		if m.To != "new@example.com" {
 			continue
 		}
 		got++
 		h := m.Header()
-		if want := fmt.Sprintf(`"Customers" <type%d.a%d.shop.example.com>`, typeA, f.acct); h.Get("List-Id") != want {
+		if want := fmt.Sprintf(`"Customers" <type%d.a%d.shop.example.com>`, typeA, f.Acct); h.Get("List-Id") != want {
 			t.Errorf("automation List-Id %q, want %q", h.Get("List-Id"), want)
 		}
-		if want := fmt.Sprintf("a%d:%d:herald", a.ID, f.acct); h.Get("Feedback-ID") != want {
+		if want := fmt.Sprintf("a%d:%d:herald", a.ID, f.Acct); h.Get("Feedback-ID") != want {
 			t.Errorf("automation Feedback-ID %q, want %q", h.Get("Feedback-ID"), want)
 		}
 	}
@@ -41,23 +42,23 @@ func TestMailIdentityAutomationAndSegment(t *testing.T) {
 		t.Fatalf("%d automation messages to new@example.com", got)
 	}
 
-	seg, err := f.svc.Segments.Create(f.ctx, f.acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Frères \"VIP\"",
+	seg, err := f.Svc.Segments.Create(f.Ctx, f.Acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Frères \"VIP\"",
 		SelectField: []string{"email"}, SelectOperator: []string{"ends_with"}, Value: []string{"@example.com"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss := f.create(f.input("To the segment", []string{"segments_" + strconv.FormatInt(seg.ID, 10)}, nil))
-	f.waitStatus(ss.Utr, 3, 20*time.Second)
-	ms := f.sent(ss.Utr)
+	ss := f.Create(f.Input("To the segment", []string{"segments_" + strconv.FormatInt(seg.ID, 10)}, nil))
+	f.WaitStatus(ss.Utr, 3, 20*time.Second)
+	ms := f.Sent(ss.Utr)
 	if len(ms) != 1 {
 		t.Fatalf("%d messages to the segment", len(ms))
 	}
 	raw := ms[0].Header().Get("List-Id")
 	name, id := decodeListID(t, raw)
-	if name != `Frères "VIP"` || id != fmt.Sprintf("segment%d.a%d.shop.example.com", seg.ID, f.acct) {
+	if name != `Frères "VIP"` || id != fmt.Sprintf("segment%d.a%d.shop.example.com", seg.ID, f.Acct) {
 		t.Errorf("segment List-Id %q reads %q <%s>", raw, name, id)
 	}
-	if want := fmt.Sprintf("s%d:%d:herald", ss.ID, f.acct); ms[0].Header().Get("Feedback-ID") != want {
+	if want := fmt.Sprintf("s%d:%d:herald", ss.ID, f.Acct); ms[0].Header().Get("Feedback-ID") != want {
 		t.Errorf("Feedback-ID %q, want %q", ms[0].Header().Get("Feedback-ID"), want)
 	}
 }

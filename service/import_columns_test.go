@@ -9,6 +9,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // A file whose header names no field herald knows imports through the
@@ -18,8 +19,8 @@ func TestImportWithColumnChoices(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "cols@example.com")
-	other := newAccount(t, svc, "other@example.com")
+	acct := servicetest.NewAccount(t, svc, "cols@example.com")
+	other := servicetest.NewAccount(t, svc, "other@example.com")
 	if _, err := svc.Fields.Create(ctx, other, service.FieldInput{FieldName: "shoe", FieldType: "text"}); err != nil {
 		t.Fatal(err)
 	}

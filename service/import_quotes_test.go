@@ -12,6 +12,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // importInBackground runs the import of file as the console does
@@ -83,7 +84,7 @@ func TestImportUnclosedQuoteFails(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			svc := dbtest.Service(t)
-			acct := newAccount(t, svc, "quotes@example.com")
+			acct := servicetest.NewAccount(t, svc, "quotes@example.com")
 			ct, err := svc.ContactTypes.Create(context.Background(), acct, "Type")
 			if err != nil {
 				t.Fatal(err)
@@ -115,7 +116,7 @@ func TestImportUnclosedQuoteAnswer(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "answer@example.com")
+	acct := servicetest.NewAccount(t, svc, "answer@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestImportUnclosedQuoteAnswer(t *testing.T) {
 func TestImportStrayQuoteSkipsTheRow(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "stray@example.com")
+	acct := servicetest.NewAccount(t, svc, "stray@example.com")
 	ct, err := svc.ContactTypes.Create(context.Background(), acct, "Type")
 	if err != nil {
 		t.Fatal(err)

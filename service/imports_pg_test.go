@@ -16,6 +16,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // importOutcome is what an import leaves: its report, every contact of
@@ -31,7 +32,7 @@ type importOutcome struct {
 func runImportCase(t *testing.T, svc *service.Service, csv string) importOutcome {
 	t.Helper()
 	ctx := context.Background()
-	acct := newAccount(t, svc, "same@example.com")
+	acct := servicetest.NewAccount(t, svc, "same@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,12 @@ func TestLayout(t *testing.T) {
 			return err
 		}
 		rel := filepath.ToSlash(dir)
+		if slices.Contains(p.Imports, svc+"/servicetest") {
+			t.Errorf("service/%s imports servicetest outside its tests", rel)
+		}
+		if rel == "servicetest" { // the tests' fixture: it may use any part, and only tests use it
+			return nil
+		}
 		allowed, known := may[rel]
 		if rel != "." && !known {
 			t.Errorf("service/%s is not in the layout: add it here and to ARCHITECTURE.md", rel)

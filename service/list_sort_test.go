@@ -10,6 +10,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // Sorting and status filters of the console's lists: each key sorts both
@@ -19,8 +20,8 @@ func TestListsSortAndFilterWithinTheAccount(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "sort@herald.test")
-	other := newAccount(t, svc, "other@herald.test")
+	acct := servicetest.NewAccount(t, svc, "sort@herald.test")
+	other := servicetest.NewAccount(t, svc, "other@herald.test")
 	draft := func(acct int64, name string) *models.SingleSend {
 		t.Helper()
 		ss, err := svc.SingleSends.SaveDraft(ctx, acct, service.SingleSendInput{SingleSendName: name})

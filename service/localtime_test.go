@@ -14,6 +14,7 @@ import (
 	"herald/eventually"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -36,7 +37,7 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 	clock := dbtest.NewClock(start)
 	procs := dbtest.Processes(t, 2, service.Config{Transport: tr, BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", Now: clock.Now})
 	svc := procs[0]
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	// Contacts with no place take the account's zone.
 	if err := svc.Accounts.SetTimeZone(ctx, acct, "America/New_York"); err != nil {
 		t.Fatal(err)
@@ -239,12 +240,12 @@ func TestLocalTimeSendReleasesEachZoneAtItsTime(t *testing.T) {
 
 func TestLocalTimeOptionIsValidated(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers", "ann@example.com")
-	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers", "ann@example.com")
+	if _, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "tz", FieldType: "text"}); err != nil {
 		t.Fatal(err)
 	}
-	in := f.input("Local", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	in := f.Input("Local", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	for _, tc := range []struct {
 		local service.LocalTimeInput
 		field string // "" : valid
@@ -257,7 +258,7 @@ func TestLocalTimeOptionIsValidated(t *testing.T) {
 		{service.LocalTimeInput{On: true, Clock: "9:30:00"}, ""},
 	} {
 		in.Local = &tc.local
-		ss, err := f.svc.SingleSends.Create(f.ctx, f.acct, in)
+		ss, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 		if tc.field != "" {
 			if service.ErrorCode(err) != service.CodeValidation || !strings.Contains(err.Error(), tc.field) {
 				t.Errorf("%+v: %v, want a validation error on %s", tc.local, err, tc.field)
@@ -274,12 +275,12 @@ func TestLocalTimeOptionIsValidated(t *testing.T) {
 		// An update without the option keeps it; with it off, it is off.
 		up := in
 		up.Utr, up.Local = ss.Utr, nil
-		got, err := f.svc.SingleSends.Update(f.ctx, f.acct, up)
+		got, err := f.Svc.SingleSends.Update(f.Ctx, f.Acct, up)
 		if err != nil || got.LocalTime != ss.LocalTime {
 			t.Errorf("update without the option: %v, local time %q", err, got.LocalTime)
 		}
 		up.Local = &service.LocalTimeInput{}
-		if got, err = f.svc.SingleSends.Update(f.ctx, f.acct, up); err != nil || got.LocalTime != "" {
+		if got, err = f.Svc.SingleSends.Update(f.Ctx, f.Acct, up); err != nil || got.LocalTime != "" {
 			t.Errorf("update turning it off: %v, local time %q", err, got.LocalTime)
 		}
 	}

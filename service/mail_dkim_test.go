@@ -13,6 +13,7 @@ import (
 	"herald/delivery"
 	"herald/dnstest"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // TestSystemMailSignedOnceSeen: herald's own mail (verification, sign-up,
@@ -28,7 +29,7 @@ func TestSystemMailSignedOnceSeen(t *testing.T) {
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "https://herald.shop.example.com",
 		SystemFrom: "no-reply@shop.example.com", BounceAddress: "bounces@shop.example.com",
 		DomainChecks: service.DomainCheckConfig{DNSServer: srv.Addr}})
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	if _, err := svc.Notifications.Save(ctx, acct, service.NotificationInput{EmailAddress: "ops@example.org", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"herald/dbtest"
 	"herald/delivery"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // joinMember invites email to the account and accepts the mailed link
@@ -64,7 +65,7 @@ func TestMemberPasswordResetByMail(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test"})
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleEditor)
 	cat := joinMember(t, svc, mem, ann, "cat@example.com", service.RoleViewer)
 	sOwner, sBob1, sBob2, sCat := session(t, svc, service.Owner(ann)), session(t, svc, bob), session(t, svc, bob), session(t, svc, cat)
@@ -177,7 +178,7 @@ func TestMemberResetCommands(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
 	svc := dbtest.Service(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleAdmin)
 	sOwner, sBob := session(t, svc, service.Owner(ann)), session(t, svc, bob)
 
@@ -229,7 +230,7 @@ func TestMemberTwoFactor(t *testing.T) {
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
 	ctx := context.Background()
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleViewer)
 	cat := joinMember(t, svc, mem, ann, "cat@example.com", service.RoleEditor)
 	sOwner, sBob, sCat := session(t, svc, service.Owner(ann)), session(t, svc, bob), session(t, svc, cat)
@@ -245,7 +246,7 @@ func TestMemberTwoFactor(t *testing.T) {
 		t.Fatalf("the member's set-up shows on the owner's login: %v", err)
 	}
 	// Another account's member id names nothing here.
-	if _, err := svc.Accounts.BeginTOTP(ctx, service.Who{AccountID: newAccount(t, svc, "zed@example.com"), MemberID: bob.MemberID}); !service.IsNotFound(err) {
+	if _, err := svc.Accounts.BeginTOTP(ctx, service.Who{AccountID: servicetest.NewAccount(t, svc, "zed@example.com"), MemberID: bob.MemberID}); !service.IsNotFound(err) {
 		t.Fatalf("another account's member: %v", err)
 	}
 	code := func(at time.Time) string {
@@ -385,7 +386,7 @@ func TestLoginChangesAreAudited(t *testing.T) {
 	t.Parallel()
 	mem := &delivery.MemoryOutbox{}
 	svc, clk := clockedService(t, service.Config{Transport: delivery.NewOutbox(mem), BaseURL: "http://herald.test", SystemFrom: "no-reply@herald.test", SecretKey: testSecretKey})
-	ann := newAccount(t, svc, "ann@example.com")
+	ann := servicetest.NewAccount(t, svc, "ann@example.com")
 	bob := joinMember(t, svc, mem, ann, "bob@example.com", service.RoleEditor)
 	asBob := service.WithActor(context.Background(), service.Actor{AccountID: ann, MemberID: bob.MemberID, Role: service.RoleEditor, Name: "bob <bob@example.com>"})
 

@@ -8,13 +8,14 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
-	a := newAccount(t, svc, "a@example.com")
-	b := newAccount(t, svc, "b@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
+	b := servicetest.NewAccount(t, svc, "b@example.com")
 	msg := "From: A <a@example.com>\r\nTo: x@example.com\r\nSubject: =?utf-8?q?H=C3=A9llo?=\r\n\r\nbody\r\n"
 	if err := svc.Outbox.SaveOutbox(service.WithAccount(context.Background(), a), "a@example.com", []string{"x@example.com"}, []byte(msg)); err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestOutboxKeepsMessagesPerAccount(t *testing.T) {
 func TestOutboxListsNewestFirst(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
-	a := newAccount(t, svc, "a@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
 	ctx := service.WithAccount(context.Background(), a)
 	for _, subj := range []string{"one", "two", "three"} {
 		msg := "From: a@example.com\r\nTo: x@example.com\r\nSubject: " + subj + "\r\n\r\nbody\r\n"

@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -31,20 +32,20 @@ func decodeSubject(t *testing.T, m smtptest.Message) string {
 // reasons keep the enhanced status codes.
 func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	f.srv.Refuse(smtptest.AtRcpt, "gone@example.com", 550, "5.1.1", "User unknown")
-	f.srv.Refuse(smtptest.AtRcpt, "far@elsewhere.example", 550, "5.7.1", "Relay access denied")
-	f.srv.Refuse(smtptest.AtData, "filtered@example.com", 550, "5.7.1", "Message content rejected")
-	typeA := f.contactType("Customers", "ann@example.com", "gone@example.com", "far@elsewhere.example", "filtered@example.com", "eve@example.com")
+	f := servicetest.NewSendFixture(t, true)
+	f.SMTP.Refuse(smtptest.AtRcpt, "gone@example.com", 550, "5.1.1", "User unknown")
+	f.SMTP.Refuse(smtptest.AtRcpt, "far@elsewhere.example", 550, "5.7.1", "Relay access denied")
+	f.SMTP.Refuse(smtptest.AtData, "filtered@example.com", 550, "5.7.1", "Message content rejected")
+	typeA := f.ContactType("Customers", "ann@example.com", "gone@example.com", "far@elsewhere.example", "filtered@example.com", "eve@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	ss := f.create(f.input("Spring", to, nil))
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ss := f.Create(f.Input("Spring", to, nil))
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 
 	if done.Triggered != 5 || done.Delivered != 2 || done.Bounces != 1 || done.Blocks != 2 || done.Failures != 0 || done.PausedAt != nil {
 		t.Fatalf("triggered %d delivered %d bounces %d blocks %d failures %d paused %v; want 5 2 1 2 0 none",
 			done.Triggered, done.Delivered, done.Bounces, done.Blocks, done.Failures, done.PausedAt)
 	}
-	rows := f.ledger(ss.ID)
+	rows := f.Ledger(ss.ID)
 	for _, c := range []struct {
 		email string
 		state models.MessageState
@@ -59,7 +60,7 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 			t.Errorf("%s: state %d error %q; want %d %q", c.email, r.State, r.Error, c.state, c.err)
 		}
 	}
-	sup := f.suppressed()
+	sup := f.Suppressed()
 	if g := sup["gone@example.com"]; len(sup) != 1 || g == nil || g.Reason != "userunknown: 5.1.1 550 User unknown (smtp)" || g.ReasonCode != "userunknown" ||
 		g.StatusCode != "5.1.1" || g.Source != service.SourceSMTP {
 		t.Fatalf("suppressions: %+v", sup)
@@ -85,9 +86,9 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 
 	// The next send leaves out only the bounced address; the blocked ones
 	// get it once the relay takes them.
-	f.srv.Lift(smtptest.AtRcpt, "far@elsewhere.example")
-	f.srv.Lift(smtptest.AtData, "filtered@example.com")
-	second := f.waitStatus(f.create(f.input("Summer", to, nil)).Utr, models.SendCompleted, 20*time.Second)
+	f.SMTP.Lift(smtptest.AtRcpt, "far@elsewhere.example")
+	f.SMTP.Lift(smtptest.AtData, "filtered@example.com")
+	second := f.WaitStatus(f.Create(f.Input("Summer", to, nil)).Utr, models.SendCompleted, 20*time.Second)
 	if second.Triggered != 4 || second.Delivered != 4 || second.Blocks != 0 {
 		t.Fatalf("second send: triggered %d delivered %d blocks %d", second.Triggered, second.Delivered, second.Blocks)
 	}
@@ -101,40 +102,40 @@ func TestRelayRefusalsAreBlocksNotBounces(t *testing.T) {
 // once the relay accepts.
 func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "alerts@herald.test", EmailOwner: "Ops"}); err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	if _, err := f.Svc.Notifications.Save(f.Ctx, f.Acct, service.NotificationInput{EmailAddress: "alerts@herald.test", EmailOwner: "Ops"}); err != nil {
 		t.Fatal(err)
 	}
 	const reply = "Sender address rejected: not owned by user news@shop.example.com"
-	f.srv.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", reply)
+	f.SMTP.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", reply)
 	var emails []string
 	for i := range 30 {
 		emails = append(emails, fmt.Sprintf("r%02d@example.com", i))
 	}
-	typeA := f.contactType("Customers", emails...)
-	ss := f.create(f.input("Autumn", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	typeA := f.ContactType("Customers", emails...)
+	ss := f.Create(f.Input("Autumn", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	var got *models.SingleSend
-	f.waitFor("the send to pause", 20*time.Second, func() bool { got = f.pausedOrFail(ss.Utr); return got.PausedAt != nil })
+	f.WaitFor("the send to pause", 20*time.Second, func() bool { got = f.PausedOrFail(ss.Utr); return got.PausedAt != nil })
 
 	want := "delivery: permanent failure at mail: 553 5.7.1 " + reply
 	if got.Status != models.SendRunning || got.PauseReason != want || got.Bounces != 0 || got.Blocks < 10 || got.Delivered != 0 {
 		t.Fatalf("paused send: status %d reason %q bounces %d blocks %d delivered %d", got.Status, got.PauseReason, got.Bounces, got.Blocks, got.Delivered)
 	}
-	if sup := f.suppressed(); len(sup) != 0 {
+	if sup := f.Suppressed(); len(sup) != 0 {
 		t.Fatalf("a sender refusal suppressed %d recipients", len(sup))
 	}
 	// Messages claimed when it paused went back to the queue: none stays
 	// claimed, and the queue is not taken while it is paused.
-	f.waitFor("claims to be given back", 10*time.Second, func() bool {
+	f.WaitFor("claims to be given back", 10*time.Second, func() bool {
 		var claimed int64
-		f.svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageClaimed).Count(&claimed)
+		f.Svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageClaimed).Count(&claimed)
 		return claimed == 0
 	})
 	// Messages on the wire when it paused are recorded by now (nothing is
 	// claimed); from here nothing changes while it stays paused.
-	settled := f.get(ss.Utr).Blocks
+	settled := f.Get(ss.Utr).Blocks
 	time.Sleep(300 * time.Millisecond) // several engine polls
-	rows := f.ledger(ss.ID)
+	rows := f.Ledger(ss.ID)
 	blocked, queued := 0, 0
 	for _, r := range rows {
 		switch r.State {
@@ -149,18 +150,18 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 			t.Fatalf("row %s in state %d", r.Email, r.State)
 		}
 	}
-	if after := f.get(ss.Utr); int64(blocked) != after.Blocks || blocked+queued != 30 || after.Blocks != settled || queued == 0 {
+	if after := f.Get(ss.Utr); int64(blocked) != after.Blocks || blocked+queued != 30 || after.Blocks != settled || queued == 0 {
 		t.Fatalf("blocked %d queued %d, send counts %d blocks (%d once nothing was claimed)", blocked, queued, after.Blocks, settled)
 	}
-	if done := f.get(ss.Utr); done.Status != models.SendRunning {
+	if done := f.Get(ss.Utr); done.Status != models.SendRunning {
 		t.Fatalf("a paused send completed: status %d", done.Status)
 	}
 
 	// One notice, to the notification recipient, with the relay's answer.
 	var notice []smtptest.Message
-	f.waitFor("the pause notice", 10*time.Second, func() bool {
+	f.WaitFor("the pause notice", 10*time.Second, func() bool {
 		notice = notice[:0]
-		for _, m := range f.srv.Messages() {
+		for _, m := range f.SMTP.Messages() {
 			if m.To == "alerts@herald.test" && strings.Contains(m.Header().Get("Subject"), "paused") {
 				notice = append(notice, m)
 			}
@@ -177,28 +178,28 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 	}
 
 	// Resume while still paused by another account: not found.
-	if _, err := f.svc.SingleSends.Resume(f.ctx, newAccount(t, f.svc, "other@herald.test"), ss.Utr); !service.IsNotFound(err) {
+	if _, err := f.Svc.SingleSends.Resume(f.Ctx, servicetest.NewAccount(t, f.Svc, "other@herald.test"), ss.Utr); !service.IsNotFound(err) {
 		t.Fatalf("resume by another account: %v", err)
 	}
 	// The relay is fixed; resume: every message goes, once.
-	f.srv.Lift(smtptest.AtMail, "bounces+*@herald.test")
-	n, err := f.svc.SingleSends.Resume(f.ctx, f.acct, ss.Utr)
+	f.SMTP.Lift(smtptest.AtMail, "bounces+*@herald.test")
+	n, err := f.Svc.SingleSends.Resume(f.Ctx, f.Acct, ss.Utr)
 	if err != nil || n != int64(blocked) {
 		t.Fatalf("resume: %d %v; want %d", n, err, blocked)
 	}
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	if done.Delivered != 30 || done.Blocks != 0 || done.Bounces != 0 || done.PausedAt != nil {
 		t.Fatalf("after resume: delivered %d blocks %d bounces %d paused %v", done.Delivered, done.Blocks, done.Bounces, done.PausedAt)
 	}
-	if r := recipients(f.sent(ss.Utr)); len(r) != 30 {
+	if r := recipients(f.Sent(ss.Utr)); len(r) != 30 {
 		t.Fatalf("%d messages reached the relay, want 30", len(r))
 	}
-	if _, err := f.svc.SingleSends.Resume(f.ctx, f.acct, ss.Utr); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := f.Svc.SingleSends.Resume(f.Ctx, f.Acct, ss.Utr); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("resume of a send that is not paused: %v", err)
 	}
 	// Still one notice.
 	count := 0
-	for _, m := range f.srv.Messages() {
+	for _, m := range f.SMTP.Messages() {
 		if m.To == "alerts@herald.test" && strings.Contains(m.Header().Get("Subject"), "paused") {
 			count++
 		}
@@ -213,29 +214,29 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 // refused (here at DATA), instead of completing with all of them blocked.
 func TestContentRefusalOfEveryMessagePausesASmallSend(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
+	f := servicetest.NewSendFixture(t, true)
 	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
 	for _, e := range emails {
-		f.srv.Refuse(smtptest.AtData, e, 550, "5.7.1", "Message content rejected")
+		f.SMTP.Refuse(smtptest.AtData, e, 550, "5.7.1", "Message content rejected")
 	}
-	typeA := f.contactType("Customers", emails...)
-	ss := f.create(f.input("Small", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	typeA := f.ContactType("Customers", emails...)
+	ss := f.Create(f.Input("Small", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	var got *models.SingleSend
-	f.waitFor("the send to pause", 20*time.Second, func() bool { got = f.pausedOrFail(ss.Utr); return got.PausedAt != nil })
+	f.WaitFor("the send to pause", 20*time.Second, func() bool { got = f.PausedOrFail(ss.Utr); return got.PausedAt != nil })
 	if got.Blocks != 3 || got.Bounces != 0 || got.Status != models.SendRunning ||
 		got.PauseReason != "delivery: permanent failure at data: 550 5.7.1 Message content rejected" {
 		t.Fatalf("blocks %d bounces %d status %d reason %q", got.Blocks, got.Bounces, got.Status, got.PauseReason)
 	}
-	if sup := f.suppressed(); len(sup) != 0 {
+	if sup := f.Suppressed(); len(sup) != 0 {
 		t.Fatalf("a content refusal suppressed %d recipients", len(sup))
 	}
 	for _, e := range emails {
-		f.srv.Lift(smtptest.AtData, e)
+		f.SMTP.Lift(smtptest.AtData, e)
 	}
-	if _, err := f.svc.SingleSends.Resume(f.ctx, f.acct, ss.Utr); err != nil {
+	if _, err := f.Svc.SingleSends.Resume(f.Ctx, f.Acct, ss.Utr); err != nil {
 		t.Fatal(err)
 	}
-	if done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second); done.Delivered != 3 || done.Blocks != 0 {
+	if done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second); done.Delivered != 3 || done.Blocks != 0 {
 		t.Fatalf("after resume: delivered %d blocks %d", done.Delivered, done.Blocks)
 	}
 }
@@ -247,35 +248,35 @@ func TestContentRefusalOfEveryMessagePausesASmallSend(t *testing.T) {
 // send with their reason; nobody is suppressed; nothing is a bounce.
 func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
-	if err := f.svc.DB.W.Exec("UPDATE contacts SET first_name = ? WHERE email = ?", "Bob\r\nBcc: all@example.com", "bob@example.com").Error; err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
+	if err := f.Svc.DB.W.Exec("UPDATE contacts SET first_name = ? WHERE email = ?", "Bob\r\nBcc: all@example.com", "bob@example.com").Error; err != nil {
 		t.Fatal(err)
 	}
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	ss := f.create(f.input("Names", to, nil))
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ss := f.Create(f.Input("Names", to, nil))
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	const reason = "delivery: invalid message: display name with a line break"
 	if done.Delivered != 2 || done.Bounces != 0 || done.Blocks != 0 || done.Failures != 1 || done.FirstFailure != reason || done.LastFailure != reason {
 		t.Fatalf("delivered %d bounces %d blocks %d failures %d first %q last %q", done.Delivered, done.Bounces, done.Blocks, done.Failures, done.FirstFailure, done.LastFailure)
 	}
-	if r := f.ledger(ss.ID)["bob@example.com"]; r.State != models.MessageFailed || r.Error != reason {
+	if r := f.Ledger(ss.ID)["bob@example.com"]; r.State != models.MessageFailed || r.Error != reason {
 		t.Fatalf("bob's row: state %d error %q", r.State, r.Error)
 	}
-	if sup := f.suppressed(); len(sup) != 0 {
+	if sup := f.Suppressed(); len(sup) != 0 {
 		t.Fatalf("a message that could not be built suppressed %v", sup)
 	}
 
 	// A DKIM key that cannot sign: every message fails, the send completes.
-	if err := f.svc.DB.W.Create(&models.SenderDomain{UserID: f.acct, Domain: "shop.example.com", Selector: "herald", Algorithm: "rsa", Generation: 1, SignAnyway: 1,
+	if err := f.Svc.DB.W.Create(&models.SenderDomain{UserID: f.Acct, Domain: "shop.example.com", Selector: "herald", Algorithm: "rsa", Generation: 1, SignAnyway: 1,
 		PrivateKey: "-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n", CreatedAt: models.NewTimestamp(models.Now())}).Error; err != nil {
 		t.Fatal(err)
 	}
-	signed := f.waitStatus(f.create(f.input("Signed", to, nil)).Utr, models.SendCompleted, 20*time.Second)
+	signed := f.WaitStatus(f.Create(f.Input("Signed", to, nil)).Utr, models.SendCompleted, 20*time.Second)
 	if signed.Delivered != 0 || signed.Bounces != 0 || signed.Failures != 3 || !strings.HasPrefix(signed.FirstFailure, "delivery: invalid DKIM key") {
 		t.Fatalf("DKIM: delivered %d bounces %d failures %d first %q", signed.Delivered, signed.Bounces, signed.Failures, signed.FirstFailure)
 	}
-	if sup := f.suppressed(); len(sup) != 0 {
+	if sup := f.Suppressed(); len(sup) != 0 {
 		t.Fatalf("a DKIM failure suppressed %v", sup)
 	}
 }
@@ -286,23 +287,23 @@ func TestMessageThatCannotBeBuiltIsAFailureOfTheSend(t *testing.T) {
 // automation sends the blocked messages.
 func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	f.srv.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", "Sender address rejected: Access denied")
-	typeA := f.contactType("Customers")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	f.SMTP.Refuse(smtptest.AtMail, "bounces+*@herald.test", 553, "5.7.1", "Sender address rejected: Access denied")
+	typeA := f.ContactType("Customers")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "new1@example.com")
-	f.addContact(typeA, "new2@example.com")
+	f.AddContact(typeA, "new1@example.com")
+	f.AddContact(typeA, "new2@example.com")
 	var step *service.StepStats
-	f.waitFor("the email's send to pause", 20*time.Second, func() bool {
-		steps, err := f.svc.Automations.Steps(f.ctx, f.acct, a.Utr)
+	f.WaitFor("the email's send to pause", 20*time.Second, func() bool {
+		steps, err := f.Svc.Automations.Steps(f.Ctx, f.Acct, a.Utr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		step = &steps[0]
-		if sup := f.suppressed(); len(sup) != 0 {
+		if sup := f.Suppressed(); len(sup) != 0 {
 			t.Fatalf("the relay's refusal of the sender suppressed %d contacts", len(sup))
 		}
 		return step.Send != nil && step.Send.PausedAt != nil
@@ -310,17 +311,17 @@ func TestAutomationEmailBlocksDoNotSuppress(t *testing.T) {
 	if step.Send.Bounces != 0 || step.Send.Blocks < 1 {
 		t.Fatalf("email 1: bounces %d blocks %d", step.Send.Bounces, step.Send.Blocks)
 	}
-	if sup := f.suppressed(); len(sup) != 0 {
+	if sup := f.Suppressed(); len(sup) != 0 {
 		t.Fatalf("suppressed %v", sup)
 	}
-	f.srv.Lift(smtptest.AtMail, "bounces+*@herald.test")
-	if _, err := f.svc.Automations.ResumeEmail(f.ctx, f.acct, a.Utr, step.Schedule.Utr); err != nil {
+	f.SMTP.Lift(smtptest.AtMail, "bounces+*@herald.test")
+	if _, err := f.Svc.Automations.ResumeEmail(f.Ctx, f.Acct, a.Utr, step.Schedule.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor("both contacts to get email 1", 20*time.Second, func() bool {
-		return f.stepsOf("new1@example.com", "Step 1") == 1 && f.stepsOf("new2@example.com", "Step 1") == 1
+	f.WaitFor("both contacts to get email 1", 20*time.Second, func() bool {
+		return f.StepsOf("new1@example.com", "Step 1") == 1 && f.StepsOf("new2@example.com", "Step 1") == 1
 	})
-	if _, err := f.svc.Automations.ResumeEmail(f.ctx, f.acct, a.Utr, "not-an-email"); !service.IsNotFound(err) {
+	if _, err := f.Svc.Automations.ResumeEmail(f.Ctx, f.Acct, a.Utr, "not-an-email"); !service.IsNotFound(err) {
 		t.Fatalf("resume of an unknown email: %v", err)
 	}
 }

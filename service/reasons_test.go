@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // problemsOf returns the validation problems of err, failing the test
@@ -36,23 +37,23 @@ func wantProblem(t *testing.T, p service.Problems, field string, r service.Reaso
 
 func TestValidationReasonsOfSingleSends(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
+	f := servicetest.NewSendFixture(t, false)
 	// Nothing at all: each required field, with the spec's wording.
-	_, err := f.svc.SingleSends.Create(f.ctx, f.acct, service.SingleSendInput{})
+	_, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, service.SingleSendInput{})
 	p := problemsOf(t, err)
 	for _, field := range []string{"template_id", "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "recipient_id", "schedule_type"} {
 		wantProblem(t, p, field, service.ReasonRequired, "The "+service.Label(field)+" field is required.")
 	}
 
 	// Unknown choices, an unverified sender, a missing HTML of template 1.
-	snd, err := f.svc.Senders.Create(f.ctx, f.acct, service.SenderInput{FromName: "Other", FromEmail: "other@shop.example.com",
+	snd, err := f.Svc.Senders.Create(f.Ctx, f.Acct, service.SenderInput{FromName: "Other", FromEmail: "other@shop.example.com",
 		ReplyToEmail: "help@shop.example.com", CountryID: "250", CompanyAddress: "1 rue de Rivoli", Nickname: "other"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := f.input("Reasons", []string{"contacts_999999"}, []string{"segments_999999"})
+	in := f.Input("Reasons", []string{"contacts_999999"}, []string{"segments_999999"})
 	in.TemplateHTML, in.SenderID, in.UnsubscribeGroupID = "", strconv.FormatInt(snd.ID, 10), "999999"
-	_, err = f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	_, err = f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	p = problemsOf(t, err)
 	wantProblem(t, p, "sender_id", service.ReasonNotVerified, "The selected sender is not verified.")
 	wantProblem(t, p, "unsubscribe_group_id", service.ReasonInvalidChoice, "The selected unsubscribe group id is invalid.")
@@ -60,29 +61,29 @@ func TestValidationReasonsOfSingleSends(t *testing.T) {
 	wantProblem(t, p, "exclude_specific_recipient_id", service.ReasonInvalidChoice, "The selected exclude specific recipient id is invalid.")
 	wantProblem(t, p, "template_html", service.ReasonRequiredIf, "The template html field is required when template id is 1.")
 
-	in = f.input("Reasons", []string{"contacts_1"}, nil)
+	in = f.Input("Reasons", []string{"contacts_1"}, nil)
 	in.TemplateID, in.SenderID = "x", "999999"
-	_, err = f.svc.SingleSends.Create(f.ctx, f.acct, in)
+	_, err = f.Svc.SingleSends.Create(f.Ctx, f.Acct, in)
 	p = problemsOf(t, err)
 	wantProblem(t, p, "template_id", service.ReasonInteger, "The template id must be an integer.")
 	wantProblem(t, p, "sender_id", service.ReasonInvalidChoice, "The selected sender id is invalid.")
 
 	// The test mail's address.
-	err = f.svc.SingleSends.SendTest(f.ctx, f.acct, f.input("T", nil, nil), "not an address", f.svc.Mail)
+	err = f.Svc.SingleSends.SendTest(f.Ctx, f.Acct, f.Input("T", nil, nil), "not an address", f.Svc.Mail)
 	wantProblem(t, problemsOf(t, err), "test_email", service.ReasonEmail, "The test email must be a valid email address.")
 }
 
 func TestValidationReasonsOfAutomations(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	_, err := f.svc.Automations.Create(f.ctx, f.acct, service.AutomationInput{Type: "other", AutomationFor: "segments_999999", UnsubscribeGroupID: "", ExitCriteria: "7"})
+	f := servicetest.NewSendFixture(t, false)
+	_, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "other", AutomationFor: "segments_999999", UnsubscribeGroupID: "", ExitCriteria: "7"})
 	p := problemsOf(t, err)
 	wantProblem(t, p, "type", service.ReasonInvalidChoice, "The selected type is invalid.")
 	wantProblem(t, p, "automation_for", service.ReasonInvalidChoice, "The selected automation for is invalid.")
 	wantProblem(t, p, "unsubscribe_group_id", service.ReasonRequired, "The unsubscribe group id field is required.")
 	wantProblem(t, p, "exit_criteria", service.ReasonInvalidChoice, "The selected exit criteria is invalid.")
 
-	_, err = f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: "u", SenderID: strconv.FormatInt(f.sender, 10),
+	_, err = f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: "u", SenderID: strconv.FormatInt(f.Sender, 10),
 		Subject: "Hi", WaitingType: "soon", WaitingPeriod: "two", TemplateID: "2"})
 	p = problemsOf(t, err)
 	wantProblem(t, p, "waiting_type", service.ReasonInvalidChoice, "The selected waiting type is invalid.")
@@ -92,7 +93,7 @@ func TestValidationReasonsOfAutomations(t *testing.T) {
 		t.Errorf("sender_id: %+v, want none", p["sender_id"])
 	}
 
-	_, err = f.svc.Automations.AddSchedule(f.ctx, f.acct, service.ScheduleInput{Utr: "u", SenderID: strconv.FormatInt(f.sender, 10),
+	_, err = f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: "u", SenderID: strconv.FormatInt(f.Sender, 10),
 		Subject: "Hi", WaitingType: "days", WaitingPeriod: "4000", TemplateID: "2", PreviewImg: "x.png"})
 	wantProblem(t, problemsOf(t, err), "waiting_period", service.ReasonMax, "The waiting period may not be greater than 3650.")
 }
@@ -101,8 +102,8 @@ func TestValidationReasonsOfAutomations(t *testing.T) {
 // recorded without one reads as ReasonOther.
 func TestValidationReasonsMerged(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	_, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{EmailAddress: "a@b.example.com, nope"})
+	f := servicetest.NewSendFixture(t, false)
+	_, err := f.Svc.Groups.AddRecipients(f.Ctx, f.Acct, service.RecipientsInput{EmailAddress: "a@b.example.com, nope"})
 	p := problemsOf(t, err)
 	wantProblem(t, p, "unsubscribe_groups_id", service.ReasonRequired, "The unsubscribe groups id field is required.")
 	wantProblem(t, p, "email_address", service.ReasonEmail, "The email address must be a valid email address.")

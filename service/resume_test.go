@@ -13,6 +13,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // refusingRelay stands in front of the sink as a relay that refuses the
@@ -64,7 +65,7 @@ func (r *refusingRelay) Close() error { return r.next.Close() }
 func TestResumeWhileAMessageIsOnTheWire(t *testing.T) {
 	t.Parallel()
 	relay := &refusingRelay{slow: "r00@example.com", onWire: make(chan struct{}), release: make(chan struct{})}
-	f := newSendFixtureWith(t, true, 0, func(cfg *service.Config) {
+	f := servicetest.NewSendFixtureWith(t, true, 0, func(cfg *service.Config) {
 		relay.next = cfg.Transport
 		cfg.Transport = relay
 	})
@@ -72,8 +73,8 @@ func TestResumeWhileAMessageIsOnTheWire(t *testing.T) {
 	for i := range 12 {
 		emails = append(emails, fmt.Sprintf("r%02d@example.com", i))
 	}
-	typeA := f.contactType("Customers", emails...)
-	ss := f.create(f.input("Blocked", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	typeA := f.ContactType("Customers", emails...)
+	ss := f.Create(f.Input("Blocked", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 
 	// r00 is on the wire; the others are refused and pause the send (the
 	// last ones may go back to the queue unsent: the pause holds them).
@@ -82,13 +83,13 @@ func TestResumeWhileAMessageIsOnTheWire(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("r00 never reached the relay")
 	}
-	f.waitFor("the send to pause, with only r00 still claimed", 20*time.Second, func() bool {
+	f.WaitFor("the send to pause, with only r00 still claimed", 20*time.Second, func() bool {
 		var claimed int64
-		f.svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageClaimed).Count(&claimed)
-		return f.pausedOrFail(ss.Utr).PausedAt != nil && claimed == 1
+		f.Svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageClaimed).Count(&claimed)
+		return f.PausedOrFail(ss.Utr).PausedAt != nil && claimed == 1
 	})
 	var blocked int64
-	for _, r := range f.ledger(ss.ID) {
+	for _, r := range f.Ledger(ss.ID) {
 		switch {
 		case r.Email == "r00@example.com" && r.State != models.MessageClaimed:
 			t.Fatalf("r00 in state %d while on the wire, want claimed", r.State)
@@ -99,19 +100,19 @@ func TestResumeWhileAMessageIsOnTheWire(t *testing.T) {
 
 	// The relay is fixed; resume; only then does r00's refusal come back.
 	relay.fixed.Store(true)
-	n, err := f.svc.SingleSends.Resume(f.ctx, f.acct, ss.Utr)
+	n, err := f.Svc.SingleSends.Resume(f.Ctx, f.Acct, ss.Utr)
 	if err != nil || n != blocked || n < 10 {
 		t.Fatalf("resume: %d %v; want the %d blocked", n, err, blocked)
 	}
 	close(relay.release)
 
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	if done.Delivered != 12 || done.Blocks != 0 || done.Bounces != 0 || done.PausedAt != nil {
-		rows := f.ledger(ss.ID)
+		rows := f.Ledger(ss.ID)
 		t.Fatalf("after resume: delivered %d blocks %d bounces %d paused %v; r00 in state %d (%s)",
 			done.Delivered, done.Blocks, done.Bounces, done.PausedAt, rows["r00@example.com"].State, rows["r00@example.com"].Error)
 	}
-	if r := recipients(f.sent(ss.Utr)); len(r) != 12 || r[0] != "r00@example.com" {
+	if r := recipients(f.Sent(ss.Utr)); len(r) != 12 || r[0] != "r00@example.com" {
 		t.Fatalf("reached the sink: %v", r)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // The tests of the scheduler's rounds each run one round alone (through
@@ -19,9 +20,9 @@ import (
 
 func TestRoundsRunInTheirOrder(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
+	f := servicetest.NewSendFixture(t, false)
 	want := []string{"reclaim", "start", "abtests", "complete", "purge", "notices", "automations"}
-	if got := service.RoundNames(f.sg); !slices.Equal(got, want) {
+	if got := service.RoundNames(f.Sending); !slices.Equal(got, want) {
 		t.Fatalf("rounds %v, want %v", got, want)
 	}
 }
@@ -30,10 +31,10 @@ func TestRoundsRunInTheirOrder(t *testing.T) {
 // reachable.
 func TestRoundErrorNamesTheRound(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	ctx, cancel := context.WithCancel(f.ctx)
+	f := servicetest.NewSendFixture(t, false)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	cancel()
-	err := f.sg.Tick(ctx)
+	err := f.Sending.Tick(ctx)
 	if err == nil || !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "scheduler: reclaim: ") {
 		t.Fatalf("tick with a cancelled context: %v, want scheduler: reclaim: … context canceled", err)
 	}
@@ -43,21 +44,21 @@ func TestRoundErrorNamesTheRound(t *testing.T) {
 // leaves a live one's, and forgets heartbeats silent for an hour.
 func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers")
-	ss := f.create(f.input("Claimed", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers")
+	ss := f.Create(f.Input("Claimed", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	now := time.Now() // heartbeats are wall-clock times
-	f.exec("INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?), (?, ?), (?, ?)",
+	f.Exec("INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?), (?, ?), (?, ?)",
 		"dead", now.Add(-time.Minute).UnixMilli(), "live", now.Add(time.Minute).UnixMilli(), "ancient", now.Add(-2*time.Hour).UnixMilli())
 	claim := func(email, worker string) {
 		w := worker
-		if err := f.svc.DB.W.Create(&models.SendMessage{SendID: ss.ID, UserID: f.acct, Email: email, State: models.MessageClaimed, Worker: &w}).Error; err != nil {
+		if err := f.Svc.DB.W.Create(&models.SendMessage{SendID: ss.ID, UserID: f.Acct, Email: email, State: models.MessageClaimed, Worker: &w}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
 	state := func(email string) (models.MessageState, string) {
 		var m models.SendMessage
-		if err := f.svc.DB.R.Where("send_id = ? AND email = ?", ss.ID, email).Take(&m).Error; err != nil {
+		if err := f.Svc.DB.R.Where("send_id = ? AND email = ?", ss.ID, email).Take(&m).Error; err != nil {
 			t.Fatal(err)
 		}
 		if m.Worker == nil {
@@ -75,7 +76,7 @@ func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
 			t.Fatalf("%s after the reclaim: state %d worker %q, want %d %q", email, st, w, want, worker)
 		}
 	}
-	if n := f.scalar("SELECT COUNT(*) FROM send_workers WHERE id IN ('dead', 'live', 'ancient')"); n != 2 {
+	if n := f.Scalar("SELECT COUNT(*) FROM send_workers WHERE id IN ('dead', 'live', 'ancient')"); n != 2 {
 		t.Fatalf("%d of the three heartbeats left, want 2 (the hour-old one forgotten)", n)
 	}
 	// Within the minute, a round takes back the claims of the processes
@@ -94,69 +95,69 @@ func TestRoundReclaimReturnsDeadClaims(t *testing.T) {
 // is ahead, and resolves its audience.
 func TestRoundStartStartsDueSends(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	if err := f.Svc.Accounts.SetTimeZone(f.Ctx, f.Acct, "Asia/Tokyo"); err != nil {
 		t.Fatal(err)
 	}
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	f.Set(time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo))
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	now := f.create(f.input("Now", to, nil))
-	in := f.input("Later", to, nil)
+	now := f.Create(f.Input("Now", to, nil))
+	in := f.Input("Later", to, nil)
 	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
-	later := f.create(in)
+	later := f.Create(in)
 	round(t, f, "start")
-	if st := f.status(now.ID); st != models.SendRunning {
+	if st := f.Status(now.ID); st != models.SendRunning {
 		t.Fatalf("the send for now: status %d, want running", st)
 	}
-	f.waitResolved(now.ID)
-	if n := f.scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ?", now.ID); n != 2 {
+	f.WaitResolved(now.ID)
+	if n := f.Scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ?", now.ID); n != 2 {
 		t.Fatalf("%d ledger rows, want 2", n)
 	}
-	if st := f.status(later.ID); st != models.SendReady {
+	if st := f.Status(later.ID); st != models.SendReady {
 		t.Fatalf("the send for 09:30 at 08:00: status %d, want ready", st)
 	}
 	f.Advance(91 * time.Minute) // 09:31
 	round(t, f, "start")
-	if st := f.status(later.ID); st != models.SendRunning {
+	if st := f.Status(later.ID); st != models.SendRunning {
 		t.Fatalf("the send for 09:30 at 09:31: status %d, want running", st)
 	}
-	f.waitResolved(later.ID)
+	f.WaitResolved(later.ID)
 }
 
 // The A/B round decides a test once its wait is over, not before, and
 // releases the rest of the audience with the winner.
 func TestRoundABTestsDecidesAfterTheWait(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
+	f := servicetest.NewSendFixture(t, false)
 	var emails []string
 	for i := range 20 {
 		emails = append(emails, "ab"+strconv.Itoa(i)+"@example.com")
 	}
-	typeA := f.contactType("Customers", emails...)
-	in := f.input("Test", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", emails...)
+	in := f.Input("Test", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.AB = &service.ABTestInput{On: true, Subjects: []string{"One", "Two"}, Share: "50", Metric: service.ABOpens, Wait: "60"}
-	ss := f.create(in)
+	ss := f.Create(in)
 	round(t, f, "start")
-	f.waitResolved(ss.ID)
+	f.WaitResolved(ss.ID)
 	held := func() int64 {
-		return f.scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 0", ss.ID)
+		return f.Scalar("SELECT COUNT(*) FROM send_messages WHERE send_id = ? AND variant = 0", ss.ID)
 	}
 	if held() == 0 {
 		t.Fatal("no row held back for the winner")
 	}
 	f.Advance(59 * time.Minute)
 	round(t, f, "abtests")
-	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 0 || held() == 0 {
+	if w := f.Scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 0 || held() == 0 {
 		t.Fatalf("before the wait is over: winner %d, %d rows held", w, held())
 	}
 	f.Advance(2 * time.Minute)
 	round(t, f, "abtests")
-	if w := f.scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 1 { // no opens: the first variant
+	if w := f.Scalar("SELECT ab_winner FROM single_sends WHERE id = ?", ss.ID); w != 1 { // no opens: the first variant
 		t.Fatalf("after the wait: winner %d, want 1", w)
 	}
-	if n, r := held(), f.scalar("SELECT ab_released FROM single_sends WHERE id = ?", ss.ID); n != 0 || r != 1 {
+	if n, r := held(), f.Scalar("SELECT ab_released FROM single_sends WHERE id = ?", ss.ID); n != 0 || r != 1 {
 		t.Fatalf("after the decision: %d rows held, released %d", n, r)
 	}
 }
@@ -165,34 +166,34 @@ func TestRoundABTestsDecidesAfterTheWait(t *testing.T) {
 // is queued or claimed, and mails its summary.
 func TestRoundCompleteCompletesFinishedSends(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	if _, err := f.Svc.Notifications.Save(f.Ctx, f.Acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
 		t.Fatal(err)
 	}
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
-	ss := f.create(f.input("Done", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.Create(f.Input("Done", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	round(t, f, "start")
-	f.waitResolved(ss.ID)
+	f.WaitResolved(ss.ID)
 	round(t, f, "complete")
-	if st := f.status(ss.ID); st != models.SendRunning {
+	if st := f.Status(ss.ID); st != models.SendRunning {
 		t.Fatalf("with messages queued: status %d, want running", st)
 	}
-	f.exec("UPDATE send_messages SET state = ? WHERE send_id = ? AND email = ?", models.MessageDelivered, ss.ID, "ann@example.com")
-	f.exec("UPDATE send_messages SET state = ?, worker = 'w' WHERE send_id = ? AND email = ?", models.MessageClaimed, ss.ID, "bob@example.com")
+	f.Exec("UPDATE send_messages SET state = ? WHERE send_id = ? AND email = ?", models.MessageDelivered, ss.ID, "ann@example.com")
+	f.Exec("UPDATE send_messages SET state = ?, worker = 'w' WHERE send_id = ? AND email = ?", models.MessageClaimed, ss.ID, "bob@example.com")
 	round(t, f, "complete")
-	if st := f.status(ss.ID); st != models.SendRunning {
+	if st := f.Status(ss.ID); st != models.SendRunning {
 		t.Fatalf("with a message claimed: status %d, want running", st)
 	}
-	f.exec("UPDATE send_messages SET state = ?, worker = NULL WHERE send_id = ?", models.MessageDelivered, ss.ID)
+	f.Exec("UPDATE send_messages SET state = ?, worker = NULL WHERE send_id = ?", models.MessageDelivered, ss.ID)
 	round(t, f, "complete")
-	if st := f.status(ss.ID); st != models.SendCompleted {
+	if st := f.Status(ss.ID); st != models.SendCompleted {
 		t.Fatalf("with every message delivered: status %d, want completed", st)
 	}
-	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+	if n := f.SMTP.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d summaries mailed, want 1", n)
 	}
 	round(t, f, "complete")
-	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+	if n := f.SMTP.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d summaries mailed after a second round, want 1", n)
 	}
 }
@@ -201,19 +202,19 @@ func TestRoundCompleteCompletesFinishedSends(t *testing.T) {
 // are kept, and purges at most once an hour.
 func TestRoundPurgeDeletesPastRetentionHourly(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers", "ann@example.com")
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers", "ann@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	old, recent := f.create(f.input("Old", to, nil)), f.create(f.input("Recent", to, nil))
+	old, recent := f.Create(f.Input("Old", to, nil)), f.Create(f.Input("Recent", to, nil))
 	for _, ss := range []*models.SingleSend{old, recent} {
-		if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); err != nil {
+		if err := f.Svc.SingleSends.Delete(f.Ctx, f.Acct, ss.Utr); err != nil {
 			t.Fatal(err)
 		}
 	}
 	longAgo := func(id int64) {
-		f.exec("UPDATE single_sends SET deleted_at = ? WHERE id = ?", models.NewTimestamp(f.Now().Add(-401*24*time.Hour)), id)
+		f.Exec("UPDATE single_sends SET deleted_at = ? WHERE id = ?", models.NewTimestamp(f.Now().Add(-401*24*time.Hour)), id)
 	}
-	exists := func(id int64) bool { return f.scalar("SELECT COUNT(*) FROM single_sends WHERE id = ?", id) == 1 }
+	exists := func(id int64) bool { return f.Scalar("SELECT COUNT(*) FROM single_sends WHERE id = ?", id) == 1 }
 	longAgo(old.ID)
 	round(t, f, "purge")
 	if exists(old.ID) || !exists(recent.ID) {
@@ -236,25 +237,25 @@ func TestRoundPurgeDeletesPastRetentionHourly(t *testing.T) {
 // once.
 func TestRoundNoticesMailsPauseNoticesOnce(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	if _, err := f.Svc.Notifications.Save(f.Ctx, f.Acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
 		t.Fatal(err)
 	}
-	typeA := f.contactType("Customers", "ann@example.com")
-	ss := f.create(f.input("Paused", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.exec("UPDATE single_sends SET paused_at = ?, pause_reason = ?, block_streak = 10 WHERE id = ?",
+	typeA := f.ContactType("Customers", "ann@example.com")
+	ss := f.Create(f.Input("Paused", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.Exec("UPDATE single_sends SET paused_at = ?, pause_reason = ?, block_streak = 10 WHERE id = ?",
 		models.NewTimestamp(f.Now()), "delivery: permanent failure at MAIL FROM: 553 5.7.1 Sender address rejected", ss.ID)
 	round(t, f, "notices")
-	if n := f.srv.PerRecipient()["boss@example.com"]; n != 0 {
+	if n := f.SMTP.PerRecipient()["boss@example.com"]; n != 0 {
 		t.Fatalf("%d notices mailed with none queued", n)
 	}
-	service.Paused(f.sg, ss.ID, 1<<40) // the second send does not exist: no notice, no error
+	service.Paused(f.Sending, ss.ID, 1<<40) // the second send does not exist: no notice, no error
 	round(t, f, "notices")
 	round(t, f, "notices")
-	if n := f.srv.PerRecipient()["boss@example.com"]; n != 1 {
+	if n := f.SMTP.PerRecipient()["boss@example.com"]; n != 1 {
 		t.Fatalf("%d notices mailed, want 1", n)
 	}
-	m := f.srv.Messages()[f.srv.Count()-1]
+	m := f.SMTP.Messages()[f.SMTP.Count()-1]
 	if s := decodeSubject(t, m); m.To != "boss@example.com" || !strings.HasPrefix(s, "Sending of “Paused” paused") {
 		t.Fatalf("notice to %s: %q", m.To, s)
 	}
@@ -264,15 +265,15 @@ func TestRoundNoticesMailsPauseNoticesOnce(t *testing.T) {
 // automation's target and queues their due email, once.
 func TestRoundAutomationsEnrolsAndQueues(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	typeA := f.contactType("Customers", "before@example.com")
-	a := f.automation(typeA, "0")
-	if err := f.svc.Automations.SetLive(f.ctx, f.acct, a.Utr); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	typeA := f.ContactType("Customers", "before@example.com")
+	a := f.Automation(typeA, "0")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	f.addContact(typeA, "new@example.com")
+	f.AddContact(typeA, "new@example.com")
 	queued := func(email string) int64 {
-		return f.scalar("SELECT COUNT(*) FROM send_messages m JOIN single_sends s ON s.id = m.send_id WHERE s.automation_id = ? AND m.email = ?", a.ID, email)
+		return f.Scalar("SELECT COUNT(*) FROM send_messages m JOIN single_sends s ON s.id = m.send_id WHERE s.automation_id = ? AND m.email = ?", a.ID, email)
 	}
 	if queued("new@example.com") != 0 {
 		t.Fatal("queued before the round")
@@ -285,15 +286,15 @@ func TestRoundAutomationsEnrolsAndQueues(t *testing.T) {
 	if n := queued("before@example.com"); n != 0 {
 		t.Fatalf("%d emails queued for a contact in the type before the automation went live", n)
 	}
-	if n := f.scalar("SELECT step FROM automation_contacts WHERE automation_id = ? AND email = ?", a.ID, "new@example.com"); n != 1 {
+	if n := f.Scalar("SELECT step FROM automation_contacts WHERE automation_id = ? AND email = ?", a.ID, "new@example.com"); n != 1 {
 		t.Fatalf("the enrolment is at step %d, want 1", n)
 	}
 }
 
 // round runs one round of f's scheduler.
-func round(t *testing.T, f *sendFixture, name string) {
+func round(t *testing.T, f *servicetest.SendFixture, name string) {
 	t.Helper()
-	if err := service.RunRound(f.ctx, f.sg, name); err != nil {
+	if err := service.RunRound(f.Ctx, f.Sending, name); err != nil {
 		t.Fatalf("round %s: %v", name, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // refContact is what the reference evaluation sees of a contact.
@@ -142,7 +143,7 @@ func TestSegmentsMatchReference(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "seg@example.com")
+	acct := servicetest.NewAccount(t, svc, "seg@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "All")
 	if err != nil {
 		t.Fatal(err)

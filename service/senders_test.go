@@ -16,6 +16,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -80,7 +81,7 @@ func TestVerificationMailsPerSender(t *testing.T) {
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc = mailedSvc(t, svc, srv.URL(), c)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 
 	s, err := svc.Senders.Create(ctx, acct, senderIn("news@shop.example.com")) // 1
 	if err != nil {
@@ -153,8 +154,8 @@ func TestVerificationMailsPerAccount(t *testing.T) {
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc = mailedSvc(t, svc, "", c) // the outbox
-	acct := newAccount(t, svc, "owner@herald.test")
-	other := newAccount(t, svc, "other@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
+	other := servicetest.NewAccount(t, svc, "other@herald.test")
 
 	for i := 0; i < service.VerifyMailsPerAccount; i++ {
 		if _, err := svc.Senders.Create(ctx, acct, senderIn(fmt.Sprintf("s%d@shop.example.com", i))); err != nil {
@@ -198,7 +199,7 @@ func TestVerificationLimitsShared(t *testing.T) {
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	one = mailedSvc(t, one, "", c)
 	two = mailedSvc(t, two, "", c)
-	acct := newAccount(t, one, "owner@herald.test")
+	acct := servicetest.NewAccount(t, one, "owner@herald.test")
 
 	s, err := one.Senders.Create(ctx, acct, senderIn("news@shop.example.com"))
 	if err != nil {
@@ -258,7 +259,7 @@ func TestVerificationLinkExpires(t *testing.T) {
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc = mailedSvc(t, svc, "", c)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	a, err := svc.Senders.Create(ctx, acct, senderIn("a@shop.example.com"))
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +311,7 @@ func TestSenderNamesSingleLine(t *testing.T) {
 	svc, srv := dbtest.Service(t), smtptest.Start(t)
 	c := dbtest.NewClock(time.Now())
 	svc = mailedSvc(t, svc, srv.URL(), c)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	in := senderIn("news@shop.example.com")
 	in.FromName, in.Nickname = "Shop\r\nBcc: victim@example.org", "two\nlines"
 	_, err := svc.Senders.Create(ctx, acct, in)
@@ -354,7 +355,7 @@ func TestSenderMailFailureStoresNothing(t *testing.T) {
 	svc := dbtest.Service(t)
 	c := dbtest.NewClock(time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC))
 	svc = mailedSvc(t, svc, deadRelay(t), c)
-	acct := newAccount(t, svc, "owner@herald.test")
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
 	for i := 0; i < service.VerifyMailsPerSender+1; i++ {
 		_, err := svc.Senders.Create(ctx, acct, senderIn("news@shop.example.com"))
 		if !errors.Is(err, service.ErrVerificationMail) || service.ErrorCode(err) != service.CodeUnavailable {

@@ -17,6 +17,7 @@ import (
 
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 	"herald/smtptest"
 )
 
@@ -31,56 +32,56 @@ func recipients(ms []smtptest.Message) []string {
 
 func TestSendDeliversExactlyToTheAudience(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	if _, err := f.svc.Fields.Create(f.ctx, f.acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
+	f := servicetest.NewSendFixture(t, true)
+	if _, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "code", FieldType: "text"}); err != nil {
 		t.Fatal(err)
 	}
 	var a []string
 	for i := range 30 {
 		a = append(a, fmt.Sprintf("a%02d@example.com", i))
 	}
-	typeA := f.contactType("Customers", a...)
+	typeA := f.ContactType("Customers", a...)
 	// B overlaps A on three addresses (one message each) and adds two.
-	typeB := f.contactType("Leads", "a00@example.com", "A01@Example.com", "a02@example.com", "b1@example.com", "b2@example.com")
+	typeB := f.ContactType("Leads", "a00@example.com", "A01@Example.com", "a02@example.com", "b1@example.com", "b2@example.com")
 	// C is excluded: two of A.
-	typeC := f.contactType("Staff", "a03@example.com", "a04@example.com")
+	typeC := f.ContactType("Staff", "a03@example.com", "a04@example.com")
 	// A segment of A (first_name Name5) excluded too, and one address added to it by hand.
-	seg, err := f.svc.Segments.Create(f.ctx, f.acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Fives",
+	seg, err := f.Svc.Segments.Create(f.Ctx, f.Acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Fives",
 		SelectField: []string{"first_name"}, SelectOperator: []string{"equals"}, Value: []string{"Name5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Segments.AddEmail(f.ctx, f.acct, service.SegmentEmailInput{SegmentID: strconv.FormatInt(seg.ID, 10), FirstName: "Bea", LastName: "Hand", Email: "b1@example.com"}); err != nil {
+	if _, err := f.Svc.Segments.AddEmail(f.Ctx, f.Acct, service.SegmentEmailInput{SegmentID: strconv.FormatInt(seg.ID, 10), FirstName: "Bea", LastName: "Hand", Email: "b1@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	// Global unsubscriber, group recipient and a suppressed address.
-	if _, err := f.svc.Unsubscribers.Add(f.ctx, f.acct, "a06@example.com"); err != nil {
+	if _, err := f.Svc.Unsubscribers.Add(f.Ctx, f.Acct, "a06@example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "a07@example.com"}); err != nil {
+	if _, err := f.Svc.Groups.AddRecipients(f.Ctx, f.Acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.Group, 10), EmailAddress: "a07@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.DB.W.Create(&models.Suppression{UserID: f.acct, Email: "a08@example.com", Reason: "550", CreatedAt: models.NewTimestamp(models.Now())}).Error; err != nil {
+	if err := f.Svc.DB.W.Create(&models.Suppression{UserID: f.Acct, Email: "a08@example.com", Reason: "550", CreatedAt: models.NewTimestamp(models.Now())}).Error; err != nil {
 		t.Fatal(err)
 	}
 	// The contact of A with a custom value.
 	var c models.Contact
-	f.svc.DB.R.Where("email = ? AND contact_type_id = ?", "a09@example.com", typeA).First(&c)
-	if _, err := f.svc.Contacts.Update(f.ctx, f.acct, service.ContactInput{ContactID: strconv.FormatInt(c.ID, 10), ContactTypeID: strconv.FormatInt(typeA, 10),
+	f.Svc.DB.R.Where("email = ? AND contact_type_id = ?", "a09@example.com", typeA).First(&c)
+	if _, err := f.Svc.Contacts.Update(f.Ctx, f.Acct, service.ContactInput{ContactID: strconv.FormatInt(c.ID, 10), ContactTypeID: strconv.FormatInt(typeA, 10),
 		Email: "a09@example.com", FirstName: "Zoé", Country: "250", Custom: map[string]string{"code": "X<9>"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	in := f.input("Spring sale", []string{"contacts_" + strconv.FormatInt(typeA, 10), "contacts_" + strconv.FormatInt(typeB, 10)},
+	in := f.Input("Spring sale", []string{"contacts_" + strconv.FormatInt(typeA, 10), "contacts_" + strconv.FormatInt(typeB, 10)},
 		[]string{"contacts_" + strconv.FormatInt(typeC, 10), "segments_" + strconv.FormatInt(seg.ID, 10)})
-	if n, err := f.svc.SingleSends.AudienceCount(f.ctx, f.acct, in.RecipientID, in.ExcludeRecipientID, f.group); err != nil || n != 25 {
+	if n, err := f.Svc.SingleSends.AudienceCount(f.Ctx, f.Acct, in.RecipientID, in.ExcludeRecipientID, f.Group); err != nil || n != 25 {
 		t.Fatalf("audience count = %d, %v; want 25", n, err)
 	}
-	ss := f.create(in)
+	ss := f.Create(in)
 	if ss.Status != models.SendInitiate {
 		t.Fatalf("status after create = %d, want 0", ss.Status)
 	}
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 
 	var want []string
 	skip := map[string]bool{"a03@example.com": true, "a04@example.com": true, "a05@example.com": true, "b1@example.com": true,
@@ -91,7 +92,7 @@ func TestSendDeliversExactlyToTheAudience(t *testing.T) {
 		}
 	}
 	sort.Strings(want)
-	msgs := f.sent(ss.Utr)
+	msgs := f.Sent(ss.Utr)
 	if got := recipients(msgs); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("recipients:\n got %v\nwant %v", got, want)
 	}
@@ -185,34 +186,34 @@ func tokenOf(t *testing.T, m smtptest.Message) string {
 
 func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com", "cy@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	first := f.create(f.input("First", to, nil))
-	f.waitStatus(first.Utr, models.SendCompleted, 20*time.Second)
+	first := f.Create(f.Input("First", to, nil))
+	f.WaitStatus(first.Utr, models.SendCompleted, 20*time.Second)
 	var bob smtptest.Message
-	for _, m := range f.sent(first.Utr) {
+	for _, m := range f.Sent(first.Utr) {
 		if m.To == "bob@example.com" {
 			bob = m
 		}
 	}
 	tok := tokenOf(t, bob)
-	if err := f.svc.Tracking.OneClick(f.ctx, tok); err != nil {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tok); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, tok); err != nil { // twice: counted once
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tok); err != nil { // twice: counted once
 		t.Fatal(err)
 	}
-	if err := f.svc.Tracking.OneClick(f.ctx, tok[:len(tok)-2]+"xx"); !service.IsNotFound(err) {
+	if err := f.Svc.Tracking.OneClick(f.Ctx, tok[:len(tok)-2]+"xx"); !service.IsNotFound(err) {
 		t.Fatalf("forged token: %v", err)
 	}
-	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, first.Utr)
+	got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, first.Utr)
 	if got.Unsubscribes != 1 {
 		t.Fatalf("unsubscribes = %d, want 1", got.Unsubscribes)
 	}
-	second := f.create(f.input("Second", to, nil))
-	done := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second)
-	if r := recipients(f.sent(second.Utr)); strings.Join(r, ",") != "ann@example.com,cy@example.com" || done.Triggered != 2 {
+	second := f.Create(f.Input("Second", to, nil))
+	done := f.WaitStatus(second.Utr, models.SendCompleted, 20*time.Second)
+	if r := recipients(f.Sent(second.Utr)); strings.Join(r, ",") != "ann@example.com,cy@example.com" || done.Triggered != 2 {
 		t.Fatalf("second send went to %v (triggered %d)", r, done.Triggered)
 	}
 }
@@ -225,24 +226,24 @@ func TestOneClickUnsubscribeSkipsTheAddressInTheNextSend(t *testing.T) {
 // bounce of the message, logged, never suppressed.
 func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	f.srv.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
-	f.srv.Always("vague@example.com", 550)
-	typeA := f.contactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com", "vague@example.com")
+	f := servicetest.NewSendFixture(t, true)
+	f.SMTP.Refuse(smtptest.AtRcpt, "bad@example.com", 550, "5.1.1", "User unknown")
+	f.SMTP.Always("vague@example.com", 550)
+	typeA := f.ContactType("Customers", "ann@example.com", "bad@example.com", "cy@example.com", "vague@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeA, 10)}
-	ss := f.create(f.input("First", to, nil))
-	done := f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	ss := f.Create(f.Input("First", to, nil))
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	if done.Bounces != 2 || done.Delivered != 2 || done.Triggered != 4 {
 		t.Fatalf("triggered %d delivered %d bounces %d", done.Triggered, done.Delivered, done.Bounces)
 	}
 	var sup []*models.Suppression
-	_ = f.svc.Suppressions.Each(f.ctx, f.acct, service.ListFilter{}, func(s *models.Suppression) error { sup = append(sup, s); return nil })
+	_ = f.Svc.Suppressions.Each(f.Ctx, f.Acct, service.ListFilter{}, func(s *models.Suppression) error { sup = append(sup, s); return nil })
 	if len(sup) != 1 || sup[0].Email != "bad@example.com" || sup[0].ReasonCode != "userunknown" || sup[0].StatusCode != "5.1.1" ||
 		sup[0].Source != service.SourceSMTP || sup[0].Diagnostic != "550 User unknown" || sup[0].Reason != "userunknown: 5.1.1 550 User unknown (smtp)" {
 		t.Fatalf("suppressions: %+v", sup)
 	}
 	var logged []models.Feedback
-	if err := f.svc.DB.R.Where("user_id = ?", f.acct).Order("email").Find(&logged).Error; err != nil {
+	if err := f.Svc.DB.R.Where("user_id = ?", f.Acct).Order("email").Find(&logged).Error; err != nil {
 		t.Fatal(err)
 	}
 	if len(logged) != 2 || logged[0].Email != "bad@example.com" || logged[0].Kind != service.FeedbackHardBounce || logged[0].ReasonCode != "userunknown" ||
@@ -250,45 +251,45 @@ func TestPermanentFailureBouncesOnceAndSuppresses(t *testing.T) {
 		t.Fatalf("feedback rows: %+v", logged)
 	}
 	// The vague address stays in; lift the suppressed one further down.
-	typeB := f.contactType("Only the vague one", "vague@example.com")
-	if d := f.waitStatus(f.create(f.input("Vague again", []string{"contacts_" + strconv.FormatInt(typeB, 10)}, nil)).Utr, models.SendCompleted, 20*time.Second); d.Triggered != 1 {
+	typeB := f.ContactType("Only the vague one", "vague@example.com")
+	if d := f.WaitStatus(f.Create(f.Input("Vague again", []string{"contacts_" + strconv.FormatInt(typeB, 10)}, nil)).Utr, models.SendCompleted, 20*time.Second); d.Triggered != 1 {
 		t.Fatalf("the soft-bounced address was left out: triggered %d", d.Triggered)
 	}
 	// A later send leaves the suppressed one out (the vague one bounces
 	// again); lifted, it is in again.
-	second := f.create(f.input("Second", to, nil))
-	if d := f.waitStatus(second.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 || d.Bounces != 1 {
+	second := f.Create(f.Input("Second", to, nil))
+	if d := f.WaitStatus(second.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 || d.Bounces != 1 {
 		t.Fatalf("second: triggered %d bounces %d", d.Triggered, d.Bounces)
 	}
-	if err := f.svc.Suppressions.Lift(f.ctx, f.acct, sup[0].ID); err != nil {
+	if err := f.Svc.Suppressions.Lift(f.Ctx, f.Acct, sup[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Suppressions.Lift(f.ctx, f.acct+1, sup[0].ID); !service.IsNotFound(err) {
+	if err := f.Svc.Suppressions.Lift(f.Ctx, f.Acct+1, sup[0].ID); !service.IsNotFound(err) {
 		t.Fatalf("lift of another account: %v", err)
 	}
 	// The vague address's third soft bounce within 30 days reached the
 	// soft-bounce limit (3): suppressed now, for that reason.
 	var vague models.Suppression
-	if err := f.svc.DB.R.Where("user_id = ? AND email = ?", f.acct, "vague@example.com").First(&vague).Error; err != nil ||
+	if err := f.Svc.DB.R.Where("user_id = ? AND email = ?", f.Acct, "vague@example.com").First(&vague).Error; err != nil ||
 		!strings.HasPrefix(vague.Reason, "3 soft bounces within 30 days") || vague.ReasonCode != "onhold" {
 		t.Fatalf("the soft-bounce limit: %+v (%v)", vague, err)
 	}
-	third := f.create(f.input("Third", to, nil))
-	if d := f.waitStatus(third.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 {
+	third := f.Create(f.Input("Third", to, nil))
+	if d := f.WaitStatus(third.Utr, models.SendCompleted, 20*time.Second); d.Triggered != 3 {
 		t.Fatalf("third: triggered %d", d.Triggered)
 	}
 }
 
 func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	f.srv.Fail("slow@example.com", 451, 421)
-	typeA := f.contactType("Customers", "ann@example.com", "slow@example.com")
-	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f := servicetest.NewSendFixture(t, true)
+	f.SMTP.Fail("slow@example.com", 451, 421)
+	typeA := f.ContactType("Customers", "ann@example.com", "slow@example.com")
+	ss := f.Create(f.Input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	// Retries wait for the injected clock: move it past each backoff.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.Delivered != 2 || got.Bounces != 0 {
 				t.Fatalf("delivered %d bounces %d", got.Delivered, got.Bounces)
@@ -299,10 +300,10 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 			t.Fatalf("not completed: %+v", got)
 		}
 		f.Advance(50 * time.Millisecond)
-		f.sg.Wake()
+		f.Sending.Wake()
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := f.srv.PerRecipient()["slow@example.com"]; n != 1 {
+	if n := f.SMTP.PerRecipient()["slow@example.com"]; n != 1 {
 		t.Fatalf("slow@example.com got %d messages, want 1", n)
 	}
 }
@@ -313,22 +314,22 @@ func TestTemporaryFailureIsRetriedAndDeliveredOnce(t *testing.T) {
 // is not suppressed.
 func TestRetryWindowEndsInABounce(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	f.srv.Always("down@example.com", 451)
-	typeA := f.contactType("Customers", "down@example.com")
-	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f := servicetest.NewSendFixture(t, true)
+	f.SMTP.Always("down@example.com", 451)
+	typeA := f.ContactType("Customers", "down@example.com")
+	ss := f.Create(f.Input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.Status == models.SendCompleted {
 			if got.Bounces != 1 || got.Delivered != 0 {
 				t.Fatalf("delivered %d bounces %d", got.Delivered, got.Bounces)
 			}
-			if n, err := f.svc.Suppressions.Count(f.ctx, f.acct); err != nil || n != 0 {
+			if n, err := f.Svc.Suppressions.Count(f.Ctx, f.Acct); err != nil || n != 0 {
 				t.Fatalf("suppressed %d (%v): an expired retry suppresses nothing", n, err)
 			}
 			var row models.Feedback
-			if err := f.svc.DB.R.Where("user_id = ? AND email = ?", f.acct, "down@example.com").First(&row).Error; err != nil ||
+			if err := f.Svc.DB.R.Where("user_id = ? AND email = ?", f.Acct, "down@example.com").First(&row).Error; err != nil ||
 				row.Kind != service.FeedbackSoftBounce || row.Source != service.SourceSMTP || !strings.HasPrefix(row.Diagnostic, "451") {
 				t.Fatalf("feedback row %+v (%v)", row, err)
 			}
@@ -338,27 +339,27 @@ func TestRetryWindowEndsInABounce(t *testing.T) {
 			t.Fatalf("not completed: %+v", got)
 		}
 		f.Advance(10 * time.Minute) // the window is an hour
-		f.sg.Wake()
+		f.Sending.Wake()
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
 func TestOpensAndClicksAreCounted(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, true)
-	typeA := f.contactType("Customers", "ann@example.com", "bob@example.com")
-	ss := f.create(f.input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
-	msgs := f.sent(ss.Utr)
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers", "ann@example.com", "bob@example.com")
+	ss := f.Create(f.Input("First", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	msgs := f.Sent(ss.Utr)
 	var wg sync.WaitGroup
 	for _, m := range msgs {
 		tok := tokenOf(t, m)
 		for range 5 { // concurrent replays within a minute: one counts
 			wg.Add(2)
-			go func() { defer wg.Done(); _ = f.svc.Tracking.Open(f.ctx, tok) }()
+			go func() { defer wg.Done(); _ = f.Svc.Tracking.Open(f.Ctx, tok) }()
 			go func() {
 				defer wg.Done()
-				to, err := f.svc.Tracking.Click(f.ctx, tok, 0)
+				to, err := f.Svc.Tracking.Click(f.Ctx, tok, 0)
 				if err != nil || to != "https://shop.example.com/sale" {
 					t.Errorf("click: %q %v", to, err)
 				}
@@ -367,14 +368,14 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 	}
 	wg.Wait()
 	tok := tokenOf(t, msgs[0])
-	if _, err := f.svc.Tracking.Click(f.ctx, tok, 1); !service.IsNotFound(err) {
+	if _, err := f.Svc.Tracking.Click(f.Ctx, tok, 1); !service.IsNotFound(err) {
 		t.Fatalf("a link that was not in the message: %v", err)
 	}
 	// Opens and clicks of one message count once a minute per kind in the
 	// totals (decisions.md 8; before, every replay counted).
 	counts := func(stage string, opens, uniqueOpens, clicks, uniqueClicks int64) *models.SingleSend {
 		t.Helper()
-		got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+		got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 		if got.TotalOpens != opens || got.UniqueOpens != uniqueOpens || got.TotalClicks != clicks || got.UniqueClicks != uniqueClicks {
 			t.Fatalf("%s: opens %d/%d clicks %d/%d, want %d/%d %d/%d", stage, got.TotalOpens, got.UniqueOpens, got.TotalClicks, got.UniqueClicks,
 				opens, uniqueOpens, clicks, uniqueClicks)
@@ -382,7 +383,7 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 		return got
 	}
 	got := counts("five replays of each", 2, 2, 2, 2)
-	buckets, links, err := f.svc.SingleSends.Activity(f.ctx, got)
+	buckets, links, err := f.Svc.SingleSends.Activity(f.Ctx, got)
 	if err != nil || len(links) != 1 || links[0].Clicks != 2 || len(buckets) == 0 {
 		t.Fatalf("activity: %v %+v %v", buckets, links, err)
 	}
@@ -394,32 +395,32 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 		t.Fatalf("opens in buckets = %d", opens)
 	}
 	f.Advance(59 * time.Second)
-	_ = f.svc.Tracking.Open(f.ctx, tok)
-	_, _ = f.svc.Tracking.Click(f.ctx, tok, 0)
+	_ = f.Svc.Tracking.Open(f.Ctx, tok)
+	_, _ = f.Svc.Tracking.Click(f.Ctx, tok, 0)
 	counts("59 s later", 2, 2, 2, 2)
 	f.Advance(2 * time.Second)
-	_ = f.svc.Tracking.Open(f.ctx, tok)
-	_ = f.svc.Tracking.Open(f.ctx, tok)
-	_, _ = f.svc.Tracking.Click(f.ctx, tok, 0)
+	_ = f.Svc.Tracking.Open(f.Ctx, tok)
+	_ = f.Svc.Tracking.Open(f.Ctx, tok)
+	_, _ = f.Svc.Tracking.Click(f.Ctx, tok, 0)
 	counts("a minute later", 3, 2, 3, 2)
 	// Preferences: leave the group, then everything; join again.
-	p, err := f.svc.Tracking.Preferences(f.ctx, tok)
+	p, err := f.Svc.Tracking.Preferences(f.Ctx, tok)
 	if err != nil || len(p.Groups) != 1 || p.Groups[0].Unsubscribed || p.All {
 		t.Fatalf("preferences: %+v %v", p, err)
 	}
-	if err := f.svc.Tracking.SavePreferences(f.ctx, tok, []int64{f.group}, true); err != nil {
+	if err := f.Svc.Tracking.SavePreferences(f.Ctx, tok, []int64{f.Group}, true); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = f.svc.Tracking.Preferences(f.ctx, tok); !p.Groups[0].Unsubscribed || !p.All {
+	if p, _ = f.Svc.Tracking.Preferences(f.Ctx, tok); !p.Groups[0].Unsubscribed || !p.All {
 		t.Fatalf("after leaving: %+v", p)
 	}
-	if err := f.svc.Tracking.SavePreferences(f.ctx, tok, nil, false); err != nil {
+	if err := f.Svc.Tracking.SavePreferences(f.Ctx, tok, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ = f.svc.Tracking.Preferences(f.ctx, tok); p.Groups[0].Unsubscribed || p.All {
+	if p, _ = f.Svc.Tracking.Preferences(f.Ctx, tok); p.Groups[0].Unsubscribed || p.All {
 		t.Fatalf("after joining again: %+v", p)
 	}
-	subject, html, err := f.svc.Tracking.View(f.ctx, tok)
+	subject, html, err := f.Svc.Tracking.View(f.Ctx, tok)
 	if err != nil || !strings.HasPrefix(subject, "Hi Name") || !strings.Contains(html, "Hello Name") {
 		t.Fatalf("view: %q %v", subject, err)
 	}
@@ -427,119 +428,119 @@ func TestOpensAndClicksAreCounted(t *testing.T) {
 
 func TestScheduledSendFiresAtItsTimeInTheAccountTimeZone(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	if err := f.svc.Accounts.SetTimeZone(f.ctx, f.acct, "Asia/Tokyo"); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	if err := f.Svc.Accounts.SetTimeZone(f.Ctx, f.Acct, "Asia/Tokyo"); err != nil {
 		t.Fatal(err)
 	}
 	tokyo, _ := time.LoadLocation("Asia/Tokyo")
 	f.Set(time.Date(2030, 5, 1, 8, 0, 0, 0, tokyo)) // 08:00 in Tokyo
-	typeA := f.contactType("Customers", "ann@example.com")
-	in := f.input("Later", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
+	typeA := f.ContactType("Customers", "ann@example.com")
+	in := f.Input("Later", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil)
 	in.ScheduleType, in.ScheduleDate, in.ScheduleTime = "1", "2030-05-01", "09:30"
-	ss := f.create(in)
+	ss := f.Create(in)
 	if ss.Status != models.SendReady || ss.ScheduleTime != "09:30:00" || ss.ScheduleDate != "2030-05-01" {
 		t.Fatalf("scheduled send: status %d %s %s", ss.Status, ss.ScheduleDate, ss.ScheduleTime)
 	}
 	// In the past (07:00 Tokyo) it is refused.
 	in.ScheduleTime = "07:00"
-	if _, err := f.svc.SingleSends.Create(f.ctx, f.acct, in); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := f.Svc.SingleSends.Create(f.Ctx, f.Acct, in); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("a time in the past: %v", err)
 	}
 	tick := func() {
-		if err := f.sg.Tick(f.ctx); err != nil {
+		if err := f.Sending.Tick(f.Ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tick()
 	f.Advance(89 * time.Minute) // 09:29
 	tick()
-	if got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr); got.Status != models.SendReady {
+	if got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr); got.Status != models.SendReady {
 		t.Fatalf("fired early: status %d", got.Status)
 	}
 	f.Advance(2 * time.Minute) // 09:31: the process "was down" at 09:30; it fires once now
 	tick()
 	tick()
-	got, _ := f.svc.SingleSends.Get(f.ctx, f.acct, ss.Utr)
+	got, _ := f.Svc.SingleSends.Get(f.Ctx, f.Acct, ss.Utr)
 	if got.Status != models.SendRunning {
 		t.Fatalf("status %d after its time, want 2", got.Status)
 	}
 	// The engine (started now) sends it; the scheduler completes it.
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); f.sg.Run(ctx) }()
-	f.waitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	go func() { defer close(done); f.Sending.Run(ctx) }()
+	f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
 	cancel()
 	<-done
-	if n := f.srv.PerRecipient()["ann@example.com"]; n != 1 {
+	if n := f.SMTP.PerRecipient()["ann@example.com"]; n != 1 {
 		t.Fatalf("ann got %d", n)
 	}
 }
 
 func TestDeletingARunningSendStopsIt(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
+	f := servicetest.NewSendFixture(t, false)
 	var emails []string
 	for i := range 300 {
 		emails = append(emails, fmt.Sprintf("r%03d@example.com", i))
 	}
-	typeA := f.contactType("Customers", emails...)
-	if _, err := f.svc.Notifications.Save(f.ctx, f.acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
+	typeA := f.ContactType("Customers", emails...)
+	if _, err := f.Svc.Notifications.Save(f.Ctx, f.Acct, service.NotificationInput{EmailAddress: "boss@example.com", EmailOwner: "Boss"}); err != nil {
 		t.Fatal(err)
 	}
-	ss := f.create(f.input("Big", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
-	slow, err := f.svc.NewSending(f.ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond})
+	ss := f.Create(f.Input("Big", []string{"contacts_" + strconv.FormatInt(typeA, 10)}, nil))
+	slow, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 2, Rate: 50, Tick: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); slow.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	if !f.srv.WaitCount(1+20, 20*time.Second) {
+	if !f.SMTP.WaitCount(1+20, 20*time.Second) {
 		t.Fatal("the send did not start")
 	}
-	if err := f.svc.SingleSends.Delete(f.ctx, f.acct, ss.Utr); err != nil {
+	if err := f.Svc.SingleSends.Delete(f.Ctx, f.Acct, ss.Utr); err != nil {
 		t.Fatal(err)
 	}
-	at := f.srv.Count()
+	at := f.SMTP.Count()
 	time.Sleep(500 * time.Millisecond)
-	if after := f.srv.Count(); after > at+4 { // at most what was on the wire
+	if after := f.SMTP.Count(); after > at+4 { // at most what was on the wire
 		t.Fatalf("still sending after delete: %d then %d", at, after)
 	}
-	if f.srv.Count() > 1+150 {
-		t.Fatalf("rate limit of 50/s not applied: %d messages", f.srv.Count())
+	if f.SMTP.Count() > 1+150 {
+		t.Fatalf("rate limit of 50/s not applied: %d messages", f.SMTP.Count())
 	}
 	// Its queued messages are gone (the sent ones stay for their links),
 	// and no summary of it was mailed.
 	var queued int64
-	if err := f.svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageQueued).Count(&queued).Error; err != nil || queued != 0 {
+	if err := f.Svc.DB.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = ?", ss.ID, models.MessageQueued).Count(&queued).Error; err != nil || queued != 0 {
 		t.Fatalf("queued messages left: %d %v", queued, err)
 	}
-	if n := f.srv.PerRecipient()["boss@example.com"]; n != 0 {
+	if n := f.SMTP.PerRecipient()["boss@example.com"]; n != 0 {
 		t.Fatalf("a summary of the deleted send was mailed (%d)", n)
 	}
 }
 
 func TestSendTestMailsOneAddress(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	in := f.input("", nil, nil)
-	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "not-an-address", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
+	f := servicetest.NewSendFixture(t, false)
+	in := f.Input("", nil, nil)
+	if err := f.Svc.SingleSends.SendTest(f.Ctx, f.Acct, in, "not-an-address", f.Svc.Mail); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("bad address: %v", err)
 	}
 	in.Subject = ""
-	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "me@example.com", f.svc.Mail); service.ErrorCode(err) != service.CodeValidation {
+	if err := f.Svc.SingleSends.SendTest(f.Ctx, f.Acct, in, "me@example.com", f.Svc.Mail); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("no subject: %v", err)
 	}
 	in.Subject = "Hi ((first_name))"
-	before := f.srv.Count()
-	if err := f.svc.SingleSends.SendTest(f.ctx, f.acct, in, "Me@Example.com", f.svc.Mail); err != nil {
+	before := f.SMTP.Count()
+	if err := f.Svc.SingleSends.SendTest(f.Ctx, f.Acct, in, "Me@Example.com", f.Svc.Mail); err != nil {
 		t.Fatal(err)
 	}
-	if !f.srv.WaitCount(before+1, 5*time.Second) {
+	if !f.SMTP.WaitCount(before+1, 5*time.Second) {
 		t.Fatal("no test message")
 	}
-	m := f.srv.Messages()[before]
+	m := f.SMTP.Messages()[before]
 	subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
 	if m.To != "me@example.com" || !strings.HasPrefix(subject, "[Test] Hi ") {
 		t.Fatalf("test message to %s: %q", m.To, subject)
@@ -548,22 +549,22 @@ func TestSendTestMailsOneAddress(t *testing.T) {
 
 func TestAudienceCountIgnoresAnotherAccountsLists(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	if _, err := f.svc.Groups.AddRecipients(f.ctx, f.acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.group, 10), EmailAddress: "x@example.com"}); err != nil {
+	f := servicetest.NewSendFixture(t, false)
+	if _, err := f.Svc.Groups.AddRecipients(f.Ctx, f.Acct, service.RecipientsInput{GroupID: strconv.FormatInt(f.Group, 10), EmailAddress: "x@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	other := newAccount(t, f.svc, "other@herald.test")
-	ct, err := f.svc.ContactTypes.Create(f.ctx, other, "Theirs")
+	other := servicetest.NewAccount(t, f.Svc, "other@herald.test")
+	ct, err := f.Svc.ContactTypes.Create(f.Ctx, other, "Theirs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range []string{"x@example.com", "y@example.com"} {
-		if _, err := f.svc.Contacts.Create(f.ctx, other, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10), FirstName: "A", LastName: "B", Email: e, Country: "250"}); err != nil {
+		if _, err := f.Svc.Contacts.Create(f.Ctx, other, service.ContactInput{ContactTypeID: strconv.FormatInt(ct.ID, 10), FirstName: "A", LastName: "B", Email: e, Country: "250"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The other account names this account's group: its recipients must not count.
-	n, err := f.svc.SingleSends.AudienceCount(f.ctx, other, []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil, f.group)
+	n, err := f.Svc.SingleSends.AudienceCount(f.Ctx, other, []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, nil, f.Group)
 	if err != nil || n != 2 {
 		t.Fatalf("count = %d, %v; want 2", n, err)
 	}

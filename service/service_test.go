@@ -12,6 +12,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 func TestNormalizeEmail(t *testing.T) {
@@ -82,7 +83,7 @@ func count(t *testing.T, svc *service.Service, acct int64) int {
 func TestConcurrentAddsDoNotDuplicate(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
-	acct := newAccount(t, svc, "c@example.com")
+	acct := servicetest.NewAccount(t, svc, "c@example.com")
 	var addrs []string
 	for i := 0; i < 300; i++ {
 		addrs = append(addrs, fmt.Sprintf("p%d@example.com", i))
@@ -114,8 +115,8 @@ func TestConcurrentAddsDoNotDuplicate(t *testing.T) {
 func TestEachReadsInBatches(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
-	a := newAccount(t, svc, "a@example.com")
-	b := newAccount(t, svc, "b@example.com")
+	a := servicetest.NewAccount(t, svc, "a@example.com")
+	b := servicetest.NewAccount(t, svc, "b@example.com")
 	var list []string
 	for i := 0; i < 2345; i++ {
 		list = append(list, fmt.Sprintf("r%05d@example.com", i))
@@ -181,7 +182,7 @@ func TestLogin(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	newAccount(t, svc, "who@example.com")
+	servicetest.NewAccount(t, svc, "who@example.com")
 	login := func(email, password string) (*models.User, error) {
 		return svc.Accounts.Login(ctx, service.LoginInput{Email: email, Password: password, IP: "192.0.2.1"})
 	}
@@ -215,7 +216,7 @@ func TestCreateAccountValidation(t *testing.T) {
 	if e, _ := err.(*service.Error); e == nil || e.Fields["password"][0] != "The password must be at least 10 characters." {
 		t.Fatalf("short password: %v", err)
 	}
-	newAccount(t, svc, "x@example.com")
+	servicetest.NewAccount(t, svc, "x@example.com")
 	_, _, err = svc.Accounts.Create(ctx, service.AccountInput{Name: "x", Email: "X@example.com", Password: "test-passphrase-9"})
 	if e, _ := err.(*service.Error); e == nil || e.Fields["email"][0] != "The email has already been taken." {
 		t.Fatalf("taken: %v", err)
@@ -226,7 +227,7 @@ func TestFailAbandonedImports(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "i@example.com")
+	acct := servicetest.NewAccount(t, svc, "i@example.com")
 	ct, _ := svc.ContactTypes.Create(ctx, acct, "Type")
 	imp, err := svc.Imports.Start(ctx, acct, ct.ID, "x.csv", 10)
 	if err != nil {
@@ -250,7 +251,7 @@ func TestScopedRecipientDeletes(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "s@example.com")
+	acct := servicetest.NewAccount(t, svc, "s@example.com")
 	g1, _ := svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "One", Description: "d", IsDisplay: "1"})
 	g2, _ := svc.Groups.Create(ctx, acct, service.GroupInput{GroupName: "Two", Description: "d", IsDisplay: "1"})
 	if _, err := svc.Groups.AddRecipients(ctx, acct, service.RecipientsInput{GroupID: strconv.FormatInt(g1.ID, 10), EmailAddress: "r@example.com"}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // roleTable is every role rule, written out: role x action -> allowed.
@@ -410,39 +411,39 @@ func TestAuditLog(t *testing.T) {
 // contact type deleted.
 func TestAuditedActions(t *testing.T) {
 	t.Parallel()
-	f := newSendFixture(t, false)
-	ctx := service.WithActor(f.ctx, service.Actor{AccountID: f.acct, MemberID: 3, Role: service.RoleAdmin, Name: "Grace <grace@example.com>"})
-	typeID := f.contactType("Customers", "ann@example.com")
+	f := servicetest.NewSendFixture(t, false)
+	ctx := service.WithActor(f.Ctx, service.Actor{AccountID: f.Acct, MemberID: 3, Role: service.RoleAdmin, Name: "Grace <grace@example.com>"})
+	typeID := f.ContactType("Customers", "ann@example.com")
 	to := []string{"contacts_" + strconv.FormatInt(typeID, 10)}
-	if _, err := f.svc.SingleSends.Create(ctx, f.acct, f.input("Now", to, nil)); err != nil {
+	if _, err := f.Svc.SingleSends.Create(ctx, f.Acct, f.Input("Now", to, nil)); err != nil {
 		t.Fatal(err)
 	}
-	later := f.input("Later", to, nil)
+	later := f.Input("Later", to, nil)
 	later.ScheduleType, later.ScheduleDate, later.ScheduleTime = "1", f.Now().AddDate(0, 0, 3).Format("2006-01-02"), "10:00"
-	if _, err := f.svc.SingleSends.Create(ctx, f.acct, later); err != nil {
+	if _, err := f.Svc.SingleSends.Create(ctx, f.Acct, later); err != nil {
 		t.Fatal(err)
 	}
-	a := f.automation(typeID, "0")
-	if err := f.svc.Automations.SetLive(ctx, f.acct, a.Utr); err != nil {
+	a := f.Automation(typeID, "0")
+	if err := f.Svc.Automations.SetLive(ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Automations.Pause(ctx, f.acct, a.Utr); err != nil {
+	if err := f.Svc.Automations.Pause(ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Imports.Start(ctx, f.acct, typeID, "people.csv", 10); err != nil {
+	if _, err := f.Svc.Imports.Start(ctx, f.Acct, typeID, "people.csv", 10); err != nil {
 		t.Fatal(err)
 	}
-	seg, err := f.svc.Segments.Create(ctx, f.acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeID, 10), SegmentName: "Everyone"})
+	seg, err := f.Svc.Segments.Create(ctx, f.Acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeID, 10), SegmentName: "Everyone"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.Segments.Delete(ctx, f.acct, seg.ID); err != nil {
+	if err := f.Svc.Segments.Delete(ctx, f.Acct, seg.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.svc.ContactTypes.Delete(ctx, f.acct, typeID); err != nil {
+	if err := f.Svc.ContactTypes.Delete(ctx, f.Acct, typeID); err != nil {
 		t.Fatal(err)
 	}
-	rows, _, err := f.svc.Audit.List(f.ctx, f.acct, 1)
+	rows, _, err := f.Svc.Audit.List(f.Ctx, f.Acct, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

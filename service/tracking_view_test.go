@@ -8,6 +8,7 @@ import (
 	"herald/dbtest"
 	"herald/models"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // The console's view of a message shows it as its recipient got it, less
@@ -18,8 +19,8 @@ func TestUntrackedCountsNothing(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t, service.Config{BaseURL: "http://herald.test"})
 	ctx := context.Background()
-	acct := newAccount(t, svc, "view@example.com")
-	other := newAccount(t, svc, "other@example.com")
+	acct := servicetest.NewAccount(t, svc, "view@example.com")
+	other := servicetest.NewAccount(t, svc, "other@example.com")
 	now := models.NewTimestamp(models.Now())
 	ss := models.SingleSend{UserID: acct, SingleSendName: "Sale", Utr: "sale", CreatedAt: now, UpdatedAt: now,
 		Links: []string{"https://shop.example.com/a", "https://shop.example.com/b?u=((email))"}}

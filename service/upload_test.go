@@ -10,6 +10,7 @@ import (
 
 	"herald/dbtest"
 	"herald/service"
+	"herald/service/servicetest"
 )
 
 // Spool's file is gone from the folder as soon as it is made, and still
@@ -44,8 +45,8 @@ func TestUploadSlots(t *testing.T) {
 	ctx := context.Background()
 	svcs := dbtest.Processes(t, 2)
 	one, two := svcs[0], svcs[1]
-	acct := newAccount(t, one, "owner@herald.test")
-	other := newAccount(t, one, "other@herald.test")
+	acct := servicetest.NewAccount(t, one, "owner@herald.test")
+	other := servicetest.NewAccount(t, one, "other@herald.test")
 
 	r1, err := one.Imports.AcquireUpload(ctx, acct)
 	if err != nil {

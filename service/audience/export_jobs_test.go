@@ -12,6 +12,7 @@ import (
 	"herald/models"
 	"herald/service"
 	"herald/service/audience"
+	"herald/service/servicetest"
 )
 
 // exportFixture is an account with a contact type of n contacts (with a
@@ -30,7 +31,7 @@ type exportFixture struct {
 func newExportFixture(t *testing.T, svc *service.Service, email string, n int) *exportFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &exportFixture{ctx: ctx, svc: svc, acct: newAccount(t, svc, email)}
+	f := &exportFixture{ctx: ctx, svc: svc, acct: servicetest.NewAccount(t, svc, email)}
 	ct, err := svc.ContactTypes.Create(ctx, f.acct, "Customers")
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func download(t *testing.T, svc *service.Service, acct, id int64) []byte {
 func TestExportJobsMatchStreamed(t *testing.T) {
 	svc := dbtest.Service(t)
 	f := newExportFixture(t, svc, "a@example.com", 2500)
-	other := newAccount(t, svc, "b@example.com")
+	other := servicetest.NewAccount(t, svc, "b@example.com")
 	var mu sync.Mutex
 	progress := map[int64][]int64{}
 	defer audience.ExportProgress(svc.Exports, func(id, rows int64) {

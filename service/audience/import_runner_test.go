@@ -12,6 +12,7 @@ import (
 	"herald/dbtest"
 	"herald/service"
 	"herald/service/audience"
+	"herald/service/servicetest"
 )
 
 // endlessCSV is a CSV of contacts that never ends; it closes reached once
@@ -75,7 +76,7 @@ func assertClosed(t *testing.T, stmts []*sql.Stmt) {
 func TestImportsShutdownStopsRunningImport(t *testing.T) {
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "runner@example.com")
+	acct := servicetest.NewAccount(t, svc, "runner@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestImportsShutdownStopsRunningImport(t *testing.T) {
 func TestImportClosesPreparedStatements(t *testing.T) {
 	svc := dbtest.Service(t)
 	ctx := context.Background()
-	acct := newAccount(t, svc, "stmts@example.com")
+	acct := servicetest.NewAccount(t, svc, "stmts@example.com")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestImportPanicEndsFailed(t *testing.T) {
 			t.Parallel()
 			svc := dbtest.Service(t)
 			ctx := context.Background()
-			acct := newAccount(t, svc, "panic@example.com")
+			acct := servicetest.NewAccount(t, svc, "panic@example.com")
 			ct, err := svc.ContactTypes.Create(ctx, acct, "Type")
 			if err != nil {
 				t.Fatal(err)
