@@ -180,7 +180,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		SingleSends:   &SingleSends{db: db, now: now, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
 		Checklist:     checklist,
 		Suppressions:  del.Suppressions,
-		Tracking:      &Tracking{db: db, events: events, baseURL: cfg.BaseURL, now: now, rules: &delivery.MachineRules{Extra: cfg.MachineRanges}},
+		Tracking:      newTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,

@@ -30,6 +30,13 @@ type Tracking struct {
 	key []byte
 }
 
+// newTracking answers the links and pixels of mails sent with the
+// service's tracking key; opens and clicks from machineRanges count as a
+// machine's.
+func newTracking(db *core.DB, events *record.Events, baseURL string, now func() time.Time, machineRanges []netip.Prefix) *Tracking {
+	return &Tracking{db: db, events: events, baseURL: baseURL, now: now, rules: &delivery.MachineRules{Extra: machineRanges}}
+}
+
 func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
