@@ -2,19 +2,11 @@ package service
 
 import (
 	"context"
-	"time"
 
 	"herald/migrations"
 	"herald/models"
 	"herald/service/core"
 )
-
-// DecideTest is decideTest (an A/B test's winner chosen and the rest
-// released) on a service's database at a time, for the test that two
-// processes choose it once.
-func DecideTest(ctx context.Context, svc *Service, sendID int64, now time.Time) (int, error) {
-	return decideTest(ctx, svc.DB, sendID, now.UnixMilli())
-}
 
 // Notify mails the account's notification recipients one of herald's
 // short reports (as a finished send or import does).

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"herald/delivery"
 	"herald/models"
 	"herald/service/audience"
 	"herald/service/core"
@@ -778,22 +777,7 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 	if !ok {
 		ex = nil
 	}
-	ss := &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID}
-	excl, err := exclusionsOf(ctx, s.db.R, ss)
-	if err != nil {
-		return 0, err
-	}
-	var parts []string
-	var args []any
-	for _, t := range ts {
-		for _, src := range sourcesOf(t.Table) {
-			q, a := chunkQuery{src: src, account: accountID, target: t.ItemID(), excl: excl}.emails()
-			parts, args = append(parts, q), append(args, a...)
-		}
-	}
-	var n int64
-	err = s.db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error
-	return n, err
+	return CountAudience(ctx, s.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID})
 }
 
 // SendTest mails one test message of the send described by in to the
@@ -810,15 +794,10 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	if err != nil {
 		return err
 	}
-	c, err := compileSend(ctx, s.db, m.BaseURL, ss)
-	if err != nil {
-		return err
-	}
-	c.subject = delivery.Compile("[Test] " + ss.Subject)
 	sample := s.templates.SampleValues()
 	ct := &models.Contact{FirstName: sample["first_name"], LastName: sample["last_name"], Email: addr, Country: sample["country"],
 		State: sample["state"], City: sample["city"], AddressLine1: sample["address_line1"], PostalCode: sample["postal_code"]}
-	raw, err := c.build(make([]byte, 32), claimedRow{Email: addr, FirstName: ct.FirstName, LastName: ct.LastName}, ct)
+	raw, err := BuildTestMail(ctx, s.db, m.BaseURL, ss, ct)
 	if err != nil {
 		return err
 	}

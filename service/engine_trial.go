@@ -1,0 +1,43 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"herald/delivery"
+	"herald/models"
+	"herald/service/core"
+)
+
+// CountAudience counts the distinct addresses send ss would go to now: its
+// targets less its exclusions, global unsubscribers, its group's
+// recipients and suppressed addresses, by the queries the resolver runs.
+func CountAudience(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
+	excl, err := exclusionsOf(ctx, db.R, ss)
+	if err != nil {
+		return 0, err
+	}
+	var parts []string
+	var args []any
+	for _, t := range ss.RecipientID {
+		for _, src := range sourcesOf(t.Table) {
+			q, a := chunkQuery{src: src, account: ss.UserID, target: t.ItemID(), excl: excl}.emails()
+			parts, args = append(parts, q), append(args, a...)
+		}
+	}
+	var n int64
+	err = db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error
+	return n, err
+}
+
+// BuildTestMail builds the test mail of send ss to contact ct, as the
+// engine builds its mails, with "[Test] " before the subject. Its
+// tracking and unsubscribe links lead nowhere (it has no ledger row).
+func BuildTestMail(ctx context.Context, db *core.DB, baseURL string, ss *models.SingleSend, ct *models.Contact) ([]byte, error) {
+	c, err := compileSend(ctx, db, baseURL, ss)
+	if err != nil {
+		return nil, err
+	}
+	c.subject = delivery.Compile("[Test] " + ss.Subject)
+	return c.build(make([]byte, 32), claimedRow{Email: ct.Email, FirstName: ct.FirstName, LastName: ct.LastName}, ct)
+}
