@@ -14,6 +14,7 @@ import (
 	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/engine"
 	"herald/service/identity"
 	"herald/service/internal/record"
 )
@@ -24,9 +25,9 @@ import (
 type Automations struct {
 	db        *core.DB
 	templates Templates
-	baseURL   string     // design_url and image
-	engine    *Signals   // tells this process's engine of changed emails and due steps
-	checklist *Checklist // refuses a failing set-live when the account blocks on it
+	baseURL   string          // design_url and image
+	engine    *engine.Signals // tells this process's engine of changed emails and due steps
+	checklist *Checklist      // refuses a failing set-live when the account blocks on it
 	audit     *identity.Audit
 	groups    *audience.Groups // the unsubscribe groups an email may name
 }
@@ -602,7 +603,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		changed = append(changed, *r.SendID)
 	}
 	if len(changed) > 0 {
-		s.engine.changed(changed)
+		s.engine.Changed(changed)
 	}
 	return nil
 }
@@ -660,7 +661,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	if err != nil {
 		return err
 	}
-	s.engine.wake()
+	s.engine.Wake()
 	return s.audit.Record(ctx, accountID, core.AuditAutomationLive, a.AutomationName, a.Utr)
 }
 
@@ -762,7 +763,7 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		return nil
 	})
 	if err == nil {
-		s.engine.changed(stopped)
+		s.engine.Changed(stopped)
 	}
 	return err
 }

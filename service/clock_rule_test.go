@@ -21,10 +21,10 @@ var clockAllowed = map[string]string{
 	"internal/record/events.go:(*Events).Wanted":     "the age of a cache of which accounts want events",
 	"audience/export_jobs.go:(*partWriter).progress": "how long since the last progress was written (elapsed time)",
 	"audience/imports.go:(*Imports).writeAll":        "how long since the last progress was written (elapsed time)",
-	"ledger.go:(*Ledger).reclaim":                    "how long since the last sweep of dead claims (elapsed time)",
-	"liveness.go:(*liveness).beat":                   "heartbeats: the wall clock, which processes agree on",
-	"liveness.go:(*liveness).aliveSince":             "heartbeats: the wall clock, which processes agree on",
-	"running.go:(*runningSends).list":                "the age of the list of running sends (elapsed time)",
+	"engine/ledger.go:(*Ledger).reclaim":             "how long since the last sweep of dead claims (elapsed time)",
+	"engine/liveness.go:(*liveness).beat":            "heartbeats: the wall clock, which processes agree on",
+	"engine/liveness.go:(*liveness).aliveSince":      "heartbeats: the wall clock, which processes agree on",
+	"engine/running.go:(*runningSends).list":         "the age of the list of running sends (elapsed time)",
 	"audience/upload.go:PacedReader":                 "the start of an upload's rate measure (elapsed time)",
 }
 

@@ -3,9 +3,10 @@ package service
 import (
 	"encoding/json"
 	"fmt"
+	"testing"
+
 	"herald/service/core"
 	"herald/service/internal/record"
-	"testing"
 )
 
 // parseCustom must read what encoding/json reads, fast path or not.

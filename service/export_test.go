@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"herald/migrations"
-	"herald/models"
 	"herald/service/core"
 )
 
@@ -22,13 +21,4 @@ func MigrateTo(ctx context.Context, d *core.DB, version int64) error {
 		return err
 	}
 	return migrations.UpTo(ctx, sqlDB, d.Dialect, version, d.GoMigrations()...)
-}
-
-// GetByID returns one send of the account by id. Errors: ErrNotFound.
-func (s *SingleSends) GetByID(ctx context.Context, accountID, id int64) (*models.SingleSend, error) {
-	var ss models.SingleSend
-	if err := accountSends(s.db.R.WithContext(ctx), accountID).Where("id = ?", id).First(&ss).Error; err != nil {
-		return nil, core.NotFound(err)
-	}
-	return &ss, nil
 }

@@ -146,7 +146,7 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 	f.WaitFor("the two alerts", 10*time.Second, func() bool {
 		n := 0
 		for _, m := range f.SMTP.Messages() {
-			if s := decodeSubject(t, m); m.To == "alerts@herald.test" && (strings.HasPrefix(s, "High bounce rate") || strings.HasPrefix(s, "Spam complaints")) {
+			if s := servicetest.DecodeSubject(t, m); m.To == "alerts@herald.test" && (strings.HasPrefix(s, "High bounce rate") || strings.HasPrefix(s, "Spam complaints")) {
 				n++
 			}
 		}
@@ -156,7 +156,7 @@ func TestFeedbackHandlesEveryKindOnce(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	n := 0
 	for _, m := range f.SMTP.Messages() {
-		if m.To == "alerts@herald.test" && strings.HasPrefix(decodeSubject(t, m), "High bounce rate") {
+		if m.To == "alerts@herald.test" && strings.HasPrefix(servicetest.DecodeSubject(t, m), "High bounce rate") {
 			n++
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"herald/models"
 	"herald/service/core"
+	"herald/service/engine"
 	"herald/service/internal/record"
 )
 
@@ -53,7 +54,7 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	}
 	n, err := resumeSend(ctx, s.db, &ss)
 	if err == nil {
-		s.engine.wake()
+		s.engine.Wake()
 	}
 	return n, err
 }
@@ -81,7 +82,7 @@ func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64,
 		// committed before this (and are requeued below) or see the mark.
 		if err := tx.Exec(record.LedgerSQL(`UPDATE send_messages SET next_at = ? WHERE id IN (
 			SELECT id FROM send_messages WHERE send_id = ? AND state = {claimed}`+db.SQL().SkipLocked()+`)`),
-			resumedClaim, ss.ID).Error; err != nil {
+			engine.ResumedClaim, ss.ID).Error; err != nil {
 			return err
 		}
 		res = tx.Exec("UPDATE send_messages SET state = ?, worker = NULL, next_at = 0 WHERE send_id = ? AND state = ?",

@@ -3,7 +3,6 @@ package service_test
 import (
 	"encoding/json"
 	"fmt"
-	"mime"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,15 +13,6 @@ import (
 	"herald/service/servicetest"
 	"herald/smtptest"
 )
-
-func decodeSubject(t *testing.T, m smtptest.Message) string {
-	t.Helper()
-	s, err := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // TestRelayRefusalsAreBlocksNotBounces: a real SMTP server refuses one
 // recipient's mailbox (550 5.1.1), one recipient by policy (550 5.7.1
@@ -168,7 +158,7 @@ func TestSenderRefusalPausesTheSendAndResumeSendsItAgain(t *testing.T) {
 		}
 		return len(notice) > 0
 	})
-	subject := decodeSubject(t, notice[0])
+	subject := servicetest.DecodeSubject(t, notice[0])
 	if !strings.HasPrefix(subject, "Sending of “Autumn” paused: the relay refused it (553 5.7.1 Sender address rejected") {
 		t.Fatalf("notice subject %q", subject)
 	}

@@ -24,6 +24,7 @@ import (
 	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/engine"
 	"herald/service/identity"
 	"herald/service/internal/record"
 )
@@ -49,7 +50,7 @@ type Service struct {
 	Designs       *Designs
 	SingleSends   *SingleSends
 	Suppressions  *deliverability.Suppressions
-	Tracking      *Tracking
+	Tracking      *engine.Tracking
 	Automations   *Automations
 	Sessions      *identity.Sessions
 	Bounces       *deliverability.Bounces
@@ -64,7 +65,7 @@ type Service struct {
 	Dashboard     *deliverability.Dashboard
 	Exports       *audience.Exports // background exports
 
-	engine *Signals // what the areas tell this process's engine
+	engine *engine.Signals // what the areas tell this process's engine
 	now    func() time.Time
 }
 
@@ -140,7 +141,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	if cfg.Transport == nil {
 		cfg.Transport = delivery.NewOutbox(outbox)
 	}
-	signals := &Signals{}
+	signals := &engine.Signals{}
 	settings := &core.Settings{DB: db}
 	events := &record.Events{DB: db}
 	del, err := deliverability.New(deliverability.Config{
@@ -180,7 +181,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		SingleSends:   &SingleSends{db: db, now: now, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
 		Checklist:     checklist,
 		Suppressions:  del.Suppressions,
-		Tracking:      newTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),
+		Tracking:      engine.NewTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),
 		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,
@@ -197,7 +198,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 
 // NewSending assembles this process's engine over the service's
 // transport. Call Run to start it.
-func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, error) {
+func (s *Service) NewSending(ctx context.Context, cfg engine.SendingConfig) (*engine.Sending, error) {
 	key, err := s.Settings.TrackingKey(ctx)
 	if err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func (s *Service) NewSending(ctx context.Context, cfg SendingConfig) (*Sending, 
 	if err != nil {
 		return nil, err
 	}
-	return NewSending(SendingParts{
+	return engine.NewSending(engine.SendingParts{
 		DB: s.DB, Events: s.Events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
 		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune,
 	}, cfg), nil

@@ -15,6 +15,7 @@ import (
 	"herald/service/audience"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/engine"
 	"herald/service/identity"
 	"herald/world"
 )
@@ -24,8 +25,8 @@ type SingleSends struct {
 	db        *core.DB
 	templates Templates
 	now       func() time.Time
-	engine    *Signals   // tells this process's engine a send may be due, or was deleted
-	checklist *Checklist // refuses a failing send when the account blocks on it
+	engine    *engine.Signals // tells this process's engine a send may be due, or was deleted
+	checklist *Checklist      // refuses a failing send when the account blocks on it
 	audit     *identity.Audit
 	groups    *audience.Groups // the unsubscribe groups a send may name
 }
@@ -495,7 +496,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 	return nil
 }
 
-func (s *SingleSends) poke() { s.engine.wake() }
+func (s *SingleSends) poke() { s.engine.Wake() }
 
 // forgiveDraft drops the problems a draft may have: anything missing but
 // its name, and a schedule not yet complete or already past (it is
@@ -747,7 +748,7 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		return nil
 	})
 	if err == nil {
-		s.engine.deleted(ids)
+		s.engine.Deleted(ids)
 	}
 	return err
 }
@@ -777,7 +778,7 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 	if !ok {
 		ex = nil
 	}
-	return CountAudience(ctx, s.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID})
+	return engine.CountAudience(ctx, s.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID})
 }
 
 // SendTest mails one test message of the send described by in to the
@@ -797,7 +798,7 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	sample := s.templates.SampleValues()
 	ct := &models.Contact{FirstName: sample["first_name"], LastName: sample["last_name"], Email: addr, Country: sample["country"],
 		State: sample["state"], City: sample["city"], AddressLine1: sample["address_line1"], PostalCode: sample["postal_code"]}
-	raw, err := BuildTestMail(ctx, s.db, m.BaseURL, ss, ct)
+	raw, err := engine.BuildTestMail(ctx, s.db, m.BaseURL, ss, ct)
 	if err != nil {
 		return err
 	}

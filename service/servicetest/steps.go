@@ -2,8 +2,10 @@ package servicetest
 
 import (
 	"fmt"
+	"mime"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"herald/eventually"
@@ -341,4 +343,14 @@ func (f *SendFixture) Sent(utr string) []smtptest.Message {
 		}
 	}
 	return out
+}
+
+// DecodeSubject is m's Subject, its encoded words decoded.
+func DecodeSubject(t *testing.T, m smtptest.Message) string {
+	t.Helper()
+	s, err := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

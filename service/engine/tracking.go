@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"context"
@@ -30,10 +30,10 @@ type Tracking struct {
 	key []byte
 }
 
-// newTracking answers the links and pixels of mails sent with the
+// NewTracking answers the links and pixels of mails sent with the
 // service's tracking key; opens and clicks from machineRanges count as a
 // machine's.
-func newTracking(db *core.DB, events *record.Events, baseURL string, now func() time.Time, machineRanges []netip.Prefix) *Tracking {
+func NewTracking(db *core.DB, events *record.Events, baseURL string, now func() time.Time, machineRanges []netip.Prefix) *Tracking {
 	return &Tracking{db: db, events: events, baseURL: baseURL, now: now, rules: &delivery.MachineRules{Extra: machineRanges}}
 }
 

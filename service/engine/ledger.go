@@ -1,4 +1,4 @@
-package service
+package engine
 
 import (
 	"context"
@@ -548,7 +548,7 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 	var n int64
 	last := ""
 	for _, b := range bs {
-		res := tx.Exec(markRefused+" AND next_at <> ?", models.MessageBlocked, b.reason, b.id, l.live.worker, resumedClaim)
+		res := tx.Exec(markRefused+" AND next_at <> ?", models.MessageBlocked, b.reason, b.id, l.live.worker, ResumedClaim)
 		if res.Error != nil {
 			return false, 0, res.Error
 		}
@@ -559,7 +559,7 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 		}
 		// Claimed before the send was resumed: refused for the cause the
 		// resume says is fixed, it goes again, not counted as a block.
-		if err := tx.Exec(requeueResumed, b.reason, b.id, l.live.worker, resumedClaim).Error; err != nil {
+		if err := tx.Exec(requeueResumed, b.reason, b.id, l.live.worker, ResumedClaim).Error; err != nil {
 			return false, 0, err
 		}
 	}
@@ -628,7 +628,7 @@ func errText(err error) string {
 	return s
 }
 
-// resumedClaim is the next_at resumeSend gives the messages of a send
+// ResumedClaim is the next_at resumeSend gives the messages of a send
 // that are claimed when it resumes. A claimed row's next_at is not read
 // until the row goes back to the queue, where this value is due at once.
-const resumedClaim = int64(-1)
+const ResumedClaim = int64(-1)

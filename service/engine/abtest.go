@@ -1,4 +1,4 @@
-package service
+package engine
 
 // The engine's part of an A/B test: the audience's split into variants (a
 // planner) and the decision that releases the held rows.

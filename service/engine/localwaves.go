@@ -1,4 +1,4 @@
-package service
+package engine
 
 // The engine's part of a local-time send: each recipient's zone and
 // release time, as a planner of the audience resolver.

@@ -1,4 +1,4 @@
-package service
+package engine
 
 // Signals between the areas and the process's engine: wake it for due
 // work, tell it of deleted or changed sends.
@@ -27,22 +27,22 @@ func (e *Signals) listener() *Sending {
 	return e.sending
 }
 
-// wake: a send may be due now.
-func (e *Signals) wake() {
+// Wake: a send may be due now.
+func (e *Signals) Wake() {
 	if sg := e.listener(); sg != nil {
 		sg.Wake()
 	}
 }
 
-// deleted: these sends were deleted; their claimed messages are skipped.
-func (e *Signals) deleted(ids []int64) {
+// Deleted: these sends were deleted; their claimed messages are skipped.
+func (e *Signals) Deleted(ids []int64) {
 	if sg := e.listener(); sg != nil {
 		sg.scheduler.sends.cancel(ids)
 	}
 }
 
-// changed: these sends' messages changed; compile them again.
-func (e *Signals) changed(ids []int64) {
+// Changed: these sends' messages changed; compile them again.
+func (e *Signals) Changed(ids []int64) {
 	if sg := e.listener(); sg != nil {
 		sg.scheduler.sends.refresh(ids)
 	}
