@@ -153,11 +153,11 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	mail, checks := del.Mail, del.DomainChecks
-	// The From-domain rule of the checklist reads the DNS checks' last result.
-	checklist := NewChecklist(db, now, checks.Authenticated)
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
 	aud := audience.New(audience.Config{DB: db, Audit: audit, ImportDone: mail.ImportDone})
+	camp := newCampaignArea(campaignConfig{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
+		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated})
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -177,12 +177,12 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Imports:       aud.Imports,
 		Senders:       del.Senders,
 		Outbox:        outbox,
-		Designs:       &Designs{db: db, contacts: aud.Contacts},
-		SingleSends:   &SingleSends{db: db, now: now, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
-		Checklist:     checklist,
+		Designs:       camp.Designs,
+		SingleSends:   camp.SingleSends,
+		Checklist:     camp.Checklist,
 		Suppressions:  del.Suppressions,
 		Tracking:      engine.NewTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),
-		Automations:   &Automations{db: db, baseURL: cfg.BaseURL, engine: signals, checklist: checklist, audit: audit, groups: aud.Groups},
+		Automations:   camp.Automations,
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,
 		Groups:        aud.Groups,

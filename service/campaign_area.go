@@ -1,0 +1,49 @@
+package service
+
+import (
+	"time"
+
+	"herald/service/audience"
+	"herald/service/core"
+	"herald/service/engine"
+	"herald/service/identity"
+)
+
+// campaignConfig is what the campaign area is built from.
+type campaignConfig struct {
+	DB      *core.DB
+	Now     func() time.Time
+	BaseURL string
+	Audit   *identity.Audit
+	// Signals tell this process's engine of due, changed and deleted
+	// sends and emails.
+	Signals *engine.Signals
+	// Contacts and Groups: a design's preview with a contact's values, the
+	// unsubscribe group a send or email names.
+	Contacts *audience.Contacts
+	Groups   *audience.Groups
+	// DomainAuth reads the DNS checks' last result of a From domain (the
+	// checklist's From-domain rule).
+	DomainAuth DomainAuthFunc
+}
+
+// campaignArea is the campaign area: designs, single sends (with their A/B
+// and local-time options, calendar and statistics), automations and the
+// pre-send checklist.
+type campaignArea struct {
+	Designs     *Designs
+	SingleSends *SingleSends
+	Automations *Automations
+	Checklist   *Checklist
+}
+
+// newCampaignArea wires the area's services to c.
+func newCampaignArea(c campaignConfig) *campaignArea {
+	checklist := NewChecklist(c.DB, c.Now, c.DomainAuth)
+	return &campaignArea{
+		Designs:     &Designs{db: c.DB, contacts: c.Contacts},
+		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
+		Automations: &Automations{db: c.DB, baseURL: c.BaseURL, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
+		Checklist:   checklist,
+	}
+}
