@@ -22,6 +22,7 @@ import (
 
 	"herald/delivery"
 	"herald/service/audience"
+	"herald/service/campaign"
 	"herald/service/core"
 	"herald/service/deliverability"
 	"herald/service/engine"
@@ -44,23 +45,23 @@ type Service struct {
 	Imports       *audience.Imports
 	Lookup        audience.Lookup
 	Senders       *deliverability.Senders
-	Templates     Templates
+	Templates     campaign.Templates
 	Outbox        *deliverability.Outbox
 	Mail          *deliverability.Mail
-	Designs       *Designs
-	SingleSends   *SingleSends
+	Designs       *campaign.Designs
+	SingleSends   *campaign.SingleSends
 	Suppressions  *deliverability.Suppressions
 	Tracking      *engine.Tracking
-	Automations   *Automations
+	Automations   *campaign.Automations
 	Sessions      *identity.Sessions
 	Bounces       *deliverability.Bounces
 	Feedback      *deliverability.Feedback
 	EventWebhooks *deliverability.EventWebhooks
 	Events        *record.Events
-	Checklist     *Checklist        // the pre-send checks
-	Team          *identity.Team    // members, invitations, roles
-	Audit         *identity.Audit   // who did what
-	APIKeys       *identity.APIKeys // named, scoped API keys
+	Checklist     *campaign.Checklist // the pre-send checks
+	Team          *identity.Team      // members, invitations, roles
+	Audit         *identity.Audit     // who did what
+	APIKeys       *identity.APIKeys   // named, scoped API keys
 	DomainChecks  *deliverability.DomainChecks
 	Dashboard     *deliverability.Dashboard
 	Exports       *audience.Exports // background exports
@@ -156,7 +157,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
 	aud := audience.New(audience.Config{DB: db, Audit: audit, ImportDone: mail.ImportDone})
-	camp := newCampaignArea(campaignConfig{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
+	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
 		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated})
 	svc := &Service{
 		DomainChecks:  checks,

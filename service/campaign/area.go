@@ -1,4 +1,4 @@
-package service
+package campaign
 
 import (
 	"time"
@@ -9,8 +9,8 @@ import (
 	"herald/service/identity"
 )
 
-// campaignConfig is what the campaign area is built from.
-type campaignConfig struct {
+// Config is what the campaign area is built from.
+type Config struct {
 	DB      *core.DB
 	Now     func() time.Time
 	BaseURL string
@@ -27,20 +27,20 @@ type campaignConfig struct {
 	DomainAuth DomainAuthFunc
 }
 
-// campaignArea is the campaign area: designs, single sends (with their A/B
+// Services are the campaign area's services: designs, single sends (with their A/B
 // and local-time options, calendar and statistics), automations and the
 // pre-send checklist.
-type campaignArea struct {
+type Services struct {
 	Designs     *Designs
 	SingleSends *SingleSends
 	Automations *Automations
 	Checklist   *Checklist
 }
 
-// newCampaignArea wires the area's services to c.
-func newCampaignArea(c campaignConfig) *campaignArea {
+// New wires the area's services to c.
+func New(c Config) *Services {
 	checklist := NewChecklist(c.DB, c.Now, c.DomainAuth)
-	return &campaignArea{
+	return &Services{
 		Designs:     &Designs{db: c.DB, contacts: c.Contacts},
 		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
 		Automations: &Automations{db: c.DB, baseURL: c.BaseURL, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},

@@ -1,4 +1,4 @@
-package service
+package campaign
 
 // The columns the console's lists of sends and automations sort by
 // (ListFilter.Sort → column), and their status filters (ListFilter.Status →
