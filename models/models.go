@@ -14,7 +14,7 @@ type User struct {
 	UpdatedAt    Timestamp `json:"updated_at"`
 	// TOTPSecret is the sealed two-factor key (nil: two-factor login
 	// off), TOTPPending one being set up, TOTPLastStep the time step of
-	// the last code accepted (service/totp.go).
+	// the last code accepted (service/identity/totp.go).
 	TOTPSecret   []byte `gorm:"column:totp_secret" json:"-"`
 	TOTPPending  []byte `gorm:"column:totp_pending" json:"-"`
 	TOTPLastStep int64  `gorm:"column:totp_last_step" json:"-"`

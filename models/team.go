@@ -14,7 +14,7 @@ type Member struct {
 	Role         string
 	CreatedAt    int64 `gorm:"autoCreateTime:false"`
 	UpdatedAt    int64 `gorm:"autoUpdateTime:false"`
-	// The member's own two-factor login, as User's (service/totp.go).
+	// The member's own two-factor login, as User's (service/identity/totp.go).
 	TOTPSecret   []byte `gorm:"column:totp_secret"`
 	TOTPPending  []byte `gorm:"column:totp_pending"`
 	TOTPLastStep int64  `gorm:"column:totp_last_step"`

@@ -2,14 +2,12 @@
 // transactions and typed errors. Pages (web/) and the API (api/) call the
 // same methods; nothing here knows of HTTP or HTML.
 //
-// New builds every area over a database and a Config (the transport, the
-// public address, the clock). NewSending assembles a process's sending
-// engine from its parts, each one type with one job: the Scheduler (what
-// is due, the heartbeat), the Audience (a send's targets into ledger rows),
-// the Ledger (claims and outcomes; delivery.Store) and runningSends (the
-// compiled messages of the sends running here), over delivery.Engine (the
-// worker loop). Every SQLite / PostgreSQL difference is a method of
-// dialect (dialect.go).
+// This package is the facade: New builds the areas, each a package of its
+// own (docs/ARCHITECTURE.md, "service/ by area"), over a database and a
+// Config (the transport, the public address, the clock), in their order:
+// deliverability, identity, audience, engine's tracking, campaign. The
+// api_*.go files alias the names other packages use as service.X.
+// NewSending assembles a process's sending engine (engine.NewSending).
 package service
 
 import (
@@ -30,42 +28,52 @@ import (
 	"herald/service/internal/record"
 )
 
-// Service gathers the areas; build it with New.
+// Service gathers the areas' services; build it with New.
 type Service struct {
-	DB            *core.DB
-	Accounts      *identity.Accounts
-	Unsubscribers *audience.Unsubscribers
-	Groups        *audience.Groups
-	Notifications *deliverability.Notifications
-	Settings      *core.Settings
+	DB       *core.DB
+	Settings *core.Settings
+
+	// identity
+	Accounts *identity.Accounts
+	Sessions *identity.Sessions
+	Team     *identity.Team    // members, invitations, roles
+	Audit    *identity.Audit   // who did what
+	APIKeys  *identity.APIKeys // named, scoped API keys
+
+	// audience
 	ContactTypes  *audience.ContactTypes
 	Fields        *audience.Fields
 	Contacts      *audience.Contacts
 	Segments      *audience.Segments
 	Imports       *audience.Imports
+	Exports       *audience.Exports // background exports
+	Unsubscribers *audience.Unsubscribers
+	Groups        *audience.Groups
 	Lookup        audience.Lookup
+
+	// campaign
+	Templates   campaign.Templates
+	Designs     *campaign.Designs
+	SingleSends *campaign.SingleSends
+	Automations *campaign.Automations
+	Checklist   *campaign.Checklist // the pre-send checks
+
+	// engine (the sending engine itself: NewSending)
+	Tracking *engine.Tracking
+
+	// deliverability
 	Senders       *deliverability.Senders
-	Templates     campaign.Templates
-	Outbox        *deliverability.Outbox
+	DomainChecks  *deliverability.DomainChecks
 	Mail          *deliverability.Mail
-	Designs       *campaign.Designs
-	SingleSends   *campaign.SingleSends
-	Suppressions  *deliverability.Suppressions
-	Tracking      *engine.Tracking
-	Automations   *campaign.Automations
-	Sessions      *identity.Sessions
+	Outbox        *deliverability.Outbox
 	Bounces       *deliverability.Bounces
 	Feedback      *deliverability.Feedback
+	Suppressions  *deliverability.Suppressions
 	EventWebhooks *deliverability.EventWebhooks
-	Events        *record.Events
-	Checklist     *campaign.Checklist // the pre-send checks
-	Team          *identity.Team      // members, invitations, roles
-	Audit         *identity.Audit     // who did what
-	APIKeys       *identity.APIKeys   // named, scoped API keys
-	DomainChecks  *deliverability.DomainChecks
+	Notifications *deliverability.Notifications
 	Dashboard     *deliverability.Dashboard
-	Exports       *audience.Exports // background exports
 
+	events *record.Events  // event rows for the webhooks, shared by the areas
 	engine *engine.Signals // what the areas tell this process's engine
 	now    func() time.Time
 }
@@ -167,7 +175,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		engine:        signals,
 		now:           now,
 		Mail:          mail,
-		Events:        events,
+		events:        events,
 		EventWebhooks: del.EventWebhooks,
 		Bounces:       del.Bounces,
 		Feedback:      del.Feedback,
@@ -209,7 +217,7 @@ func (s *Service) NewSending(ctx context.Context, cfg engine.SendingConfig) (*en
 		return nil, err
 	}
 	return engine.NewSending(engine.SendingParts{
-		DB: s.DB, Events: s.Events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
+		DB: s.DB, Events: s.events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
 		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune,
 	}, cfg), nil
 }

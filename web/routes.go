@@ -8,7 +8,7 @@ import (
 )
 
 // This file is the console's route table with roles: every route behind
-// the login declares the action it does (service/roles.go), and allow
+// the login declares the action it does (service/identity/roles.go), and allow
 // checks the logged-in person's role against it before the handler runs.
 // Routes open to anyone (login, sign-up, invitations, public pages) are
 // declared open. TestRoutesDeclareActions walks the mounted app and fails
