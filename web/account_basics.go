@@ -180,8 +180,8 @@ func (w *Web) reset(c *fiber.Ctx) error {
 // only once a code of it checks).
 func (w *Web) twoFactorSetup(c *fiber.Ctx) error {
 	_, err := w.svc.Accounts.BeginTOTP(c.UserContext(), who(c))
-	if errors.Is(err, service.ErrTOTPOn) || errors.Is(err, service.ErrNoSecretKey) {
-		w.flash(c, views.FlashError, err.(*service.Error).Message)
+	if e := (*service.Error)(nil); (errors.Is(err, service.ErrTOTPOn) || errors.Is(err, service.ErrNoSecretKey)) && errors.As(err, &e) {
+		w.flash(c, views.FlashError, e.Message)
 		return c.Redirect("/account", fiber.StatusSeeOther)
 	}
 	if err != nil {

@@ -91,8 +91,8 @@ func (w *Web) startRecipientsExport(c *fiber.Ctx) error {
 }
 
 func (w *Web) exportStarted(c *fiber.Ctx, job *models.ExportJob, err error) error {
-	if errors.Is(err, service.ErrTooManyExports) {
-		return w.exportsPage(c, fiber.StatusConflict, err.(*service.Error).Message)
+	if e := (*service.Error)(nil); errors.Is(err, service.ErrTooManyExports) && errors.As(err, &e) {
+		return w.exportsPage(c, fiber.StatusConflict, e.Message)
 	}
 	if err != nil {
 		return err
