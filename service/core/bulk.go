@@ -26,7 +26,10 @@ func RandomID(n int) string {
 // concurrent changes of one account's lists run one after the other
 // instead of deadlocking on each other's rows (PostgreSQL).
 func TouchLists(tx *gorm.DB, accountID int64) error {
-	return tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error
+	if err := tx.Exec("UPDATE users SET list_version = list_version + 1 WHERE id = ?", accountID).Error; err != nil {
+		return fmt.Errorf("lists: touch account %d: %w", accountID, err)
+	}
+	return nil
 }
 
 // BulkChunk is how many ids one statement of a bulk operation binds: far
@@ -55,7 +58,7 @@ func DeleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 	if err := TooMany(len(ids)); err != nil {
 		return err
 	}
-	return db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := TouchLists(tx, accountID); err != nil {
 			return err
 		}
@@ -81,6 +84,7 @@ func DeleteAll(ctx context.Context, db *DB, accountID int64, model any, ids []in
 		}
 		return nil
 	})
+	return Wrap(err, "bulk: delete")
 }
 
 func NoScope(q *gorm.DB) *gorm.DB { return q }

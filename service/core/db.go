@@ -78,7 +78,7 @@ func OpenDB(dsn string) (*DB, error) {
 		}
 		sqlDB, err := g.DB()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
@@ -100,7 +100,7 @@ func OpenDB(dsn string) (*DB, error) {
 	}
 	wdb, err := w.DB()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open sqlite writer: %w", err)
 	}
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
@@ -114,7 +114,7 @@ func OpenDB(dsn string) (*DB, error) {
 	}
 	rdb, err := r.DB()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open sqlite readers: %w", err)
 	}
 	n := max(4, 2*runtime.NumCPU())
 	rdb.SetMaxOpenConns(n)
@@ -127,7 +127,7 @@ func OpenDB(dsn string) (*DB, error) {
 func (d *DB) Migrate(ctx context.Context) error {
 	sqlDB, err := d.W.DB()
 	if err != nil {
-		return err
+		return fmt.Errorf("database: writer pool: %w", err)
 	}
 	return migrations.Up(ctx, sqlDB, d.Dialect, d.GoMigrations()...)
 }
@@ -136,9 +136,12 @@ func (d *DB) Migrate(ctx context.Context) error {
 func (d *DB) Ping(ctx context.Context) error {
 	sqlDB, err := d.R.DB()
 	if err != nil {
-		return err
+		return fmt.Errorf("database: ping: %w", err)
 	}
-	return sqlDB.PingContext(ctx)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("database: ping: %w", err)
+	}
+	return nil
 }
 
 // Close closes both pools.

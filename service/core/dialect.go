@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -68,7 +69,10 @@ func (d Dialect) LockAccount(tx *gorm.DB, accountID int64) error {
 		return nil
 	}
 	var locked int64
-	return tx.Raw("SELECT id FROM users WHERE id = ? FOR UPDATE", accountID).Scan(&locked).Error
+	if err := tx.Raw("SELECT id FROM users WHERE id = ? FOR UPDATE", accountID).Scan(&locked).Error; err != nil {
+		return fmt.Errorf("lock account %d: %w", accountID, err)
+	}
+	return nil
 }
 
 // DataModifyingCTE reports whether a WITH clause may hold an UPDATE …

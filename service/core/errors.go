@@ -204,3 +204,16 @@ func TranslateUnique(err error, field string) error {
 	}
 	return err
 }
+
+// Wrap adds what was being done to an unexpected error (one from the
+// database), as fmt.Errorf("doing: %w", err). nil and the service's own
+// errors (an *Error, also one inside another error, as a rate limit's)
+// pass as they are: the edges answer them by their message, and callers
+// compare them by identity (err == ErrResetLink) or by type.
+func Wrap(err error, doing string) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -82,7 +83,7 @@ func EachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 		page := max(f.Page, 1)
 		var rows []T
 		if err := fetch(q().WithContext(ctx).Order(order).Limit(per).Offset((page-1)*per), &rows); err != nil {
-			return err
+			return fmt.Errorf("list: read page %d: %w", page, err)
 		}
 		for i := range rows {
 			if err := fn(&rows[i]); err != nil {
@@ -100,7 +101,7 @@ func EachFetched[T any](ctx context.Context, f ListFilter, table string, q func(
 			b = b.Where(after, last)
 		}
 		if err := fetch(b.Order(order).Limit(BatchSize), &rows); err != nil {
-			return err
+			return fmt.Errorf("list: read after id %d: %w", last, err)
 		}
 		for i := range rows {
 			if err := fn(&rows[i]); err != nil {

@@ -194,7 +194,10 @@ func unrepairSuppressions(tx *gorm.DB, _ Dialect, _ time.Time) error {
 		ON CONFLICT (user_id, email) DO NOTHING`).Error; err != nil {
 		return fmt.Errorf("repair suppressions: suppress again: %w", err)
 	}
-	return tx.Exec("DROP TABLE lifted_suppressions").Error
+	if err := tx.Exec("DROP TABLE lifted_suppressions").Error; err != nil {
+		return fmt.Errorf("repair suppressions: drop lifted_suppressions: %w", err)
+	}
+	return nil
 }
 
 // suppressionReading is how the one verdict rule reads a stored

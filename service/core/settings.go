@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -35,17 +36,17 @@ func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error
 		return st.Value, nil
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return "", err
+		return "", fmt.Errorf("settings: read %s: %w", key, err)
 	}
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	st = models.Setting{Name: key, Value: hex.EncodeToString(b)}
 	if err := s.DB.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
-		return "", err
+		return "", fmt.Errorf("settings: store %s: %w", key, err)
 	}
 	// Another process may have won the race: read what is stored.
 	if err := s.DB.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
-		return "", err
+		return "", fmt.Errorf("settings: read %s again: %w", key, err)
 	}
 	return st.Value, nil
 }

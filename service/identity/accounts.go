@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -67,7 +68,7 @@ func (a *Accounts) Create(ctx context.Context, in AccountInput) (*models.User, K
 		return err
 	})
 	if err != nil {
-		return nil, Keys{}, err
+		return nil, Keys{}, core.Wrap(err, "accounts: create")
 	}
 	return u, keys, nil
 }
@@ -94,7 +95,7 @@ func checkAccount(in AccountInput) (name, email string, err error) {
 func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User, Keys, error) {
 	taken, err := loginTaken(tx, email)
 	if err != nil {
-		return nil, Keys{}, err
+		return nil, Keys{}, fmt.Errorf("accounts: insert: %w", err)
 	}
 	if taken {
 		return nil, Keys{}, core.Invalid("email", "The email has already been taken.")
@@ -107,7 +108,7 @@ func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User,
 		CreatedAt: models.Timestamp{Time: now}, UpdatedAt: models.Timestamp{Time: now},
 	}
 	if err := tx.Create(u).Error; err != nil {
-		return nil, Keys{}, err
+		return nil, Keys{}, fmt.Errorf("accounts: insert: %w", err)
 	}
 	return u, keys, nil
 }
@@ -116,7 +117,7 @@ func insertAccount(tx *gorm.DB, name, email, passwordHash string) (*models.User,
 func (a *Accounts) Get(ctx context.Context, id int64) (*models.User, error) {
 	var u models.User
 	if err := a.db.R.WithContext(ctx).First(&u, id).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "accounts: get")
 	}
 	return &u, nil
 }
@@ -126,7 +127,7 @@ func (a *Accounts) ByEmail(ctx context.Context, email string) (*models.User, err
 	e, _ := core.NormalizeEmail(email)
 	var u models.User
 	if err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "accounts: by email")
 	}
 	return &u, nil
 }
@@ -136,7 +137,7 @@ func (a *Accounts) ByEmail(ctx context.Context, email string) (*models.User, err
 func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error) {
 	var old models.User
 	if err := a.db.W.WithContext(ctx).First(&old, accountID).Error; err != nil {
-		return Keys{}, core.NotFound(err)
+		return Keys{}, core.Wrap(core.NotFound(err), "accounts: rotate keys")
 	}
 	keys, secretHash := newKeys()
 	// The list version moves too: cached list answers built under the old
@@ -145,7 +146,7 @@ func (a *Accounts) RotateKeys(ctx context.Context, accountID int64) (Keys, error
 		Updates(map[string]any{"public_key": keys.PublicKey, "secret_hash": secretHash, "updated_at": a.now(),
 			"list_version": gorm.Expr("list_version + 1")}).Error
 	if err != nil {
-		return Keys{}, err
+		return Keys{}, fmt.Errorf("accounts: rotate keys: %w", err)
 	}
 	return keys, a.audit.Record(ctx, accountID, core.AuditKeysRotated, "", "")
 }
@@ -166,7 +167,7 @@ func (a *Accounts) Check(ctx context.Context, publicKey, secretKey string) (acco
 		}
 	})
 	if a.keyErr != nil {
-		return 0, 0, a.keyErr
+		return 0, 0, fmt.Errorf("accounts: check keys: %w", a.keyErr)
 	}
 	return a.keys.check(ctx, publicKey, secretKey)
 }
@@ -211,12 +212,12 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 		checked = append(checked, byEmail)
 	}
 	if err := a.throttled(ctx, t, checked...); err != nil {
-		return nil, nil, err
+		return nil, nil, core.Wrap(err, "accounts: sign in")
 	}
 	var u models.User
 	err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("accounts: sign in: %w", err)
 	}
 	hash := u.PasswordHash
 	var m *models.Member
@@ -224,7 +225,7 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 		var mm models.Member
 		err = a.db.R.WithContext(ctx).Where("email = ?", e).First(&mm).Error
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("accounts: sign in: %w", err)
 		}
 		if mm.ID != 0 {
 			m, hash = &mm, mm.PasswordHash
@@ -235,14 +236,14 @@ func (a *Accounts) SignIn(ctx context.Context, in LoginInput) (*models.User, *mo
 	}
 	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(in.Password)) != nil || (u.ID == 0 && m == nil) {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("accounts: sign in: %w", err)
 		}
 		return nil, nil, core.Invalid("email", "These credentials do not match our records.")
 	}
 	owner := &u
 	if m != nil {
 		if owner, err = a.Get(ctx, m.UserID); err != nil {
-			return nil, nil, err
+			return nil, nil, core.Wrap(err, "accounts: sign in")
 		}
 	}
 	if TwoFactorOn(owner, m) {
@@ -290,17 +291,17 @@ type PasswordChange struct {
 func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange) error {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return err
+		return core.Wrap(err, "accounts: change password")
 	}
 	t, byEmail, byIP := a.loginThrottle(l.Email, in.IP)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
-		return err
+		return core.Wrap(err, "accounts: change password")
 	}
 	p := core.Problems{}
 	if p.Required("current_password", in.Current) &&
 		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(in.Current)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return err
+			return fmt.Errorf("accounts: change password: %w", err)
 		}
 		p.Add("current_password", "The current password is incorrect.")
 	}
@@ -316,7 +317,7 @@ func (a *Accounts) ChangePassword(ctx context.Context, w Who, in PasswordChange)
 		return err
 	}
 	if err := a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return setPassword(tx, w, string(hash)) }); err != nil {
-		return err
+		return core.Wrap(err, "accounts: change password")
 	}
 	return a.auditLogin(ctx, l, core.AuditPasswordChanged, "", false)
 }
@@ -344,6 +345,10 @@ func (a *Accounts) SetTimeZone(ctx context.Context, accountID int64, tz string) 
 	if _, err := time.LoadLocation(tz); err != nil || tz == "" || strings.EqualFold(tz, "local") {
 		return core.Invalid("time_zone", "The time zone must be a valid zone.")
 	}
-	return a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
+	err := a.db.W.WithContext(ctx).Model(&models.User{}).Where("id = ?", accountID).
 		Updates(map[string]any{"time_zone": tz, "updated_at": a.now()}).Error
+	if err != nil {
+		return fmt.Errorf("accounts: set time zone: %w", err)
+	}
+	return nil
 }

@@ -272,7 +272,7 @@ func (k *APIKeys) Create(ctx context.Context, accountID int64, in APIKeyInput) (
 	})
 	err = core.TranslateUnique(err, "name") // the same name made at the same moment
 	if err != nil {
-		return nil, Keys{}, err
+		return nil, Keys{}, core.Wrap(err, "api keys: create")
 	}
 	return key, keys, k.audit.Record(ctx, accountID, core.AuditAPIKeyCreated, name, "scope "+scope.String())
 }
@@ -282,7 +282,7 @@ func (k *APIKeys) List(ctx context.Context, accountID int64) ([]APIKey, error) {
 	rows, err := k.db.R.WithContext(ctx).Raw(
 		"SELECT id, name, public_key, scope, created_at, last_used_on FROM api_keys WHERE user_id = ? ORDER BY id", accountID).Rows()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("api keys: list: %w", err)
 	}
 	defer rows.Close()
 	var out []APIKey
@@ -291,13 +291,16 @@ func (k *APIKeys) List(ctx context.Context, accountID int64) ([]APIKey, error) {
 		var scope string
 		var created int64
 		if err := rows.Scan(&key.ID, &key.Name, &key.PublicKey, &scope, &created, &key.LastUsedOn); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("api keys: list: %w", err)
 		}
 		key.Scope = storedScope(scope)
 		key.CreatedAt = time.UnixMilli(created).UTC()
 		out = append(out, key)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return out, fmt.Errorf("api keys: list: %w", err)
+	}
+	return out, nil
 }
 
 // Revoke deletes the account's key id: its next request, on any process,
@@ -309,7 +312,7 @@ func (k *APIKeys) Revoke(ctx context.Context, accountID, id int64) error {
 	}
 	res := k.db.W.WithContext(ctx).Exec("DELETE FROM api_keys WHERE id = ? AND user_id = ?", id, accountID)
 	if res.Error != nil {
-		return res.Error
+		return fmt.Errorf("api keys: revoke key %d: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 || len(names) == 0 {
 		return core.ErrNotFound
@@ -343,7 +346,7 @@ func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAc
 		}
 	})
 	if k.readerErr != nil {
-		return KeyAccess{}, k.readerErr
+		return KeyAccess{}, fmt.Errorf("api keys: check: %w", k.readerErr)
 	}
 	sum := sha256.Sum256([]byte(secretKey))
 	var acc KeyAccess
@@ -368,13 +371,13 @@ func (k *APIKeys) Check(ctx context.Context, publicKey, secretKey string) (KeyAc
 		return nil
 	})
 	if err != nil {
-		return KeyAccess{}, err
+		return KeyAccess{}, core.Wrap(err, "api keys: check")
 	}
 	if day := k.now().UTC().Format(time.DateOnly); lastUsed != day {
 		err := k.db.W.WithContext(context.WithoutCancel(ctx)).
 			Exec("UPDATE api_keys SET last_used_on = ? WHERE id = ?", day, acc.KeyID).Error
 		if err != nil {
-			return KeyAccess{}, err
+			return KeyAccess{}, fmt.Errorf("api keys: record the day of use of key %d: %w", acc.KeyID, err)
 		}
 	}
 	return acc, nil

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"herald/models"
@@ -60,7 +61,10 @@ func (a *Audit) Record(ctx context.Context, accountID int64, action core.AuditAc
 		e.MemberID, e.Actor = who.MemberID, core.Clip(who.Name)
 	}
 	e.CreatedAt = a.now().UnixMilli()
-	return a.db.W.WithContext(ctx).Create(e).Error
+	if err := a.db.W.WithContext(ctx).Create(e).Error; err != nil {
+		return fmt.Errorf("audit: record: %w", err)
+	}
+	return nil
 }
 
 // AuditPageSize is the number of lines of one page of the audit log.
@@ -77,7 +81,7 @@ func (a *Audit) List(ctx context.Context, accountID int64, page int) ([]models.A
 	err := a.db.R.WithContext(ctx).Where("user_id = ?", accountID).
 		Order("created_at DESC, id DESC").Offset((page - 1) * AuditPageSize).Limit(AuditPageSize + 1).Find(&rows).Error
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("audit: list: %w", err)
 	}
 	more := len(rows) > AuditPageSize
 	if more {

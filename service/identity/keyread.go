@@ -70,7 +70,7 @@ func (k *keyReader) check(ctx context.Context, publicKey, secretKey string) (acc
 		return nil
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, core.Wrap(err, "accounts: check keys")
 	}
 	return accountID, listVersion, nil
 }
@@ -108,7 +108,7 @@ func (k *keyReader) lookup(ctx context.Context, publicKey string, use func(dest 
 func (k *keyReader) lookupOnce(ctx context.Context, publicKey string, use func(dest []driver.Value) error) error {
 	conn, err := k.db.Conn(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("key check: connect: %w", err)
 	}
 	defer conn.Close()
 	return conn.Raw(func(dc any) error {
@@ -147,7 +147,7 @@ func (k *keyReader) stmt(ctx context.Context, dc any) (driver.Stmt, error) {
 		return nil, fmt.Errorf("key check: driver connection %T cannot prepare", dc)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("key check: prepare: %w", err)
 	}
 	if _, ok := st.(driver.StmtQueryContext); !ok {
 		_ = st.Close()
@@ -166,7 +166,7 @@ func (k *keyReader) stmt(ctx context.Context, dc any) (driver.Stmt, error) {
 func (k *keyReader) read(ctx context.Context, st driver.Stmt, publicKey string, use func(dest []driver.Value) error) error {
 	rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: publicKey}})
 	if err != nil {
-		return err
+		return fmt.Errorf("key check: query: %w", err)
 	}
 	defer rows.Close()
 	dest := make([]driver.Value, k.cols)
@@ -174,7 +174,7 @@ func (k *keyReader) read(ctx context.Context, st driver.Stmt, publicKey string, 
 		if err == io.EOF {
 			return core.ErrUnauthorized
 		}
-		return err
+		return fmt.Errorf("key check: read: %w", err)
 	}
 	return use(dest)
 }

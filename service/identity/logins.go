@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"gorm.io/gorm"
@@ -61,7 +62,7 @@ func (w Who) update(db *gorm.DB, cols map[string]any) error {
 	}
 	res := db.Table(table).Where(where, args...).Updates(cols)
 	if res.Error != nil {
-		return res.Error
+		return fmt.Errorf("logins: update: %w", res.Error)
 	}
 	if res.RowsAffected != 1 {
 		return core.ErrNotFound
@@ -72,7 +73,10 @@ func (w Who) update(db *gorm.DB, cols map[string]any) error {
 // endSessions ends every session of this login only: the owner's do not
 // end the members', nor one member's another's.
 func (w Who) endSessions(db *gorm.DB) error {
-	return db.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error
+	if err := db.Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error; err != nil {
+		return fmt.Errorf("logins: end sessions: %w", err)
+	}
+	return nil
 }
 
 // sealData is the associated data of the login's sealed two-factor key
@@ -102,13 +106,13 @@ func (a *Accounts) loginOf(ctx context.Context, w Who) (*login, error) {
 	if w.MemberID == 0 {
 		u, err := a.Get(ctx, w.AccountID)
 		if err != nil {
-			return nil, err
+			return nil, core.Wrap(err, "logins: read")
 		}
 		return ownerLogin(u), nil
 	}
 	var m models.Member
 	if err := a.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", w.AccountID, w.MemberID).First(&m).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "logins: read")
 	}
 	return memberLogin(&m), nil
 }
@@ -123,11 +127,11 @@ func (a *Accounts) loginByEmail(ctx context.Context, email string) (*login, erro
 		return ownerLogin(&u), nil
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, err
+		return nil, fmt.Errorf("logins: by email: %w", err)
 	}
 	var m models.Member
 	if err := a.db.R.WithContext(ctx).Where("email = ?", e).First(&m).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "logins: by email")
 	}
 	return memberLogin(&m), nil
 }

@@ -38,12 +38,15 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleReset, key: e}
 	wait, err := t.wait(ctx, key)
-	if err != nil || wait > 0 {
-		return err
+	if err != nil {
+		return fmt.Errorf("accounts: request password reset: %w", err)
+	}
+	if wait > 0 {
+		return nil
 	}
 	// Counted for a free address too, so both cost the same writes.
 	if err := t.fail(ctx, key); err != nil {
-		return err
+		return fmt.Errorf("accounts: request password reset: %w", err)
 	}
 	l, err := a.loginByEmail(ctx, e)
 	if core.IsNotFound(err) {
@@ -52,7 +55,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 		return a.mail.SendResetNotice(ctx, e)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("accounts: request password reset: %w", err)
 	}
 	token, hash := newToken()
 	now := a.now()
@@ -64,7 +67,7 @@ func (a *Accounts) RequestPasswordReset(ctx context.Context, email string) error
 			l.AccountID, l.MemberID, hash, now.UnixMilli(), now.Add(ResetLinkTTL).UnixMilli()).Error
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("accounts: request password reset: %w", err)
 	}
 	// Filed under no account (as sign-up mails): the account's outbox is
 	// read by its admins, and the link is this login's alone.
@@ -79,7 +82,7 @@ func (a *Accounts) resetLink(ctx context.Context, db *gorm.DB, token string) (Wh
 		Where("token_hash = ? AND expires_at > ?", tokenHash(token), a.now().UnixMilli()).
 		Limit(1).Scan(&rows).Error
 	if err != nil {
-		return Who{}, err
+		return Who{}, fmt.Errorf("accounts: read a reset link: %w", err)
 	}
 	if len(rows) == 0 {
 		return Who{}, ErrResetLink
@@ -93,14 +96,14 @@ func (a *Accounts) resetLink(ctx context.Context, db *gorm.DB, token string) (Wh
 func (a *Accounts) PasswordReset(ctx context.Context, token string) (email string, err error) {
 	w, err := a.resetLink(ctx, a.db.R, token)
 	if err != nil {
-		return "", err
+		return "", core.Wrap(err, "accounts: password reset")
 	}
 	l, err := a.loginOf(ctx, w)
 	if core.IsNotFound(err) {
 		return "", ErrResetLink
 	}
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("accounts: password reset: %w", err)
 	}
 	return l.Email, nil
 }
@@ -119,7 +122,7 @@ type NewPassword struct {
 // Errors: ErrResetLink; validation (password, password_confirmation).
 func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in NewPassword) (Who, error) {
 	if _, err := a.PasswordReset(ctx, token); err != nil {
-		return Who{}, err
+		return Who{}, core.Wrap(err, "accounts: finish password reset")
 	}
 	p := core.Problems{}
 	checkNewPassword(p, "password", in.Password)
@@ -154,11 +157,11 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 		return err
 	})
 	if err != nil {
-		return Who{}, err
+		return Who{}, core.Wrap(err, "accounts: finish password reset")
 	}
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return Who{}, err
+		return Who{}, core.Wrap(err, "accounts: finish password reset")
 	}
 	return w, a.auditLogin(ctx, l, core.AuditPasswordReset, "by mail", true)
 }
@@ -168,7 +171,7 @@ func (a *Accounts) FinishPasswordReset(ctx context.Context, token string, in New
 // Errors: ErrNotFound.
 func setPassword(tx *gorm.DB, w Who, hash string) error {
 	if err := w.update(tx, map[string]any{"password_hash": hash}); err != nil {
-		return err
+		return core.Wrap(err, "accounts: set password")
 	}
 	if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", w.AccountID, w.MemberID).Error; err != nil {
 		return fmt.Errorf("accounts: drop the password resets of account %d: %w", w.AccountID, err)
@@ -184,7 +187,7 @@ func setPassword(tx *gorm.DB, w Who, hash string) error {
 func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (string, Who, error) {
 	l, err := a.loginByEmail(ctx, email)
 	if err != nil {
-		return "", Who{}, err
+		return "", Who{}, core.Wrap(err, "accounts: reset password")
 	}
 	if password == "" {
 		// 18 random bytes: 24 characters, 144 bits.
@@ -205,7 +208,7 @@ func (a *Accounts) ResetPassword(ctx context.Context, email, password string) (s
 		return setPassword(tx, l.Who, string(hash))
 	})
 	if err != nil {
-		return "", Who{}, err
+		return "", Who{}, core.Wrap(err, "accounts: reset password")
 	}
 	return password, l.Who, a.auditLogin(ctx, l, core.AuditPasswordReset, "from the command line", false)
 }

@@ -70,10 +70,10 @@ func (s *Sessions) StartMember(ctx context.Context, accountID, memberID int64) (
 		StartedAt: now.UnixMilli(), LastUsedAt: now.UnixMilli(), ExpiresAt: now.Add(SessionLifetime).UnixMilli(),
 	}
 	if err := s.db.W.WithContext(ctx).Create(row).Error; err != nil {
-		return "", err
+		return "", fmt.Errorf("sessions: start: %w", err)
 	}
 	if err := s.sweep(ctx, now); err != nil {
-		return "", err
+		return "", fmt.Errorf("sessions: start: %w", err)
 	}
 	return token, nil
 }
@@ -101,7 +101,7 @@ func (s *Sessions) Check(ctx context.Context, token string) (*models.Session, er
 	}
 	var row models.Session
 	if err := s.db.R.WithContext(ctx).Where("token_hash = ?", tokenHash(token)).First(&row).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "sessions: check")
 	}
 	now := s.now()
 	ms := now.UnixMilli()
@@ -127,13 +127,19 @@ func (s *Sessions) End(ctx context.Context, token string) error {
 	if token == "" {
 		return nil
 	}
-	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE token_hash = ?", tokenHash(token)).Error
+	if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE token_hash = ?", tokenHash(token)).Error; err != nil {
+		return fmt.Errorf("sessions: end: %w", err)
+	}
+	return nil
 }
 
 // EndAllOf ends every session of one person of the account: the owner
 // (memberID 0) or a member ("log out everywhere" of that person).
 func (s *Sessions) EndAllOf(ctx context.Context, accountID, memberID int64) error {
-	return s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, memberID).Error
+	if err := s.db.W.WithContext(ctx).Exec("DELETE FROM sessions WHERE user_id = ? AND member_id = ?", accountID, memberID).Error; err != nil {
+		return fmt.Errorf("sessions: end all: %w", err)
+	}
+	return nil
 }
 
 // List returns the account's live sessions, the most recently used first
@@ -156,6 +162,8 @@ func (s *Sessions) list(ctx context.Context, accountID, memberID int64) ([]model
 	if memberID >= 0 {
 		q = q.Where("member_id = ?", memberID)
 	}
-	err := q.Order("last_used_at DESC, id DESC").Limit(sessionsListed).Find(&rows).Error
-	return rows, err
+	if err := q.Order("last_used_at DESC, id DESC").Limit(sessionsListed).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("sessions: list: %w", err)
+	}
+	return rows, nil
 }

@@ -62,7 +62,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	if len(some) == 0 {
 		u, keys, err := a.Create(ctx, in)
 		if err != nil {
-			return nil, err
+			return nil, core.Wrap(err, "accounts: sign up")
 		}
 		return &SignUpResult{User: u, Keys: keys, Email: u.Email}, nil
 	}
@@ -73,21 +73,21 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 	// A member's address (team.go) is taken as an account's is.
 	taken, err := loginTaken(a.db.R.WithContext(ctx), email)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: sign up: %w", err)
 	}
 	now := a.now()
 	t := throttle{db: a.db, now: a.now}
 	key := throttleKey{rule: throttleSignup, key: email}
 	wait, err := t.wait(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: sign up: %w", err)
 	}
 	res := &SignUpResult{Email: email}
 	if wait > 0 {
 		return res, nil
 	}
 	if err := t.fail(ctx, key); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: sign up: %w", err)
 	}
 	if taken {
 		return res, a.mail.SendSignupNotice(ctx, email)
@@ -103,7 +103,7 @@ func (a *Accounts) SignUp(ctx context.Context, in AccountInput) (*SignUpResult, 
 		}).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: sign up: %w", err)
 	}
 	return res, a.mail.SendSignupLink(ctx, name, email, token)
 }
@@ -120,7 +120,7 @@ func (a *Accounts) PendingSignUp(ctx context.Context, token string) (*models.Pen
 		return nil, ErrSignupLink
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("accounts: pending sign-up: %w", err)
 	}
 	return &p, nil
 }
@@ -156,7 +156,7 @@ func (a *Accounts) FinishSignUp(ctx context.Context, token string) (*models.User
 		return err
 	})
 	if err != nil {
-		return nil, Keys{}, err
+		return nil, Keys{}, core.Wrap(err, "accounts: finish sign-up")
 	}
 	return u, keys, nil
 }

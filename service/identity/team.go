@@ -49,7 +49,7 @@ func (t *Team) Authorize(ctx context.Context, a core.Actor, action Action, targe
 		return nil
 	}
 	if err := t.audit.Record(ctx, a.AccountID, core.AuditDenied, target, string(action)); err != nil {
-		return err
+		return fmt.Errorf("team: authorize: %w", err)
 	}
 	return Forbidden(a.Role, action)
 }
@@ -77,7 +77,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 	}
 	u, err := t.accounts.Get(ctx, accountID)
 	if err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "team: invite")
 	}
 	var n int64
 	if err := t.db.R.WithContext(ctx).Model(&models.Member{}).Where("user_id = ? AND email = ?", accountID, addr).Count(&n).Error; err != nil {
@@ -92,7 +92,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 	for _, k := range []throttleKey{byAccount, key} {
 		wait, err := th.wait(ctx, k)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("team: invite: %w", err)
 		}
 		if wait > 0 {
 			msg := "Several mails went to this address lately. Try again later."
@@ -103,7 +103,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 		}
 	}
 	if err := th.fail(ctx, byAccount, key); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: invite: %w", err)
 	}
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
@@ -120,10 +120,10 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 		return tx.Create(inv).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: invite: %w", err)
 	}
 	if err := t.audit.Record(ctx, accountID, core.AuditMemberInvited, addr, "as "+role.Label()); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: invite: %w", err)
 	}
 	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, inv.InvitedBy, addr, role, token)
 }
@@ -143,7 +143,10 @@ func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invit
 	var rows []models.Invitation
 	err := t.db.R.WithContext(ctx).Where("user_id = ? AND expires_at > ?", accountID, t.accounts.now().UnixMilli()).
 		Order("id DESC").Find(&rows).Error
-	return rows, err
+	if err != nil {
+		return nil, fmt.Errorf("team: invitations: %w", err)
+	}
+	return rows, nil
 }
 
 // Revoke deletes a pending invitation: its link stops working at once.
@@ -151,7 +154,7 @@ func (t *Team) Invitations(ctx context.Context, accountID int64) ([]models.Invit
 func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
 	var inv models.Invitation
 	if err := t.db.W.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&inv).Error; err != nil {
-		return core.NotFound(err)
+		return core.Wrap(core.NotFound(err), "team: revoke invitation")
 	}
 	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM invitations WHERE id = ?", inv.ID).Error; err != nil {
 		return fmt.Errorf("team: revoke invitation %d: %w", inv.ID, err)
@@ -175,11 +178,11 @@ func (t *Team) Invitation(ctx context.Context, token string) (*PendingInvitation
 		return nil, ErrInvitationLink
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("team: invitation: %w", err)
 	}
 	u, err := t.accounts.Get(ctx, inv.UserID)
 	if err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "team: invitation")
 	}
 	return &PendingInvitation{Invitation: inv, AccountName: u.Name}, nil
 }
@@ -233,7 +236,7 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 		return tx.Create(m).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "team: accept")
 	}
 	ctx = core.WithActor(ctx, core.Actor{AccountID: m.UserID, MemberID: m.ID, Role: core.Role(m.Role), Name: m.Name + " <" + m.Email + ">"})
 	return m, t.audit.Record(ctx, m.UserID, core.AuditMemberJoined, m.Email, "as "+core.Role(m.Role).Label())
@@ -243,18 +246,25 @@ func (t *Team) Accept(ctx context.Context, token string, in AcceptInput) (*model
 // member's.
 func loginTaken(tx *gorm.DB, addr string) (bool, error) {
 	var n int64
-	if err := tx.Model(&models.User{}).Where("email = ?", addr).Count(&n).Error; err != nil || n > 0 {
-		return n > 0, err
+	if err := tx.Model(&models.User{}).Where("email = ?", addr).Count(&n).Error; err != nil {
+		return false, fmt.Errorf("logins: is an address taken: %w", err)
 	}
-	err := tx.Model(&models.Member{}).Where("email = ?", addr).Count(&n).Error
-	return n > 0, err
+	if n > 0 {
+		return true, nil
+	}
+	if err := tx.Model(&models.Member{}).Where("email = ?", addr).Count(&n).Error; err != nil {
+		return false, fmt.Errorf("logins: is an address taken: %w", err)
+	}
+	return n > 0, nil
 }
 
 // Members returns the account's members, in the order they joined.
 func (t *Team) Members(ctx context.Context, accountID int64) ([]models.Member, error) {
 	var rows []models.Member
-	err := t.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&rows).Error
-	return rows, err
+	if err := t.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("team: members: %w", err)
+	}
+	return rows, nil
 }
 
 // Member returns one member of the account. Errors: ErrNotFound (also
@@ -262,7 +272,7 @@ func (t *Team) Members(ctx context.Context, accountID int64) ([]models.Member, e
 func (t *Team) Member(ctx context.Context, accountID, id int64) (*models.Member, error) {
 	var m models.Member
 	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&m).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, core.Wrap(core.NotFound(err), "team: member")
 	}
 	return &m, nil
 }
@@ -278,7 +288,7 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role core.Role)
 	}
 	m, err := t.Member(ctx, accountID, id)
 	if err != nil {
-		return err
+		return core.Wrap(err, "team: set role")
 	}
 	if core.Role(m.Role) == role {
 		return nil
@@ -298,7 +308,7 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role core.Role)
 func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 	m, err := t.Member(ctx, accountID, id)
 	if err != nil {
-		return err
+		return core.Wrap(err, "team: remove")
 	}
 	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		w := Who{AccountID: accountID, MemberID: id}
@@ -311,7 +321,7 @@ func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("team: remove member %d: %w", id, err)
 	}
 	return t.audit.Record(ctx, accountID, core.AuditMemberRemoved, m.Email, "was "+core.Role(m.Role).Label())
 }

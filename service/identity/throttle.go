@@ -100,7 +100,7 @@ func (t throttle) wait(ctx context.Context, keys ...throttleKey) (time.Duration,
 	}
 	var rows []throttleRow
 	if err := t.db.R.WithContext(ctx).Table("auth_throttle").Where("key IN ?", names).Find(&rows).Error; err != nil {
-		return 0, err
+		return 0, fmt.Errorf("throttle: read keys: %w", err)
 	}
 	now := t.now().UnixMilli()
 	var wait time.Duration
@@ -117,7 +117,7 @@ func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
 	lock := t.db.SQL().ForUpdate()
 	now := t.now()
 	ms := now.UnixMilli()
-	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, k := range keys {
 			if k.key == "" {
 				continue
@@ -141,17 +141,27 @@ func (t throttle) fail(ctx context.Context, keys ...throttleKey) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("throttle: count a failure: %w", err)
+	}
+	return nil
 }
 
 // clear forgets the key's failures.
 func (t throttle) clear(ctx context.Context, k throttleKey) error {
-	return t.db.W.WithContext(ctx).Exec("DELETE FROM auth_throttle WHERE key = ?", k.name()).Error
+	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM auth_throttle WHERE key = ?", k.name()).Error; err != nil {
+		return fmt.Errorf("throttle: clear: %w", err)
+	}
+	return nil
 }
 
 // sweep deletes the rows no rule remembers any more (a day without a
 // failure is past every rule's forget).
 func (t throttle) sweep(ctx context.Context) error {
-	return t.db.W.WithContext(ctx).Exec("DELETE FROM auth_throttle WHERE last_at < ?", t.now().Add(-24*time.Hour).UnixMilli()).Error
+	if err := t.db.W.WithContext(ctx).Exec("DELETE FROM auth_throttle WHERE last_at < ?", t.now().Add(-24*time.Hour).UnixMilli()).Error; err != nil {
+		return fmt.Errorf("throttle: sweep: %w", err)
+	}
+	return nil
 }
 
 // IPKey is the throttle's name for a client address: the address itself,

@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"herald/service/core"
 	"image/png"
 	neturl "net/url"
@@ -120,7 +121,7 @@ type TOTPSetup struct {
 func (a *Accounts) BeginTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "accounts: begin two-factor")
 	}
 	if l.TwoFactor() {
 		return nil, ErrTOTPOn
@@ -134,7 +135,7 @@ func (a *Accounts) BeginTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
 		return nil, err
 	}
 	if err := w.update(a.db.W.WithContext(ctx), map[string]any{"totp_pending": sealed}); err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "accounts: begin two-factor")
 	}
 	return setupOf(key)
 }
@@ -144,7 +145,7 @@ func (a *Accounts) BeginTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
 func (a *Accounts) PendingTOTP(ctx context.Context, w Who) (*TOTPSetup, error) {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return nil, err
+		return nil, core.Wrap(err, "accounts: pending two-factor")
 	}
 	if l.TwoFactor() {
 		return nil, ErrTOTPOn
@@ -197,7 +198,7 @@ func keyURI(email, secret string) string {
 func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return err
+		return core.Wrap(err, "accounts: enable two-factor")
 	}
 	if l.TwoFactor() {
 		return ErrTOTPOn
@@ -211,12 +212,12 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 	}
 	t, byEmail, byIP := a.loginThrottle(l.Email, ip)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
-		return err
+		return core.Wrap(err, "accounts: enable two-factor")
 	}
 	step, ok := matchCode(secret, code, a.now(), 0)
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return err
+			return fmt.Errorf("accounts: enable two-factor: %w", err)
 		}
 		return core.Invalid("code", msgWrongCode)
 	}
@@ -236,7 +237,7 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		return w.endSessions(tx)
 	})
 	if err != nil {
-		return err
+		return core.Wrap(err, "accounts: enable two-factor")
 	}
 	return a.auditLogin(ctx, l, core.AuditTwoFactorOn, "", false)
 }
@@ -247,17 +248,17 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) error {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return err
+		return core.Wrap(err, "accounts: disable two-factor")
 	}
 	t, byEmail, byIP := a.loginThrottle(l.Email, ip)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
-		return err
+		return core.Wrap(err, "accounts: disable two-factor")
 	}
 	p := core.Problems{}
 	if p.Required("current_password", password) &&
 		bcrypt.CompareHashAndPassword([]byte(l.PasswordHash), []byte(password)) != nil {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return err
+			return fmt.Errorf("accounts: disable two-factor: %w", err)
 		}
 		p.Add("current_password", "The current password is incorrect.")
 	}
@@ -265,7 +266,7 @@ func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) 
 		return err
 	}
 	if err := a.clearTOTP(ctx, w); err != nil {
-		return err
+		return core.Wrap(err, "accounts: disable two-factor")
 	}
 	return a.auditLogin(ctx, l, core.AuditTwoFactorOff, "", false)
 }
@@ -277,10 +278,10 @@ func (a *Accounts) DisableTOTP(ctx context.Context, w Who, password, ip string) 
 func (a *Accounts) ResetTOTP(ctx context.Context, email string) (Who, error) {
 	l, err := a.loginByEmail(ctx, email)
 	if err != nil {
-		return Who{}, err
+		return Who{}, core.Wrap(err, "accounts: reset two-factor")
 	}
 	if err := a.clearTOTP(ctx, l.Who); err != nil {
-		return Who{}, err
+		return Who{}, core.Wrap(err, "accounts: reset two-factor")
 	}
 	return l.Who, a.auditLogin(ctx, l, core.AuditTwoFactorOff, "from the command line", false)
 }
@@ -307,7 +308,7 @@ type CodeInput struct {
 func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 	l, err := a.loginOf(ctx, in.Who)
 	if err != nil {
-		return err
+		return core.Wrap(err, "accounts: check a two-factor code")
 	}
 	t, byEmail, byIP := a.loginThrottle(l.Email, in.IP)
 	checked := []throttleKey{byIP}
@@ -315,7 +316,7 @@ func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 		checked = append(checked, byEmail)
 	}
 	if err := a.throttled(ctx, t, checked...); err != nil {
-		return err
+		return core.Wrap(err, "accounts: check a two-factor code")
 	}
 	if !l.TwoFactor() { // turned off in between: the password was enough
 		return t.clear(ctx, byEmail)
@@ -331,13 +332,13 @@ func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 		res := a.db.W.WithContext(ctx).Table(table).Where(where, args...).Where("totp_last_step < ?", step).
 			Update("totp_last_step", step)
 		if res.Error != nil {
-			return res.Error
+			return fmt.Errorf("accounts: check a two-factor code: %w", res.Error)
 		}
 		ok = res.RowsAffected == 1
 	}
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return err
+			return fmt.Errorf("accounts: check a two-factor code: %w", err)
 		}
 		return core.Invalid("code", msgWrongCode)
 	}

@@ -5,6 +5,7 @@ package record
 
 import (
 	"context"
+	"fmt"
 
 	"gorm.io/gorm"
 )
@@ -59,7 +60,7 @@ func VariantCounts(ctx context.Context, r *gorm.DB, accountID, sendID int64) (ma
 		SUM(CASE WHEN human_opened_at > 0 THEN 1 ELSE 0 END) AS human_opens, SUM(CASE WHEN human_clicked_at > 0 THEN 1 ELSE 0 END) AS human_clicks
 		FROM send_messages WHERE send_id = ? AND user_id = ? AND variant > 0 GROUP BY variant, CASE WHEN release_at > 0 THEN 1 ELSE 0 END`),
 		sendID, accountID).Scan(&rows).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ab test: variant counts of send %d: %w", sendID, err)
 	}
 	out := make(map[ABKey]VariantFigures, len(rows))
 	for _, x := range rows {

@@ -5,6 +5,7 @@ package record
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ func ContactColumns(d core.Dialect) string {
 func ScanContacts(q *gorm.DB, dst *[]models.Contact) error {
 	rows, err := q.Rows()
 	if err != nil {
-		return err
+		return fmt.Errorf("contacts: scan: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -37,11 +38,14 @@ func ScanContacts(q *gorm.DB, dst *[]models.Contact) error {
 		if err := rows.Scan(&c.ID, &c.UserID, &c.ContactTypeID, &c.FirstName, &c.LastName, &c.Email, &c.AltEmail,
 			&c.Country, &c.State, &c.City, &c.AddressLine1, &c.AddressLine2, &c.StateProvinceRegion, &c.PostalCode,
 			&c.CustomFields, &c.CreatedAt, &c.UpdatedAt); err != nil {
-			return err
+			return fmt.Errorf("contacts: scan: %w", err)
 		}
 		*dst = append(*dst, c)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("contacts: scan: %w", err)
+	}
+	return nil
 }
 
 // ParseCustom reads a stored custom-values object. Documents without

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"herald/service/core"
 	"time"
 
@@ -76,5 +77,8 @@ func AddDaily(tx *gorm.DB, accountID int64, at time.Time, add Daily) error {
 		args = append(args, add[c])
 	}
 	d := core.Dialect{Postgres: tx.Dialector.Name() == "postgres"}
-	return tx.Exec(d.AddDaily(cols), args...).Error
+	if err := tx.Exec(d.AddDaily(cols), args...).Error; err != nil {
+		return fmt.Errorf("daily counts: add: %w", err)
+	}
+	return nil
 }

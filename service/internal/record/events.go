@@ -4,6 +4,7 @@ package record
 // them, and the writes every area makes.
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -117,10 +118,14 @@ func (e *Events) Record(tx *gorm.DB, m *models.SendMessage, kind string, x Event
 		}
 		machine = &v
 	}
-	return tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
+	err := tx.Exec(`INSERT INTO events (webhook_id, user_id, kind, send_id, send_message_id, email, url, reason, status, group_id, machine, state, attempts, next_at, created_at)
 		SELECT w.id, w.user_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ? FROM event_webhooks w WHERE w.user_id = ? AND `+wantsKind,
 		kind, sendID, msgID, m.Email, core.Truncate(x.URL, MaxWebhookURL), core.Truncate(x.Reason, 1000), core.Truncate(x.Status, 16), x.GroupID, machine,
 		models.NewTimestamp(at), m.UserID, KindPattern(kind)).Error
+	if err != nil {
+		return fmt.Errorf("events: record %s: %w", kind, err)
+	}
+	return nil
 }
 
 // RecordClaimed writes kind's event for each of the ledger rows ids that
@@ -136,7 +141,10 @@ func (e *Events) RecordRows(tx *gorm.DB, accountID int64, kind, where string, at
 	if !e.Wanted(accountID, kind) {
 		return nil
 	}
-	return tx.Exec(EventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), KindPattern(kind)}, args...)...).Error
+	if err := tx.Exec(EventsOfClaimed("send_messages m WHERE "+where), append([]any{kind, models.NewTimestamp(at), KindPattern(kind)}, args...)...).Error; err != nil {
+		return fmt.Errorf("events: record %s of ledger rows: %w", kind, err)
+	}
+	return nil
 }
 
 // EventsOfClaimed is the INSERT … SELECT of one event per ledger row of

@@ -17,8 +17,11 @@ import (
 func CountUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
 	now := tx.NowFunc()
 	res := tx.Exec("UPDATE send_messages SET unsubscribed_at = ? WHERE id = ? AND unsubscribed_at IS NULL", now, m.ID)
-	if res.Error != nil || res.RowsAffected == 0 {
-		return res.Error
+	if res.Error != nil {
+		return fmt.Errorf("tracking: mark message %d unsubscribed: %w", m.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil
 	}
 	if err := tx.Exec("UPDATE single_sends SET unsubscribes = unsubscribes + 1 WHERE id = ?", m.SendID).Error; err != nil {
 		return fmt.Errorf("tracking: count an unsubscribe on send %d: %w", m.SendID, err)
@@ -31,7 +34,7 @@ func CountUnsubscribe(tx *gorm.DB, m *models.SendMessage) error {
 // unsubscribe (group_unsubscribe) event about m, when m is given.
 func AddUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models.SendMessage, accountID int64, group *int64, email string) error {
 	if err := core.TouchLists(tx, accountID); err != nil {
-		return err
+		return fmt.Errorf("tracking: add unsubscriber: %w", err)
 	}
 	now := models.NewTimestamp(tx.NowFunc())
 	row := models.Unsubscriber{UserID: accountID, UnsubscribeGroupsID: group, EmailAddress: email, CreatedAt: now, UpdatedAt: now}
@@ -42,8 +45,11 @@ func AddUnsubscriber(ctx context.Context, tx *gorm.DB, events *Events, m *models
 	} else {
 		q = q.Where("unsubscribe_groups_id = ?", *group)
 	}
-	if err := q.Count(&n).Error; err != nil || n > 0 {
-		return err
+	if err := q.Count(&n).Error; err != nil {
+		return fmt.Errorf("tracking: add unsubscriber: %w", err)
+	}
+	if n > 0 {
+		return nil
 	}
 	if err := tx.WithContext(ctx).Create(&row).Error; err != nil {
 		return fmt.Errorf("tracking: add unsubscriber: %w", err)

@@ -68,10 +68,10 @@ type Recorders struct {
 // suppressed (its first reason kept), the row logged, a bounce event.
 func (rc *Recorders) HardBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
 	if err := suppress(tx, m, suppressionText(v), v); err != nil {
-		return err
+		return fmt.Errorf("verdicts: hard bounce: %w", err)
 	}
 	if err := LogVerdict(tx, m, FeedbackHardBounce, v); err != nil {
-		return err
+		return fmt.Errorf("verdicts: hard bounce: %w", err)
 	}
 	return rc.Events.Record(tx, m, EventBounce, v.eventExtra(), v.At.Time)
 }
@@ -81,10 +81,10 @@ func (rc *Recorders) HardBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) e
 // once reached; the event is a bounce (the message will not arrive).
 func (rc *Recorders) SoftBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
 	if err := LogVerdict(tx, m, FeedbackSoftBounce, v); err != nil {
-		return err
+		return fmt.Errorf("verdicts: soft bounce: %w", err)
 	}
 	if err := rc.Events.Record(tx, m, EventBounce, v.eventExtra(), v.At.Time); err != nil {
-		return err
+		return fmt.Errorf("verdicts: soft bounce: %w", err)
 	}
 	// The limit: this one and the others of the address in the window
 	// (one per message, each counted once).
@@ -97,7 +97,7 @@ func (rc *Recorders) SoftBounce(tx *gorm.DB, m *models.SendMessage, v Verdict) e
 	if limit := rc.SoftLimit; n >= int64(limit) {
 		text := fmt.Sprintf("%d soft bounces within 30 days; the last: %s", n, suppressionText(v))
 		if err := suppress(tx, m, text, v); err != nil {
-			return err
+			return fmt.Errorf("verdicts: soft bounce limit: %w", err)
 		}
 	}
 	return nil
@@ -115,7 +115,7 @@ func (rc *Recorders) Block(tx *gorm.DB, m *models.SendMessage, v Verdict) error 
 func (rc *Recorders) Deferral(tx *gorm.DB, m *models.SendMessage, v Verdict) error {
 	if v.Source != SourceSMTP {
 		if err := LogVerdict(tx, m, FeedbackDeferral, v); err != nil {
-			return err
+			return fmt.Errorf("verdicts: deferral: %w", err)
 		}
 	}
 	return rc.Events.Record(tx, m, EventDeferred, v.eventExtra(), v.At.Time)
