@@ -2,6 +2,7 @@ package deliverability
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"herald/delivery"
@@ -51,7 +52,7 @@ func (b *Bounces) VERP(ctx context.Context) (*delivery.VERP, error) {
 	}
 	key, err := b.settings.TrackingKey(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bounces: tracking key: %w", err)
 	}
 	address := b.address
 	if address == "" {

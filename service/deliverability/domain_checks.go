@@ -114,9 +114,11 @@ func (d *DomainChecks) Authenticated(ctx context.Context, accountID int64, domai
 	domain = strings.ToLower(strings.TrimSpace(domain))
 	out := core.DomainAuth{Domain: domain}
 	var row models.DomainCheck
-	err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error
-	if err != nil || row.ID == 0 || row.CheckedAt == nil {
-		return out, err
+	if err := d.db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Limit(1).Find(&row).Error; err != nil {
+		return out, fmt.Errorf("domain checks: last check of %s: %w", domain, err)
+	}
+	if row.ID == 0 || row.CheckedAt == nil {
+		return out, nil
 	}
 	out.Checked, out.CheckedAt = true, row.CheckedAt.Time
 	for _, r := range decodeResults(row.Results) {
@@ -165,7 +167,7 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 		rep.Signing = k.Selector
 	}
 	if rep.System, err = d.mail.SystemKeyState(ctx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: system key: %w", err)
 	}
 	return rep, nil
 }
@@ -173,8 +175,10 @@ func (d *DomainChecks) Report(ctx context.Context, accountID int64, domain strin
 // domainKeys returns the account's keys of domain, newest first.
 func domainKeys(ctx context.Context, db *core.DB, accountID int64, domain string) ([]models.SenderDomain, error) {
 	var keys []models.SenderDomain
-	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").Find(&keys).Error
-	return keys, err
+	if err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ?", accountID, domain).Order("generation DESC").Find(&keys).Error; err != nil {
+		return keys, fmt.Errorf("domain checks: DKIM keys of %s: %w", domain, err)
+	}
+	return keys, nil
 }
 
 // signingKey is the key that signs among keys (newest first): the newest
@@ -202,7 +206,7 @@ func (d *DomainChecks) CheckNow(ctx context.Context, accountID int64, domain str
 		return nil, err
 	}
 	if err := d.ensureRow(ctx, accountID, domain); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("domain checks: add %s: %w", domain, err)
 	}
 	if err := d.check(ctx, accountID, domain); err != nil {
 		return nil, err
@@ -259,7 +263,7 @@ func (d *DomainChecks) check(ctx context.Context, accountID int64, domain string
 	results, err := d.run(ctx, r, accountID, domain, row.SendingIPs)
 	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("domain checks: check %s: %w", domain, err)
 	}
 	js, err := json.Marshal(results)
 	if err != nil {
@@ -354,7 +358,7 @@ func (d *DomainChecks) checkDKIM(ctx context.Context, r *Resolver, accountID int
 					now := models.NewTimestamp(d.now())
 					if err := d.db.W.WithContext(ctx).Model(&models.SenderDomain{}).Where("id = ? AND user_id = ?", k.ID, accountID).
 						Update("published_at", now).Error; err != nil {
-						return nil, false, err
+						return nil, false, fmt.Errorf("domain checks: mark key %d published: %w", k.ID, err)
 					}
 					keys[i].PublishedAt = &now
 				}
@@ -364,7 +368,7 @@ func (d *DomainChecks) checkDKIM(ctx context.Context, r *Resolver, accountID int
 			// The new key is seen: it signs from now on; the older ones retire.
 			if err := d.db.W.WithContext(ctx).Where("user_id = ? AND domain = ? AND generation < ?", accountID, domain, k.Generation).
 				Delete(&models.SenderDomain{}).Error; err != nil {
-				return nil, false, err
+				return nil, false, fmt.Errorf("domain checks: drop old keys of %s: %w", domain, err)
 			}
 			for _, old := range keys[1:] {
 				res.Detail += " It replaces the key of selector " + old.Selector + ": you may delete the record at " + old.Selector + "._domainkey." + domain + "."
@@ -863,7 +867,10 @@ func (d *DomainChecks) SetSignAnyway(ctx context.Context, accountID int64, domai
 	if on {
 		v = 1
 	}
-	return d.db.W.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ?", accountID, domain).Update("sign_anyway", v).Error
+	if err := d.db.W.WithContext(ctx).Model(&models.SenderDomain{}).Where("user_id = ? AND domain = ?", accountID, domain).Update("sign_anyway", v).Error; err != nil {
+		return fmt.Errorf("domain checks: sign anyway %s: %w", domain, err)
+	}
+	return nil
 }
 
 // SetSendingIPs stores the addresses (or ranges) the account's mail of
@@ -888,7 +895,7 @@ func (d *DomainChecks) SetSendingIPs(ctx context.Context, accountID int64, domai
 		return core.Invalid("sending_ips", "The sending ips may not have more than 20 items.")
 	}
 	if err := d.ensureRow(ctx, accountID, domain); err != nil {
-		return err
+		return fmt.Errorf("domain checks: add %s: %w", domain, err)
 	}
 	return d.db.W.WithContext(ctx).Model(&models.DomainCheck{}).Where("user_id = ? AND domain = ?", accountID, domain).
 		Update("sending_ips", strings.Join(clean, " ")).Error
@@ -914,7 +921,7 @@ func (d *DomainChecks) RotateKey(ctx context.Context, accountID int64, domain st
 		return DKIMRecord{}, &core.Error{Code: core.CodeConflict, Message: "The newest key of " + domain + " is not published yet: publish its record (or turn on sign anyway) before rotating again."}
 	}
 	if _, err := makeDomainKey(ctx, d.db, accountID, domain, keys[0].Generation+1); err != nil {
-		return DKIMRecord{}, err
+		return DKIMRecord{}, fmt.Errorf("domain checks: rotate key of %s: %w", domain, err)
 	}
 	return dkimRecord(ctx, d.db, accountID, domain)
 }
@@ -943,8 +950,10 @@ func makeDomainKey(ctx context.Context, db *core.DB, accountID int64, domain str
 	if err := db.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return nil, fmt.Errorf("domain checks: save a DKIM key of account %d: %w", accountID, err)
 	}
-	err = db.W.WithContext(ctx).Where("user_id = ? AND domain = ? AND generation = ?", accountID, domain, generation).First(&row).Error
-	return &row, err
+	if err := db.W.WithContext(ctx).Where("user_id = ? AND domain = ? AND generation = ?", accountID, domain, generation).First(&row).Error; err != nil {
+		return &row, fmt.Errorf("domain checks: read back a DKIM key of account %d: %w", accountID, err)
+	}
+	return &row, nil
 }
 
 // Run checks the domains that are due until ctx ends: every tick, and
@@ -980,7 +989,7 @@ func (d *DomainChecks) Run(ctx context.Context, tick time.Duration) {
 func (d *DomainChecks) CheckDue(ctx context.Context) (int, error) {
 	if now := d.now(); now.Sub(d.lastSeed) >= time.Hour {
 		if err := d.seed(ctx); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("domain checks: seed: %w", err)
 		}
 		d.checkSystemKey(ctx)
 		d.lastSeed = now
@@ -1022,7 +1031,10 @@ func (d *DomainChecks) claim(ctx context.Context, n int) ([]models.DomainCheck, 
 		}
 		return tx.Model(&models.DomainCheck{}).Where("id IN ?", ids).Update("lease_until", now.Add(d.Lease).UnixMilli()).Error
 	})
-	return rows, err
+	if err != nil {
+		return rows, fmt.Errorf("domain checks: claim: %w", err)
+	}
+	return rows, nil
 }
 
 // seed makes the rows of the domains of every account's senders and
@@ -1046,7 +1058,7 @@ func (d *DomainChecks) seed(ctx context.Context) error {
 		}
 		seen[k] = true
 		if err := d.ensureRow(ctx, p.UserID, dom); err != nil {
-			return err
+			return fmt.Errorf("domain checks: add %s: %w", dom, err)
 		}
 	}
 	return nil

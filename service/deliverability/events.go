@@ -165,7 +165,7 @@ func (w *EventWebhooks) Save(ctx context.Context, accountID int64, in EventWebho
 		return tx.Create(r).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("event webhooks: save: %w", err)
 	}
 	w.events.Changed()
 	return r, nil
@@ -220,10 +220,11 @@ func (w *EventWebhooks) Delete(ctx context.Context, accountID, id int64) error {
 		}
 		return tx.Where("webhook_id = ?", id).Delete(&models.EventDelivery{}).Error
 	})
-	if err == nil {
-		w.events.Changed()
+	if err != nil {
+		return fmt.Errorf("event webhooks: delete endpoint %d: %w", id, err)
 	}
-	return err
+	w.events.Changed()
+	return nil
 }
 
 // recentDeliveries is how many deliveries the console shows per endpoint.
@@ -236,8 +237,10 @@ func (w *EventWebhooks) Deliveries(ctx context.Context, accountID, id int64) ([]
 		return nil, err
 	}
 	var out []models.EventDelivery
-	err := w.db.R.WithContext(ctx).Where("user_id = ? AND webhook_id = ?", accountID, id).Order("id DESC").Limit(recentDeliveries).Find(&out).Error
-	return out, err
+	if err := w.db.R.WithContext(ctx).Where("user_id = ? AND webhook_id = ?", accountID, id).Order("id DESC").Limit(recentDeliveries).Find(&out).Error; err != nil {
+		return out, fmt.Errorf("event webhooks: deliveries of endpoint %d: %w", id, err)
+	}
+	return out, nil
 }
 
 // Resend queues the events of one delivery again (delivered or given up
@@ -263,7 +266,10 @@ func (w *EventWebhooks) Resend(ctx context.Context, accountID, deliveryID int64)
 		// The dispatcher's cursor goes back before them.
 		return tx.Exec("UPDATE event_webhooks SET cursor_id = ? WHERE id = ? AND cursor_id >= ?", *d.FirstEventID-1, d.WebhookID, *d.FirstEventID).Error
 	})
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("event webhooks: resend: %w", err)
+	}
+	return n, nil
 }
 
 // Ping POSTs one signed test event ("ping") to the endpoint at once and

@@ -57,7 +57,10 @@ func (st *EventStore) DueWebhooks(ctx context.Context, now time.Time, n int) ([]
 	ms := now.UnixMilli()
 	err := st.db.R.WithContext(ctx).Raw(eventSQL(`SELECT w.id FROM event_webhooks w WHERE w.enabled = 1 AND w.retry_at <= ? AND EXISTS (
 		SELECT 1 FROM events e WHERE e.webhook_id = w.id AND e.state = {pending} AND e.id > w.cursor_id AND e.next_at <= ?) ORDER BY w.id LIMIT ?`), ms, ms, n).Scan(&ids).Error
-	return ids, err
+	if err != nil {
+		return ids, fmt.Errorf("event store: due webhooks: %w", err)
+	}
+	return ids, nil
 }
 
 type claimedEvent struct {
@@ -92,8 +95,11 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 	err := st.db.W.WithContext(ctx).Raw(eventSQL(`UPDATE events SET worker = ?, next_at = ? WHERE id IN (
 		SELECT id FROM events WHERE webhook_id = ? AND state = {pending} AND id > ? AND next_at <= ? ORDER BY id LIMIT ?`)+lock+`) RETURNING id`,
 		worker, now.Add(lease).UnixMilli(), webhookID, w.CursorID, now.UnixMilli(), n).Scan(&ids).Error
-	if err != nil || len(ids) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("event store: claim events of webhook %d: %w", webhookID, err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	var rows []claimedEvent
 	if err := st.db.W.WithContext(ctx).Raw(`SELECT e.id, e.kind, e.email, e.url, e.reason, e.status, e.group_id, e.machine, e.send_message_id, e.attempts, e.created_at,

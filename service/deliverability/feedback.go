@@ -69,7 +69,7 @@ func newFeedback(db *core.DB, bounces *Bounces, events *record.Events, mail *Mai
 func (f *Feedback) Handle(ctx context.Context, reports []Report) error {
 	v, err := f.bounces.VERP(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("feedback: handle reports: %w", err)
 	}
 	for _, r := range reports {
 		m, why, err := f.message(ctx, v, r)
@@ -171,8 +171,11 @@ func (f *Feedback) apply(ctx context.Context, m *models.SendMessage, r Report) e
 		}
 		return err
 	})
-	if err != nil || !counted {
-		return err
+	if err != nil {
+		return fmt.Errorf("feedback: record report: %w", err)
+	}
+	if !counted {
+		return nil
 	}
 	switch r.Kind {
 	case delivery.ReportHardBounce:

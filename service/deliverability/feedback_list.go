@@ -86,7 +86,7 @@ func (f *Feedback) Summary(ctx context.Context, accountID int64, since time.Time
 	}
 	if err := f.db.R.WithContext(ctx).Model(&models.Feedback{}).Select("kind, COUNT(*) AS n").
 		Where("user_id = ? AND created_at >= ?", accountID, models.NewTimestamp(since)).Group("kind").Scan(&rows).Error; err != nil {
-		return s, err
+		return s, fmt.Errorf("feedback: summary of account %d: %w", accountID, err)
 	}
 	for _, r := range rows {
 		switch r.Kind {
@@ -102,5 +102,8 @@ func (f *Feedback) Summary(ctx context.Context, accountID int64, since time.Time
 	}
 	err := f.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("COALESCE(SUM(delivered), 0)").
 		Where("user_id = ? AND sent_at >= ?", accountID, models.DateTime{Time: since.UTC()}).Scan(&s.Delivered).Error
-	return s, err
+	if err != nil {
+		return s, fmt.Errorf("feedback: delivered of account %d: %w", accountID, err)
+	}
+	return s, nil
 }

@@ -117,7 +117,7 @@ func systemKey(ctx context.Context, db *core.DB, from string) (*delivery.DKIMKey
 		err = db.W.WithContext(ctx).Where("name = ?", name).First(&st).Error
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mail: system DKIM key of %s: %w", domain, err)
 	}
 	return delivery.ParseDKIMKey(domain, dkimSelector, st.Value)
 }
@@ -191,8 +191,11 @@ func (m *Mail) markSystemKeySeen(ctx context.Context, domain string, at time.Tim
 // signature whose key receivers cannot find fails ("missing public key").
 func (m *Mail) systemSigner(ctx context.Context) (*delivery.DKIMKey, error) {
 	st, err := m.SystemKeyState(ctx)
-	if err != nil || st == nil || st.SeenAt == nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("mail: system signer: %w", err)
+	}
+	if st == nil || st.SeenAt == nil {
+		return nil, nil
 	}
 	return st.key, nil
 }
@@ -215,7 +218,7 @@ func domainKey(ctx context.Context, db *core.DB, accountID int64, domain string)
 		}
 		made, err := makeDomainKey(ctx, db, accountID, domain, 1)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mail: new DKIM key of account %d: %w", accountID, err)
 		}
 		row = *made
 	}
@@ -285,7 +288,7 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 		// The domain joins the daily checks now (due at once), not at the
 		// next hourly look for new domains.
 		if err := s.checks.ensureRow(ctx, accountID, dk.Domain); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("senders: add domain check of %s: %w", dk.Domain, err)
 		}
 		v = s.checks.SPFProposal(ctx, accountID, strings.ToLower(domain))
 	}
@@ -297,7 +300,7 @@ func (s *Senders) DNSRecords(ctx context.Context, accountID, senderID int64) ([]
 	if m, ok := s.notify.(*Mail); ok {
 		sys, err := m.SystemKeyState(ctx)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("senders: system key: %w", err)
 		}
 		if sys != nil {
 			out = append(out, sys.Record)

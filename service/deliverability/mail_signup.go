@@ -124,7 +124,7 @@ func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) e
 	}
 	key, err := m.systemSigner(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("mail: send system mail: %w", err)
 	}
 	if key != nil {
 		if raw, err = delivery.SignMessage(raw, key); err != nil {

@@ -68,7 +68,7 @@ func (n *Notifications) Save(ctx context.Context, accountID int64, in Notificati
 		return tx.Where("user_id = ? AND email_address = ?", accountID, email).First(r).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("notifications: save: %w", err)
 	}
 	return r, nil
 }

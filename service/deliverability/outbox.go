@@ -3,6 +3,7 @@ package deliverability
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"mime"
 	"net/mail"
 	"strings"
@@ -35,7 +36,10 @@ func (o *Outbox) SaveOutbox(ctx context.Context, from string, to []string, msg [
 		UserID: core.AccountFrom(ctx), MailFrom: from, RcptTo: strings.Join(to, ", "), Subject: subject,
 		Message: msg, CreatedAt: models.NewTimestamp(o.db.Now()),
 	}
-	return o.db.W.WithContext(context.WithoutCancel(ctx)).Create(row).Error
+	if err := o.db.W.WithContext(context.WithoutCancel(ctx)).Create(row).Error; err != nil {
+		return fmt.Errorf("outbox: keep a message: %w", err)
+	}
+	return nil
 }
 
 // Each calls fn for the account's outbox messages, newest first, without
@@ -64,6 +68,8 @@ func (o *Outbox) Get(ctx context.Context, accountID, id int64) (*models.OutboxMe
 // Count returns how many messages the account's outbox holds.
 func (o *Outbox) Count(ctx context.Context, accountID int64) (int64, error) {
 	var n int64
-	err := o.db.R.WithContext(ctx).Model(&models.OutboxMessage{}).Where("user_id = ?", accountID).Count(&n).Error
-	return n, err
+	if err := o.db.R.WithContext(ctx).Model(&models.OutboxMessage{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
+		return n, fmt.Errorf("outbox: count: %w", err)
+	}
+	return n, nil
 }

@@ -205,7 +205,10 @@ func (s *Senders) reserveMail(ctx context.Context, accountID, senderID int64, em
 		return tx.Raw("INSERT INTO verification_mails (user_id, sender_id, email, sent_at) VALUES (?, ?, ?, ?) RETURNING id",
 			accountID, sid, email, now).Scan(&id).Error
 	})
-	return id, err
+	if err != nil {
+		return id, fmt.Errorf("senders: reserve a verification mail: %w", err)
+	}
+	return id, nil
 }
 
 // handOver mails snd its link, counted by the record reserved. When the
@@ -257,7 +260,10 @@ func (s *Senders) Create(ctx context.Context, accountID int64, in SenderInput) (
 		if err := tx.Create(&snd).Error; err != nil {
 			return fmt.Errorf("senders: save a new sender: %w", err)
 		}
-		return tx.Exec("UPDATE verification_mails SET sender_id = ? WHERE id = ?", snd.ID, reserved).Error
+		if err := tx.Exec("UPDATE verification_mails SET sender_id = ? WHERE id = ?", snd.ID, reserved).Error; err != nil {
+			return fmt.Errorf("senders: tie the verification mail to sender %d: %w", snd.ID, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package deliverability
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -40,8 +41,10 @@ func (s *Suppressions) LiftAll(ctx context.Context, accountID int64, ids []int64
 // Count returns how many addresses the account has suppressed.
 func (s *Suppressions) Count(ctx context.Context, accountID int64) (int64, error) {
 	var n int64
-	err := s.db.R.WithContext(ctx).Model(&models.Suppression{}).Where("user_id = ?", accountID).Count(&n).Error
-	return n, err
+	if err := s.db.R.WithContext(ctx).Model(&models.Suppression{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
+		return n, fmt.Errorf("suppressions: count: %w", err)
+	}
+	return n, nil
 }
 
 // EachLifted calls fn for the account's suppressions the bounce rules'
@@ -65,6 +68,8 @@ func (s *Suppressions) EachLifted(ctx context.Context, accountID int64, f core.L
 // rules' repair lifted.
 func (s *Suppressions) LiftedCount(ctx context.Context, accountID int64) (int64, error) {
 	var n int64
-	err := s.db.R.WithContext(ctx).Model(&models.LiftedSuppression{}).Where("user_id = ?", accountID).Count(&n).Error
-	return n, err
+	if err := s.db.R.WithContext(ctx).Model(&models.LiftedSuppression{}).Where("user_id = ?", accountID).Count(&n).Error; err != nil {
+		return n, fmt.Errorf("suppressions: count lifted: %w", err)
+	}
+	return n, nil
 }

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -41,7 +42,7 @@ func (p *abPlanner) forSend(ctx context.Context, ss *models.SingleSend) (sendPla
 		at := p.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
 		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
 			Update("ab_decide_at", at).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("abtest: set decide time of send %d: %w", ss.ID, err)
 		}
 	}
 	return &abSplit{share: ss.ABShare, n: len(ss.ABSubjects), salt: ss.ID % abPrime * 7919 % abPrime}, nil
@@ -90,18 +91,18 @@ func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 	if ss.ABWinner == 0 {
 		counts, err := record.VariantCounts(ctx, db.R, ss.UserID, id)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("abtest: variant counts of send %d: %w", id, err)
 		}
 		winner := record.BestVariant(counts, len(ss.ABSubjects), ss.ABMetric)
 		res := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_winner = ?, updated_at = ? WHERE id = ? AND ab_winner = 0", winner, db.Now(), id)
 		if res.Error != nil {
-			return 0, res.Error
+			return 0, fmt.Errorf("abtest: choose winner of send %d: %w", id, res.Error)
 		}
 		if res.RowsAffected == 1 {
 			won = winner
 		}
 		if err := db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", id).Pluck("ab_winner", &ss.ABWinner).Error; err != nil {
-			return 0, err
+			return 0, fmt.Errorf("abtest: winner of send %d: %w", id, err)
 		}
 	}
 	// The state and next_at are checked again on the rows themselves: a
@@ -113,11 +114,14 @@ func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 	for {
 		res := db.W.WithContext(ctx).Exec(release, ss.ABWinner, now, now, id, record.HeldBack, releaseChunk, record.HeldBack)
 		if res.Error != nil {
-			return 0, res.Error
+			return 0, fmt.Errorf("abtest: release held messages of send %d: %w", id, res.Error)
 		}
 		if res.RowsAffected < releaseChunk {
 			break
 		}
 	}
-	return won, db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_released = 1 WHERE id = ?", id).Error
+	if err := db.W.WithContext(ctx).Exec("UPDATE single_sends SET ab_released = 1 WHERE id = ?", id).Error; err != nil {
+		return won, fmt.Errorf("abtest: mark send %d released: %w", id, err)
+	}
+	return won, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 
@@ -127,33 +128,36 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	}
 	c, err := a.sends.compile(ctx, &ss)
 	if err != nil {
-		return err
+		return fmt.Errorf("audience: compile send %d: %w", ss.ID, err)
 	}
 	a.dialect.FreshStats(ctx, a.db, a.log, "contacts", "segment_emails")
 	excl, err := exclusionsOf(ctx, a.db.R, &ss)
 	if err != nil {
-		return err
+		return fmt.Errorf("audience: exclusions of send %d: %w", ss.ID, err)
 	}
 	var plan sendPlan
 	if a.planner != nil {
 		if plan, err = a.planner.forSend(ctx, &ss); err != nil {
-			return err
+			return fmt.Errorf("audience: plan send %d: %w", ss.ID, err)
 		}
 	}
 	for _, t := range ss.RecipientID {
 		for _, src := range sourcesOf(t.Table) {
 			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl}
 			if err := a.insertChunks(ctx, q, plan); err != nil {
-				return err
+				return fmt.Errorf("audience: resolve send %d: %w", ss.ID, err)
 			}
 		}
 	}
 	var n int64
 	if err := a.db.W.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ?", ss.ID).Count(&n).Error; err != nil {
-		return err
+		return fmt.Errorf("audience: count recipients of send %d: %w", ss.ID, err)
 	}
-	return a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
-		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error
+	if err := a.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND resolved = 0", ss.ID).
+		Updates(map[string]any{"resolved": 1, "triggered": n, "links": models.StringArray(c.links)}).Error; err != nil {
+		return fmt.Errorf("audience: mark send %d resolved: %w", ss.ID, err)
+	}
+	return nil
 }
 
 // insertChunks runs the INSERT … SELECT of one audience source in chunks
@@ -165,19 +169,22 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 	for {
 		// A send deleted while its audience is resolved stops here.
 		var live int64
-		if err := a.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND deleted_at IS NULL", q.sendID).Count(&live).Error; err != nil || live == 0 {
-			return err
+		if err := a.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND deleted_at IS NULL", q.sendID).Count(&live).Error; err != nil {
+			return fmt.Errorf("audience: check send %d: %w", q.sendID, err)
+		}
+		if live == 0 {
+			return nil
 		}
 		var hi int64 // the chunk's upper bound: the resolveChunk-th key after lo; 0: the rest
 		bound, args := q.bound(lo)
 		if err := a.db.R.WithContext(ctx).Raw(bound, args...).Scan(&hi).Error; err != nil {
-			return err
+			return fmt.Errorf("audience: chunk bound of send %d: %w", q.sendID, err)
 		}
 		var plan rowPlan
 		if sp != nil {
 			var err error
 			if plan, err = sp.chunk(ctx, q, lo, hi); err != nil {
-				return err
+				return fmt.Errorf("audience: plan chunk of send %d: %w", q.sendID, err)
 			}
 		}
 		insert, args := q.insert(lo, hi, plan)
@@ -214,10 +221,10 @@ func (a *Audience) insertChunks(ctx context.Context, q chunkQuery, sp sendPlan) 
 				return a.events.RecordRows(tx, q.account, record.EventProcessed, "m.send_id = ? AND m.id > ?", a.db.Now(), q.sendID, before)
 			})
 			if err != nil {
-				return err
+				return fmt.Errorf("audience: insert chunk of send %d: %w", q.sendID, err)
 			}
 		} else if err := w.Exec(insert, args...).Error; err != nil {
-			return err
+			return fmt.Errorf("audience: insert chunk of send %d: %w", q.sendID, err)
 		}
 		if hi == 0 {
 			return nil
@@ -354,7 +361,7 @@ func exclusionsOf(ctx context.Context, r *gorm.DB, ss *models.SingleSend) (exclu
 		}
 		var typeID int64
 		if err := r.WithContext(ctx).Table("segments").Select("contact_type_id").Where("id = ? AND user_id = ?", tid, ss.UserID).Scan(&typeID).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("audience: contact type of segment %d: %w", tid, err)
 		}
 		out = append(out, exclusion{func(e string) string {
 			return "SELECT 1 FROM segment_emails x WHERE x.segment_id = ? AND x.user_id = ? AND x.contact_id IS NULL AND x.email = " + e

@@ -128,7 +128,7 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 		// failing to start, unseen, on every claim.
 		c.dkim, c.dkimErr = delivery.ParseDKIMKey(row.Domain, row.Selector, row.PrivateKey)
 	case !errors.Is(err, gorm.ErrRecordNotFound):
-		return nil, err
+		return nil, fmt.Errorf("compile: dkim key of %s: %w", domain, err)
 	}
 	return c, nil
 }
@@ -180,7 +180,7 @@ func (c *compiledSend) identify(ctx context.Context, db *core.DB) error {
 		c.listID, names = "send"+strconv.FormatInt(ss.ID, 10), []string{ss.SingleSendName}
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("compile: list of send %d: %w", ss.ID, err)
 	}
 	c.listID += ".a" + account + "." + c.fromDomain
 	if len(names) == 1 {

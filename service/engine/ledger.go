@@ -112,21 +112,30 @@ func (l *Ledger) reclaim(ctx context.Context, alive int64) error {
 	if last := l.swept.Load(); now-last >= time.Minute.Milliseconds() && l.swept.CompareAndSwap(last, now) {
 		if err := l.db.W.WithContext(ctx).Exec(reclaimDead, l.live.worker, alive).Error; err != nil {
 			l.swept.Store(0)
-			return err
+			return fmt.Errorf("ledger: reclaim dead claims: %w", err)
 		}
 		return nil
 	}
 	var dead []string
-	if err := l.db.W.WithContext(ctx).Raw("SELECT id FROM send_workers WHERE heartbeat_at < ? AND id <> ?", alive, l.live.worker).Scan(&dead).Error; err != nil || len(dead) == 0 {
-		return err
+	if err := l.db.W.WithContext(ctx).Raw("SELECT id FROM send_workers WHERE heartbeat_at < ? AND id <> ?", alive, l.live.worker).Scan(&dead).Error; err != nil {
+		return fmt.Errorf("ledger: silent workers: %w", err)
 	}
-	return l.db.W.WithContext(ctx).Exec(reclaimOf, dead).Error
+	if len(dead) == 0 {
+		return nil
+	}
+	if err := l.db.W.WithContext(ctx).Exec(reclaimOf, dead).Error; err != nil {
+		return fmt.Errorf("ledger: reclaim claims of silent workers: %w", err)
+	}
+	return nil
 }
 
 func (l *Ledger) Claim(ctx context.Context, max int) ([]*delivery.Job, error) {
 	sends, start, err := l.sends.list(ctx)
-	if err != nil || len(sends) == 0 {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("ledger: claim: %w", err)
+	}
+	if len(sends) == 0 {
+		return nil, nil
 	}
 	var jobs []*delivery.Job
 	for k := 0; k < len(sends) && len(jobs) < max; k++ {
@@ -140,7 +149,7 @@ func (l *Ledger) Claim(ctx context.Context, max int) ([]*delivery.Job, error) {
 				l.log.Error("sending: claim", "send", id, "err", err)
 				return jobs, nil
 			}
-			return nil, err
+			return nil, fmt.Errorf("ledger: claim from send %d: %w", id, err)
 		}
 		jobs = append(jobs, got...)
 	}
@@ -198,7 +207,7 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 		if len(rows) > 0 {
 			_ = l.Release(ctx, jobsOf(sendID, rows))
 		}
-		return nil, err
+		return nil, fmt.Errorf("ledger: claim from send %d: %w", sendID, err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
@@ -209,7 +218,7 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 		if core.IsNotFound(err) {
 			return nil, nil // deleted meanwhile
 		}
-		return nil, err
+		return nil, fmt.Errorf("ledger: compile send %d: %w", sendID, err)
 	}
 	var contacts map[int64]*models.Contact
 	if c.needsContact {
@@ -260,7 +269,7 @@ func (l *Ledger) loadContacts(ctx context.Context, rows []claimedRow) (map[int64
 	}
 	var cs []models.Contact
 	if err := record.ScanContacts(l.db.R.WithContext(ctx).Model(&models.Contact{}).Select(record.ContactColumns(l.db.SQL())).Where("id IN ?", ids), &cs); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ledger: load contacts: %w", err)
 	}
 	for i := range cs {
 		out[cs[i].ID] = &cs[i]
@@ -277,7 +286,10 @@ func (l *Ledger) Release(ctx context.Context, jobs []*delivery.Job) error {
 	for i, j := range jobs {
 		ids[i] = j.ID
 	}
-	return l.db.W.WithContext(ctx).Exec(releaseClaims, ids, l.live.worker).Error
+	if err := l.db.W.WithContext(ctx).Exec(releaseClaims, ids, l.live.worker).Error; err != nil {
+		return fmt.Errorf("ledger: release claims: %w", err)
+	}
+	return nil
 }
 
 // deliveredDaily ends the one-statement group commit of deliveries of one
@@ -374,14 +386,20 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
+			var err error
 			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
-				return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
+				err = l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
 					`+deliveredDaily, now, ids, l.live.worker, now, sendID, record.DayOf(now.Time)).Error
+			} else {
+				// With the account's delivered events, still one statement.
+				err = l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+					ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
+					`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
 			}
-			// With the account's delivered events, still one statement.
-			return l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
-				ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
-				`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
+			if err != nil {
+				return fmt.Errorf("ledger: record deliveries of send %d: %w", sendID, err)
+			}
+			return nil
 		}
 	}
 	var paused []int64
@@ -511,10 +529,13 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 		return nil
 	})
-	if err == nil && len(paused) > 0 {
+	if err != nil {
+		return fmt.Errorf("ledger: record: %w", err)
+	}
+	if len(paused) > 0 {
 		l.pausedNow(paused)
 	}
-	return err
+	return nil
 }
 
 // refusal is a message that was not delivered, with why: the ledger's
@@ -543,14 +564,14 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 	// then they carry its mark, or waits for this commit and then queues
 	// these blocks again.
 	if err := tx.Exec("UPDATE single_sends SET block_streak = block_streak WHERE id = ?", sendID).Error; err != nil {
-		return false, 0, err
+		return false, 0, fmt.Errorf("ledger: lock send %d: %w", sendID, err)
 	}
 	var n int64
 	last := ""
 	for _, b := range bs {
 		res := tx.Exec(markRefused+" AND next_at <> ?", models.MessageBlocked, b.reason, b.id, l.live.worker, ResumedClaim)
 		if res.Error != nil {
-			return false, 0, res.Error
+			return false, 0, fmt.Errorf("ledger: mark message %d blocked: %w", b.id, res.Error)
 		}
 		if res.RowsAffected > 0 {
 			n++
@@ -560,7 +581,7 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 		// Claimed before the send was resumed: refused for the cause the
 		// resume says is fixed, it goes again, not counted as a block.
 		if err := tx.Exec(requeueResumed, b.reason, b.id, l.live.worker, ResumedClaim).Error; err != nil {
-			return false, 0, err
+			return false, 0, fmt.Errorf("ledger: requeue resumed message %d: %w", b.id, err)
 		}
 	}
 	if n == 0 {
@@ -571,13 +592,16 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 	if err := tx.Exec(`UPDATE single_sends SET blocks = blocks + ?, last_block = ?,
 		block_streak = CASE WHEN delivered = streak_delivered THEN block_streak + ? ELSE ? END,
 		streak_delivered = delivered WHERE id = ?`, n, last, n, n, sendID).Error; err != nil {
-		return false, 0, err
+		return false, 0, fmt.Errorf("ledger: count blocks on send %d: %w", sendID, err)
 	}
 	res := tx.Exec(`UPDATE single_sends SET paused_at = ?, pause_reason = last_block, updated_at = ?
 		WHERE id = ? AND status = ? AND paused_at IS NULL
 		AND block_streak >= CASE WHEN triggered BETWEEN 1 AND ? THEN triggered ELSE ? END`,
 		now, now, sendID, models.SendRunning, pauseAfterBlocks-1, pauseAfterBlocks)
-	return res.RowsAffected == 1, n, res.Error
+	if res.Error != nil {
+		return false, 0, fmt.Errorf("ledger: pause send %d: %w", sendID, res.Error)
+	}
+	return res.RowsAffected == 1, n, nil
 }
 
 // pausedNow stops this process's sending of sends it just paused (their

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"herald/service/core"
 	"sync"
 	"time"
@@ -33,20 +34,24 @@ func (l *liveness) beat(ctx context.Context) error {
 	err := l.db.W.WithContext(ctx).Exec(
 		"INSERT INTO send_workers (id, heartbeat_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
 		l.worker, at.UnixMilli()).Error
-	if err == nil {
-		l.mu.Lock()
-		if !l.last.IsZero() && at.Sub(l.last) > l.lapseAfter() {
-			l.epoch++
-		}
-		l.last = at
-		l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("liveness: beat: %w", err)
 	}
-	return err
+	l.mu.Lock()
+	if !l.last.IsZero() && at.Sub(l.last) > l.lapseAfter() {
+		l.epoch++
+	}
+	l.last = at
+	l.mu.Unlock()
+	return nil
 }
 
 // leave removes this process's heartbeat: it stopped.
 func (l *liveness) leave(ctx context.Context) error {
-	return l.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE id = ?", l.worker).Error
+	if err := l.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE id = ?", l.worker).Error; err != nil {
+		return fmt.Errorf("liveness: leave: %w", err)
+	}
+	return nil
 }
 
 // aliveSince is the oldest heartbeat (Unix ms, wall clock) of a process

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,10 +37,10 @@ func (p *localPlanner) forSend(ctx context.Context, ss *models.SingleSend) (send
 	if ss.LocalBase == 0 {
 		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND local_base = 0", ss.ID).
 			Update("local_base", p.now().UnixMilli()).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("localwaves: set base of send %d: %w", ss.ID, err)
 		}
 		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("local_base", &ss.LocalBase).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("localwaves: base of send %d: %w", ss.ID, err)
 		}
 	}
 	lw, err := newLocalWaves(ctx, p.db, p.dialect, ss)
@@ -89,11 +90,11 @@ const maxZoneMemo = 50000
 func newLocalWaves(ctx context.Context, db *core.DB, d core.Dialect, ss *models.SingleSend) (*localWaves, error) {
 	t, err := time.Parse("15:04", ss.LocalTime)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localwaves: local time of send %d: %w", ss.ID, err)
 	}
 	var tz string
 	if err := db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", ss.UserID).Scan(&tz).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localwaves: time zone of account %d: %w", ss.UserID, err)
 	}
 	lw := &localWaves{
 		base: time.UnixMilli(ss.LocalBase), hour: t.Hour(), min: t.Minute(), fallback: "UTC",
@@ -225,7 +226,7 @@ func (lw *localWaves) plan(ctx context.Context, r *gorm.DB, q chunkQuery, lo, hi
 	}
 	rows, err := r.WithContext(ctx).Raw(query, args...).Rows()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localwaves: plan send %d: %w", q.sendID, err)
 	}
 	defer rows.Close()
 	groups := map[int64][]int64{} // release → contact ids
@@ -233,7 +234,7 @@ func (lw *localWaves) plan(ctx context.Context, r *gorm.DB, q chunkQuery, lo, hi
 		var id int64
 		var k zoneKey
 		if err := rows.Scan(&id, &k.field, &k.country, &k.state, &k.city); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("localwaves: scan contact of send %d: %w", q.sendID, err)
 		}
 		z := lw.zone(k)
 		p.zoneOf[id] = z
@@ -241,7 +242,7 @@ func (lw *localWaves) plan(ctx context.Context, r *gorm.DB, q chunkQuery, lo, hi
 		groups[at] = append(groups[at], id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("localwaves: read contacts of send %d: %w", q.sendID, err)
 	}
 	if len(groups) == 0 {
 		return p, nil

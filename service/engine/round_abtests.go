@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -34,12 +35,12 @@ func (r *abTestsRound) run(ctx context.Context) error {
 	if err := r.db.R.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("ab_share > 0 AND ab_released = 0 AND ab_decide_at > 0 AND ab_decide_at <= ? AND resolved = 1 AND deleted_at IS NULL", now).
 		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
-		return err
+		return fmt.Errorf("due tests: %w", err)
 	}
 	for _, id := range due {
 		won, err := decideTest(ctx, r.db, id, now)
 		if err != nil {
-			return err
+			return fmt.Errorf("decide send %d: %w", id, err)
 		}
 		if won > 0 {
 			r.log.Info("sending: A/B test decided", "send", id, "winner", won)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -41,7 +42,7 @@ const (
 func (ar *automationsRound) run(ctx context.Context) error {
 	var live []models.Automation
 	if err := ar.db.R.WithContext(ctx).Where("status = ? AND deleted_at IS NULL", models.AutomationLive).Order("id").Find(&live).Error; err != nil {
-		return err
+		return fmt.Errorf("live automations: %w", err)
 	}
 	queued := false
 	for i := range live {
@@ -96,12 +97,18 @@ func (ar *automationsRound) enrol(ctx context.Context, a *models.Automation) (in
 			WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND c.id > ? ORDER BY c.id LIMIT ?`,
 			a.UserID, a.AutomationFor, a.EnrolCursor, enrolBatch).Scan(&rows).Error
 	}
-	if err != nil || len(rows) == 0 {
-		return 0, err
+	if err != nil {
+		return 0, fmt.Errorf("automations: audience of automation %d: %w", a.ID, err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
 	}
 	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
-	if err != nil || len(sched) == 0 {
-		return 0, err
+	if err != nil {
+		return 0, fmt.Errorf("automations: schedule of automation %d: %w", a.ID, err)
+	}
+	if len(sched) == 0 {
+		return 0, nil
 	}
 	now := ar.now()
 	due := now.Add(record.WaitOf(&sched[0])).UnixMilli()
@@ -130,7 +137,10 @@ func (ar *automationsRound) enrol(ctx context.Context, a *models.Automation) (in
 		return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(batch, 500).Error
 	})
 	a.EnrolCursor = last
-	return len(rows), err
+	if err != nil {
+		return len(rows), fmt.Errorf("automations: enrol in automation %d: %w", a.ID, err)
+	}
+	return len(rows), nil
 }
 
 // queueSteps queues the due emails of the automation's enrolled contacts
@@ -143,12 +153,15 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 	now := ar.now()
 	var due []models.AutomationContact
 	if err := ar.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND due_at <= ?", a.ID, models.EnrolActive, now.UnixMilli()).
-		Order("due_at, id").Limit(stepBatch).Find(&due).Error; err != nil || len(due) == 0 {
-		return 0, err
+		Order("due_at, id").Limit(stepBatch).Find(&due).Error; err != nil {
+		return 0, fmt.Errorf("automations: due steps of automation %d: %w", a.ID, err)
+	}
+	if len(due) == 0 {
+		return 0, nil
 	}
 	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("automations: schedule of automation %d: %w", a.ID, err)
 	}
 	var sendIDs []int64
 	for _, r := range sched {
@@ -208,7 +221,10 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 		}
 		return nil
 	})
-	return len(due), err
+	if err != nil {
+		return len(due), fmt.Errorf("automations: queue steps of automation %d: %w", a.ID, err)
+	}
+	return len(due), nil
 }
 
 // advance moves an enrolment past its current email, if no other process
@@ -246,10 +262,10 @@ func (ar *automationsRound) leaving(tx *gorm.DB, a *models.Automation, due []mod
 	group, _ := strconv.ParseInt(a.UnsubscribeGroupID, 10, 64)
 	if err := add(`SELECT email_address FROM unsubscribers WHERE user_id = ? AND email_address IN ?
 		AND (unsubscribe_groups_id IS NULL OR unsubscribe_groups_id = ?)`, a.UserID, emails, group); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: unsubscribers of automation %d: %w", a.ID, err)
 	}
 	if err := add("SELECT email FROM suppressions WHERE user_id = ? AND email IN ?", a.UserID, emails); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: suppressions of automation %d: %w", a.ID, err)
 	}
 	if a.ExitCriteria >= 1 {
 		var in []string
@@ -261,7 +277,7 @@ func (ar *automationsRound) leaving(tx *gorm.DB, a *models.Automation, due []mod
 			err = tx.Raw("SELECT email FROM contacts WHERE contact_type_id = ? AND email IN ? AND deleted_at IS NULL", a.AutomationFor, emails).Scan(&in).Error
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("automations: audience of automation %d: %w", a.ID, err)
 		}
 		present := make(map[string]bool, len(in))
 		for _, e := range in {
@@ -276,7 +292,7 @@ func (ar *automationsRound) leaving(tx *gorm.DB, a *models.Automation, due []mod
 	if a.ExitCriteria == 2 && len(sendIDs) > 0 {
 		if err := add("SELECT email FROM send_messages WHERE send_id IN ? AND email IN ? AND (opened_at IS NOT NULL OR clicked_at IS NOT NULL)",
 			sendIDs, emails); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("automations: engaged contacts of automation %d: %w", a.ID, err)
 		}
 	}
 	return out, nil

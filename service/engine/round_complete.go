@@ -27,13 +27,13 @@ func (r *completeRound) name() string { return "complete" }
 func (r *completeRound) run(ctx context.Context) error {
 	var ids []int64
 	if err := r.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 1 AND automation_id IS NULL AND paused_at IS NULL", models.SendRunning).Pluck("id", &ids).Error; err != nil {
-		return err
+		return fmt.Errorf("running sends: %w", err)
 	}
 	for _, id := range ids {
 		now := models.NewTimestamp(r.db.Now())
 		res := r.db.W.WithContext(ctx).Exec(completeSend, models.SendCompleted, now, now, id, models.SendRunning, id)
 		if res.Error != nil {
-			return res.Error
+			return fmt.Errorf("complete send %d: %w", id, res.Error)
 		}
 		if res.RowsAffected == 1 {
 			r.sends.forget(id)

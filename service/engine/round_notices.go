@@ -60,13 +60,13 @@ func (r *noticesRound) pauseNotice(ctx context.Context, sendID int64) error {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil // deleted meanwhile
 		}
-		return err
+		return fmt.Errorf("pause notice: send %d: %w", sendID, err)
 	}
 	link := r.mail.BaseURL + "/single-sends/" + ss.Utr
 	if ss.AutomationID != nil {
 		var utr string
 		if err := r.db.R.WithContext(ctx).Table("automations").Select("utr").Where("id = ?", *ss.AutomationID).Scan(&utr).Error; err != nil {
-			return err
+			return fmt.Errorf("pause notice: automation of send %d: %w", sendID, err)
 		}
 		link = r.mail.BaseURL + "/automations/" + utr
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -30,7 +31,7 @@ func (r *purgeRound) run(ctx context.Context) error {
 	nowMS := r.now().UnixMilli()
 	if last := r.lastPurge.Load(); nowMS-last > time.Hour.Milliseconds() && r.lastPurge.CompareAndSwap(last, nowMS) {
 		if n, err := r.purge(ctx); err != nil {
-			return err
+			return fmt.Errorf("purge deleted sends: %w", err)
 		} else if n > 0 {
 			r.log.Info("sending: deleted sends purged with their ledgers", "sends", n)
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"herald/service/core"
 	"time"
 )
@@ -26,5 +27,8 @@ func (r *reclaimRound) run(ctx context.Context) error {
 	if err := r.ledger.reclaim(ctx, alive); err != nil {
 		return err
 	}
-	return r.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE heartbeat_at < ?", alive-time.Hour.Milliseconds()).Error
+	if err := r.db.W.WithContext(ctx).Exec("DELETE FROM send_workers WHERE heartbeat_at < ?", alive-time.Hour.Milliseconds()).Error; err != nil {
+		return fmt.Errorf("forget old workers: %w", err)
+	}
+	return nil
 }

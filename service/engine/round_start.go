@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -35,13 +36,13 @@ func (r *startRound) run(ctx context.Context) error {
 	if err := r.db.R.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("armed = 1 AND (status = ? OR (status = ? AND send_after <= ?))", models.SendInitiate, models.SendReady, now).
 		Order("id").Limit(100).Pluck("id", &due).Error; err != nil {
-		return err
+		return fmt.Errorf("due sends: %w", err)
 	}
 	for _, id := range due {
 		res := r.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND armed = 1 AND status IN ?", id, []models.SendStatus{models.SendInitiate, models.SendReady}).
 			Updates(map[string]any{"status": models.SendRunning, "updated_at": r.now()})
 		if res.Error != nil {
-			return res.Error
+			return fmt.Errorf("start send %d: %w", id, res.Error)
 		}
 		if res.RowsAffected == 1 {
 			r.startResolve(ctx, id)
@@ -49,7 +50,7 @@ func (r *startRound) run(ctx context.Context) error {
 	}
 	var stuck []int64
 	if err := r.db.R.WithContext(ctx).Model(&models.SingleSend{}).Where("status = ? AND resolved = 0", models.SendRunning).Pluck("id", &stuck).Error; err != nil {
-		return err
+		return fmt.Errorf("stuck sends: %w", err)
 	}
 	for _, id := range stuck {
 		r.startResolve(ctx, id)

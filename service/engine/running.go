@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,7 +47,7 @@ func (rs *runningSends) list(ctx context.Context) ([]int64, int, error) {
 	}
 	if err := rs.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("id, CASE WHEN paused_at IS NULL THEN 0 ELSE 1 END AS paused").
 		Where("status = ?", models.SendRunning).Order("id").Scan(&rows).Error; err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("running: list sends: %w", err)
 	}
 	ids := make([]int64, 0, len(rows))
 	paused := map[int64]bool{}

@@ -45,7 +45,7 @@ func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
 	}
 	k, err := (&core.Settings{DB: t.db}).TrackingKey(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tracking: key: %w", err)
 	}
 	t.key = k
 	return k, nil
@@ -165,7 +165,7 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
 	at := models.NewTimestamp(now)
 	rules := t.rules
-	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var st messageActivity
 		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
 			t.db.SQL().ForUpdate(), m.ID).Scan(&st).Error; err != nil {
@@ -272,6 +272,10 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		}
 		return record.AddDaily(tx, m.UserID, now, add)
 	})
+	if err != nil {
+		return fmt.Errorf("tracking: count on message %d: %w", m.ID, err)
+	}
+	return nil
 }
 
 // takeBackClick undoes the human count of the message's last click: it
@@ -295,8 +299,11 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 		st.HumanClickedAt = 0
 	}
 	st.HumanClickCountedAt, st.HumanClickEvent = 0, nil
-	return tx.Exec("UPDATE send_messages SET human_click_counted_at = 0, human_clicked_at = ?, human_click_event = NULL WHERE id = ?",
-		st.HumanClickedAt, m.ID).Error
+	if err := tx.Exec("UPDATE send_messages SET human_click_counted_at = 0, human_clicked_at = ?, human_click_event = NULL WHERE id = ?",
+		st.HumanClickedAt, m.ID).Error; err != nil {
+		return fmt.Errorf("tracking: take back a click on message %d: %w", m.ID, err)
+	}
+	return nil
 }
 
 // SafeRedirect returns target when it may go into a Location header as it
@@ -371,12 +378,15 @@ func (t *Tracking) OneClick(ctx context.Context, token string) error {
 	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&group).Error; err != nil {
 		return fmt.Errorf("tracking: unsubscribe group of send %d: %w", m.SendID, err)
 	}
-	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	if err := t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := record.AddUnsubscriber(ctx, tx, t.events, m, m.UserID, &group, m.Email); err != nil {
 			return err
 		}
 		return record.CountUnsubscribe(tx, m)
-	})
+	}); err != nil {
+		return fmt.Errorf("tracking: unsubscribe message %d: %w", m.ID, err)
+	}
+	return nil
 }
 
 // PreferenceGroup is one group on the preference page.
@@ -448,7 +458,7 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 	for _, id := range leave {
 		out[id] = true
 	}
-	return t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		counted := false
 		for _, g := range p.Groups {
 			switch {
@@ -486,6 +496,10 @@ func (t *Tracking) SavePreferences(ctx context.Context, token string, leave []in
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("tracking: save preferences of message %d: %w", m.ID, err)
+	}
+	return nil
 }
 
 // View renders the message as the recipient got it (its HTML), for the
@@ -501,13 +515,13 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	}
 	c, err := compileSend(ctx, t.db, t.baseURL, &ss)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("tracking: compile send %d: %w", ss.ID, err)
 	}
 	var ct *models.Contact
 	if m.ContactID != nil {
 		var cs []models.Contact
 		if err := record.ScanContacts(t.db.R.WithContext(ctx).Model(&models.Contact{}).Select(record.ContactColumns(t.db.SQL())).Where("id = ?", *m.ContactID), &cs); err != nil {
-			return "", "", err
+			return "", "", fmt.Errorf("tracking: contact of message %d: %w", m.ID, err)
 		}
 		if len(cs) == 1 {
 			ct = &cs[0]
@@ -519,7 +533,7 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	}
 	msg, err := c.message(k, claimedRow{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName, Variant: m.Variant}, ct)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("tracking: render message %d: %w", m.ID, err)
 	}
 	return msg.Subject, msg.HTML, nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"herald/delivery"
@@ -15,7 +16,7 @@ import (
 func CountAudience(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
 	excl, err := exclusionsOf(ctx, db.R, ss)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("trial: exclusions of send %d: %w", ss.ID, err)
 	}
 	var parts []string
 	var args []any
@@ -26,8 +27,10 @@ func CountAudience(ctx context.Context, db *core.DB, ss *models.SingleSend) (int
 		}
 	}
 	var n int64
-	err = db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error
-	return n, err
+	if err := db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error; err != nil {
+		return n, fmt.Errorf("trial: count audience of send %d: %w", ss.ID, err)
+	}
+	return n, nil
 }
 
 // BuildTestMail builds the test mail of send ss to contact ct, as the
@@ -36,7 +39,7 @@ func CountAudience(ctx context.Context, db *core.DB, ss *models.SingleSend) (int
 func BuildTestMail(ctx context.Context, db *core.DB, baseURL string, ss *models.SingleSend, ct *models.Contact) ([]byte, error) {
 	c, err := compileSend(ctx, db, baseURL, ss)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("trial: compile send %d: %w", ss.ID, err)
 	}
 	c.subject = delivery.Compile("[Test] " + ss.Subject)
 	return c.build(make([]byte, 32), claimedRow{Email: ct.Email, FirstName: ct.FirstName, LastName: ct.LastName}, ct)
