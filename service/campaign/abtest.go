@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -141,7 +142,7 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 	}
 	counts, err := record.VariantCounts(ctx, s.db.R, accountID, ss.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: a/b test of send %d: %w", ss.ID, err)
 	}
 	for i, subj := range ss.ABSubjects {
 		v := Variant{N: i + 1, Subject: subj, VariantFigures: counts[record.ABKey{Variant: i + 1}], Winner: ss.ABWinner == i+1}
@@ -156,7 +157,7 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).
 			Where("send_id = ? AND user_id = ? AND state = ? AND next_at = ?", ss.ID, accountID, models.MessageQueued, record.HeldBack).
 			Count(&t.Held).Error; err != nil {
-			return nil, err
+			return nil, fmt.Errorf("single sends: held messages of send %d: %w", ss.ID, err)
 		}
 		t.Rest.Recipients = t.Held
 	}

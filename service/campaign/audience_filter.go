@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -22,20 +23,24 @@ import (
 func (s *SingleSends) FormAudienceCount(ctx context.Context, accountID int64, to, exclude []string, group string) (int64, error) {
 	to, err := s.OwnTargets(ctx, accountID, to)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("single sends: count a form's audience: %w", err)
 	}
 	if exclude, err = s.OwnTargets(ctx, accountID, exclude); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("single sends: count a form's audience: %w", err)
 	}
 	groupID, _ := strconv.ParseInt(strings.TrimSpace(group), 10, 64)
 	if groupID != 0 {
 		if _, err := s.groups.Get(ctx, accountID, groupID); core.IsNotFound(err) {
 			groupID = 0
 		} else if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("single sends: count a form's audience: group %d: %w", groupID, err)
 		}
 	}
-	return s.AudienceCount(ctx, accountID, to, exclude, groupID)
+	n, err := s.AudienceCount(ctx, accountID, to, exclude, groupID)
+	if err != nil {
+		return n, fmt.Errorf("single sends: count a form's audience: %w", err)
+	}
+	return n, nil
 }
 
 // OwnTargets keeps, in their order and trimmed, the items that name one
@@ -55,7 +60,7 @@ func (s *SingleSends) OwnTargets(ctx context.Context, accountID int64, items []s
 		if !known {
 			var err error
 			if mine, err = targetsExist(ctx, s.db.R, accountID, ts); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("single sends: own targets: %w", err)
 			}
 			own[ts[0]] = mine
 		}

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 
 	"herald/models"
 )
@@ -33,7 +34,7 @@ func (s *Automations) Enrolment(ctx context.Context, accountID int64, utr string
 	var e Enrolment
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return e, err
+		return e, fmt.Errorf("automations: enrolment: %w", err)
 	}
 	var rows []struct {
 		State    int
@@ -46,7 +47,7 @@ func (s *Automations) Enrolment(ctx context.Context, accountID int64, utr string
 		Where("automation_id = ? AND user_id = ?", a.ID, accountID).
 		Group("state, step").Order("state, step").Scan(&rows).Error
 	if err != nil {
-		return e, err
+		return e, fmt.Errorf("automations: enrolment of automation %d: %w", a.ID, err)
 	}
 	for _, r := range rows {
 		e.Enrolled += r.Contacts

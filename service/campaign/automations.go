@@ -87,7 +87,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		if ok {
 			var err error
 			if ok, err = targetsExist(ctx, s.db.R, accountID, ts); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("automations: check: %w", err)
 			}
 		}
 		if !ok || len(ts) != 1 {
@@ -110,7 +110,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		if v != "0" {
 			id, ok, err := accountGroup(ctx, s.groups, p, accountID, v)
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("automations: check: %w", err)
 			}
 			if ok {
 				a.UnsubscribeGroupID = strconv.FormatInt(id, 10)
@@ -133,7 +133,7 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 func (s *Automations) Create(ctx context.Context, accountID int64, in AutomationInput) (*models.Automation, error) {
 	a, err := s.validate(ctx, accountID, in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: create: %w", err)
 	}
 	now := models.NewTimestamp(s.db.Now())
 	a.Utr, a.CreatedAt, a.UpdatedAt = uuid.NewString(), now, now
@@ -151,7 +151,7 @@ func (s *Automations) Create(ctx context.Context, accountID int64, in Automation
 func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr string) ([]models.AutomationSchedule, error) {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: add a welcome series: %w", err)
 	}
 	rows := make([]models.AutomationSchedule, 0, len(welcomeSequence))
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -182,7 +182,7 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: add a welcome series: %w", err)
 	}
 	for i := range rows {
 		s.addresses(a, &rows[i])
@@ -220,10 +220,10 @@ func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*mo
 	}
 	var a models.Automation
 	if err := automationQ(s.db.R.WithContext(ctx), accountID, utr).First(&a).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFoundOr(err, "automations: get")
 	}
 	if err := s.totals(ctx, &a); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: get: %w", err)
 	}
 	return &a, nil
 }
@@ -251,7 +251,7 @@ func (s *Automations) totals(ctx context.Context, a *models.Automation) error {
 // number of emails.
 func (s *Automations) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.AutomationCount) error) error {
 	f = f.SortedBy(AutomationSorts)
-	return core.Each(ctx, f, "", func() *gorm.DB {
+	return each(ctx, "automations: list", f, func() *gorm.DB {
 		q := core.WithStatus(s.db.R.Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID), f, automationStatuses)
 		if f.Search != "" {
 			q = q.Where(`LOWER(automation_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
@@ -271,8 +271,10 @@ func (s *Automations) Each(ctx context.Context, accountID int64, f core.ListFilt
 // Count returns how many automations the account has.
 func (s *Automations) Count(ctx context.Context, accountID int64) (int64, error) {
 	var n int64
-	err := s.db.R.WithContext(ctx).Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Count(&n).Error
-	return n, err
+	if err := s.db.R.WithContext(ctx).Model(&models.Automation{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Count(&n).Error; err != nil {
+		return n, fmt.Errorf("automations: count: %w", err)
+	}
+	return n, nil
 }
 
 // Schedules returns the automation's emails in order, with their editor
@@ -280,7 +282,7 @@ func (s *Automations) Count(ctx context.Context, accountID int64) (int64, error)
 func (s *Automations) Schedules(ctx context.Context, accountID int64, utr string) ([]models.AutomationSchedule, error) {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: emails: %w", err)
 	}
 	var rows []models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ?", a.ID).Order("position, id").Find(&rows).Error; err != nil {
@@ -311,7 +313,7 @@ type StepStats struct {
 func (s *Automations) Steps(ctx context.Context, accountID int64, utr string) ([]StepStats, error) {
 	rows, err := s.Schedules(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: steps: %w", err)
 	}
 	out := make([]StepStats, len(rows))
 	for i, r := range rows {
@@ -345,7 +347,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		case core.IsNotFound(err):
 			p.InvalidChoice("sender_id")
 		case err != nil:
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("automations: check an email: %w", err)
 		case snd.IsVerified != 1:
 			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
 		default:
@@ -390,11 +392,11 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in ScheduleInput) (*models.AutomationSchedule, error) {
 	r, _, err := s.checkSchedule(ctx, accountID, in, true)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: add an email: %w", err)
 	}
 	a, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: add an email: %w", err)
 	}
 	now := models.NewTimestamp(s.db.Now())
 	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
@@ -410,7 +412,7 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: add an email: %w", err)
 	}
 	s.addresses(a, r)
 	return r, nil
@@ -420,11 +422,11 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 func (s *Automations) schedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string) (*models.Automation, *models.AutomationSchedule, error) {
 	a, err := s.Get(ctx, accountID, automationUtr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("automations: get an email: %w", err)
 	}
 	var r models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND utr = ?", a.ID, strings.TrimSpace(scheduleUtr)).First(&r).Error; err != nil {
-		return nil, nil, core.NotFound(err)
+		return nil, nil, notFoundOr(err, "automations: get an email")
 	}
 	s.addresses(a, &r)
 	return a, &r, nil
@@ -441,11 +443,11 @@ func (s *Automations) Schedule(ctx context.Context, accountID int64, automationU
 func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, scheduleUtr string, in ScheduleInput) (*models.AutomationSchedule, error) {
 	a, cur, err := s.schedule(ctx, accountID, in.Utr, scheduleUtr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update an email: %w", err)
 	}
 	r, _, err := s.checkSchedule(ctx, accountID, in, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update an email: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
@@ -458,9 +460,13 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update an email: %w", err)
 	}
-	return s.Schedule(ctx, accountID, a.Utr, scheduleUtr)
+	r, err = s.Schedule(ctx, accountID, a.Utr, scheduleUtr)
+	if err != nil {
+		return nil, fmt.Errorf("automations: update an email: %w", err)
+	}
+	return r, nil
 }
 
 // DeleteSchedule removes one email. Contacts waiting for a later email
@@ -468,9 +474,9 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string) error {
 	a, r, err := s.schedule(ctx, accountID, automationUtr, scheduleUtr)
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: delete an email: %w", err)
 	}
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		rows, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
@@ -498,6 +504,10 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 		}
 		return renumber(tx, a.ID)
 	})
+	if err != nil {
+		return fmt.Errorf("automations: delete an email: %w", err)
+	}
+	return nil
 }
 
 // MoveSchedule moves one email up (-1) or down (+1) in the sequence.
@@ -505,9 +515,9 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automationUtr, scheduleUtr string, by int) error {
 	a, r, err := s.schedule(ctx, accountID, automationUtr, scheduleUtr)
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: move an email: %w", err)
 	}
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		rows, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
@@ -530,6 +540,10 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("automations: move an email: %w", err)
+	}
+	return nil
 }
 
 func renumber(tx *gorm.DB, automationID int64) error {
@@ -616,7 +630,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) error {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: set live: %w", err)
 	}
 	if a.UnsubscribeGroupID == "" || a.UnsubscribeGroupID == "0" {
 		return &core.Error{Code: core.CodeValidation, Message: MsgGroupRequired}
@@ -626,7 +640,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	}
 	rows, err := record.OrderedSchedules(s.db.R.WithContext(ctx), a.ID)
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: set live: %w", err)
 	}
 	if len(rows) == 0 {
 		return &core.Error{Code: core.CodeValidation, Message: msgNoSchedule}
@@ -641,7 +655,7 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return nil
 	}
 	if err := s.checklist.enforceAutomation(ctx, a); err != nil {
-		return err
+		return fmt.Errorf("automations: set live: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Contacts already in the target are not enrolled, nor those that
@@ -659,10 +673,13 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: set live: %w", err)
 	}
 	s.engine.Wake()
-	return s.audit.Record(ctx, accountID, core.AuditAutomationLive, a.AutomationName, a.Utr)
+	if err := s.audit.Record(ctx, accountID, core.AuditAutomationLive, a.AutomationName, a.Utr); err != nil {
+		return fmt.Errorf("automations: set live: audit: %w", err)
+	}
+	return nil
 }
 
 // targetCursor is the last id of the automation's target now.
@@ -674,7 +691,10 @@ func targetCursor(tx *gorm.DB, a *models.Automation) (int64, error) {
 	} else {
 		err = tx.Table("contacts").Select("COALESCE(MAX(id), 0)").Where("user_id = ? AND contact_type_id = ?", a.UserID, a.AutomationFor).Scan(&n).Error
 	}
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("automations: target cursor of automation %d: %w", a.ID, err)
+	}
+	return n, nil
 }
 
 // Pause stops a live automation's sends and enrolments; each enrolled
@@ -682,7 +702,7 @@ func targetCursor(tx *gorm.DB, a *models.Automation) (int64, error) {
 func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) error {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: pause: %w", err)
 	}
 	if a.Status != models.AutomationLive {
 		return &core.Error{Code: core.CodeValidation, Message: msgOnlyLivePaused}
@@ -694,9 +714,12 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 		return s.syncSteps(ctx, tx, a.ID)
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("automations: pause: %w", err)
 	}
-	return s.audit.Record(ctx, accountID, core.AuditAutomationPaused, a.AutomationName, a.Utr)
+	if err := s.audit.Record(ctx, accountID, core.AuditAutomationPaused, a.AutomationName, a.Utr); err != nil {
+		return fmt.Errorf("automations: pause: audit: %w", err)
+	}
+	return nil
 }
 
 // Duplicate copies an automation and its emails as a draft.
@@ -704,7 +727,7 @@ func (s *Automations) Pause(ctx context.Context, accountID int64, utr string) er
 func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string) (*models.Automation, error) {
 	a, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: duplicate: %w", err)
 	}
 	now := models.NewTimestamp(s.db.Now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
@@ -727,7 +750,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: duplicate: %w", err)
 	}
 	return &cp, nil
 }
@@ -762,8 +785,9 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 		}
 		return nil
 	})
-	if err == nil {
-		s.engine.Changed(stopped)
+	if err != nil {
+		return fmt.Errorf("automations: delete: %w", err)
 	}
-	return err
+	s.engine.Changed(stopped)
+	return nil
 }

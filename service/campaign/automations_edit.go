@@ -24,7 +24,7 @@ const (
 func (s *Automations) Update(ctx context.Context, accountID int64, utr string, in AutomationInput) (*models.Automation, error) {
 	cur, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update: %w", err)
 	}
 	in.Type = "custom"
 	if cur.AutomationType == 0 {
@@ -32,7 +32,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 	}
 	a, err := s.validate(ctx, accountID, in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The state is read again inside the transaction: it may have gone
@@ -62,7 +62,11 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		return s.syncSteps(ctx, tx, cur.ID)
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("automations: update: %w", err)
 	}
-	return s.Get(ctx, accountID, cur.Utr)
+	a, err = s.Get(ctx, accountID, cur.Utr)
+	if err != nil {
+		return nil, fmt.Errorf("automations: update: %w", err)
+	}
+	return a, nil
 }

@@ -108,8 +108,10 @@ type ChecklistSubject struct {
 // Blocks reports whether the account's failed checks refuse sends.
 func (c *Checklist) Blocks(ctx context.Context, accountID int64) (bool, error) {
 	var v int
-	err := c.db.R.WithContext(ctx).Table("users").Select("checklist_blocks").Where("id = ?", accountID).Scan(&v).Error
-	return v == 1, err
+	if err := c.db.R.WithContext(ctx).Table("users").Select("checklist_blocks").Where("id = ?", accountID).Scan(&v).Error; err != nil {
+		return false, fmt.Errorf("checklist: blocks of account %d: %w", accountID, err)
+	}
+	return v == 1, nil
 }
 
 // SetBlocks turns blocking on or off for the account.
@@ -118,8 +120,11 @@ func (c *Checklist) SetBlocks(ctx context.Context, accountID int64, on bool) err
 	if on {
 		v = 1
 	}
-	return c.db.W.WithContext(ctx).Table("users").Where("id = ?", accountID).
-		Updates(map[string]any{"checklist_blocks": v, "updated_at": c.now()}).Error
+	if err := c.db.W.WithContext(ctx).Table("users").Where("id = ?", accountID).
+		Updates(map[string]any{"checklist_blocks": v, "updated_at": c.now()}).Error; err != nil {
+		return fmt.Errorf("checklist: set blocks of account %d: %w", accountID, err)
+	}
+	return nil
 }
 
 // Evaluate checks the mails of subjects (one for a send, one per email of
@@ -140,7 +145,7 @@ func (c *Checklist) Evaluate(ctx context.Context, accountID int64, subjects []Ch
 		seen[d] = true
 		it, err := c.fromDomain(ctx, accountID, d)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("checklist: evaluate: %w", err)
 		}
 		items = append(items, it)
 	}
@@ -149,7 +154,7 @@ func (c *Checklist) Evaluate(ctx context.Context, accountID int64, subjects []Ch
 	}
 	rates, err := c.rates(ctx, accountID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checklist: evaluate: %w", err)
 	}
 	return append(items, rates...), nil
 }
@@ -167,7 +172,7 @@ func (c *Checklist) fromDomain(ctx context.Context, accountID int64, domain stri
 	}
 	a, err := c.auth(ctx, accountID, domain)
 	if err != nil {
-		return it, err
+		return it, fmt.Errorf("checklist: authentication of %s: %w", domain, err)
 	}
 	switch {
 	case !a.Checked:
@@ -309,7 +314,10 @@ func (c *Checklist) Rates(ctx context.Context, accountID int64) (AccountRates, e
 	err := c.db.R.WithContext(ctx).Model(&models.SingleSend{}).
 		Select("COALESCE(SUM(delivered), 0) AS delivered, COALESCE(SUM(bounces), 0) AS bounces, COALESCE(SUM(spam_reports), 0) AS complaints").
 		Where("user_id = ? AND sent_at >= ?", accountID, since).Scan(&r).Error
-	return r, err
+	if err != nil {
+		return r, fmt.Errorf("checklist: rates of account %d: %w", accountID, err)
+	}
+	return r, nil
 }
 
 // rates are the items of the account's hard-bounce and complaint rates.
@@ -410,7 +418,7 @@ func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSend
 		case err == nil:
 			s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
 		case !core.IsNotFound(err):
-			return nil, err
+			return nil, fmt.Errorf("checklist: sender %d: %w", id, err)
 		}
 	}
 	return c.Evaluate(ctx, accountID, []ChecklistSubject{s})
@@ -421,7 +429,7 @@ func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSend
 func (c *Checklist) ForAutomation(ctx context.Context, accountID int64, utr string) ([]CheckItem, error) {
 	a, err := (&Automations{db: c.db}).Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checklist: automation: %w", err)
 	}
 	return c.forAutomation(ctx, c.db.R, a)
 }
@@ -429,7 +437,7 @@ func (c *Checklist) ForAutomation(ctx context.Context, accountID int64, utr stri
 func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Automation) ([]CheckItem, error) {
 	rows, err := record.OrderedSchedules(q.WithContext(ctx), a.ID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("checklist: automation: %w", err)
 	}
 	subjects := make([]ChecklistSubject, 0, len(rows))
 	for i, r := range rows {
@@ -443,7 +451,7 @@ func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Aut
 			case err == nil:
 				s.From, s.HasSender, s.PostalAddr = snd.FromEmail, true, postalAddress(snd)
 			case !core.IsNotFound(err):
-				return nil, err
+				return nil, fmt.Errorf("checklist: sender %d of automation %d: %w", r.SenderID, a.ID, err)
 			}
 		}
 		subjects = append(subjects, s)
@@ -459,12 +467,15 @@ func (c *Checklist) enforceSend(ctx context.Context, accountID int64, ss *models
 		return nil
 	}
 	on, err := c.Blocks(ctx, accountID)
-	if err != nil || !on {
-		return err
+	if err != nil {
+		return fmt.Errorf("checklist: enforce: %w", err)
+	}
+	if !on {
+		return nil
 	}
 	items, err := c.ForSend(ctx, accountID, ss)
 	if err != nil {
-		return err
+		return fmt.Errorf("checklist: enforce: %w", err)
 	}
 	return checklistRefusal(items)
 }
@@ -475,12 +486,15 @@ func (c *Checklist) enforceAutomation(ctx context.Context, a *models.Automation)
 		return nil
 	}
 	on, err := c.Blocks(ctx, a.UserID)
-	if err != nil || !on {
-		return err
+	if err != nil {
+		return fmt.Errorf("checklist: enforce: %w", err)
+	}
+	if !on {
+		return nil
 	}
 	items, err := c.forAutomation(ctx, c.db.R, a)
 	if err != nil {
-		return err
+		return fmt.Errorf("checklist: enforce: %w", err)
 	}
 	return checklistRefusal(items)
 }

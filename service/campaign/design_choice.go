@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -96,7 +97,7 @@ func (s *Designs) choose(ctx context.Context, accountID int64, choice string, he
 			return ChosenDesign{}, nil
 		}
 		if err != nil {
-			return ChosenDesign{}, err
+			return ChosenDesign{}, fmt.Errorf("designs: choose: %w", err)
 		}
 		return ChosenDesign{TemplateID: "1", TemplateHTML: d.TemplateHTML, TemplateJSON: d.TemplateJSON, PreviewImg: s.templates.BlankImage()}, nil
 	case choice == ChoiceCurrent && held != nil:

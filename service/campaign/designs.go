@@ -80,26 +80,30 @@ func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInpu
 		"name": d.Name, "template_id": d.TemplateID, "template_json": d.TemplateJSON, "template_html": d.TemplateHTML, "updated_at": s.db.Now(),
 	})
 	if res.Error != nil {
-		return nil, res.Error
+		return nil, fmt.Errorf("designs: update design %d: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return nil, core.ErrNotFound
 	}
-	return s.Get(ctx, accountID, id)
+	got, err := s.Get(ctx, accountID, id)
+	if err != nil {
+		return nil, fmt.Errorf("designs: update: %w", err)
+	}
+	return got, nil
 }
 
 // Get returns one design of the account. Errors: ErrNotFound.
 func (s *Designs) Get(ctx context.Context, accountID, id int64) (*models.Design, error) {
 	var d models.Design
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&d).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFoundOr(err, "designs: get")
 	}
 	return &d, nil
 }
 
 // Each calls fn for every design of the account (without its JSON).
 func (s *Designs) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.Design) error) error {
-	return core.Each(ctx, f, "", func() *gorm.DB {
+	return each(ctx, "designs: list", f, func() *gorm.DB {
 		q := s.db.R.Model(&models.Design{}).Select("id", "user_id", "name", "template_id", "template_html", "created_at", "updated_at").Where("user_id = ?", accountID)
 		if f.Search != "" {
 			q = q.Where(`LOWER(name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
@@ -110,7 +114,10 @@ func (s *Designs) Each(ctx context.Context, accountID int64, f core.ListFilter, 
 
 // Delete removes a design. Errors: ErrNotFound.
 func (s *Designs) Delete(ctx context.Context, accountID, id int64) error {
-	return core.DeleteAll(ctx, s.db, accountID, &models.Design{}, []int64{id}, core.NoScope)
+	if err := core.DeleteAll(ctx, s.db, accountID, &models.Design{}, []int64{id}, core.NoScope); err != nil {
+		return fmt.Errorf("designs: delete: %w", err)
+	}
+	return nil
 }
 
 // Preview renders a design's HTML with a contact's values (contactID > 0)
@@ -121,7 +128,7 @@ func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string,
 	if contactID > 0 {
 		c, err := s.contacts.Get(ctx, accountID, contactID)
 		if err != nil {
-			return "", err
+			return "", fmt.Errorf("designs: preview: %w", err)
 		}
 		values = ContactValues(c)
 		for _, k := range core.SenderPlaceholders {

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -59,7 +60,7 @@ func (s *SingleSends) checkLocal(ctx context.Context, accountID int64, in LocalT
 	if name := strings.TrimSpace(in.ZoneField); name != "" {
 		var n int64
 		if err := s.db.R.WithContext(ctx).Model(&models.Field{}).Where("user_id = ? AND field_name = ?", accountID, name).Count(&n).Error; err != nil {
-			return err
+			return fmt.Errorf("single sends: local time: zone field: %w", err)
 		}
 		if n == 0 || !core.FieldNameRE.MatchString(name) {
 			p.Add("local_zone_field", msgZoneField)
@@ -89,13 +90,16 @@ func (s *SingleSends) Waves(ctx context.Context, accountID, sendID int64) ([]Wav
 		Recipients int64
 	}
 	if err := s.db.R.WithContext(ctx).Raw("SELECT zone, release_at, recipients FROM send_waves WHERE send_id = ? AND user_id = ? ORDER BY release_at, zone",
-		sendID, accountID).Scan(&rows).Error; err != nil || len(rows) == 0 {
-		return nil, err
+		sendID, accountID).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("single sends: waves of send %d: %w", sendID, err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
 	}
 	var sent []struct{ ReleaseAt, N int64 }
 	if err := s.db.R.WithContext(ctx).Raw("SELECT release_at, COUNT(*) AS n FROM send_messages WHERE send_id = ? AND user_id = ? AND state = ? AND release_at > 0 GROUP BY release_at",
 		sendID, accountID, models.MessageDelivered).Scan(&sent).Error; err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: delivered per wave of send %d: %w", sendID, err)
 	}
 	byAt := map[int64]int64{}
 	for _, r := range sent {

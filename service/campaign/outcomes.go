@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -22,14 +23,17 @@ const msgNotPaused = "The single send is not paused."
 func (s *SingleSends) Resume(ctx context.Context, accountID int64, utr string) (int64, error) {
 	ss, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("single sends: resume: %w", err)
 	}
 	n, err := resumeSend(ctx, s.db, ss)
 	if err != nil {
-		return n, err
+		return n, fmt.Errorf("single sends: resume: %w", err)
 	}
 	s.poke()
-	return n, s.audit.Record(ctx, accountID, core.AuditSendResumed, ss.SingleSendName, ss.Utr)
+	if err := s.audit.Record(ctx, accountID, core.AuditSendResumed, ss.SingleSendName, ss.Utr); err != nil {
+		return n, fmt.Errorf("single sends: resume: audit: %w", err)
+	}
+	return n, nil
 }
 
 // ResumeEmail is Resume for the send that carries an automation's email
@@ -38,25 +42,26 @@ func (s *SingleSends) Resume(ctx context.Context, accountID int64, utr string) (
 func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automationUtr, emailUtr string) (int64, error) {
 	a, err := s.Get(ctx, accountID, automationUtr)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("automations: resume an email: %w", err)
 	}
 	var row models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND user_id = ? AND utr = ?", a.ID, accountID, strings.TrimSpace(emailUtr)).
 		First(&row).Error; err != nil {
-		return 0, core.NotFound(err)
+		return 0, notFoundOr(err, "automations: resume an email")
 	}
 	if row.SendID == nil {
 		return 0, &core.Error{Code: core.CodeValidation, Message: msgNotPaused}
 	}
 	var ss models.SingleSend
 	if err := s.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", *row.SendID, accountID).First(&ss).Error; err != nil {
-		return 0, core.NotFound(err)
+		return 0, notFoundOr(err, "automations: resume an email")
 	}
 	n, err := resumeSend(ctx, s.db, &ss)
-	if err == nil {
-		s.engine.Wake()
+	if err != nil {
+		return n, fmt.Errorf("automations: resume an email: %w", err)
 	}
-	return n, err
+	s.engine.Wake()
+	return n, nil
 }
 
 func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64, error) {
@@ -93,5 +98,8 @@ func resumeSend(ctx context.Context, db *core.DB, ss *models.SingleSend) (int64,
 		n = res.RowsAffected
 		return tx.Exec("UPDATE single_sends SET blocks = CASE WHEN blocks > ? THEN blocks - ? ELSE 0 END WHERE id = ?", n, n, ss.ID).Error
 	})
-	return n, err
+	if err != nil {
+		return n, fmt.Errorf("single sends: requeue the blocked messages of send %d: %w", ss.ID, err)
+	}
+	return n, nil
 }

@@ -85,7 +85,7 @@ func (s *SingleSends) WriteRecipientsCSVProgress(ctx context.Context, accountID 
 func (s *SingleSends) WriteStatisticsCSV(ctx context.Context, ss *models.SingleSend, w io.Writer) error {
 	_, links, err := s.Activity(ctx, ss)
 	if err != nil {
-		return err
+		return fmt.Errorf("exports: statistics of send %d: %w", ss.ID, err)
 	}
 	cw := csv.NewWriter(w)
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"herald/models"
@@ -28,7 +29,7 @@ type Progress struct {
 func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string) (*models.SingleSend, *Progress, error) {
 	ss, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("single sends: progress: %w", err)
 	}
 	p := &Progress{Status: ss.Status, Triggered: ss.Triggered, Resolved: ss.Resolved == 1, Delivered: ss.Delivered, Bounces: ss.Bounces,
 		Blocks: ss.Blocks, Failures: ss.Failures}
@@ -37,10 +38,10 @@ func (s *SingleSends) Progress(ctx context.Context, accountID int64, utr string)
 		since := models.NewTimestamp(s.now().Add(-time.Minute))
 		var recent int64
 		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = ? AND sent_at >= ?", ss.ID, models.MessageDelivered, since).Count(&recent).Error; err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("single sends: recent deliveries of send %d: %w", ss.ID, err)
 		}
 		if err := s.db.R.WithContext(ctx).Model(&models.SendMessage{}).Where("send_id = ? AND state = ? AND attempts > 0", ss.ID, models.MessageQueued).Count(&p.Retrying).Error; err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("single sends: retrying messages of send %d: %w", ss.ID, err)
 		}
 		window := time.Minute
 		if !ss.SentAt.IsZero() {
@@ -110,7 +111,7 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 		}
 		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at, raw, human").
 			Where("send_id = ? AND id > ?", ss.ID, last).Order("id").Limit(5000).Scan(&rows).Error; err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("single sends: activity of send %d: %w", ss.ID, err)
 		}
 		for _, r := range rows {
 			at := r.At.Time.Truncate(step)

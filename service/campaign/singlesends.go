@@ -98,7 +98,7 @@ func targetsExist(ctx context.Context, q *gorm.DB, accountID int64, ts models.Ta
 		}
 		var n int64
 		if err := q.WithContext(ctx).Table(table).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, t.ID).Count(&n).Error; err != nil {
-			return false, err
+			return false, fmt.Errorf("targets: find %s %s: %w", table, t.ID, err)
 		}
 		if n == 0 {
 			return false, nil
@@ -140,7 +140,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		case core.IsNotFound(err):
 			p.InvalidChoice("sender_id")
 		case err != nil:
-			return nil, err
+			return nil, fmt.Errorf("single sends: check: %w", err)
 		case snd.IsVerified != 1:
 			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
 		default:
@@ -153,7 +153,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
 		id, ok, err := accountGroup(ctx, s.groups, p, accountID, in.UnsubscribeGroupID)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("single sends: check: %w", err)
 		}
 		if ok {
 			ss.UnsubscribeGroupID = id
@@ -197,7 +197,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 		if ok {
 			var err error
 			if ok, err = targetsExist(ctx, q, accountID, ts); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("single sends: check: %w", err)
 			}
 		}
 		if !ok {
@@ -211,7 +211,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	if ss.ScheduleType == 1 && !p.Has("schedule_type") {
 		at, err := s.scheduleAt(ctx, accountID, in.ScheduleDate, in.ScheduleTime, p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("single sends: check: %w", err)
 		}
 		if !at.IsZero() {
 			ts := models.NewTimestamp(at)
@@ -222,7 +222,7 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}
 	if in.Local != nil {
 		if err := s.checkLocal(ctx, accountID, *in.Local, ss, p); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("single sends: check: %w", err)
 		}
 	}
 	if in.AB != nil {
@@ -248,7 +248,7 @@ func (s *SingleSends) scheduleAt(ctx context.Context, accountID int64, date, clo
 	}
 	loc, err := s.location(ctx, accountID)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, fmt.Errorf("single sends: schedule: %w", err)
 	}
 	d, err := time.ParseInLocation("2006-01-02", date, loc)
 	if err != nil {
@@ -390,10 +390,10 @@ func nonBlank(items []string) []string {
 func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
 	ss, err := s.check(ctx, accountID, in, forCreate)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: create: %w", err)
 	}
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: create: %w", err)
 	}
 	now := models.NewTimestamp(s.now())
 	ss.Utr, ss.CreatedAt, ss.UpdatedAt, ss.Armed, ss.Links = uuid.NewString(), now, now, 1, models.StringArray{}
@@ -411,10 +411,14 @@ func (s *SingleSends) Create(ctx context.Context, accountID int64, in SingleSend
 // recordArmed writes the audit line of a send saved to start or to wait
 // for its time.
 func (s *SingleSends) recordArmed(ctx context.Context, accountID int64, ss *models.SingleSend) error {
+	action, detail := core.AuditSendStarted, ss.Utr
 	if ss.ScheduleType == 1 {
-		return s.audit.Record(ctx, accountID, core.AuditSendScheduled, ss.SingleSendName, ss.Utr+" for "+ss.ScheduleDate+" "+ss.ScheduleTime)
+		action, detail = core.AuditSendScheduled, ss.Utr+" for "+ss.ScheduleDate+" "+ss.ScheduleTime
 	}
-	return s.audit.Record(ctx, accountID, core.AuditSendStarted, ss.SingleSendName, ss.Utr)
+	if err := s.audit.Record(ctx, accountID, action, ss.SingleSendName, detail); err != nil {
+		return fmt.Errorf("single sends: audit send %d: %w", ss.ID, err)
+	}
+	return nil
 }
 
 // Validate checks a send's body as Create would (the checklist included
@@ -423,9 +427,12 @@ func (s *SingleSends) recordArmed(ctx context.Context, accountID int64, ss *mode
 func (s *SingleSends) Validate(ctx context.Context, accountID int64, in SingleSendInput) error {
 	ss, err := s.check(ctx, accountID, in, forCreate)
 	if err != nil {
-		return err
+		return fmt.Errorf("single sends: validate: %w", err)
 	}
-	return s.checklist.enforceSend(ctx, accountID, ss)
+	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
+		return fmt.Errorf("single sends: validate: %w", err)
+	}
+	return nil
 }
 
 // Update replaces a send that has not started and arms it again. The body
@@ -436,29 +443,29 @@ func (s *SingleSends) Validate(ctx context.Context, accountID int64, in SingleSe
 func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
 	ss, err := s.check(ctx, accountID, in, forUpdate)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
 	cur, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
 	status := models.SendInitiate
 	if ss.ScheduleType == 1 {
 		status = models.SendReady
 	}
 	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, status, 1); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
 	s.poke()
 	got, err := s.Get(ctx, accountID, cur.Utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
 	return got, s.recordArmed(ctx, accountID, got)
 }
@@ -488,7 +495,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, id, models.SendRunning).
 		Updates(cols)
 	if res.Error != nil {
-		return res.Error
+		return fmt.Errorf("single sends: rewrite send %d: %w", id, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
@@ -533,7 +540,7 @@ func forgiveDraft(p core.Problems) {
 func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleSendInput) (*models.SingleSend, error) {
 	ss, err := s.check(ctx, accountID, in, forDraft)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: save a draft: %w", err)
 	}
 	if ss.SendAfter == nil {
 		ss.ScheduleDate, ss.ScheduleTime = "0000-00-00", "00:00:00"
@@ -549,15 +556,19 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	}
 	cur, err := s.Get(ctx, accountID, in.Utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: save a draft: %w", err)
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
 	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, models.SendInitiate, 0); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: save a draft: %w", err)
 	}
-	return s.Get(ctx, accountID, cur.Utr)
+	got, err := s.Get(ctx, accountID, cur.Utr)
+	if err != nil {
+		return nil, fmt.Errorf("single sends: save a draft: %w", err)
+	}
+	return got, nil
 }
 
 // accountSends narrows q to the account's single sends: not the rows that
@@ -641,7 +652,7 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 	}
 	var ss models.SingleSend
 	if err := byUtr(s.db.R.WithContext(ctx), accountID, utr).First(&ss).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFoundOr(err, "single sends: get")
 	}
 	return &ss, nil
 }
@@ -669,7 +680,7 @@ func (s *SingleSends) Utrs(ctx context.Context, accountID int64, ids []int64) (m
 // Each calls fn for the account's sends, newest last, without their designs.
 func (s *SingleSends) Each(ctx context.Context, accountID int64, f core.ListFilter, fn func(*models.SingleSend) error) error {
 	f = f.SortedBy(SendSorts)
-	return core.Each(ctx, f, "", func() *gorm.DB {
+	return each(ctx, "single sends: list", f, func() *gorm.DB {
 		q := core.WithStatus(accountSends(s.db.R.Model(&models.SingleSend{}), accountID), f, sendStatuses)
 		if f.Search != "" {
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
@@ -683,7 +694,7 @@ func (s *SingleSends) Each(ctx context.Context, accountID int64, f core.ListFilt
 func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string) (*models.SingleSend, error) {
 	cur, err := s.Get(ctx, accountID, utr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("single sends: duplicate: %w", err)
 	}
 	now := models.NewTimestamp(s.now())
 	cp := *cur
@@ -747,10 +758,11 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 		}
 		return nil
 	})
-	if err == nil {
-		s.engine.Deleted(ids)
+	if err != nil {
+		return fmt.Errorf("single sends: delete: %w", err)
 	}
-	return err
+	s.engine.Deleted(ids)
+	return nil
 }
 
 // linksKept is how long a deleted send's row and its sent messages stay
@@ -762,7 +774,10 @@ const linksKept = 400 * 24 * time.Hour
 func (s *SingleSends) PurgeDeleted(ctx context.Context) (int64, error) {
 	res := s.db.W.WithContext(ctx).Where("deleted_at IS NOT NULL AND deleted_at < ?", models.NewTimestamp(s.now().Add(-linksKept))).
 		Delete(&models.SingleSend{})
-	return res.RowsAffected, res.Error
+	if res.Error != nil {
+		return res.RowsAffected, fmt.Errorf("single sends: purge deleted: %w", res.Error)
+	}
+	return res.RowsAffected, nil
 }
 
 // AudienceCount counts the distinct addresses a send with these targets
@@ -778,7 +793,11 @@ func (s *SingleSends) AudienceCount(ctx context.Context, accountID int64, to, ex
 	if !ok {
 		ex = nil
 	}
-	return engine.CountAudience(ctx, s.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID})
+	n, err := engine.CountAudience(ctx, s.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: groupID})
+	if err != nil {
+		return n, fmt.Errorf("single sends: count the audience: %w", err)
+	}
+	return n, nil
 }
 
 // SendTest mails one test message of the send described by in to the
@@ -793,14 +812,14 @@ func (s *SingleSends) SendTest(ctx context.Context, accountID int64, in SingleSe
 	in.ScheduleType = "0"
 	ss, err := s.check(ctx, accountID, in, forTest)
 	if err != nil {
-		return err
+		return fmt.Errorf("single sends: send a test: %w", err)
 	}
 	sample := s.templates.SampleValues()
 	ct := &models.Contact{FirstName: sample["first_name"], LastName: sample["last_name"], Email: addr, Country: sample["country"],
 		State: sample["state"], City: sample["city"], AddressLine1: sample["address_line1"], PostalCode: sample["postal_code"]}
 	raw, err := engine.BuildTestMail(ctx, s.db, m.BaseURL, ss, ct)
 	if err != nil {
-		return err
+		return fmt.Errorf("single sends: send a test: %w", err)
 	}
 	return m.Transport.Send(core.WithAccount(ctx, accountID), m.Envelope(), []string{addr}, raw)
 }
@@ -818,7 +837,7 @@ func accountGroup(ctx context.Context, groups *audience.Groups, p core.Problems,
 		p.InvalidChoice("unsubscribe_group_id")
 		return 0, false, nil
 	case err != nil:
-		return 0, false, err
+		return 0, false, fmt.Errorf("unsubscribe groups: get %d: %w", id, err)
 	}
 	return id, true, nil
 }
