@@ -27,6 +27,9 @@ func schemas() obj {
 		"country": str("The country's name (or the stored text when it names no country)."),
 		"state":   str(""), "city": str(""), "address_line1": str(""), "address_line2": str(""),
 		"state_province_region": str(""), "postal_code": str(""),
+		"status":   str("`confirmed`, or `unconfirmed` for a double-opt-in sign-up not yet confirmed."),
+		"consent":  ref("Consent"),
+		"language": str("IETF tag the public pages and the confirmation mail speak to the contact; empty when unknown."),
 		"custom_field": obj{
 			"type":                 []string{"object", "null"},
 			"description":          "One key per custom field of the account (null when the account has none).",
@@ -148,6 +151,17 @@ func schemas() obj {
 		"CustomValue": record("A custom field of a contact.", obj{
 			"field_name": str("The field's display label (`join_date` → `Join Date`)."), "field_value": strOrNull(""),
 		}),
+		"Consent": record("How a contact came; {} for contacts from before it was kept.", obj{
+			"source":       str("`form`, `api`, `import` or `console`."),
+			"form_id":      integer("The form of a sign-up."),
+			"import_id":    integer("The import that brought the contact."),
+			"basis":        str("What the importer said of the list."),
+			"at":           timestamp("When the contact came."),
+			"ip":           str("The address the sign-up came from."),
+			"user_agent":   str("The browser of the sign-up."),
+			"text":         str("The form's wording the person agreed to."),
+			"confirmed_at": timestamp("When the person confirmed a double-opt-in sign-up."),
+		}, "source", "form_id", "import_id", "basis", "at", "ip", "user_agent", "text", "confirmed_at"),
 		"Contact":       record("A contact.", contact),
 		"ContactInList": record("A contact as the list answers it, with its contact type.", with(contact, obj{"contact_type": ref("ContactType")})),
 		"Segment":       record("A segment as the list answers it.", segment),

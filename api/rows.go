@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 
@@ -122,6 +123,16 @@ func appendContactView(b []byte, v *models.ContactView) []byte {
 	b = appendStringField(b, `,"address_line2":`, c.AddressLine2)
 	b = appendStringField(b, `,"state_province_region":`, c.StateProvinceRegion)
 	b = appendStringField(b, `,"postal_code":`, c.PostalCode)
+	b = appendStringField(b, `,"status":`, c.Status)
+	b = append(b, `,"consent":`...)
+	if c.Consent == (models.Consent{}) {
+		b = append(b, "{}"...)
+	} else if doc, err := json.Marshal(c.Consent); err == nil {
+		b = append(b, doc...)
+	} else {
+		b = append(b, "{}"...)
+	}
+	b = appendStringField(b, `,"language":`, c.Language)
 	b = appendNullableTime(b, `,"deleted_at":`, c.DeletedAt)
 	b = appendTimes(b, c.CreatedAt, c.UpdatedAt)
 	b = append(b, `,"custom_field":`...)

@@ -40,24 +40,31 @@ func (Field) TableName() string { return "fields" }
 // the API shape (custom_field, fullname, country name) is built by the
 // service into ContactView.
 type Contact struct {
-	ID                  int64      `gorm:"primaryKey" json:"id"`
-	UserID              int64      `json:"user_id"`
-	ContactTypeID       int64      `json:"contact_type_id"`
-	FirstName           string     `json:"first_name"`
-	LastName            string     `json:"last_name"`
-	Email               string     `json:"email"`
-	AltEmail            *string    `json:"alt_email"`
-	Country             string     `json:"country"`
-	State               string     `json:"state"`
-	City                string     `json:"city"`
-	AddressLine1        string     `gorm:"column:address_line1" json:"address_line1"`
-	AddressLine2        string     `gorm:"column:address_line2" json:"address_line2"`
-	StateProvinceRegion string     `json:"state_province_region"`
-	PostalCode          string     `json:"postal_code"`
-	CustomFields        JSONText   `json:"-"`
-	DeletedAt           *Timestamp `json:"deleted_at"`
-	CreatedAt           Timestamp  `json:"created_at"`
-	UpdatedAt           Timestamp  `json:"updated_at"`
+	ID                  int64    `gorm:"primaryKey" json:"id"`
+	UserID              int64    `json:"user_id"`
+	ContactTypeID       int64    `json:"contact_type_id"`
+	FirstName           string   `json:"first_name"`
+	LastName            string   `json:"last_name"`
+	Email               string   `json:"email"`
+	AltEmail            *string  `json:"alt_email"`
+	Country             string   `json:"country"`
+	State               string   `json:"state"`
+	City                string   `json:"city"`
+	AddressLine1        string   `gorm:"column:address_line1" json:"address_line1"`
+	AddressLine2        string   `gorm:"column:address_line2" json:"address_line2"`
+	StateProvinceRegion string   `json:"state_province_region"`
+	PostalCode          string   `json:"postal_code"`
+	CustomFields        JSONText `json:"-"`
+	// Status is ContactConfirmed or ContactUnconfirmed (double opt-in).
+	Status string `gorm:"default:confirmed" json:"status"`
+	// Consent is how the contact came.
+	Consent Consent `json:"consent"`
+	// Language is the IETF tag the public pages and the confirmation mail
+	// speak to the contact ("" none).
+	Language  string     `json:"language"`
+	DeletedAt *Timestamp `json:"deleted_at"`
+	CreatedAt Timestamp  `json:"created_at"`
+	UpdatedAt Timestamp  `json:"updated_at"`
 }
 
 // TableName names the table.
