@@ -2,6 +2,7 @@ package audience
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ type ContactTypes struct {
 func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {
 	var ct models.ContactType
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&ct).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFound(err, "contact types: contact type %d", id)
 	}
 	return &ct, nil
 }
@@ -54,7 +55,7 @@ func (s *ContactTypes) validName(ctx context.Context, tx *gorm.DB, accountID, se
 	if err := tx.WithContext(ctx).Model(&models.ContactType{}).
 		Where("user_id = ? AND deleted_at IS NULL AND LOWER(name) = ? AND id <> ?", accountID, strings.ToLower(name), selfID).
 		Count(&n).Error; err != nil {
-		return "", err
+		return "", fmt.Errorf("contact types: is a name taken in account %d: %w", accountID, err)
 	}
 	if n > 0 {
 		return "", core.Invalid("name", "The name has already been taken.")
@@ -74,7 +75,10 @@ func (s *ContactTypes) Create(ctx context.Context, accountID int64, name string)
 		ct = &models.ContactType{UserID: accountID, Name: n, CreatedAt: now, UpdatedAt: now}
 		return tx.Create(ct).Error
 	})
-	return ct, err
+	if err != nil {
+		return nil, wrapDB(err, "contact types: create")
+	}
+	return ct, nil
 }
 
 // Get returns one contact type. Errors: ErrNotFound.
@@ -108,7 +112,10 @@ func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name str
 		ct.Name, ct.UpdatedAt = n, models.NewTimestamp(s.db.Now())
 		return tx.Model(&models.ContactType{}).Where("id = ?", id).Updates(map[string]any{"name": n, "updated_at": ct.UpdatedAt}).Error
 	})
-	return ct, err
+	if err != nil {
+		return nil, wrapDB(err, "contact types: update %d", id)
+	}
+	return ct, nil
 }
 
 // Delete soft-deletes a contact type with its contacts and segments.
@@ -140,7 +147,7 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE contact_type_id = ?)", id).Error
 	})
 	if err != nil {
-		return err
+		return wrapDB(err, "contact types: delete %d", id)
 	}
 	return s.audit.Record(ctx, accountID, core.AuditContactTypeDelete, name, "")
 }
@@ -161,6 +168,8 @@ func (s *ContactTypes) Each(ctx context.Context, accountID int64, f core.ListFil
 // All returns every contact type of the account (for forms and lookups).
 func (s *ContactTypes) All(ctx context.Context, accountID int64) ([]models.ContactType, error) {
 	var out []models.ContactType
-	err := s.db.R.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Order("name").Find(&out).Error
-	return out, err
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Order("name").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("contact types: list of account %d: %w", accountID, err)
+	}
+	return out, nil
 }

@@ -199,7 +199,10 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		out = view(&c, customs, nil)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, wrapDB(err, "contacts: create")
+	}
+	return out, nil
 }
 
 // Update changes a contact; custom field values not given stay as they
@@ -253,7 +256,10 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		out = view(&c, customs, nil)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, wrapDB(err, "contacts: update")
+	}
+	return out, nil
 }
 
 func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, selfID int64) error {
@@ -271,7 +277,7 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 func contact(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Contact, error) {
 	var c models.Contact
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&c).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFound(err, "contacts: contact %d", id)
 	}
 	return &c, nil
 }
@@ -284,7 +290,7 @@ func (s *Contacts) Get(ctx context.Context, accountID, id int64) (*models.Contac
 	}
 	customs, err := customFields(ctx, s.db.R, accountID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("contacts: custom fields of account %d: %w", accountID, err)
 	}
 	return view(c, customs, nil), nil
 }
@@ -294,7 +300,7 @@ func (s *Contacts) Get(ctx context.Context, accountID, id int64) (*models.Contac
 func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, fn func(*models.ContactView) error) error {
 	customs, err := customFields(ctx, s.db.R, accountID)
 	if err != nil {
-		return err
+		return fmt.Errorf("contacts: custom fields of account %d: %w", accountID, err)
 	}
 	var types []models.ContactType // labels are made once per list, not per row
 	if err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Find(&types).Error; err != nil {
@@ -330,7 +336,10 @@ func (s *Contacts) Count(ctx context.Context, accountID int64, f ContactFilter) 
 		q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 	}
 	var n int64
-	return n, q.Count(&n).Error
+	if err := q.Count(&n).Error; err != nil {
+		return 0, fmt.Errorf("contacts: count of account %d: %w", accountID, err)
+	}
+	return n, nil
 }
 
 // Delete soft-deletes one contact. Errors: ErrNotFound.
@@ -344,7 +353,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 	if err := core.TooMany(len(ids)); err != nil {
 		return err
 	}
-	return s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		parts := core.Chunks(ids, core.BulkChunk)
 		var rows []models.Contact
 		for _, part := range parts {
@@ -376,6 +385,10 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 		}
 		return record.AddDaily(tx, accountID, now, record.Daily{record.DailyContactsRemoved: int64(len(rows))})
 	})
+	if err != nil {
+		return wrapDB(err, "contacts: delete %d contacts", len(ids))
+	}
+	return nil
 }
 
 // view shapes a contact as the API answers it: custom_field with a label

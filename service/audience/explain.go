@@ -95,7 +95,10 @@ func (s *Segments) Explain(ctx context.Context, accountID, segmentID, contactID 
 		out, err = s.explain(ctx, tx, seg, &c, c.Email)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, wrapDB(err, "segments: explain contact %d in segment %d", contactID, segmentID)
+	}
+	return out, nil
 }
 
 // ExplainEmail is Explain for an address: the contact of that address in
@@ -134,7 +137,10 @@ func (s *Segments) ExplainEmail(ctx context.Context, accountID, segmentID int64,
 		out, err = s.explain(ctx, tx, seg, c, addr)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, wrapDB(err, "segments: explain an address in segment %d", segmentID)
+	}
+	return out, nil
 }
 
 // explain judges c (nil: no contact) against seg inside one read
@@ -200,7 +206,7 @@ func (s *Segments) explain(ctx context.Context, tx *gorm.DB, seg *models.Segment
 func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, c *models.Contact, x *Explanation) error {
 	customs, err := customFields(ctx, tx, seg.UserID)
 	if err != nil {
-		return err
+		return fmt.Errorf("segments: custom fields of account %d: %w", seg.UserID, err)
 	}
 	d := s.db.SQL()
 	// The whole condition exactly as the segment's statements build it.
@@ -243,12 +249,12 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 	rows, err := tx.Raw("SELECT "+strings.Join(cols, ", ")+" FROM contacts c WHERE c.id = ? AND c.user_id = ?",
 		append(args, c.ID, seg.UserID)...).Rows()
 	if err != nil {
-		return err
+		return fmt.Errorf("segments: judge contact %d in segment %d: %w", c.ID, seg.ID, err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return err
+			return fmt.Errorf("segments: judge contact %d in segment %d: %w", c.ID, seg.ID, err)
 		}
 		return core.ErrNotFound
 	}
@@ -260,7 +266,7 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 		dest = append(dest, &met[i], &vals[i])
 	}
 	if err := rows.Scan(dest...); err != nil {
-		return err
+		return fmt.Errorf("segments: judge contact %d in segment %d: %w", c.ID, seg.ID, err)
 	}
 	x.ConditionsMet = all == 1
 	for i, j := range each {
@@ -268,7 +274,10 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 		r.Met = met[i] == 1
 		r.Value = shownValue(j.cond, vals[i])
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("segments: judge contact %d in segment %d: %w", c.ID, seg.ID, err)
+	}
+	return nil
 }
 
 // shownValues are a condition's compared values as a person reads them:
@@ -365,5 +374,8 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, wrapDB(err, "segments: membership of contact %d", contactID)
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func (s *Contacts) Export(ctx context.Context, accountID int64, in ExportInput) 
 	}
 	customs, err := customFields(ctx, s.db.R, accountID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("exports: custom fields of account %d: %w", accountID, err)
 	}
 	e.customs = customs
 	return e, nil
@@ -168,7 +169,7 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 	}
 	rows, err := q.Rows()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("exports: read contacts after id %d: %w", last, err)
 	}
 	type row struct {
 		id     int64
@@ -188,14 +189,14 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 		dst = append(dst, &r.custom)
 		if err := rows.Scan(dst...); err != nil {
 			rows.Close()
-			return 0, err
+			return 0, fmt.Errorf("exports: read contacts after id %d: %w", last, err)
 		}
 		batch = append(batch, r)
 	}
 	err = rows.Err()
 	rows.Close()
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("exports: read contacts after id %d: %w", last, err)
 	}
 	for i := range batch {
 		if err := fn(batch[i].id, batch[i].cols[:], batch[i].custom); err != nil {

@@ -164,7 +164,8 @@ func (x *Exports) start(ctx context.Context, accountID int64, job *models.Export
 		return tx.Create(job).Error
 	})
 	if err != nil {
-		return nil, err
+		// ErrTooManyExports leaves as it is: the console asserts its type.
+		return nil, wrapDB(err, "exports: queue an export of account %d", accountID)
 	}
 	if err := x.audit.Record(ctx, accountID, core.AuditExportStarted, job.Name, job.FileName); err != nil {
 		x.log.Warn("audit log: export started", "export", job.ID, "err", err)
@@ -182,7 +183,7 @@ func (x *Exports) List(ctx context.Context, accountID int64) ([]models.ExportJob
 	var jobs []models.ExportJob
 	err := x.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(ExportsShown).Find(&jobs).Error
 	if err != nil {
-		return nil, false, err
+		return nil, false, fmt.Errorf("exports: list of account %d: %w", accountID, err)
 	}
 	active := false
 	for _, j := range jobs {
@@ -197,7 +198,7 @@ func (x *Exports) List(ctx context.Context, accountID int64) ([]models.ExportJob
 func (x *Exports) Get(ctx context.Context, accountID, id int64) (*models.ExportJob, error) {
 	var job models.ExportJob
 	if err := x.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", id, accountID).First(&job).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFound(err, "exports: export %d", id)
 	}
 	return &job, nil
 }
@@ -304,9 +305,15 @@ func (x *Exports) claim(ctx context.Context) (*models.ExportJob, error) {
 			return fmt.Errorf("exports: clear the parts of export %d: %w", ids[0], err)
 		}
 		job = &models.ExportJob{}
-		return tx.Where("id = ?", ids[0]).First(job).Error
+		if err := tx.Where("id = ?", ids[0]).First(job).Error; err != nil {
+			return fmt.Errorf("exports: read claimed export %d: %w", ids[0], err)
+		}
+		return nil
 	})
-	return job, err
+	if err != nil {
+		return nil, err
+	}
+	return job, nil
 }
 
 // runJob writes the claimed job and records its end: done, failed (its
@@ -327,9 +334,12 @@ func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) (ended bool
 		return false, nil
 	case ctx.Err() != nil:
 		// Shutdown: another process (or this one restarted) starts it again.
-		return false, x.db.W.WithContext(context.WithoutCancel(ctx)).Exec(
+		if err := x.db.W.WithContext(context.WithoutCancel(ctx)).Exec(
 			"UPDATE export_jobs SET state = ?, worker = '', lease_until = 0 WHERE id = ? AND worker = ? AND state = ?",
-			ExportQueued, job.ID, x.worker, ExportRunning).Error
+			ExportQueued, job.ID, x.worker, ExportRunning).Error; err != nil {
+			return false, fmt.Errorf("exports: hand export %d back to the queue: %w", job.ID, err)
+		}
+		return false, nil
 	}
 	msg := "The export failed. Start it again; if it fails again, tell your administrator."
 	if core.IsNotFound(err) {
@@ -337,7 +347,7 @@ func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) (ended bool
 	}
 	x.log.Error("export failed", "export", job.ID, "err", err)
 	now := x.now()
-	return true, x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE export_jobs SET state = ?, error = ?, worker = '', lease_until = 0, finished_at = ?, expires_at = ?
 			WHERE id = ? AND worker = ? AND state = ?`, ExportFailed, msg, now.UnixMilli(), now.Add(ExportKeep).UnixMilli(), job.ID, x.worker, ExportRunning)
 		if res.Error != nil || res.RowsAffected == 0 {
@@ -345,6 +355,10 @@ func (x *Exports) runJob(ctx context.Context, job *models.ExportJob) (ended bool
 		}
 		return tx.Exec("DELETE FROM export_parts WHERE export_id = ?", job.ID).Error
 	})
+	if err != nil {
+		return true, fmt.Errorf("exports: record the failure of export %d: %w", job.ID, err)
+	}
+	return true, nil
 }
 
 // write counts the job's rows and writes its CSV into pw through the
@@ -374,7 +388,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 	case ExportSendRecipients:
 		var ss models.SingleSend
 		if err := r.Where("id = ? AND user_id = ? AND deleted_at IS NULL", job.TargetID, job.UserID).First(&ss).Error; err != nil {
-			return core.NotFound(err)
+			return notFound(err, "exports: send %d of export %d", job.TargetID, job.ID)
 		}
 		if err := r.Table("send_messages").Where("send_id = ? AND user_id = ?", ss.ID, job.UserID).Count(&total).Error; err != nil {
 			return fmt.Errorf("exports: count the rows of export %d: %w", job.ID, err)
@@ -395,8 +409,11 @@ func (x *Exports) Expire(ctx context.Context) (int, error) {
 		var ids []int64
 		// export_jobs_expires (expires_at) WHERE state IN (done, failed) serves it.
 		if err := x.db.R.WithContext(ctx).Raw(`SELECT id FROM export_jobs WHERE state IN ('done', 'failed') AND expires_at <= ?
-			ORDER BY expires_at LIMIT 100`, x.now().UnixMilli()).Scan(&ids).Error; err != nil || len(ids) == 0 {
-			return deleted, err
+			ORDER BY expires_at LIMIT 100`, x.now().UnixMilli()).Scan(&ids).Error; err != nil {
+			return deleted, fmt.Errorf("exports: find expired exports: %w", err)
+		}
+		if len(ids) == 0 {
+			return deleted, nil
 		}
 		err := x.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := tx.Exec("DELETE FROM export_parts WHERE export_id IN ?", ids).Error; err != nil {
@@ -405,7 +422,7 @@ func (x *Exports) Expire(ctx context.Context) (int, error) {
 			return tx.Exec("DELETE FROM export_jobs WHERE id IN ?", ids).Error
 		})
 		if err != nil {
-			return deleted, err
+			return deleted, fmt.Errorf("exports: drop %d expired exports: %w", len(ids), err)
 		}
 		deleted += len(ids)
 	}
@@ -453,7 +470,7 @@ func (p *partWriter) guard(tx *gorm.DB, extra string, args ...any) error {
 	all = append(all, p.job.ID, p.x.worker, ExportRunning)
 	res := tx.Exec(q, all...)
 	if res.Error != nil {
-		return res.Error
+		return fmt.Errorf("exports: renew the claim on export %d: %w", p.job.ID, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return errExportLost
@@ -509,7 +526,7 @@ func (p *partWriter) finish(ctx context.Context) error {
 		finished_at = ?, expires_at = ? WHERE id = ? AND worker = ? AND state = ?`,
 		ExportDone, p.rows, p.bytes, p.seq, now.UnixMilli(), now.Add(ExportKeep).UnixMilli(), p.job.ID, p.x.worker, ExportRunning)
 	if res.Error != nil {
-		return res.Error
+		return fmt.Errorf("exports: mark export %d done: %w", p.job.ID, res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return errExportLost

@@ -47,15 +47,25 @@ type FieldInput struct {
 // Reserved returns the reserved fields.
 func (f *Fields) Reserved(ctx context.Context) ([]models.Field, error) {
 	var out []models.Field
-	err := f.db.R.WithContext(ctx).Where("user_id IS NULL").Order("id").Find(&out).Error
-	return out, err
+	if err := f.db.R.WithContext(ctx).Where("user_id IS NULL").Order("id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("fields: reserved fields: %w", err)
+	}
+	return out, nil
 }
 
 // Custom returns the account's custom fields in the order they were made.
 func (f *Fields) Custom(ctx context.Context, accountID int64) ([]models.Field, error) {
-	return customFields(ctx, f.db.R, accountID)
+	out, err := customFields(ctx, f.db.R, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("fields: custom fields of account %d: %w", accountID, err)
+	}
+	return out, nil
 }
 
+// customFields reads the account's custom fields in the order they were
+// made. A failure of the database is returned as it is: each caller says
+// what it read them for, and an import records the failure's own text in
+// its report (Imports.Run).
 func customFields(ctx context.Context, q *gorm.DB, accountID int64) ([]models.Field, error) {
 	var out []models.Field
 	err := q.WithContext(ctx).Where("user_id = ?", accountID).Order("id").Find(&out).Error
@@ -100,7 +110,7 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 		return tx.Create(fld).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrapDB(err, "fields: create")
 	}
 	return fld, nil
 }
@@ -108,7 +118,7 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 // Delete removes a custom field and its value from every contact of the
 // account; segments testing it are evaluated again. Errors: ErrNotFound.
 func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
-	return f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := f.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var fld models.Field
 		if err := tx.Where("user_id = ? AND id = ?", accountID, id).First(&fld).Error; err != nil {
 			return core.NotFound(err)
@@ -121,6 +131,10 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 		}
 		return f.segments.rebuildUsing(ctx, tx, accountID, fld.FieldName)
 	})
+	if err != nil {
+		return wrapDB(err, "fields: delete %d", id)
+	}
+	return nil
 }
 
 func oneOf(v string, set []string) bool {
@@ -137,7 +151,7 @@ func oneOf(v string, set []string) bool {
 func (f *Fields) Placeholders(ctx context.Context, accountID int64) ([]string, error) {
 	customs, err := customFields(ctx, f.db.R, accountID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fields: custom fields of account %d: %w", accountID, err)
 	}
 	out := append([]string{}, ReservedFieldNames...)
 	for _, c := range customs {

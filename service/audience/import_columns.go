@@ -2,6 +2,7 @@ package audience
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"herald/service/core"
 	"strings"
@@ -47,7 +48,7 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 	}
 	customs, err := customFields(ctx, f.db.R, accountID)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fields: custom fields of account %d: %w", accountID, err)
 	}
 	p := core.Problems{}
 	out := make([]string, n)
@@ -124,9 +125,11 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 	return out, nil
 }
 
-// asValidation reports whether err is a validation *Error, setting e.
+// asValidation reports whether err is (or wraps) a validation *Error,
+// setting e.
 func asValidation(err error, e **core.Error) bool {
-	v, ok := err.(*core.Error)
+	var v *core.Error
+	ok := errors.As(err, &v)
 	if ok && v.Code == core.CodeValidation {
 		*e = v
 	}

@@ -151,7 +151,7 @@ func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName s
 func (s *Imports) Get(ctx context.Context, accountID, id int64) (*models.Import, error) {
 	var imp models.Import
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&imp).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFound(err, "imports: import %d", id)
 	}
 	return &imp, nil
 }
@@ -159,8 +159,10 @@ func (s *Imports) Get(ctx context.Context, accountID, id int64) (*models.Import,
 // Recent returns the account's latest imports, newest first.
 func (s *Imports) Recent(ctx context.Context, accountID int64, n int) ([]models.Import, error) {
 	var out []models.Import
-	err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(n).Find(&out).Error
-	return out, err
+	if err := s.db.R.WithContext(ctx).Where("user_id = ?", accountID).Order("id DESC").Limit(n).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("imports: recent imports of account %d: %w", accountID, err)
+	}
+	return out, nil
 }
 
 // countingReader counts the bytes read, for progress.
@@ -199,7 +201,7 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		} else if errors.Is(context.Cause(ctx), errImportShutdown) {
 			imp.Message = "The import stopped: " + errImportShutdown.Error()
 		} else {
-			imp.Message = "The import stopped: " + err.Error()
+			imp.Message = "The import stopped: " + importCause(err).Error()
 		}
 	}
 	now := models.NewTimestamp(s.db.Now())
@@ -209,12 +211,38 @@ func (s *Imports) Run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		"created": imp.Created, "updated": imp.Updated, "skipped": imp.Skipped, "problems": imp.Problems,
 		"finished_at": now, "updated_at": now,
 	}).Error; uerr != nil && err == nil {
-		err = uerr
+		err = fmt.Errorf("imports: record the end of import %d: %w", imp.ID, uerr)
 	}
 	if s.OnDone != nil {
 		s.OnDone(context.WithoutCancel(ctx), imp)
 	}
 	return err
+}
+
+// importError is a failure of an import's work on the database, with the
+// step it happened in: the log and the caller read both. The import's
+// report keeps the failure's own text (importCause), as it always has.
+type importError struct {
+	step string
+	err  error
+}
+
+func (e *importError) Error() string { return "imports: " + e.step + ": " + e.err.Error() }
+func (e *importError) Unwrap() error { return e.err }
+
+// importFailed wraps err, a failure of the database during an import,
+// with the step it happened in.
+func importFailed(step string, err error) error { return &importError{step: step, err: err} }
+
+// importCause is err without the steps importFailed named around it.
+func importCause(err error) error {
+	for {
+		ie, ok := err.(*importError)
+		if !ok {
+			return err
+		}
+		err = ie.err
+	}
 }
 
 // errImportPanic is what an import that met a bug (a panic, logged with
@@ -247,7 +275,7 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	applyColumns(header, imp.Columns)
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
 	if err != nil {
-		return err
+		return importFailed("read the custom fields", err)
 	}
 	cols, notes := mapHeader(header, customs)
 	if cols.email < 0 {
@@ -600,20 +628,29 @@ func (u *upserter) begin(ctx context.Context, n int) (*gorm.DB, error) {
 		u.ready = true
 		sqlDB, err := u.s.db.W.DB()
 		if err != nil {
-			return nil, err
+			return nil, importFailed("reach the database", err)
 		}
 		if u.full, err = sqlDB.PrepareContext(ctx, u.statement(importBatch)); err != nil {
-			return nil, err
+			return nil, importFailed("prepare the upsert", err)
 		}
 		if stmtPrepared != nil {
 			stmtPrepared(u.full)
 		}
 	}
 	tx := u.s.db.W.WithContext(ctx).Begin()
-	return tx, tx.Error
+	if tx.Error != nil {
+		return tx, importFailed("begin a transaction", tx.Error)
+	}
+	return tx, nil
 }
 
-func (u *upserter) commit(tx *gorm.DB) error     { return tx.Commit().Error }
+func (u *upserter) commit(tx *gorm.DB) error {
+	if err := tx.Commit().Error; err != nil {
+		return importFailed("commit", err)
+	}
+	return nil
+}
+
 func (u *upserter) finish(context.Context) error { return nil }
 func (u *upserter) rollback(tx *gorm.DB)         { tx.Rollback() }
 
@@ -647,10 +684,12 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 		pendingIDs = pendingIDs[:0]
 		if time.Since(lastProgress) > 300*time.Millisecond {
 			lastProgress = time.Now()
-			return s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
+			if err := s.db.W.WithContext(ctx).Model(&models.Import{}).Where("id = ?", imp.ID).Updates(map[string]any{
 				"bytes_read": last.bytesRead, "rows_read": last.rowsRead, "created": imp.Created,
 				"updated": imp.Updated, "skipped": last.skipped, "updated_at": s.db.Now(),
-			}).Error
+			}).Error; err != nil {
+				return importFailed("record progress", err)
+			}
 		}
 		return nil
 	}
@@ -689,7 +728,7 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 			return err
 		}
 		if err := record.AddDaily(tx, imp.UserID, s.db.Now(), record.Daily{record.DailyContactsAdded: created}); err != nil {
-			return err
+			return importFailed("count the contacts added", err)
 		}
 		imp.Created += created
 		imp.Updated += int64(len(ids)) - created
@@ -728,7 +767,7 @@ func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 		rows, err = tx.Statement.ConnPool.QueryContext(ctx, u.statement(len(batch)), args...)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, importFailed("upsert a batch", err)
 	}
 	ids := make([]int64, 0, len(batch))
 	var created int64
@@ -736,7 +775,7 @@ func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 		return nil, 0, err
 	}
 	if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
-		return nil, 0, err
+		return nil, 0, importFailed("refresh the segments", err)
 	}
 	return ids, created, nil
 }
@@ -747,14 +786,17 @@ func scanIDs(rows *sql.Rows, ids *[]int64, created *int64) error {
 		var id int64
 		var isNew bool
 		if err := rows.Scan(&id, &isNew); err != nil {
-			return err
+			return importFailed("read the written ids", err)
 		}
 		*ids = append(*ids, id)
 		if isNew {
 			*created++
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return importFailed("read the written ids", err)
+	}
+	return nil
 }
 
 // WriteSample writes the sample CSV of the account: the header row (the
@@ -762,7 +804,7 @@ func scanIDs(rows *sql.Rows, ids *[]int64, created *int64) error {
 func (s *Imports) WriteSample(ctx context.Context, accountID int64, w io.Writer) error {
 	customs, err := customFields(ctx, s.db.R, accountID)
 	if err != nil {
-		return err
+		return fmt.Errorf("imports: custom fields of account %d: %w", accountID, err)
 	}
 	header := []string{"email", "first_name", "last_name", "alt_email", "country", "state", "city",
 		"address_line1", "address_line2", "state_province_region", "postal_code"}
@@ -796,7 +838,10 @@ func (s *Imports) FailAbandoned(ctx context.Context, idle time.Duration) (int64,
 		Where("status = ? AND updated_at < ?", "running", now.Add(-idle)).
 		Updates(map[string]any{"status": "failed", "message": "The import stopped: herald was restarted before it finished. Import the file again: rows already imported are updated, not duplicated.",
 			"finished_at": now, "updated_at": now})
-	return res.RowsAffected, res.Error
+	if res.Error != nil {
+		return 0, fmt.Errorf("imports: fail abandoned imports: %w", res.Error)
+	}
+	return res.RowsAffected, nil
 }
 
 // newImportWriter makes the writer of a CSV import: on PostgreSQL COPY into a

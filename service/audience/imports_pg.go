@@ -55,11 +55,11 @@ const pgAnalyzeRows = 10_000
 func newPGImport(ctx context.Context, s *Imports, imp *models.Import, cols headerMap) (*pgImport, error) {
 	sqlDB, err := s.db.W.DB()
 	if err != nil {
-		return nil, err
+		return nil, importFailed("reach the database", err)
 	}
 	conn, err := sqlDB.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, importFailed("take a connection", err)
 	}
 	p := &pgImport{s: s, imp: imp, conn: conn}
 	defs := make([]string, len(pgStageColumns))
@@ -70,11 +70,11 @@ func newPGImport(ctx context.Context, s *Imports, imp *models.Import, cols heade
 	// that could not drop it: start afresh.
 	if _, err := conn.ExecContext(ctx, "DROP TABLE IF EXISTS pg_temp.import_stage"); err != nil {
 		p.close()
-		return nil, err
+		return nil, importFailed("drop an old staging table", err)
 	}
 	if _, err := conn.ExecContext(ctx, "CREATE TEMPORARY TABLE import_stage ("+strings.Join(defs, ", ")+") ON COMMIT DELETE ROWS"); err != nil {
 		p.close()
-		return nil, err
+		return nil, importFailed("create the staging table", err)
 	}
 	vals := make([]string, 0, len(pgStageColumns))
 	for _, c := range pgStageColumns {
@@ -87,7 +87,7 @@ func newPGImport(ctx context.Context, s *Imports, imp *models.Import, cols heade
 		", $3, $3 FROM import_stage" + upsertSet(cols, "contacts.custom_fields || excluded.custom_fields")
 	if p.merge, err = conn.PrepareContext(ctx, q); err != nil {
 		p.close()
-		return nil, err
+		return nil, importFailed("prepare the merge", err)
 	}
 	if stmtPrepared != nil {
 		stmtPrepared(p.merge)
@@ -113,7 +113,7 @@ func (p *pgImport) txBatches() int { return 1 }
 func (p *pgImport) begin(ctx context.Context, _ int) (*gorm.DB, error) {
 	p.inTx = true // before: a failure halfway still rolls back (ROLLBACK outside a transaction is harmless)
 	if _, err := p.conn.ExecContext(ctx, "BEGIN; SET LOCAL synchronous_commit = off"); err != nil {
-		return nil, err
+		return nil, importFailed("begin a transaction", err)
 	}
 	g := p.s.db.W.Session(&gorm.Session{Context: ctx, NewDB: true})
 	g.Statement.ConnPool = p.conn
@@ -123,7 +123,10 @@ func (p *pgImport) begin(ctx context.Context, _ int) (*gorm.DB, error) {
 func (p *pgImport) commit(tx *gorm.DB) error {
 	_, err := p.conn.ExecContext(tx.Statement.Context, "COMMIT")
 	p.inTx = false
-	return err
+	if err != nil {
+		return importFailed("commit", err)
+	}
+	return nil
 }
 
 func (p *pgImport) rollback(*gorm.DB) {
@@ -162,11 +165,11 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, importFailed("copy a batch", err)
 	}
 	rows, err := p.merge.QueryContext(ctx, p.imp.UserID, p.imp.ContactTypeID, p.s.db.Now())
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, importFailed("merge a batch", err)
 	}
 	ids := make([]int64, 0, len(batch))
 	var created int64
@@ -175,7 +178,7 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	}
 	if len(ids) > 0 {
 		if err := p.s.segments.refreshSet(ctx, tx, p.imp.UserID, p.imp.ContactTypeID, pgIDSet(ids)); err != nil {
-			return nil, 0, err
+			return nil, 0, importFailed("refresh the segments", err)
 		}
 	}
 	p.wrote += int64(len(ids))
@@ -188,8 +191,10 @@ func (p *pgImport) finish(ctx context.Context) error {
 	if p.wrote < pgAnalyzeRows {
 		return nil
 	}
-	_, err := p.conn.ExecContext(ctx, "ANALYZE contacts")
-	return err
+	if _, err := p.conn.ExecContext(ctx, "ANALYZE contacts"); err != nil {
+		return importFailed("analyze contacts", err)
+	}
+	return nil
 }
 
 // pgIDSet is a set of contacts as one BIGINT[] parameter.

@@ -55,7 +55,7 @@ func (s *Segments) validate(ctx context.Context, q *gorm.DB, accountID int64, in
 	}
 	customs, err := customFields(ctx, q, accountID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("segments: custom fields of account %d: %w", accountID, err)
 	}
 	conds := compileConditions(in.SelectField, in.SelectOperator, in.Value, customs, p)
 	if err := p.Err(); err != nil {
@@ -107,7 +107,10 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 		}
 		return s.materialise(tx, seg, conds)
 	})
-	return seg, err
+	if err != nil {
+		return nil, wrapDB(err, "segments: create")
+	}
+	return seg, nil
 }
 
 // Update changes a segment's name, type or conditions and materialises its
@@ -147,7 +150,10 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 		}
 		return s.materialise(tx, seg, conds)
 	})
-	return seg, err
+	if err != nil {
+		return nil, wrapDB(err, "segments: update %d", id)
+	}
+	return seg, nil
 }
 
 // materialise replaces the contact recipients of seg with the contacts that
@@ -161,7 +167,10 @@ func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Conditi
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
 		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
-	return tx.Exec(q, append([]any{seg.ID, now, now, seg.UserID, seg.ContactTypeID}, args...)...).Error
+	if err := tx.Exec(q, append([]any{seg.ID, now, now, seg.UserID, seg.ContactTypeID}, args...)...).Error; err != nil {
+		return fmt.Errorf("segments: add the contacts of segment %d: %w", seg.ID, err)
+	}
+	return nil
 }
 
 func isOr(seg *models.Segment) bool { return seg.QueryType != nil && *seg.QueryType == "or" }
@@ -253,7 +262,7 @@ func (s *Segments) rebuildUsing(ctx context.Context, tx *gorm.DB, accountID int6
 	}
 	customs, err := customFields(ctx, tx, accountID)
 	if err != nil {
-		return err
+		return fmt.Errorf("segments: custom fields of account %d: %w", accountID, err)
 	}
 	for i := range segs {
 		if hasString(segs[i].SelectField, field) {
@@ -277,7 +286,7 @@ func hasString(list []string, v string) bool {
 func segment(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Segment, error) {
 	var seg models.Segment
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&seg).Error; err != nil {
-		return nil, core.NotFound(err)
+		return nil, notFound(err, "segments: segment %d", id)
 	}
 	return &seg, nil
 }
@@ -313,9 +322,11 @@ func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) 
 	}
 	where, args := sqlCondition(s.db.SQL(), conds, isOr(seg))
 	var n int64
-	err = s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
-		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error
-	return n, err
+	if err := s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
+		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error; err != nil {
+		return 0, fmt.Errorf("segments: count the contacts of type %d that match: %w", seg.ContactTypeID, err)
+	}
+	return n, nil
 }
 
 // Delete soft-deletes a segment and drops its recipients. Errors: ErrNotFound.
@@ -333,7 +344,7 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
 	})
 	if err != nil {
-		return err
+		return wrapDB(err, "segments: delete %d", id)
 	}
 	return s.audit.Record(ctx, accountID, core.AuditSegmentDeleted, name, "")
 }
@@ -407,7 +418,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 		return tx.Create(row).Error
 	})
 	if err != nil {
-		return nil, err
+		return nil, wrapDB(err, "segments: add an address to segment %d", sid)
 	}
 	return row, nil
 }
@@ -416,13 +427,20 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 // is removed comes back when it changes and still matches.
 // Errors: ErrNotFound.
 func (s *Segments) DeleteEmail(ctx context.Context, accountID, id int64) error {
-	return core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, core.NoScope)
+	if err := core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, core.NoScope); err != nil {
+		return wrapDB(err, "segments: delete recipient %d", id)
+	}
+	return nil
 }
 
 // DeleteEmailOf removes one recipient of one segment (the console acts on
 // one segment's page). Errors: ErrNotFound when it is not that segment's.
 func (s *Segments) DeleteEmailOf(ctx context.Context, accountID, segmentID, id int64) error {
-	return core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, func(q *gorm.DB) *gorm.DB {
+	err := core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, func(q *gorm.DB) *gorm.DB {
 		return q.Where("segment_id = ?", segmentID)
 	})
+	if err != nil {
+		return wrapDB(err, "segments: delete recipient %d of segment %d", id, segmentID)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package audience
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -42,13 +43,19 @@ func (s *Unsubscribers) Add(ctx context.Context, accountID int64, list string) (
 
 // Delete removes one global unsubscriber. Errors: ErrNotFound.
 func (s *Unsubscribers) Delete(ctx context.Context, accountID, id int64) error {
-	return core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, []int64{id}, globalScope)
+	if err := core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, []int64{id}, globalScope); err != nil {
+		return wrapDB(err, "unsubscribers: delete %d", id)
+	}
+	return nil
 }
 
 // BulkDelete removes all the listed global unsubscribers, or none.
 // Errors: ErrNotFound when any id is not one of the account's.
 func (s *Unsubscribers) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
-	return core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, ids, globalScope)
+	if err := core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, ids, globalScope); err != nil {
+		return wrapDB(err, "unsubscribers: delete %d", len(ids))
+	}
+	return nil
 }
 
 // parseEmailList validates a required list of addresses.
@@ -91,5 +98,8 @@ func insertUnsubscribers(ctx context.Context, w *gorm.DB, accountID int64, group
 		}
 		return nil
 	})
-	return added, err
+	if err != nil {
+		return 0, fmt.Errorf("unsubscribers: add %d addresses: %w", len(emails), err)
+	}
+	return added, nil
 }

@@ -90,7 +90,7 @@ func (s *Imports) AcquireUpload(ctx context.Context, accountID int64) (release f
 		// The primary key (user_id, slot) settles a race between processes.
 		res := db.Exec("INSERT INTO upload_slots (user_id, slot, holder, seen_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", accountID, i, holder, now)
 		if res.Error != nil {
-			return nil, res.Error
+			return nil, fmt.Errorf("imports: take upload slot %d of account %d: %w", i, accountID, res.Error)
 		}
 		if res.RowsAffected == 1 {
 			slot = i
@@ -147,8 +147,10 @@ func (s *Imports) CheckType(ctx context.Context, accountID int64, id string) (in
 // keeping.
 func (s *Imports) HasTypes(ctx context.Context, accountID int64) (bool, error) {
 	var ids []int64
-	err := s.db.R.WithContext(ctx).Model(&models.ContactType{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Limit(1).Pluck("id", &ids).Error
-	return len(ids) > 0, err
+	if err := s.db.R.WithContext(ctx).Model(&models.ContactType{}).Where("user_id = ? AND deleted_at IS NULL", accountID).Limit(1).Pluck("id", &ids).Error; err != nil {
+		return false, fmt.Errorf("imports: contact types of account %d: %w", accountID, err)
+	}
+	return len(ids) > 0, nil
 }
 
 // An upload is read as long as it keeps a pace: UploadGrace plus the time

@@ -1,0 +1,45 @@
+package audience
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"gorm.io/gorm"
+
+	"herald/service/core"
+)
+
+// An import's report keeps the database's own text of a failure, while
+// the error the caller logs names the steps, and errors.Is still finds
+// the cause.
+func TestImportCauseKeepsTheReportText(t *testing.T) {
+	db := errors.New("database is locked")
+	inner := fmt.Errorf("segments: drop contacts leaving segment 3: %w", db)
+	err := importFailed("upsert a batch", importFailed("refresh the segments", inner))
+	if got := importCause(err); got != inner {
+		t.Fatalf("cause %q, want %q", got, inner)
+	}
+	if got := importCause(db); got != db {
+		t.Fatalf("cause of a bare error %q, want it as it is", got)
+	}
+	if want := "imports: upsert a batch: imports: refresh the segments: segments: drop contacts leaving segment 3: database is locked"; err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+	if !errors.Is(err, db) {
+		t.Fatal("errors.Is does not reach the cause")
+	}
+}
+
+// notFound answers a missing row with core.ErrNotFound itself and wraps
+// any other failure.
+func TestNotFound(t *testing.T) {
+	if err := notFound(gorm.ErrRecordNotFound, "segments: segment %d", 4); err != core.ErrNotFound {
+		t.Fatalf("missing row: %v, want core.ErrNotFound", err)
+	}
+	db := errors.New("database is locked")
+	err := notFound(db, "segments: segment %d", 4)
+	if err.Error() != "segments: segment 4: database is locked" || !errors.Is(err, db) || core.IsNotFound(err) {
+		t.Fatalf("failure: %v", err)
+	}
+}
