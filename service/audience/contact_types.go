@@ -23,7 +23,7 @@ type ContactTypes struct {
 func contactType(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.ContactType, error) {
 	var ct models.ContactType
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&ct).Error; err != nil {
-		return nil, notFound(err, "contact types: contact type %d", id)
+		return nil, core.NotFoundOr(err, "contact types: contact type %d", id)
 	}
 	return &ct, nil
 }
@@ -76,7 +76,7 @@ func (s *ContactTypes) Create(ctx context.Context, accountID int64, name string)
 		return tx.Create(ct).Error
 	})
 	if err != nil {
-		return nil, wrapDB(err, "contact types: create")
+		return nil, core.Wrapf(err, "contact types: create")
 	}
 	return ct, nil
 }
@@ -113,7 +113,7 @@ func (s *ContactTypes) Update(ctx context.Context, accountID, id int64, name str
 		return tx.Model(&models.ContactType{}).Where("id = ?", id).Updates(map[string]any{"name": n, "updated_at": ct.UpdatedAt}).Error
 	})
 	if err != nil {
-		return nil, wrapDB(err, "contact types: update %d", id)
+		return nil, core.Wrapf(err, "contact types: update %d", id)
 	}
 	return ct, nil
 }
@@ -147,7 +147,7 @@ func (s *ContactTypes) Delete(ctx context.Context, accountID, id int64) error {
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id IN (SELECT id FROM segments WHERE contact_type_id = ?)", id).Error
 	})
 	if err != nil {
-		return wrapDB(err, "contact types: delete %d", id)
+		return core.Wrapf(err, "contact types: delete %d", id)
 	}
 	return s.audit.Record(ctx, accountID, core.AuditContactTypeDelete, name, "")
 }

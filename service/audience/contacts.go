@@ -200,7 +200,7 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		return nil
 	})
 	if err != nil {
-		return nil, wrapDB(err, "contacts: create")
+		return nil, core.Wrapf(err, "contacts: create")
 	}
 	return out, nil
 }
@@ -257,7 +257,7 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		return nil
 	})
 	if err != nil {
-		return nil, wrapDB(err, "contacts: update")
+		return nil, core.Wrapf(err, "contacts: update")
 	}
 	return out, nil
 }
@@ -277,7 +277,7 @@ func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, sel
 func contact(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Contact, error) {
 	var c models.Contact
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&c).Error; err != nil {
-		return nil, notFound(err, "contacts: contact %d", id)
+		return nil, core.NotFoundOr(err, "contacts: contact %d", id)
 	}
 	return &c, nil
 }
@@ -386,7 +386,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 		return record.AddDaily(tx, accountID, now, record.Daily{record.DailyContactsRemoved: int64(len(rows))})
 	})
 	if err != nil {
-		return wrapDB(err, "contacts: delete %d contacts", len(ids))
+		return core.Wrapf(err, "contacts: delete %d contacts", len(ids))
 	}
 	return nil
 }

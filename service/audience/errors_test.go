@@ -4,10 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"gorm.io/gorm"
-
-	"herald/service/core"
 )
 
 // An import's report keeps the database's own text of a failure, while
@@ -28,18 +24,5 @@ func TestImportCauseKeepsTheReportText(t *testing.T) {
 	}
 	if !errors.Is(err, db) {
 		t.Fatal("errors.Is does not reach the cause")
-	}
-}
-
-// notFound answers a missing row with core.ErrNotFound itself and wraps
-// any other failure.
-func TestNotFound(t *testing.T) {
-	if err := notFound(gorm.ErrRecordNotFound, "segments: segment %d", 4); err != core.ErrNotFound {
-		t.Fatalf("missing row: %v, want core.ErrNotFound", err)
-	}
-	db := errors.New("database is locked")
-	err := notFound(db, "segments: segment %d", 4)
-	if err.Error() != "segments: segment 4: database is locked" || !errors.Is(err, db) || core.IsNotFound(err) {
-		t.Fatalf("failure: %v", err)
 	}
 }

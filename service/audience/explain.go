@@ -96,7 +96,7 @@ func (s *Segments) Explain(ctx context.Context, accountID, segmentID, contactID 
 		return err
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: explain contact %d in segment %d", contactID, segmentID)
+		return nil, core.Wrapf(err, "segments: explain contact %d in segment %d", contactID, segmentID)
 	}
 	return out, nil
 }
@@ -138,7 +138,7 @@ func (s *Segments) ExplainEmail(ctx context.Context, accountID, segmentID int64,
 		return err
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: explain an address in segment %d", segmentID)
+		return nil, core.Wrapf(err, "segments: explain an address in segment %d", segmentID)
 	}
 	return out, nil
 }
@@ -375,7 +375,7 @@ func (s *Segments) OfContact(ctx context.Context, accountID, contactID int64) ([
 		return nil
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: membership of contact %d", contactID)
+		return nil, core.Wrapf(err, "segments: membership of contact %d", contactID)
 	}
 	return out, nil
 }

@@ -165,7 +165,7 @@ func (x *Exports) start(ctx context.Context, accountID int64, job *models.Export
 	})
 	if err != nil {
 		// ErrTooManyExports leaves as it is: the console asserts its type.
-		return nil, wrapDB(err, "exports: queue an export of account %d", accountID)
+		return nil, core.Wrapf(err, "exports: queue an export of account %d", accountID)
 	}
 	if err := x.audit.Record(ctx, accountID, core.AuditExportStarted, job.Name, job.FileName); err != nil {
 		x.log.Warn("audit log: export started", "export", job.ID, "err", err)
@@ -198,7 +198,7 @@ func (x *Exports) List(ctx context.Context, accountID int64) ([]models.ExportJob
 func (x *Exports) Get(ctx context.Context, accountID, id int64) (*models.ExportJob, error) {
 	var job models.ExportJob
 	if err := x.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", id, accountID).First(&job).Error; err != nil {
-		return nil, notFound(err, "exports: export %d", id)
+		return nil, core.NotFoundOr(err, "exports: export %d", id)
 	}
 	return &job, nil
 }
@@ -388,7 +388,7 @@ func (x *Exports) write(ctx context.Context, job *models.ExportJob, pw *partWrit
 	case ExportSendRecipients:
 		var ss models.SingleSend
 		if err := r.Where("id = ? AND user_id = ? AND deleted_at IS NULL", job.TargetID, job.UserID).First(&ss).Error; err != nil {
-			return notFound(err, "exports: send %d of export %d", job.TargetID, job.ID)
+			return core.NotFoundOr(err, "exports: send %d of export %d", job.TargetID, job.ID)
 		}
 		if err := r.Table("send_messages").Where("send_id = ? AND user_id = ?", ss.ID, job.UserID).Count(&total).Error; err != nil {
 			return fmt.Errorf("exports: count the rows of export %d: %w", job.ID, err)

@@ -110,7 +110,7 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 		return tx.Create(fld).Error
 	})
 	if err != nil {
-		return nil, wrapDB(err, "fields: create")
+		return nil, core.Wrapf(err, "fields: create")
 	}
 	return fld, nil
 }
@@ -132,7 +132,7 @@ func (f *Fields) Delete(ctx context.Context, accountID, id int64) error {
 		return f.segments.rebuildUsing(ctx, tx, accountID, fld.FieldName)
 	})
 	if err != nil {
-		return wrapDB(err, "fields: delete %d", id)
+		return core.Wrapf(err, "fields: delete %d", id)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*m
 		return tx.Create(grp).Error
 	})
 	if err != nil {
-		return nil, wrapDB(err, "groups: create")
+		return nil, core.Wrapf(err, "groups: create")
 	}
 	return grp, nil
 }
@@ -76,7 +76,7 @@ func (g *Groups) Create(ctx context.Context, accountID int64, in GroupInput) (*m
 func (g *Groups) Get(ctx context.Context, accountID, id int64) (*models.UnsubscribeGroup, error) {
 	var grp models.UnsubscribeGroup
 	if err := g.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&grp).Error; err != nil {
-		return nil, notFound(err, "groups: group %d", id)
+		return nil, core.NotFoundOr(err, "groups: group %d", id)
 	}
 	return &grp, nil
 }
@@ -107,7 +107,7 @@ func (g *Groups) Update(ctx context.Context, accountID, id int64, in GroupInput)
 		return nil
 	})
 	if err != nil {
-		return nil, wrapDB(err, "groups: update %d", id)
+		return nil, core.Wrapf(err, "groups: update %d", id)
 	}
 	return g.Get(ctx, accountID, id)
 }
@@ -161,7 +161,7 @@ func groupScope(q *gorm.DB) *gorm.DB { return q.Where("unsubscribe_groups_id IS 
 // DeleteRecipient removes one group recipient. Errors: ErrNotFound.
 func (g *Groups) DeleteRecipient(ctx context.Context, accountID, id int64) error {
 	if err := core.DeleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, []int64{id}, groupScope); err != nil {
-		return wrapDB(err, "groups: delete recipient %d", id)
+		return core.Wrapf(err, "groups: delete recipient %d", id)
 	}
 	return nil
 }
@@ -170,7 +170,7 @@ func (g *Groups) DeleteRecipient(ctx context.Context, accountID, id int64) error
 // Errors: ErrNotFound when any id is not one of the account's.
 func (g *Groups) BulkDeleteRecipients(ctx context.Context, accountID int64, ids []int64) error {
 	if err := core.DeleteAll(ctx, g.db, accountID, &models.Unsubscriber{}, ids, groupScope); err != nil {
-		return wrapDB(err, "groups: delete %d recipients", len(ids))
+		return core.Wrapf(err, "groups: delete %d recipients", len(ids))
 	}
 	return nil
 }
@@ -183,7 +183,7 @@ func (g *Groups) DeleteRecipientsOf(ctx context.Context, accountID, groupID int6
 		return q.Where("unsubscribe_groups_id = ?", groupID)
 	})
 	if err != nil {
-		return wrapDB(err, "groups: delete %d recipients of group %d", len(ids), groupID)
+		return core.Wrapf(err, "groups: delete %d recipients of group %d", len(ids), groupID)
 	}
 	return nil
 }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"herald/service/core"
 	"strings"
+
+	"herald/service/core"
 )
 
 // ImportColumn is the console's choice for one column of a CSV file

@@ -5,8 +5,9 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"herald/service/core"
 	"io"
+
+	"herald/service/core"
 )
 
 // csvRows reads the records of an import's file with the import's

@@ -151,7 +151,7 @@ func (s *Imports) Start(ctx context.Context, accountID, typeID int64, fileName s
 func (s *Imports) Get(ctx context.Context, accountID, id int64) (*models.Import, error) {
 	var imp models.Import
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&imp).Error; err != nil {
-		return nil, notFound(err, "imports: import %d", id)
+		return nil, core.NotFoundOr(err, "imports: import %d", id)
 	}
 	return &imp, nil
 }

@@ -108,7 +108,7 @@ func (s *Segments) Create(ctx context.Context, accountID int64, in SegmentInput)
 		return s.materialise(tx, seg, conds)
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: create")
+		return nil, core.Wrapf(err, "segments: create")
 	}
 	return seg, nil
 }
@@ -151,7 +151,7 @@ func (s *Segments) Update(ctx context.Context, accountID, id int64, in SegmentIn
 		return s.materialise(tx, seg, conds)
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: update %d", id)
+		return nil, core.Wrapf(err, "segments: update %d", id)
 	}
 	return seg, nil
 }
@@ -286,7 +286,7 @@ func hasString(list []string, v string) bool {
 func segment(ctx context.Context, q *gorm.DB, accountID, id int64) (*models.Segment, error) {
 	var seg models.Segment
 	if err := q.WithContext(ctx).Where("user_id = ? AND id = ? AND deleted_at IS NULL", accountID, id).First(&seg).Error; err != nil {
-		return nil, notFound(err, "segments: segment %d", id)
+		return nil, core.NotFoundOr(err, "segments: segment %d", id)
 	}
 	return &seg, nil
 }
@@ -344,7 +344,7 @@ func (s *Segments) Delete(ctx context.Context, accountID, id int64) error {
 		return tx.Exec("DELETE FROM segment_emails WHERE segment_id = ?", id).Error
 	})
 	if err != nil {
-		return wrapDB(err, "segments: delete %d", id)
+		return core.Wrapf(err, "segments: delete %d", id)
 	}
 	return s.audit.Record(ctx, accountID, core.AuditSegmentDeleted, name, "")
 }
@@ -418,7 +418,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 		return tx.Create(row).Error
 	})
 	if err != nil {
-		return nil, wrapDB(err, "segments: add an address to segment %d", sid)
+		return nil, core.Wrapf(err, "segments: add an address to segment %d", sid)
 	}
 	return row, nil
 }
@@ -428,7 +428,7 @@ func (s *Segments) AddEmail(ctx context.Context, accountID int64, in SegmentEmai
 // Errors: ErrNotFound.
 func (s *Segments) DeleteEmail(ctx context.Context, accountID, id int64) error {
 	if err := core.DeleteAll(ctx, s.db, accountID, &models.SegmentEmail{}, []int64{id}, core.NoScope); err != nil {
-		return wrapDB(err, "segments: delete recipient %d", id)
+		return core.Wrapf(err, "segments: delete recipient %d", id)
 	}
 	return nil
 }
@@ -440,7 +440,7 @@ func (s *Segments) DeleteEmailOf(ctx context.Context, accountID, segmentID, id i
 		return q.Where("segment_id = ?", segmentID)
 	})
 	if err != nil {
-		return wrapDB(err, "segments: delete recipient %d of segment %d", id, segmentID)
+		return core.Wrapf(err, "segments: delete recipient %d of segment %d", id, segmentID)
 	}
 	return nil
 }

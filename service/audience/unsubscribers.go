@@ -44,7 +44,7 @@ func (s *Unsubscribers) Add(ctx context.Context, accountID int64, list string) (
 // Delete removes one global unsubscriber. Errors: ErrNotFound.
 func (s *Unsubscribers) Delete(ctx context.Context, accountID, id int64) error {
 	if err := core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, []int64{id}, globalScope); err != nil {
-		return wrapDB(err, "unsubscribers: delete %d", id)
+		return core.Wrapf(err, "unsubscribers: delete %d", id)
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func (s *Unsubscribers) Delete(ctx context.Context, accountID, id int64) error {
 // Errors: ErrNotFound when any id is not one of the account's.
 func (s *Unsubscribers) BulkDelete(ctx context.Context, accountID int64, ids []int64) error {
 	if err := core.DeleteAll(ctx, s.db, accountID, &models.Unsubscriber{}, ids, globalScope); err != nil {
-		return wrapDB(err, "unsubscribers: delete %d", len(ids))
+		return core.Wrapf(err, "unsubscribers: delete %d", len(ids))
 	}
 	return nil
 }

@@ -220,7 +220,7 @@ func (s *Automations) Get(ctx context.Context, accountID int64, utr string) (*mo
 	}
 	var a models.Automation
 	if err := automationQ(s.db.R.WithContext(ctx), accountID, utr).First(&a).Error; err != nil {
-		return nil, notFoundOr(err, "automations: get")
+		return nil, core.NotFoundOr(err, "automations: get")
 	}
 	if err := s.totals(ctx, &a); err != nil {
 		return nil, fmt.Errorf("automations: get: %w", err)
@@ -426,7 +426,7 @@ func (s *Automations) schedule(ctx context.Context, accountID int64, automationU
 	}
 	var r models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND utr = ?", a.ID, strings.TrimSpace(scheduleUtr)).First(&r).Error; err != nil {
-		return nil, nil, notFoundOr(err, "automations: get an email")
+		return nil, nil, core.NotFoundOr(err, "automations: get an email")
 	}
 	s.addresses(a, &r)
 	return a, &r, nil

@@ -96,7 +96,7 @@ func (s *Designs) Update(ctx context.Context, accountID, id int64, in DesignInpu
 func (s *Designs) Get(ctx context.Context, accountID, id int64) (*models.Design, error) {
 	var d models.Design
 	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND id = ?", accountID, id).First(&d).Error; err != nil {
-		return nil, notFoundOr(err, "designs: get")
+		return nil, core.NotFoundOr(err, "designs: get")
 	}
 	return &d, nil
 }

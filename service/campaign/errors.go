@@ -2,23 +2,12 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
 
 	"herald/service/core"
 )
-
-// notFoundOr is core.NotFound with context: a missing row becomes
-// ErrNotFound, answered to the caller as it is, and any other database
-// error is wrapped with what was being done.
-func notFoundOr(err error, doing string) error {
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return core.ErrNotFound
-	}
-	return fmt.Errorf("%s: %w", doing, err)
-}
 
 // each is core.Each that wraps a failure of the listing itself with
 // doing. An error of fn comes back as it is: a caller may stop early with

@@ -47,14 +47,14 @@ func (s *Automations) ResumeEmail(ctx context.Context, accountID int64, automati
 	var row models.AutomationSchedule
 	if err := s.db.R.WithContext(ctx).Where("automation_id = ? AND user_id = ? AND utr = ?", a.ID, accountID, strings.TrimSpace(emailUtr)).
 		First(&row).Error; err != nil {
-		return 0, notFoundOr(err, "automations: resume an email")
+		return 0, core.NotFoundOr(err, "automations: resume an email")
 	}
 	if row.SendID == nil {
 		return 0, &core.Error{Code: core.CodeValidation, Message: msgNotPaused}
 	}
 	var ss models.SingleSend
 	if err := s.db.R.WithContext(ctx).Where("id = ? AND user_id = ?", *row.SendID, accountID).First(&ss).Error; err != nil {
-		return 0, notFoundOr(err, "automations: resume an email")
+		return 0, core.NotFoundOr(err, "automations: resume an email")
 	}
 	n, err := resumeSend(ctx, s.db, &ss)
 	if err != nil {

@@ -652,7 +652,7 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 	}
 	var ss models.SingleSend
 	if err := byUtr(s.db.R.WithContext(ctx), accountID, utr).First(&ss).Error; err != nil {
-		return nil, notFoundOr(err, "single sends: get")
+		return nil, core.NotFoundOr(err, "single sends: get")
 	}
 	return &ss, nil
 }

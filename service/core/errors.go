@@ -217,3 +217,26 @@ func Wrap(err error, doing string) error {
 	}
 	return fmt.Errorf("%s: %w", doing, err)
 }
+
+// Wrapf is Wrap with what was being done as fmt.Sprintf(format, args...).
+func Wrapf(err error, format string, args ...any) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
+
+// NotFoundOr reads the failure of a lookup of one row: a missing row is
+// ErrNotFound itself, answered to the caller as it is; any other failure
+// of the database is wrapped with what was being looked up (format and
+// args, as fmt.Sprintf). nil stays nil.
+func NotFoundOr(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrNotFound
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
+}
