@@ -179,7 +179,7 @@ func ContactForm(f Form) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		templ_7745c5c3_Err = views.Select(views.Field{ID: "contact-country", Name: "country", Label: "Country", Placeholder: "Choose a country", Required: true, Errors: f.Errors.For("country"),
-			Attrs: templ.Attributes{"hx-get": StatesURL, "hx-target": "#contact-state", "hx-swap": "innerHTML", "hx-sync": "this:replace"}}, f.Countries, f.Country).Render(ctx, templ_7745c5c3_Buffer)
+			Attrs: templ.Attributes{"hx-get": StatesURL, "hx-target": "#contact-state", "hx-swap": "innerHTML", "hx-sync": "this:queue last"}}, f.Countries, f.Country).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -214,7 +214,7 @@ func ContactForm(f Form) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" hx-include=\"#contact-country\" hx-target=\"#contact-city\" hx-swap=\"innerHTML\" hx-sync=\"this:replace\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" hx-include=\"#contact-country\" hx-target=\"#contact-city\" hx-swap=\"innerHTML\" hx-sync=\"this:queue last\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
