@@ -168,8 +168,9 @@ func tagTargets(ctx context.Context, tx *gorm.DB, accountID int64, emails []stri
 	}
 	for _, part := range core.Chunks(emails, core.BulkChunk) {
 		var got []struct {
-			tagTarget
-			Email string
+			ID            int64
+			ContactTypeID int64
+			Email         string
 		}
 		// contacts_type_email (contact_type_id, email) per type of the account.
 		if err := tx.WithContext(ctx).Model(&models.Contact{}).Select("id", "contact_type_id", "email").
@@ -180,7 +181,7 @@ func tagTargets(ctx context.Context, tx *gorm.DB, accountID int64, emails []stri
 		found := make(map[string]bool, len(got))
 		for _, g := range got {
 			found[g.Email] = true
-			byID[g.ID] = g.tagTarget
+			byID[g.ID] = tagTarget{ID: g.ID, ContactTypeID: g.ContactTypeID}
 		}
 		if len(found) != len(part) {
 			return nil, core.ErrNotFound
