@@ -215,6 +215,10 @@ func operations() []op {
 				idQuery("contact_type_id", "Export this contact type's contacts."),
 				idQuery("segment_id", "Export this segment's recipients."),
 			}, okCSV: true, nf: nfUpper, val: true},
+		{method: "POST", path: "/contacts/tags/add", tag: tCont, summary: "Add tags to contacts",
+			desc: tagsDesc, body: tagsBody, ok: okText("Tags Added Successfully"), nf: nfUpper, val: true},
+		{method: "POST", path: "/contacts/tags/remove", tag: tCont, summary: "Remove tags from contacts",
+			desc: tagsDesc + " Tags a contact does not carry are passed over.", body: tagsBody, ok: okText("Tags Removed Successfully"), nf: nfUpper, val: true},
 
 		// Lookup.
 		{method: "GET", path: "/get/country-state-city", tag: tLookup, summary: "List countries, states and cities",

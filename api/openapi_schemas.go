@@ -37,6 +37,7 @@ func schemas() obj {
 		},
 		"deleted_at": timestampOrNull(""), "created_at": timestamp(""), "updated_at": timestamp(""),
 		"fullname": str("First and last name joined by a space."),
+		"tags":     atMost(service.MaxTagsPerContact, strings_("The contact's tags (decisions.md 10), sorted; stored trimmed and lower-cased.")),
 	}
 	segment := obj{
 		"id": integer(""), "user_id": integer(""), "contact_type_id": integer(""), "segment_name": str(""),

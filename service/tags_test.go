@@ -165,7 +165,7 @@ func TestTagsRefusals(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{"no contacts", service.TagsInput{Tags: []string{"a"}}, "emails", "The emails field is required when ids is not present."},
+		{"no contacts", service.TagsInput{Tags: []string{"a"}}, "emails", "The emails field is required."},
 		{"no tags", service.TagsInput{IDs: []string{ann}}, "tags", "The tags field is required."},
 		{"empty tag", service.TagsInput{IDs: []string{ann}, Tags: []string{"a", "  "}}, "tags.1", "The tags.1 must be at least 1 characters."},
 		{"long tag", service.TagsInput{IDs: []string{ann}, Tags: []string{strings.Repeat("é", 65)}}, "tags.0", "The tags.0 may not be greater than 64 characters."},

@@ -113,7 +113,8 @@ type tagTarget struct {
 func checkTagsInput(in TagsInput) (emails []string, ids []int64, tags []string, err error) {
 	p := core.Problems{}
 	if len(in.Emails) == 0 && len(in.IDs) == 0 {
-		p.AddReason("emails", core.ReasonRequired, "The emails field is required when ids is not present.")
+		// Either list names the contacts; the message names the first.
+		p.AddReason("emails", core.ReasonRequired, core.MsgRequired("emails"))
 	}
 	if len(in.Emails) > core.MaxBulkIDs {
 		p.Merge(core.TooManyItems("emails", core.MaxBulkIDs))
