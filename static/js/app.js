@@ -502,6 +502,16 @@
     autoDismiss(document);
   }
 
+  // --- Bulk tags: Enter in the tags field of a list adds the tags (the
+  // list's form would otherwise take it as its own submit: the delete).
+  document.addEventListener("keydown", function (e) {
+    var t = e.target;
+    if (e.key !== "Enter" || !t.matches || !t.matches("[data-bulk-tags-input]")) return;
+    e.preventDefault();
+    var add = t.closest("form").querySelector("[data-bulk-tags-add]");
+    if (add) add.click();
+  });
+
   document.addEventListener("htmx:load", function (e) {
     init(e.target);
   });
