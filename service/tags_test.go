@@ -439,3 +439,24 @@ func TestTagStartsAutomation(t *testing.T) {
 		t.Fatalf("step 1 after the tag came again: %d", n)
 	}
 }
+
+// TestSegmentForTag: the segment of a tag is found again (whatever the
+// case typed), made once per contact type, and refused for a bad tag.
+func TestSegmentForTag(t *testing.T) {
+	t.Parallel()
+	w := newTagsWorld(t)
+	a, err := w.svc.Segments.ForTag(w.ctx, w.acct, itoa(w.typeID), " Trial ")
+	if err != nil || a.SegmentName != "Tagged trial" || !reflect.DeepEqual([]string(a.SelectField), []string{"tags"}) {
+		t.Fatalf("made: %+v %v", a, err)
+	}
+	b, err := w.svc.Segments.ForTag(w.ctx, w.acct, itoa(w.typeID), "TRIAL")
+	if err != nil || b.ID != a.ID {
+		t.Fatalf("found again: %+v %v", b, err)
+	}
+	if _, err := w.svc.Segments.ForTag(w.ctx, w.acct, itoa(w.typeID), strings.Repeat("x", 65)); service.ErrorCode(err) != service.CodeValidation {
+		t.Fatalf("long tag: %v", err)
+	}
+	if _, err := w.svc.Segments.ForTag(w.ctx, w.other, itoa(w.typeID), "trial"); service.ErrorCode(err) != service.CodeNotFound {
+		t.Fatalf("another account's type: %v", err)
+	}
+}

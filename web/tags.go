@@ -8,6 +8,7 @@ import (
 
 	"herald/service"
 	"herald/views"
+	"herald/views/automations"
 	"herald/views/contacts"
 )
 
@@ -135,4 +136,26 @@ func (w *Web) bulkTags(add bool) fiber.Handler {
 		}
 		return w.contactsChanged(c, verb+" "+what)
 	}
+}
+
+// startTagTarget is the input of a new automation; with a start tag its
+// target becomes the segment of the chosen contact type on that tag
+// (found, or made). Errors: validation (no contact type chosen, a bad
+// tag), ErrNotFound.
+func (w *Web) startTagTarget(c *fiber.Ctx, f automations.Settings) (service.AutomationInput, error) {
+	in := automationInput(f)
+	if strings.TrimSpace(f.StartTag) == "" {
+		return in, nil
+	}
+	typeID, ok := strings.CutPrefix(f.Target, "contacts_")
+	if !ok {
+		return in, &service.Error{Code: service.CodeValidation, Message: "Choose the contact type whose contacts get the tag.",
+			Fields: map[string][]string{"automation_for": {"Choose the contact type whose contacts get the tag."}}}
+	}
+	seg, err := w.svc.Segments.ForTag(c.UserContext(), accountID(c), typeID, f.StartTag)
+	if err != nil {
+		return in, err
+	}
+	in.AutomationFor = "segments_" + strconv.FormatInt(seg.ID, 10)
+	return in, nil
 }

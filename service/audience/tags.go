@@ -504,3 +504,39 @@ func mergeTags(a, b []string) []string {
 	}
 	return out
 }
+
+// ForTag returns the segment of the contact type whose one condition is
+// `tags contains <tag>`, made ("Tagged <tag>") when the type has none: an
+// automation whose target it is starts for each contact when the tag is
+// added to it (the automations round enrols the contacts that enter its
+// target). Errors: validation (key tag; contact_type_id), ErrNotFound
+// (contact type).
+func (s *Segments) ForTag(ctx context.Context, accountID int64, contactTypeID, tag string) (*models.Segment, error) {
+	p := core.Problems{}
+	if p.Required("tag", tag) {
+		tagProblem("tag", tag, p)
+	}
+	p.Required("contact_type_id", contactTypeID)
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	t := NormaliseTag(tag)
+	typeID, err := core.ParseID(contactTypeID)
+	if err != nil {
+		return nil, err
+	}
+	var segs []models.Segment
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", accountID, typeID).
+		Order("id").Find(&segs).Error; err != nil {
+		return nil, core.Wrapf(err, "tags: segments of contact type %d", typeID)
+	}
+	for i := range segs {
+		g := &segs[i]
+		if len(g.SelectField) == 1 && g.SelectField[0] == "tags" && len(g.SelectOperator) == 1 && g.SelectOperator[0] == "contains" &&
+			len(g.Value) == 1 && NormaliseTag(g.Value[0]) == t {
+			return g, nil
+		}
+	}
+	return s.Create(ctx, accountID, SegmentInput{ContactTypeID: contactTypeID, SegmentName: "Tagged " + t,
+		SelectField: []string{"tags"}, SelectOperator: []string{"contains"}, Value: []string{t}})
+}
