@@ -1,7 +1,5 @@
 package contacts
 
-
-
 // Addresses of the tags on contacts.
 const (
 	// BulkTagsAddURL and BulkTagsRemoveURL take the list's selection.
@@ -33,4 +31,3 @@ func tagsDescribedBy(id string, errs []string) string {
 	}
 	return id + "-help"
 }
-
