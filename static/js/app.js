@@ -502,14 +502,15 @@
     autoDismiss(document);
   }
 
-  // --- Bulk tags: Enter in the tags field of a list adds the tags (the
-  // list's form would otherwise take it as its own submit: the delete).
-  document.addEventListener("keydown", function (e) {
-    var t = e.target;
-    if (e.key !== "Enter" || !t.matches || !t.matches("[data-bulk-tags-input]")) return;
-    e.preventDefault();
-    var add = t.closest("form").querySelector("[data-bulk-tags-add]");
-    if (add) add.click();
+  // --- An Enter whose keydown pressed another button (data-enter-clicks)
+  // must not also submit the form as its default button: the contact
+  // list's default button deletes the selection, and its tags field
+  // presses "Add tags". A keypress that comes without its keydown (a
+  // synthetic key) is stopped here too.
+  document.addEventListener("keypress", function (e) {
+    if (e.key === "Enter" && e.target.matches && e.target.matches("[data-enter-clicks]")) {
+      e.preventDefault();
+    }
   });
 
   document.addEventListener("htmx:load", function (e) {

@@ -370,7 +370,7 @@ func BulkTags(names []string) templ.Component {
 			templ_7745c5c3_Var17 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<div class=\"bulk-tags\"><label for=\"bulk-tags-input\" class=\"sr-only\">Tags for the selected contacts</label> <input id=\"bulk-tags-input\" name=\"tags\" type=\"text\" list=\"bulk-tag-names\" autocomplete=\"off\" placeholder=\"Tags, separated by commas\" data-bulk-tags-input>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<div class=\"bulk-tags\"><label for=\"bulk-tags-input\" class=\"sr-only\">Tags for the selected contacts</label> <input id=\"bulk-tags-input\" name=\"tags\" type=\"text\" list=\"bulk-tag-names\" autocomplete=\"off\" placeholder=\"Tags, separated by commas\" data-enter-clicks=\"#bulk-tags-add\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -404,7 +404,7 @@ func BulkTags(names []string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\" hx-confirm=\"unset\" data-bulk-tags-add>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "\" hx-confirm=\"unset\" id=\"bulk-tags-add\" data-bulk-tags-add>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
