@@ -192,7 +192,7 @@ func operations() []op {
 			desc: "The header (the reserved fields, then the account's custom fields) and one example row; it imports cleanly.", okCSV: true},
 		{method: "POST", path: "/contacts/upload-csv", tag: tCont, summary: "Import contacts from a CSV file",
 			desc: "The file is imported as it arrives (streamed, batched); the answer comes when it is done, with the import's report beside the spec's message. " +
-				"`contact_type_id` may also come in the query string. Header row required with an `email` column; other columns name reserved or custom fields.",
+				"`contact_type_id` may also come in the query string. Header row required with an `email` column; other columns name reserved or custom fields; a `tags` column adds tags separated by `;` to each contact.",
 			query: []param{idQuery("contact_type_id", "The contact type (may also be a form part before the file).")},
 			body: &body{multipart: true, required: []string{"contact_type_id", "file"}, props: obj{
 				"contact_type_id": integer(""), "file": obj{"type": "string", "contentMediaType": "text/csv", "description": "Only the csv extension."},
