@@ -48,6 +48,8 @@ type Service struct {
 	Imports       *audience.Imports
 	Exports       *audience.Exports // background exports
 	Unsubscribers *audience.Unsubscribers
+	// Privacy answers privacy requests: an address's export and erasure.
+	Privacy *audience.Privacy
 	Groups        *audience.Groups
 	Lookup        audience.Lookup
 
@@ -164,7 +166,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	mail, checks := del.Mail, del.DomainChecks
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
-	aud := audience.New(audience.Config{DB: db, Audit: audit, ImportDone: mail.ImportDone})
+	aud := audience.New(audience.Config{DB: db, Audit: audit, Settings: settings, ImportDone: mail.ImportDone})
 	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
 		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated})
 	svc := &Service{
@@ -194,6 +196,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Automations:   camp.Automations,
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,
+		Privacy:       aud.Privacy,
 		Groups:        aud.Groups,
 		Notifications: del.Notifications,
 		Settings:      settings,
