@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -550,4 +551,65 @@ func exportMailOf(m *record.ContactMail) exportMail {
 		out.Events = append(out.Events, exportMailEvent{Kind: e.Kind, At: e.At, Machine: e.Machine, URL: e.URL, Status: e.Status, Diagnostic: e.Diagnostic, Source: e.Source})
 	}
 	return out
+}
+
+// UnconfirmedFor is how long a contact may stay unconfirmed (double
+// opt-in) before it is deleted (decisions.md 10).
+const UnconfirmedFor = 30 * 24 * time.Hour
+
+// purgeBatch is how many unconfirmed contacts one transaction deletes.
+const purgeBatch = 1000
+
+// PurgeUnconfirmed deletes, across accounts, the contacts unconfirmed for
+// longer than UnconfirmedFor on the service's clock, with their segment
+// rows, a batch per transaction (the scheduler's purge round). It returns
+// how many it deleted.
+func (s *Contacts) PurgeUnconfirmed(ctx context.Context) (int64, error) {
+	before := s.db.Now().Add(-UnconfirmedFor)
+	var total int64
+	for {
+		var rows []struct {
+			ID        int64
+			UserID    int64
+			DeletedAt *models.Timestamp
+		}
+		if err := s.db.R.WithContext(ctx).Table("contacts").Select("id, user_id, deleted_at").
+			Where("status = ? AND created_at < ?", models.ContactUnconfirmed, before).Order("created_at").Limit(purgeBatch).Scan(&rows).Error; err != nil {
+			return total, fmt.Errorf("contacts: unconfirmed contacts to delete: %w", err)
+		}
+		if len(rows) == 0 {
+			return total, nil
+		}
+		ids := make([]int64, len(rows))
+		removed := map[int64]int64{}
+		for i, r := range rows {
+			ids[i] = r.ID
+			if r.DeletedAt == nil {
+				removed[r.UserID]++
+			}
+		}
+		now := s.db.Now()
+		err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("DELETE FROM segment_emails WHERE contact_id IN ?", ids).Error; err != nil {
+				return fmt.Errorf("segment rows: %w", err)
+			}
+			// The status is read again: a contact that confirmed meanwhile stays.
+			if err := tx.Exec("DELETE FROM contacts WHERE id IN ? AND status = ?", ids, models.ContactUnconfirmed).Error; err != nil {
+				return fmt.Errorf("contacts: %w", err)
+			}
+			for acct, n := range removed {
+				if err := record.AddDaily(tx, acct, now, record.Daily{record.DailyContactsRemoved: n}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return total, core.Wrapf(err, "contacts: delete unconfirmed contacts")
+		}
+		total += int64(len(rows))
+		if len(rows) < purgeBatch {
+			return total, nil
+		}
+	}
 }
