@@ -63,6 +63,10 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)
 	r.Get("/contacts/export", a.exportContacts) // decisions.md 9
 
+	// Privacy requests (decisions.md 10).
+	r.Get("/contacts/privacy-export", a.privacyExport)
+	r.Post("/contacts/erase", a.eraseContact)
+
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)
 

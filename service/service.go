@@ -50,8 +50,8 @@ type Service struct {
 	Unsubscribers *audience.Unsubscribers
 	// Privacy answers privacy requests: an address's export and erasure.
 	Privacy *audience.Privacy
-	Groups        *audience.Groups
-	Lookup        audience.Lookup
+	Groups  *audience.Groups
+	Lookup  audience.Lookup
 
 	// campaign
 	Templates   campaign.Templates

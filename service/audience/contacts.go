@@ -169,6 +169,9 @@ func mergeCustom(stored models.JSONText, values map[string]string) models.JSONTe
 // the type), ErrNotFound (contact type).
 func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
 	var out *models.ContactView
+	if err := s.erasures.ready(ctx); err != nil {
+		return nil, err
+	}
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		customs, err := customFields(ctx, tx, accountID)
 		if err != nil {
@@ -219,6 +222,9 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 // were. Errors: validation, ErrNotFound (contact or contact type).
 func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
 	var out *models.ContactView
+	if err := s.erasures.ready(ctx); err != nil {
+		return nil, err
+	}
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		customs, err := customFields(ctx, tx, accountID)
 		if err != nil {

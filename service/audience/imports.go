@@ -277,6 +277,9 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 	}
 	applyColumns(header, imp.Columns)
 	imp.Consent = importConsent(imp, s.db.Now())
+	if err := s.erasures.ready(ctx); err != nil {
+		return importFailed("read the erasure key", err)
+	}
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
 	if err != nil {
 		return importFailed("read the custom fields", err)

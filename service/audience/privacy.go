@@ -70,6 +70,16 @@ func (e *Erasures) Hash(ctx context.Context, email string) (string, error) {
 	return hashWith(key, email), nil
 }
 
+// ready reads the key ahead of a write transaction: made the first time,
+// it is written through the writer, which the transaction would hold.
+func (e *Erasures) ready(ctx context.Context) error {
+	if e == nil {
+		return nil
+	}
+	_, err := e.Hash(ctx, "")
+	return err
+}
+
 func hashWith(key []byte, email string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(strings.ToLower(strings.TrimSpace(email))))
@@ -341,23 +351,23 @@ func (p *Privacy) StartExport(ctx context.Context, accountID int64, email string
 
 // exportMail is one mail of the address as the privacy export shows it.
 type exportMail struct {
-	ID             int64              `json:"id"`
-	SendUtr        string             `json:"send_utr"`
-	SendName       string             `json:"send_name"`
-	Subject        string             `json:"subject"`
-	AutomationUtr  *string            `json:"automation_utr"`
-	AutomationName *string            `json:"automation_name"`
-	State          string             `json:"state"`
-	Error          string             `json:"error,omitempty"`
-	SentAt         *models.Timestamp  `json:"sent_at"`
-	Events         []exportMailEvent  `json:"events"`
-	MoreEvents     int                `json:"more_events,omitempty"`
-	Opened         *models.Timestamp  `json:"opened_at"`
-	Clicked        *models.Timestamp  `json:"clicked_at"`
-	Unsubscribed   *models.Timestamp  `json:"unsubscribed_at"`
-	HardBounced    *models.Timestamp  `json:"hard_bounced_at"`
-	SoftBounced    *models.Timestamp  `json:"soft_bounced_at"`
-	Complained     *models.Timestamp  `json:"complained_at"`
+	ID             int64             `json:"id"`
+	SendUtr        string            `json:"send_utr"`
+	SendName       string            `json:"send_name"`
+	Subject        string            `json:"subject"`
+	AutomationUtr  *string           `json:"automation_utr"`
+	AutomationName *string           `json:"automation_name"`
+	State          string            `json:"state"`
+	Error          string            `json:"error,omitempty"`
+	SentAt         *models.Timestamp `json:"sent_at"`
+	Events         []exportMailEvent `json:"events"`
+	MoreEvents     int               `json:"more_events,omitempty"`
+	Opened         *models.Timestamp `json:"opened_at"`
+	Clicked        *models.Timestamp `json:"clicked_at"`
+	Unsubscribed   *models.Timestamp `json:"unsubscribed_at"`
+	HardBounced    *models.Timestamp `json:"hard_bounced_at"`
+	SoftBounced    *models.Timestamp `json:"soft_bounced_at"`
+	Complained     *models.Timestamp `json:"complained_at"`
 }
 
 type exportMailEvent struct {
