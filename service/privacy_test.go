@@ -188,3 +188,28 @@ func findText(t *testing.T, f *servicetest.SendFixture, s string) []string {
 	}
 	return hits
 }
+
+// An unconfirmed contact receives no single send, and is deleted once it
+// has been unconfirmed for 30 days on the service's clock; a confirmed one
+// of the same age stays.
+func TestUnconfirmedContacts(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, true)
+	typeID := f.ContactType("People", "yes@example.com", "notyet@example.com")
+	f.Exec("UPDATE contacts SET status = ? WHERE email = ?", models.ContactUnconfirmed, "notyet@example.com")
+	ss := f.WaitStatus(f.Create(f.Input("Spring", []string{"contacts_" + strconv.FormatInt(typeID, 10)}, nil)).Utr, models.SendCompleted, 20*time.Second)
+	led := f.Ledger(ss.ID)
+	if _, ok := led["notyet@example.com"]; ok || len(led) != 1 {
+		t.Fatalf("ledger of a send: %v, want only the confirmed contact", led)
+	}
+	if n, err := f.Svc.Contacts.PurgeUnconfirmed(f.Ctx); err != nil || n != 0 {
+		t.Fatalf("purge of fresh unconfirmed contacts: %d %v", n, err)
+	}
+	f.Advance(31 * 24 * time.Hour)
+	if n, err := f.Svc.Contacts.PurgeUnconfirmed(f.Ctx); err != nil || n != 1 {
+		t.Fatalf("purge after 31 days: %d %v", n, err)
+	}
+	if n := f.Scalar("SELECT COUNT(*) FROM contacts WHERE user_id = ?", f.Acct); n != 1 {
+		t.Fatalf("contacts left: %d, want the confirmed one", n)
+	}
+}
