@@ -72,6 +72,8 @@ var routeScopes = map[routeKey]routeAccess{
 	{"GET", "/contacts/export"}:              reads("contacts"),
 	{"POST", "/contacts/tags/add"}:           changes("contacts"),
 	{"POST", "/contacts/tags/remove"}:        changes("contacts"),
+	{"GET", "/contacts/privacy-export"}:      reads("contacts"),
+	{"POST", "/contacts/erase"}:              changes("contacts"),
 
 	// Served before the key check (no keys); listed so the table stays whole.
 	{"GET", "/openapi.json"}: reads(service.AreaReference),
