@@ -168,7 +168,7 @@ func TestPick(t *testing.T) {
 		{"", "", "fr-CH, fr;q=0.9, en;q=0.8", "fr"},
 		{"", "", "zh-CN, ja;q=0.5", "ja"},
 		{"xx-invalid-tag-!!", "", "pl", "pl"},
-		{"zh", "", "sv", "sv"},     // a language herald does not speak: the next source
+		{"zh", "", "sv", "sv"},         // a language herald does not speak: the next source
 		{"", "", "zh, ko;q=0.5", "en"}, // nothing spoken: English
 		{"", "", "", "en"},
 		{"", "", "garbage;;;q=x", "en"},
