@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/i18n"
 	"herald/models"
 	"herald/service"
 	"herald/views"
@@ -127,4 +128,51 @@ func verifyJSON(c *fiber.Ctx, s *models.Sender, err error) error {
 	}
 	slog.ErrorContext(c.UserContext(), "sender verification", "error", err)
 	return c.Status(fiber.StatusInternalServerError).JSON(verifyEnvelope{Status: "failed", Errors: "Internal Server Error"})
+}
+
+// recipientLocale is the language of a page a recipient opens
+// (decisions.md 10): the contact's (contact, "" when none is known), else
+// the form's (form, "" outside a form), else the browser's Accept-Language,
+// else English. It says so in Content-Language, and tells caches that the
+// answer varies with Accept-Language. Every public page, the forms' too,
+// picks its language here.
+func recipientLocale(c *fiber.Ctx, contact, form string) *i18n.Locale {
+	l := i18n.Pick(contact, form, c.Get(fiber.HeaderAcceptLanguage))
+	c.Vary(fiber.HeaderAcceptLanguage)
+	c.Set(fiber.HeaderContentLanguage, l.Lang())
+	return l
+}
+
+// recipientErrors answers the errors of a route that recipients open with
+// a public page in their language, not the console's error page (which
+// speaks English and offers the console's start page). Wrap every public
+// route with it.
+func recipientErrors(h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := h(c); err != nil {
+			return publicError(c, err, "", "")
+		}
+		return nil
+	}
+}
+
+// publicError is the error page of a public route, in the language of
+// recipientLocale(contact, form): its status from the one table
+// (statusOf); the text of an error is never shown, only the page's words
+// for its status. Faults of ours are logged.
+func publicError(c *fiber.Ctx, err error, contact, form string) error {
+	status := statusOf(err)
+	if status >= fiber.StatusInternalServerError {
+		slog.ErrorContext(c.UserContext(), "public page error", "method", c.Method(), "path", c.Path(), "error", err)
+	}
+	c.Response().ResetBody()
+	recipientHeaders(c)
+	retryAfter(c, err)
+	l := recipientLocale(c, contact, form)
+	key := "other"
+	switch status {
+	case fiber.StatusNotFound, fiber.StatusTooManyRequests, fiber.StatusInternalServerError:
+		key = strconv.Itoa(status)
+	}
+	return render(c, status, public.ErrorPage(l, status, l.T("error."+key+".title"), l.T("error."+key+".text")))
 }

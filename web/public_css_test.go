@@ -10,6 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"golang.org/x/net/html"
 
+	"herald/i18n"
 	"herald/service"
 	"herald/static"
 	"herald/views/public"
@@ -34,9 +35,10 @@ func TestPublicPagesUseDefinedClasses(t *testing.T) {
 		Groups: []service.PreferenceGroup{{ID: 1, Name: "News", Description: "Monthly"}, {ID: 2, Name: "Offers", Unsubscribed: true}},
 	}
 	pages := map[string]templ.Component{
-		"preferences":       public.PreferencesPage("/u/x", prefs, false),
-		"preferences saved": public.PreferencesPage("/u/x", prefs, true),
-		"preferences gone":  public.PreferencesPage("/u/x", nil, false),
+		"preferences":       public.PreferencesPage(i18n.English(), "/u/x", prefs, false),
+		"preferences saved": public.PreferencesPage(i18n.English(), "/u/x", prefs, true),
+		"preferences gone":  public.PreferencesPage(i18n.English(), "/u/x", nil, false),
+		"public error":      public.ErrorPage(i18n.English(), 404, "Page not found", "Gone."),
 		"verify confirm":    public.SenderVerify(public.VerifyConfirm, "ann@example.com", "/x"),
 		"verify done":       public.SenderVerify(public.VerifyDone, "ann@example.com", "/x"),
 		"verify expired":    public.SenderVerify(public.VerifyExpired, "ann@example.com", "/x"),

@@ -19,10 +19,10 @@ import (
 // token in the path is the only credential.
 func (w *Web) mountRecipient(app *fiber.App) {
 	app.Get("/t/o/:token", w.trackOpen)
-	app.Get("/t/c/:token/:link", w.trackClick)
-	app.Get("/u/:token", w.preferences)
-	app.Post("/u/:token", w.unsubscribe)
-	app.Get("/m/:token", w.viewInBrowser)
+	app.Get("/t/c/:token/:link", recipientErrors(w.trackClick))
+	app.Get("/u/:token", recipientErrors(w.preferences))
+	app.Post("/u/:token", recipientErrors(w.unsubscribe))
+	app.Get("/m/:token", recipientErrors(w.viewInBrowser))
 }
 
 // pixel is a transparent 1x1 GIF.
@@ -83,19 +83,23 @@ func (w *Web) trackClick(c *fiber.Ctx) error {
 	return c.Redirect(to, fiber.StatusFound)
 }
 
-// preferences shows the preference page.
+// preferences shows the preference page, in the contact's language (else
+// the browser's).
 func (w *Web) preferences(c *fiber.Ctx) error {
 	recipientHeaders(c)
 	tok := strings.Clone(c.Params("token"))
 	p, err := w.svc.Tracking.Preferences(c.UserContext(), tok)
-	status := fiber.StatusOK
+	status, lang := fiber.StatusOK, ""
 	if err != nil {
 		if !service.IsNotFound(err) {
 			return err
 		}
 		status, p = fiber.StatusNotFound, nil
+	} else {
+		lang = p.Language
 	}
-	return render(c, status, public.PreferencesPage("/u/"+tok, p, c.Query("saved") == "1"))
+	l := recipientLocale(c, lang, "")
+	return render(c, status, public.PreferencesPage(l, "/u/"+tok, p, c.Query("saved") == "1"))
 }
 
 // unsubscribe takes both POSTs of the link: the RFC 8058 one-click

@@ -429,6 +429,9 @@ type Preferences struct {
 	Email  string
 	Groups []PreferenceGroup
 	All    bool // on the global unsubscribe list
+	// Language is the contact's IETF language tag ("" none, or no contact
+	// behind the message): the page speaks it (decisions.md 10).
+	Language string
 }
 
 // Preferences returns the recipient's choices: the account's displayed
@@ -454,6 +457,12 @@ func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences,
 		return nil, fmt.Errorf("tracking: unsubscribes of message %d: %w", m.ID, err)
 	}
 	p := &Preferences{Email: m.Email}
+	if m.ContactID != nil {
+		if err := t.db.R.WithContext(ctx).Model(&models.Contact{}).Select("language").
+			Where("id = ? AND user_id = ?", *m.ContactID, m.UserID).Scan(&p.Language).Error; err != nil {
+			return nil, fmt.Errorf("tracking: language of contact %d: %w", *m.ContactID, err)
+		}
+	}
 	member := map[int64]bool{}
 	for _, r := range in {
 		if r.UnsubscribeGroupsID == nil {

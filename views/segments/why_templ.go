@@ -8,7 +8,10 @@ package segments
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "herald/views"
+import (
+	"fmt"
+	"herald/views"
+)
 
 // WhyPage asks for an address and explains why it is in or out of the
 // segment: its contact type, each condition with the values compared,
@@ -41,7 +44,7 @@ func WhyPage(d Why) templ.Component {
 		var templ_7745c5c3_Var2 templ.SafeURL
 		templ_7745c5c3_Var2, templ_7745c5c3_Err = templ.JoinURLErrs(SegmentURL(d.Segment.ID))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 10, Col: 36}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 13, Col: 36}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var2))
 		if templ_7745c5c3_Err != nil {
@@ -62,7 +65,7 @@ func WhyPage(d Why) templ.Component {
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(d.Segment.SegmentName)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 12, Col: 32}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 15, Col: 32}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 		if templ_7745c5c3_Err != nil {
@@ -72,7 +75,7 @@ func WhyPage(d Why) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = views.PageHeader("Why is this address in or out?", "Segment “"+d.Segment.SegmentName+"”: contacts of the type “"+d.TypeName+"” that meet its conditions, and the addresses added by hand.").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = views.PageHeader("Why is this address in or out?", fmt.Sprintf("Segment “%s”: contacts of the type “%s” that meet its conditions, and the addresses added by hand.", d.Segment.SegmentName, d.TypeName)).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -83,7 +86,7 @@ func WhyPage(d Why) templ.Component {
 		var templ_7745c5c3_Var4 templ.SafeURL
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinURLErrs(WhyURL(d.Segment.ID))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 16, Col: 95}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 19, Col: 95}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -96,7 +99,7 @@ func WhyPage(d Why) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(WhyURL(d.Segment.ID))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 16, Col: 127}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 19, Col: 127}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -173,7 +176,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var7 string
 				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(e)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 35, Col: 11}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 38, Col: 11}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
@@ -205,7 +208,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(r.Email)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 43, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 46, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 				if templ_7745c5c3_Err != nil {
@@ -218,7 +221,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var9 string
 				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(inReason(d, r))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 44, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 47, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 				if templ_7745c5c3_Err != nil {
@@ -244,7 +247,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(r.Email)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 51, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 54, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -257,7 +260,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(outReason(d, r))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 52, Col: 26}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 55, Col: 26}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 				if templ_7745c5c3_Err != nil {
@@ -290,7 +293,7 @@ func WhyResultView(d Why) templ.Component {
 				var templ_7745c5c3_Var12 templ.SafeURL
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinURLErrs(contactEditURL(r.ContactID))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 61, Col: 42}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 64, Col: 42}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
@@ -353,7 +356,7 @@ func WhyResultView(d Why) templ.Component {
 						var templ_7745c5c3_Var13 string
 						templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(metAttr(row))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 93, Col: 37}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 96, Col: 37}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 						if templ_7745c5c3_Err != nil {
@@ -366,7 +369,7 @@ func WhyResultView(d Why) templ.Component {
 						var templ_7745c5c3_Var14 string
 						templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(row.Field)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 95, Col: 52}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 98, Col: 52}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 						if templ_7745c5c3_Err != nil {
@@ -379,7 +382,7 @@ func WhyResultView(d Why) templ.Component {
 						var templ_7745c5c3_Var15 string
 						templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(row.Operator)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 96, Col: 49}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 99, Col: 49}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 						if templ_7745c5c3_Err != nil {
@@ -392,7 +395,7 @@ func WhyResultView(d Why) templ.Component {
 						var templ_7745c5c3_Var16 string
 						templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(orDash(row.Compared))
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 98, Col: 64}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 101, Col: 64}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 						if templ_7745c5c3_Err != nil {
@@ -411,7 +414,7 @@ func WhyResultView(d Why) templ.Component {
 							var templ_7745c5c3_Var17 string
 							templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(row.Own)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 103, Col: 22}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 106, Col: 22}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 							if templ_7745c5c3_Err != nil {
@@ -486,27 +489,25 @@ func contactEditURL(id int64) string { return "/contacts/" + views.Itoa(id) + "/
 func inReason(d Why, r *WhyResult) string {
 	switch r.Reason {
 	case WhyByHand:
-		s := "It was added to this segment by hand, and stays whatever the conditions say."
-		if r.ContactID != 0 && r.ContactType != d.TypeName {
-			s += " Its contact is of the type “" + r.ContactType + "”, not “" + d.TypeName + "”."
-		} else if r.ContactID != 0 {
-			s += " Its contact does not meet the conditions."
+		switch {
+		case r.ContactID != 0 && r.ContactType != d.TypeName:
+			return fmt.Sprintf("It was added to this segment by hand, and stays whatever the conditions say. Its contact is of the type “%s”, not “%s”.", r.ContactType, d.TypeName)
+		case r.ContactID != 0:
+			return "It was added to this segment by hand, and stays whatever the conditions say. Its contact does not meet the conditions."
 		}
-		return s
+		return "It was added to this segment by hand, and stays whatever the conditions say."
 	}
-	if len(r.Rows) == 0 {
-		return "It is a contact of the type “" + d.TypeName + "”, and this segment has no conditions."
+	switch {
+	case len(r.Rows) == 0:
+		return fmt.Sprintf("It is a contact of the type “%s”, and this segment has no conditions.", d.TypeName)
+	case r.Or && r.ByHand:
+		return fmt.Sprintf("It is a contact of the type “%s” and meets at least one of the conditions (any one is enough). It was also added by hand.", d.TypeName)
+	case r.Or:
+		return fmt.Sprintf("It is a contact of the type “%s” and meets at least one of the conditions (any one is enough).", d.TypeName)
+	case r.ByHand:
+		return fmt.Sprintf("It is a contact of the type “%s” and meets every condition. It was also added by hand.", d.TypeName)
 	}
-	s := "It is a contact of the type “" + d.TypeName + "” and meets "
-	if r.Or {
-		s += "at least one of the conditions (any one is enough)."
-	} else {
-		s += "every condition."
-	}
-	if r.ByHand {
-		s += " It was also added by hand."
-	}
-	return s
+	return fmt.Sprintf("It is a contact of the type “%s” and meets every condition.", d.TypeName)
 }
 
 func outReason(d Why, r *WhyResult) string {
@@ -514,7 +515,7 @@ func outReason(d Why, r *WhyResult) string {
 	case WhyNoContact:
 		return "No contact has this address, and it was not added by hand."
 	case WhyContactType:
-		return "Its contact is of the type “" + r.ContactType + "”; this segment takes contacts of the type “" + d.TypeName + "” only, whatever their values."
+		return fmt.Sprintf("Its contact is of the type “%s”; this segment takes contacts of the type “%s” only, whatever their values.", r.ContactType, d.TypeName)
 	}
 	if r.Or {
 		return "It meets none of the conditions (one would be enough)."
@@ -522,7 +523,7 @@ func outReason(d Why, r *WhyResult) string {
 	if r.Failed == 1 {
 		return "It fails one condition, and every condition must hold."
 	}
-	return "It fails " + views.Itoa(int64(r.Failed)) + " conditions, and every condition must hold."
+	return fmt.Sprintf("It fails %d conditions, and every condition must hold.", r.Failed)
 }
 
 // WhyAsk is the small form on a segment's page that opens WhyPage.
@@ -554,7 +555,7 @@ func WhyAsk(id int64) templ.Component {
 		var templ_7745c5c3_Var19 templ.SafeURL
 		templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinURLErrs(WhyURL(id))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 192, Col: 83}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/why.templ`, Line: 193, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 		if templ_7745c5c3_Err != nil {

@@ -1,6 +1,7 @@
 package singlesends
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -88,12 +89,13 @@ func abChoice(v, def string) string {
 	return v
 }
 
-// optionalAfter marks the third and fourth subjects optional.
-func optionalAfter(i int) string {
+// subjectLabel labels the subject of variant i (from 0): A and B are
+// required, C and D optional.
+func subjectLabel(i int) string {
 	if i >= 2 {
-		return " (optional)"
+		return fmt.Sprintf("Subject %s (optional)", variantLetter(i+1))
 	}
-	return ""
+	return fmt.Sprintf("Subject %s", variantLetter(i+1))
 }
 
 // firstOnly puts a list's errors beside its first control only.

@@ -1,0 +1,40 @@
+package views
+
+import (
+	"strings"
+	"time"
+)
+
+// Translator is the language a public page speaks to its recipient
+// (herald/i18n's Locale is one; the handler picks it). The console stays
+// English and takes none. Templates get their words from it by message id
+// and never build a sentence from pieces: word order differs between
+// languages.
+type Translator interface {
+	Lang() string // BCP 47 tag, for <html lang>
+	Dir() string  // "ltr" or "rtl", for <html dir>
+	// T is the message id, its placeholders filled from name, value pairs:
+	// T("prefs.lead", "Email", e).
+	T(id string, args ...any) string
+	// N is the plural message id in the form the language uses for count.
+	N(id string, count int, args ...any) string
+	Date(t time.Time) string
+	Number(n int64) string
+}
+
+// mark stands in for a value that the page wraps in markup.
+const mark = "\uE000"
+
+// Around splits message id around the placeholder name, so that a page can
+// wrap the value in markup (<strong>) without building the sentence from
+// pieces: Around(t, "prefs.lead", "Email") gives "Choose what " and
+// " receives." in English, "" and " に届くメールを…" in Japanese. The value
+// is left to the template, which escapes it.
+func Around(t Translator, id, name string, args ...any) (before, after string) {
+	s := t.T(id, append(args, name, mark)...)
+	before, after, ok := strings.Cut(s, mark)
+	if !ok {
+		return s, ""
+	}
+	return before, after
+}
