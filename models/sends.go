@@ -69,6 +69,7 @@ type SingleSend struct {
 	Blocks                     int64       `json:"blocks"`       // beyond the spec (decisions.md 8): messages the relay refused by policy
 	SoftBounces                int64       `json:"soft_bounces"` // beyond the spec (decisions.md 7): messages reported soft-bounced, once each
 	SpamReports                int64       `json:"spam_reports"` // beyond the spec (decisions.md 7): messages reported as spam, once each
+	Archive                    int         `json:"archive"`      // beyond the spec (decisions.md 10): 1 shows the send, once sent, in the account's public archive
 	UniqueOpenToken            JSONText    `json:"unique_open_token"`
 	SentAt                     DateTime    `json:"sent_at"`
 	CreatedAt                  Timestamp   `json:"created_at"`
