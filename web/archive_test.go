@@ -236,3 +236,30 @@ func TestArchiveAtomFeed(t *testing.T) {
 		t.Fatal("ids changed between two reads")
 	}
 }
+
+func TestArchiveInConsole(t *testing.T) {
+	t.Parallel()
+	w := newArchiveWorld(t)
+	c := w.app.client()
+	c.login("owner@herald.test", "test-passphrase-9")
+	url := "http://herald.test/archive/" + w.pub
+	acct := c.get("/account")
+	wantStatus(t, acct, http.StatusOK)
+	if got := attr(first(acct.doc, "a#archive-url"), "href"); got != url {
+		t.Fatalf("account page archive url %q, want %q", got, url)
+	}
+	list := c.get("/single-sends")
+	wantStatus(t, list, http.StatusOK)
+	if got := attr(first(list.doc, "a#sends-archive"), "href"); got != url {
+		t.Fatalf("sends list archive link %q", got)
+	}
+	form := c.get("/single-sends/new")
+	wantStatus(t, form, http.StatusOK)
+	box := first(form.doc, "input#send-archive")
+	if box == nil || attr(box, "type") != "checkbox" || attr(box, "name") != "archive" {
+		t.Fatal("no archive checkbox on the send form")
+	}
+	if l := first(form.doc, `label[for="send-archive"]`); l == nil || !strings.Contains(text(l), "Show in the public archive") {
+		t.Fatal("the archive checkbox has no label")
+	}
+}
