@@ -37,52 +37,49 @@ func (t Target) RecipientID() string { return string(t.Table) + t.ID }
 // SingleSend is a one-off campaign. The fields after UpdatedAt are the
 // engine's and stay out of the API's answers.
 type SingleSend struct {
-	ID                         int64      `gorm:"primaryKey" json:"id"`
-	UserID                     int64      `json:"user_id"`
-	TemplateID                 int64      `json:"template_id"`
-	RecipientID                Targets    `json:"recipient_id"`
-	ExcludeSpecificRecipientID Targets    `json:"exclude_specific_recipient_id"`
-	SenderID                   int64      `json:"sender_id"`
-	UnsubscribeGroupID         int64      `json:"unsubscribe_group_id"`
-	SingleSendName             string     `json:"single_send_name"`
-	FromSender                 string     `json:"from_sender"`
-	ReplyTo                    string     `json:"reply_to"`
-	SenderName                 *string    `json:"sender_name"`
-	SenderAddress              *string    `json:"sender_address"`
-	Subject                    string     `json:"subject"`
-	Preheader                  string     `json:"preheader"`
-	ScheduleType               int        `json:"schedule_type"`
-	ScheduleDate               string     `json:"schedule_date"`
-	ScheduleTime               string     `json:"schedule_time"`
-	Status                     SendStatus `json:"status"`
-	Utr                        string     `json:"utr"`
-	TemplateJSON               *string    `json:"template_json"`
-	TemplateHTML               *string    `json:"template_html"`
-	Triggered                  int64      `json:"triggered"`
-	Delivered                  int64      `json:"delivered"`
-	UniqueOpens                int64      `json:"unique_opens"`
-	TotalOpens                 int64      `json:"total_opens"`
-	UniqueClicks               int64      `json:"unique_clicks"`
-	TotalClicks                int64      `json:"total_clicks"`
-	Bounces                    int64      `json:"bounces"`
-	Unsubscribes               int64      `json:"unsubscribes"`
-	Blocks                     int64      `json:"blocks"`       // beyond the spec (decisions.md 8): messages the relay refused by policy
-	SoftBounces                int64      `json:"soft_bounces"` // beyond the spec (decisions.md 7): messages reported soft-bounced, once each
-	SpamReports                int64      `json:"spam_reports"` // beyond the spec (decisions.md 7): messages reported as spam, once each
-	UniqueOpenToken            JSONText   `json:"unique_open_token"`
-	SentAt                     DateTime   `json:"sent_at"`
-	CreatedAt                  Timestamp  `json:"created_at"`
-	UpdatedAt                  Timestamp  `json:"updated_at"`
-	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
-	// sent, in the account's public archive. Last, after the spec's fields.
-	Archive      int         `json:"archive"`
-	Armed        int         `json:"-"`
-	SendAfter    *Timestamp  `json:"-"`
-	Resolved     int         `json:"-"`
-	Links        StringArray `json:"-"`
-	CompletedAt  *Timestamp  `json:"-"`
-	AutomationID *int64      `json:"-"` // set on the rows that carry an automation step
-	DeletedAt    *Timestamp  `json:"-"` // deleted: kept for the links of its mails, out of every list
+	ID                         int64       `gorm:"primaryKey" json:"id"`
+	UserID                     int64       `json:"user_id"`
+	TemplateID                 int64       `json:"template_id"`
+	RecipientID                Targets     `json:"recipient_id"`
+	ExcludeSpecificRecipientID Targets     `json:"exclude_specific_recipient_id"`
+	SenderID                   int64       `json:"sender_id"`
+	UnsubscribeGroupID         int64       `json:"unsubscribe_group_id"`
+	SingleSendName             string      `json:"single_send_name"`
+	FromSender                 string      `json:"from_sender"`
+	ReplyTo                    string      `json:"reply_to"`
+	SenderName                 *string     `json:"sender_name"`
+	SenderAddress              *string     `json:"sender_address"`
+	Subject                    string      `json:"subject"`
+	Preheader                  string      `json:"preheader"`
+	ScheduleType               int         `json:"schedule_type"`
+	ScheduleDate               string      `json:"schedule_date"`
+	ScheduleTime               string      `json:"schedule_time"`
+	Status                     SendStatus  `json:"status"`
+	Utr                        string      `json:"utr"`
+	TemplateJSON               *string     `json:"template_json"`
+	TemplateHTML               *string     `json:"template_html"`
+	Triggered                  int64       `json:"triggered"`
+	Delivered                  int64       `json:"delivered"`
+	UniqueOpens                int64       `json:"unique_opens"`
+	TotalOpens                 int64       `json:"total_opens"`
+	UniqueClicks               int64       `json:"unique_clicks"`
+	TotalClicks                int64       `json:"total_clicks"`
+	Bounces                    int64       `json:"bounces"`
+	Unsubscribes               int64       `json:"unsubscribes"`
+	Blocks                     int64       `json:"blocks"`       // beyond the spec (decisions.md 8): messages the relay refused by policy
+	SoftBounces                int64       `json:"soft_bounces"` // beyond the spec (decisions.md 7): messages reported soft-bounced, once each
+	SpamReports                int64       `json:"spam_reports"` // beyond the spec (decisions.md 7): messages reported as spam, once each
+	UniqueOpenToken            JSONText    `json:"unique_open_token"`
+	SentAt                     DateTime    `json:"sent_at"`
+	CreatedAt                  Timestamp   `json:"created_at"`
+	UpdatedAt                  Timestamp   `json:"updated_at"`
+	Armed                      int         `json:"-"`
+	SendAfter                  *Timestamp  `json:"-"`
+	Resolved                   int         `json:"-"`
+	Links                      StringArray `json:"-"`
+	CompletedAt                *Timestamp  `json:"-"`
+	AutomationID               *int64      `json:"-"` // set on the rows that carry an automation step
+	DeletedAt                  *Timestamp  `json:"-"` // deleted: kept for the links of its mails, out of every list
 	// When the hard-bounce and complaint rate alerts of the send were
 	// mailed (decisions.md 7: once per send).
 	BounceAlertedAt    *Timestamp `json:"-"`
@@ -133,6 +130,11 @@ type SingleSend struct {
 	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
 	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
 	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
+
+	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
+	// sent, in the account's public archive. In records it follows the
+	// spec's fields.
+	Archive int `json:"archive"`
 }
 
 // TableName names the table.
