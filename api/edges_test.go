@@ -259,7 +259,7 @@ func TestNotFoundTexts(t *testing.T) {
 		"notification-recipients", "notification-recipient/save", "contacts-type", "contacts-type/add", "reserve-fields", "custom-fields",
 		"custom-fields/save", "contacts/list", "contacts/add", "contacts/csv-sample/download", "get/country-state-city", "senders", "sender/save",
 		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create",
-		"event-webhooks", "event-webhooks/save", "openapi.json",
+		"event-webhooks", "event-webhooks/save", "openapi.json", "archive",
 		"contacts/privacy-export", "contacts/erase"} { // privacy requests name an address, not a record
 		noRecord["/api/"+p] = true
 	}

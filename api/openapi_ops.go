@@ -52,6 +52,7 @@ var (
 		"schedule_type":                 obj{"type": "integer", "enum": []int{0, 1}, "description": "0 = send immediately, 1 = scheduled."},
 		"schedule_date":                 str("`Y-m-d`; required with schedule_type 1, in the future in the account's time zone."),
 		"schedule_time":                 str("`H:i` or `H:i:s`; required with schedule_type 1."),
+		"archive":                       obj{"type": "integer", "enum": []int{0, 1}, "description": "Beyond the spec (decisions.md 10): 1 shows the send, once sent, in the account's public archive. Create: 0 when not given; update: unchanged when not given."},
 	}
 	singleSendRequired = []string{"template_id", "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id", "schedule_type"}
 	segmentBody        = obj{
@@ -308,6 +309,9 @@ func operations() []op {
 			query: []param{utrQuery("The send's utr.")}, ok: okText("Deleted Successfully"), nf: nfLower},
 		{method: "POST", path: "/single/send/bulk-delete", tag: tSingle, summary: "Delete single sends (utrs or ids)",
 			body: strIDsBody, ok: okText("Deleted Successfully"), nf: nfLower, val: true},
+		{method: "GET", path: "/archive", tag: tSingle, summary: "The address of the account's public archive",
+			desc: "Beyond the spec (decisions.md 10): the absolute address of the page listing the account's sends marked `archive` that were sent, newest first; its Atom feed is at the same address followed by `/feed.xml`. The archive's public id is made the first time it is asked for.",
+			ok:   okObject(obj{"url": obj{"type": "string", "format": "uri"}})},
 
 		// Automations.
 		{method: "GET", path: "/automations", tag: tAuto, summary: "List the automations", list: true,

@@ -73,6 +73,7 @@ func schemas() obj {
 		"blocks":       integer("Beyond the spec (decisions.md 8): messages the relay refused by policy."),
 		"soft_bounces": integer("Beyond the spec (decisions.md 7)."),
 		"spam_reports": integer("Beyond the spec (decisions.md 7)."),
+		"archive":      obj{"type": "integer", "enum": []int{0, 1}, "description": "Beyond the spec (decisions.md 10): 1 shows the send, once sent, in the account's public archive."},
 		"unique_open_token": obj{"type": "object", "additionalProperties": obj{"type": "string"},
 			"description": "Always `{}` in herald (API-NOTES)."},
 		"sent_at":    datetimeOrNull("When the first message was accepted; null before."),

@@ -104,6 +104,9 @@ func (a *API) Mount(r fiber.Router) {
 	r.Delete("/single/send/delete", a.deleteSingleSend)
 	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)
 
+	// The public archive of sends (decisions.md 10).
+	r.Get("/archive", a.archiveURL)
+
 	// Automations.
 	r.Get("/automations", a.listAutomations)
 	r.Post("/automations/create", a.createAutomation)

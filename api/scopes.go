@@ -108,6 +108,8 @@ var routeScopes = map[routeKey]routeAccess{
 	{"DELETE", "/single/send/delete"}:    changes("single_sends"),
 	{"POST", "/single/send/bulk-delete"}: changes("single_sends"),
 
+	{"GET", "/archive"}: reads("single_sends"), // the address of the public archive (its id made on first use)
+
 	{"GET", "/automations"}:                  reads("automations"),
 	{"POST", "/automations/create"}:          changes("automations"),
 	{"GET", "/automations/duplicate"}:        changes("automations"), // makes a copy

@@ -24,6 +24,7 @@ func singleSendInput(f *form) service.SingleSendInput {
 		Subject: f.Get("subject"), Preheader: f.Get("preheader"),
 		RecipientID: f.Array("recipient_id"), ExcludeRecipientID: f.Array("exclude_specific_recipient_id"),
 		ScheduleType: f.Get("schedule_type"), ScheduleDate: f.Get("schedule_date"), ScheduleTime: f.Get("schedule_time"),
+		Archive: f.Get("archive"), // beyond the spec (decisions.md 10)
 	}
 }
 

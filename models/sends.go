@@ -130,6 +130,11 @@ type SingleSend struct {
 	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
 	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
 	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
+
+	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
+	// sent, in the account's public archive. In records it follows the
+	// spec's fields.
+	Archive int `json:"archive"`
 }
 
 // TableName names the table.

@@ -59,6 +59,7 @@ type Service struct {
 	SingleSends *campaign.SingleSends
 	Automations *campaign.Automations
 	Checklist   *campaign.Checklist // the pre-send checks
+	Archive     *campaign.Archive   // the public archive of sends
 
 	// engine (the sending engine itself: NewSending)
 	Tracking *engine.Tracking
@@ -205,6 +206,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Dashboard:     del.Dashboard,
 	}
 	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
+	svc.Archive = campaign.NewArchive(db, cfg.BaseURL, now)
 	return svc, nil
 }
 

@@ -46,7 +46,12 @@ func (w *Web) sendsPage(c *fiber.Ctx, q views.ListQuery) (singlesends.List, erro
 	rows, pager, err := readPage(c.UserContext(), q, singlesends.ListURL, func(ctx context.Context, f service.ListFilter, fn func(*models.SingleSend) error) error {
 		return w.svc.SingleSends.Each(ctx, acct, f, fn)
 	})
-	return singlesends.List{Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c), Loc: loc}, err
+	l := singlesends.List{Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c), Loc: loc}
+	if err != nil {
+		return l, err
+	}
+	l.ArchiveURL, err = w.svc.Archive.URL(c.UserContext(), acct)
+	return l, err
 }
 
 func (w *Web) listSends(c *fiber.Ctx) error {
@@ -75,7 +80,7 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 		ScheduleType: formValue(c, "schedule_type"), ScheduleDate: formValue(c, "schedule_date"), ScheduleTime: formValue(c, "schedule_time"),
 		TestEmail: formValue(c, "test_email"),
 		LocalOn:   formValue(c, "local_on") == "1", LocalTime: formValue(c, "local_time"), LocalZoneField: formValue(c, "local_zone_field"),
-		AB: abFormOf(c),
+		AB: abFormOf(c), Archive: formValue(c, "archive") == "1",
 	}
 }
 
@@ -87,6 +92,10 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
 		Local: &service.LocalTimeInput{On: f.LocalOn, Clock: f.LocalTime, ZoneField: f.LocalZoneField},
 		AB:    abInput(f.AB),
+	}
+	in.Archive = "0" // an unchecked box sends nothing: the form always says
+	if f.Archive {
+		in.Archive = "1"
 	}
 	if cur != nil {
 		in.Utr = cur.Utr
@@ -305,6 +314,7 @@ func (w *Web) editSend(c *fiber.Ctx) error {
 	f := singlesends.Form{
 		Name: ss.SingleSendName, SenderID: idString(ss.SenderID), GroupID: idString(ss.UnsubscribeGroupID),
 		Subject: ss.Subject, Preheader: ss.Preheader, ScheduleType: strconv.Itoa(ss.ScheduleType), TestEmail: user(c).Email,
+		Archive: ss.Archive == 1,
 	}
 	for _, t := range ss.RecipientID {
 		f.Recipients = append(f.Recipients, t.RecipientID())

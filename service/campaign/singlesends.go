@@ -53,6 +53,10 @@ type SingleSendInput struct {
 	// AB is the console's A/B subject test (not in the API): nil leaves it
 	// as it is on update (none on create).
 	AB *ABTestInput
+	// Archive (decisions.md 10, 0/1) shows the send, once sent, in the
+	// account's public archive; "" leaves it as it is on update (0 on
+	// create).
+	Archive string
 }
 
 // Messages of single send validation beyond a missing field.
@@ -227,6 +231,9 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}
 	if in.AB != nil {
 		checkAB(*in.AB, ss, p)
+	}
+	if strings.TrimSpace(in.Archive) != "" {
+		ss.Archive = p.Flag("archive", in.Archive)
 	}
 	if mode == forDraft {
 		forgiveDraft(p)
@@ -486,6 +493,9 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 	}
 	if in.Local != nil {
 		cols["local_time"], cols["local_zone_field"] = ss.LocalTime, ss.LocalZoneField
+	}
+	if strings.TrimSpace(in.Archive) != "" {
+		cols["archive"] = ss.Archive
 	}
 	if in.AB != nil {
 		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =

@@ -19,6 +19,8 @@ type Data struct {
 	Sessions  []Session // live sessions, most recently used first
 	APIKeys   APIKeys   // the named, scoped API keys
 	TwoFactor TwoFactorForm
+	// ArchiveURL is the address of the account's public archive of sends.
+	ArchiveURL string
 
 	// Member is the teammate looking at the page (nil: the owner), Role
 	// its role's label; Admin says it may change the account's settings

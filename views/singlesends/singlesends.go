@@ -59,6 +59,8 @@ type List struct {
 	Pager views.Pager
 	CSRF  string
 	Loc   *time.Location // the account's time zone
+	// ArchiveURL is the address of the account's public archive.
+	ArchiveURL string
 }
 
 // Editable reports whether a send may still be changed: it has not started.
@@ -132,6 +134,7 @@ type Form struct {
 	LocalZoneField string
 	ZoneFields     []views.Option // the account's custom fields
 	AB             ABForm         // the A/B subject test
+	Archive        bool           // shown, once sent, in the public archive
 
 	Library      []views.Option
 	Designs      []views.Option
