@@ -49,15 +49,20 @@ func TestContactsExport(t *testing.T) {
 		t.Fatalf("export: %d %s %q", r.code, r.contentType, r.body)
 	}
 	recs := readCSV(t, r.body)
-	wantHeader := "email,first_name,last_name,alt_email,country,state,city,address_line1,address_line2,state_province_region,postal_code,age,company"
+	wantHeader := "email,first_name,last_name,alt_email,country,state,city,address_line1,address_line2,state_province_region,postal_code,age,company" +
+		",status,consent_source,consent_id,consent_basis,consent_at,consent_ip,consent_confirmed_at" // how each contact came, last
 	if got := strings.Join(recs[0], ","); got != wantHeader {
 		t.Fatalf("header: %s", got)
 	}
 	if len(recs) != 3 {
 		t.Fatalf("rows: %q", recs)
 	}
-	if got := strings.Join(recs[1], "|"); got != "ann@example.com|Ann|Lee||United States||Los Angeles||||90001|31|Acme, Inc." {
+	if got := strings.Join(recs[1][:13], "|"); got != "ann@example.com|Ann|Lee||United States||Los Angeles||||90001|31|Acme, Inc." {
 		t.Fatalf("ann: %s", got)
+	}
+	// Added through the API: confirmed, source api, when (no basis, id or confirmation).
+	if c := recs[1][13:]; c[0] != "confirmed" || c[1] != "api" || c[2] != "" || c[3] != "" || c[4] == "" || c[6] != "" {
+		t.Fatalf("ann's consent: %q", c)
 	}
 	bo := recs[2]
 	for i, want := range map[int]string{0: "bo@example.com", 1: `'=HYPERLINK("http://x")`, 2: "'+1", 4: "Germany", 5: "'-2", 6: "'@SUM(A1)", 11: "'-5", 12: "'=cmd|' /C calc'!A0"} {
@@ -80,7 +85,7 @@ func TestContactsExport(t *testing.T) {
 		if recs[1][0] != "ann@example.com" || recs[1][11] != "31" || recs[1][4] != "United States" {
 			t.Fatalf("ann: %q", recs[1])
 		}
-		if got := strings.Join(recs[2], "|"); got != "hand@example.com|Hand|Added||||||||||" {
+		if got := strings.Join(recs[2], "|"); got != "hand@example.com|Hand|Added|||||||||||||||||" {
 			t.Fatalf("hand-added: %s", got)
 		}
 		// Another account's segment is not found.

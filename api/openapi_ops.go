@@ -210,7 +210,8 @@ func operations() []op {
 			body: strIDsBody, ok: okText("Deleted Successfully"), nf: nfUpper, val: true},
 		{method: "GET", path: "/contacts/export", tag: tCont, summary: "Export contacts as CSV",
 			desc: "Beyond the spec (decisions.md 9). Streams the contacts of one contact type, or the recipients of one segment, as CSV: " +
-				"header `email,first_name,last_name,alt_email,country,state,city,address_line1,address_line2,state_province_region,postal_code` then the account's custom fields by name. " +
+				"header `email,first_name,last_name,alt_email,country,state,city,address_line1,address_line2,state_province_region,postal_code`, the account's custom fields by name, then how each contact came: " +
+				"`status,consent_source,consent_id,consent_basis,consent_at,consent_ip,consent_confirmed_at` (empty on a segment's hand-added address). " +
 				"A cell starting with `=`, `+`, `-` or `@` is prefixed with `'` so that spreadsheets do not run it. Give exactly one of the two ids.",
 			query: []param{
 				idQuery("contact_type_id", "Export this contact type's contacts."),

@@ -22,6 +22,13 @@ const (
 	ConsentConsole = "console"
 )
 
+// The bases the console's import form offers (Consent.Basis); "Other"
+// stores the importer's own words, the API's imports store ConsentAPI.
+const (
+	ConsentBasisSignedUp  = "signed_up"
+	ConsentBasisCustomers = "customers"
+)
+
 // Consent is how a contact came (decisions.md 10): its source, the form or
 // import, when, from which address and browser where known, and for a
 // form the exact text shown and when the person confirmed. Stored as a

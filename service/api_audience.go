@@ -79,3 +79,10 @@ func PacedReader(r io.Reader, setDeadline func(time.Time) error) io.Reader {
 func Spool() (*os.File, error) {
 	return audience.Spool()
 }
+
+// ImportBasis reads the basis chosen on the console's import form (see
+// audience.ImportBasis).
+func ImportBasis(choice, other string) (string, error) { return audience.ImportBasis(choice, other) }
+
+// ImportBasisOther is the import form's choice of the importer's own words.
+const ImportBasisOther = audience.ImportBasisOther

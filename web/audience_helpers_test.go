@@ -26,6 +26,7 @@ type uploadOpts struct {
 	typeAfter    bool       // the contact type's part after the file's
 	fileName     string     // "" sends no file part
 	fields       url.Values // more form fields, after the file (the preview's column choices)
+	basis        []string   // the basis part and its words ("" none); nil: "customers"
 }
 
 // upload posts a multipart body with a contact type and a file, as the
@@ -35,6 +36,15 @@ func (c *client) upload(typeID, content string, o uploadOpts) *response {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	writeType := func() { _ = mw.WriteField("contact_type_id", typeID) }
+	switch {
+	case o.basis == nil:
+		_ = mw.WriteField("basis", "customers")
+	case o.basis[0] != "":
+		_ = mw.WriteField("basis", o.basis[0])
+	}
+	if len(o.basis) > 1 {
+		_ = mw.WriteField("basis_other", o.basis[1])
+	}
 	if !o.typeAfter {
 		writeType()
 	}

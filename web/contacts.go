@@ -355,6 +355,7 @@ func (w *Web) editContact(c *fiber.Ctx) error {
 	if f.Tags, err = w.tagsCard(c, v.ID, v.Tags); err != nil {
 		return err
 	}
+	f.Privacy = privacyOf(c, v) // web/privacy.go
 	return page(c, fiber.StatusOK, "Edit "+v.Email, views.NavContacts, contacts.FormPage(f))
 }
 
@@ -379,6 +380,7 @@ func (w *Web) saveContact(c *fiber.Ctx, id int64) error {
 	f.ID = id
 	var v *models.ContactView
 	if id == 0 {
+		in.Consent = w.consoleConsent(c) // web/privacy.go
 		v, err = w.svc.Contacts.Create(c.UserContext(), accountID(c), in)
 	} else {
 		in.ContactID = strconv.FormatInt(id, 10)

@@ -158,6 +158,8 @@ func (w *Web) sampleCSV(c *fiber.Ctx) error {
 // file, spooled to an unlinked temporary file (gone once closed).
 type upload struct {
 	in      service.ImportFile
+	basis   string // the chosen basis of the contacts' consent, and the words of "other"
+	other   string
 	file    *os.File
 	size    int64
 	refused error // a check already refused the upload: the rest was read past
@@ -229,6 +231,13 @@ func (w *Web) receive(c *fiber.Ctx) (*upload, error) {
 					u.refused = err
 					u.discard()
 				}
+			}
+		case "basis", "basis_other":
+			v, _ := io.ReadAll(io.LimitReader(part, 1024))
+			if name == "basis" {
+				u.basis = string(v)
+			} else {
+				u.other = string(v)
 			}
 		default:
 			if err := readColumnChoice(&u.in, name, part); err != nil {
@@ -329,6 +338,17 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 	} else if err == nil && u.file == nil {
 		err = service.ErrNotFound // no contact type when the file came: it was not kept
 	}
+	// The basis the contacts' consent records, asked of the importer; its
+	// message shows beside the others'.
+	basis, berr := service.ImportBasis(u.basis, u.other)
+	if err == nil || isValidation(err) {
+		if isValidation(berr) {
+			return w.refuseUpload(c, u, err, berr)
+		}
+		if berr != nil {
+			return berr
+		}
+	}
 	if isValidation(err) {
 		return w.refuseUpload(c, u, err)
 	}
@@ -352,6 +372,10 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 		return err
 	}
 	imp.Columns = header
+	// How the import's new contacts came: the basis, and (recorded, never
+	// trusted) the importer's address and browser; the service adds the
+	// source, the import and the time.
+	imp.Consent = models.Consent{Basis: basis, IP: strings.Clone(w.clientIP(c)), UserAgent: string(c.Request().Header.UserAgent())}
 	shown := *imp // Run changes imp from now on
 	file, done := u.file, release
 	u.file, release = nil, nil // the import closes the file and frees the slot
@@ -380,11 +404,17 @@ func (w *Web) uploadImport(c *fiber.Ctx) error {
 }
 
 // refuseUpload answers the import form with a validation error's
-// messages (422): beside the type and the file, the rest above the form.
-func (w *Web) refuseUpload(c *fiber.Ctx, u *upload, err error) error {
-	form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Errors: fieldErrors(err)}
+// messages (422): beside the type, the basis and the file, the rest above
+// the form.
+func (w *Web) refuseUpload(c *fiber.Ctx, u *upload, errs ...error) error {
+	form := contacts.ImportForm{ContactTypeID: u.in.ContactTypeID, Basis: strings.TrimSpace(u.basis), BasisOther: u.other, Errors: views.Errors{}}
+	for _, err := range errs {
+		for field, msgs := range fieldErrors(err) {
+			form.Errors[field] = append(form.Errors[field], msgs...)
+		}
+	}
 	for field, msgs := range form.Errors {
-		if field != "contact_type_id" && field != "file" {
+		if field != "contact_type_id" && field != "file" && field != "basis" && field != "basis_other" {
 			form.Other = append(form.Other, msgs...)
 		}
 	}

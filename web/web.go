@@ -186,7 +186,8 @@ func (w *Web) Mount(app *fiber.App) {
 	r.get("/contacts/import/:id", service.ActRead, w.importReport)
 	r.get("/contacts/import/:id/progress", service.ActRead, w.importProgress)
 
-	w.tagRoutes(r) // web/tags.go
+	w.tagRoutes(r)     // web/tags.go
+	w.privacyRoutes(r) // web/privacy.go
 	r.post("/contacts/:id", service.ActPrepare, w.updateContact)
 	r.get("/contacts/:id/edit", service.ActRead, w.editContact)
 	r.get("/contacts/:id/history", service.ActRead, w.contactHistory)

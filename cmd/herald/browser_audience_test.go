@@ -242,6 +242,7 @@ func TestBrowserAudience(t *testing.T) {
 		chromedp.WaitVisible(chromedp.ID("import-file")),
 		chromedp.Evaluate[chromedp.Void](`window.heraldMarker = "still here"`),
 		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{file}),
+		chromedp.Click(chromedp.ID("import-basis-customers")), // the basis of their consent
 		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#import-progress")),
 		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),
@@ -397,6 +398,7 @@ func TestBrowserAudience(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS(`input[name="new_name[1]"]`), "tarif"),
 		choose(`select[name="new_type[1]"]`, "number"),
 		choose("#import-col-2", "first_name"),
+		chromedp.Click(chromedp.ID("import-basis-customers")), // the basis of their consent
 		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),
 		b.idle,
@@ -527,6 +529,7 @@ func TestConsoleUploadPastBodyLimit(t *testing.T) {
 	mw := multipart.NewWriter(pw)
 	go func() {
 		_ = mw.WriteField("contact_type_id", typeID)
+		_ = mw.WriteField("basis", "customers")
 		fw, _ := mw.CreateFormFile("file", "big.csv")
 		bw := bufio.NewWriter(fw)
 		bw.WriteString("email,first_name,last_name,country\n")

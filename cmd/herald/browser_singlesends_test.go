@@ -72,6 +72,7 @@ func TestBrowserSingleSend(t *testing.T) {
 		chromedp.Navigate(base+"/contacts/import"),
 		b.idle,
 		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{file}),
+		chromedp.Click(chromedp.ID("import-basis-customers")), // the basis of their consent
 		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),
 		b.idle,

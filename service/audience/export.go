@@ -42,6 +42,42 @@ const exportBatch = 1000
 var ExportColumns = []string{"email", "first_name", "last_name", "alt_email", "country", "state", "city",
 	"address_line1", "address_line2", "state_province_region", "postal_code"}
 
+// ConsentColumns end an export's header, after the custom fields (the
+// columns before keep their place): the contact's status and how it came
+// (decisions.md 10). An address added to a segment by hand has no
+// contact, so they are empty on its row. An import of the file notes them
+// as ignored columns: consent is what happened in this account, never
+// taken from a file.
+var ConsentColumns = []string{"status", "consent_source", "consent_id", "consent_basis", "consent_at", "consent_ip", "consent_confirmed_at"}
+
+// consentCells writes the ConsentColumns of a contact into rec.
+func consentCells(rec []string, status string, doc models.JSONText) {
+	for i := range rec {
+		rec[i] = ""
+	}
+	rec[0] = status
+	if doc == "" {
+		return
+	}
+	var c models.Consent
+	if err := c.Scan(string(doc)); err != nil {
+		return // a document herald did not write: the rest stays empty
+	}
+	rec[1], rec[3], rec[5] = c.Source, c.Basis, c.IP
+	switch {
+	case c.FormID > 0:
+		rec[2] = formatID(c.FormID)
+	case c.ImportID > 0:
+		rec[2] = formatID(c.ImportID)
+	}
+	if c.At != nil {
+		rec[4] = c.At.UTC().Format(models.TimestampLayout)
+	}
+	if c.ConfirmedAt != nil {
+		rec[6] = c.ConfirmedAt.UTC().Format(models.TimestampLayout)
+	}
+}
+
 // Export checks an export of the account's contacts of one contact type or
 // one segment. Errors: validation (neither or both given), ErrNotFound (a
 // missing, malformed or another account's type or segment).
@@ -88,13 +124,14 @@ func (s *Contacts) Export(ctx context.Context, accountID int64, in ExportInput) 
 	return e, nil
 }
 
-// Header is the export's first row: ExportColumns, then the custom fields.
+// Header is the export's first row: ExportColumns, the custom fields,
+// then ConsentColumns.
 func (e *Export) Header() []string {
 	h := append([]string{}, ExportColumns...)
 	for _, f := range e.customs {
 		h = append(h, f.FieldName)
 	}
-	return h
+	return append(h, ConsentColumns...)
 }
 
 // WriteCSV writes the header and every contact of the export, read by
@@ -112,10 +149,11 @@ func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows i
 	if err := cw.Write(e.Header()); err != nil {
 		return err
 	}
-	rec := make([]string, len(ExportColumns)+len(e.customs))
+	rec := make([]string, len(ExportColumns)+len(e.customs)+len(ConsentColumns))
+	consent := rec[len(ExportColumns)+len(e.customs):]
 	var last int64
 	for {
-		n, err := e.batch(ctx, last, func(id int64, cols []sql.NullString, custom models.JSONText) error {
+		n, err := e.batch(ctx, last, func(id int64, cols []sql.NullString, custom models.JSONText, status string, doc models.JSONText) error {
 			last = id
 			for i, c := range cols {
 				rec[i] = core.SafeCell(c.String)
@@ -124,6 +162,10 @@ func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows i
 			stored := record.ParseCustom(string(custom))
 			for i, f := range e.customs {
 				rec[len(ExportColumns)+i] = core.SafeCell(stored[f.FieldName])
+			}
+			consentCells(consent, status, doc)
+			for i := range consent {
+				consent[i] = core.SafeCell(consent[i])
 			}
 			return cw.Write(rec)
 		})
@@ -146,15 +188,16 @@ func (e *Export) writeCSV(ctx context.Context, w io.Writer, progress func(rows i
 }
 
 // batch reads up to exportBatch rows after id last and calls fn for each
-// (the row's id, its ExportColumns in order, its custom values). It
+// (the row's id, its ExportColumns in order, its custom values, its status
+// and consent document: empty for an address without a contact). It
 // returns how many rows it read. The rows are read with the query closed
 // before the next batch, so no connection is held between batches.
-func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.NullString, models.JSONText) error) (int, error) {
+func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.NullString, models.JSONText, string, models.JSONText) error) (int, error) {
 	var q *gorm.DB
 	if e.typeID > 0 {
 		// contacts_user_type (user_id, contact_type_id, id) serves it.
 		q = e.db.R.WithContext(ctx).Table("contacts").
-			Select("id, email, first_name, last_name, alt_email, country, state, city, address_line1, address_line2, state_province_region, postal_code, custom_fields").
+			Select("id, email, first_name, last_name, alt_email, country, state, city, address_line1, address_line2, state_province_region, postal_code, custom_fields, status, consent").
 			Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL AND id > ?", e.accountID, e.typeID, last).
 			Order("id").Limit(exportBatch)
 	} else {
@@ -162,7 +205,7 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 		// added by hand has no contact: its names and address only.
 		q = e.db.R.WithContext(ctx).Table("segment_emails e").
 			Select(`e.id, COALESCE(c.email, e.email), COALESCE(c.first_name, e.first_name), COALESCE(c.last_name, e.last_name),
-				c.alt_email, c.country, c.state, c.city, c.address_line1, c.address_line2, c.state_province_region, c.postal_code, c.custom_fields`).
+				c.alt_email, c.country, c.state, c.city, c.address_line1, c.address_line2, c.state_province_region, c.postal_code, c.custom_fields, c.status, c.consent`).
 			Joins("LEFT JOIN contacts c ON c.id = e.contact_id").
 			Where("e.segment_id = ? AND e.user_id = ? AND e.id > ?", e.segmentID, e.accountID, last).
 			Order("e.id").Limit(exportBatch)
@@ -175,6 +218,8 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 		id     int64
 		cols   [11]sql.NullString
 		custom models.JSONText
+		status sql.NullString
+		doc    sql.NullString
 	}
 	// The batch is read whole before fn runs: on SQLite's small reader
 	// pool a writer of the CSV that blocks on a slow client must not hold
@@ -186,7 +231,7 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 		for i := range r.cols {
 			dst = append(dst, &r.cols[i])
 		}
-		dst = append(dst, &r.custom)
+		dst = append(dst, &r.custom, &r.status, &r.doc)
 		if err := rows.Scan(dst...); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("exports: read contacts after id %d: %w", last, err)
@@ -199,7 +244,7 @@ func (e *Export) batch(ctx context.Context, last int64, fn func(int64, []sql.Nul
 		return 0, fmt.Errorf("exports: read contacts after id %d: %w", last, err)
 	}
 	for i := range batch {
-		if err := fn(batch[i].id, batch[i].cols[:], batch[i].custom); err != nil {
+		if err := fn(batch[i].id, batch[i].cols[:], batch[i].custom, batch[i].status.String, models.JSONText(batch[i].doc.String)); err != nil {
 			return 0, err
 		}
 	}

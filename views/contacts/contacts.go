@@ -146,6 +146,9 @@ type Form struct {
 	Segments []SegmentLink
 	// Tags is the tags card of an existing contact's page (nil: none).
 	Tags *Tags
+	// Privacy is the consent and privacy cards of an existing contact's
+	// page (nil: none, as after a failed save).
+	Privacy *Privacy
 }
 
 // SegmentLink is one segment on a contact's page: the segments of its
@@ -215,11 +218,15 @@ func FieldTypeLabel(t string) string {
 // ImportForm uploads a CSV file into a contact type.
 type ImportForm struct {
 	ContactTypeID string
-	Types         []models.ContactType
-	Fields        []ImportField // what a column may fill, for the preview
-	Errors        views.Errors
-	Other         []string
-	CSRF          string
+	// Basis and BasisOther are the chosen basis of the contacts' consent
+	// (a models.ConsentBasis… word, or "other" with the words).
+	Basis      string
+	BasisOther string
+	Types      []models.ContactType
+	Fields     []ImportField // what a column may fill, for the preview
+	Errors     views.Errors
+	Other      []string
+	CSRF       string
 }
 
 // Action is where a browser without JavaScript posts the file: the CSRF
