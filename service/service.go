@@ -50,6 +50,7 @@ type Service struct {
 	Unsubscribers *audience.Unsubscribers
 	Groups        *audience.Groups
 	Lookup        audience.Lookup
+	Forms         *audience.Forms // sign-up forms and their confirmations
 
 	// campaign
 	Templates   campaign.Templates
@@ -124,6 +125,9 @@ type Config struct {
 	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
 	// relay's host, whether inbound SMTP runs.
 	DomainChecks deliverability.DomainCheckConfig
+	// FormLimits are the limits of posts to public sign-up forms; the
+	// zero value: audience.DefaultFormLimits.
+	FormLimits audience.FormLimits
 }
 
 // New wires every area to db and cfg.
@@ -201,6 +205,8 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
 	}
+	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, Events: events, Settings: settings,
+		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits})
 	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
 }
