@@ -112,3 +112,6 @@ func scanJSONArray(src any, dst any) error {
 	}
 	return json.Unmarshal(b, dst)
 }
+
+// RowID is the row's id, by which lists are read in order.
+func (f *Form) RowID() int64 { return f.ID }

@@ -92,6 +92,7 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountRecipient(app)    // before the console middleware: see tracking.go
 	w.mountSenderVerify(app) // likewise: see public.go
 	w.mountWebhooks(app)     // likewise: no session, no CSRF (hooks.go)
+	w.mountForms(app)        // likewise: posted from other sites (public_form.go)
 	w.markOpen(app)
 	app.Use(w.console)
 
