@@ -14,14 +14,16 @@ type (
 )
 
 const (
-	ConfirmAsk     = audience.ConfirmAsk
-	Confirmed      = audience.Confirmed
-	ConfirmExpired = audience.ConfirmExpired
-	MsgCheckInbox  = audience.MsgCheckInbox
-	MsgSubscribed  = audience.MsgSubscribed
-	MaxFormFields  = audience.MaxFormFields
-	MaxFormGroups  = audience.MaxFormGroups
-	MinFillTime    = audience.MinFillTime
+	ConfirmAsk      = audience.ConfirmAsk
+	Confirmed       = audience.Confirmed
+	ConfirmExpired  = audience.ConfirmExpired
+	MsgCheckInbox   = audience.MsgCheckInbox
+	MsgSubscribed   = audience.MsgSubscribed
+	MaxFormFields   = audience.MaxFormFields
+	MaxFormGroups   = audience.MaxFormGroups
+	MinFillTime     = audience.MinFillTime
+	ConfirmValidFor = audience.ConfirmValidFor
+	ResendAfter     = audience.ResendAfter
 )
 
 var (
