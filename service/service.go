@@ -205,7 +205,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
 	}
-	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, Events: events, Settings: settings,
+	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, BaseURL: cfg.BaseURL, Events: events, Settings: settings,
 		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits})
 	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil

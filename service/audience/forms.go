@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
+	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,7 +17,6 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service/core"
-	"herald/service/deliverability"
 	"herald/service/internal/record"
 )
 
@@ -27,7 +27,8 @@ import (
 type Forms struct {
 	db       *core.DB
 	now      func() time.Time
-	mail     *deliverability.Mail
+	mail     ConfirmationMailer
+	baseURL  string
 	events   *record.Events
 	settings *core.Settings
 	segments *Segments
@@ -42,11 +43,20 @@ type Forms struct {
 	LiftErasure func(ctx context.Context, tx *gorm.DB, accountID int64, email string) error
 }
 
+// ConfirmationMailer sends the confirmation mail of a double-opt-in
+// sign-up (deliverability.Mail).
+type ConfirmationMailer interface {
+	SendFormConfirmation(ctx context.Context, accountID int64, to mail.Address, formName, token string) error
+}
+
 // FormsConfig is what Forms is built from.
 type FormsConfig struct {
-	DB       *core.DB
-	Now      func() time.Time
-	Mail     *deliverability.Mail
+	DB  *core.DB
+	Now func() time.Time
+	// Mail sends the confirmation mails (deliverability.Mail).
+	Mail ConfirmationMailer
+	// BaseURL is herald's public address (the forms' hosted pages).
+	BaseURL  string
 	Events   *record.Events
 	Settings *core.Settings
 	Segments *Segments
@@ -66,14 +76,14 @@ func NewForms(c FormsConfig) *Forms {
 	if c.MachineRules == nil {
 		c.MachineRules = &delivery.MachineRules{}
 	}
-	return &Forms{db: c.DB, now: c.Now, mail: c.Mail, events: c.Events, settings: c.Settings, segments: c.Segments, rules: c.MachineRules, limits: c.Limits,
+	return &Forms{db: c.DB, now: c.Now, mail: c.Mail, baseURL: c.BaseURL, events: c.Events, settings: c.Settings, segments: c.Segments, rules: c.MachineRules, limits: c.Limits,
 		counter: &formCounter{db: c.DB, now: c.Now}}
 }
 
 // Limits of a form's settings.
 const (
-	MaxFormFields = 50  // custom fields shown on one form
-	MaxFormGroups = 50  // groups one form offers
+	MaxFormFields = 50 // custom fields shown on one form
+	MaxFormGroups = 50 // groups one form offers
 	maxFormURL    = 2048
 	maxFormLang   = 35
 )

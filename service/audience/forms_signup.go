@@ -363,4 +363,4 @@ func joinGroups(tx *gorm.DB, f *models.Form, email string, chosen []int64, now t
 }
 
 // PublicURL is the hosted page of form f.
-func (s *Forms) PublicURL(f *models.Form) string { return s.mail.BaseURL + "/f/" + f.PublicID }
+func (s *Forms) PublicURL(f *models.Form) string { return s.baseURL + "/f/" + f.PublicID }

@@ -42,10 +42,10 @@ var EnglishSignup = SignupText{
 
 // ConfirmText holds every string of the confirmation link's pages.
 type ConfirmText struct {
-	AskTitle, Ask, Button       string
-	DoneTitle, Done             string
-	ExpiredTitle, Expired       string
-	UnknownTitle, Unknown       string
+	AskTitle, Ask, Button string
+	DoneTitle, Done       string
+	ExpiredTitle, Expired string
+	UnknownTitle, Unknown string
 }
 
 // EnglishConfirm is the English text of the confirmation pages.
