@@ -151,7 +151,9 @@ func FuzzPublicFormPost(f *testing.F) {
 		}
 		for _, c := range cs {
 			for _, v := range []string{c.Email, c.FirstName, c.LastName, string(c.CustomFields), c.Consent.UserAgent} {
-				if strings.ContainsFunc(v, func(r rune) bool { return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == unicode.ReplacementChar }) {
+				if strings.ContainsFunc(v, func(r rune) bool {
+					return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r == unicode.ReplacementChar
+				}) {
 					t.Fatalf("stored %q (from %q %q)", v, ct, body)
 				}
 			}
