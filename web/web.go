@@ -264,6 +264,7 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountAutomations(r)
 	w.mountEventWebhooks(r)
 	w.mountTeam(r)
+	w.mountFormPages(r)
 }
 
 // checkUTF8 refuses (422) a query or URL-encoded form whose text is not
