@@ -80,6 +80,21 @@ func TestBrowserSignupForm(t *testing.T) {
 			t.Errorf("%s: %s", where, p)
 		}
 	}
+	// The console's pages of the form, logged in.
+	for _, path := range []string{"/forms", "/forms/" + strconv.FormatInt(fm.ID, 10)} {
+		for _, width := range []int64{1280, 390} {
+			where := fmt.Sprintf("%s at %d px", path, width)
+			b.do("open "+where, chromedp.EmulateViewport(width, 900), chromedp.Navigate(base+path), b.idle, chromedp.WaitVisible(chromedp.CSS("#main")))
+			check(where, width, true)
+		}
+	}
+	// The live preview follows the name as it is typed.
+	b.eval("clear the name", `(document.getElementById("form-name").value = "", "")`)
+	b.do("rename in the settings", chromedp.SendKeys(chromedp.ID("form-name"), "Renamed weekly"))
+	eventually.True(t, 10*time.Second, "the preview shows the new name", func() bool {
+		return b.eval("preview", `(document.querySelector("#form-preview h3") || {}).textContent || ""`) == "Renamed weekly"
+	})
+
 	for _, width := range []int64{1280, 390} {
 		where := fmt.Sprintf("the hosted form at %d px", width)
 		b.do("open "+where, chromedp.EmulateViewport(width, 900), chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)))
