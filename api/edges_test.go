@@ -29,6 +29,8 @@ var required = map[string][]string{
 	"/api/contacts/upload-csv":                        {"contact_type_id", "file"},
 	"/api/contacts/update":                            {"contact_id", "contact_type_id", "email", "country"},
 	"/api/contacts/bulk-delete":                       {"strIds"},
+	"/api/contacts/tags/add":                          {"emails", "tags"}, // emails, or ids
+	"/api/contacts/tags/remove":                       {"emails", "tags"},
 	"/api/senders":                                    nil, // the list, by POST too
 	"/api/sender/save":                                {"from_name", "from_email", "reply_to_email", "country_id", "company_address", "nickname"},
 	"/api/sender/update":                              {"sender_id", "from_name", "from_email", "reply_to_email", "country_id", "company_address", "nickname"},
@@ -217,6 +219,8 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/contacts/update", form("contact_id", "999999", "contact_type_id", itoa(s.ctype), "email", "a@example.com", "country", "840"), upper},
 		{"DELETE", "/api/contacts/delete?contact_id=999999", nil, upper},
 		{"POST", "/api/contacts/bulk-delete", form("strIds[]", "999999"), upper},
+		{"POST", "/api/contacts/tags/add", form("ids[]", "999999", "tags[]", "vip"), upper},
+		{"POST", "/api/contacts/tags/remove", form("emails[]", "nobody@example.com", "tags[]", "vip"), upper},
 		{"POST", "/api/contacts/upload-csv", rawBody{"multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"contact_type_id\"\r\n\r\n999999\r\n" +
 			"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\nemail\r\na@example.com\r\n--b--\r\n"}, upper},
 		{"GET", "/api/sender/details?sender_id=999999", nil, upper},

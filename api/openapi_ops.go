@@ -192,7 +192,7 @@ func operations() []op {
 			desc: "The header (the reserved fields, then the account's custom fields) and one example row; it imports cleanly.", okCSV: true},
 		{method: "POST", path: "/contacts/upload-csv", tag: tCont, summary: "Import contacts from a CSV file",
 			desc: "The file is imported as it arrives (streamed, batched); the answer comes when it is done, with the import's report beside the spec's message. " +
-				"`contact_type_id` may also come in the query string. Header row required with an `email` column; other columns name reserved or custom fields.",
+				"`contact_type_id` may also come in the query string. Header row required with an `email` column; other columns name reserved or custom fields; a `tags` column adds tags separated by `;` to each contact.",
 			query: []param{idQuery("contact_type_id", "The contact type (may also be a form part before the file).")},
 			body: &body{multipart: true, required: []string{"contact_type_id", "file"}, props: obj{
 				"contact_type_id": integer(""), "file": obj{"type": "string", "contentMediaType": "text/csv", "description": "Only the csv extension."},
@@ -215,6 +215,10 @@ func operations() []op {
 				idQuery("contact_type_id", "Export this contact type's contacts."),
 				idQuery("segment_id", "Export this segment's recipients."),
 			}, okCSV: true, nf: nfUpper, val: true},
+		{method: "POST", path: "/contacts/tags/add", tag: tCont, summary: "Add tags to contacts",
+			desc: tagsDesc, body: tagsBody, ok: okText("Tags Added Successfully"), nf: nfUpper, val: true},
+		{method: "POST", path: "/contacts/tags/remove", tag: tCont, summary: "Remove tags from contacts",
+			desc: tagsDesc + " Tags a contact does not carry are passed over.", body: tagsBody, ok: okText("Tags Removed Successfully"), nf: nfUpper, val: true},
 
 		// Lookup.
 		{method: "GET", path: "/get/country-state-city", tag: tLookup, summary: "List countries, states and cities",

@@ -37,10 +37,11 @@ func schemas() obj {
 		},
 		"deleted_at": timestampOrNull(""), "created_at": timestamp(""), "updated_at": timestamp(""),
 		"fullname": str("First and last name joined by a space."),
+		"tags":     atMost(service.MaxTagsPerContact, strings_("The contact's tags (decisions.md 10), sorted; stored trimmed and lower-cased.")),
 	}
 	segment := obj{
 		"id": integer(""), "user_id": integer(""), "contact_type_id": integer(""), "segment_name": str(""),
-		"select_field":    strings_("Field names of the conditions (`email`, a reserved field, `created_at`, a custom field)."),
+		"select_field":    strings_("Field names of the conditions (`email`, a reserved field, `created_at`, `tags`, a custom field). `tags` takes `contains` and `not_contains` (the contact carries the tag, or not)."),
 		"select_operator": strings_("Operators of the conditions: equals, not_equals, contains, not_contains, starts_with, ends_with, is_empty, is_not_empty, greater_than, less_than, in."),
 		"value":           strings_("Values of the conditions (`in` takes several separated by `|`)."),
 		"query_type":      obj{"type": []string{"string", "null"}, "enum": []any{"and", "or", nil}, "description": "How conditions join: `and` (also when null) or `or`."},

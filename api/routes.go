@@ -62,6 +62,8 @@ func (a *API) Mount(r fiber.Router) {
 	r.Delete("/contacts/delete", a.deleteContact)
 	r.Post("/contacts/bulk-delete", a.bulkDeleteContacts)
 	r.Get("/contacts/export", a.exportContacts) // decisions.md 9
+	r.Post("/contacts/tags/add", a.addTags)     // decisions.md 10
+	r.Post("/contacts/tags/remove", a.removeTags)
 
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)

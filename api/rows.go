@@ -153,6 +153,19 @@ func appendContactView(b []byte, v *models.ContactView) []byte {
 		b = append(b, '}')
 	}
 	b = appendStringField(b, `,"fullname":`, v.Fullname)
+	b = append(b, `,"tags":`...)
+	if v.Tags == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, t := range v.Tags {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.AppendString(b, t)
+		}
+		b = append(b, ']')
+	}
 	if v.ContactType != nil {
 		b = append(b, `,"contact_type":`...)
 		b = appendContactType(b, v.ContactType)

@@ -28,6 +28,8 @@ func TestRowsMatchEncodingJSON(t *testing.T) {
 			ContactType: &models.ContactType{ID: 9, UserID: 2, Name: odd, CreatedAt: ts, UpdatedAt: ts},
 		},
 		&models.ContactView{Contact: models.Contact{ID: 7}, CustomField: map[string]models.CustomValue{}},
+		&models.ContactView{Contact: models.Contact{ID: 8}, Tags: []string{}},
+		&models.ContactView{Contact: models.Contact{ID: 9}, Tags: []string{"a", odd, "vip"}},
 	}
 	for _, r := range rows {
 		want, err := json.Marshal(r)

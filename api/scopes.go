@@ -70,6 +70,8 @@ var routeScopes = map[routeKey]routeAccess{
 	{"DELETE", "/contacts/delete"}:           changes("contacts"),
 	{"POST", "/contacts/bulk-delete"}:        changes("contacts"),
 	{"GET", "/contacts/export"}:              reads("contacts"),
+	{"POST", "/contacts/tags/add"}:           changes("contacts"),
+	{"POST", "/contacts/tags/remove"}:        changes("contacts"),
 
 	// Served before the key check (no keys); listed so the table stays whole.
 	{"GET", "/openapi.json"}: reads(service.AreaReference),

@@ -21,6 +21,10 @@ type Job struct {
 	// Build renders and writes the message; it runs on a sending worker, so
 	// that rendering is spread over the cores. An error is permanent.
 	Build func() ([]byte, error)
+	// Fresh reports whether the claim is surely still this process's; the
+	// transport asks it at the last moment before the message is handed
+	// over (WithFence). nil: always.
+	Fresh func() bool
 }
 
 // Outcome is what became of one Job.
@@ -225,6 +229,9 @@ func (e *Engine) Run(ctx context.Context) {
 func (e *Engine) send(ctx context.Context, j *Job, msg []byte) error {
 	if e.cfg.JobContext != nil {
 		ctx = e.cfg.JobContext(ctx, j)
+	}
+	if j.Fresh != nil {
+		ctx = WithFence(ctx, j.Fresh)
 	}
 	return e.transport.Send(ctx, j.From, []string{j.To}, msg)
 }

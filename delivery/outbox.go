@@ -36,6 +36,9 @@ func (o *outbox) Send(ctx context.Context, from string, to []string, msg []byte)
 	if o.closed {
 		return &SendError{Temporary: true, Stage: StageStore, Message: ErrClosed.Error(), Err: ErrClosed}
 	}
+	if fenced(ctx) {
+		return staleError(StageStore)
+	}
 	if err := o.store.SaveOutbox(ctx, from, to, msg); err != nil {
 		return &SendError{Temporary: true, Stage: StageStore, Message: err.Error(), Err: err}
 	}

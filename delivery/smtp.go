@@ -215,6 +215,9 @@ func (p *SMTPPool) Send(ctx context.Context, from string, to []string, msg []byt
 	if err := checkEnvelope(from, to); err != nil {
 		return err
 	}
+	if fenced(ctx) {
+		return staleError(StageConnect)
+	}
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -414,11 +417,14 @@ func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to [
 	stage := StageMail
 	err := guard(ctx, sc.sock, func() error {
 		var err error
-		stage, broken, err = sc.transact(from, to, msg, utf8)
+		stage, broken, err = sc.transact(from, to, msg, utf8, fenceOf(ctx))
 		return err
 	})
 	if err == nil {
 		return nil, false
+	}
+	if errors.Is(err, ErrStale) {
+		return staleError(stage), true
 	}
 	if ctx.Err() != nil {
 		return ctxError(ctx, stage), true

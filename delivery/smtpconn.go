@@ -308,7 +308,10 @@ func (sc *smtpConn) auth(a sasl.Client) error {
 // offers PIPELINING), then the dot-stuffed message. stage is where it failed;
 // broken means the connection cannot carry another message (it failed below
 // SMTP, or the server's answers left the transaction in an unknown state).
-func (sc *smtpConn) transact(from string, to []string, msg []byte, utf8 bool) (stage string, broken bool, err error) {
+// fresh (nil: always) is asked before the dot that ends the message: when
+// it answers false the dot is not sent, the server keeps nothing, and the
+// error is ErrStale (the connection, left inside DATA, is broken).
+func (sc *smtpConn) transact(from string, to []string, msg []byte, utf8 bool, fresh func() bool) (stage string, broken bool, err error) {
 	mail := "MAIL FROM:<" + from + ">"
 	if sc.has("8BITMIME") { // as go-smtp: allowed for 7-bit content too
 		mail += " BODY=8BITMIME"
@@ -342,7 +345,11 @@ func (sc *smtpConn) transact(from string, to []string, msg []byte, utf8 bool) (s
 	}
 	stage = StageData
 	sc.deadline(sc.cfg.DataTimeout)
-	writeDotted(sc.w, msg)
+	end := writeDotted(sc.w, msg)
+	if fresh != nil && !fresh() {
+		return stage, true, ErrStale
+	}
+	sc.w.WriteString(end)
 	if err := sc.w.Flush(); err != nil {
 		return stage, true, err
 	}
@@ -430,13 +437,14 @@ func isReply(err error) bool {
 // writeDotted writes msg as DATA content the way net/textproto's dot writer
 // does (go-smtp's way, which herald's test compares with), a line at a time:
 // a dot doubled at the start of a line (RFC 5321 4.5.2), a bare LF written
-// as CRLF, a CRLF at the end when msg lacks one, then the terminating ".".
+// as CRLF; it returns the end to write after it: a CRLF when msg lacks one,
+// then the terminating "." (written apart, so the message can still be
+// taken back before it).
 // Like textproto, a LF after an even run of CRs (an odd one ends in the CR of
 // a CRLF) gets its own CR.
-func writeDotted(w *bufio.Writer, msg []byte) {
+func writeDotted(w *bufio.Writer, msg []byte) (end string) {
 	if len(msg) == 0 {
-		w.WriteString("\r\n.\r\n")
-		return
+		return "\r\n.\r\n"
 	}
 	for len(msg) > 0 {
 		if msg[0] == '.' {
@@ -446,11 +454,9 @@ func writeDotted(w *bufio.Writer, msg []byte) {
 		if i < 0 {
 			w.Write(msg)
 			if oddCRs(msg) {
-				w.WriteString("\n.\r\n")
-			} else {
-				w.WriteString("\r\n.\r\n")
+				return "\n.\r\n"
 			}
-			return
+			return "\r\n.\r\n"
 		}
 		w.Write(msg[:i])
 		if !oddCRs(msg[:i]) {
@@ -459,7 +465,7 @@ func writeDotted(w *bufio.Writer, msg []byte) {
 		w.WriteByte('\n')
 		msg = msg[i+1:]
 	}
-	w.WriteString(".\r\n")
+	return ".\r\n"
 }
 
 // oddCRs reports whether b ends in an odd number of CRs.

@@ -34,7 +34,7 @@ func FuzzWriteDotted(f *testing.F) {
 
 		var got bytes.Buffer
 		w := bufio.NewWriter(&got)
-		writeDotted(w, msg)
+		w.WriteString(writeDotted(w, msg))
 		w.Flush()
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("writeDotted(%q)\n got %q\nwant %q", msg, got.Bytes(), want.Bytes())

@@ -81,7 +81,9 @@ type ContactView struct {
 	Contact
 	CustomField map[string]CustomValue `json:"custom_field"`
 	Fullname    string                 `json:"fullname"`
-	ContactType *ContactType           `json:"contact_type,omitempty"`
+	// Tags are the contact's tags, sorted (never null).
+	Tags        []string     `json:"tags"`
+	ContactType *ContactType `json:"contact_type,omitempty"`
 }
 
 // Segment is a saved set of conditions over one contact type.

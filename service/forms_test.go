@@ -68,15 +68,15 @@ func newFormsFix(t *testing.T, limits service.FormLimits) *formsFix {
 
 func (f *formsFix) form(t *testing.T, double string) *models.Form {
 	t.Helper()
-	fm, err := f.svc.Forms.Save(f.ctx, f.acct, service.FormInput{Name: "Weekly news", ContactTypeID: itoa(f.typeID), DoubleOptIn: double,
-		Fields: []string{"company"}, GroupIDs: []string{itoa(f.groupA), itoa(f.groupB)}, Language: "de"})
+	fm, err := f.svc.Forms.Save(f.ctx, f.acct, service.FormInput{Name: "Weekly news", ContactTypeID: idStr(f.typeID), DoubleOptIn: double,
+		Fields: []string{"company"}, GroupIDs: []string{idStr(f.groupA), idStr(f.groupB)}, Language: "de"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return fm
 }
 
-func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+func idStr(id int64) string { return strconv.FormatInt(id, 10) }
 
 func (f *formsFix) contact(t *testing.T, email string) *models.Contact {
 	t.Helper()
@@ -128,7 +128,7 @@ func TestFormsSaveUpdateDeleteScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := service.FormInput{Name: "Sign up", ContactTypeID: itoa(f.typeID)}
+	base := service.FormInput{Name: "Sign up", ContactTypeID: idStr(f.typeID)}
 	for _, tc := range []struct {
 		name  string
 		edit  func(*service.FormInput)
@@ -137,8 +137,8 @@ func TestFormsSaveUpdateDeleteScoped(t *testing.T) {
 		{"no name", func(in *service.FormInput) { in.Name = "" }, "name"},
 		{"name with a line break", func(in *service.FormInput) { in.Name = "a\r\nBcc: x" }, "name"},
 		{"no contact type", func(in *service.FormInput) { in.ContactTypeID = "" }, "contact_type_id"},
-		{"their contact type", func(in *service.FormInput) { in.ContactTypeID = itoa(otherType.ID) }, ""},
-		{"their group", func(in *service.FormInput) { in.GroupIDs = []string{itoa(otherGroup.ID)} }, ""},
+		{"their contact type", func(in *service.FormInput) { in.ContactTypeID = idStr(otherType.ID) }, ""},
+		{"their group", func(in *service.FormInput) { in.GroupIDs = []string{idStr(otherGroup.ID)} }, ""},
 		{"a group that is no id", func(in *service.FormInput) { in.GroupIDs = []string{"x"} }, ""},
 		{"an unknown field", func(in *service.FormInput) { in.Fields = []string{"nope"} }, "fields"},
 		{"javascript redirect", func(in *service.FormInput) { in.RedirectURL = "javascript:alert(1)" }, "redirect_url"},
@@ -162,7 +162,7 @@ func TestFormsSaveUpdateDeleteScoped(t *testing.T) {
 		}
 	}
 	up := base
-	up.ID, up.Name, up.DoubleOptIn, up.RedirectURL = itoa(fm.ID), "Renamed", "0", "https://shop.example.com/thanks"
+	up.ID, up.Name, up.DoubleOptIn, up.RedirectURL = idStr(fm.ID), "Renamed", "0", "https://shop.example.com/thanks"
 	got, err := f.svc.Forms.Update(f.ctx, f.acct, up)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestFormDoubleOptInConfirmsOnAPersonsClickOnly(t *testing.T) {
 	f := newFormsFix(t, service.FormLimits{})
 	fm := f.form(t, "1")
 	in := person("198.51.100.7")
-	in.Email, in.FirstName, in.Custom, in.Groups = "Ann@Example.com", "Ann", map[string]string{"company": "Acme", "unknown": "x"}, []string{itoa(f.groupA)}
+	in.Email, in.FirstName, in.Custom, in.Groups = "Ann@Example.com", "Ann", map[string]string{"company": "Acme", "unknown": "x"}, []string{idStr(f.groupA)}
 	res, err := f.svc.Forms.Submit(f.ctx, fm.PublicID, in)
 	if err != nil {
 		t.Fatal(err)
@@ -343,7 +343,7 @@ func TestFormResendLimitAndKnownAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm2, err := f.svc.Forms.Save(f.ctx, f.acct, service.FormInput{Name: "Customers", ContactTypeID: itoa(ct2.ID)})
+	fm2, err := f.svc.Forms.Save(f.ctx, f.acct, service.FormInput{Name: "Customers", ContactTypeID: idStr(ct2.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestFormSingleOptInAndBots(t *testing.T) {
 	f := newFormsFix(t, service.FormLimits{})
 	fm := f.form(t, "0")
 	in := person("198.51.100.10")
-	in.Email, in.Groups = "cy@example.com", []string{itoa(f.groupB)}
+	in.Email, in.Groups = "cy@example.com", []string{idStr(f.groupB)}
 	res, err := f.svc.Forms.Submit(f.ctx, fm.PublicID, in)
 	if err != nil || res.Message != "Subscribed." {
 		t.Fatalf("single: %v %+v", err, res)

@@ -49,10 +49,13 @@ type Server struct {
 	msgs   []Message
 	count  int
 	byRcpt map[string]int
-	rules  map[string][]int           // recipient → codes to answer, one per attempt; then accept
-	always map[string]int             // recipient → code answered every time
-	refuse map[string]*smtp.SMTPError // stage + ":" + address → full answer, every time
-	notify chan struct{}
+	// firstAt is when each recipient's first message was accepted, kept
+	// with Discard too (the crash tests tell duplicates apart by it).
+	firstAt map[string]time.Time
+	rules   map[string][]int           // recipient → codes to answer, one per attempt; then accept
+	always  map[string]int             // recipient → code answered every time
+	refuse  map[string]*smtp.SMTPError // stage + ":" + address → full answer, every time
+	notify  chan struct{}
 }
 
 // Stages a server can refuse at (Refuse).
@@ -116,7 +119,7 @@ func Start(t testing.TB) *Server {
 
 // Listen runs a server on addr until Close.
 func Listen(addr string) (*Server, error) {
-	s := &Server{byRcpt: map[string]int{}, rules: map[string][]int{}, always: map[string]int{}, refuse: map[string]*smtp.SMTPError{}, notify: make(chan struct{}, 1)}
+	s := &Server{byRcpt: map[string]int{}, firstAt: map[string]time.Time{}, rules: map[string][]int{}, always: map[string]int{}, refuse: map[string]*smtp.SMTPError{}, notify: make(chan struct{}, 1)}
 	srv := smtp.NewServer(s)
 	srv.Domain = "sink.test"
 	srv.AllowInsecureAuth = true
@@ -174,6 +177,17 @@ func (s *Server) PerRecipient() map[string]int {
 	defer s.mu.Unlock()
 	out := make(map[string]int, len(s.byRcpt))
 	for k, v := range s.byRcpt {
+		out[k] = v
+	}
+	return out
+}
+
+// FirstAt returns when each recipient's first message was accepted.
+func (s *Server) FirstAt() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]time.Time, len(s.firstAt))
+	for k, v := range s.firstAt {
 		out[k] = v
 	}
 	return out
@@ -263,7 +277,11 @@ func (ss *session) Data(r io.Reader) error {
 	s.mu.Lock()
 	for _, to := range ss.to {
 		s.count++
-		s.byRcpt[strings.ToLower(to)]++
+		rcpt := strings.ToLower(to)
+		if s.byRcpt[rcpt] == 0 {
+			s.firstAt[rcpt] = now
+		}
+		s.byRcpt[rcpt]++
 		if !s.Discard {
 			s.msgs = append(s.msgs, Message{From: ss.from, To: to, Data: data, At: now, Helo: ss.helo})
 		}

@@ -114,7 +114,8 @@ func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.
 // settingsFormOf reads the settings form as posted.
 func settingsFormOf(c *fiber.Ctx) automations.Settings {
 	return automations.Settings{Type: formValue(c, "type"), Name: formValue(c, "automation_name"), Target: formValue(c, "automation_for"),
-		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1"}
+		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1",
+		StartTag: formValue(c, "start_tag")}
 }
 
 // automationInput turns the settings form into the service's input; no
@@ -148,7 +149,7 @@ func settingsErrors(err error) (views.Errors, []string) {
 				m = alt
 			}
 			switch field {
-			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria":
+			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag":
 				errs[field] = append(errs[field], m)
 			default:
 				other = append(other, m)
@@ -204,7 +205,11 @@ func (w *Web) listAutomations(c *fiber.Ctx) error {
 func (w *Web) createAutomation(c *fiber.Ctx) error {
 	ctx, acct := c.UserContext(), accountID(c)
 	f := settingsFormOf(c)
-	a, err := w.svc.Automations.Create(ctx, acct, automationInput(f))
+	in, err := w.startTagTarget(c, f)
+	var a *models.Automation
+	if err == nil {
+		a, err = w.svc.Automations.Create(ctx, acct, in)
+	}
 	if isValidation(err) {
 		ch, cerr := w.automationChoices(ctx, acct)
 		if cerr != nil {

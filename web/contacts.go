@@ -42,6 +42,11 @@ func (w *Web) contactsPage(c *fiber.Ctx, q views.ListQuery, typeID int64) (conta
 		}
 	}
 	l.Rows, l.Query, l.Pager = rows, pager.Query, pager
+	if len(rows) > 0 {
+		if l.TagNames, err = w.svc.Contacts.TagNames(c.UserContext(), acct); err != nil {
+			return l, err
+		}
+	}
 	return l, nil
 }
 
@@ -346,6 +351,9 @@ func (w *Web) editContact(c *fiber.Ctx) error {
 	for _, s := range segs {
 		f.Segments = append(f.Segments, contacts.SegmentLink{Name: s.Segment.SegmentName, URL: segments.SegmentURL(s.Segment.ID),
 			WhyURL: segments.WhyContactURL(s.Segment.ID, v.ID), In: s.In, ByHand: s.ByHand})
+	}
+	if f.Tags, err = w.tagsCard(c, v.ID, v.Tags); err != nil {
+		return err
 	}
 	return page(c, fiber.StatusOK, "Edit "+v.Email, views.NavContacts, contacts.FormPage(f))
 }

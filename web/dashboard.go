@@ -3,6 +3,7 @@ package web
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"herald/service"
 	"herald/views"
 	"herald/views/dashboard"
 )
@@ -17,5 +18,16 @@ func (w *Web) dashboard(c *fiber.Ctx) error {
 		return err
 	}
 	loc, _ := accountZone(c)
-	return page(c, fiber.StatusOK, "Dashboard", views.NavDashboard, dashboard.Page(dashboard.Data{Name: user(c).Name, Overview: o, Loc: loc}))
+	d := dashboard.Data{Name: user(c).Name, Overview: o, Loc: loc}
+	if m := member(c); m != nil {
+		d.Name = m.Name
+		d.May = map[string]bool{
+			"step-sender":        can(c, service.ActSenders),
+			"step-contacts":      can(c, service.ActPrepare),
+			"step-group":         can(c, service.ActSuppressions),
+			"step-send":          can(c, service.ActSend),
+			"step-notifications": can(c, service.ActSettings),
+		}
+	}
+	return page(c, fiber.StatusOK, "Dashboard", views.NavDashboard, dashboard.Page(d))
 }

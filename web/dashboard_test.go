@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"herald/eventually"
 	"herald/models"
 	"herald/service"
+	"herald/web"
 )
 
 // The dashboard of an account with a send: the last sends with
@@ -149,5 +151,53 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	}
 	if first(r.doc, "#dash-senders") != nil {
 		t.Error("new account: unverified senders shown")
+	}
+}
+
+// TestDashboardGreetsTheMember: a member is greeted by their own name, not
+// the owner's, and the getting-started card lists only the steps their
+// role may do (an editor prepares contacts, but may not add senders,
+// groups or notification recipients, nor send); the owner sees them all.
+func TestDashboardGreetsTheMember(t *testing.T) {
+	t.Parallel()
+	a, mem := newMailboxApp(t, web.Options{})
+	owner, _ := a.account("Maria Owner", "maria@example.com")
+	wantStatus(t, owner.get("/team"), http.StatusOK)
+	wantRedirect(t, owner.post("/team/invitations", url.Values{"email": {"eddie@example.com"}, "role": {"editor"}}), "/team")
+	var link string
+	for _, m := range mem.Messages() {
+		if mm := invitationLinkRE.FindStringSubmatch(mailText(t, m.Data)); mm != nil {
+			link = mm[1]
+		}
+	}
+	if link == "" {
+		t.Fatal("no invitation link mailed")
+	}
+	eddie := a.client()
+	wantStatus(t, eddie.get(link), http.StatusOK)
+	wantRedirect(t, eddie.post(link, url.Values{"name": {"Eddie Editor"}, "password": {"eddies-passphrase-1"}}), "/dashboard")
+
+	r := eddie.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "h1")); !strings.Contains(got, "Eddie Editor") || strings.Contains(got, "Maria") {
+		t.Fatalf("the editor is greeted %q", got)
+	}
+	for _, id := range []string{"step-sender", "step-group", "step-send", "step-notifications"} {
+		if first(r.doc, "#"+id) != nil {
+			t.Errorf("the editor is offered %s, which its role may not do", id)
+		}
+	}
+	if first(r.doc, "#step-contacts") == nil {
+		t.Error("the editor is not offered to bring contacts, which it may do")
+	}
+
+	r = owner.get("/dashboard")
+	if got := text(first(r.doc, "h1")); !strings.Contains(got, "Maria Owner") {
+		t.Fatalf("the owner is greeted %q", got)
+	}
+	for _, id := range []string{"step-sender", "step-contacts", "step-group", "step-send", "step-notifications"} {
+		if first(r.doc, "#"+id) == nil {
+			t.Errorf("the owner is not offered %s", id)
+		}
 	}
 }

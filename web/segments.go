@@ -92,6 +92,7 @@ func fieldChoices(customs []models.Field) []segments.FieldChoice {
 		}
 	}
 	out = append(out, segments.FieldChoice{Name: "created_at", Label: "Date added", Type: "created_at"})
+	out = append(out, segments.FieldChoice{Name: "tags", Label: "Tags", Type: "tags"})
 	for _, f := range customs {
 		out = append(out, segments.FieldChoice{Name: f.FieldName, Label: service.FieldLabel(f.FieldName), Type: f.FieldType, Custom: true})
 	}
@@ -102,6 +103,14 @@ func fieldChoices(customs []models.Field) []segments.FieldChoice {
 // less than follow the field's type.
 func operatorLabel(op, fieldType string) string {
 	dates := fieldType == "datetime-local" || fieldType == "created_at"
+	if fieldType == "tags" {
+		switch op {
+		case "contains":
+			return "has the tag"
+		case "not_contains":
+			return "does not have the tag"
+		}
+	}
 	switch op {
 	case "equals":
 		return "is"

@@ -186,6 +186,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.get("/contacts/import/:id", service.ActRead, w.importReport)
 	r.get("/contacts/import/:id/progress", service.ActRead, w.importProgress)
 
+	w.tagRoutes(r) // web/tags.go
 	r.post("/contacts/:id", service.ActPrepare, w.updateContact)
 	r.get("/contacts/:id/edit", service.ActRead, w.editContact)
 	r.get("/contacts/:id/history", service.ActRead, w.contactHistory)

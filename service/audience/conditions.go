@@ -21,6 +21,9 @@ var Operators = []string{
 // OperatorsFor returns the operators that make sense for a field type.
 func OperatorsFor(fieldType string) []string {
 	switch fieldType {
+	case "tags":
+		// A contact carries the tag, or not (tags.go).
+		return []string{"contains", "not_contains"}
 	case "number", "datetime-local", "created_at":
 		return []string{"equals", "not_equals", "greater_than", "less_than", "is_empty", "is_not_empty", "in"}
 	}
@@ -30,7 +33,7 @@ func OperatorsFor(fieldType string) []string {
 // Condition is one compiled test of a segment.
 type Condition struct {
 	Field    string // field name
-	Type     string // text, number, datetime-local, created_at
+	Type     string // text, number, datetime-local, created_at, tags
 	Custom   bool
 	Operator string
 	Values   []string // normalised; several for `in`
@@ -71,6 +74,8 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p c
 			continue
 		case f == "created_at":
 			c.Type = "created_at"
+		case f == "tags":
+			c.Type = "tags"
 		case IsReservedField(f):
 			c.Type = "text"
 		default:
@@ -144,6 +149,8 @@ func normaliseValue(c Condition, v string) (string, bool) {
 		return strconv.FormatFloat(f, 'f', -1, 64), true
 	case "datetime-local":
 		return NormaliseDateTime(v)
+	case "tags":
+		return NormaliseTag(v), true
 	case "created_at":
 		t, ok := parseDateTime(v)
 		if !ok {
@@ -222,6 +229,8 @@ func conditionColumn(d core.Dialect, c Condition) string {
 	switch {
 	case c.Type == "created_at":
 		return "c.created_at"
+	case c.Type == "tags":
+		return tagListSQL(d)
 	case c.Custom:
 		return d.CustomField("c.custom_fields", c.Field)
 	}
@@ -229,6 +238,12 @@ func conditionColumn(d core.Dialect, c Condition) string {
 }
 
 func sqlOne(d core.Dialect, c Condition) (string, []any) {
+	if c.Type == "tags" {
+		if c.Operator == "not_contains" {
+			return "NOT " + tagSQL, []any{c.Values[0]}
+		}
+		return tagSQL, []any{c.Values[0]}
+	}
 	raw := conditionColumn(d, c)
 	if c.Type == "created_at" {
 		switch c.Operator {

@@ -254,7 +254,11 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 			return err
 		}
 		out = view(&c, customs, nil)
-		return nil
+		tags, err := tagsOf(ctx, tx, accountID, []int64{id})
+		if t := tags[id]; t != nil {
+			out.Tags = t
+		}
+		return err
 	})
 	if err != nil {
 		return nil, core.Wrapf(err, "contacts: update")
@@ -292,7 +296,15 @@ func (s *Contacts) Get(ctx context.Context, accountID, id int64) (*models.Contac
 	if err != nil {
 		return nil, fmt.Errorf("contacts: custom fields of account %d: %w", accountID, err)
 	}
-	return view(c, customs, nil), nil
+	v := view(c, customs, nil)
+	tags, err := tagsOf(ctx, s.db.R, accountID, []int64{c.ID})
+	if err != nil {
+		return nil, err
+	}
+	if t := tags[c.ID]; t != nil {
+		v.Tags = t
+	}
+	return v, nil
 }
 
 // Each calls fn for every contact of the account (narrowed by the filter),
@@ -310,6 +322,20 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 	for i := range types {
 		byID[types[i].ID] = &types[i]
 	}
+	// The tags of each batch of contacts are read with it, in one query.
+	var tags map[int64][]string
+	fetch := func(q *gorm.DB, rows *[]models.Contact) error {
+		if err := record.ScanContacts(q, rows); err != nil {
+			return err
+		}
+		ids := make([]int64, len(*rows))
+		for i := range *rows {
+			ids[i] = (*rows)[i].ID
+		}
+		var err error
+		tags, err = tagsOf(ctx, s.db.R, accountID, ids)
+		return err
+	}
 	return core.EachFetched(ctx, f.ListFilter.SortedBy(ContactSorts), "", func() *gorm.DB {
 		q := s.db.R.Model(&models.Contact{}).Select(record.ContactColumns(s.db.SQL())).Where("user_id = ? AND deleted_at IS NULL", accountID)
 		if f.ContactTypeID > 0 {
@@ -320,8 +346,12 @@ func (s *Contacts) Each(ctx context.Context, accountID int64, f ContactFilter, f
 			q = q.Where(`(email LIKE ? ESCAPE '\' OR LOWER(first_name || ' ' || last_name) LIKE ? ESCAPE '\')`, pat, pat)
 		}
 		return q
-	}, record.ScanContacts, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
-		return fn(view(c, customs, byID[c.ContactTypeID]))
+	}, fetch, func(c *models.Contact) int64 { return c.ID }, func(c *models.Contact) error {
+		v := view(c, customs, byID[c.ContactTypeID])
+		if t := tags[c.ID]; t != nil {
+			v.Tags = t
+		}
+		return fn(v)
 	})
 }
 
@@ -371,6 +401,9 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 			if err := tx.Model(&models.Contact{}).Where("id IN ?", part).Update("deleted_at", now).Error; err != nil {
 				return fmt.Errorf("contacts: mark contacts deleted: %w", err)
 			}
+			if err := dropTags(ctx, tx, accountID, part); err != nil {
+				return err
+			}
 		}
 		byType := map[int64][]int64{}
 		for _, r := range rows {
@@ -395,7 +428,7 @@ func (s *Contacts) BulkDelete(ctx context.Context, accountID int64, ids []int64)
 // and value per custom field of the account (null when it has none),
 // fullname, and the country's name when its id is known.
 func view(c *models.Contact, customs []models.Field, ct *models.ContactType) *models.ContactView {
-	v := &models.ContactView{Contact: *c, Fullname: fullname(c.FirstName, c.LastName), ContactType: ct}
+	v := &models.ContactView{Contact: *c, Fullname: fullname(c.FirstName, c.LastName), Tags: []string{}, ContactType: ct}
 	v.Country = record.CountryName(c.Country)
 	if len(customs) > 0 {
 		stored := record.ParseCustom(string(c.CustomFields))

@@ -87,7 +87,8 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 			p.Add("field_name", "The field name format is invalid.")
 		case len(name) > 64:
 			p.AddReason("field_name", core.ReasonMax, core.MsgMax("field_name", 64))
-		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id"):
+		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id") ||
+			strings.EqualFold(name, "tags"): // the contact's tags (tags.go): a segment field and a CSV column
 			p.Add("field_name", "The field name is reserved.")
 		}
 	}

@@ -86,7 +86,7 @@ func (f *Fields) ImportColumns(ctx context.Context, accountID int64, cols map[in
 				}
 			}
 			fill(i, name)
-		case isImportSlot(strings.ToLower(choice)):
+		case isImportSlot(strings.ToLower(choice)) || strings.EqualFold(choice, "tags"):
 			fill(i, strings.ToLower(choice))
 		default:
 			found := false

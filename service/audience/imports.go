@@ -395,6 +395,7 @@ type importWork struct {
 type headerMap struct {
 	email, first, last, alt, country, state, city, addr1, addr2, region, postal int
 	custom                                                                      map[string]int // field name → column
+	tags                                                                        int            // the tags column (tags.go), -1 absent
 	present                                                                     []string       // contact columns the file sets
 }
 
@@ -416,7 +417,7 @@ func isImportSlot(name string) bool {
 }
 
 func mapHeader(header []string, customs []models.Field) (headerMap, models.ImportProblems) {
-	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}}
+	h := headerMap{email: -1, first: -1, last: -1, alt: -1, country: -1, state: -1, city: -1, addr1: -1, addr2: -1, region: -1, postal: -1, custom: map[string]int{}, tags: -1}
 	var notes models.ImportProblems
 	slots := h.slots()
 	seen := map[string]bool{}
@@ -430,6 +431,10 @@ func mapHeader(header []string, customs []models.Field) (headerMap, models.Impor
 			continue
 		}
 		seen[name] = true
+		if name == "tags" {
+			h.tags = i // added to the contact's tags, not a column of contacts
+			continue
+		}
 		if slot, ok := slots[name]; ok {
 			*slot = i
 			if name != "email" {
@@ -456,6 +461,7 @@ type importRow struct {
 	line   int64
 	c      models.Contact
 	custom map[string]string // non-empty custom values given
+	tags   []string          // tags to add (normalised)
 }
 
 func cell(rec []string, i int) string {
@@ -498,7 +504,11 @@ func (h headerMap) row(rec []string, customs []models.Field) (importRow, string)
 		}
 		return importRow{}, strings.Join(msgs, " ")
 	}
-	return importRow{c: c, custom: values}, ""
+	tags, reason := rowTags(cell(rec, h.tags))
+	if reason != "" {
+		return importRow{}, reason
+	}
+	return importRow{c: c, custom: values, tags: tags}, ""
 }
 
 // mergeRows applies a later row of the same address onto an earlier one.
@@ -511,6 +521,7 @@ func mergeRows(old, new importRow) importRow {
 			new.custom[k] = v
 		}
 	}
+	new.tags = mergeTags(old.tags, new.tags)
 	return new
 }
 
@@ -773,6 +784,9 @@ func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	var created int64
 	if err := scanIDs(rows, &ids, &created); err != nil {
 		return nil, 0, err
+	}
+	if err := importTags(ctx, tx, imp, batch); err != nil {
+		return nil, 0, importFailed("add the tags", err)
 	}
 	if err := u.s.segments.refreshContacts(ctx, tx, imp.UserID, imp.ContactTypeID, ids); err != nil {
 		return nil, 0, importFailed("refresh the segments", err)

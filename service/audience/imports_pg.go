@@ -176,6 +176,9 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	if err := scanIDs(rows, &ids, &created); err != nil {
 		return nil, 0, err
 	}
+	if err := importTags(ctx, tx, p.imp, batch); err != nil {
+		return nil, 0, importFailed("add the tags", err)
+	}
 	if len(ids) > 0 {
 		if err := p.s.segments.refreshSet(ctx, tx, p.imp.UserID, p.imp.ContactTypeID, pgIDSet(ids)); err != nil {
 			return nil, 0, importFailed("refresh the segments", err)

@@ -180,7 +180,7 @@ func isOr(seg *models.Segment) bool { return seg.QueryType != nil && *seg.QueryT
 func conditionsOf(seg *models.Segment, customs []models.Field) []Condition {
 	known := append([]models.Field{}, customs...)
 	for _, f := range seg.SelectField {
-		if f != "created_at" && !IsReservedField(f) && !hasField(customs, f) {
+		if f != "created_at" && f != "tags" && !IsReservedField(f) && !hasField(customs, f) {
 			known = append(known, models.Field{FieldName: f, FieldType: "text"})
 		}
 	}
@@ -221,9 +221,30 @@ func (cs contactSet) of(col string) string { return col + " " + cs.test }
 // refreshSet is refreshContacts for a set of contacts: two set-wise
 // statements per segment of the type, whatever the size of the set.
 func (s *Segments) refreshSet(ctx context.Context, tx *gorm.DB, accountID, typeID int64, set contactSet) error {
+	return s.refreshWhere(ctx, tx, accountID, typeID, set, nil)
+}
+
+// refreshTagged is refreshSet for a change of the contacts' tags: only
+// the segments that test tags can change.
+func (s *Segments) refreshTagged(ctx context.Context, tx *gorm.DB, accountID, typeID int64, set contactSet) error {
+	return s.refreshWhere(ctx, tx, accountID, typeID, set, func(seg *models.Segment) bool { return hasString(seg.SelectField, "tags") })
+}
+
+// refreshWhere is refreshSet over the segments of the type that only
+// keeps (all when nil).
+func (s *Segments) refreshWhere(ctx context.Context, tx *gorm.DB, accountID, typeID int64, set contactSet, only func(*models.Segment) bool) error {
 	var segs []models.Segment
 	if err := tx.WithContext(ctx).Where("user_id = ? AND contact_type_id = ? AND deleted_at IS NULL", accountID, typeID).Find(&segs).Error; err != nil {
 		return fmt.Errorf("segments: segments of contact type %d: %w", typeID, err)
+	}
+	if only != nil {
+		kept := segs[:0]
+		for i := range segs {
+			if only(&segs[i]) {
+				kept = append(kept, segs[i])
+			}
+		}
+		segs = kept
 	}
 	if len(segs) == 0 {
 		return nil

@@ -108,8 +108,10 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 			At    models.Timestamp
 			Raw   int64
 			Human int64
+			// LinkRaw, LinkHuman: what the row counts for its link.
+			LinkRaw, LinkHuman int64
 		}
-		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at, raw, human").
+		if err := s.db.R.WithContext(ctx).Table("send_events").Select("id, kind, link, at, raw, human, link_raw, link_human").
 			Where("send_id = ? AND id > ?", ss.ID, last).Order("id").Limit(5000).Scan(&rows).Error; err != nil {
 			return nil, nil, fmt.Errorf("single sends: activity of send %d: %w", ss.ID, err)
 		}
@@ -128,8 +130,8 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 				b.Clicks += r.Raw
 				b.HumanClicks += r.Human
 				if r.Link >= 0 && r.Link < len(links) {
-					links[r.Link].Clicks += r.Raw
-					links[r.Link].Human += r.Human
+					links[r.Link].Clicks += r.LinkRaw
+					links[r.Link].Human += r.LinkHuman
 				}
 			}
 		}

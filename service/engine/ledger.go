@@ -228,6 +228,7 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 		}
 	}
 	jobs := make([]*delivery.Job, len(rows))
+	fresh := func() bool { return l.live.fresh(epoch) }
 	for i := range rows {
 		r := rows[i]
 		var ct *models.Contact
@@ -243,6 +244,7 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 				}
 				return c.build(l.key, r, ct)
 			},
+			Fresh: fresh,
 		}
 	}
 	return jobs, nil

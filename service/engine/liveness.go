@@ -83,3 +83,17 @@ func (l *liveness) held(epoch int64) bool {
 	defer l.mu.Unlock()
 	return epoch == l.epoch && time.Since(l.last) <= l.lapseAfter()
 }
+
+// fresh reports whether this process may still hand over a message claimed
+// under epoch: held, and its last heartbeat younger than half of deadAfter.
+// The transport asks it just before the relay takes the message (the end
+// of DATA), after the message may have waited for a connection: a process
+// stopped or starved in that wait renews its heartbeat before it sends
+// again, so it never hands over a message another process took over,
+// which takes deadAfter of silence (half of it is the margin for the
+// heartbeat's own delay and for clocks of other hosts).
+func (l *liveness) fresh(epoch int64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return epoch == l.epoch && time.Since(l.last) <= l.deadAfter/2
+}

@@ -231,6 +231,33 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 		if click {
 			sets, args = append(sets, "last_click_at = ?", "last_click_link = ?"), append(args, nowMS, link)
 		}
+		// Each link counts its own clicks, once a minute per message and
+		// link: a second link clicked within the message's minute counts
+		// nowhere above, but its link still sees it.
+		var linkRaw, linkHuman int64
+		if click {
+			var recent struct{ Raw, Human int64 }
+			if err := tx.Raw("SELECT COALESCE(MAX(link_raw), 0) AS raw, COALESCE(MAX(link_human), 0) AS human FROM send_events WHERE message_id = ? AND at >= ? AND kind = 2 AND link = ?",
+				m.ID, models.NewTimestamp(now.Add(-countEvery)), link).Scan(&recent).Error; err != nil {
+				return fmt.Errorf("tracking: recent clicks of link %d of message %d: %w", link, m.ID, err)
+			}
+			if recent.Raw == 0 {
+				linkRaw = 1
+			}
+			if human && recent.Human == 0 {
+				linkHuman = 1
+			}
+		}
+		if raw == 0 && hc == 0 && (linkRaw > 0 || linkHuman > 0) {
+			machine := 0
+			if !human {
+				machine = 1
+			}
+			if err := tx.Exec("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?)",
+				m.SendID, m.ID, k.kind, link, at, machine, linkRaw, linkHuman).Error; err != nil {
+				return fmt.Errorf("tracking: record the link click of message %d: %w", m.ID, err)
+			}
+		}
 		if raw > 0 || hc > 0 {
 			if err := tx.Exec("UPDATE single_sends SET "+k.total+" = "+k.total+" + ?, "+k.unique+" = "+k.unique+" + ?, "+
 				k.humanTotal+" = "+k.humanTotal+" + ?, "+k.humanUnique+" = "+k.humanUnique+" + ? WHERE id = ?",
@@ -242,8 +269,8 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				judged = 1
 			}
 			var row int64
-			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-				m.SendID, m.ID, k.kind, link, at, raw, hc, judged).Scan(&row).Error; err != nil {
+			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+				m.SendID, m.ID, k.kind, link, at, raw, hc, judged, linkRaw, linkHuman).Scan(&row).Error; err != nil {
 				return fmt.Errorf("tracking: record the event of message %d: %w", m.ID, err)
 			}
 			if click && hc > 0 {
@@ -292,7 +319,7 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 		unique, m.SendID).Error; err != nil {
 		return fmt.Errorf("tracking: take back a click on send %d: %w", m.SendID, err)
 	}
-	if err := tx.Exec("UPDATE send_events SET human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
+	if err := tx.Exec("UPDATE send_events SET human = 0, link_human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
 		return fmt.Errorf("tracking: mark event %d a machine's: %w", *st.HumanClickEvent, err)
 	}
 	if unique > 0 {

@@ -502,6 +502,17 @@
     autoDismiss(document);
   }
 
+  // --- An Enter whose keydown pressed another button (data-enter-clicks)
+  // must not also submit the form as its default button: the contact
+  // list's default button deletes the selection, and its tags field
+  // presses "Add tags". A keypress that comes without its keydown (a
+  // synthetic key) is stopped here too.
+  document.addEventListener("keypress", function (e) {
+    if (e.key === "Enter" && e.target.matches && e.target.matches("[data-enter-clicks]")) {
+      e.preventDefault();
+    }
+  });
+
   document.addEventListener("htmx:load", function (e) {
     init(e.target);
   });

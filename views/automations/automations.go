@@ -162,6 +162,7 @@ type Settings struct {
 	Exit       string // 0, 1 or 2
 	Live       bool   // the target is fixed while live
 	TargetName string // the target's name, shown while live
+	StartTag   string // new automations only: start when this tag is added (web/tags.go)
 
 	Types    []views.Option
 	Segments []views.Option

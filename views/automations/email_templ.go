@@ -322,7 +322,7 @@ func EmailFormView(f EmailForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" hx-target=\"#email-preview\" hx-swap=\"outerHTML\" hx-sync=\"this:replace\" aria-describedby=\"email-design-help\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" hx-target=\"#email-preview\" hx-swap=\"outerHTML\" hx-sync=\"this:queue last\" aria-describedby=\"email-design-help\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -74,6 +74,8 @@ type List struct {
 	TypeID int64 // 0: every type
 	Pager  views.Pager
 	CSRF   string
+	// TagNames are the account's tags, offered by the bulk tag controls.
+	TagNames []string
 }
 
 // Filter is the address of the list with the same search and type.
@@ -142,6 +144,8 @@ type Form struct {
 	// Segments are shown on an existing contact's page (nil: not read,
 	// as after a failed save).
 	Segments []SegmentLink
+	// Tags is the tags card of an existing contact's page (nil: none).
+	Tags *Tags
 }
 
 // SegmentLink is one segment on a contact's page: the segments of its

@@ -13,7 +13,11 @@ import (
 
 // Data is what the overview shows.
 type Data struct {
-	Name string
+	Name string // who is greeted: the member logged in, or the owner
+	// May holds the getting-started steps the person's role may do, by
+	// step ID; nil: every step (the owner). A step the role cannot do is
+	// not shown: its link would answer 403.
+	May map[string]bool
 	*service.Overview
 	Loc *time.Location // the account's time zone, for the sends' times
 }
@@ -95,7 +99,7 @@ func (d Data) Steps() []Step {
 	if s.Sender && !s.SenderVerified {
 		sender.Text, sender.Link = "Your sender waits for verification: open the link mailed to its address.", "See senders"
 	}
-	return []Step{
+	all := []Step{
 		sender,
 		{ID: "step-contacts", Title: "Bring your audience.", Href: "/contacts/import", Link: "Import contacts",
 			Text: "Create a contact type, then import a CSV file of contacts or add them one by one.", Done: s.Contacts},
@@ -106,6 +110,16 @@ func (d Data) Steps() []Step {
 		{ID: "step-notifications", Title: "Say who hears about sends.", Href: "/notifications", Link: "Add recipients",
 			Text: "Notification recipients get the summary of each send and the alerts.", Done: s.Notifications},
 	}
+	if d.May == nil {
+		return all
+	}
+	var out []Step
+	for _, st := range all {
+		if d.May[st.ID] {
+			out = append(out, st)
+		}
+	}
+	return out
 }
 
 // StepsDone is how many steps are ticked.

@@ -706,7 +706,7 @@ func SenderForm(f Form) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		templ_7745c5c3_Err = views.Select(views.Field{ID: "sender-country", Name: "country_id", Label: "Country", Placeholder: "Choose a country", Required: true, Errors: f.Errors.For("country_id"),
-			Attrs: templ.Attributes{"hx-get": StatesURL, "hx-target": "#sender-state", "hx-swap": "innerHTML", "hx-sync": "this:replace"}}, f.Countries, f.CountryID).Render(ctx, templ_7745c5c3_Buffer)
+			Attrs: templ.Attributes{"hx-get": StatesURL, "hx-target": "#sender-state", "hx-swap": "innerHTML", "hx-sync": "this:queue last"}}, f.Countries, f.CountryID).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -741,7 +741,7 @@ func SenderForm(f Form) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" hx-include=\"#sender-country\" hx-target=\"#sender-city\" hx-swap=\"innerHTML\" hx-sync=\"this:replace\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "\" hx-include=\"#sender-country\" hx-target=\"#sender-city\" hx-swap=\"innerHTML\" hx-sync=\"this:queue last\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
