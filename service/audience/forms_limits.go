@@ -98,17 +98,22 @@ func (fc *formCounter) hit(ctx context.Context, key string, max int, window time
 	return nil
 }
 
-// limit counts a post from ip to form formID: the address first, so a
-// flood from one address is refused before it counts against the form
-// (and does not use up the form's allowance for everyone else).
-func (s *Forms) limit(ctx context.Context, ip string, formID int64) error {
-	l := s.limits
-	if ip != "" {
-		if err := s.counter.hit(ctx, "ip:"+identity.IPKey(ip), l.PerIP, l.Window); err != nil {
-			return err
-		}
+// limitIP counts a post from ip (over every form). It comes before
+// anything else a post costs: a flood from one address that this process
+// saw refused is refused again from memory, without reading the form.
+func (s *Forms) limitIP(ctx context.Context, ip string) error {
+	if ip == "" {
+		return nil
 	}
-	return s.counter.hit(ctx, "form:"+strconv.FormatInt(formID, 10), l.PerForm, l.Window)
+	return s.counter.hit(ctx, "ip:"+identity.IPKey(ip), s.limits.PerIP, s.limits.Window)
+}
+
+// limitForm counts a post to form formID. It comes after the address's
+// count, so a flood from one address is refused before it counts
+// against the form (and does not use up the form's allowance for
+// everyone else).
+func (s *Forms) limitForm(ctx context.Context, formID int64) error {
+	return s.counter.hit(ctx, "form:"+strconv.FormatInt(formID, 10), s.limits.PerForm, s.limits.Window)
 }
 
 // stampKey is the key of the hosted form's signed time field, shared by

@@ -181,11 +181,14 @@ type pendingMail struct {
 // address, names, fields; a post faster than MinFillTime), CodeRateLimited
 // (the limits, with RetryAfter).
 func (s *Forms) Submit(ctx context.Context, publicID string, in SignupInput) (*SignupResult, error) {
+	if err := s.limitIP(ctx, in.IP); err != nil {
+		return nil, err
+	}
 	f, err := s.Public(ctx, publicID)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.limit(ctx, in.IP, f.ID); err != nil {
+	if err := s.limitForm(ctx, f.ID); err != nil {
 		return nil, err
 	}
 	res := &SignupResult{Form: f, Message: MsgSubscribed}
