@@ -246,10 +246,13 @@ func (s *Forms) Save(ctx context.Context, accountID int64, in FormInput) (*model
 func (s *Forms) Update(ctx context.Context, accountID int64, in FormInput) (*models.Form, error) {
 	var out *models.Form
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		p := core.Problems{}
-		p.Required("id", in.ID)
-		if err := p.Err(); err != nil {
-			return err
+		if strings.TrimSpace(in.ID) == "" {
+			// Every missing parameter at once, as the other updates answer.
+			p := core.Problems{}
+			p.Required("id", in.ID)
+			p.Required("name", strings.TrimSpace(in.Name))
+			p.Required("contact_type_id", in.ContactTypeID)
+			return p.Err()
 		}
 		id, err := core.ParseID(in.ID)
 		if err != nil {
