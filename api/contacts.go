@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -36,6 +37,7 @@ func (a *API) addContact(c *fiber.Ctx) error {
 	}
 	in := contactInput(f)
 	in.ContactID = ""
+	in.Consent = consentAt(c, models.ConsentAPI)
 	if _, err := a.svc.Contacts.Create(c.UserContext(), account(c), in); err != nil {
 		return fail(c, err)
 	}
@@ -78,4 +80,11 @@ func (a *API) deleteContact(c *fiber.Ctx) error {
 
 func (a *API) bulkDeleteContacts(c *fiber.Ctx) error {
 	return a.bulkDelete(c, "", a.svc.Contacts.BulkDelete)
+}
+
+// consentAt is the consent record of a contact added by this request:
+// the source and, recorded but never trusted, the caller's address and
+// browser.
+func consentAt(c *fiber.Ctx, source string) models.Consent {
+	return models.Consent{Source: source, IP: strings.Clone(c.IP()), UserAgent: string(c.Request().Header.UserAgent())}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"herald/models"
 	"herald/service"
 )
 
@@ -195,6 +196,7 @@ func (a *API) runImport(c *fiber.Ctx, acct, typeID int64, name string, r io.Read
 	if err != nil {
 		return fail(c, err)
 	}
+	imp.Consent = consentAt(c, models.ConsentImport) // the basis: api
 	if err := a.svc.Imports.Import(ctx, imp, r); err != nil {
 		return fail(c, err) // validation (no email column, empty file), 413, or a failure
 	}

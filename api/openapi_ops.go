@@ -220,6 +220,23 @@ func operations() []op {
 		{method: "POST", path: "/contacts/tags/remove", tag: tCont, summary: "Remove tags from contacts",
 			desc: tagsDesc + " Tags a contact does not carry are passed over.", body: tagsBody, ok: okText("Tags Removed Successfully"), nf: nfUpper, val: true},
 
+		// Privacy requests.
+		{method: "GET", path: "/contacts/privacy-export", tag: tCont, summary: "Export what herald holds on an address",
+			desc: "Beyond the spec (decisions.md 10). Streams one JSON object: `email`, `erased`, `contacts` (with fields and consent, deleted ones too), " +
+				"`mails` (sends and automation emails, newest first, each with its outcome and timeline of opens, clicks, reports and unsubscribe), " +
+				"`automation_enrolments`, `reports`, `unsubscribes`, `suppressions`. Written to the audit log.",
+			query: []param{qReq("email", "The address.", str(""))},
+			ok: record("The privacy export.", obj{
+				"email": str("The address, normalised."), "erased": obj{"type": "boolean"},
+				"contacts": obj{"type": "array", "items": ref("Contact")}, "mails": obj{"type": "array", "items": obj{"type": "object"}},
+				"automation_enrolments": obj{"type": "array", "items": obj{"type": "object"}}, "reports": obj{"type": "array", "items": obj{"type": "object"}},
+				"unsubscribes": obj{"type": "array", "items": obj{"type": "object"}}, "suppressions": obj{"type": "array", "items": obj{"type": "object"}},
+			}), val: true},
+		{method: "POST", path: "/contacts/erase", tag: tCont, summary: "Erase an address",
+			desc: "Beyond the spec (decisions.md 10). The address's contacts are deleted and every other row of its history keeps only a keyed hash of it; " +
+				"contacts/add then answers 422 `" + "The email was erased at the person's request." + "` and imports skip it, until the person signs up again through a form. Written to the audit log.",
+			body: fields([]string{"email"}, obj{"email": str("The address to erase.")}), ok: okText(msgErased), val: true},
+
 		// Lookup.
 		{method: "GET", path: "/get/country-state-city", tag: tLookup, summary: "List countries, states and cities",
 			desc: "The whole answer (about 11 MB) is streamed; `country_id` and `state_id` narrow it.",

@@ -65,6 +65,10 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/contacts/tags/add", a.addTags)     // decisions.md 10
 	r.Post("/contacts/tags/remove", a.removeTags)
 
+	// Privacy requests (decisions.md 10).
+	r.Get("/contacts/privacy-export", a.privacyExport)
+	r.Post("/contacts/erase", a.eraseContact)
+
 	// Lookup.
 	r.Get("/get/country-state-city", a.countryStateCity)
 

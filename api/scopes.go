@@ -72,6 +72,8 @@ var routeScopes = map[routeKey]routeAccess{
 	{"GET", "/contacts/export"}:              reads("contacts"),
 	{"POST", "/contacts/tags/add"}:           changes("contacts"),
 	{"POST", "/contacts/tags/remove"}:        changes("contacts"),
+	{"GET", "/contacts/privacy-export"}:      reads("contacts"),
+	{"POST", "/contacts/erase"}:              changes("contacts"),
 	// Sign-up forms add contacts: a key that may change contacts may keep them.
 	{"GET", "/forms"}:           reads("contacts"),
 	{"POST", "/forms/save"}:     changes("contacts"),

@@ -168,6 +168,11 @@ type Import struct {
 	// Fields.ImportColumns): not stored, since an import cut short is not
 	// resumed.
 	Columns []string `gorm:"-" json:"-"`
+	// Consent is what the import's new contacts record of how they came:
+	// the caller sets the basis the importer chose (the API: none, read as
+	// "api") and the IP and browser where known; the service the source,
+	// the import and the time. Not stored on the import.
+	Consent Consent `gorm:"-" json:"-"`
 }
 
 // TableName names the table.

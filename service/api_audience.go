@@ -22,6 +22,7 @@ type (
 	RecipientsInput   = audience.RecipientsInput
 	SegmentEmailInput = audience.SegmentEmailInput
 	SegmentInput      = audience.SegmentInput
+	PrivacyExport     = audience.PrivacyExport
 )
 
 const (
@@ -38,6 +39,7 @@ const (
 	ReasonNoContact    = audience.ReasonNoContact
 	SkipColumn         = audience.SkipColumn
 	UploadGrace        = audience.UploadGrace
+	MsgErased          = audience.MsgErased
 	UploadMinRate      = audience.UploadMinRate
 )
 

@@ -25,6 +25,8 @@ const (
 	AuditExportStarted     = core.AuditExportStarted
 	AuditImportStarted     = core.AuditImportStarted
 	AuditSuppressionLifted = core.AuditSuppressionLifted
+	AuditContactErased     = core.AuditContactErased
+	AuditContactExported   = core.AuditContactExported
 	CodeConflict           = core.CodeConflict
 	CodeForbidden          = core.CodeForbidden
 	CodeNotFound           = core.CodeNotFound

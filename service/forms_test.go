@@ -465,3 +465,29 @@ func TestFormLimitsAcrossProcesses(t *testing.T) {
 		t.Fatalf("next window: %v", err)
 	}
 }
+
+// TestFormSignupLiftsAnErasure: an address erased at the person's request
+// is refused by contacts/add, yet a fresh sign-up through a form works and
+// lifts the erasure.
+func TestFormSignupLiftsAnErasure(t *testing.T) {
+	t.Parallel()
+	f := newFormsFix(t, service.FormLimits{})
+	fm := f.form(t, "0")
+	if err := f.svc.Privacy.Erase(f.ctx, f.acct, "gone@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if erased, err := f.svc.Privacy.Erased(f.ctx, f.acct, "gone@example.com"); err != nil || !erased {
+		t.Fatalf("erased: %v %v", erased, err)
+	}
+	in := person("198.51.100.20")
+	in.Email = "gone@example.com"
+	if _, err := f.other.Forms.Submit(f.ctx, fm.PublicID, in); err != nil {
+		t.Fatal(err)
+	}
+	if c := f.contact(t, "gone@example.com"); c.Status != models.ContactConfirmed {
+		t.Fatalf("contact %+v", c)
+	}
+	if erased, err := f.svc.Privacy.Erased(f.ctx, f.acct, "gone@example.com"); err != nil || erased {
+		t.Fatalf("still erased: %v %v", erased, err)
+	}
+}

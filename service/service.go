@@ -48,9 +48,11 @@ type Service struct {
 	Imports       *audience.Imports
 	Exports       *audience.Exports // background exports
 	Unsubscribers *audience.Unsubscribers
-	Groups        *audience.Groups
-	Lookup        audience.Lookup
-	Forms         *audience.Forms // sign-up forms and their confirmations
+	// Privacy answers privacy requests: an address's export and erasure.
+	Privacy *audience.Privacy
+	Groups  *audience.Groups
+	Lookup  audience.Lookup
+	Forms   *audience.Forms // sign-up forms and their confirmations
 
 	// campaign
 	Templates   campaign.Templates
@@ -168,7 +170,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	mail, checks := del.Mail, del.DomainChecks
 	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
 	audit := id.Audit
-	aud := audience.New(audience.Config{DB: db, Audit: audit, ImportDone: mail.ImportDone})
+	aud := audience.New(audience.Config{DB: db, Audit: audit, Settings: settings, ImportDone: mail.ImportDone})
 	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
 		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated})
 	svc := &Service{
@@ -198,6 +200,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Automations:   camp.Automations,
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,
+		Privacy:       aud.Privacy,
 		Groups:        aud.Groups,
 		Notifications: del.Notifications,
 		Settings:      settings,
@@ -206,7 +209,8 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Dashboard:     del.Dashboard,
 	}
 	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, BaseURL: cfg.BaseURL, Events: events, Settings: settings,
-		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits})
+		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits,
+		LiftErasure: aud.Privacy.LiftErasure, Erased: aud.Privacy.Erased})
 	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	return svc, nil
 }
@@ -224,7 +228,7 @@ func (s *Service) NewSending(ctx context.Context, cfg engine.SendingConfig) (*en
 	}
 	return engine.NewSending(engine.SendingParts{
 		DB: s.DB, Events: s.events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
-		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune,
+		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune, Expire: s.Contacts.PurgeUnconfirmed,
 	}, cfg), nil
 }
 

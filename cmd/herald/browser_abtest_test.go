@@ -209,6 +209,21 @@ func TestBrowserABTestWinnerGoesToTheRest(t *testing.T) {
 	if got := b.text("rest", "#ab-rest"); !strings.Contains(got, "The winner, B") {
 		t.Fatalf("rest row %q", got)
 	}
+	// The results table stays inside its card on a laptop's screen and on
+	// a phone (its columns scroll within the card where they must).
+	for _, w := range []int64{1366, 390} {
+		b.do("resize", chromedp.EmulateViewport(w, 900), b.idle)
+		if got := b.eval("inside its card", `(() => {
+			const card = document.getElementById("send-ab-test").getBoundingClientRect();
+			const wrap = document.querySelector("#send-ab-test .table-wrap");
+			const table = wrap.querySelector("table").getBoundingClientRect();
+			const scrolls = getComputedStyle(wrap).overflowX === "auto" && wrap.getBoundingClientRect().right <= card.right + 1;
+			return (table.right <= card.right + 1 || scrolls) && document.documentElement.scrollWidth <= window.innerWidth ? "inside" : "past its card by " + Math.round(table.right - card.right) + " px";
+		})()`); got != "inside" {
+			t.Errorf("the A/B results table at %d px: %s", w, got)
+		}
+	}
+	b.do("desktop again", chromedp.EmulateViewport(1280, 900), b.idle)
 	b.capture("abtest-statistics")
 	if ps := problems.take(); len(ps) > 0 {
 		t.Fatalf("the browser logged: %q", ps)

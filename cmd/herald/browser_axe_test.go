@@ -89,6 +89,9 @@ func TestBrowserAccessibility(t *testing.T) {
 			for _, v := range b.axeCheck(path) {
 				t.Errorf("%s at %d px: %s", path, width, v)
 			}
+			if p := b.sideways(width); p != "" {
+				t.Errorf("%s at %d px: %s", path, width, p)
+			}
 		}
 	}
 	for _, path := range []string{"/login", "/signup"} {
@@ -114,4 +117,23 @@ func TestBrowserAccessibility(t *testing.T) {
 	} {
 		check(path)
 	}
+}
+
+// sideways says what makes the page scroll sideways at width: the page
+// wider than the window, and the widest elements that stick out of it
+// ("" when the page fits).
+func (b *browserSession) sideways(width int64) string {
+	b.t.Helper()
+	return b.eval("sideways", `(() => {
+		const w = window.innerWidth, page = document.documentElement.scrollWidth;
+		if (page <= w) return "";
+		const out = [];
+		for (const el of document.querySelectorAll("body *")) {
+			const r = el.getBoundingClientRect();
+			if (r.right > w + 1 && r.width > 0 && getComputedStyle(el).position !== "fixed") {
+				out.push(el.tagName.toLowerCase() + (el.id ? "#" + el.id : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).join(".") : "") + " " + Math.round(r.right) + "px");
+			}
+		}
+		return "scrolls sideways: the page is " + page + " px wide in a " + w + " px window; past its edge: " + out.slice(0, 6).join(", ");
+	})()`)
 }

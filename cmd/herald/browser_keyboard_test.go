@@ -263,6 +263,9 @@ func TestBrowserKeyboard(t *testing.T) {
 			for _, p := range b.keyboardAudit(fmt.Sprintf("%s at %d px", path, width)) {
 				t.Errorf("%s at %d px: %s", path, width, p)
 			}
+			if p := b.sideways(width); p != "" {
+				t.Errorf("%s at %d px: %s", path, width, p)
+			}
 		}
 	}
 	for _, path := range []string{"/login", "/signup", "/login/forgot"} {

@@ -47,7 +47,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})))
+	sink := newLogSink(os.Stderr, logFlushEvery)
+	defer sink.Close()
+	slog.SetDefault(slog.New(urgentHandler{slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: cfg.LogLevel}), sink}))
 	if len(args) < 2 {
 		return errors.New(usage)
 	}

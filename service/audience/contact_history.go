@@ -28,14 +28,20 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 	if err != nil {
 		return nil, err
 	}
-	n = min(max(n, 1), maxHistoryPage)
+	return s.mailsOf(ctx, accountID, c.Email, before, min(max(n, 1), maxHistoryPage))
+}
+
+// mailsOf returns up to n mails of the account's address email, newest
+// first, older than the ledger row before (0: from the newest), each with
+// its timeline: History for a contact, the privacy export for an address.
+func (s *Contacts) mailsOf(ctx context.Context, accountID int64, email string, before int64, n int) ([]record.ContactMail, error) {
 	q := s.db.R.WithContext(ctx).Table("send_messages AS m").
 		Select(`m.id, m.send_id, s.utr AS send_utr, s.single_send_name AS send_name, s.subject, s.automation_id, a.utr AS automation_utr, a.automation_name,
 			m.state, m.error, m.sent_at, m.opened_at, m.clicked_at, m.unsubscribed_at,
 			m.hard_bounced_at, m.soft_bounced_at, m.complained_at, m.variant, s.ab_subjects, s.links`).
 		Joins("JOIN single_sends AS s ON s.id = m.send_id").
 		Joins("LEFT JOIN automations AS a ON a.id = s.automation_id").
-		Where("m.email = ? AND m.user_id = ?", c.Email, accountID)
+		Where("m.email = ? AND m.user_id = ?", email, accountID)
 	if before > 0 {
 		q = q.Where("m.id < ?", before)
 	}
@@ -48,7 +54,7 @@ func (s *Contacts) History(ctx context.Context, accountID, contactID, before int
 			out[i].Subject = out[i].ABSubjects[v-1]
 		}
 	}
-	if err := s.timelines(ctx, accountID, c.Email, out); err != nil {
+	if err := s.timelines(ctx, accountID, email, out); err != nil {
 		return nil, err
 	}
 	return out, nil

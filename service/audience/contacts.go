@@ -20,6 +20,7 @@ import (
 type Contacts struct {
 	db       *core.DB
 	segments *Segments
+	erasures *Erasures
 }
 
 // ContactInput is the body of contacts/add and contacts/update (ContactID
@@ -39,6 +40,11 @@ type ContactInput struct {
 	StateProvinceRegion string
 	PostalCode          string
 	Custom              map[string]string
+	// Consent is how a new contact came (Create only): its Source (api
+	// when empty), and the IP and browser where the edge knows them. Its
+	// time is the service's clock. The edges' values are recorded, never
+	// trusted for anything.
+	Consent models.Consent
 }
 
 // ContactFilter narrows a contact list.
@@ -163,6 +169,9 @@ func mergeCustom(stored models.JSONText, values map[string]string) models.JSONTe
 // the type), ErrNotFound (contact type).
 func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
 	var out *models.ContactView
+	if err := s.erasures.ready(ctx); err != nil {
+		return nil, err
+	}
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		customs, err := customFields(ctx, tx, accountID)
 		if err != nil {
@@ -184,8 +193,12 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 		if err := emailFree(ctx, tx, typeID, c.Email, 0); err != nil {
 			return err
 		}
+		if err := s.notErased(ctx, tx, accountID, c.Email); err != nil {
+			return err
+		}
 		now := models.NewTimestamp(s.db.Now())
 		c.UserID, c.ContactTypeID, c.CreatedAt, c.UpdatedAt = accountID, typeID, now, now
+		c.Status, c.Consent = models.ContactConfirmed, consentOf(in.Consent, now)
 		c.CustomFields = mergeCustom("", values)
 		if err := tx.Create(&c).Error; err != nil {
 			return core.TranslateUnique(err, "email")
@@ -209,6 +222,9 @@ func (s *Contacts) Create(ctx context.Context, accountID int64, in ContactInput)
 // were. Errors: validation, ErrNotFound (contact or contact type).
 func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput) (*models.ContactView, error) {
 	var out *models.ContactView
+	if err := s.erasures.ready(ctx); err != nil {
+		return nil, err
+	}
 	err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		customs, err := customFields(ctx, tx, accountID)
 		if err != nil {
@@ -239,6 +255,13 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		if err := emailFree(ctx, tx, typeID, c.Email, id); err != nil {
 			return err
 		}
+		if c.Email != old.Email {
+			if err := s.notErased(ctx, tx, accountID, c.Email); err != nil {
+				return err
+			}
+		}
+		// How the contact came and where it stands are not the body's.
+		c.Status, c.Consent, c.Language = old.Status, old.Consent, old.Language
 		c.ID, c.UserID, c.ContactTypeID, c.CreatedAt = id, accountID, typeID, old.CreatedAt
 		c.UpdatedAt = models.NewTimestamp(s.db.Now())
 		c.CustomFields = mergeCustom(old.CustomFields, values)
@@ -264,6 +287,34 @@ func (s *Contacts) Update(ctx context.Context, accountID int64, in ContactInput)
 		return nil, core.Wrapf(err, "contacts: update")
 	}
 	return out, nil
+}
+
+// notErased refuses an address the account erased at the person's request.
+func (s *Contacts) notErased(ctx context.Context, tx *gorm.DB, accountID int64, email string) error {
+	if s.erasures == nil {
+		return nil
+	}
+	erased, err := s.erasures.erased(ctx, tx, accountID, email)
+	if err != nil {
+		return err
+	}
+	if erased {
+		return core.Invalid("email", MsgErased)
+	}
+	return nil
+}
+
+// consentOf is the consent record of a contact added now: the edge's
+// source (api when none), IP and browser, clipped, at the service's time.
+func consentOf(in models.Consent, now models.Timestamp) models.Consent {
+	if in.Source == "" {
+		in.Source = models.ConsentAPI
+	}
+	in.IP, in.UserAgent, in.Basis = core.Clip(in.IP), core.Clip(in.UserAgent), core.Clip(in.Basis)
+	if in.At == nil {
+		in.At = &now
+	}
+	return in
 }
 
 func emailFree(ctx context.Context, tx *gorm.DB, typeID int64, email string, selfID int64) error {

@@ -36,11 +36,11 @@ type Forms struct {
 	limits   FormLimits
 	counter  *formCounter
 
-	// LiftErasure lifts an erasure of the address (a privacy request) when
-	// the person signs up again through a form: the one call site is in
-	// Submit, inside the sign-up's transaction. Nil until the privacy
-	// area gives its method (service.New wires it).
-	LiftErasure func(ctx context.Context, tx *gorm.DB, accountID int64, email string) error
+	// liftErasure lifts an erasure of the address (a privacy request)
+	// when the person signs up again through a form (Privacy.LiftErasure):
+	// the one call site is in signup, inside the sign-up's transaction.
+	liftErasure func(ctx context.Context, tx *gorm.DB, accountID int64, email string) error
+	erased      func(ctx context.Context, accountID int64, email string) (bool, error)
 }
 
 // ConfirmationMailer sends the confirmation mail of a double-opt-in
@@ -66,6 +66,14 @@ type FormsConfig struct {
 	// Limits are the public posts' limits; the zero value takes
 	// DefaultFormLimits.
 	Limits FormLimits
+	// LiftErasure forgets the account's erasure of an address that signs
+	// up again (Privacy.LiftErasure); nil: none.
+	LiftErasure func(ctx context.Context, tx *gorm.DB, accountID int64, email string) error
+	// Erased reports whether the account erased the address
+	// (Privacy.Erased). Asked before the sign-up's transaction: the keyed
+	// hash's key is made on first use through the writer, which the
+	// transaction would hold (SQLite's one writer).
+	Erased func(ctx context.Context, accountID int64, email string) (bool, error)
 }
 
 // NewForms builds the forms service.
@@ -76,7 +84,7 @@ func NewForms(c FormsConfig) *Forms {
 	if c.MachineRules == nil {
 		c.MachineRules = &delivery.MachineRules{}
 	}
-	return &Forms{db: c.DB, now: c.Now, mail: c.Mail, baseURL: c.BaseURL, events: c.Events, settings: c.Settings, segments: c.Segments, rules: c.MachineRules, limits: c.Limits,
+	return &Forms{db: c.DB, now: c.Now, mail: c.Mail, baseURL: c.BaseURL, events: c.Events, settings: c.Settings, segments: c.Segments, rules: c.MachineRules, limits: c.Limits, liftErasure: c.LiftErasure, erased: c.Erased,
 		counter: &formCounter{db: c.DB, now: c.Now}}
 }
 

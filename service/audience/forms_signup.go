@@ -207,10 +207,16 @@ func (s *Forms) Submit(ctx context.Context, publicID string, in SignupInput) (*S
 	if err != nil {
 		return nil, err
 	}
+	erased := false
+	if s.erased != nil && s.liftErasure != nil {
+		if erased, err = s.erased(ctx, f.UserID, c.Email); err != nil {
+			return nil, err
+		}
+	}
 	var pending *pendingMail
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		pending, err = s.signup(ctx, tx, f, c, values, groups, in)
+		pending, err = s.signup(ctx, tx, f, c, values, groups, in, erased)
 		return err
 	})
 	if err != nil {
@@ -229,8 +235,9 @@ func (s *Forms) Submit(ctx context.Context, publicID string, in SignupInput) (*S
 }
 
 // signup writes one sign-up inside tx and returns the confirmation mail
-// to send after the commit (nil: none).
-func (s *Forms) signup(ctx context.Context, tx *gorm.DB, f *models.Form, c models.Contact, values map[string]string, groups []int64, in SignupInput) (*pendingMail, error) {
+// to send after the commit (nil: none). erased: the account erased the
+// address (asked before the transaction).
+func (s *Forms) signup(ctx context.Context, tx *gorm.DB, f *models.Form, c models.Contact, values map[string]string, groups []int64, in SignupInput, erased bool) (*pendingMail, error) {
 	now := s.now()
 	var old models.Contact
 	err := tx.Raw("SELECT * FROM contacts WHERE user_id = ? AND contact_type_id = ? AND email = ? AND deleted_at IS NULL"+s.db.SQL().ForUpdate(),
@@ -243,8 +250,8 @@ func (s *Forms) signup(ctx context.Context, tx *gorm.DB, f *models.Form, c model
 	case old.ID == 0:
 		// A fresh sign-up through a form is the one way back for an
 		// address erased at the person's request (decisions.md 10).
-		if s.LiftErasure != nil {
-			if err := s.LiftErasure(ctx, tx, f.UserID, c.Email); err != nil {
+		if erased {
+			if err := s.liftErasure(ctx, tx, f.UserID, c.Email); err != nil {
 				return nil, err
 			}
 		}

@@ -40,6 +40,9 @@ type Imports struct {
 	OnDone func(ctx context.Context, imp *models.Import)
 	// runner owns the imports under way (Go, Import, Shutdown).
 	runner importRunner
+	// erasures tells the addresses erased at the person's request: their
+	// rows are skipped.
+	erasures *Erasures
 }
 
 // importBatch is how many rows go into one upsert statement and one
@@ -52,7 +55,7 @@ const importBatch = 1000
 const maxProblems = 1000
 
 // sharedParams is how many parameters of the upsert all rows share.
-const sharedParams = 3
+const sharedParams = 4
 
 // customJSON writes custom values as a JSON object with sorted keys.
 func customJSON(m map[string]string) string {
@@ -98,7 +101,7 @@ func appendJSONString(b []byte, s string) []byte {
 // importColumns are the contact columns of the upsert, in order.
 var importColumns = []string{
 	"user_id", "contact_type_id", "first_name", "last_name", "email", "alt_email", "country", "state", "city",
-	"address_line1", "address_line2", "state_province_region", "postal_code", "custom_fields", "created_at", "updated_at",
+	"address_line1", "address_line2", "state_province_region", "postal_code", "custom_fields", "created_at", "updated_at", "consent",
 }
 
 // ImportFile is the upload of contacts/upload-csv.
@@ -273,6 +276,10 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		return err
 	}
 	applyColumns(header, imp.Columns)
+	imp.Consent = importConsent(imp, s.db.Now())
+	if err := s.erasures.ready(ctx); err != nil {
+		return importFailed("read the erasure key", err)
+	}
 	customs, err := customFields(ctx, s.db.R, imp.UserID)
 	if err != nil {
 		return importFailed("read the custom fields", err)
@@ -356,6 +363,9 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 			index[row.c.Email] = len(batch)
 			batch = append(batch, row)
 			if len(batch) == batchRows {
+				if batch, err = s.dropErased(ctx, imp, batch, reject); err != nil {
+					return false, err
+				}
 				if !send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()}) {
 					return false, nil // the writer stopped: its error is the import's
 				}
@@ -365,6 +375,12 @@ func (s *Imports) run(ctx context.Context, imp *models.Import, r io.Reader) erro
 		}
 	}
 	keep, readErr := readAll()
+	if keep && len(batch) > 0 {
+		var err error
+		if batch, err = s.dropErased(ctx, imp, batch, reject); err != nil {
+			keep, readErr = false, err
+		}
+	}
 	if keep && len(batch) > 0 {
 		send(importWork{rows: batch, rowsRead: imp.RowsRead, skipped: imp.Skipped, bytesRead: cr.n.Load()})
 	}
@@ -611,11 +627,11 @@ func (u *upserter) statement(n int) string {
 			b.WriteByte(',')
 		}
 		b.WriteString("(" + p(1) + "," + p(2))
-		for j := 2; j < len(importColumns)-2; j++ {
+		for j := 2; j < len(importColumns)-3; j++ {
 			arg++
 			b.WriteString("," + p(arg))
 		}
-		b.WriteString("," + p(3) + "," + p(3) + ")")
+		b.WriteString("," + p(3) + "," + p(3) + "," + p(4) + ")")
 	}
 	b.WriteString(upsertSet(u.cols, "json_patch(contacts.custom_fields, excluded.custom_fields)"))
 	if u.sql == nil {
@@ -758,8 +774,8 @@ func (s *Imports) writeAll(ctx context.Context, imp *models.Import, u importWrit
 func (u *upserter) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([]int64, int64, error) {
 	imp := u.imp
 	now := tx.NowFunc()
-	args := make([]any, 0, sharedParams+len(batch)*(len(importColumns)-4))
-	args = append(args, imp.UserID, imp.ContactTypeID, now)
+	args := make([]any, 0, sharedParams+len(batch)*(len(importColumns)-5))
+	args = append(args, imp.UserID, imp.ContactTypeID, now, consentJSON(imp))
 	for i := range batch {
 		r := &batch[i]
 		c := &r.c
@@ -866,4 +882,53 @@ func newImportWriter(ctx context.Context, s *Imports, imp *models.Import, cols h
 		return newPGImport(ctx, s, imp, cols)
 	}
 	return &upserter{s: s, imp: imp, cols: cols}, nil
+}
+
+// importConsent is the consent record of an import's new contacts: the
+// import, the basis its caller chose (the API's: api), when it started.
+func importConsent(imp *models.Import, now time.Time) models.Consent {
+	c := imp.Consent
+	c.Source, c.ImportID = models.ConsentImport, imp.ID
+	if c.Basis = core.Clip(strings.TrimSpace(c.Basis)); c.Basis == "" {
+		c.Basis = models.ConsentAPI
+	}
+	c.IP, c.UserAgent = core.Clip(c.IP), core.Clip(c.UserAgent)
+	at := models.NewTimestamp(now)
+	c.At = &at
+	return c
+}
+
+// consentJSON is the import's consent record as stored.
+func consentJSON(imp *models.Import) string {
+	v, _ := imp.Consent.Value()
+	s, _ := v.(string)
+	return s
+}
+
+// dropErased takes out of a batch the rows of addresses the account
+// erased at the person's request: each is rejected with MsgErased.
+func (s *Imports) dropErased(ctx context.Context, imp *models.Import, batch []importRow, reject func(int64, string)) ([]importRow, error) {
+	if s.erasures == nil || len(batch) == 0 {
+		return batch, nil
+	}
+	emails := make([]string, len(batch))
+	for i := range batch {
+		emails[i] = batch[i].c.Email
+	}
+	erased, err := s.erasures.erasedOf(ctx, imp.UserID, emails)
+	if err != nil {
+		return batch, importFailed("read the erased addresses", err)
+	}
+	if len(erased) == 0 {
+		return batch, nil
+	}
+	kept := batch[:0]
+	for _, r := range batch {
+		if erased[r.c.Email] {
+			reject(r.line, MsgErased)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, nil
 }

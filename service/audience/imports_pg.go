@@ -84,7 +84,7 @@ func newPGImport(ctx context.Context, s *Imports, imp *models.Import, cols heade
 		vals = append(vals, c)
 	}
 	q := "INSERT INTO contacts (" + strings.Join(importColumns, ", ") + ") SELECT $1, $2, " + strings.Join(vals, ", ") +
-		", $3, $3 FROM import_stage" + upsertSet(cols, "contacts.custom_fields || excluded.custom_fields")
+		", $3, $3, $4 FROM import_stage" + upsertSet(cols, "contacts.custom_fields || excluded.custom_fields")
 	if p.merge, err = conn.PrepareContext(ctx, q); err != nil {
 		p.close()
 		return nil, importFailed("prepare the merge", err)
@@ -167,7 +167,7 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	if err != nil {
 		return nil, 0, importFailed("copy a batch", err)
 	}
-	rows, err := p.merge.QueryContext(ctx, p.imp.UserID, p.imp.ContactTypeID, p.s.db.Now())
+	rows, err := p.merge.QueryContext(ctx, p.imp.UserID, p.imp.ContactTypeID, p.s.db.Now(), consentJSON(p.imp))
 	if err != nil {
 		return nil, 0, importFailed("merge a batch", err)
 	}

@@ -34,4 +34,8 @@ const (
 	// (migration 00036), not by a person: target the address, detail what
 	// the suppression said and how it reads now.
 	AuditSuppressionLifted AuditAction = "suppression.lifted"
+	// Privacy requests (decisions.md 10): target the address's keyed hash,
+	// never the address.
+	AuditContactExported AuditAction = "contact.privacy_exported"
+	AuditContactErased   AuditAction = "contact.erased"
 )

@@ -246,13 +246,13 @@ type audienceSource struct {
 var (
 	// contactsOfType: the contacts of a contact type.
 	contactsOfType = audienceSource{
-		from: "contacts c", where: "c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL", key: "c.id",
+		from: "contacts c", where: "c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND " + confirmed, key: "c.id",
 		account: "c.user_id", contact: "c.id", email: "c.email", first: "c.first_name", last: "c.last_name",
 	}
 	// contactsOfSegment: the contacts a segment holds.
 	contactsOfSegment = audienceSource{
 		from:  "segment_emails se JOIN contacts c ON c.id = se.contact_id",
-		where: "se.user_id = ? AND se.segment_id = ? AND c.deleted_at IS NULL AND " + liveSegment, key: "se.id",
+		where: "se.user_id = ? AND se.segment_id = ? AND c.deleted_at IS NULL AND " + confirmed + " AND " + liveSegment, key: "se.id",
 		account: "c.user_id", contact: "c.id", email: "c.email", first: "c.first_name", last: "c.last_name",
 	}
 	// addressesOfSegment: the addresses added to a segment by hand.
@@ -261,6 +261,10 @@ var (
 		account: "se.user_id", contact: "NULL", email: "se.email", first: "se.first_name", last: "se.last_name",
 	}
 )
+
+// confirmed: the contact c may be mailed; an unconfirmed one (a double
+// opt-in sign-up that did not confirm yet) receives no send.
+const confirmed = "c.status <> '" + models.ContactUnconfirmed + "'"
 
 // liveSegment: the segment of the row se was not deleted.
 const liveSegment = "EXISTS (SELECT 1 FROM segments g WHERE g.id = se.segment_id AND g.deleted_at IS NULL)"

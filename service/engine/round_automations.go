@@ -169,6 +169,10 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 			sendIDs = append(sendIDs, *r.SendID)
 		}
 	}
+	held, err := ar.unconfirmed(ctx, due)
+	if err != nil {
+		return 0, fmt.Errorf("automations: unconfirmed contacts of automation %d: %w", a.ID, err)
+	}
 	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		triggered := map[int64]int64{}
 		leavers, err := ar.leaving(tx, a, due, sendIDs)
@@ -185,6 +189,15 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 			}
 			if leavers[e.Email] {
 				if err := advance(tx, e, models.EnrolExited, 0); err != nil {
+					return err
+				}
+				continue
+			}
+			if e.ContactID != nil && held[*e.ContactID] {
+				// Not confirmed yet: the email waits (the contact is
+				// deleted after 30 days unconfirmed, and then leaves).
+				if err := tx.Exec("UPDATE automation_contacts SET due_at = ?, updated_at = ? WHERE id = ? AND step = ? AND state = ?",
+					now.Add(unconfirmedHold).UnixMilli(), tx.NowFunc(), e.ID, e.Step, models.EnrolActive).Error; err != nil {
 					return err
 				}
 				continue
@@ -225,6 +238,34 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 		return len(due), fmt.Errorf("automations: queue steps of automation %d: %w", a.ID, err)
 	}
 	return len(due), nil
+}
+
+// unconfirmedHold is how long the due email of an unconfirmed contact
+// waits before the round looks at it again: it goes out at most this
+// long after the contact confirms.
+const unconfirmedHold = 15 * time.Minute
+
+// unconfirmed returns which contacts of the due enrolments are still
+// unconfirmed (double opt-in): they receive no automation email.
+func (ar *automationsRound) unconfirmed(ctx context.Context, due []models.AutomationContact) (map[int64]bool, error) {
+	var ids []int64
+	for _, e := range due {
+		if e.ContactID != nil {
+			ids = append(ids, *e.ContactID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var got []int64
+	if err := ar.db.R.WithContext(ctx).Table("contacts").Where("id IN ? AND status = ?", ids, models.ContactUnconfirmed).Pluck("id", &got).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[int64]bool, len(got))
+	for _, id := range got {
+		out[id] = true
+	}
+	return out, nil
 }
 
 // advance moves an enrolment past its current email, if no other process

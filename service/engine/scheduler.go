@@ -54,6 +54,7 @@ type schedulerParts struct {
 	log      *slog.Logger
 	purge    func(context.Context) (int64, error) // SingleSends.PurgeDeleted
 	prune    func(context.Context) error          // Feedback.Prune: untied reports, kept mails and spent webhook tokens
+	expire   func(context.Context) (int64, error) // Contacts.PurgeUnconfirmed
 	sent     func()                               // wakes the engine: messages were queued
 }
 
@@ -69,7 +70,7 @@ func newScheduler(p schedulerParts) *Scheduler {
 		newStartRound(p.db, p.audience, p.now, p.log, p.sent),
 		newABTestsRound(p.db, p.now, p.log, p.sent),
 		newCompleteRound(p.db, p.sends, p.mail),
-		newPurgeRound(p.now, p.purge, p.prune, p.log),
+		newPurgeRound(p.now, p.purge, p.prune, p.expire, p.log),
 		sc.notices,
 		newAutomationsRound(p.db, p.events, p.now, p.sent),
 	}

@@ -74,6 +74,9 @@ type SendingParts struct {
 	// feedback rows (rounds of the scheduler).
 	Purge func(ctx context.Context) (int64, error)
 	Prune func(ctx context.Context) error
+	// Expire deletes the contacts unconfirmed for 30 days (the purge
+	// round); nil: none.
+	Expire func(ctx context.Context) (int64, error)
 }
 
 // NewSending assembles the engine from p. Call Run to start it.
@@ -90,7 +93,7 @@ func NewSending(p SendingParts, cfg SendingConfig) *Sending {
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return core.WithAccount(ctx, j.Account) }})
 	sc := newScheduler(schedulerParts{
 		db: p.DB, live: live, ledger: ledger, sends: sends, mail: p.Mail, events: p.Events, now: p.Now, tick: cfg.Tick, log: log,
-		purge: p.Purge, prune: p.Prune, sent: engine.Wake,
+		purge: p.Purge, prune: p.Prune, expire: p.Expire, sent: engine.Wake,
 		audience: &Audience{db: p.DB, events: p.Events, sends: sends, dialect: p.DB.SQL(), log: log,
 			// Local time first, then the A/B test, whose expressions win
 			// (validation refuses a send with both).

@@ -33,6 +33,8 @@ var auditLabels = map[core.AuditAction]string{
 	core.AuditPasswordReset:     "Reset a password",
 	core.AuditDenied:            "Was refused",
 	core.AuditSuppressionLifted: "Suppression lifted by the bounce rules' repair",
+	core.AuditContactExported:   "Exported what herald holds on an address",
+	core.AuditContactErased:     "Erased an address at the person's request",
 }
 
 // AuditLabel is the audit action as the console shows it.

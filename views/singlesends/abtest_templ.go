@@ -239,7 +239,7 @@ func ABPanel(d Detail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</p><div class=\"table-wrap\"><table class=\"table\"><thead><tr><th scope=\"col\">Variant</th><th scope=\"col\">Subject</th><th scope=\"col\" class=\"num\">Recipients</th><th scope=\"col\" class=\"num\">Delivered</th><th scope=\"col\" class=\"num\"><abbr title=\"Unique opens by people: machine opens (privacy proxies, scanners) left out\">Human opens</abbr></th><th scope=\"col\" class=\"num\">Unique opens</th><th scope=\"col\" class=\"num\"><abbr title=\"Unique clicks by people: machine clicks (link scanners) left out\">Human clicks</abbr></th><th scope=\"col\" class=\"num\">Unique clicks</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</p><div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"The variants' figures\"><table class=\"table\"><thead><tr><th scope=\"col\">Variant</th><th scope=\"col\">Subject</th><th scope=\"col\" class=\"num\">Recipients</th><th scope=\"col\" class=\"num\">Delivered</th><th scope=\"col\" class=\"num\"><abbr title=\"Unique opens by people: machine opens (privacy proxies, scanners) left out\">Human opens</abbr></th><th scope=\"col\" class=\"num\">Unique opens</th><th scope=\"col\" class=\"num\"><abbr title=\"Unique clicks by people: machine clicks (link scanners) left out\">Human clicks</abbr></th><th scope=\"col\" class=\"num\">Unique clicks</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -132,7 +132,7 @@ func WavesPanel(d Detail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"table-wrap\"><table class=\"table\"><thead><tr><th scope=\"col\">Time</th><th scope=\"col\">Zones</th><th scope=\"col\" class=\"num\">Recipients</th><th scope=\"col\" class=\"num\">Sent</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"table-wrap\" tabindex=\"0\" role=\"region\" aria-label=\"The waves\"><table class=\"table\"><thead><tr><th scope=\"col\">Time</th><th scope=\"col\">Zones</th><th scope=\"col\" class=\"num\">Recipients</th><th scope=\"col\" class=\"num\">Sent</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -63,6 +63,7 @@ type options struct {
 	database       string // postgres:// URL, or "" for a fresh SQLite file
 	targetFraction float64
 	calibrate      bool
+	logLevel       string
 }
 
 func Main() {
@@ -75,6 +76,7 @@ func Main() {
 	flag.IntVar(&o.connections, "c", 64, "wrk connections")
 	flag.IntVar(&o.threads, "t", 2, "wrk threads")
 	flag.Float64Var(&o.targetFraction, "target", 0.40, "fraction of the bare handler's req/s the endpoints should reach (reported, not enforced)")
+	flag.StringVar(&o.logLevel, "log-level", "error", "herald's HERALD_LOG_LEVEL (info: one line per request, as herald runs by default)")
 	flag.BoolVar(&o.calibrate, "calibrate", true, "also load the bare server serving a ready-made answer as large as the 100-row list (the cost of the bytes alone)")
 	flag.Parse()
 	o.database = os.Getenv("HERALD_BENCH_DATABASE")
@@ -152,7 +154,7 @@ func run(ctx context.Context, o options) error {
 		"HERALD_ADDR="+heraldAddr,
 		"HERALD_DATABASE="+dbAddr,
 		"HERALD_API_RATE=0",
-		"HERALD_LOG_LEVEL=error",
+		"HERALD_LOG_LEVEL="+o.logLevel,
 	)
 	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
 	keys, err := harness.CreateAccount(ctx, o.herald, env, email)
