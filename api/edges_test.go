@@ -46,6 +46,8 @@ var required = map[string][]string{
 	"/api/automations/schedule/create":                {"utr", "sender_id", "subject", "waiting_period", "waiting_type", "template_id", "preview_img"},
 	"/api/event-webhooks/save":                        {"url"},
 	"/api/event-webhooks/update":                      {"id"},
+	"/api/forms/save":                                 {"name", "contact_type_id"},
+	"/api/forms/update":                               {"id", "name", "contact_type_id"},
 	"/api/contacts/erase":                             {"email"},
 }
 
@@ -252,6 +254,9 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/event-webhooks/update", form("id", "999999", "enabled", "0"), upper},
 		{"DELETE", "/api/event-webhooks/delete?id=999999", nil, upper},
 		{"GET", "/api/contacts/export?contact_type_id=999999", nil, upper},
+		{"POST", "/api/forms/save", form("name", "F", "contact_type_id", "999999"), upper},
+		{"POST", "/api/forms/update", form("id", "999999", "name", "F", "contact_type_id", itoa(s.ctype)), upper},
+		{"DELETE", "/api/forms/delete?id=999999", nil, upper},
 	}
 	// Every route is either above or addresses no record.
 	noRecord := map[string]bool{}
@@ -260,7 +265,7 @@ func TestNotFoundTexts(t *testing.T) {
 		"custom-fields/save", "contacts/list", "contacts/add", "contacts/csv-sample/download", "get/country-state-city", "senders", "sender/save",
 		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create",
 		"event-webhooks", "event-webhooks/save", "openapi.json", "archive",
-		"contacts/privacy-export", "contacts/erase"} { // privacy requests name an address, not a record
+		"contacts/privacy-export", "contacts/erase", "forms"} { // privacy requests name an address, not a record
 		noRecord["/api/"+p] = true
 	}
 	covered := map[string]bool{}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"testing"
+
+	"herald/service"
 )
 
 type eventWebhookRow struct {
@@ -42,7 +44,7 @@ func TestEventWebhooksAPI(t *testing.T) {
 	}
 
 	rows := list[eventWebhookRow](t, e.a.send("GET", "/api/event-webhooks", nil), "eventWebhooks")
-	if len(rows) != 2 || rows[0].ID != saved.ID || rows[0].Secret != nil || rows[0].UserID != e.a.id || rows[1].Enabled != 0 || len(rows[1].Events) != 9 {
+	if len(rows) != 2 || rows[0].ID != saved.ID || rows[0].Secret != nil || rows[0].UserID != e.a.id || rows[1].Enabled != 0 || len(rows[1].Events) != len(service.EventNames) {
 		t.Fatalf("list: %+v", rows)
 	}
 	if other := list[eventWebhookRow](t, e.b.send("GET", "/api/event-webhooks", nil), "eventWebhooks"); len(other) != 0 {
@@ -53,7 +55,7 @@ func TestEventWebhooksAPI(t *testing.T) {
 	expectVAL(t, e.a.send("POST", "/api/event-webhooks/update", form("enabled", "0")), map[string][]string{"id": {"The id field is required."}})
 	expectNF(t, e.b.send("POST", "/api/event-webhooks/update", form("id", itoa(saved.ID), "enabled", "0")), "Record Not Found")
 	expectVAL(t, e.a.send("POST", "/api/event-webhooks/update", form("id", itoa(saved.ID), "events[0]", "opened")),
-		map[string][]string{"events": {"The selected events are invalid (opened); each must be one of: processed, delivered, deferred, bounce, open, click, spam_report, unsubscribe, group_unsubscribe."}})
+		map[string][]string{"events": {"The selected events are invalid (opened); each must be one of: processed, delivered, deferred, bounce, open, click, spam_report, unsubscribe, group_unsubscribe, subscribe, confirm."}})
 	expectOK(t, e.a.send("POST", "/api/event-webhooks/update", form("id", itoa(saved.ID), "events[0]", "open", "enabled", "0")), "Updated Successfully")
 	rows = list[eventWebhookRow](t, e.a.send("GET", "/api/event-webhooks", nil), "eventWebhooks")
 	if rows[0].URL != "https://hooks.example/in" || rows[0].Enabled != 0 || len(rows[0].Events) != 1 || rows[0].Events[0] != "open" {

@@ -256,6 +256,7 @@ func tags() []obj {
 		{"Segments", "Segments (conditions over a contact type) and their recipients."},
 		{"Single sends", "One-off campaigns."},
 		{"Automations", "Timed email sequences and their emails (schedules)."},
+		{tForms, "Sign-up forms: their hosted page, the embeddable snippet and double opt-in (decisions.md 10; beyond the spec)."},
 		{"Document", "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})

@@ -89,7 +89,7 @@ func operations() []op {
 		tAuto   = "Automations"
 	)
 	emails := fields([]string{"email_address"}, obj{"email_address": str("Addresses separated by commas (semicolons, spaces and new lines too). If one is invalid, none is added.")})
-	return []op{
+	return append(formOps(), []op{
 		// Global unsubscribers.
 		{method: "GET", path: "/global-unsubscribes", tag: tGlobal, summary: "List the global unsubscribers", list: true,
 			ok: listOf("unSubscribers", "GlobalUnsubscriber")},
@@ -354,5 +354,5 @@ func operations() []op {
 		{method: "GET", path: "/openapi.json", tag: "Document", summary: "This OpenAPI 3.1 document", public: true,
 			desc: "Served without keys (decisions.md 9).",
 			ok:   obj{"type": "object", "description": "An OpenAPI 3.1 document.", "required": []string{"openapi", "paths"}}},
-	}
+	}...)
 }

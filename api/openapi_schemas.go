@@ -106,7 +106,7 @@ func schemas() obj {
 		"created_at":  timestamp(""), "updated_at": timestamp(""), "deleted_at": timestampOrNull(""),
 	}
 	eventKinds := obj{"type": "array", "items": obj{"type": "string", "enum": service.EventNames}}
-	return obj{
+	return withSchemas(formSchemas(), obj{
 		"Failure": obj{
 			"type": "object", "description": "Failure envelope.", "additionalProperties": false,
 			"required": []string{"status", "errors"},
@@ -210,5 +210,13 @@ func schemas() obj {
 			"message":    str("Why the import failed."),
 			"created_at": timestamp(""), "updated_at": timestamp(""), "finished_at": timestampOrNull(""),
 		}, "message"),
+	})
+}
+
+// withSchemas adds more's schemas to base (a part's own file keeps its own).
+func withSchemas(more, base obj) obj {
+	for k, v := range more {
+		base[k] = v
 	}
+	return base
 }

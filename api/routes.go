@@ -118,4 +118,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/automations/bulk-delete", a.bulkDeleteAutomations)
 	r.Get("/automations/schedule", a.listAutomationSchedules)
 	r.Post("/automations/schedule/create", a.createAutomationSchedule)
+
+	// Sign-up forms (decisions.md 10).
+	a.mountForms(r)
 }

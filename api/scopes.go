@@ -74,6 +74,11 @@ var routeScopes = map[routeKey]routeAccess{
 	{"POST", "/contacts/tags/remove"}:        changes("contacts"),
 	{"GET", "/contacts/privacy-export"}:      reads("contacts"),
 	{"POST", "/contacts/erase"}:              changes("contacts"),
+	// Sign-up forms add contacts: a key that may change contacts may keep them.
+	{"GET", "/forms"}:           reads("contacts"),
+	{"POST", "/forms/save"}:     changes("contacts"),
+	{"POST", "/forms/update"}:   changes("contacts"),
+	{"DELETE", "/forms/delete"}: changes("contacts"),
 
 	// Served before the key check (no keys); listed so the table stays whole.
 	{"GET", "/openapi.json"}: reads(service.AreaReference),

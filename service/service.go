@@ -52,6 +52,7 @@ type Service struct {
 	Privacy *audience.Privacy
 	Groups  *audience.Groups
 	Lookup  audience.Lookup
+	Forms   *audience.Forms // sign-up forms and their confirmations
 
 	// campaign
 	Templates   campaign.Templates
@@ -127,6 +128,9 @@ type Config struct {
 	// HERALD_DNS_SERVER (which every DNS lookup of the service asks), the
 	// relay's host, whether inbound SMTP runs.
 	DomainChecks deliverability.DomainCheckConfig
+	// FormLimits are the limits of posts to public sign-up forms; the
+	// zero value: audience.DefaultFormLimits.
+	FormLimits audience.FormLimits
 }
 
 // New wires every area to db and cfg.
@@ -205,6 +209,9 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
 	}
+	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, BaseURL: cfg.BaseURL, Events: events, Settings: settings,
+		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits,
+		LiftErasure: aud.Privacy.LiftErasure, Erased: aud.Privacy.Erased})
 	svc.Exports = audience.NewExports(db, svc.Contacts, svc.SingleSends, audit, now)
 	svc.Archive = campaign.NewArchive(db, cfg.BaseURL, now)
 	return svc, nil

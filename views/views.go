@@ -54,6 +54,7 @@ const (
 	NavTeam          = "team"
 	NavAudit         = "audit-log"
 	NavExports       = "exports"
+	NavForms         = "forms"
 )
 
 // Flash is a one-time message shown at the top of the content.

@@ -23,6 +23,7 @@ var readOnlyPosts = map[string]bool{
 	// what the streamed CSV routes (ActRead) read, so viewers may start it.
 	"/exports/contacts":                    true,
 	"/single-sends/:utr/recipients-export": true,
+	"/forms/:id/preview":                   true, // the live preview of settings as typed: saves nothing
 }
 
 // TestRoutesDeclareActions walks every route mounted on the app: each is

@@ -93,6 +93,7 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountSenderVerify(app) // likewise: see public.go
 	w.mountWebhooks(app)     // likewise: no session, no CSRF (hooks.go)
 	w.mountArchive(app)      // likewise: public, no session (archive.go)
+	w.mountForms(app)        // likewise: posted from other sites (public_form.go)
 	w.markOpen(app)
 	app.Use(w.console)
 
@@ -266,6 +267,7 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountAutomations(r)
 	w.mountEventWebhooks(r)
 	w.mountTeam(r)
+	w.mountFormPages(r)
 }
 
 // checkUTF8 refuses (422) a query or URL-encoded form whose text is not

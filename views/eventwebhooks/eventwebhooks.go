@@ -14,7 +14,7 @@ import (
 )
 
 // Names are the kinds of event, in the contract's order.
-var Names = []string{"processed", "delivered", "deferred", "bounce", "open", "click", "spam_report", "unsubscribe", "group_unsubscribe"}
+var Names = []string{"processed", "delivered", "deferred", "bounce", "open", "click", "spam_report", "unsubscribe", "group_unsubscribe", "subscribe", "confirm"}
 
 // Form adds or edits an endpoint.
 type Form struct {

@@ -28,9 +28,10 @@ const (
 	EventGroupUnsubscribe = "group_unsubscribe"
 )
 
-// EventNames are the nine kinds of event, in the contract's order.
+// EventNames are the kinds of event, in the contract's order: the nine
+// of the mail, then the sign-ups' two.
 var EventNames = []string{EventProcessed, EventDelivered, EventDeferred, EventBounce, EventOpen, EventClick,
-	EventSpamReport, EventUnsubscribe, EventGroupUnsubscribe}
+	EventSpamReport, EventUnsubscribe, EventGroupUnsubscribe, EventSubscribe, EventConfirm}
 
 // Events writes event rows in the transaction of the change they report,
 // one per endpoint of the account that is enabled and wants the kind. A
@@ -158,3 +159,10 @@ func EventsOfClaimed(from string) string {
 
 // MaxWebhookURL is the longest endpoint address.
 const MaxWebhookURL = 2048
+
+// Sign-up events (decisions.md 10): a new contact from a form, and the
+// confirmation of a double-opt-in one.
+const (
+	EventSubscribe = "subscribe"
+	EventConfirm   = "confirm"
+)

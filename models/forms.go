@@ -1,0 +1,117 @@
+package models
+
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+)
+
+// Form is a sign-up form (decisions.md 10): the people who fill it become
+// contacts of ContactTypeID; it shows the custom fields Fields names and
+// lets the person choose among the unsubscribe groups GroupIDs. PublicID
+// names it in its public address (/f/<public_id>).
+type Form struct {
+	ID            int64    `gorm:"primaryKey" json:"id"`
+	UserID        int64    `json:"user_id"`
+	PublicID      string   `json:"public_id"`
+	Name          string   `json:"name"`
+	ContactTypeID int64    `json:"contact_type_id"`
+	DoubleOptIn   int      `json:"double_opt_in"`
+	Fields        JSONList `gorm:"column:fields" json:"fields"`
+	GroupIDs      JSONIDs  `gorm:"column:group_ids" json:"group_ids"`
+	// RedirectURL is where the hosted form sends the person after a
+	// sign-up ("" shows herald's own thank-you page).
+	RedirectURL string    `json:"redirect_url"`
+	Language    string    `json:"language"`
+	CreatedAt   Timestamp `json:"created_at"`
+	UpdatedAt   Timestamp `json:"updated_at"`
+}
+
+// TableName names the table.
+func (Form) TableName() string { return "forms" }
+
+// FormConfirmation is one confirmation mail of a double-opt-in sign-up.
+// Only the hash of its link's token is kept.
+type FormConfirmation struct {
+	ID          int64      `gorm:"primaryKey"`
+	UserID      int64      //
+	FormID      int64      //
+	ContactID   int64      //
+	Email       string     //
+	TokenHash   string     //
+	Groups      JSONIDs    `gorm:"column:groups"`
+	SentAt      *Timestamp // nil: not sent (yet)
+	ExpiresAt   Timestamp  //
+	ConfirmedAt *Timestamp //
+	CreatedAt   Timestamp  //
+}
+
+// TableName names the table.
+func (FormConfirmation) TableName() string { return "form_confirmations" }
+
+// JSONList is a list of strings stored as a JSON array ([] when empty).
+type JSONList []string
+
+// Scan reads the stored array.
+func (l *JSONList) Scan(src any) error { return scanJSONArray(src, l) }
+
+// Value writes the array.
+func (l JSONList) Value() (driver.Value, error) {
+	if l == nil {
+		l = JSONList{}
+	}
+	b, err := json.Marshal([]string(l))
+	return string(b), err
+}
+
+// MarshalJSON writes [] for an empty list.
+func (l JSONList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]string(l))
+}
+
+// JSONIDs is a list of ids stored as a JSON array ([] when empty).
+type JSONIDs []int64
+
+// Scan reads the stored array.
+func (l *JSONIDs) Scan(src any) error { return scanJSONArray(src, l) }
+
+// Value writes the array.
+func (l JSONIDs) Value() (driver.Value, error) {
+	if l == nil {
+		l = JSONIDs{}
+	}
+	b, err := json.Marshal([]int64(l))
+	return string(b), err
+}
+
+// MarshalJSON writes [] for an empty list.
+func (l JSONIDs) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]int64(l))
+}
+
+func scanJSONArray(src any, dst any) error {
+	var b []byte
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case string:
+		b = []byte(v)
+	case []byte:
+		b = v
+	default:
+		return fmt.Errorf("json array: cannot read %T", src)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, dst)
+}
+
+// RowID is the row's id, by which lists are read in order.
+func (f *Form) RowID() int64 { return f.ID }
