@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"herald/models"
 	"herald/service"
@@ -211,5 +214,25 @@ func TestUnconfirmedContacts(t *testing.T) {
 	}
 	if n := f.Scalar("SELECT COUNT(*) FROM contacts WHERE user_id = ?", f.Acct); n != 1 {
 		t.Fatalf("contacts left: %d, want the confirmed one", n)
+	}
+}
+
+// LiftErasure inside a caller's write transaction, on a service whose
+// erasure key is not made yet: the key is made inside that transaction.
+// Made through the writer instead, it waited for the transaction that
+// holds SQLite's one writer connection (until the context's end).
+func TestLiftErasureInsideATransaction(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, false)
+	ctx, cancel := context.WithTimeout(f.Ctx, 10*time.Second)
+	defer cancel()
+	err := f.Svc.DB.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return f.Svc.Privacy.LiftErasure(ctx, tx, f.Acct, "again@example.com")
+	})
+	if err != nil {
+		t.Fatalf("lift inside a transaction: %v", err)
+	}
+	if erased, err := f.Svc.Privacy.Erased(f.Ctx, f.Acct, "again@example.com"); err != nil || erased {
+		t.Fatalf("erased %v, %v", erased, err)
 	}
 }

@@ -54,11 +54,23 @@ type Erasures struct {
 // Hash returns the hex HMAC-SHA256 of the normalised address under the
 // erasure key.
 func (e *Erasures) Hash(ctx context.Context, email string) (string, error) {
+	return e.hashIn(ctx, nil, email)
+}
+
+// hashIn is Hash inside tx (nil: none): the key, made the first time, is
+// then written inside the caller's transaction, which holds the writer.
+func (e *Erasures) hashIn(ctx context.Context, tx *gorm.DB, email string) (string, error) {
 	e.mu.Lock()
 	key := e.key
 	e.mu.Unlock()
 	if key == nil {
-		v, err := e.settings.Secret(ctx, erasureKeyName, 32)
+		var v string
+		var err error
+		if tx != nil {
+			v, err = e.settings.SecretIn(ctx, tx, erasureKeyName, 32)
+		} else {
+			v, err = e.settings.Secret(ctx, erasureKeyName, 32)
+		}
 		if err != nil {
 			return "", fmt.Errorf("erasures: key: %w", err)
 		}
@@ -168,7 +180,7 @@ func (p *Privacy) LiftErasure(ctx context.Context, tx *gorm.DB, accountID int64,
 	if err != nil {
 		return err
 	}
-	h, err := p.erasures.Hash(ctx, a)
+	h, err := p.erasures.hashIn(ctx, tx, a)
 	if err != nil {
 		return err
 	}

@@ -30,8 +30,19 @@ type Settings struct{ DB *DB }
 // bytes (hex) the first time. Every process sharing the database gets the
 // same value.
 func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error) {
+	return secret(ctx, s.DB.R, s.DB.W, key, n)
+}
+
+// SecretIn is Secret read and, the first time, made inside tx: a caller
+// that holds the writer (SQLite's single connection) in a transaction
+// would otherwise wait for itself.
+func (s *Settings) SecretIn(ctx context.Context, tx *gorm.DB, key string, n int) (string, error) {
+	return secret(ctx, tx, tx, key, n)
+}
+
+func secret(ctx context.Context, r, w *gorm.DB, key string, n int) (string, error) {
 	var st models.Setting
-	err := s.DB.R.WithContext(ctx).Where("name = ?", key).First(&st).Error
+	err := r.WithContext(ctx).Where("name = ?", key).First(&st).Error
 	if err == nil {
 		return st.Value, nil
 	}
@@ -41,11 +52,11 @@ func (s *Settings) Secret(ctx context.Context, key string, n int) (string, error
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	st = models.Setting{Name: key, Value: hex.EncodeToString(b)}
-	if err := s.DB.W.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
+	if err := w.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
 		return "", fmt.Errorf("settings: store %s: %w", key, err)
 	}
 	// Another process may have won the race: read what is stored.
-	if err := s.DB.W.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
+	if err := w.WithContext(ctx).Where("name = ?", key).First(&st).Error; err != nil {
 		return "", fmt.Errorf("settings: read %s again: %w", key, err)
 	}
 	return st.Value, nil
