@@ -3,7 +3,6 @@ package models
 import (
 	"database/sql/driver"
 	"encoding/json"
-	"fmt"
 )
 
 // Contact statuses: a contact of a double-opt-in form is unconfirmed until
@@ -51,23 +50,8 @@ type Consent struct {
 
 // Scan reads the stored document.
 func (c *Consent) Scan(src any) error {
-	var b []byte
-	switch v := src.(type) {
-	case nil:
-		*c = Consent{}
-		return nil
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
-		return fmt.Errorf("consent: cannot read %T", src)
-	}
 	*c = Consent{}
-	if len(b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(b, c)
+	return scanJSON(src, c)
 }
 
 // Value writes the document.

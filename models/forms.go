@@ -11,14 +11,14 @@ import (
 // lets the person choose among the unsubscribe groups GroupIDs. PublicID
 // names it in its public address (/f/<public_id>).
 type Form struct {
-	ID            int64    `gorm:"primaryKey" json:"id"`
-	UserID        int64    `json:"user_id"`
-	PublicID      string   `json:"public_id"`
-	Name          string   `json:"name"`
-	ContactTypeID int64    `json:"contact_type_id"`
-	DoubleOptIn   int      `json:"double_opt_in"`
-	Fields        JSONList `gorm:"column:fields" json:"fields"`
-	GroupIDs      JSONIDs  `gorm:"column:group_ids" json:"group_ids"`
+	ID            int64       `gorm:"primaryKey" json:"id"`
+	UserID        int64       `json:"user_id"`
+	PublicID      string      `json:"public_id"`
+	Name          string      `json:"name"`
+	ContactTypeID int64       `json:"contact_type_id"`
+	DoubleOptIn   int         `json:"double_opt_in"`
+	Fields        StringArray `gorm:"column:fields" json:"fields"`
+	GroupIDs      JSONIDs     `gorm:"column:group_ids" json:"group_ids"`
 	// RedirectURL is where the hosted form sends the person after a
 	// sign-up ("" shows herald's own thank-you page).
 	RedirectURL string    `json:"redirect_url"`
@@ -49,34 +49,11 @@ type FormConfirmation struct {
 // TableName names the table.
 func (FormConfirmation) TableName() string { return "form_confirmations" }
 
-// JSONList is a list of strings stored as a JSON array ([] when empty).
-type JSONList []string
-
-// Scan reads the stored array.
-func (l *JSONList) Scan(src any) error { return scanJSONArray(src, l) }
-
-// Value writes the array.
-func (l JSONList) Value() (driver.Value, error) {
-	if l == nil {
-		l = JSONList{}
-	}
-	b, err := json.Marshal([]string(l))
-	return string(b), err
-}
-
-// MarshalJSON writes [] for an empty list.
-func (l JSONList) MarshalJSON() ([]byte, error) {
-	if l == nil {
-		return []byte("[]"), nil
-	}
-	return json.Marshal([]string(l))
-}
-
 // JSONIDs is a list of ids stored as a JSON array ([] when empty).
 type JSONIDs []int64
 
 // Scan reads the stored array.
-func (l *JSONIDs) Scan(src any) error { return scanJSONArray(src, l) }
+func (l *JSONIDs) Scan(src any) error { return scanJSON(src, l) }
 
 // Value writes the array.
 func (l JSONIDs) Value() (driver.Value, error) {
@@ -95,7 +72,9 @@ func (l JSONIDs) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]int64(l))
 }
 
-func scanJSONArray(src any, dst any) error {
+// scanJSON reads a JSON document stored in a text column into dst; NULL
+// and "" leave dst as it is.
+func scanJSON(src any, dst any) error {
 	var b []byte
 	switch v := src.(type) {
 	case nil:
@@ -105,7 +84,7 @@ func scanJSONArray(src any, dst any) error {
 	case []byte:
 		b = v
 	default:
-		return fmt.Errorf("json array: cannot read %T", src)
+		return fmt.Errorf("models: cannot read %T as JSON", src)
 	}
 	if len(b) == 0 {
 		return nil
