@@ -313,6 +313,20 @@ func operations() []op {
 		{method: "GET", path: "/archive", tag: tSingle, summary: "The address of the account's public archive",
 			desc: "Beyond the spec (decisions.md 10): the absolute address of the page listing the account's sends marked `archive` that were sent, newest first; its Atom feed is at the same address followed by `/feed.xml`. The archive's public id is made the first time it is asked for.",
 			ok:   okObject(obj{"url": obj{"type": "string", "format": "uri"}})},
+		{method: "POST", path: "/mail/send", tag: tSingle, summary: "Send one message at once (a single message)",
+			desc: "Beyond the spec (decisions.md 11): one message to one address, sent at once ahead of campaign traffic, tracked like the others (opens, clicks, VERP return path, the events webhook) but without List-Unsubscribe: it is not marketing, so unsubscribes do not apply. " +
+				"A hard-bounce or complaint suppression of the address refuses it: 422 with `errors` = `The address is suppressed.`. " +
+				"The answer's `id` is the message's Message-ID (without brackets) and the `message_id` of its events, which carry no `single_send_utr`. " +
+				"The same `idempotency_key` within 24 hours answers the same id and sends nothing more.",
+			body: fields([]string{"sender_id", "to", "subject"}, obj{
+				"sender_id":       integer("A verified sender of the account."),
+				"to":              str("The recipient's address."),
+				"subject":         obj{"type": "string", "maxLength": 255, "description": "No line breaks; `((key))` placeholders are filled from `data`."},
+				"template_id":     integer("One of the account's own designs (the console's Designs); another account's is not found. Required when `template_html` is not given."),
+				"template_html":   obj{"type": "string", "maxLength": 5 << 20, "description": "The message's HTML, with `((key))` placeholders; required when `template_id` is not given (it wins over the design's HTML when both are given)."},
+				"data":            obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Values of the `((key))` placeholders (`data[<key>]` in a form); at most 100 keys and 64 KB. Unknown placeholders become empty."},
+				"idempotency_key": obj{"type": "string", "maxLength": 255, "description": "Repeated within 24 hours, answers the first call's id and sends nothing more (per account, shared by every process)."},
+			}), ok: okObject(obj{"id": str("The message's Message-ID without brackets; its events' `message_id`.")}), val: true},
 
 		// Automations.
 		{method: "GET", path: "/automations", tag: tAuto, summary: "List the automations", list: true,

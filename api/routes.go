@@ -104,6 +104,9 @@ func (a *API) Mount(r fiber.Router) {
 	r.Delete("/single/send/delete", a.deleteSingleSend)
 	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)
 
+	// Single messages, sent ahead of campaigns (decisions.md 11).
+	r.Post("/mail/send", a.sendMessage)
+
 	// The public archive of sends (decisions.md 10).
 	r.Get("/archive", a.archiveURL)
 

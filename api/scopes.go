@@ -113,6 +113,8 @@ var routeScopes = map[routeKey]routeAccess{
 	{"DELETE", "/single/send/delete"}:    changes("single_sends"),
 	{"POST", "/single/send/bulk-delete"}: changes("single_sends"),
 
+	{"POST", "/mail/send"}: changes("single_sends"), // a single message: sending, as a send is
+
 	{"GET", "/archive"}: reads("single_sends"), // the address of the public archive (its id made on first use)
 
 	{"GET", "/automations"}:                  reads("automations"),

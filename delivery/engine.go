@@ -69,6 +69,16 @@ type Store interface {
 	Release(ctx context.Context, jobs []*Job) error
 }
 
+// LaneStore is a Store with a lane of urgent messages (single messages,
+// decisions.md 11): the engine claims them with a claimer of their own,
+// woken by WakeLane, and its workers take a lane job before any other, so
+// that one does not wait behind the batches of a large send.
+type LaneStore interface {
+	Store
+	// ClaimLane marks up to max due lane messages as this process's.
+	ClaimLane(ctx context.Context, max int) ([]*Job, error)
+}
+
 // EngineConfig tunes an Engine.
 type EngineConfig struct {
 	// Conns is how many messages are handed to the transport at once (the
@@ -103,7 +113,8 @@ type Engine struct {
 	transport Transport
 	cfg       EngineConfig
 
-	wake chan struct{}
+	wake     chan struct{}
+	laneWake chan struct{}
 
 	mu       sync.Mutex
 	limiters map[int64]*rate.Limiter
@@ -121,13 +132,21 @@ func NewEngine(store Store, t Transport, cfg EngineConfig) *Engine {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Engine{store: store, transport: t, cfg: cfg, wake: make(chan struct{}, 1), limiters: map[int64]*rate.Limiter{}}
+	return &Engine{store: store, transport: t, cfg: cfg, wake: make(chan struct{}, 1), laneWake: make(chan struct{}, 1), limiters: map[int64]*rate.Limiter{}}
 }
 
 // Wake tells an idle engine that messages may be due now.
 func (e *Engine) Wake() {
 	select {
 	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// WakeLane tells the engine that a lane message may be due now.
+func (e *Engine) WakeLane() {
+	select {
+	case e.laneWake <- struct{}{}:
 	default:
 	}
 }
@@ -160,6 +179,15 @@ func (e *Engine) Run(ctx context.Context) {
 	// jobs the workers ran dry during every claim on PostgreSQL. Queued
 	// jobs are claimed, not in flight; a shutdown gives them back.
 	jobs := make(chan *Job, e.claimBatch())
+	// The lane's jobs wait in a queue of their own, which the workers
+	// read first: a lane message waits at most for one worker to finish
+	// the message it is sending, never behind the claimed batch. A store
+	// without a lane leaves it nil (never ready).
+	var lane chan *Job
+	ls, hasLane := e.store.(LaneStore)
+	if hasLane {
+		lane = make(chan *Job, e.cfg.Conns)
+	}
 	outcomes := make(chan Outcome, inFlight)
 	slots := make(chan struct{}, inFlight) // a slot: sent or sending, not yet recorded
 
@@ -176,7 +204,11 @@ func (e *Engine) Run(ctx context.Context) {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			for j := range jobs {
+			for {
+				j := next(jobs, lane)
+				if j == nil {
+					return
+				}
 				if ctx.Err() != nil {
 					unsentMu.Lock()
 					unsent = append(unsent, j)
@@ -212,8 +244,18 @@ func (e *Engine) Run(ctx context.Context) {
 		}()
 	}
 
+	var laneDone sync.WaitGroup
+	if hasLane {
+		laneDone.Add(1)
+		go func() {
+			defer laneDone.Done()
+			e.claimLane(ctx, ls, lane)
+			close(lane)
+		}()
+	}
 	e.claim(ctx, jobs)
 	close(jobs)
+	laneDone.Wait()
 	workers.Wait()
 	close(outcomes)
 	recorders.Wait()
@@ -264,6 +306,70 @@ func (e *Engine) claim(ctx context.Context, jobs chan<- *Job) {
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				if err := e.store.Release(rctx, got[i:]); err != nil {
 					e.cfg.Logger.Error("delivery: release jobs", "err", err)
+				}
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// next is a worker's next job: a lane job if one waits, else whichever
+// comes first; nil once both queues are closed and empty.
+func next(jobs, lane <-chan *Job) *Job {
+	select {
+	case j, ok := <-lane:
+		if ok {
+			return j
+		}
+		lane = nil
+	default:
+	}
+	for jobs != nil || lane != nil {
+		select {
+		case j, ok := <-lane:
+			if ok {
+				return j
+			}
+			lane = nil
+		case j, ok := <-jobs:
+			if !ok {
+				jobs = nil
+				continue
+			}
+			return j
+		}
+	}
+	return nil
+}
+
+// claimLane feeds the lane until ctx ends: a claim when WakeLane is
+// called, and every Poll for retries and other processes' messages.
+func (e *Engine) claimLane(ctx context.Context, ls LaneStore, lane chan<- *Job) {
+	for ctx.Err() == nil {
+		got, err := ls.ClaimLane(ctx, cap(lane))
+		if err != nil {
+			if ctx.Err() == nil {
+				e.cfg.Logger.Error("delivery: claim lane", "err", err)
+			}
+		}
+		if len(got) == 0 {
+			t := time.NewTimer(e.cfg.Poll)
+			select {
+			case <-ctx.Done():
+			case <-e.laneWake:
+			case <-t.C:
+			}
+			t.Stop()
+			continue
+		}
+		for i, j := range got {
+			select {
+			case lane <- j:
+			case <-ctx.Done():
+				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				if err := e.store.Release(rctx, got[i:]); err != nil {
+					e.cfg.Logger.Error("delivery: release lane jobs", "err", err)
 				}
 				cancel()
 				return

@@ -135,6 +135,14 @@ type SingleSend struct {
 	// sent, in the account's public archive. In records it follows the
 	// spec's fields.
 	Archive int `json:"archive"`
+
+	// A single message (decisions.md 11, POST api/mail/send): Message 1
+	// makes the row a send of one address, out of every list of sends;
+	// MessageData is the JSON object of its ((key)) values; IdempotencyKey
+	// is the caller's key, unique per account.
+	Message        int     `json:"-"`
+	MessageData    string  `json:"-"`
+	IdempotencyKey *string `json:"-"`
 }
 
 // TableName names the table.

@@ -17,6 +17,9 @@ type (
 	ChosenDesign     = campaign.ChosenDesign
 	DesignInput      = campaign.DesignInput
 	LocalTimeInput   = campaign.LocalTimeInput
+	MessageInput     = campaign.MessageInput
+	MessageRow       = campaign.MessageRow
+	MessageOutcome   = campaign.MessageOutcome
 	Progress         = campaign.Progress
 	ScheduleInput    = campaign.ScheduleInput
 	Severity         = campaign.Severity

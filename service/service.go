@@ -58,6 +58,7 @@ type Service struct {
 	Templates   campaign.Templates
 	Designs     *campaign.Designs
 	SingleSends *campaign.SingleSends
+	Messages    *campaign.Messages // single messages (api/mail/send), sent ahead of campaigns
 	Automations *campaign.Automations
 	Checklist   *campaign.Checklist // the pre-send checks
 	Archive     *campaign.Archive   // the public archive of sends
@@ -173,7 +174,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	audit := id.Audit
 	aud := audience.New(audience.Config{DB: db, Audit: audit, Settings: settings, ImportDone: mail.ImportDone})
 	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
-		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated})
+		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated, Events: events, Bounces: del.Bounces})
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -195,6 +196,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Outbox:        outbox,
 		Designs:       camp.Designs,
 		SingleSends:   camp.SingleSends,
+		Messages:      camp.Messages,
 		Checklist:     camp.Checklist,
 		Suppressions:  del.Suppressions,
 		Tracking:      engine.NewTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),

@@ -5,8 +5,10 @@ import (
 
 	"herald/service/audience"
 	"herald/service/core"
+	"herald/service/deliverability"
 	"herald/service/engine"
 	"herald/service/identity"
+	"herald/service/internal/record"
 )
 
 // Config is what the campaign area is built from.
@@ -25,6 +27,10 @@ type Config struct {
 	// DomainAuth reads the DNS checks' last result of a From domain (the
 	// checklist's From-domain rule).
 	DomainAuth DomainAuthFunc
+	// Events and Bounces: a single message's processed event, and the VERP
+	// that makes its id (its Message-ID).
+	Events  *record.Events
+	Bounces *deliverability.Bounces
 }
 
 // Services are the campaign area's services: designs, single sends (with their A/B
@@ -35,6 +41,7 @@ type Services struct {
 	SingleSends *SingleSends
 	Automations *Automations
 	Checklist   *Checklist
+	Messages    *Messages
 }
 
 // New wires the area's services to c.
@@ -45,5 +52,6 @@ func New(c Config) *Services {
 		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
 		Automations: &Automations{db: c.DB, baseURL: c.BaseURL, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
 		Checklist:   checklist,
+		Messages:    &Messages{db: c.DB, now: c.Now, engine: c.Signals, events: c.Events, bounces: c.Bounces, designs: &Designs{db: c.DB, contacts: c.Contacts}},
 	}
 }

@@ -582,9 +582,10 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 }
 
 // accountSends narrows q to the account's single sends: not the rows that
-// carry automation steps, not the deleted ones (kept for their links).
+// carry automation steps or single messages, not the deleted ones (kept
+// for their links).
 func accountSends(q *gorm.DB, accountID int64) *gorm.DB {
-	return q.Where("user_id = ? AND automation_id IS NULL AND deleted_at IS NULL", accountID)
+	return q.Where("user_id = ? AND automation_id IS NULL AND message = 0 AND deleted_at IS NULL", accountID)
 }
 
 // byUtr finds a send by utr (or by its integer id, which bulk delete takes too).

@@ -156,7 +156,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 	var sends []models.SingleSend
 	if err := r.Select("utr", "single_send_name", "automation_id", "status", "sent_at", "triggered", "delivered", "unique_opens",
 		"unique_clicks", "human_unique_opens", "human_unique_clicks", "bounces", "unsubscribes", "spam_reports").
-		Where("user_id = ? AND deleted_at IS NULL AND sent_at IS NOT NULL", accountID).
+		Where("user_id = ? AND deleted_at IS NULL AND sent_at IS NOT NULL AND message = 0", accountID).
 		Order("id DESC").Limit(recentSends).Find(&sends).Error; err != nil {
 		return nil, fmt.Errorf("dashboard: recent sends of account %d: %w", accountID, err)
 	}
@@ -215,7 +215,7 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		{&st.Sender, "senders", "user_id = ? AND deleted_at IS NULL"},
 		{&st.SenderVerified, "senders", "user_id = ? AND deleted_at IS NULL AND is_verified = 1"},
 		{&st.Group, "unsubscribe_groups", "user_id = ?"},
-		{&st.Sent, "single_sends", "user_id = ? AND automation_id IS NULL AND status <> 0 AND deleted_at IS NULL"},
+		{&st.Sent, "single_sends", "user_id = ? AND automation_id IS NULL AND message = 0 AND status <> 0 AND deleted_at IS NULL"},
 		{&st.Notifications, "notification_recipients", "user_id = ?"},
 	} {
 		if *q.to {

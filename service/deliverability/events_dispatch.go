@@ -79,6 +79,7 @@ type claimedEvent struct {
 	FromSender    *string
 	SendGroup     *int64
 	AutomationUtr *string
+	SendIsMessage *int // 1: a single message's event, named by message_id alone
 }
 
 // Claim implements delivery.EventStore. The claim moves the rows' next_at
@@ -103,7 +104,7 @@ func (st *EventStore) Claim(ctx context.Context, webhookID int64, worker string,
 	}
 	var rows []claimedEvent
 	if err := st.db.W.WithContext(ctx).Raw(`SELECT e.id, e.kind, e.email, e.url, e.reason, e.status, e.group_id, e.machine, e.send_message_id, e.attempts, e.created_at,
-		s.utr AS send_utr, s.from_sender, s.unsubscribe_group_id AS send_group, a.utr AS automation_utr
+		s.utr AS send_utr, s.message AS send_is_message, s.from_sender, s.unsubscribe_group_id AS send_group, a.utr AS automation_utr
 		FROM events e LEFT JOIN single_sends s ON s.id = e.send_id LEFT JOIN automations a ON a.id = s.automation_id
 		WHERE e.id IN ? ORDER BY e.id`, ids).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("events: claim events of endpoint %d: %w", webhookID, err)
@@ -131,7 +132,7 @@ func (st *EventStore) payload(r *claimedEvent) delivery.Event {
 	}
 	if r.AutomationUtr != nil {
 		ev.AutomationUtr = *r.AutomationUtr
-	} else if r.SendUtr != nil {
+	} else if r.SendUtr != nil && (r.SendIsMessage == nil || *r.SendIsMessage == 0) {
 		ev.SingleSendUtr = *r.SendUtr
 	}
 	if ev.GroupID == nil && r.SendGroup != nil && *r.SendGroup > 0 {

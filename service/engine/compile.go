@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/mail"
@@ -48,6 +49,10 @@ type compiledSend struct {
 	// verp names the row in the Message-ID and the List-Unsubscribe mailto:
 	// address; nil (a preview, view in browser) leaves both out.
 	verp *delivery.VERP
+	// data is a single message's values of its ((key)) placeholders
+	// (decisions.md 11); nil for a campaign's send. A single message is
+	// not marketing: no List-Unsubscribe, no List-Id, no Precedence: bulk.
+	data map[string]string
 }
 
 // variantParts is one A/B variant's compiled subject and body.
@@ -89,6 +94,14 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 	if ss.SenderAddress != nil {
 		c.senderAddr = *ss.SenderAddress
 	}
+	if ss.Message == 1 {
+		c.data = map[string]string{}
+		if ss.MessageData != "" {
+			if err := json.Unmarshal([]byte(ss.MessageData), &c.data); err != nil {
+				return nil, fmt.Errorf("compile: data of message %d: %w", ss.ID, err)
+			}
+		}
+	}
 	templates := []*delivery.Template{c.subject, c.html, c.text}
 	if ss.ABShare > 0 {
 		for i, subj := range ss.ABSubjects {
@@ -101,6 +114,9 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 		}
 	}
 	for _, t := range templates {
+		if c.data != nil {
+			break // a message has no contact: its data fills the placeholders
+		}
 		for _, n := range t.Names() {
 			switch n {
 			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
@@ -147,6 +163,11 @@ func (c *compiledSend) identify(ctx context.Context, db *core.DB) error {
 		return nil // a test mail of a send not saved yet: no list, no campaign
 	}
 	account := strconv.FormatInt(ss.UserID, 10)
+	if c.data != nil {
+		// A single message belongs to no list; its Feedback-ID names it.
+		c.feedbackID = "m" + strconv.FormatInt(ss.ID, 10) + ":" + account + ":herald"
+		return nil
+	}
 	var kind models.TargetKind
 	var item int64
 	switch {
@@ -221,9 +242,13 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 	tok := delivery.SignToken(key, r.ID)
 	var custom map[string]string
 	lookup := func(name string) string {
-		switch name {
-		case tokenName:
+		if name == tokenName {
 			return tok
+		}
+		if v, ok := c.data[name]; ok {
+			return v
+		}
+		switch name {
 		case "email":
 			return r.Email
 		case "first_name":
@@ -265,12 +290,18 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		ListID: c.listID, ListName: c.listName, FeedbackID: c.feedbackID,
 		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},
 	}
+	if c.data != nil {
+		m.ListUnsubscribeURL, m.OneClick, m.ListID, m.ListName = "", false, "", ""
+		m.Headers = []delivery.Header{{Name: "X-Herald-Send", Value: c.send.Utr}}
+	}
 	if c.verp != nil {
 		// The Message-ID carries the row's token too: a feedback report or a
 		// provider that quotes it finds the message when the return path
 		// was rewritten on the way.
 		m.MessageID = c.verp.MessageID(r.ID, c.fromDomain)
-		m.ListUnsubscribeMailto = c.verp.Unsubscribe(r.ID)
+		if c.data == nil {
+			m.ListUnsubscribeMailto = c.verp.Unsubscribe(r.ID)
+		}
 		// Postmark replaces the Message-ID and keeps no return path, but
 		// hands X-PM-Metadata-<key> headers back as its webhooks'
 		// Metadata: the token ties its bounce and complaint records to

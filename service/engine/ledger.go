@@ -597,7 +597,7 @@ func (l *Ledger) recordBlocks(tx *gorm.DB, sendID int64, bs []refusal, now model
 		return false, 0, fmt.Errorf("ledger: count blocks on send %d: %w", sendID, err)
 	}
 	res := tx.Exec(`UPDATE single_sends SET paused_at = ?, pause_reason = last_block, updated_at = ?
-		WHERE id = ? AND status = ? AND paused_at IS NULL
+		WHERE id = ? AND status = ? AND paused_at IS NULL AND message = 0
 		AND block_streak >= CASE WHEN triggered BETWEEN 1 AND ? THEN triggered ELSE ? END`,
 		now, now, sendID, models.SendRunning, pauseAfterBlocks-1, pauseAfterBlocks)
 	if res.Error != nil {

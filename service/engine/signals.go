@@ -47,3 +47,10 @@ func (e *Signals) Changed(ids []int64) {
 		sg.scheduler.sends.refresh(ids)
 	}
 }
+
+// WakeLane: a single message is queued in the lane; it goes now.
+func (e *Signals) WakeLane() {
+	if sg := e.listener(); sg != nil {
+		sg.engine.WakeLane()
+	}
+}
