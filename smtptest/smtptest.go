@@ -56,6 +56,59 @@ type Server struct {
 	always  map[string]int             // recipient → code answered every time
 	refuse  map[string]*smtp.SMTPError // stage + ":" + address → full answer, every time
 	notify  chan struct{}
+	gates   []*Gate
+}
+
+// Gate holds messages to some recipients before their 250 (Hold): the
+// relay is slow for them, as long as a test wants.
+type Gate struct {
+	pattern string
+	tokens  chan struct{}
+	open    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	waiting int
+}
+
+// Hold makes every message to a recipient matching pattern (path.Match on
+// the lower-cased address, e.g. "*@bulk.example.com") wait after its DATA,
+// before the server's answer, until the gate lets it go (Release, Open).
+func (s *Server) Hold(pattern string) *Gate {
+	g := &Gate{pattern: strings.ToLower(pattern), tokens: make(chan struct{}, 1<<16), open: make(chan struct{})}
+	s.mu.Lock()
+	s.gates = append(s.gates, g)
+	s.mu.Unlock()
+	return g
+}
+
+// Release lets n held messages (now or later) go.
+func (g *Gate) Release(n int) {
+	for range n {
+		g.tokens <- struct{}{}
+	}
+}
+
+// Open lets every message go, now and later.
+func (g *Gate) Open() { g.once.Do(func() { close(g.open) }) }
+
+// Waiting is how many messages the gate holds now.
+func (g *Gate) Waiting() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waiting
+}
+
+func (g *Gate) pass() {
+	g.mu.Lock()
+	g.waiting++
+	g.mu.Unlock()
+	select {
+	case <-g.tokens:
+	case <-g.open:
+	}
+	g.mu.Lock()
+	g.waiting--
+	g.mu.Unlock()
 }
 
 // Stages a server can refuse at (Refuse).
@@ -267,6 +320,17 @@ func (ss *session) Data(r io.Reader) error {
 	}
 	if len(ss.to) == 0 {
 		return errors.New("no recipient")
+	}
+	s.mu.Lock()
+	gates := s.gates
+	s.mu.Unlock()
+	for _, g := range gates {
+		for _, to := range ss.to {
+			if ok, _ := path.Match(g.pattern, strings.ToLower(to)); ok {
+				g.pass()
+				break
+			}
+		}
 	}
 	for _, to := range ss.to {
 		if err := s.refusal(AtData, to); err != nil {
