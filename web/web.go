@@ -222,6 +222,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/senders/:id/sending-ips", service.ActSenders, w.sendingIPsSender)
 	r.post("/senders/:id/rotate-key", service.ActSenders, w.rotateSender)
 
+	r.get("/messages", service.ActRead, w.listMessages)
 	r.get("/outbox", service.ActRead, w.listOutbox)
 	r.get("/outbox/:id", service.ActRead, w.showOutboxMessage)
 	r.get("/outbox/:id/raw", service.ActRead, w.rawOutboxMessage)
