@@ -70,6 +70,15 @@ type Gate struct {
 	waiting int
 }
 
+// AcceptedAt is when the first message to rcpt was accepted (just before
+// the server's 250), kept with Discard too; false while none was.
+func (s *Server) AcceptedAt(rcpt string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.firstAt[strings.ToLower(rcpt)]
+	return at, ok
+}
+
 // Hold makes every message to a recipient matching pattern (path.Match on
 // the lower-cased address, e.g. "*@bulk.example.com") wait after its DATA,
 // before the server's answer, until the gate lets it go (Release, Open).

@@ -14,7 +14,7 @@ import (
 // SendFixture is an account with a verified sender and a group, wired to
 // a loopback SMTP server through the real engine.
 type SendFixture struct {
-	t       *testing.T
+	t       testing.TB
 	Ctx     context.Context
 	Svc     *service.Service
 	SMTP    *smtptest.Server
@@ -29,21 +29,21 @@ type SendFixture struct {
 
 // NewSendFixture starts the engine unless manual (then the test calls Tick
 // and runs the engine itself).
-func NewSendFixture(t *testing.T, run bool) *SendFixture {
+func NewSendFixture(t testing.TB, run bool) *SendFixture {
 	t.Helper()
 	return NewSendFixtureDeadAfter(t, run, 0)
 }
 
 // NewSendFixtureDeadAfter is newSendFixture with the engine's DeadAfter
 // (0: the default).
-func NewSendFixtureDeadAfter(t *testing.T, run bool, deadAfter time.Duration) *SendFixture {
+func NewSendFixtureDeadAfter(t testing.TB, run bool, deadAfter time.Duration) *SendFixture {
 	t.Helper()
 	return NewSendFixtureWith(t, run, deadAfter, nil)
 }
 
 // NewSendFixtureWith is newSendFixtureDeadAfter with edit applied to the
 // service's Config (nil: none) before the service is built.
-func NewSendFixtureWith(t *testing.T, run bool, deadAfter time.Duration, edit func(*service.Config)) *SendFixture {
+func NewSendFixtureWith(t testing.TB, run bool, deadAfter time.Duration, edit func(*service.Config)) *SendFixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &SendFixture{t: t, Ctx: ctx, SMTP: smtptest.Start(t), Clock: dbtest.NewClock(time.Now())}
@@ -91,7 +91,7 @@ func NewSendFixtureWith(t *testing.T, run bool, deadAfter time.Duration, edit fu
 	return f
 }
 
-func NewAccount(t *testing.T, svc *service.Service, email string) int64 {
+func NewAccount(t testing.TB, svc *service.Service, email string) int64 {
 	t.Helper()
 	u, _, err := svc.Accounts.Create(context.Background(), service.AccountInput{Name: "T", Email: email, Password: "test-passphrase-9"})
 	if err != nil {
