@@ -1,6 +1,7 @@
 package service_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -64,4 +65,29 @@ func TestMessageOvertakesALargeSend(t *testing.T) {
 	if done.Delivered != n {
 		t.Fatalf("the send delivered %d of %d", done.Delivered, n)
 	}
+}
+
+// TestMessageClaimOfADeadProcessGoesBack: a single message claimed by a
+// process that died before sending it goes back to the lane and is sent by
+// a live one.
+func TestMessageClaimOfADeadProcessGoesBack(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, false)
+	sent, err := f.Svc.Messages.Send(f.Ctx, f.Acct, messageInput(f, "eve@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Claimed by a process that left no heartbeat.
+	f.Exec("UPDATE send_messages SET state = ?, worker = 'gone' WHERE lane = 1", models.MessageClaimed)
+	ctx, stop := context.WithCancel(f.Ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); f.Sending.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	m := sentTo(t, f, "eve@example.com", 1)
+	if m.Header().Get("Message-Id") != "<"+sent.ID+">" {
+		t.Fatalf("Message-Id %q", m.Header().Get("Message-Id"))
+	}
+	f.WaitFor("the delivery recorded", 10*time.Second, func() bool {
+		return f.Scalar("SELECT COUNT(*) FROM send_messages WHERE lane = 1 AND state = ?", models.MessageDelivered) == 1
+	})
 }
