@@ -34,10 +34,9 @@ func TestMailSend(t *testing.T) {
 		t.Fatalf("form: %s", r.raw)
 	}
 	expectVAL(t, e.a.send("POST", "/api/mail/send", `{}`), map[string][]string{
-		"sender_id":     {"The sender id field is required."},
-		"to":            {"The to field is required."},
-		"subject":       {"The subject field is required."},
-		"template_html": {"The template html field is required when template id is not present."},
+		"sender_id": {"The sender id field is required."},
+		"to":        {"The to field is required."},
+		"subject":   {"The subject field is required."},
 	})
 	expectVAL(t, e.a.send("POST", "/api/mail/send", `{"sender_id":`+itoa(s.sender)+`,"to":"ann@example.com","subject":"x","template_html":"<p>x</p>","data":"x"}`),
 		map[string][]string{"data": {"The data must be an object."}})

@@ -254,10 +254,9 @@ func TestMessageValidation(t *testing.T) {
 	}
 	got := problems(service.MessageInput{})
 	want := map[string]string{
-		"sender_id":     "The sender id field is required.",
-		"to":            "The to field is required.",
-		"subject":       "The subject field is required.",
-		"template_html": "The template html field is required when template id is not present.",
+		"sender_id": "The sender id field is required.",
+		"to":        "The to field is required.",
+		"subject":   "The subject field is required.",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("problems %v", got)
@@ -267,7 +266,12 @@ func TestMessageValidation(t *testing.T) {
 			t.Fatalf("%s: %v, want %q", k, got[k], v)
 		}
 	}
-	in := messageInput(f, "not an address")
+	in := messageInput(f, "dan@example.com")
+	in.TemplateHTML = ""
+	if got = problems(in); len(got) != 1 || got["template_html"][0] != "The template html field is required when template id is not present." {
+		t.Fatalf("problems %v", got)
+	}
+	in = messageInput(f, "not an address")
 	in.Subject = "Two\nlines"
 	got = problems(in)
 	if got["to"][0] != "The to must be a valid email address." || got["subject"][0] != "The subject must not contain line breaks." {
