@@ -60,7 +60,22 @@ const (
 // Flash is a one-time message shown at the top of the content.
 type Flash struct {
 	Kind    string // FlashSuccess, FlashError or FlashInfo
-	Message string
+	Message string // a line, or a head line and a list of items, one a line
+}
+
+// Lines splits a message of several lines into its head and the items
+// listed under it; a message of one line has no items.
+func (f Flash) Lines() (head string, items []string) {
+	head, rest, ok := strings.Cut(f.Message, "\n")
+	if !ok {
+		return f.Message, nil
+	}
+	for _, it := range strings.Split(rest, "\n") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	return head, items
 }
 
 // The kinds of flash message.
