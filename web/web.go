@@ -120,6 +120,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	r.get("/account", service.ActRead, w.account)
 	r.get("/docs/api", service.ActRead, w.apiDocs)
+	r.get("/help/people-and-machines", service.ActRead, w.humanHelp)
 	r.get("/account/keys", service.ActKeys, w.showKeys)
 	r.post("/account/keys", service.ActKeys, w.rotateKeys)
 	r.post("/account/time-zone", service.ActSettings, w.saveTimeZone)

@@ -1,6 +1,7 @@
 package deliverability
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"html"
@@ -142,10 +143,25 @@ func (m *Mail) InvitationURL(token string) string {
 // SendInvitation mails an address the link that makes it a member of the
 // account with role (valid InvitationTTL).
 func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role core.Role, token string) error {
+	// The account is named after its owner: "Ann's team". inviter is a
+	// member's address ("Ann <ann@example.com>"): its name speaks.
+	who := inviter
+	if a, err := mail.ParseAddress(inviter); err == nil {
+		who = cmp.Or(a.Name, a.Address)
+	}
+	var subject string
+	switch who {
+	case "":
+		subject = "You are invited to join " + account + "'s team on Herald"
+	case account:
+		subject = who + " invited you to join their team on Herald"
+	default:
+		subject = who + " invited you to join " + account + "'s team on Herald"
+	}
 	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
-		Subject:   "You are invited to " + account + " on Herald",
+		Subject:   subject,
 		Preheader: "Join the team as " + role.Label(),
-		Heading:   "Join " + account + " on Herald",
+		Heading:   "Join " + account + "'s team on Herald",
 		Lines: []string{
 			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label()),
 			"Choose your name and password with the button below; the link works for 7 days.",

@@ -193,7 +193,7 @@ func Page(d Data) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</section><p class=\"help dash-human-note\" id=\"human-note\"><strong>Human</strong> opens and clicks leave out what machines did: privacy proxies that fetch every image (Apple Mail Privacy Protection, Gmail's and Yahoo's image proxies) and security scanners that follow every link. Herald's rules are listed in docs/MACHINE_ACTIVITY.md. <strong>Raw</strong> counts every open and click, as the API does.</p><section class=\"card dash-recent\" aria-labelledby=\"recent-title\"><h2 id=\"recent-title\" class=\"card-title\">Last sends</h2>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</section><p class=\"help dash-human-note\" id=\"human-note\"><strong>Human</strong> opens and clicks leave out what machines did: privacy proxies that fetch every image (Apple Mail Privacy Protection, Gmail's and Yahoo's image proxies) and security scanners that follow every link. <a href=\"/help/people-and-machines\">How Herald tells them apart</a>. <strong>Raw</strong> counts every open and click, as the API does.</p><section class=\"card dash-recent\" aria-labelledby=\"recent-title\"><h2 id=\"recent-title\" class=\"card-title\">Last sends</h2>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
