@@ -106,6 +106,14 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	if !strings.Contains(text(first(r.doc, "#dash-complaints")), "0.3 %") {
 		t.Errorf("the complaint warning does not name the limit: %q", text(first(r.doc, "#dash-complaints")))
 	}
+	// The gauges mark the thresholds the levels above use, in the same words.
+	var marks []string
+	for _, m := range all(r.doc, "#dash-health-chart text.chart-label") {
+		marks = append(marks, text(m))
+	}
+	if got := strings.Join(marks, "|"); !strings.Contains(got, "1 % keep under|2 % limit") || !strings.Contains(got, "0.1 % asked|0.3 % limit") {
+		t.Errorf("health marks %q", got)
+	}
 	if n := first(r.doc, "#chart-sent svg"); n == nil || !strings.Contains(attr(n, "aria-label"), "3 messages sent, 1 unique human open and 0 unique human clicks (raw, proxies and scanners included: 2 opens") {
 		t.Fatalf("sent chart: %v", attr(n, "aria-label"))
 	}

@@ -66,9 +66,9 @@ func (it CheckItem) Text() string {
 // usual ceiling of list hygiene (providers read more as a bought list).
 // Rates are per mille of delivered messages, compared in integers.
 const (
-	bounceLimitPermille    = 20 // 2 %: failure at or above
-	complaintLimitPermille = 3  // 0.3 %: failure at or above
-	complaintWarnPermille  = 1  // 0.1 %: warning above
+	bounceLimitPermille    = deliverability.BounceRateLimit * 1000    // 2 %: failure at or above
+	complaintLimitPermille = deliverability.ComplaintRateLimit * 1000 // 0.3 %: failure at or above
+	complaintWarnPermille  = deliverability.ComplaintRateWarn * 1000  // 0.1 %: warning above
 	rateWindow             = 30 * 24 * time.Hour
 	// minWords: a design with images and fewer words than this is read
 	// as image-only (spam filters weigh the text against the images).
