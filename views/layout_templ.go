@@ -32,7 +32,7 @@ var navSections = []navSection{
 		{Key: NavContacts, Label: "Contacts", Href: "/contacts", Icon: "contacts"},
 		{Key: NavSegments, Label: "Segments", Href: "/segments", Icon: "segments"},
 		{Key: NavExports, Label: "Exports", Href: "/exports", Icon: "download"},
-		{Key: NavForms, Label: "Sign-up forms", Href: "/forms", Icon: "contacts"},
+		{Key: NavForms, Label: "Sign-up forms", Href: "/forms", Icon: "form"},
 	}},
 	{Label: "Campaigns", Items: []navItem{
 		{Key: NavSingleSends, Label: "Single sends", Href: "/single-sends", Icon: "send"},
@@ -50,11 +50,11 @@ var navSections = []navSection{
 	}},
 	{Label: "Settings", Items: []navItem{
 		{Key: NavNotifications, Label: "Notification recipients", Href: "/notifications", Icon: "bell"},
-		{Key: NavEventWebhooks, Label: "Event webhooks", Href: "/event-webhooks", Icon: "send"},
-		{Key: NavTeam, Label: "Team", Href: "/team", Icon: "groups", Admin: true},
-		{Key: NavAudit, Label: "Audit log", Href: "/audit-log", Icon: "file", Admin: true},
+		{Key: NavEventWebhooks, Label: "Event webhooks", Href: "/event-webhooks", Icon: "webhook"},
+		{Key: NavTeam, Label: "Team", Href: "/team", Icon: "team", Admin: true},
+		{Key: NavAudit, Label: "Audit log", Href: "/audit-log", Icon: "history", Admin: true},
 		{Key: NavAccount, Label: "Account", Href: "/account", Icon: "user"},
-		{Key: NavAPIDocs, Label: "API documentation", Href: "/docs/api", Icon: "file"},
+		{Key: NavAPIDocs, Label: "API documentation", Href: "/docs/api", Icon: "book"},
 	}},
 }
 
