@@ -209,3 +209,24 @@ func TestDashboardGreetsTheMember(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardSaysWhereAnABTestStands: a send whose A/B test is still
+// trying its variants says so, with its share and when the winner goes
+// out, rather than a delivered rate stuck at the test's share.
+func TestDashboardSaysWhereAnABTestStands(t *testing.T) {
+	t.Parallel()
+	s := newSendSetup(t)
+	ss := s.create("Split subjects")
+	decide := time.Now().Add(2 * time.Hour).UTC()
+	s.exec("UPDATE single_sends SET status = ?, sent_at = ?, triggered = 10, delivered = 2, ab_subjects = ?, ab_share = 20, ab_decide_at = ? WHERE id = ?",
+		models.SendRunning, models.DateTime{Time: time.Now().UTC()}, `["Spring","Summer"]`, decide.UnixMilli(), ss.ID)
+	r := s.c.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	row := first(r.doc, `#recent-sends tr[data-utr="`+ss.Utr+`"]`)
+	if row == nil {
+		t.Fatalf("no row:\n%.3000s", r.body)
+	}
+	if got := text(first(row, ".rate-delivered")); !strings.HasPrefix(got, "A/B test: 20 % sent, winner at ") || strings.Contains(got, "20.0%") {
+		t.Fatalf("delivered cell %q", got)
+	}
+}
