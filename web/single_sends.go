@@ -673,6 +673,26 @@ func (w *Web) resumeSend(c *fiber.Ctx) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
+// decideABNow ends the wait of a send's A/B test: the winner is chosen
+// from the figures so far within the scheduler's next round.
+func (w *Web) decideABNow(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	err = w.svc.SingleSends.DecideABNow(c.UserContext(), accountID(c), ss.Utr)
+	switch {
+	case service.ErrorCode(err) == service.CodeValidation:
+		// Decided meanwhile (its wait ended, another tab): say so.
+		w.flash(c, views.FlashInfo, "The A/B test of “"+ss.SingleSendName+"” is no longer waiting for its winner.")
+	case err != nil:
+		return err
+	default:
+		w.flash(c, views.FlashSuccess, "The winner of “"+ss.SingleSendName+"” is being chosen from the figures so far; the rest of the audience gets it within a few seconds.")
+	}
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
 // showSend is a send's page: its state, what it is made of, its design.
 func (w *Web) showSend(c *fiber.Ctx) error {
 	ctx, acct := c.UserContext(), accountID(c)

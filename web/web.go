@@ -259,6 +259,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/single-sends/:utr/duplicate", service.ActPrepare, w.duplicateSend)
 	r.post("/single-sends/:utr/delete", service.ActSend, w.deleteSend)
 	r.post("/single-sends/:utr/resume", service.ActSend, w.resumeSend)
+	r.post("/single-sends/:utr/ab/decide", service.ActSend, w.decideABNow)
 
 	r.get("/notifications", service.ActRead, w.listNotifications)
 	r.post("/notifications", service.ActSettings, w.addNotification)
