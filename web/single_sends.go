@@ -237,7 +237,7 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
 	}
-	if f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur); err != nil {
+	if f.Preview, err = w.sendPreview(ctx, acct, f.Template, f.SenderID, cur); err != nil {
 		return f, err
 	}
 	refused := f.Checklist.Refused
@@ -246,14 +246,24 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	return f, err
 }
 
-// sendPreview renders the chosen design with sample values.
-func (w *Web) sendPreview(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (singlesends.Preview, error) {
+// sendPreview renders the chosen design as the account's first contact
+// would get it from the chosen sender (sample values where there is none).
+func (w *Web) sendPreview(ctx context.Context, acct int64, choice, sender string, cur *models.SingleSend) (singlesends.Preview, error) {
 	d, err := w.svc.Designs.SendDesign(ctx, acct, choice, cur)
 	if err != nil || d.TemplateHTML == "" {
 		return singlesends.Preview{}, err
 	}
-	out, err := w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
-	return singlesends.Preview{HTML: out}, err
+	of := service.PreviewOf{}
+	if id, err := strconv.ParseInt(sender, 10, 64); err == nil && id > 0 {
+		of.SenderID = id
+	}
+	out, shownFor, err := w.svc.Designs.PreviewFor(ctx, acct, d.TemplateHTML, of)
+	if service.IsNotFound(err) && of.SenderID > 0 {
+		// A sender deleted meanwhile: the samples stand in for it.
+		of.SenderID = 0
+		out, shownFor, err = w.svc.Designs.PreviewFor(ctx, acct, d.TemplateHTML, of)
+	}
+	return singlesends.Preview{HTML: out, ShownFor: shownFor, FromSender: of.SenderID > 0}, err
 }
 
 // sendFormPage renders the form page, under the policy that lets the
@@ -598,7 +608,7 @@ func (w *Web) previewSendDesign(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	p, err := w.sendPreview(ctx, acct, c.Query("template"), cur)
+	p, err := w.sendPreview(ctx, acct, c.Query("template"), c.Query("sender_id"), cur)
 	if err != nil {
 		return err
 	}

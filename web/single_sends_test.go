@@ -268,8 +268,24 @@ func TestSingleSendForm(t *testing.T) {
 			t.Fatalf("%s: srcdoc %.300q", choice, doc)
 		}
 	}
-	if doc := attr(first(c.hxGet("/single-sends/preview?template=design-"+itoa(s.design)).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Alex!") {
+	// The preview shows the account's first contact, and the chosen
+	// sender's name and address rather than a sample brand.
+	r = c.hxGet("/single-sends/preview?template=design-" + itoa(s.design))
+	if doc := attr(first(r.doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") || !strings.Contains(doc, "Northwind Studio") {
 		t.Fatalf("design preview %.300q", doc)
+	}
+	if got := text(first(r.doc, "#send-preview-for")); !strings.Contains(got, "As ann@example.com would get it; choose a sender") {
+		t.Fatalf("preview note %q", got)
+	}
+	r = c.hxGet("/single-sends/preview?template=design-" + itoa(s.design) + "&sender_id=" + itoa(s.sender))
+	if doc := attr(first(r.doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") || !strings.Contains(doc, "Shop, 1 rue de Rivoli") || strings.Contains(doc, "Northwind") {
+		t.Fatalf("preview with the sender %.300q", doc)
+	}
+	if got := text(first(r.doc, "#send-preview-for")); got != "As ann@example.com would get it from the chosen sender." {
+		t.Fatalf("preview note %q", got)
+	}
+	if attr(first(c.get("/single-sends/new").doc, "#send-template"), "hx-include") != "#send-sender" {
+		t.Fatal("the preview does not follow the sender's choice")
 	}
 	if first(c.hxGet("/single-sends/preview?template=").doc, "iframe") != nil {
 		t.Fatal("a preview of nothing")
@@ -413,7 +429,7 @@ func TestSingleSendForm(t *testing.T) {
 	if !strings.Contains(attr(first(r.doc, "#send-template"), "hx-get"), "utr="+utr2) {
 		t.Fatal("the edit form's preview does not name the send")
 	}
-	if doc := attr(first(c.hxGet("/single-sends/preview?template=current&utr="+utr2).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Alex!") {
+	if doc := attr(first(c.hxGet("/single-sends/preview?template=current&utr="+utr2).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") {
 		t.Fatalf("current preview %.200q", doc)
 	}
 	// Save it with the design it has (current), now, with a new subject.

@@ -179,7 +179,9 @@ func checked(list []string, v string) bool { return slices.Contains(list, v) }
 
 // Preview is a design rendered with sample values, or nothing chosen yet.
 type Preview struct {
-	HTML string
+	HTML       string
+	ShownFor   string // the contact whose values fill the design; "" for the samples
+	FromSender bool   // the chosen sender's name and address fill it
 }
 
 // TestResult says how a test mail went.
