@@ -251,7 +251,8 @@ func TestButtonsFollowRoles(t *testing.T) {
 		"/templates/editor", "/templates/designs/{design}/edit", "/senders", "/senders/new", "/senders/{sender}", "/senders/{sender}/edit",
 		"/outbox", "/suppressions/global", "/suppressions/groups", "/suppressions/groups/{group}", "/suppressions/groups/{group}/edit",
 		"/suppressions/bounced", "/suppressions/reports", "/suppressions/setup", "/notifications", "/event-webhooks", "/event-webhooks/{hook}",
-		"/account", "/docs/api", "/team", "/audit-log",
+		"/account", "/docs/api", "/team", "/audit-log", "/suppressions/lifted", "/segments/{segment}/why",
+		"/templates/designs/{design}/preview", "/contacts/{contact}/history",
 	}
 	seen := map[service.Role]int{}
 	for _, role := range []service.Role{service.RoleOwner, service.RoleEditor, service.RoleViewer} {

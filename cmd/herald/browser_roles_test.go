@@ -163,13 +163,13 @@ func TestBrowserRoleButtons(t *testing.T) {
 					t.Errorf("%s: the compose form says %q", m.name, got)
 				}
 			}
-			if p == "/single-sends/new" || p == "/contacts" || strings.HasPrefix(p, "/automations/") {
-				for _, v := range b.axeCheck(m.name + " on " + p) {
-					t.Errorf("%s on %s: axe: %s", m.name, p, v)
-				}
+			// Captured (axe-core, and screenshots with HERALD_SCREENSHOTS):
+			// the pages where the most controls give way.
+			switch {
+			case p == "/single-sends/new", p == "/contacts", p == "/event-webhooks", strings.HasPrefix(p, "/automations/"), strings.HasPrefix(p, "/contacts/") && strings.HasSuffix(p, "/edit"):
+				b.capture("roles-" + strings.ToLower(m.name) + strings.NewReplacer("/", "-", auto.Utr, "one", strconv.FormatInt(contact.ID, 10), "one").Replace(p))
 			}
 		}
-		b.capture("roles-" + strings.ToLower(m.name))
 		if p := problems.take(); len(p) > 0 {
 			t.Errorf("%s: console problems: %v", m.name, p)
 		}
