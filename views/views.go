@@ -22,10 +22,10 @@ type Page struct {
 	CSRF  string       // the session's token, put on <body hx-headers> and in forms
 	User  *models.User // nil on the pages shown before login
 	// Member is the teammate logged in (nil: the owner) and Role its
-	// role's label; Admin hides the owner's and admins' entries otherwise.
+	// role's label (what it may do reaches the components through the
+	// context: views.Can).
 	Member *models.Member
 	Role   string
-	Admin  bool
 	Flash  *Flash // shown once, then gone
 
 	// Styles and Scripts are the page's own files under /static, loaded

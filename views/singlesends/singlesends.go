@@ -5,6 +5,7 @@
 package singlesends
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service"
 	"herald/views"
 )
 
@@ -111,10 +113,6 @@ type Target struct {
 
 // Form is a send, new (Utr "") or edited, with the choices of its controls.
 type Form struct {
-	// CannotSend, when set, says why the person's role may not save (and
-	// so start) a send: shown beside the button (teammates' roles).
-	CannotSend string
-
 	Utr          string
 	Name         string
 	Template     string // library-<id>, design-<id> or current
@@ -404,3 +402,11 @@ func NewCalendar(first time.Time, tz string, today time.Time, entries []CalEntry
 // Prev and Next are the neighbouring months' addresses.
 func (c Calendar) Prev() string { return MonthURL(c.Month.AddDate(0, -1, 0)) }
 func (c Calendar) Next() string { return MonthURL(c.Month.AddDate(0, 1, 0)) }
+
+// CanEdit reports whether the logged-in person may change s: s has not
+// started, and its role may save it as it is (service.DraftAction, the
+// rule the save's check applies: an armed send is changed only by those
+// who may send).
+func CanEdit(ctx context.Context, s models.SingleSend) bool {
+	return Editable(s) && views.Can(ctx, service.DraftAction(&s))
+}
