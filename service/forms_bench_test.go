@@ -133,3 +133,43 @@ func BenchmarkFormFlood(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFormCounterLogging (PostgreSQL only): the sign-ups of
+// BenchmarkFormSignup with the post counters' table (form_hits) switched
+// between LOGGED and UNLOGGED every 50 posts in one run, so that both are
+// measured under the same load of a shared machine; reports each one's
+// posts/s. Logged, every counted post is a commit waiting for a WAL flush.
+func BenchmarkFormCounterLogging(b *testing.B) {
+	for _, double := range []bool{false, true} {
+		b.Run(fmt.Sprintf("double=%v", double), func(b *testing.B) {
+			svc, fm := formBench(b, 1<<30, double)
+			if svc.DB.Dialect != "postgres" {
+				b.Skip("UNLOGGED tables are PostgreSQL's")
+			}
+			modes := []string{"UNLOGGED", "LOGGED"}
+			var spent [2]time.Duration
+			var posts [2]int
+			i := 0
+			for b.Loop() {
+				m := (i / 50) % 2
+				if i%50 == 0 {
+					if err := svc.DB.W.Exec("ALTER TABLE form_hits SET " + modes[m]).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+				t0 := time.Now()
+				if err := normalPost(svc, fm); err != nil {
+					b.Fatal(err)
+				}
+				spent[m] += time.Since(t0)
+				posts[m]++
+			}
+			for m, name := range []string{"unlogged", "logged"} {
+				if posts[m] > 0 {
+					b.ReportMetric(float64(posts[m])/spent[m].Seconds(), name+"-posts/s")
+				}
+			}
+		})
+	}
+}
