@@ -88,7 +88,8 @@ func (s *otherSite) served(path string) []siteRequest {
 // page of a site on another origin, takes a person's sign-up by a plain
 // HTML post (no script, no CSRF token, no CORS preflight): herald answers
 // with its own page, or sends the person to the form's redirect address
-// on the site. The confirmation mail reaches an SMTP sink through herald's
+// on the site; a script of the site may post it too and read the JSON
+// answer. The confirmation mail reaches an SMTP sink through herald's
 // SMTP; a link scanner's GET and a HEAD of the link confirm nothing; the
 // person opening the link in the browser is confirmed (through the
 // Confirm button when the click came as soon as a gateway's scan would).
@@ -193,7 +194,21 @@ func TestBrowserSignupSnippet(t *testing.T) {
 		t.Fatalf("the thank-you page was served %+v (herald's answers send no referrer)", got)
 	}
 
-	// Both sign-ups are stored as the snippet's: unconfirmed, from a
+	// A site that posts the snippet's form from its own script, asking for
+	// JSON, reads herald's answer: a simple cross-origin request (no
+	// preflight), answered to any origin since it carries no cookie.
+	b.do("open the snippet's page again", chromedp.Navigate(plainPage), chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)))
+	fctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	answer, err := chromedp.Run(fctx, chromedp.Evaluate[string](
+		`fetch(document.querySelector("form").action, {method: "POST", headers: {Accept: "application/json"}, body: new URLSearchParams({email: "cy@example.com", first_name: "Ann", website: ""})})`+
+			`.then(async r => r.status + " " + (await r.json()).message)`,
+		chromedp.EvalAwaitPromise))
+	cancel()
+	if err != nil || answer != "200 Check your inbox to confirm." {
+		t.Fatalf("the site's script: %q %v", answer, err)
+	}
+
+	// The sign-ups are stored as the snippet's: unconfirmed, from a
 	// person's browser, with the form's consent text.
 	contact := func(email string) models.Contact {
 		t.Helper()
@@ -203,7 +218,7 @@ func TestBrowserSignupSnippet(t *testing.T) {
 		}
 		return c
 	}
-	for email, fm := range map[string]*models.Form{"ann@example.com": plain, "bob@example.com": redirecting} {
+	for email, fm := range map[string]*models.Form{"ann@example.com": plain, "bob@example.com": redirecting, "cy@example.com": plain} {
 		c := contact(email)
 		if c.Status != models.ContactUnconfirmed || c.FirstName != "Ann" || c.Consent.Source != models.ConsentForm || c.Consent.FormID != fm.ID ||
 			c.Consent.UserAgent != phoneUA || c.Consent.Text != service.ConsentText(fm) {
@@ -212,7 +227,7 @@ func TestBrowserSignupSnippet(t *testing.T) {
 	}
 
 	// The mails, and their links.
-	eventually.True(t, 10*time.Second, "two confirmation mails", func() bool { return sink.Count() >= 2 })
+	eventually.True(t, 10*time.Second, "three confirmation mails", func() bool { return sink.Count() >= 3 })
 	links := map[string]string{}
 	sent := map[string]time.Time{}
 	linkRE := regexp.MustCompile(regexp.QuoteMeta(base) + `/c/[A-Za-z0-9_-]+`)
@@ -223,7 +238,7 @@ func TestBrowserSignupSnippet(t *testing.T) {
 		}
 		links[msg.To], sent[msg.To] = string(m), msg.At
 	}
-	if len(links) != 2 || links["ann@example.com"] == "" || links["bob@example.com"] == "" {
+	if len(links) != 3 || links["ann@example.com"] == "" || links["bob@example.com"] == "" || links["cy@example.com"] == "" {
 		t.Fatalf("mails to %v", links)
 	}
 
