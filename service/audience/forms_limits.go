@@ -40,7 +40,10 @@ const MinFillTime = 2 * time.Second
 // every process sharing the database applies the same limits. A key this
 // process saw refused is remembered until its window ends: a flood from
 // one address then costs no database write at all, and the posts of
-// everyone else keep the writer to themselves.
+// everyone else keep the writer to themselves. On PostgreSQL the table is
+// UNLOGGED (migration 00044): a count waits for no WAL flush, and a crash
+// of the database server forgets the current window's counts, never a
+// sign-up.
 type formCounter struct {
 	db  *core.DB
 	now func() time.Time
