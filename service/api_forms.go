@@ -24,9 +24,13 @@ const (
 	MinFillTime     = audience.MinFillTime
 	ConfirmValidFor = audience.ConfirmValidFor
 	ResendAfter     = audience.ResendAfter
+	MaxConfirmBody  = audience.MaxConfirmBody
 )
 
 var (
-	ConsentText       = audience.ConsentText
-	DefaultFormLimits = audience.DefaultFormLimits
+	ConsentText           = audience.ConsentText
+	FormPageLocale        = audience.PageLocale
+	ErrSignupTooFast      = audience.ErrTooFast
+	ErrConfirmationUnsent = audience.ErrConfirmationUnsent
+	DefaultFormLimits     = audience.DefaultFormLimits
 )
