@@ -28,9 +28,8 @@ const (
 )
 
 var (
-	ConsentText           = audience.ConsentText
-	FormPageLocale        = audience.PageLocale
-	ErrSignupTooFast      = audience.ErrTooFast
-	ErrConfirmationUnsent = audience.ErrConfirmationUnsent
-	DefaultFormLimits     = audience.DefaultFormLimits
+	ConsentText       = audience.ConsentText
+	FormPageLocale    = audience.PageLocale
+	ErrSignupTooFast  = audience.ErrTooFast
+	DefaultFormLimits = audience.DefaultFormLimits
 )

@@ -23,10 +23,11 @@ import (
 // console's CSRF token; the form's public id and the link's token are all
 // they need. Every other route keeps the console's CSRF check.
 func (w *Web) mountForms(app *fiber.App) {
-	app.Get("/f/:id", w.formPage)
-	app.Post("/f/:id", w.formPost)
-	app.Get("/c/:token", w.confirmLink) // GET and HEAD
-	app.Post("/c/:token", w.confirmPost)
+	// A fault answers the public error page in the visitor's language.
+	app.Get("/f/:id", recipientErrors(w.formPage))
+	app.Post("/f/:id", recipientErrors(w.formPost))
+	app.Get("/c/:token", recipientErrors(w.confirmLink)) // GET and HEAD
+	app.Post("/c/:token", recipientErrors(w.confirmPost))
 }
 
 // formHeaders are the headers of the hosted form: the console's policy,
@@ -214,8 +215,10 @@ func (w *Web) formPost(c *fiber.Ctx) error {
 	case service.CodeValidation:
 		if len(se.Fields) > 0 {
 			p.Errors = signupErrors(p.T, se)
-		} else {
+		} else if errors.Is(err, service.ErrSignupTooFast) {
 			p.Message = p.T.T("form.too_fast")
+		} else {
+			p.Message = p.T.T("form.fix_below")
 		}
 	case service.CodeUnavailable:
 		status, p.Message = fiber.StatusServiceUnavailable, p.T.T("form.unavailable")
