@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -209,7 +210,7 @@ func TestFormDoubleOptInConfirmsOnAPersonsClickOnly(t *testing.T) {
 	}
 	c := f.contact(t, "ann@example.com")
 	if c.Status != models.ContactUnconfirmed || c.Consent.Source != "form" || c.Consent.FormID != fm.ID || c.Consent.IP != "198.51.100.7" ||
-		c.Consent.UserAgent != personUA || c.Consent.Text != service.ConsentText(fm) || c.Consent.At == nil || c.Consent.ConfirmedAt != nil || c.Language != "de" {
+		c.Consent.UserAgent != personUA || c.Consent.Text != service.ConsentText(service.FormPageLocale(fm, ""), fm) || !strings.HasPrefix(c.Consent.Text, "Mit Ihrer Anmeldung") || c.Consent.At == nil || c.Consent.ConfirmedAt != nil || c.Language != "de" {
 		t.Fatalf("new contact %+v", c)
 	}
 	if !f.smtp.WaitCount(1, 5*time.Second) {
