@@ -26,6 +26,9 @@ type Page struct {
 	Member *models.Member
 	Role   string
 	Admin  bool
+	// Editor shows the entries of those who prepare mail (editors,
+	// admins, the owner) and hides them from viewers.
+	Editor bool
 	Flash  *Flash // shown once, then gone
 
 	// Styles and Scripts are the page's own files under /static, loaded
@@ -47,6 +50,7 @@ const (
 	NavTemplates     = "templates"
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"
+	NavRelays        = "relays"
 	NavAutomations   = "automations" // equals views/automations.NavAutomations
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"

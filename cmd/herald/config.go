@@ -291,3 +291,17 @@ func baseURLMismatch(addr, baseURL string) string {
 	return "HERALD_BASE_URL names this machine on port " + port + " but HERALD_ADDR listens on " + listen +
 		": links in mails will not reach herald; set HERALD_BASE_URL to http://localhost:" + listen + " (or the public address of your proxy)"
 }
+
+// mail is how mail leaves, for the console and the log: the relays' URLs
+// without their passwords, "" for the outbox.
+func (c config) mail() string {
+	rs, err := delivery.ParseRelays(c.SMTPURL)
+	if c.SMTPURL == "" || err != nil {
+		return ""
+	}
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.SMTP.String())
+	}
+	return strings.Join(out, " ")
+}
