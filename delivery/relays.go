@@ -39,7 +39,13 @@ type RelaysConfig struct {
 	// before it answers a temporary failure (the ledger retries later);
 	// default 1 min.
 	MaxWait time.Duration
-	Logger  *slog.Logger
+	// ProbeEvery, when set, looks this often for relays whose pause is
+	// over and probes them on a connection of their own (greeting, EHLO,
+	// AUTH, MAIL FROM:<>, RSET; the connection then serves mail), so that
+	// a relay comes back without waiting for a message to try it. 0: the
+	// next message is the probe.
+	ProbeEvery time.Duration
+	Logger     *slog.Logger
 }
 
 // Relays is the Transport over several relays (HERALD_SMTP_URL with more
@@ -70,6 +76,9 @@ type Relays struct {
 	cfg    RelaysConfig
 	relays []*relay
 	rates  RateStore
+
+	stop   chan struct{} // closed by Close: ends the prober
+	probes sync.WaitGroup
 
 	pick    sync.Mutex        // the round robin's weights
 	lastSet map[uint64]uint64 // candidates → the relays of their last pick (bits of relay.index)
@@ -121,7 +130,7 @@ func NewRelays(cfg RelaysConfig) *Relays {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	rs := &Relays{cfg: cfg, rates: cfg.Rates, lastSet: map[uint64]uint64{}}
+	rs := &Relays{cfg: cfg, rates: cfg.Rates, lastSet: map[uint64]uint64{}, stop: make(chan struct{})}
 	if rs.rates == nil {
 		rs.rates = NewMemoryRates()
 	}
@@ -146,7 +155,73 @@ func NewRelays(cfg RelaysConfig) *Relays {
 		}
 		rs.relays = append(rs.relays, r)
 	}
+	if cfg.ProbeEvery > 0 {
+		rs.probes.Add(1)
+		go rs.prober(cfg.ProbeEvery)
+	}
 	return rs
+}
+
+// prober probes the relays whose pause is over, until Close.
+func (rs *Relays) prober(every time.Duration) {
+	defer rs.probes.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-rs.stop:
+			return
+		case <-t.C:
+		}
+		now := rs.cfg.Now()
+		for _, r := range rs.relays {
+			r.mu.Lock()
+			due := r.pause > 0 && !now.Before(r.pausedUntil) && !r.probing
+			if due {
+				r.probing = true
+			}
+			r.mu.Unlock()
+			if due {
+				rs.probes.Add(1)
+				go func() { defer rs.probes.Done(); rs.probe(r) }()
+			}
+		}
+	}
+}
+
+// probe dials the relay and opens a transaction without a message: up
+// when it answers, paused again (twice as long) when not.
+func (rs *Relays) probe(r *relay) {
+	select {
+	case r.pool.slots <- struct{}{}:
+	default:
+		r.unprobe() // every connection busy: messages will tell
+		return
+	}
+	defer func() { <-r.pool.slots }()
+	ctx, cancel := context.WithTimeout(context.Background(), r.pool.cfg.DialTimeout)
+	defer cancel()
+	sc, err := r.pool.dial(ctx)
+	if err == nil {
+		err = guard(ctx, sc.sock, func() error {
+			if _, err := sc.cmd(2, "MAIL FROM:<>"); err != nil {
+				return err
+			}
+			return sc.reset()
+		})
+		if err != nil {
+			r.pool.discard(sc)
+			err = classify(StageMail, err)
+		}
+	}
+	var se *SendError
+	if errors.As(err, &se) {
+		r.down(rs.cfg.Now(), se, rs.cfg.PauseMin, rs.cfg.PauseMax)
+		return
+	}
+	r.pool.put(sc)
+	r.up()
+	rs.cfg.Logger.Info("delivery: relay back in use", "relay", r.cfg.Name)
 }
 
 // Conns is the connections of every relay together: the engine's workers.
@@ -471,6 +546,12 @@ func (r *relay) down(now time.Time, se *SendError, lo, hi time.Duration) {
 
 // Close closes every relay's pool and gives back unused tokens.
 func (rs *Relays) Close() error {
+	select {
+	case <-rs.stop:
+	default:
+		close(rs.stop)
+	}
+	rs.probes.Wait()
 	for _, r := range rs.relays {
 		r.tok.Lock()
 		if err := r.giveBack(context.Background(), rs.rates); err != nil {

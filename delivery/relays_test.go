@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"herald/eventually"
 	"herald/smtptest"
 )
 
@@ -547,5 +548,42 @@ func TestHeaderFromDomain(t *testing.T) {
 		if got := headerFromDomain([]byte(msg)); got != want {
 			t.Errorf("headerFromDomain(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+// With ProbeEvery, a paused relay is probed on its own when its pause
+// ends (pauses doubling while it fails) and comes back without a message
+// having to try it.
+func TestRelaysProbeInBackground(t *testing.T) {
+	t.Parallel()
+	flaky, steady := smtptest.Start(t), smtptest.Start(t)
+	flaky.Refuse(smtptest.AtMail, "*", 421, "", "later")
+	rs := relaysOver(t, flaky.URL()+"&name=flaky&weight=5 "+steady.URL()+"&name=steady", &testClock{}, func(c *RelaysConfig) {
+		c.Now, c.PauseMin, c.ProbeEvery = time.Now, 20*time.Millisecond, 5*time.Millisecond
+	})
+	ctx, carrier := WithCarrier(context.Background())
+	if err := rs.Send(ctx, "b@herald.test", []string{"first@example.test"}, fromMsg("news@herald.test", 0)); err != nil || carrier() != "steady" {
+		t.Fatalf("first: %v by %q", err, carrier())
+	}
+	status := func() RelayStatus {
+		st, err := rs.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st[0]
+	}
+	// The background probes fail: the pause grows past its first 20 ms.
+	eventually.True(t, 10*time.Second, "a longer pause", func() bool {
+		s := status()
+		return s.Paused && s.PausedUntil.Sub(s.LastErrorAt) >= 80*time.Millisecond
+	})
+	flaky.Lift(smtptest.AtMail, "*")
+	eventually.True(t, 10*time.Second, "flaky back in use", func() bool { return !status().Paused })
+	if flaky.Count() != 0 {
+		t.Fatalf("the probes sent %d messages", flaky.Count())
+	}
+	_, carriers := sendAll(t, rs, 12, 1, news)
+	if carriers["flaky"] != 10 || carriers["steady"] != 2 {
+		t.Fatalf("carriers after the probe %v", carriers)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Transport hands built messages to whatever carries them: the SMTP pool or the
@@ -224,5 +225,6 @@ func Open(smtpURL string, o OpenOptions) (Transport, error) {
 		}
 		return NewSMTPPool(cfg, maxConns), nil
 	}
-	return NewRelays(RelaysConfig{Relays: relays, LocalName: o.LocalName, MaxConns: maxConns, Rates: o.Rates, Logger: o.Logger}), nil
+	return NewRelays(RelaysConfig{Relays: relays, LocalName: o.LocalName, MaxConns: maxConns, Rates: o.Rates, Logger: o.Logger,
+		ProbeEvery: time.Second}), nil
 }
