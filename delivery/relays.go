@@ -66,8 +66,9 @@ type RelaysConfig struct {
 //     Send when the failure came before the message was complete (the
 //     relay cannot have taken it); after the final dot without an answer
 //     (InFlight) it is not resent here: the ledger retries it as ever.
-//   - the first message after a pause is the probe; the other messages
-//     keep away from the relay until it answered.
+//   - once a pause is over the relay is probed: by the prober
+//     (ProbeEvery) on a connection of its own, else by the next message;
+//     the other messages keep away from the relay until it answered.
 //
 // When every relay that may carry a message is paused, or over its rate
 // with the next window more than MaxWait away, Send answers a temporary
