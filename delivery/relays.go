@@ -296,7 +296,11 @@ func (rs *Relays) Send(ctx context.Context, from string, to []string, msg []byte
 			return nil
 		}
 		if !errors.As(err, &se) || ctx.Err() != nil || !relayFault(se) {
-			r.done() // the relay answered: it is up, whatever it said of this message
+			if se != nil && se.Code != 0 {
+				r.up() // the relay answered: it is up, whatever it said of this message
+			} else {
+				r.unprobe() // nothing was asked of it (a stale claim, an unusable address)
+			}
 			return err
 		}
 		r.down(rs.cfg.Now(), se, rs.cfg.PauseMin, rs.cfg.PauseMax)
@@ -516,9 +520,6 @@ func (r *relay) up() {
 	r.pause, r.pausedUntil, r.probing = 0, time.Time{}, false
 	r.mu.Unlock()
 }
-
-// done ends a probe that the relay answered.
-func (r *relay) done() { r.up() }
 
 // unprobe ends a probe that never reached the relay.
 func (r *relay) unprobe() {
