@@ -47,6 +47,7 @@ const (
 	NavTemplates     = "templates"
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"
+	NavRelays        = "relays"
 	NavAutomations   = "automations" // equals views/automations.NavAutomations
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"

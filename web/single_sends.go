@@ -724,6 +724,15 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 	if d.AB, err = w.abTestOf(ctx, acct, ss); err != nil {
 		return err
 	}
+	if w.opt.Relays != nil {
+		rc, err := w.svc.SingleSends.Relays(ctx, acct, ss.ID)
+		if err != nil {
+			return err
+		}
+		for _, r := range rc {
+			d.Relays = append(d.Relays, singlesends.RelayCount{Name: r.Relay, N: r.N})
+		}
+	}
 	name, err := w.targetNamer(ctx, acct)
 	if err != nil {
 		return err

@@ -39,6 +39,12 @@ type Options struct {
 	// Hearing is how this herald hears back from relays and providers
 	// (decisions.md 7), for the bounce setup page.
 	Hearing Hearing
+	// Relays reports the relays when HERALD_SMTP_URL names several (or
+	// one with relay parameters), for the Relays page; nil otherwise.
+	Relays RelayReporter
+	// Mail is how mail leaves: the relays' URLs without passwords, ""
+	// for the outbox.
+	Mail string
 	// Webhooks configure the provider webhooks (hooks.go).
 	Webhooks WebhookOptions
 }
@@ -224,6 +230,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/senders/:id/rotate-key", service.ActSenders, w.rotateSender)
 
 	r.get("/outbox", service.ActRead, w.listOutbox)
+	r.get("/relays", service.ActPrepare, w.relaysPage)
 	r.get("/outbox/:id", service.ActRead, w.showOutboxMessage)
 	r.get("/outbox/:id/raw", service.ActRead, w.rawOutboxMessage)
 

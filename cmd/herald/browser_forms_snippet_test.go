@@ -221,7 +221,7 @@ func TestBrowserSignupSnippet(t *testing.T) {
 	for email, fm := range map[string]*models.Form{"ann@example.com": plain, "bob@example.com": redirecting, "cy@example.com": plain} {
 		c := contact(email)
 		if c.Status != models.ContactUnconfirmed || c.FirstName != "Ann" || c.Consent.Source != models.ConsentForm || c.Consent.FormID != fm.ID ||
-			c.Consent.UserAgent != phoneUA || c.Consent.Text != service.ConsentText(fm) {
+			c.Consent.UserAgent != phoneUA || c.Consent.Text != service.ConsentText(service.FormPageLocale(fm, ""), fm) {
 			t.Fatalf("contact %+v", c)
 		}
 	}

@@ -269,6 +269,15 @@ type Detail struct {
 	CSRF     string
 	Waves    []Wave  // a local-time send's waves
 	AB       *ABTest // its A/B subject test; nil: none
+	// Relays are the relays that carried its messages and how many each,
+	// when herald sends through several.
+	Relays []RelayCount
+}
+
+// RelayCount is how many of a send's messages one relay carried.
+type RelayCount struct {
+	Name string
+	N    int64
 }
 
 // Wave is one release time of a local-time send.
