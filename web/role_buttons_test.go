@@ -252,7 +252,7 @@ func TestButtonsFollowRoles(t *testing.T) {
 		"/outbox", "/suppressions/global", "/suppressions/groups", "/suppressions/groups/{group}", "/suppressions/groups/{group}/edit",
 		"/suppressions/bounced", "/suppressions/reports", "/suppressions/setup", "/notifications", "/event-webhooks", "/event-webhooks/{hook}",
 		"/account", "/docs/api", "/team", "/audit-log", "/suppressions/lifted", "/segments/{segment}/why",
-		"/templates/designs/{design}/preview", "/contacts/{contact}/history",
+		"/templates/designs/{design}/preview", "/contacts/{contact}/history", "/relays", "/help/people-and-machines",
 	}
 	seen := map[service.Role]int{}
 	for _, role := range []service.Role{service.RoleOwner, service.RoleEditor, service.RoleViewer} {
