@@ -32,6 +32,9 @@ func formInput(c *fiber.Ctx, f *form) service.FormInput {
 		GroupIDs:      f.Array("group_ids"),
 		RedirectURL:   f.Get("redirect_url"),
 		Language:      f.Get("language"),
+		// Extra fields: the form's own confirmation mail ("" herald's).
+		ConfirmSubject: f.Get("confirm_subject"),
+		ConfirmBody:    f.Get("confirm_body"),
 	}
 }
 

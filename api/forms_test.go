@@ -75,3 +75,55 @@ func TestFormsAPI(t *testing.T) {
 		t.Fatalf("after delete %+v", forms)
 	}
 }
+
+// TestFormsAPIConfirmMailFields: the extra fields confirm_subject and
+// confirm_body round-trip through save, update and the list (JSON and
+// form-encoded), a body without the placeholder is refused, and update
+// without them is herald's own mail again.
+func TestFormsAPIConfirmMailFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ct, err := e.svc.ContactTypes.Create(ctx, e.a.id, "Readers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "Hallo <b>du</b>!\n\nBestätige hier: ((confirm_url))"
+	r := e.a.send("POST", "/api/forms/save", `{"name":"Weekly","contact_type_id":`+itoa(ct.ID)+`,"confirm_subject":"Bitte bestätigen","confirm_body":`+jsonString(t, body)+`}`)
+	if r.Code != 200 {
+		t.Fatalf("save: %s", r.raw)
+	}
+	var saved struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(r.Message, &saved); err != nil {
+		t.Fatal(err)
+	}
+	forms := list[models.Form](t, e.a.send("GET", "/api/forms", nil), "forms")
+	if len(forms) != 1 || forms[0].ConfirmSubject != "Bitte bestätigen" || forms[0].ConfirmBody != body {
+		t.Fatalf("list %+v", forms)
+	}
+	expectVAL(t, e.a.send("POST", "/api/forms/save", form("name", "W", "contact_type_id", itoa(ct.ID), "confirm_body", "Click the link")), map[string][]string{
+		"confirm_body": {"The confirm body must contain ((confirm_url)), where the link that confirms the address goes."},
+	})
+	expectOK(t, e.a.send("POST", "/api/forms/update?id="+itoa(saved.ID), form("name", "Weekly", "contact_type_id", itoa(ct.ID),
+		"confirm_subject", "Confirm, please", "confirm_body", "((confirm_url))")), "Updated Successfully")
+	forms = list[models.Form](t, e.a.send("GET", "/api/forms", nil), "forms")
+	if forms[0].ConfirmSubject != "Confirm, please" || forms[0].ConfirmBody != "((confirm_url))" {
+		t.Fatalf("after update %+v", forms[0])
+	}
+	expectOK(t, e.a.send("POST", "/api/forms/update?id="+itoa(saved.ID), form("name", "Weekly", "contact_type_id", itoa(ct.ID))), "Updated Successfully")
+	forms = list[models.Form](t, e.a.send("GET", "/api/forms", nil), "forms")
+	if forms[0].ConfirmSubject != "" || forms[0].ConfirmBody != "" {
+		t.Fatalf("after an update without them %+v", forms[0])
+	}
+}
+
+func jsonString(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

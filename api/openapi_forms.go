@@ -1,6 +1,9 @@
 package api
 
-import "herald/service"
+import (
+	"herald/models"
+	"herald/service"
+)
 
 // The sign-up forms' part of the OpenAPI document (decisions.md 10).
 
@@ -13,7 +16,9 @@ var formBody = obj{
 	"fields":          atMost(service.MaxFormFields, strings_("Custom field names shown on the form (`fields[]` repeated, or `fields[0]` …).")),
 	"group_ids":       atMost(service.MaxFormGroups, obj{"type": "array", "items": obj{"type": "integer"}, "description": "Unsubscribe groups the person may choose: chosen ones are left (the person gets their mail), the others offered are joined."}),
 	"redirect_url":    obj{"type": "string", "maxLength": 2048, "description": "An http(s) address the hosted form sends the person to after signing up; empty: herald's own page."},
-	"language":        obj{"type": "string", "maxLength": 35, "description": "IETF language tag of the public pages (`de`, `pt-BR`)."},
+	"language":        obj{"type": "string", "maxLength": 35, "description": "IETF language tag of the public pages and the confirmation mail (`de`, `pt-BR`); empty: the person's browser language."},
+	"confirm_subject": obj{"type": "string", "maxLength": 255, "description": "Extra field: the confirmation mail's subject, sent as written (not translated); no line breaks. Empty: herald's subject in the person's language."},
+	"confirm_body":    obj{"type": "string", "maxLength": service.MaxConfirmBody, "description": "Extra field: the confirmation mail's text, sent as written (not translated): plain text (escaped; a blank line starts a paragraph) that must contain `" + models.ConfirmURLPlaceholder + "`, replaced by the confirmation link. Empty: herald's mail in the person's language."},
 }
 
 func formOps() []op {
@@ -41,7 +46,7 @@ func formSchemas() obj {
 			"id": integer(""), "user_id": integer(""), "public_id": str(""), "name": str(""),
 			"contact_type_id": integer(""), "double_opt_in": flag(""),
 			"fields": arrayOf(obj{"type": "string"}), "group_ids": arrayOf(obj{"type": "integer"}),
-			"redirect_url": str(""), "language": str(""),
+			"redirect_url": str(""), "language": str(""), "confirm_subject": str("\"\": herald's subject."), "confirm_body": str("\"\": herald's mail."),
 			"created_at": timestamp(""), "updated_at": timestamp(""),
 		}),
 	}

@@ -12,8 +12,9 @@
 //     DMARCRecord for the sender's other DNS records.
 //   - Transports: the outbox (NewOutbox over an OutboxStore the service layer
 //     implements) and the SMTP pool (NewSMTPPool: reused connections, PIPELINING
-//     when the relay offers it, smtpconn.go), chosen by OpenTransport from
-//     HERALD_SMTP_URL. Every Send failure is a *SendError saying whether a retry
+//     when the relay offers it, smtpconn.go), or Relays over several pools
+//     (relays.go: routing by From domain, weights, failover, rates counted in
+//     a RateStore), chosen by Open from HERALD_SMTP_URL. Every Send failure is a *SendError saying whether a retry
 //     may succeed.
 //   - Sending: Engine claims ledger rows from a Store, builds and sends them on
 //     Conns workers and records outcomes in group commits, with at most

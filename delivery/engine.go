@@ -34,6 +34,9 @@ type Outcome struct {
 	// *SendError carries the relay's answer (Verdict reads it); any other
 	// error is a message that could not be built (a failure of the send).
 	Err error
+	// Relay is the name of the relay that took the message, when the
+	// transport is Relays (WithCarrier); "" otherwise.
+	Relay string
 }
 
 // ErrSkip is what a Job's Build returns when its message must not be sent
@@ -227,10 +230,11 @@ func (e *Engine) Run(ctx context.Context) {
 				// hands nothing to the transport.
 				msg, err := j.Build()
 				slots <- struct{}{}
+				relay := ""
 				if err == nil { // ErrSkip, ErrStale and ErrHeld: nothing was sent
-					err = e.send(sendCtx, j, msg)
+					relay, err = e.send(sendCtx, j, msg)
 				}
-				outcomes <- Outcome{Job: j, Err: err}
+				outcomes <- Outcome{Job: j, Err: err, Relay: relay}
 			}
 		}()
 	}
@@ -268,14 +272,18 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-func (e *Engine) send(ctx context.Context, j *Job, msg []byte) error {
+// send hands one message to the transport; relay is the relay that took
+// it, when the transport says.
+func (e *Engine) send(ctx context.Context, j *Job, msg []byte) (relay string, err error) {
 	if e.cfg.JobContext != nil {
 		ctx = e.cfg.JobContext(ctx, j)
 	}
 	if j.Fresh != nil {
 		ctx = WithFence(ctx, j.Fresh)
 	}
-	return e.transport.Send(ctx, j.From, []string{j.To}, msg)
+	ctx, carrier := WithCarrier(ctx)
+	err = e.transport.Send(ctx, j.From, []string{j.To}, msg)
+	return carrier(), err
 }
 
 // claimBatch is how many jobs one claim asks for.

@@ -427,13 +427,17 @@ func (p *SMTPPool) transact(ctx context.Context, sc *smtpConn, from string, to [
 		return staleError(stage), true
 	}
 	if ctx.Err() != nil {
-		return ctxError(ctx, stage), true
+		serr = ctxError(ctx, stage)
+		serr.InFlight = sc.dotSent
+		return serr, true
 	}
 	var se *smtp.SMTPError
 	if errors.As(err, &se) && se.Code == 421 {
 		broken = true // the server is closing the connection
 	}
-	return classify(stage, err), broken
+	serr = classify(stage, err)
+	serr.InFlight = sc.dotSent && !isReply(err)
+	return serr, broken
 }
 
 // guard runs f, closing the connection if ctx ends first (the connection only knows

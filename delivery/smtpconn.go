@@ -37,6 +37,9 @@ type smtpConn struct {
 	ext      map[string]string // EHLO keywords (upper case) and their parameters
 	cfg      *SMTPConfig
 	lastUsed time.Time
+	// dotSent: the last transaction sent the dot that ends its message,
+	// so the relay may have taken it even when no answer came.
+	dotSent bool
 	// dirty: its last transaction failed and must be ended with RSET before
 	// the next. After a success no RSET is needed (RFC 5321 3.3: MAIL starts
 	// a new transaction), which saves a round trip per message.
@@ -312,6 +315,7 @@ func (sc *smtpConn) auth(a sasl.Client) error {
 // it answers false the dot is not sent, the server keeps nothing, and the
 // error is ErrStale (the connection, left inside DATA, is broken).
 func (sc *smtpConn) transact(from string, to []string, msg []byte, utf8 bool, fresh func() bool) (stage string, broken bool, err error) {
+	sc.dotSent = false
 	mail := "MAIL FROM:<" + from + ">"
 	if sc.has("8BITMIME") { // as go-smtp: allowed for 7-bit content too
 		mail += " BODY=8BITMIME"
@@ -350,6 +354,7 @@ func (sc *smtpConn) transact(from string, to []string, msg []byte, utf8 bool, fr
 		return stage, true, ErrStale
 	}
 	sc.w.WriteString(end)
+	sc.dotSent = true
 	if err := sc.w.Flush(); err != nil {
 		return stage, true, err
 	}

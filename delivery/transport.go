@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Transport hands built messages to whatever carries them: the SMTP pool or the
@@ -42,7 +44,13 @@ type SendError struct {
 	Enhanced  EnhancedCode // RFC 3463 status code of the reply, zero when it had none
 	Message   string       // the server's text (without the enhanced code), or what went wrong
 	Stage     string       // Stage… constant: where it failed
-	Err       error        // the underlying error, for errors.Is/As
+	// InFlight is true when the whole message went to the relay and no
+	// answer came back (a timeout or a dropped connection after the dot
+	// that ends DATA): the relay may have taken it, so it must not be
+	// handed to another relay now (the ledger's retry may send it twice,
+	// the in-flight bound).
+	InFlight bool
+	Err      error // the underlying error, for errors.Is/As
 }
 
 // Error is the whole reply with where it came, as it is stored in the
@@ -171,27 +179,52 @@ const DefaultMaxConns = 10
 
 // OpenTransport picks the transport HERALD_SMTP_URL asks for: the outbox over
 // store when smtpURL is empty, else an SMTP pool of maxConns connections
-// (DefaultMaxConns when maxConns < 1). It fails only on a malformed URL.
+// (DefaultMaxConns when maxConns < 1), or Relays for several relays. It
+// fails only on a malformed URL.
 func OpenTransport(smtpURL string, maxConns int, store OutboxStore) (Transport, error) {
-	return OpenTransportAs(smtpURL, "", maxConns, store)
+	return Open(smtpURL, OpenOptions{MaxConns: maxConns, Outbox: store})
 }
 
 // OpenTransportAs is OpenTransport whose SMTP pool greets the relay with
 // EHLO localName (HERALD_HELO_NAME, or the host of HERALD_BASE_URL), unless
 // the URL names one itself with helo=; "" keeps "localhost".
 func OpenTransportAs(smtpURL, localName string, maxConns int, store OutboxStore) (Transport, error) {
+	return Open(smtpURL, OpenOptions{LocalName: localName, MaxConns: maxConns, Outbox: store})
+}
+
+// OpenOptions are what Open needs besides HERALD_SMTP_URL.
+type OpenOptions struct {
+	LocalName string      // EHLO name of a relay whose URL names none
+	MaxConns  int         // HERALD_SMTP_MAX_CONNS
+	Outbox    OutboxStore // the outbox's store, when HERALD_SMTP_URL is empty
+	// Rates counts relays' messages for their limits and the console;
+	// nil: this process's own (MemoryRates).
+	Rates  RateStore
+	Logger *slog.Logger
+}
+
+// Open picks the transport HERALD_SMTP_URL asks for: the outbox when it is
+// empty; the SMTP pool, as it always was, for one URL without the
+// parameters of several relays; else Relays.
+func Open(smtpURL string, o OpenOptions) (Transport, error) {
 	if strings.TrimSpace(smtpURL) == "" {
-		return NewOutbox(store), nil
+		return NewOutbox(o.Outbox), nil
 	}
-	cfg, err := ParseSMTPURL(smtpURL)
+	relays, err := ParseRelays(smtpURL)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.LocalName == "" {
-		cfg.LocalName = localName
-	}
+	maxConns := o.MaxConns
 	if maxConns < 1 {
 		maxConns = DefaultMaxConns
 	}
-	return NewSMTPPool(cfg, maxConns), nil
+	if len(relays) == 1 && relays[0].plain() {
+		cfg := relays[0].SMTP
+		if cfg.LocalName == "" {
+			cfg.LocalName = o.LocalName
+		}
+		return NewSMTPPool(cfg, maxConns), nil
+	}
+	return NewRelays(RelaysConfig{Relays: relays, LocalName: o.LocalName, MaxConns: maxConns, Rates: o.Rates, Logger: o.Logger,
+		ProbeEvery: time.Second}), nil
 }

@@ -142,7 +142,7 @@ func TestEveryMessageRendersInEveryLanguage(t *testing.T) {
 			t.Fatalf("Match(%q) = %v, %v", lang, l, ok)
 		}
 		for id, forms := range src {
-			args := []any{"Email", "a@example.com", "Status", "404", "Day", 5, "Month", "x", "MonthNumber", 1, "Year", 2027}
+			args := []any{"Email", "a@example.com", "Form", "Weekly news", "Status", "404", "Day", 5, "Month", "x", "MonthNumber", 1, "Year", 2027, "Name", "Shop"}
 			if len(forms) > 1 {
 				for _, n := range []int{0, 1, 2, 3, 5, 12, 21, 22, 25, 101, 1000000} {
 					if s := l.N(id, n, args...); s == id || strings.Contains(s, "<no value>") || !strings.Contains(s, l.Number(int64(n))) && lang != "ja" {

@@ -21,14 +21,24 @@ type Form struct {
 	GroupIDs      JSONIDs     `gorm:"column:group_ids" json:"group_ids"`
 	// RedirectURL is where the hosted form sends the person after a
 	// sign-up ("" shows herald's own thank-you page).
-	RedirectURL string    `json:"redirect_url"`
-	Language    string    `json:"language"`
-	CreatedAt   Timestamp `json:"created_at"`
-	UpdatedAt   Timestamp `json:"updated_at"`
+	RedirectURL string `json:"redirect_url"`
+	Language    string `json:"language"`
+	// ConfirmSubject and ConfirmBody are the account's own confirmation
+	// mail, sent as written ("": herald's wording, in the person's
+	// language). The body is plain text with the ((confirm_url))
+	// placeholder.
+	ConfirmSubject string    `json:"confirm_subject"`
+	ConfirmBody    string    `json:"confirm_body"`
+	CreatedAt      Timestamp `json:"created_at"`
+	UpdatedAt      Timestamp `json:"updated_at"`
 }
 
 // TableName names the table.
 func (Form) TableName() string { return "forms" }
+
+// ConfirmURLPlaceholder stands, in a form's ConfirmBody, for the link that
+// confirms the address: a body of the account's must hold it.
+const ConfirmURLPlaceholder = "((confirm_url))"
 
 // FormConfirmation is one confirmation mail of a double-opt-in sign-up.
 // Only the hash of its link's token is kept.
@@ -43,7 +53,11 @@ type FormConfirmation struct {
 	SentAt      *Timestamp // nil: not sent (yet)
 	ExpiresAt   Timestamp  //
 	ConfirmedAt *Timestamp //
-	CreatedAt   Timestamp  //
+	// Language is the person's language picked at the sign-up (the
+	// contact's, the form's or the browser's; an IETF tag, "" before it
+	// was kept): herald's mail spoke it, and the link's page answers in it.
+	Language  string    //
+	CreatedAt Timestamp //
 }
 
 // TableName names the table.

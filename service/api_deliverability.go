@@ -90,3 +90,9 @@ func NewResolver(server string) (*deliverability.Resolver, error) {
 func OneClickWarning(baseURL string) string {
 	return deliverability.OneClickWarning(baseURL)
 }
+
+// NewRelayRates is deliverability.NewRelayRates: the relays' rate store
+// shared by every process on the database.
+func NewRelayRates(db *core.DB) *deliverability.RelayRates {
+	return deliverability.NewRelayRates(db)
+}

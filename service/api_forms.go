@@ -24,9 +24,12 @@ const (
 	MinFillTime     = audience.MinFillTime
 	ConfirmValidFor = audience.ConfirmValidFor
 	ResendAfter     = audience.ResendAfter
+	MaxConfirmBody  = audience.MaxConfirmBody
 )
 
 var (
 	ConsentText       = audience.ConsentText
+	FormPageLocale    = audience.PageLocale
+	ErrSignupTooFast  = audience.ErrTooFast
 	DefaultFormLimits = audience.DefaultFormLimits
 )

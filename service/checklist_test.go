@@ -116,17 +116,26 @@ func TestChecklistFromDomain(t *testing.T) {
 			t.Fatal(err)
 		}
 		it := itemOf(t, items, service.RuleFromDomain)
-		if it.Severity != tc.want || !strings.Contains(it.Message, tc.says) {
+		if it.Severity != tc.want || !strings.Contains(it.Text(), tc.says) {
 			t.Errorf("%s: got %+v, want %s saying %q", tc.from, it, tc.want, tc.says)
 		}
 	}
+	// The console lists a domain's findings one a line, under the verdict.
+	items, err := c.Evaluate(ctx, acct, []service.ChecklistSubject{{From: "news@bad.example", HasSender: true, HTML: goodDesign, PostalAddr: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it := itemOf(t, items, service.RuleFromDomain); it.Message != "The domain bad.example is not authenticated:" || len(it.Details) != 2 {
+		t.Errorf("domain item %+v: want the verdict and its two findings apart", it)
+	}
+	asked = asked[:len(asked)-1]
 	if want := []string{"good.example", "bad.example", "loose.example", "new.example"}; !reflect.DeepEqual(asked, want) {
 		t.Errorf("asked %v, want %v", asked, want)
 	}
 	// Two emails of one domain: checked once.
 	asked = nil
 	s := service.ChecklistSubject{From: "a@good.example", HasSender: true, HTML: goodDesign}
-	items, err := c.Evaluate(ctx, acct, []service.ChecklistSubject{s, s})
+	items, err = c.Evaluate(ctx, acct, []service.ChecklistSubject{s, s})
 	if err != nil || len(asked) != 1 {
 		t.Fatalf("asked %v, %v", asked, err)
 	}

@@ -538,7 +538,7 @@ func TestChecklistReadsDomainChecks(t *testing.T) {
 	if _, err := svc.DomainChecks.CheckNow(ctx, acct, "shop.example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if it := rule(); it.Severity != service.SeverityFailure || !strings.Contains(it.Message, "DKIM") {
+	if it := rule(); it.Severity != service.SeverityFailure || !strings.Contains(it.Text(), "DKIM") {
 		t.Fatalf("key not published: %+v", it)
 	}
 	publishKey(t, svc, srv, acct, "shop.example.com")

@@ -17,10 +17,14 @@ import (
 
 // formBench is a service whose one form takes posts from PerIP 10 a
 // minute per address (the default) and a per-form limit set by the
-// benchmark.
-func formBench(b *testing.B, perForm int, double bool) (*service.Service, *models.Form) {
+// benchmark; now, if given, is the service's clock.
+func formBench(b *testing.B, perForm int, double bool, now ...func() time.Time) (*service.Service, *models.Form) {
 	b.Helper()
-	svc := dbtest.Service(b, service.Config{BaseURL: "http://herald.test", FormLimits: service.FormLimits{PerIP: 10, PerForm: perForm, Window: time.Minute}})
+	cfg := service.Config{BaseURL: "http://herald.test", FormLimits: service.FormLimits{PerIP: 10, PerForm: perForm, Window: time.Minute}}
+	if len(now) > 0 {
+		cfg.Now = now[0]
+	}
+	svc := dbtest.Service(b, cfg)
 	ctx := context.Background()
 	acct := servicetest.NewAccount(&testing.T{}, svc, "owner@herald.test")
 	ct, err := svc.ContactTypes.Create(ctx, acct, "Readers")
@@ -68,9 +72,12 @@ func BenchmarkFormSignup(b *testing.B) {
 }
 
 // BenchmarkFormLimitReached: posts to a form past its limit, as a flood
-// sees them: refused (429) without a write.
+// sees them: refused (429) without a write. The clock stands still: a
+// run crossing into the next minute would start a fresh window and take
+// posts again.
 func BenchmarkFormLimitReached(b *testing.B) {
-	svc, fm := formBench(b, 5, false)
+	at := time.Now()
+	svc, fm := formBench(b, 5, false, func() time.Time { return at })
 	for range 5 {
 		if err := normalPost(svc, fm); err != nil {
 			b.Fatal(err)
@@ -130,6 +137,46 @@ func BenchmarkFormFlood(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 			b.ReportMetric(float64(flooded.Load())/b.Elapsed().Seconds(), "flood-posts/s")
+		})
+	}
+}
+
+// BenchmarkFormCounterLogging (PostgreSQL only): the sign-ups of
+// BenchmarkFormSignup with the post counters' table (form_hits) switched
+// between LOGGED and UNLOGGED every 50 posts in one run, so that both are
+// measured under the same load of a shared machine; reports each one's
+// posts/s. Logged, every counted post is a commit waiting for a WAL flush.
+func BenchmarkFormCounterLogging(b *testing.B) {
+	for _, double := range []bool{false, true} {
+		b.Run(fmt.Sprintf("double=%v", double), func(b *testing.B) {
+			svc, fm := formBench(b, 1<<30, double)
+			if svc.DB.Dialect != "postgres" {
+				b.Skip("UNLOGGED tables are PostgreSQL's")
+			}
+			modes := []string{"UNLOGGED", "LOGGED"}
+			var spent [2]time.Duration
+			var posts [2]int
+			i := 0
+			for b.Loop() {
+				m := (i / 50) % 2
+				if i%50 == 0 {
+					if err := svc.DB.W.Exec("ALTER TABLE form_hits SET " + modes[m]).Error; err != nil {
+						b.Fatal(err)
+					}
+				}
+				i++
+				t0 := time.Now()
+				if err := normalPost(svc, fm); err != nil {
+					b.Fatal(err)
+				}
+				spent[m] += time.Since(t0)
+				posts[m]++
+			}
+			for m, name := range []string{"unlogged", "logged"} {
+				if posts[m] > 0 {
+					b.ReportMetric(float64(posts[m])/spent[m].Seconds(), name+"-posts/s")
+				}
+			}
 		})
 	}
 }

@@ -3,9 +3,13 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,7 +210,7 @@ func TestFormDoubleOptInConfirmsOnAPersonsClickOnly(t *testing.T) {
 	}
 	c := f.contact(t, "ann@example.com")
 	if c.Status != models.ContactUnconfirmed || c.Consent.Source != "form" || c.Consent.FormID != fm.ID || c.Consent.IP != "198.51.100.7" ||
-		c.Consent.UserAgent != personUA || c.Consent.Text != service.ConsentText(fm) || c.Consent.At == nil || c.Consent.ConfirmedAt != nil || c.Language != "de" {
+		c.Consent.UserAgent != personUA || c.Consent.Text != service.ConsentText(service.FormPageLocale(fm, ""), fm) || !strings.HasPrefix(c.Consent.Text, "Mit Ihrer Anmeldung") || c.Consent.At == nil || c.Consent.ConfirmedAt != nil || c.Language != "de" {
 		t.Fatalf("new contact %+v", c)
 	}
 	if !f.smtp.WaitCount(1, 5*time.Second) {
@@ -489,5 +493,114 @@ func TestFormSignupLiftsAnErasure(t *testing.T) {
 	}
 	if erased, err := f.svc.Privacy.Erased(f.ctx, f.acct, "gone@example.com"); err != nil || erased {
 		t.Fatalf("still erased: %v %v", erased, err)
+	}
+}
+
+// TestFormSignupAndConfirmAcrossProcesses: a sign-up taken by one process
+// and confirmed through the other (and the reverse) is seen at once by
+// both: the contact's status and consent read through either process's
+// Contacts, and the subscribe then confirm events written once each, even
+// when a person's click reaches both processes at the same moment.
+func TestFormSignupAndConfirmAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	f := newFormsFix(t, service.FormLimits{})
+	// The endpoint is saved before either process reads which accounts
+	// want events (each keeps that list for up to two seconds).
+	if _, err := f.svc.EventWebhooks.Save(f.ctx, f.acct, service.EventWebhookInput{URL: "https://hooks.example/forms", Events: []string{"subscribe", "confirm"}}); err != nil {
+		t.Fatal(err)
+	}
+	fm := f.form(t, "1")
+	procs := map[string]*service.Service{"first": f.svc, "second": f.other}
+	status := func(email string) map[string]models.ContactView {
+		t.Helper()
+		id := f.contact(t, email).ID
+		out := map[string]models.ContactView{}
+		for name, p := range procs {
+			v, err := p.Contacts.Get(f.ctx, f.acct, id)
+			if err != nil {
+				t.Fatalf("%s process reads %s: %v", name, email, err)
+			}
+			out[name] = *v
+		}
+		return out
+	}
+	events := func(email string) []string {
+		t.Helper()
+		var kinds []string
+		if err := f.other.DB.R.Model(&models.Event{}).Where("user_id = ? AND email = ?", f.acct, email).Order("id").Pluck("kind", &kinds).Error; err != nil {
+			t.Fatal(err)
+		}
+		return kinds
+	}
+	type signup struct {
+		email         string
+		takes, clicks []string // the processes that take the post and the person's click(s)
+	}
+	cases := []signup{
+		{"ann@example.com", []string{"first"}, []string{"second"}},
+		{"bob@example.com", []string{"second"}, []string{"first"}},
+	}
+	// Double clicks reaching both processes at once, a few times over so
+	// that their transactions do overlap.
+	for i := range 8 {
+		cases = append(cases, signup{"double" + strconv.Itoa(i) + "@example.com", []string{"first"}, []string{"first", "second", "first", "second"}})
+	}
+	for i, tc := range cases {
+		in := person("198.51.100." + strconv.Itoa(40+i))
+		in.Email = tc.email
+		if _, err := procs[tc.takes[0]].Forms.Submit(f.ctx, fm.PublicID, in); err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range status(tc.email) {
+			if v.Status != models.ContactUnconfirmed || v.Consent.Source != models.ConsentForm || v.Consent.FormID != fm.ID || v.Consent.ConfirmedAt != nil {
+				t.Fatalf("%s after the sign-up, read by the %s process: %+v", tc.email, name, v.Contact)
+			}
+		}
+		if got := events(tc.email); !slices.Equal(got, []string{"subscribe"}) {
+			t.Fatalf("%s: events after the sign-up %v", tc.email, got)
+		}
+		if !f.smtp.WaitCount(i+1, 5*time.Second) {
+			t.Fatalf("%s: no confirmation mail", tc.email)
+		}
+		toks := f.tokensTo(tc.email)
+		if len(toks) != 1 {
+			t.Fatalf("%s: tokens %v", tc.email, toks)
+		}
+		f.clock.Advance(time.Minute) // past the window in which a click is a gateway's scan
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make([]error, len(tc.clicks))
+		for j, name := range tc.clicks {
+			wg.Go(func() {
+				<-start
+				r, err := procs[name].Forms.Confirm(f.ctx, toks[0], false, hit("GET", personUA))
+				if err == nil && r.State != service.Confirmed {
+					err = fmt.Errorf("state %v", r.State)
+				}
+				errs[j] = err
+			})
+		}
+		close(start)
+		wg.Wait()
+		for j, err := range errs {
+			if err != nil {
+				t.Fatalf("%s: the click on the %s process: %v", tc.email, tc.clicks[j], err)
+			}
+		}
+		for name, v := range status(tc.email) {
+			if v.Status != models.ContactConfirmed || v.Consent.ConfirmedAt == nil {
+				t.Fatalf("%s after the click, read by the %s process: %+v", tc.email, name, v.Contact)
+			}
+		}
+		if got := events(tc.email); !slices.Equal(got, []string{"subscribe", "confirm"}) {
+			t.Fatalf("%s: events after the click %v, want subscribe then confirm once", tc.email, got)
+		}
+		// Following the link again on the process that took the post adds nothing.
+		if r, err := procs[tc.takes[0]].Forms.Confirm(f.ctx, toks[0], true, hit("POST", personUA)); err != nil || r.State != service.Confirmed {
+			t.Fatalf("%s again: %v %+v", tc.email, err, r)
+		}
+		if got := events(tc.email); len(got) != 2 {
+			t.Fatalf("%s: events after a second click %v", tc.email, got)
+		}
 	}
 }

@@ -28,7 +28,7 @@ var areaImports = map[string][]string{
 func TestLayout(t *testing.T) {
 	t.Parallel()
 	const svc = "herald/service"
-	lower := []string{"herald/models", "herald/delivery", "herald/migrations", "herald/templates", "herald/world"}
+	lower := []string{"herald/models", "herald/delivery", "herald/migrations", "herald/templates", "herald/world", "herald/i18n"}
 	may := map[string][]string{ // folder below service/ → the herald packages its code may import
 		"core":            lower,
 		"internal/record": append([]string{svc + "/core"}, lower...),

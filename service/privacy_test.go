@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"herald/dbtest"
 	"herald/models"
 	"herald/service"
 	"herald/service/servicetest"
@@ -234,5 +236,58 @@ func TestLiftErasureInsideATransaction(t *testing.T) {
 	}
 	if erased, err := f.Svc.Privacy.Erased(f.Ctx, f.Acct, "again@example.com"); err != nil || erased {
 		t.Fatalf("erased %v, %v", erased, err)
+	}
+}
+
+// The erasure finds an address's rows through an index in every table it
+// reads by address, never by reading every account's rows. SQLite's plan
+// is read as it is; PostgreSQL picks a sequential scan of a small test
+// table whatever its indexes, so its plan is read with sequential scans
+// priced out (a table without a usable index is still scanned then).
+func TestEraseFindsAddressesByIndex(t *testing.T) {
+	t.Parallel()
+	svc := dbtest.Service(t)
+	for _, q := range []string{
+		"UPDATE events SET email = 'x' WHERE user_id = 1 AND email = 'a@example.com'",
+		"UPDATE send_messages SET email = 'x' WHERE email = 'a@example.com' AND user_id = 1",
+		"UPDATE contacts SET alt_email = NULL WHERE user_id = 1 AND alt_email = 'a@example.com'",
+		"UPDATE feedback SET email = 'x' WHERE user_id = 1 AND email = 'a@example.com'",
+		"UPDATE suppressions SET email = 'x' WHERE user_id = 1 AND email = 'a@example.com'",
+		"UPDATE lifted_suppressions SET email = 'x' WHERE user_id = 1 AND email = 'a@example.com'",
+		"UPDATE unsubscribers SET email_address = 'x' WHERE user_id = 1 AND email_address = 'a@example.com'",
+		"DELETE FROM outbox_messages WHERE user_id = 1 AND rcpt_to = 'a@example.com'",
+		"UPDATE untied_reports SET email = 'x' WHERE email = 'a@example.com'",
+	} {
+		table := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(q, "UPDATE "), "DELETE FROM "))[0]
+		var plan []string
+		err := svc.DB.W.Transaction(func(tx *gorm.DB) error {
+			if svc.DB.Dialect == "sqlite" {
+				var rows []struct {
+					ID, Parent, Notused int
+					Detail              string
+				}
+				if err := tx.Raw("EXPLAIN QUERY PLAN " + q).Scan(&rows).Error; err != nil {
+					return err
+				}
+				for _, r := range rows {
+					plan = append(plan, r.Detail)
+				}
+				return nil
+			}
+			if err := tx.Exec("SET LOCAL enable_seqscan = off").Error; err != nil {
+				return err
+			}
+			return tx.Raw("EXPLAIN "+q).Pluck("QUERY PLAN", &plan).Error
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		all := strings.Join(plan, "\n")
+		scan := strings.Contains(all, "Seq Scan on "+table) || slices.ContainsFunc(plan, func(d string) bool {
+			return d == "SCAN "+table || (strings.HasPrefix(d, "SCAN "+table+" ") && !strings.Contains(d, "INDEX"))
+		})
+		if scan || len(plan) == 0 {
+			t.Errorf("%s reads every row:\n%s", q, all)
+		}
 	}
 }

@@ -171,7 +171,7 @@ func TestTeamInvitations(t *testing.T) {
 		t.Fatal("the token is not stored hashed")
 	}
 	// The invitation mail is filed under the inviting account (Outbox page).
-	if got := mem.Messages()[0]; !strings.Contains(string(got.Data), "Join Ada on Herald") {
+	if got := mem.Messages()[0]; !strings.Contains(string(got.Data), "Subject: Ada invited you to join their team on Herald") {
 		t.Fatalf("mail: %s", got.Data)
 	}
 	pending, err := svc.Team.Invitations(ctx, owner.ID)

@@ -42,6 +42,7 @@ func (m Message) Header() mail.Header {
 type Server struct {
 	Addr string // host:port
 	srv  *smtp.Server
+	ln   net.Listener
 	// Discard keeps only counts, not message bodies (benchmarks).
 	Discard bool
 
@@ -194,7 +195,7 @@ func Listen(addr string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.srv, s.Addr = srv, ln.Addr().String()
+	s.srv, s.ln, s.Addr = srv, ln, ln.Addr().String()
 	go func() { _ = srv.Serve(ln) }()
 	return s, nil
 }
@@ -202,8 +203,13 @@ func Listen(addr string) (*Server, error) {
 // URL is the HERALD_SMTP_URL of the server.
 func (s *Server) URL() string { return "smtp://" + s.Addr + "?tls=none" }
 
-// Close stops the server.
-func (s *Server) Close() error { return s.srv.Close() }
+// Close stops the server: its address refuses connections from then on
+// (the listener is closed here too, in case Serve has not started yet).
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	s.ln.Close()
+	return err
+}
 
 // Fail makes RCPT of rcpt answer codes, one per attempt, then accept.
 func (s *Server) Fail(rcpt string, codes ...int) {

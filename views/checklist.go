@@ -6,6 +6,9 @@ type ChecklistItem struct {
 	Rule     string
 	Severity string // ok, warning, failure
 	Message  string
+	Details  []string // the verdict's findings, one a line
+	FixURL   string   // the page where a failure or warning is fixed; "" when it is fixed here
+	FixLabel string   // that link's words
 }
 
 // Checklist is the pre-send checklist panel of the compose page and of an

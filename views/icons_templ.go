@@ -196,13 +196,48 @@ func Icon(name string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+		case "form":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<rect x=\"4\" y=\"3\" width=\"16\" height=\"18\" rx=\"2\"></rect> <path d=\"M8 8h8M8 12h8\"></path> <rect x=\"8\" y=\"15.5\" width=\"5\" height=\"2.5\" rx=\"0.8\"></rect>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "webhook":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "<circle cx=\"6\" cy=\"17\" r=\"2.5\"></circle> <circle cx=\"18\" cy=\"17\" r=\"2.5\"></circle> <circle cx=\"12\" cy=\"6\" r=\"2.5\"></circle> <path d=\"M10.8 8.2 7.2 14.8M13.2 8.2l3.6 6.6M8.5 17h7\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "team":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<circle cx=\"12\" cy=\"7.5\" r=\"3\"></circle> <circle cx=\"5\" cy=\"10\" r=\"2.2\"></circle> <circle cx=\"19\" cy=\"10\" r=\"2.2\"></circle> <path d=\"M6.5 20c.6-3.2 2.8-5 5.5-5s4.9 1.8 5.5 5M1.8 18.5c.4-2 1.6-3.3 3.2-3.6M22.2 18.5c-.4-2-1.6-3.3-3.2-3.6\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "book":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<path d=\"M4 5.5A2.5 2.5 0 0 1 6.5 3H20v15H6.5A2.5 2.5 0 0 0 4 20.5z\"></path> <path d=\"M4 20.5A2.5 2.5 0 0 0 6.5 23H20v-5\"></path> <path d=\"M8.5 8h7M8.5 11.5h5\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "history":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "<path d=\"M3.5 12a8.5 8.5 0 1 0 2.5-6\"></path> <path d=\"M3 3.5V8h4.5\"></path> <path d=\"M12 7.5V12l3 2\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "server":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<rect x=\"3\" y=\"4\" width=\"18\" height=\"7\" rx=\"1.5\"></rect> <rect x=\"3\" y=\"13\" width=\"18\" height=\"7\" rx=\"1.5\"></rect> <path d=\"M7 7.5h.01M7 16.5h.01M11 7.5h6M11 16.5h6\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		case "mail":
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<path d=\"M21 12.5V6a1 1 0 0 0-1-1H4a1 1 0 0 0-1 1v12a1 1 0 0 0 1 1h9\"></path> <path d=\"m3.5 6 8.5 6.5L20.5 6\"></path> <path d=\"m16 19 2.5 2.5L23 17\"></path>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 		case "inbox":
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<path d=\"M3 13h5l1.5 3h5L16 13h5\"></path> <path d=\"M5.5 5h13L21 13v6a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1v-6z\"></path>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<path d=\"M3 13h5l1.5 3h5L16 13h5\"></path> <path d=\"M5.5 5h13L21 13v6a1 1 0 0 1-1 1H4a1 1 0 0 1-1-1v-6z\"></path>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</svg>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</svg>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -232,7 +267,7 @@ func Logo() templ.Component {
 			templ_7745c5c3_Var2 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<svg class=\"logo\" viewBox=\"0 0 32 32\" width=\"28\" height=\"28\" aria-hidden=\"true\" focusable=\"false\"><rect width=\"32\" height=\"32\" rx=\"8\" fill=\"var(--brand, #4f46e5)\"></rect> <path d=\"M24.5 7.5 14 18M24.5 7.5l-6.5 17-4-6.5-6.5-4z\" fill=\"none\" stroke=\"#fff\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\"></path></svg>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<svg class=\"logo\" viewBox=\"0 0 32 32\" width=\"28\" height=\"28\" aria-hidden=\"true\" focusable=\"false\"><rect width=\"32\" height=\"32\" rx=\"8\" fill=\"var(--brand, #4f46e5)\"></rect> <path d=\"M24.5 7.5 14 18M24.5 7.5l-6.5 17-4-6.5-6.5-4z\" fill=\"none\" stroke=\"#fff\" stroke-width=\"2\" stroke-linecap=\"round\" stroke-linejoin=\"round\"></path></svg>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -22,10 +22,10 @@ type Page struct {
 	CSRF  string       // the session's token, put on <body hx-headers> and in forms
 	User  *models.User // nil on the pages shown before login
 	// Member is the teammate logged in (nil: the owner) and Role its
-	// role's label; Admin hides the owner's and admins' entries otherwise.
+	// role's label (what it may do reaches the components through the
+	// context: views.Can).
 	Member *models.Member
 	Role   string
-	Admin  bool
 	Flash  *Flash // shown once, then gone
 
 	// Styles and Scripts are the page's own files under /static, loaded
@@ -48,6 +48,7 @@ const (
 	NavSenders       = "senders"
 	NavOutbox        = "outbox"
 	NavMessages      = "messages"
+	NavRelays        = "relays"
 	NavAutomations   = "automations" // equals views/automations.NavAutomations
 	NavSingleSends   = "single-sends"
 	NavBounced       = "bounced"
@@ -61,7 +62,22 @@ const (
 // Flash is a one-time message shown at the top of the content.
 type Flash struct {
 	Kind    string // FlashSuccess, FlashError or FlashInfo
-	Message string
+	Message string // a line, or a head line and a list of items, one a line
+}
+
+// Lines splits a message of several lines into its head and the items
+// listed under it; a message of one line has no items.
+func (f Flash) Lines() (head string, items []string) {
+	head, rest, ok := strings.Cut(f.Message, "\n")
+	if !ok {
+		return f.Message, nil
+	}
+	for _, it := range strings.Split(rest, "\n") {
+		if it = strings.TrimSpace(it); it != "" {
+			items = append(items, it)
+		}
+	}
+	return head, items
 }
 
 // The kinds of flash message.

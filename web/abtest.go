@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -50,7 +51,7 @@ func (w *Web) abTestOf(ctx context.Context, acct int64, ss *models.SingleSend) (
 		return nil, err
 	}
 	out := &singlesends.ABTest{Share: t.Share, Metric: t.Metric, Wait: t.Wait, DecideAt: t.DecideAt, Winner: t.Winner, Held: t.Held,
-		Rest: singlesends.ABFigures(t.Rest)}
+		Rest: singlesends.ABFigures(t.Rest), Waiting: t.Winner == 0 && time.Until(t.DecideAt) > 0}
 	for _, v := range t.Variants {
 		out.Variants = append(out.Variants, singlesends.ABVariant{N: v.N, Subject: v.Subject, Preheader: v.Preheader,
 			ABFigures: singlesends.ABFigures(v.VariantFigures), Winner: v.Winner})

@@ -54,6 +54,28 @@ func TestSingleSendABTest(t *testing.T) {
 		t.Fatalf("edit form:\n%s", text(first(r.doc, "#send-ab")))
 	}
 
+	// While the test waits, the winner may be chosen now: the wait ends
+	// and the scheduler's next round decides.
+	later := time.Now().Add(4 * time.Hour).UnixMilli()
+	s.exec("UPDATE single_sends SET status = 2, resolved = 1, ab_decide_at = ? WHERE id = ?", later, ss.ID)
+	r = c.get("/single-sends/" + utr)
+	if first(r.doc, `#send-ab-test form#ab-decide-form button#ab-decide-now`) == nil {
+		t.Fatalf("no way to choose the winner now:\n%s", text(first(r.doc, "#send-ab-test")))
+	}
+	r = c.post("/single-sends/"+utr+"/ab/decide", nil)
+	wantRedirect(t, r, "/single-sends/"+utr)
+	if got := s.get(utr).ABDecideAt; got >= later || got > time.Now().UnixMilli() {
+		t.Fatalf("decide at %d after choosing now (was %d)", got, later)
+	}
+	r = c.get("/single-sends/" + utr)
+	if first(r.doc, "#ab-decide-now") != nil {
+		t.Fatal("the button stays after the wait ended")
+	}
+	wantRedirect(t, c.post("/single-sends/"+utr+"/ab/decide", nil), "/single-sends/"+utr)
+	if got := text(first(c.get("/single-sends/"+utr).doc, "#flash .flash")); !strings.Contains(got, "no longer waiting") {
+		t.Fatalf("a second choice: flash %q", got)
+	}
+
 	// The ledger as a decided test leaves it: B won, the rest got it.
 	decided := time.Date(2030, 5, 1, 14, 0, 0, 0, time.UTC).UnixMilli()
 	s.exec("UPDATE single_sends SET status = 3, resolved = 1, triggered = 6, ab_decide_at = ?, ab_winner = 2 WHERE id = ?", decided, ss.ID)

@@ -23,7 +23,7 @@ func (w *Web) account(c *fiber.Ctx) error {
 func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	u := user(c)
 	d := account.Data{
-		User: u, CSRF: csrf(c), Member: member(c), Role: actor(c).Role.Label(), Admin: can(c, service.ActSettings),
+		User: u, CSRF: csrf(c), Member: member(c), Role: actor(c).Role.Label(),
 		TimeZone:  account.ZoneForm{Value: u.TimeZone, CSRF: csrf(c)},
 		Password:  account.PasswordForm{CSRF: csrf(c)},
 		TwoFactor: account.TwoFactorForm{On: service.TwoFactorOn(u, member(c)), Available: w.svc.Accounts.TwoFactorAvailable(), CSRF: csrf(c)},

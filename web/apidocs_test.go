@@ -56,3 +56,22 @@ func TestAPIDocsPage(t *testing.T) {
 		t.Fatalf("signed out: %d", r.status)
 	}
 }
+
+// TestPeopleAndMachinesPage: the dashboard's note on human figures links
+// to a console page that lists the rules, not to a file of the repository.
+func TestPeopleAndMachinesPage(t *testing.T) {
+	t.Parallel()
+	a := newTestApp(t, web.Options{})
+	c, _ := a.account("Ann", "ann@example.com")
+	r := c.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	note := first(r.doc, "#human-note")
+	if note == nil || first(note, `a[href="/help/people-and-machines"]`) == nil || strings.Contains(text(note), "MACHINE_ACTIVITY") {
+		t.Fatalf("the dashboard's note: %q", text(note))
+	}
+	r = c.get("/help/people-and-machines")
+	wantStatus(t, r, http.StatusOK)
+	if n := len(all(r.doc, "#machine-rules li")); n != 12 {
+		t.Fatalf("%d rules listed, want 12", n)
+	}
+}

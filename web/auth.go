@@ -44,7 +44,7 @@ func (w *Web) requireLogin(c *fiber.Ctx) error {
 			c.Locals(localMember, m)
 			c.Locals(localActor, a)
 			c.Locals("account", u.ID) // logged by the request log
-			c.SetUserContext(service.WithActor(c.UserContext(), a))
+			c.SetUserContext(views.WithPermissions(service.WithActor(c.UserContext(), a), permissionsOf(a.Role)))
 			return c.Next()
 		}
 		if !service.IsNotFound(err) {

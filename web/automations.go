@@ -412,7 +412,8 @@ func (w *Web) changeState(c *fiber.Ctx, live bool) error {
 	if isValidation(err) {
 		problem, byChecklist := refusal(err), refusedByChecklist(err)
 		if byChecklist {
-			problem = "Not set live: " + strings.Join(fieldErrors(err)[service.ChecklistField], " ")
+			problem = "Not set live: the pre-send checklist fails, and your account refuses such automations.\n" +
+				strings.Join(fieldErrors(err)[service.ChecklistField], "\n")
 		}
 		if !partial(c) {
 			w.flash(c, views.FlashError, problem)

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"slices"
+
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
@@ -14,9 +16,36 @@ import (
 func checklistView(items []service.CheckItem, blocks bool) views.Checklist {
 	c := views.Checklist{Blocks: blocks, Items: make([]views.ChecklistItem, len(items))}
 	for i, it := range items {
-		c.Items[i] = views.ChecklistItem{Rule: it.Rule, Severity: string(it.Severity), Message: it.Message}
+		c.Items[i] = views.ChecklistItem{Rule: it.Rule, Severity: string(it.Severity), Message: it.Message, Details: it.Details}
+		c.Items[i].FixURL, c.Items[i].FixLabel = checklistFix(it.Rule)
 	}
+	// What to fix first: failures, then warnings, then what passed.
+	slices.SortStableFunc(c.Items, func(a, b views.ChecklistItem) int {
+		return severityRank(a.Severity) - severityRank(b.Severity)
+	})
 	return c
+}
+
+func severityRank(s string) int {
+	switch s {
+	case string(service.SeverityFailure):
+		return 0
+	case string(service.SeverityWarning):
+		return 1
+	}
+	return 2
+}
+
+// checklistFix is the console page where a rule's failure is fixed: the
+// design's own rules are fixed on the page that shows the checklist.
+func checklistFix(rule string) (url, label string) {
+	switch rule {
+	case service.RuleFromDomain:
+		return "/senders", "Check the domain's records on its sender"
+	case service.RuleBounceRate, service.RuleComplaintRate:
+		return "/suppressions/global", "See bounces and complaints"
+	}
+	return "", ""
 }
 
 // refusedByChecklist reports whether a validation error is the

@@ -18,7 +18,7 @@ const bareHTML = `<html><body><p>Hello ((first_name)), our autumn sale starts on
 func severities(t *testing.T, r *response) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	for _, li := range all(r.doc, "#checklist-items li") {
+	for _, li := range all(r.doc, "#checklist-items li.checklist-item") {
 		out[attr(li, "data-rule")] = attr(li, "data-severity")
 	}
 	if len(out) == 0 {
@@ -140,6 +140,19 @@ func TestChecklistOnAutomationPage(t *testing.T) {
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	if !strings.Contains(text(first(r.doc, "#live-problem")), "fails the pre-send checklist") || first(r.doc, "#automation-status #checklist-refused") == nil {
 		t.Fatalf("refusal:\n%s", r.body)
+	}
+	// Without htmx the refusal is a flash: its head line, then one
+	// failure a line.
+	r = c.post("/automations/"+a.Utr+"/live", url.Values{})
+	wantStatus(t, r, http.StatusSeeOther)
+	r = c.get("/automations/" + a.Utr)
+	flash := first(r.doc, "[data-flash]")
+	if flash == nil || !strings.Contains(text(first(flash, "p")), "Not set live: the pre-send checklist fails") {
+		t.Fatalf("flash:\n%s", r.body)
+	}
+	items := all(flash, "li")
+	if len(items) < 2 || !strings.HasPrefix(text(items[0]), "Email 1: The design has no unsubscribe link") {
+		t.Fatalf("flash items %d: %q", len(items), text(flash))
 	}
 	if cur, _ := s.a.svc.Automations.Get(ctx, s.acct, a.Utr); cur.Status != 0 {
 		t.Fatal("went live")

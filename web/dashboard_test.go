@@ -106,6 +106,14 @@ func TestDashboardShowsRatesHealthAndSteps(t *testing.T) {
 	if !strings.Contains(text(first(r.doc, "#dash-complaints")), "0.3 %") {
 		t.Errorf("the complaint warning does not name the limit: %q", text(first(r.doc, "#dash-complaints")))
 	}
+	// The gauges mark the thresholds the levels above use, in the same words.
+	var marks []string
+	for _, m := range all(r.doc, "#dash-health-chart text.chart-label") {
+		marks = append(marks, text(m))
+	}
+	if got := strings.Join(marks, "|"); !strings.Contains(got, "1 % keep under|2 % limit") || !strings.Contains(got, "0.1 % asked|0.3 % limit") {
+		t.Errorf("health marks %q", got)
+	}
 	if n := first(r.doc, "#chart-sent svg"); n == nil || !strings.Contains(attr(n, "aria-label"), "3 messages sent, 1 unique human open and 0 unique human clicks (raw, proxies and scanners included: 2 opens") {
 		t.Fatalf("sent chart: %v", attr(n, "aria-label"))
 	}
@@ -199,5 +207,26 @@ func TestDashboardGreetsTheMember(t *testing.T) {
 		if first(r.doc, "#"+id) == nil {
 			t.Errorf("the owner is not offered %s", id)
 		}
+	}
+}
+
+// TestDashboardSaysWhereAnABTestStands: a send whose A/B test is still
+// trying its variants says so, with its share and when the winner goes
+// out, rather than a delivered rate stuck at the test's share.
+func TestDashboardSaysWhereAnABTestStands(t *testing.T) {
+	t.Parallel()
+	s := newSendSetup(t)
+	ss := s.create("Split subjects")
+	decide := time.Now().Add(2 * time.Hour).UTC()
+	s.exec("UPDATE single_sends SET status = ?, sent_at = ?, triggered = 10, delivered = 2, ab_subjects = ?, ab_share = 20, ab_decide_at = ? WHERE id = ?",
+		models.SendRunning, models.DateTime{Time: time.Now().UTC()}, `["Spring","Summer"]`, decide.UnixMilli(), ss.ID)
+	r := s.c.get("/dashboard")
+	wantStatus(t, r, http.StatusOK)
+	row := first(r.doc, `#recent-sends tr[data-utr="`+ss.Utr+`"]`)
+	if row == nil {
+		t.Fatalf("no row:\n%.3000s", r.body)
+	}
+	if got := text(first(row, ".rate-delivered")); !strings.HasPrefix(got, "A/B test: 20 % sent, winner at ") || strings.Contains(got, "20.0%") {
+		t.Fatalf("delivered cell %q", got)
 	}
 }

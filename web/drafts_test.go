@@ -66,6 +66,10 @@ func TestSaveDraftFromTheComposePage(t *testing.T) {
 	if ss = s.get(utr); !isDraft(ss) || ss.SingleSendName != "Spring letter 2" {
 		t.Fatalf("draft update: %q status %d armed %d", ss.SingleSendName, ss.Status, ss.Armed)
 	}
+	r = c.get("/single-sends/" + utr)
+	if !strings.Contains(r.body, "Not scheduled: a draft is not sent until you schedule it or send it now") || strings.Contains(r.body, "As soon as it is saved") {
+		t.Fatalf("a draft's page says when it leaves:\n%.4000s", r.body)
+	}
 	r = c.post("/single-sends/"+utr, s.form("Spring letter 2"))
 	wantRedirect(t, r, "/single-sends/"+utr)
 	if ss = s.get(utr); ss.Armed != 1 || ss.Status != models.SendInitiate {

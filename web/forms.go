@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
@@ -39,9 +40,10 @@ func formSettings(c *fiber.Ctx) (forms.Form, service.FormInput) {
 	})
 	double := formValue(c, "double_opt_in") != ""
 	f := forms.Form{Name: formValue(c, "name"), ContactTypeID: formValue(c, "contact_type_id"), DoubleOptIn: double, Fields: fields,
-		GroupIDs: groups, RedirectURL: formValue(c, "redirect_url"), Language: formValue(c, "language"), CSRF: csrf(c)}
+		GroupIDs: groups, RedirectURL: formValue(c, "redirect_url"), Language: formValue(c, "language"),
+		ConfirmSubject: formValue(c, "confirm_subject"), ConfirmBody: formValue(c, "confirm_body"), CSRF: csrf(c)}
 	in := service.FormInput{Name: f.Name, ContactTypeID: f.ContactTypeID, DoubleOptIn: "0", Fields: fields, GroupIDs: groups,
-		RedirectURL: f.RedirectURL, Language: f.Language}
+		RedirectURL: f.RedirectURL, Language: f.Language, ConfirmSubject: f.ConfirmSubject, ConfirmBody: f.ConfirmBody}
 	if double {
 		in.DoubleOptIn = "1"
 	}
@@ -51,7 +53,7 @@ func formSettings(c *fiber.Ctx) (forms.Form, service.FormInput) {
 // settingsOf is the settings form of a stored form.
 func settingsOf(c *fiber.Ctx, fm *models.Form) forms.Form {
 	f := forms.Form{ID: fm.ID, Name: fm.Name, ContactTypeID: strconv.FormatInt(fm.ContactTypeID, 10), DoubleOptIn: fm.DoubleOptIn == 1,
-		Fields: fm.Fields, RedirectURL: fm.RedirectURL, Language: fm.Language, CSRF: csrf(c)}
+		Fields: fm.Fields, RedirectURL: fm.RedirectURL, Language: fm.Language, ConfirmSubject: fm.ConfirmSubject, ConfirmBody: fm.ConfirmBody, CSRF: csrf(c)}
 	for _, g := range fm.GroupIDs {
 		f.GroupIDs = append(f.GroupIDs, strconv.FormatInt(g, 10))
 	}
@@ -124,7 +126,10 @@ func (w *Web) formPreview(c *fiber.Ctx, fm *models.Form) (public.SignupPage, []m
 	if err != nil {
 		return public.SignupPage{}, nil, nil, err
 	}
-	return public.SignupPage{Form: fm, Fields: fields, Groups: groups, Consent: service.ConsentText(fm), Text: public.EnglishSignup, Preview: true},
+	// As people see it: in the form's language (English when it has none
+	// and their browser names none either).
+	l := service.FormPageLocale(fm, "")
+	return public.SignupPage{T: l, Form: fm, Fields: fields, Groups: groups, Consent: service.ConsentText(l, fm), Preview: true},
 		fields, groups, nil
 }
 
@@ -142,8 +147,10 @@ func (w *Web) formDetail(c *fiber.Ctx, status int, id int64, edit *forms.Form) e
 		return err
 	}
 	url := w.svc.Forms.PublicURL(fm)
+	subject, body := w.svc.Forms.ConfirmationPreview(fm)
 	d := forms.Detail{Form: *fm, Edit: settingsOf(c, fm), Choices: ch, PublicURL: url, Preview: p,
-		Snippet: forms.Snippet(url, *fm, fields, groups, service.ConsentText(fm)), CanEdit: can(c, service.ActPrepare)}
+		Snippet: forms.Snippet(p.T, url, *fm, fields, groups, p.Consent), Mail: forms.MailPreview{Subject: subject, HTML: body},
+		CanEdit: can(c, service.ActPrepare)}
 	if edit != nil {
 		d.Edit = *edit
 		d.Edit.ID = fm.ID
@@ -196,6 +203,7 @@ func (w *Web) previewForm(c *fiber.Ctx) error {
 	if f.DoubleOptIn {
 		draft.DoubleOptIn = 1
 	}
+	draft.Language, draft.ConfirmSubject, draft.ConfirmBody = strings.TrimSpace(f.Language), f.ConfirmSubject, f.ConfirmBody
 	draft.Fields, draft.GroupIDs = f.Fields, nil
 	for _, g := range f.GroupIDs {
 		if gid, err := service.ParseID(g); err == nil {
@@ -206,7 +214,8 @@ func (w *Web) previewForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, forms.Preview(p))
+	subject, body := w.svc.Forms.ConfirmationPreview(&draft)
+	return render(c, fiber.StatusOK, templ.Join(forms.Preview(p), forms.MailBox(forms.MailPreview{Subject: subject, HTML: body}, true)))
 }
 
 func (w *Web) deleteForm(c *fiber.Ctx) error {

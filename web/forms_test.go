@@ -77,6 +77,40 @@ func TestFormPages(t *testing.T) {
 	if got, _ := a.svc.Forms.Get(ctx, acct, fm.ID); got.Name != "Renamed" || got.DoubleOptIn != 0 || got.Language != "de" {
 		t.Fatalf("updated %+v", got)
 	}
+	// The form speaks German now: its preview, its snippet and its
+	// confirmation mail's preview.
+	r = c.get(detail)
+	wantStatus(t, r, http.StatusOK)
+	if got := text(first(r.doc, "#form-mail-subject")); got != "Bitte bestätigen Sie Ihr Abonnement" {
+		t.Errorf("mail preview subject %q", got)
+	}
+	if srcdoc := attr(first(r.doc, "#form-mail-frame"), "srcdoc"); !strings.Contains(srcdoc, `lang="de"`) || !strings.Contains(srcdoc, "Ja, ich möchte mich anmelden") {
+		t.Errorf("mail preview %s", srcdoc)
+	}
+	if !strings.Contains(text(first(r.doc, "#form-snippet")), "E-Mail-Adresse") || !strings.Contains(text(first(r.doc, "#form-preview")), "Abonnieren") {
+		t.Errorf("the snippet or preview is not German: %s", r.body)
+	}
+	// The own confirmation mail: the placeholder is required; the preview
+	// (live, out of band) shows the text escaped.
+	own := url.Values{"name": {"Renamed"}, "contact_type_id": {strconv.FormatInt(ct.ID, 10)}, "language": {"de"},
+		"confirm_subject": {"Hallo <du>"}, "confirm_body": {"Klick <hier>"}}
+	r = c.post(detail, own)
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if !strings.Contains(text(first(r.doc, "#form-settings")), "The confirm body must contain ((confirm_url))") {
+		t.Fatalf("no placeholder error: %s", r.body)
+	}
+	own.Set("confirm_body", "Klick <hier>: ((confirm_url))")
+	r = c.hxPost(detail+"/preview", own)
+	wantStatus(t, r, http.StatusOK)
+	box := first(r.doc, `#form-mail-preview[hx-swap-oob="true"]`)
+	if box == nil || text(first(box, "#form-mail-subject")) != "Hallo <du>" ||
+		!strings.Contains(attr(first(box, "iframe"), "srcdoc"), "Klick &lt;hier&gt;: <a href=") {
+		t.Fatalf("live mail preview: %s", r.body)
+	}
+	wantStatus(t, c.post(detail, own), http.StatusSeeOther)
+	if got, _ := a.svc.Forms.Get(ctx, acct, fm.ID); got.ConfirmSubject != "Hallo <du>" || got.ConfirmBody != "Klick <hier>: ((confirm_url))" {
+		t.Fatalf("own mail not saved %+v", got)
+	}
 	// Another account sees none of it.
 	other, _ := a.account("Bob", "bob@example.com")
 	if r := other.get(detail); r.status != http.StatusNotFound {

@@ -31,6 +31,7 @@ type testApp struct {
 	t   *testing.T
 	app *fiber.App
 	svc *service.Service
+	web *web.Web
 }
 
 func newTestApp(t *testing.T, opt web.Options) *testApp {
@@ -57,7 +58,7 @@ func newTestAppOn(t *testing.T, svc *service.Service, opt web.Options) *testApp 
 	})
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(static.FS)}))
 	w.Mount(app)
-	return &testApp{t: t, app: app, svc: svc}
+	return &testApp{t: t, app: app, svc: svc, web: w}
 }
 
 // client is a browser: it keeps cookies and the CSRF token of the last

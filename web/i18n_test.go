@@ -82,6 +82,10 @@ func TestPreferencesSpeakTheRecipientsLanguage(t *testing.T) {
 	if got := text(first(r.doc, "p.lead strong")); got != "ann@example.com" {
 		t.Errorf("the address is not emphasised: %q", got)
 	}
+	// The page names whose mail it is: the send's sender.
+	if got := text(first(r.doc, "#prefs-from")); got != de.T("prefs.from", "Name", "Shop") || got != "E-Mails von Shop" {
+		t.Errorf("the sender is not named: %q", got)
+	}
 
 	r = c.do("GET", "/u/"+tok["bob@example.org"], nil, false, "Accept-Language", "fr-CH, fr;q=0.9, en;q=0.5")
 	wantLanguage(t, r, "fr", fr.T("prefs.title"))
@@ -89,8 +93,15 @@ func TestPreferencesSpeakTheRecipientsLanguage(t *testing.T) {
 		t.Errorf("French page lacks its button:\n%.2000s", r.body)
 	}
 
+	// A group whose description only repeats its name shows the name once.
+	s.exec("UPDATE unsubscribe_groups SET description = group_name WHERE id = ?", s.group)
 	r = c.get("/u/" + tok["bob@example.org"])
 	wantLanguage(t, r, "en", "Email preferences")
+	for _, l := range all(r.doc, "#preferences label") {
+		if sm := first(l, "small"); sm != nil && strings.EqualFold(text(sm), text(first(l, "strong"))) {
+			t.Errorf("the group reads %q twice", text(sm))
+		}
+	}
 
 	// Saving keeps the language: the page after the redirect says so in German.
 	r = c.do("POST", "/u/"+tok["ann@example.com"], url.Values{"save": {"1"}, "leave[]": {itoa(s.group)}}, false)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -11,6 +12,7 @@ import (
 	"herald/delivery"
 	"herald/models"
 	"herald/service"
+	"herald/views"
 	"herald/views/public"
 )
 
@@ -21,10 +23,11 @@ import (
 // console's CSRF token; the form's public id and the link's token are all
 // they need. Every other route keeps the console's CSRF check.
 func (w *Web) mountForms(app *fiber.App) {
-	app.Get("/f/:id", w.formPage)
-	app.Post("/f/:id", w.formPost)
-	app.Get("/c/:token", w.confirmLink) // GET and HEAD
-	app.Post("/c/:token", w.confirmPost)
+	// A fault answers the public error page in the visitor's language.
+	app.Get("/f/:id", recipientErrors(w.formPage))
+	app.Post("/f/:id", recipientErrors(w.formPost))
+	app.Get("/c/:token", recipientErrors(w.confirmLink)) // GET and HEAD
+	app.Post("/c/:token", recipientErrors(w.confirmPost))
 }
 
 // formHeaders are the headers of the hosted form: the console's policy,
@@ -39,9 +42,16 @@ func formHeaders(c *fiber.Ctx, f *models.Form) {
 	}
 }
 
-// hostedForm is the hosted page of f, with what a post left.
+// hostedForm is the hosted page of f, with what a post left, in the
+// visitor's language: the form's, else the browser's, else English (the
+// person is not known yet; decisions.md 10).
 func (w *Web) hostedForm(c *fiber.Ctx, f *models.Form) (public.SignupPage, error) {
-	p := public.SignupPage{Text: public.EnglishSignup}
+	formLang := ""
+	if f != nil {
+		formLang = f.Language
+	}
+	l := recipientLocale(c, "", formLang)
+	p := public.SignupPage{T: l}
 	if f == nil {
 		return p, nil
 	}
@@ -58,8 +68,8 @@ func (w *Web) hostedForm(c *fiber.Ctx, f *models.Form) (public.SignupPage, error
 	if err != nil {
 		return p, err
 	}
-	p.Lang, p.Action, p.Form, p.Fields, p.Groups, p.Stamp = f.Language, "/f/"+f.PublicID, f, fields, groups, stamp
-	p.Consent = service.ConsentText(f)
+	p.Action, p.Form, p.Fields, p.Groups, p.Stamp = "/f/"+f.PublicID, f, fields, groups, stamp
+	p.Consent = service.ConsentText(l, f)
 	return p, nil
 }
 
@@ -83,7 +93,8 @@ func (w *Web) formPage(c *fiber.Ctx) error {
 // signupInput reads a post of the form: the reserved names, and every
 // other field as a custom value (the service keeps the form's own).
 func (w *Web) signupInput(c *fiber.Ctx) service.SignupInput {
-	in := service.SignupInput{Custom: map[string]string{}, IP: w.clientIP(c), UserAgent: string(c.Request().Header.UserAgent())}
+	in := service.SignupInput{Custom: map[string]string{}, IP: w.clientIP(c), UserAgent: string(c.Request().Header.UserAgent()),
+		AcceptLanguage: strings.Clone(c.Get(fiber.HeaderAcceptLanguage))}
 	c.Request().PostArgs().VisitAll(func(k, v []byte) {
 		val := string(v)
 		switch key := string(k); key {
@@ -169,7 +180,10 @@ func (w *Web) formPost(c *fiber.Ctx) error {
 		if perr != nil {
 			return perr
 		}
-		p.Done = res.Message
+		p.Done = p.T.T("form.subscribed")
+		if res.Message == service.MsgCheckInbox {
+			p.Done = p.T.T("form.check_inbox")
+		}
 		return render(c, fiber.StatusOK, public.FormPage(p))
 	}
 	p, perr := w.hostedForm(c, f)
@@ -196,16 +210,18 @@ func (w *Web) formPost(c *fiber.Ctx) error {
 	status := fiber.StatusUnprocessableEntity
 	switch se.Code {
 	case service.CodeRateLimited:
-		status, p.Message = fiber.StatusTooManyRequests, p.Text.TooMany
+		status, p.Message = fiber.StatusTooManyRequests, p.T.T("form.too_many")
 		retryAfter(c, err)
 	case service.CodeValidation:
 		if len(se.Fields) > 0 {
-			p.Errors = se.Fields
+			p.Errors = signupErrors(p.T, se)
+		} else if errors.Is(err, service.ErrSignupTooFast) {
+			p.Message = p.T.T("form.too_fast")
 		} else {
-			p.Message = se.Message
+			p.Message = p.T.T("form.fix_below")
 		}
 	case service.CodeUnavailable:
-		status, p.Message = fiber.StatusServiceUnavailable, se.Message
+		status, p.Message = fiber.StatusServiceUnavailable, p.T.T("form.unavailable")
 	default:
 		return err
 	}
@@ -213,6 +229,30 @@ func (w *Web) formPost(c *fiber.Ctx) error {
 		p.Values[k] = strings.ToValidUTF8(p.Values[k], "")
 	}
 	return render(c, status, public.FormPage(p))
+}
+
+// signupErrors are the field problems of a sign-up in the visitor's
+// language, by the rule each broke (the service's messages are the API's
+// English).
+func signupErrors(t views.Translator, se *service.Error) map[string][]string {
+	out := make(map[string][]string, len(se.Fields))
+	for field, problems := range se.Problems() {
+		for _, pr := range problems {
+			id := "form.error.invalid"
+			switch pr.Reason {
+			case service.ReasonRequired:
+				id = "form.error.required"
+			case service.ReasonEmail:
+				id = "form.error.email"
+			case service.ReasonMax:
+				id = "form.error.too_long"
+			}
+			if msg := t.T(id); !slices.Contains(out[field], msg) {
+				out[field] = append(out[field], msg)
+			}
+		}
+	}
+	return out
 }
 
 // formJSON answers a sign-up with the API's envelope.
@@ -259,16 +299,19 @@ func (w *Web) confirmPost(c *fiber.Ctx) error {
 func (w *Web) confirm(c *fiber.Ctx, post bool) error {
 	recipientHeaders(c)
 	tok := strings.Clone(c.Params("token"))
-	p := public.ConfirmPage{Action: "/c/" + url.PathEscape(tok), Text: public.EnglishConfirm, State: "unknown"}
+	p := public.ConfirmPage{Action: "/c/" + url.PathEscape(tok), State: "unknown"}
 	h := w.trackHit(c)
 	res, err := w.svc.Forms.Confirm(c.UserContext(), tok, post, delivery.Hit{Method: h.Method, UserAgent: h.UserAgent, IP: h.IP})
 	if err != nil {
 		if !service.IsNotFound(err) {
 			return err
 		}
+		p.T = recipientLocale(c, "", "")
 		return render(c, fiber.StatusNotFound, public.ConfirmationPage(p))
 	}
-	p.Lang, p.FormName = res.Form.Language, res.Form.Name
+	// The language the mail spoke (picked at the sign-up from the
+	// contact's, the form's and the browser's), else the form's.
+	p.T, p.FormName = recipientLocale(c, res.Language, res.Form.Language), res.Form.Name
 	switch res.State {
 	case service.ConfirmAsk:
 		p.State = "ask"

@@ -74,8 +74,8 @@ func TestHostedFormPage(t *testing.T) {
 	// field.
 	snippet := url.Values{"email": {"ann@example.com"}, "first_name": {"Ann"}, "company": {"Acme"}, "website": {""}}
 	r = a.client().do("POST", "/f/"+fm.PublicID, snippet, false, "Origin", "https://shop.example.com")
-	if r.status != 200 || !strings.Contains(r.body, "Check your inbox to confirm.") {
-		t.Fatalf("snippet post: %d %s", r.status, r.body)
+	if r.status != 200 || !strings.Contains(r.body, "Consultez votre boîte de réception pour confirmer.") {
+		t.Fatalf("snippet post (answered in the form's French): %d %s", r.status, r.body)
 	}
 	// JSON, and the same answer for the known address.
 	r = a.client().do("POST", "/f/"+fm.PublicID, snippet, false, "Accept", "application/json")

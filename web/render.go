@@ -65,7 +65,7 @@ func who(c *fiber.Ctx) service.Who {
 // pageOf builds what the layout needs. With pop, the session's flash
 // message is taken (shown once).
 func pageOf(c *fiber.Ctx, title, nav string, pop bool) views.Page {
-	p := views.Page{Title: title, Nav: nav, CSRF: csrf(c), User: user(c), Member: member(c), Admin: can(c, service.ActTeam)}
+	p := views.Page{Title: title, Nav: nav, CSRF: csrf(c), User: user(c), Member: member(c)}
 	if p.User != nil {
 		p.Role = actor(c).Role.Label()
 	}

@@ -1,10 +1,13 @@
 package web
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"herald/models"
 	"herald/service"
+	"herald/views"
 )
 
 // This file is the console's route table with roles: every route behind
@@ -82,3 +85,62 @@ func actorOf(u *models.User, m *models.Member) service.Actor {
 // can reports whether the logged-in person may do action (pages hide what
 // it may not).
 func can(c *fiber.Ctx, action service.Action) bool { return service.Can(actor(c).Role, action) }
+
+// permissionsOf is what the pages of role may show: the same answer
+// allow gives (service.Can), and the reason its refusal would say.
+func permissionsOf(role service.Role) views.Permissions {
+	return views.Permissions{
+		Can: func(a service.Action) bool { return service.Can(role, a) },
+		Why: func(a service.Action) string { return service.Forbidden(role, a).Message },
+	}
+}
+
+// RouteAction says what the console route that serves method and path (a
+// concrete address, such as /contacts/7/delete) declares: its action, or
+// "" for a route open to anyone; found is false when no route serves it.
+// Where patterns overlap (/single-sends/draft and /single-sends/:utr),
+// the one with fewer parameters wins, as Fiber's order of mounting has it.
+// Tests check with it that every button a page shows a role points at a
+// route that role may use.
+func (w *Web) RouteAction(method, path string) (action service.Action, found bool) {
+	best := -1
+	consider := func(key string, act service.Action) {
+		if n := routeMatches(key, method, path); n >= 0 && (best < 0 || n < best) {
+			best, action, found = n, act, true
+		}
+	}
+	for key := range w.open {
+		consider(key, "")
+	}
+	for key, act := range w.actions {
+		consider(key, act)
+	}
+	return action, found
+}
+
+// routeMatches reports how many parameters of key ("METHOD /pattern",
+// Fiber's syntax with :params) it takes to serve method and path, or -1
+// when key does not serve them.
+func routeMatches(key, method, path string) int {
+	m, pattern, ok := strings.Cut(key, " ")
+	if !ok || m != method {
+		return -1
+	}
+	ps, xs := strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return -1
+	}
+	n := 0
+	for i, p := range ps {
+		switch {
+		case strings.HasPrefix(p, ":"):
+			if xs[i] == "" {
+				return -1
+			}
+			n++
+		case p != xs[i]:
+			return -1
+		}
+	}
+	return n
+}

@@ -18,7 +18,11 @@ func (w *Web) recipientsPage(c *fiber.Ctx, seg *models.Segment, q views.ListQuer
 	rows, pager, err := readPage(c.UserContext(), q, segments.SegmentURL(seg.ID), func(ctx context.Context, f service.ListFilter, fn func(*models.SegmentRecipient) error) error {
 		return w.svc.Segments.EachEmail(ctx, acct, seg.ID, f, fn)
 	})
-	return segments.RecipientList{SegmentID: seg.ID, Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c)}, err
+	if err != nil {
+		return segments.RecipientList{}, err
+	}
+	total, err := w.svc.Segments.RecipientCount(c.UserContext(), acct, seg.ID)
+	return segments.RecipientList{SegmentID: seg.ID, Rows: rows, Query: pager.Query, Pager: pager, CSRF: csrf(c), Total: total}, err
 }
 
 // recipientsData is the whole recipients page with form as its add form.

@@ -195,6 +195,12 @@ func TestSegmentBuilder(t *testing.T) {
 	if got := text(first(r.doc, "#segment-recipients .badge")); got != "Matching contact" {
 		t.Fatalf("source %q", got)
 	}
+	if got := text(first(r.doc, "#segment-count")); got != "6 recipients" {
+		t.Fatalf("headline count %q", got)
+	}
+	if first(r.doc, "#segment-remove-help") == nil {
+		t.Fatal("no word on what Remove does to a matching contact")
+	}
 
 	// The list shows it with its count.
 	r = c.get("/segments")

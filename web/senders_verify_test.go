@@ -101,6 +101,9 @@ func TestSenderVerifyLink(t *testing.T) {
 	if r.status != http.StatusOK || first(r.doc, `#sender-verify[data-state="verified"]`) == nil || first(r.doc, "#verify-button") != nil {
 		t.Fatalf("verified link again: %d\n%.2000s", r.status, r.body)
 	}
+	if back := first(r.doc, "a#verify-back"); back == nil || attr(back, "href") != "/senders" {
+		t.Fatalf("the verified page has no way on:\n%.2000s", r.body)
+	}
 
 	// A program's GET verifies and answers the envelope.
 	for _, accept := range []string{"", "*/*", "application/json"} {

@@ -237,7 +237,7 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	if f.Count, err = w.svc.SingleSends.FormAudienceCount(ctx, acct, f.Recipients, f.Excludes, f.GroupID); err != nil {
 		return f, err
 	}
-	if f.Preview, err = w.sendPreview(ctx, acct, f.Template, cur); err != nil {
+	if f.Preview, err = w.sendPreview(ctx, acct, f.Template, f.SenderID, cur); err != nil {
 		return f, err
 	}
 	refused := f.Checklist.Refused
@@ -246,23 +246,30 @@ func (w *Web) fillSendForm(c *fiber.Ctx, f singlesends.Form, cur *models.SingleS
 	return f, err
 }
 
-// sendPreview renders the chosen design with sample values.
-func (w *Web) sendPreview(ctx context.Context, acct int64, choice string, cur *models.SingleSend) (singlesends.Preview, error) {
+// sendPreview renders the chosen design as the account's first contact
+// would get it from the chosen sender (sample values where there is none).
+func (w *Web) sendPreview(ctx context.Context, acct int64, choice, sender string, cur *models.SingleSend) (singlesends.Preview, error) {
 	d, err := w.svc.Designs.SendDesign(ctx, acct, choice, cur)
 	if err != nil || d.TemplateHTML == "" {
 		return singlesends.Preview{}, err
 	}
-	out, err := w.svc.Designs.Preview(ctx, acct, d.TemplateHTML, 0)
-	return singlesends.Preview{HTML: out}, err
+	of := service.PreviewOf{}
+	if id, err := strconv.ParseInt(sender, 10, 64); err == nil && id > 0 {
+		of.SenderID = id
+	}
+	out, shownFor, err := w.svc.Designs.PreviewFor(ctx, acct, d.TemplateHTML, of)
+	if service.IsNotFound(err) && of.SenderID > 0 {
+		// A sender deleted meanwhile: the samples stand in for it.
+		of.SenderID = 0
+		out, shownFor, err = w.svc.Designs.PreviewFor(ctx, acct, d.TemplateHTML, of)
+	}
+	return singlesends.Preview{HTML: out, ShownFor: shownFor, FromSender: of.SenderID > 0}, err
 }
 
 // sendFormPage renders the form page, under the policy that lets the
 // preview frame show the design's inline styles.
 func (w *Web) sendFormPage(c *fiber.Ctx, status int, f singlesends.Form) error {
 	c.Set(fiber.HeaderContentSecurityPolicy, previewCSP)
-	if a := actor(c); !service.Can(a.Role, service.ActSend) {
-		f.CannotSend = service.Forbidden(a.Role, service.ActSend).Message
-	}
 	title := "New single send"
 	if f.Utr != "" {
 		title = "Edit " + f.Name
@@ -598,7 +605,7 @@ func (w *Web) previewSendDesign(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	p, err := w.sendPreview(ctx, acct, c.Query("template"), cur)
+	p, err := w.sendPreview(ctx, acct, c.Query("template"), c.Query("sender_id"), cur)
 	if err != nil {
 		return err
 	}
@@ -673,6 +680,26 @@ func (w *Web) resumeSend(c *fiber.Ctx) error {
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
 
+// decideABNow ends the wait of a send's A/B test: the winner is chosen
+// from the figures so far within the scheduler's next round.
+func (w *Web) decideABNow(c *fiber.Ctx) error {
+	ss, err := w.sendParam(c)
+	if err != nil {
+		return err
+	}
+	err = w.svc.SingleSends.DecideABNow(c.UserContext(), accountID(c), ss.Utr)
+	switch {
+	case service.ErrorCode(err) == service.CodeValidation:
+		// Decided meanwhile (its wait ended, another tab): say so.
+		w.flash(c, views.FlashInfo, "The A/B test of “"+ss.SingleSendName+"” is no longer waiting for its winner.")
+	case err != nil:
+		return err
+	default:
+		w.flash(c, views.FlashSuccess, "The winner of “"+ss.SingleSendName+"” is being chosen from the figures so far; the rest of the audience gets it within a few seconds.")
+	}
+	return redirectTo(c, singlesends.SendURL(ss.Utr))
+}
+
 // showSend is a send's page: its state, what it is made of, its design.
 func (w *Web) showSend(c *fiber.Ctx) error {
 	ctx, acct := c.UserContext(), accountID(c)
@@ -696,6 +723,15 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 	}
 	if d.AB, err = w.abTestOf(ctx, acct, ss); err != nil {
 		return err
+	}
+	if w.opt.Relays != nil {
+		rc, err := w.svc.SingleSends.Relays(ctx, acct, ss.ID)
+		if err != nil {
+			return err
+		}
+		for _, r := range rc {
+			d.Relays = append(d.Relays, singlesends.RelayCount{Name: r.Relay, N: r.N})
+		}
 	}
 	name, err := w.targetNamer(ctx, acct)
 	if err != nil {

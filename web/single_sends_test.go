@@ -268,8 +268,24 @@ func TestSingleSendForm(t *testing.T) {
 			t.Fatalf("%s: srcdoc %.300q", choice, doc)
 		}
 	}
-	if doc := attr(first(c.hxGet("/single-sends/preview?template=design-"+itoa(s.design)).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Alex!") {
+	// The preview shows the account's first contact, and the chosen
+	// sender's name and address rather than a sample brand.
+	r = c.hxGet("/single-sends/preview?template=design-" + itoa(s.design))
+	if doc := attr(first(r.doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") || !strings.Contains(doc, "Northwind Studio") {
 		t.Fatalf("design preview %.300q", doc)
+	}
+	if got := text(first(r.doc, "#send-preview-for")); !strings.Contains(got, "As ann@example.com would get it; choose a sender") {
+		t.Fatalf("preview note %q", got)
+	}
+	r = c.hxGet("/single-sends/preview?template=design-" + itoa(s.design) + "&sender_id=" + itoa(s.sender))
+	if doc := attr(first(r.doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") || !strings.Contains(doc, "Shop, 1 rue de Rivoli") || strings.Contains(doc, "Northwind") {
+		t.Fatalf("preview with the sender %.300q", doc)
+	}
+	if got := text(first(r.doc, "#send-preview-for")); got != "As ann@example.com would get it from the chosen sender." {
+		t.Fatalf("preview note %q", got)
+	}
+	if attr(first(c.get("/single-sends/new").doc, "#send-template"), "hx-include") != "#send-sender" {
+		t.Fatal("the preview does not follow the sender's choice")
 	}
 	if first(c.hxGet("/single-sends/preview?template=").doc, "iframe") != nil {
 		t.Fatal("a preview of nothing")
@@ -413,7 +429,7 @@ func TestSingleSendForm(t *testing.T) {
 	if !strings.Contains(attr(first(r.doc, "#send-template"), "hx-get"), "utr="+utr2) {
 		t.Fatal("the edit form's preview does not name the send")
 	}
-	if doc := attr(first(c.hxGet("/single-sends/preview?template=current&utr="+utr2).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Alex!") {
+	if doc := attr(first(c.hxGet("/single-sends/preview?template=current&utr="+utr2).doc, "iframe"), "srcdoc"); !strings.Contains(doc, "Hello Ann!") {
 		t.Fatalf("current preview %.200q", doc)
 	}
 	// Save it with the design it has (current), now, with a new subject.
@@ -730,14 +746,16 @@ func TestSingleSendProgressAndStatistics(t *testing.T) {
 	if svg == nil || attr(svg, "role") != "img" || !strings.Contains(attr(svg, "aria-label"), "3 opens and 1 click") {
 		t.Fatalf("chart:\n%s", r.body)
 	}
-	if attr(first(svg, "polyline.chart-opens"), "points") == "" || attr(first(svg, "polyline.chart-clicks"), "points") == "" || first(svg, "circle.chart-opens title") == nil {
-		t.Fatal("the chart has no lines or points")
+	// Activity within a minute is one period: drawn as bars, not as two
+	// dots joined across the width.
+	if first(svg, "polyline") != nil || first(svg, "g.chart-bar.chart-opens rect.chart-bar-raw") == nil || first(svg, "g.chart-bar.chart-clicks title") == nil {
+		t.Fatal("the chart of one period has no bars")
 	}
-	// People's opens and clicks drawn dashed beside them: these came with
-	// nothing known of the request, so none counts as a person's.
-	if attr(first(svg, "polyline.chart-human.chart-opens"), "points") == "" || !strings.Contains(attr(svg, "aria-label"), "by people (machines left out): 0 opens and 0 clicks") ||
+	// People's opens and clicks inside the bars: these came with nothing
+	// known of the request, so none counts as a person's.
+	if first(svg, "g.chart-bar.chart-opens rect.chart-bar-human") == nil || !strings.Contains(attr(svg, "aria-label"), "by people (machines left out): 0 opens and 0 clicks") ||
 		first(r.doc, "#send-chart .legend-human") == nil {
-		t.Fatalf("no human lines in the chart: %q", attr(svg, "aria-label"))
+		t.Fatalf("no human part in the chart: %q", attr(svg, "aria-label"))
 	}
 	links := map[string]string{}
 	for _, tr := range all(r.doc, "#send-links tbody tr") {

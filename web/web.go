@@ -39,6 +39,12 @@ type Options struct {
 	// Hearing is how this herald hears back from relays and providers
 	// (decisions.md 7), for the bounce setup page.
 	Hearing Hearing
+	// Relays reports the relays when HERALD_SMTP_URL names several (or
+	// one with relay parameters), for the Relays page; nil otherwise.
+	Relays RelayReporter
+	// Mail is how mail leaves: the relays' URLs without passwords, ""
+	// for the outbox.
+	Mail string
 	// Webhooks configure the provider webhooks (hooks.go).
 	Webhooks WebhookOptions
 }
@@ -120,6 +126,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	r.get("/account", service.ActRead, w.account)
 	r.get("/docs/api", service.ActRead, w.apiDocs)
+	r.get("/help/people-and-machines", service.ActRead, w.humanHelp)
 	r.get("/account/keys", service.ActKeys, w.showKeys)
 	r.post("/account/keys", service.ActKeys, w.rotateKeys)
 	r.post("/account/time-zone", service.ActSettings, w.saveTimeZone)
@@ -224,6 +231,7 @@ func (w *Web) Mount(app *fiber.App) {
 
 	r.get("/messages", service.ActRead, w.listMessages)
 	r.get("/outbox", service.ActRead, w.listOutbox)
+	r.get("/relays", service.ActPrepare, w.relaysPage)
 	r.get("/outbox/:id", service.ActRead, w.showOutboxMessage)
 	r.get("/outbox/:id/raw", service.ActRead, w.rawOutboxMessage)
 
@@ -259,6 +267,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/single-sends/:utr/duplicate", service.ActPrepare, w.duplicateSend)
 	r.post("/single-sends/:utr/delete", service.ActSend, w.deleteSend)
 	r.post("/single-sends/:utr/resume", service.ActSend, w.resumeSend)
+	r.post("/single-sends/:utr/ab/decide", service.ActSend, w.decideABNow)
 
 	r.get("/notifications", service.ActRead, w.listNotifications)
 	r.post("/notifications", service.ActSettings, w.addNotification)

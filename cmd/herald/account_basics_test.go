@@ -156,7 +156,7 @@ func TestAccountResetCommandsMember(t *testing.T) {
 	if _, err := svc.Team.Invite(ctx, u.ID, "bob@example.com", service.RoleEditor); err != nil {
 		t.Fatal(err)
 	}
-	link := outboxLink(t, db, "http://herald.test", "bob@example.com", "You are invited to Ann on Herald", "/invitations/")
+	link := outboxLink(t, db, "http://herald.test", "bob@example.com", "Ann invited you to join their team on Herald", "/invitations/")
 	bob, err := svc.Team.Accept(ctx, link[strings.LastIndex(link, "/")+1:], service.AcceptInput{Name: "Bob", Password: "bobs-passphrase-1"})
 	if err != nil {
 		t.Fatal(err)

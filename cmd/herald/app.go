@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"herald/api"
+	"herald/delivery"
 	"herald/service"
 	"herald/static"
 	"herald/web"
@@ -30,8 +31,9 @@ import (
 const bodyLimit = 10 << 20
 
 // newApp wires the console, the API, the public pages, static files,
-// health and metrics into one Fiber app.
-func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, error) {
+// health and metrics into one Fiber app. relays, when the transport is
+// several relays, feeds the console's Relays page.
+func newApp(ctx context.Context, svc *service.Service, cfg config, relays *delivery.Relays) (*fiber.App, error) {
 	errorHandler := func(c *fiber.Ctx, err error) error {
 		// A request fasthttp could not read (a header block over the read
 		// buffer: 431; a malformed request line) never reached the router:
@@ -101,8 +103,12 @@ func newApp(ctx context.Context, svc *service.Service, cfg config) (*fiber.App, 
 
 	api.New(svc, api.Options{RatePerSecond: cfg.APIRate, MaxUploadBytes: cfg.MaxUploadMB << 20}).Mount(app.Group("/api"))
 
-	w, err := web.New(ctx, svc, web.Options{BaseURL: cfg.BaseURL, MaxUploadBytes: cfg.MaxUploadMB << 20, TrustedProxies: cfg.TrustedProxies,
-		Hearing: cfg.hearing(), Webhooks: cfg.Webhooks})
+	opt := web.Options{BaseURL: cfg.BaseURL, MaxUploadBytes: cfg.MaxUploadMB << 20, TrustedProxies: cfg.TrustedProxies,
+		Hearing: cfg.hearing(), Webhooks: cfg.Webhooks, Mail: cfg.mail()}
+	if relays != nil {
+		opt.Relays = relays
+	}
+	w, err := web.New(ctx, svc, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -25,8 +26,8 @@ import (
 // herald's machine rules rightly take for a program.
 const phoneUA = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36"
 
-// TestBrowserSignupForm: a person fills a double-opt-in form's hosted page
-// on a phone by keyboard, the confirmation mail reaches an SMTP sink, a
+// TestBrowserSignupForm: a person fills a double-opt-in German form's
+// hosted page on a phone by keyboard, the confirmation mail reaches an SMTP sink, a
 // link scanner's GET and a HEAD of its link confirm nothing, and the
 // person's click on it confirms the contact. The pages are axe clean at
 // 390 and 1280 px, scroll no sideways, and the keyboard reaches every
@@ -55,7 +56,7 @@ func TestBrowserSignupForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm, err := svc.Forms.Save(ctx, acct.ID, service.FormInput{Name: "The Weekly Herald", ContactTypeID: strconv.FormatInt(ct.ID, 10),
-		Fields: []string{"company"}, GroupIDs: []string{strconv.FormatInt(g.ID, 10)}, Language: "en-GB"})
+		Fields: []string{"company"}, GroupIDs: []string{strconv.FormatInt(g.ID, 10)}, Language: "de-AT"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,8 @@ func TestBrowserSignupForm(t *testing.T) {
 	for _, width := range []int64{1280, 390} {
 		where := fmt.Sprintf("the hosted form at %d px", width)
 		b.do("open "+where, chromedp.EmulateViewport(width, 900), chromedp.Navigate(page), chromedp.WaitVisible(chromedp.CSS(`input[name="email"]`)))
-		if lang := b.eval(where, `document.documentElement.lang`); lang != "en-GB" {
+		// The form's de-AT is spoken in German (the catalogue's tag).
+		if lang := b.eval(where, `document.documentElement.lang`); lang != "de" {
 			t.Errorf("%s: lang %q", where, lang)
 		}
 		check(where, width, true)
@@ -113,7 +115,7 @@ func TestBrowserSignupForm(t *testing.T) {
 	time.Sleep(service.MinFillTime) // a person takes this long at least: a faster post is a bot's
 	b.do("send the form", chromedp.Focus(chromedp.CSS(`input[name="company"]`)), chromedp.KeyEvent(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS(`[role="status"]`)))
-	if got := b.text("answer", `[role="status"]`); got != "Check your inbox to confirm." {
+	if got := b.text("answer", `[role="status"]`); got != "Bitte prüfen Sie Ihr Postfach, um zu bestätigen." {
 		t.Fatalf("answer %q", got)
 	}
 	check("the answer at 390 px", 390, false)
@@ -131,6 +133,9 @@ func TestBrowserSignupForm(t *testing.T) {
 	m := regexp.MustCompile(regexp.QuoteMeta(base) + `/c/[A-Za-z0-9_-]+`).Find(bytes.ReplaceAll(msg.Data, []byte("=\r\n"), nil))
 	if msg.To != "ann@example.com" || m == nil {
 		t.Fatalf("mail to %s without a link: %s", msg.To, msg.Data)
+	}
+	if subject, err := new(mime.WordDecoder).DecodeHeader(msg.Header().Get("Subject")); err != nil || subject != "Bitte bestätigen Sie Ihr Abonnement" {
+		t.Fatalf("the mail's subject %q (%v): not the form's German", subject, err)
 	}
 	link := string(m)
 
@@ -155,7 +160,7 @@ func TestBrowserSignupForm(t *testing.T) {
 	// click for a mail gateway's scan): one click confirms.
 	time.Sleep(time.Until(msg.At.Add(10*time.Second + 500*time.Millisecond)))
 	b.do("open the link", chromedp.EmulateViewport(390, 900), chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("h1")))
-	if got := b.text("confirmed", "h1"); got != "You are subscribed" {
+	if got := b.text("confirmed", "h1"); got != "Sie sind angemeldet" {
 		t.Fatalf("confirmation page %q", got)
 	}
 	for _, v := range b.axeCheck("the confirmation page") {

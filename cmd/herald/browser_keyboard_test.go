@@ -297,7 +297,7 @@ func TestBrowserKeyboard(t *testing.T) {
 		"/single-sends", "/single-sends/new", "/single-sends/calendar",
 		"/single-sends/" + f.scheduled.Utr, "/single-sends/" + f.scheduled.Utr + "/edit", "/single-sends/" + f.completed.Utr,
 		"/automations", "/automations/" + f.auto.Utr, "/automations/" + f.auto.Utr + "/emails/" + f.email.Utr + "/edit",
-		"/notifications", "/event-webhooks", "/team", "/audit-log", "/account/2fa",
+		"/notifications", "/event-webhooks", "/team", "/audit-log", "/account/2fa", "/help/people-and-machines",
 		"/templates/editor", "/templates/designs/" + itoa(f.design.ID) + "/edit", "/automations/" + f.auto.Utr + "/emails/" + f.email.Utr + "/design",
 	} {
 		audit(path, "#main")

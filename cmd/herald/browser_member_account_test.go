@@ -57,7 +57,7 @@ func TestBrowserMemberPasswordReset(t *testing.T) {
 	if _, err := svc.Team.Invite(ctx, ada.ID, "grace@example.com", service.RoleViewer); err != nil {
 		t.Fatal(err)
 	}
-	invite := outboxLink(t, db, base, "grace@example.com", "You are invited to Ada Lovelace on Herald", "/invitations/")
+	invite := outboxLink(t, db, base, "grace@example.com", "Ada Lovelace invited you to join their team on Herald", "/invitations/")
 	grace, err := svc.Team.Accept(ctx, invite[strings.LastIndex(invite, "/")+1:], service.AcceptInput{Name: "Grace Hopper", Password: "grace's first passphrase"})
 	if err != nil {
 		t.Fatal(err)

@@ -280,7 +280,7 @@ func TestBrowserSingleSend(t *testing.T) {
 	b.do("reload the statistics",
 		chromedp.Navigate(base+"/single-sends/"+utr),
 		b.idle,
-		chromedp.WaitVisible(chromedp.CSS("#send-chart svg polyline.chart-opens")),
+		chromedp.WaitVisible(chromedp.CSS("#send-chart svg .chart-opens")),
 		chromedp.WaitVisible(chromedp.CSS("#send-links tbody tr")),
 	)
 	if got := b.text("opens", "#stat-unique-opens .send-stat-value"); got != "1" {

@@ -18,8 +18,9 @@ import (
 // `herald serve` (mail kept in the outbox): the owner invites an editor
 // from the Team page; the invitation mail, read in the outbox, leads to
 // the page where the editor chooses a password; the editor logs in with
-// it, prepares a single send and is refused sending it, the reason shown
-// above the form, which keeps what was typed; the owner then sees the
+// it, prepares a single send and finds its send button disabled with the
+// reason; posted anyway, the form is refused with the reason shown above
+// it, and keeps what was typed; the owner then sees the
 // invitation and the refusal in the audit log. The Team, invitation and
 // audit log pages are captured (axe-core, and screenshots at 390 and
 // 1280 px with HERALD_SCREENSHOTS).
@@ -140,8 +141,13 @@ func TestBrowserTeam(t *testing.T) {
 	if got := b.text("role note", "#send-role-note"); !strings.Contains(got, "Your role (Editor) may not start") {
 		t.Fatalf("the form does not say the editor cannot send: %q", got)
 	}
-	b.do("try to send it",
-		chromedp.Click(chromedp.ID("send-save")),
+	if got := b.eval("send button", `document.getElementById("send-save").disabled ? "disabled" : "enabled"`); got != "disabled" {
+		t.Fatalf("the editor's send button is %s", got)
+	}
+	// The button is disabled; the server refuses a request made without it
+	// all the same (htmx posts the form as the button would).
+	b.do("post the form anyway",
+		chromedp.Evaluate[chromedp.Void](`htmx.ajax("POST", "/single-sends", {source: "#send-form", target: "#send-form", swap: "outerHTML"})`),
 		chromedp.WaitVisible(chromedp.CSS(`#flash .flash-error`)),
 		b.idle,
 	)

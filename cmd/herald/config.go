@@ -20,7 +20,7 @@ type config struct {
 	Addr     string // HERALD_ADDR
 	Database string // HERALD_DATABASE: SQLite path or postgres:// URL
 	BaseURL  string // HERALD_BASE_URL: the public address put in mails
-	SMTPURL  string // HERALD_SMTP_URL: unset = the outbox
+	SMTPURL  string // HERALD_SMTP_URL: one or more relays separated by spaces; unset = the outbox
 	// HeloName is HERALD_HELO_NAME: the name herald gives the relay in
 	// EHLO; default the host of HERALD_BASE_URL (an IP as "[192.0.2.1]").
 	HeloName string
@@ -188,7 +188,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.HeloName = v
 	}
-	if _, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err != nil {
+	if _, err := delivery.ParseRelays(c.SMTPURL); c.SMTPURL != "" && err != nil {
 		return c, fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
 	if c.Inbound, err = loadInboundConfig(getenv); err != nil {
@@ -241,8 +241,9 @@ func (c config) domainChecks() service.DomainCheckConfig {
 			dc.InboundHost = h
 		}
 	}
-	if s, err := delivery.ParseSMTPURL(c.SMTPURL); c.SMTPURL != "" && err == nil {
-		dc.RelayHost = s.Host
+	// With several relays, the first names the relay checked.
+	if rs, err := delivery.ParseRelays(c.SMTPURL); c.SMTPURL != "" && err == nil {
+		dc.RelayHost = rs[0].SMTP.Host
 	}
 	return dc
 }
@@ -289,4 +290,18 @@ func baseURLMismatch(addr, baseURL string) string {
 	}
 	return "HERALD_BASE_URL names this machine on port " + port + " but HERALD_ADDR listens on " + listen +
 		": links in mails will not reach herald; set HERALD_BASE_URL to http://localhost:" + listen + " (or the public address of your proxy)"
+}
+
+// mail is how mail leaves, for the console and the log: the relays' URLs
+// without their passwords, "" for the outbox.
+func (c config) mail() string {
+	rs, err := delivery.ParseRelays(c.SMTPURL)
+	if c.SMTPURL == "" || err != nil {
+		return ""
+	}
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.SMTP.String())
+	}
+	return strings.Join(out, " ")
 }

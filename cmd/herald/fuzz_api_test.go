@@ -97,7 +97,7 @@ func newFuzzApp(f *testing.F) *fuzzApp {
 		f.Fatal(err)
 	}
 	svc := dbtest.Service(f, service.Config{BaseURL: cfg.BaseURL, SystemFrom: "no-reply@localhost"})
-	app, err := newApp(ctx, svc, cfg)
+	app, err := newApp(ctx, svc, cfg, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -101,11 +101,19 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	defer db.Close()
 	go world.Load() // the world data is read once, before the first request needs it
-	transport, err := delivery.OpenTransportAs(cfg.SMTPURL, cfg.HeloName, cfg.SMTPMaxConns, service.NewOutbox(db))
+	// Several relays count what they carry in the database, so that their
+	// rate= holds for every process sharing it.
+	transport, err := delivery.Open(cfg.SMTPURL, delivery.OpenOptions{LocalName: cfg.HeloName, MaxConns: cfg.SMTPMaxConns,
+		Outbox: service.NewOutbox(db), Rates: service.NewRelayRates(db), Logger: slog.Default()})
 	if err != nil {
 		return fmt.Errorf("HERALD_SMTP_URL: %w", err)
 	}
 	defer transport.Close()
+	conns := cfg.SMTPMaxConns
+	relays, _ := transport.(*delivery.Relays)
+	if relays != nil {
+		conns = relays.Conns() // every relay's connections
+	}
 	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress,
 		DomainChecks: cfg.domainChecks(), SignupClosed: !cfg.Signup, SecretKey: cfg.SecretKey,
 		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhookPrivate, MachineRanges: cfg.MachineRanges})
@@ -118,7 +126,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		slog.Warn("imports left running by a stopped process marked failed", "imports", n)
 	}
 	sending, err := svc.NewSending(ctx, service.SendingConfig{
-		Conns: cfg.SMTPMaxConns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
+		Conns: conns, Rate: cfg.SendRate, Backoff: cfg.RetryBackoff, Window: cfg.RetryWindow,
 	})
 	if err != nil {
 		return err
@@ -190,7 +198,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		stopSending()
 		<-exportsDone
 	}()
-	app, err := newApp(ctx, svc, cfg)
+	app, err := newApp(ctx, svc, cfg, relays)
 	if err != nil {
 		return err
 	}
@@ -206,9 +214,8 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	mailer := "outbox"
-	if cfg.SMTPURL != "" {
-		c, _ := delivery.ParseSMTPURL(cfg.SMTPURL)
-		mailer = c.String() // without the password
+	if m := cfg.mail(); m != "" {
+		mailer = m // without the passwords
 	}
 	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL, "mail", mailer)
 	fmt.Fprintf(stdout, "herald is serving: open %s\n", cfg.BaseURL)

@@ -10,11 +10,13 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/text/language"
 	"gorm.io/gorm"
 
 	"herald/delivery"
+	"herald/i18n"
 	"herald/models"
 	"herald/service/core"
 	"herald/service/internal/record"
@@ -44,9 +46,11 @@ type Forms struct {
 }
 
 // ConfirmationMailer sends the confirmation mail of a double-opt-in
-// sign-up (deliverability.Mail).
+// sign-up in the person's language l, or the form's own text
+// (deliverability.Mail).
 type ConfirmationMailer interface {
-	SendFormConfirmation(ctx context.Context, accountID int64, to mail.Address, formName, token string) error
+	SendFormConfirmation(ctx context.Context, to mail.Address, l *i18n.Locale, f *models.Form, token string) error
+	FormConfirmationPreview(l *i18n.Locale, f *models.Form) (subject, body string)
 }
 
 // FormsConfig is what Forms is built from.
@@ -94,6 +98,9 @@ const (
 	MaxFormGroups = 50 // groups one form offers
 	maxFormURL    = 2048
 	maxFormLang   = 35
+	// MaxConfirmBody is the length of a form's own confirmation text:
+	// a short mail, not a newsletter.
+	MaxConfirmBody = 5000
 )
 
 // FormInput is the body of forms/save and forms/update (ID only for
@@ -107,6 +114,11 @@ type FormInput struct {
 	GroupIDs      []string
 	RedirectURL   string
 	Language      string
+	// ConfirmSubject and ConfirmBody are the form's own confirmation mail
+	// ("": herald's wording in the person's language): a one-line subject,
+	// and plain text that must hold models.ConfirmURLPlaceholder.
+	ConfirmSubject string
+	ConfirmBody    string
 }
 
 // check validates in against the account's records and returns the form
@@ -136,6 +148,21 @@ func (s *Forms) check(ctx context.Context, tx *gorm.DB, accountID int64, in Form
 		f.Language = lang
 	} else {
 		p.InvalidChoice("language")
+	}
+	f.ConfirmSubject = strings.TrimSpace(in.ConfirmSubject)
+	if f.ConfirmSubject != "" {
+		p.MaxLen("confirm_subject", f.ConfirmSubject, 255)
+		p.SingleLine("confirm_subject", f.ConfirmSubject)
+	}
+	f.ConfirmBody = strings.TrimSpace(strings.ReplaceAll(in.ConfirmBody, "\r\n", "\n"))
+	switch {
+	case f.ConfirmBody == "":
+	case !core.ValidText(f.ConfirmBody):
+		p.AddReason("confirm_body", core.ReasonUTF8, core.MsgNUL("confirm_body"))
+	case utf8.RuneCountInString(f.ConfirmBody) > MaxConfirmBody:
+		p.AddReason("confirm_body", core.ReasonMax, core.MsgMax("confirm_body", MaxConfirmBody))
+	case !strings.Contains(f.ConfirmBody, models.ConfirmURLPlaceholder):
+		p.Add("confirm_body", "The confirm body must contain "+models.ConfirmURLPlaceholder+", where the link that confirms the address goes.")
 	}
 	if len(in.Fields) > MaxFormFields {
 		p.Merge(core.TooManyItems("fields", MaxFormFields))
@@ -276,7 +303,7 @@ func (s *Forms) Update(ctx context.Context, accountID int64, in FormInput) (*mod
 		}
 		f.ID, f.PublicID, f.CreatedAt, f.UpdatedAt = old.ID, old.PublicID, old.CreatedAt, models.NewTimestamp(s.now())
 		if err := tx.Model(&models.Form{}).Where("user_id = ? AND id = ?", accountID, id).
-			Select("name", "contact_type_id", "double_opt_in", "fields", "group_ids", "redirect_url", "language", "updated_at").Updates(f).Error; err != nil {
+			Select("name", "contact_type_id", "double_opt_in", "fields", "group_ids", "redirect_url", "language", "confirm_subject", "confirm_body", "updated_at").Updates(f).Error; err != nil {
 			return fmt.Errorf("forms: update %d: %w", id, err)
 		}
 		out = f
@@ -286,6 +313,13 @@ func (s *Forms) Update(ctx context.Context, accountID int64, in FormInput) (*mod
 		return nil, core.Wrapf(err, "forms: update")
 	}
 	return out, nil
+}
+
+// ConfirmationPreview is the subject and HTML of form f's confirmation
+// mail (in the form's language, else English), with a sample address and
+// link: what the console shows beside the form's settings.
+func (s *Forms) ConfirmationPreview(f *models.Form) (subject, body string) {
+	return s.mail.FormConfirmationPreview(i18n.Pick("", f.Language, ""), f)
 }
 
 // Get returns one form of the account. Errors: ErrNotFound.

@@ -33,6 +33,9 @@ type ConfirmResult struct {
 	State ConfirmState
 	Form  *models.Form
 	Email string
+	// Language is the person's language picked at the sign-up ("" for a
+	// link older than its keeping): the link's page speaks it.
+	Language string
 }
 
 // Confirm follows confirmation link token. post is true for a POST (the
@@ -55,7 +58,7 @@ func (s *Forms) Confirm(ctx context.Context, token string, post bool, hit delive
 	if err != nil {
 		return nil, err
 	}
-	res := &ConfirmResult{Form: f, Email: row.Email, State: Confirmed}
+	res := &ConfirmResult{Form: f, Email: row.Email, State: Confirmed, Language: row.Language}
 	now := s.now()
 	if row.ConfirmedAt != nil {
 		return res, nil

@@ -40,7 +40,10 @@ const MinFillTime = 2 * time.Second
 // every process sharing the database applies the same limits. A key this
 // process saw refused is remembered until its window ends: a flood from
 // one address then costs no database write at all, and the posts of
-// everyone else keep the writer to themselves.
+// everyone else keep the writer to themselves. On PostgreSQL the table is
+// UNLOGGED (migration 00044): a count waits for no WAL flush, and a crash
+// of the database server forgets the current window's counts, never a
+// sign-up.
 type formCounter struct {
 	db  *core.DB
 	now func() time.Time
@@ -140,8 +143,8 @@ func (s *Forms) Stamp(ctx context.Context, publicID string) (string, error) {
 	return ms + "." + stampMAC(key, publicID, ms), nil
 }
 
-// errTooFast refuses a post whose time field is too young or forged.
-var errTooFast = &core.Error{Code: core.CodeValidation, Message: "The form was sent too quickly. Please wait a moment and send it again."}
+// ErrTooFast refuses a post whose time field is too young or forged.
+var ErrTooFast = &core.Error{Code: core.CodeValidation, Message: "The form was sent too quickly. Please wait a moment and send it again."}
 
 // checkStamp refuses a stamp that is not this server's for this form, or
 // was served less than MinFillTime ago.
@@ -149,17 +152,17 @@ func (s *Forms) checkStamp(ctx context.Context, publicID, stamp string) error {
 	ms, mac, ok := strings.Cut(stamp, ".")
 	t, err := strconv.ParseInt(ms, 10, 64)
 	if !ok || err != nil || len(mac) != 32 {
-		return errTooFast
+		return ErrTooFast
 	}
 	key, err := s.stampKey(ctx)
 	if err != nil {
 		return err
 	}
 	if !hmac.Equal([]byte(mac), []byte(stampMAC(key, publicID, ms))) {
-		return errTooFast
+		return ErrTooFast
 	}
 	if s.now().Sub(time.UnixMilli(t)) < MinFillTime {
-		return errTooFast
+		return ErrTooFast
 	}
 	return nil
 }

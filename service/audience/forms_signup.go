@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"herald/i18n"
 	"herald/models"
 	"herald/service/core"
 	"herald/service/internal/record"
@@ -33,6 +34,10 @@ const (
 	MsgCheckInbox = "Check your inbox to confirm."
 	MsgSubscribed = "Subscribed."
 )
+
+// ErrConfirmationUnsent answers a sign-up whose confirmation mail could
+// not be sent (the address may try again at once).
+var ErrConfirmationUnsent = &core.Error{Code: core.CodeUnavailable, Message: "The confirmation email could not be sent. Please try again later."}
 
 // ConfirmValidFor is how long a confirmation link works.
 const ConfirmValidFor = 7 * 24 * time.Hour
@@ -54,6 +59,9 @@ type SignupInput struct {
 	Stamp     string
 	IP        string
 	UserAgent string
+	// AcceptLanguage is the post's Accept-Language header: the person's
+	// language when neither the contact nor the form names one.
+	AcceptLanguage string
 }
 
 // SignupResult is what the public page answers.
@@ -62,13 +70,35 @@ type SignupResult struct {
 	Message string // MsgCheckInbox or MsgSubscribed
 }
 
-// ConsentText is the wording a form shows beside its button and keeps in
-// each sign-up's consent record: what the person agreed to.
-func ConsentText(f *models.Form) string {
-	if f.DoubleOptIn == 1 {
-		return "By subscribing you agree to receive emails from “" + f.Name + "”. We will send you an email to confirm your address; you can unsubscribe at any time."
+// ConsentText is the wording a form shows beside its button in language
+// l (nil: English) and keeps in each sign-up's consent record: what the
+// person agreed to.
+func ConsentText(l *i18n.Locale, f *models.Form) string {
+	if l == nil {
+		l = i18n.English()
 	}
-	return "By subscribing you agree to receive emails from “" + f.Name + "”. You can unsubscribe at any time."
+	if f.DoubleOptIn == 1 {
+		return l.T("form.consent.double", "Form", f.Name)
+	}
+	return l.T("form.consent.single", "Form", f.Name)
+}
+
+// PageLocale is the language form f's hosted page speaks to a browser
+// sending acceptLanguage: the form's, else the browser's, else English
+// (the person is not known yet).
+func PageLocale(f *models.Form, acceptLanguage string) *i18n.Locale {
+	return i18n.Pick("", f.Language, acceptLanguage)
+}
+
+// shownConsent is the consent text a post of form f was shown: the hosted
+// page's (it carries the signed time field) spoke the browser's language;
+// the embeddable snippet, copied from the console, the form's or English.
+func shownConsent(f *models.Form, in SignupInput) string {
+	accept := in.AcceptLanguage
+	if in.Stamp == "" {
+		accept = ""
+	}
+	return ConsentText(PageLocale(f, accept), f)
 }
 
 // Public returns the form published as publicID. Errors: ErrNotFound.
@@ -166,9 +196,10 @@ func newToken() string {
 
 // pendingMail is a confirmation mail to send once the sign-up committed.
 type pendingMail struct {
-	rowID int64
-	to    mail.Address
-	token string
+	rowID  int64
+	to     mail.Address
+	token  string
+	locale *i18n.Locale
 }
 
 // Submit takes one post of form publicID. A new address becomes a contact
@@ -223,12 +254,12 @@ func (s *Forms) Submit(ctx context.Context, publicID string, in SignupInput) (*S
 		return nil, core.Wrapf(err, "forms: sign-up")
 	}
 	if pending != nil {
-		if err := s.mail.SendFormConfirmation(ctx, f.UserID, pending.to, f.Name, pending.token); err != nil {
+		if err := s.mail.SendFormConfirmation(ctx, pending.to, pending.locale, f, pending.token); err != nil {
 			// The address may try again at once: the mail was not sent.
 			if uerr := s.db.W.WithContext(ctx).Exec("UPDATE form_confirmations SET sent_at = NULL WHERE id = ?", pending.rowID).Error; uerr != nil {
 				slog.ErrorContext(ctx, "forms: unmark an unsent confirmation", "err", uerr)
 			}
-			return nil, &core.Error{Code: core.CodeUnavailable, Message: "The confirmation email could not be sent. Please try again later."}
+			return nil, ErrConfirmationUnsent
 		}
 	}
 	return res, nil
@@ -264,7 +295,7 @@ func (s *Forms) signup(ctx context.Context, tx *gorm.DB, f *models.Form, c model
 			c.Status = models.ContactUnconfirmed
 		}
 		c.Consent = models.Consent{Source: models.ConsentForm, FormID: f.ID, At: &at,
-			IP: core.Truncate(in.IP, 64), UserAgent: core.Truncate(cleanAgent(in.UserAgent), 512), Text: ConsentText(f)}
+			IP: core.Truncate(in.IP, 64), UserAgent: core.Truncate(cleanAgent(in.UserAgent), 512), Text: shownConsent(f, in)}
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&c)
 		if res.Error != nil {
 			return nil, fmt.Errorf("forms: add the contact: %w", res.Error)
@@ -285,9 +316,9 @@ func (s *Forms) signup(ctx context.Context, tx *gorm.DB, f *models.Form, c model
 		if !double {
 			return nil, joinGroups(tx, f, c.Email, groups, now)
 		}
-		return s.newConfirmation(ctx, tx, f, &c, groups, now)
+		return s.newConfirmation(ctx, tx, f, &c, groups, in.AcceptLanguage, now)
 	case old.Status == models.ContactUnconfirmed && double:
-		return s.newConfirmation(ctx, tx, f, &old, groups, now)
+		return s.newConfirmation(ctx, tx, f, &old, groups, in.AcceptLanguage, now)
 	case old.Status == models.ContactUnconfirmed:
 		// A single-opt-in form vouches for its sign-ups.
 		if err := s.markConfirmed(ctx, tx, &old, nil, now); err != nil {
@@ -309,8 +340,11 @@ func cleanAgent(ua string) string {
 }
 
 // newConfirmation records a confirmation mail of contact c, unless the
-// address got one less than ResendAfter ago (in the account).
-func (s *Forms) newConfirmation(ctx context.Context, tx *gorm.DB, f *models.Form, c *models.Contact, groups []int64, now time.Time) (*pendingMail, error) {
+// address got one less than ResendAfter ago (in the account). The mail
+// speaks the contact's language, else the form's, else the post's
+// Accept-Language (acceptLanguage), else English; the row keeps it for the
+// link's page.
+func (s *Forms) newConfirmation(ctx context.Context, tx *gorm.DB, f *models.Form, c *models.Contact, groups []int64, acceptLanguage string, now time.Time) (*pendingMail, error) {
 	var recent int64
 	if err := tx.WithContext(ctx).Model(&models.FormConfirmation{}).
 		Where("user_id = ? AND email = ? AND sent_at > ?", f.UserID, c.Email, models.NewTimestamp(now.Add(-ResendAfter))).Count(&recent).Error; err != nil {
@@ -321,12 +355,13 @@ func (s *Forms) newConfirmation(ctx context.Context, tx *gorm.DB, f *models.Form
 	}
 	tok := newToken()
 	at := models.NewTimestamp(now)
+	l := i18n.Pick(c.Language, f.Language, acceptLanguage)
 	row := models.FormConfirmation{UserID: f.UserID, FormID: f.ID, ContactID: c.ID, Email: c.Email, TokenHash: hashToken(tok),
-		Groups: groups, SentAt: &at, ExpiresAt: models.NewTimestamp(now.Add(ConfirmValidFor)), CreatedAt: at}
+		Groups: groups, SentAt: &at, ExpiresAt: models.NewTimestamp(now.Add(ConfirmValidFor)), Language: l.Lang(), CreatedAt: at}
 	if err := tx.Create(&row).Error; err != nil {
 		return nil, fmt.Errorf("forms: record a confirmation: %w", err)
 	}
-	return &pendingMail{rowID: row.ID, to: mail.Address{Name: fullname(c.FirstName, c.LastName), Address: c.Email}, token: tok}, nil
+	return &pendingMail{rowID: row.ID, to: mail.Address{Name: fullname(c.FirstName, c.LastName), Address: c.Email}, token: tok, locale: l}, nil
 }
 
 // markConfirmed makes contact c confirmed; confirmedAt (nil for a

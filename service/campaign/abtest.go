@@ -163,3 +163,30 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 	}
 	return t, nil
 }
+
+// msgNoTestWaiting refuses DecideABNow on a send whose A/B test is not
+// waiting for its winner.
+const msgNoTestWaiting = "This send's A/B test is not waiting for its winner."
+
+// DecideABNow ends the wait of a send's A/B test: the scheduler's next
+// round chooses the winner from the figures so far and releases the rest
+// of the audience to it. Errors: ErrNotFound; validation (no test
+// waiting: none, already decided, or not started).
+func (s *SingleSends) DecideABNow(ctx context.Context, accountID int64, utr string) error {
+	ss, err := s.Get(ctx, accountID, utr)
+	if err != nil {
+		return fmt.Errorf("single sends: decide the A/B test now: %w", err)
+	}
+	now := s.now()
+	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
+		Where("id = ? AND user_id = ? AND ab_share > 0 AND ab_released = 0 AND ab_winner = 0 AND ab_decide_at > ?", ss.ID, accountID, now.UnixMilli()).
+		Updates(map[string]any{"ab_decide_at": now.UnixMilli(), "updated_at": models.NewTimestamp(now)})
+	if res.Error != nil {
+		return fmt.Errorf("single sends: decide the A/B test of %d now: %w", ss.ID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return &core.Error{Code: core.CodeValidation, Message: msgNoTestWaiting}
+	}
+	s.poke()
+	return nil
+}

@@ -40,12 +40,24 @@ const (
 	RuleComplaintRate = "complaint_rate"
 )
 
-// CheckItem is one rule's verdict, worded for the marketer.
+// CheckItem is one rule's verdict, worded for the marketer: Message,
+// then, where a verdict has several findings (a domain's missing
+// records), one line each in Details.
 type CheckItem struct {
 	Rule     string
 	OK       bool
 	Severity Severity
 	Message  string
+	Details  []string
+}
+
+// Text is the verdict as one sentence: Message followed by its details,
+// as the API's refusal carries it.
+func (it CheckItem) Text() string {
+	if len(it.Details) == 0 {
+		return it.Message
+	}
+	return it.Message + " " + strings.Join(it.Details, "; ") + "."
 }
 
 // Thresholds of the account's rates: Gmail's and Yahoo's bulk-sender
@@ -54,9 +66,9 @@ type CheckItem struct {
 // usual ceiling of list hygiene (providers read more as a bought list).
 // Rates are per mille of delivered messages, compared in integers.
 const (
-	bounceLimitPermille    = 20 // 2 %: failure at or above
-	complaintLimitPermille = 3  // 0.3 %: failure at or above
-	complaintWarnPermille  = 1  // 0.1 %: warning above
+	bounceLimitPermille    = deliverability.BounceRateLimit * 1000    // 2 %: failure at or above
+	complaintLimitPermille = deliverability.ComplaintRateLimit * 1000 // 0.3 %: failure at or above
+	complaintWarnPermille  = deliverability.ComplaintRateWarn * 1000  // 0.1 %: warning above
 	rateWindow             = 30 * 24 * time.Hour
 	// minWords: a design with images and fewer words than this is read
 	// as image-only (spam filters weigh the text against the images).
@@ -178,9 +190,9 @@ func (c *Checklist) fromDomain(ctx context.Context, accountID int64, domain stri
 	case !a.Checked:
 		it.Severity, it.Message = SeverityWarning, "The domain "+domain+" has not been checked yet: Gmail and Yahoo refuse bulk mail without SPF or DKIM and a DMARC record."
 	case len(a.Problems) > 0:
-		it.Severity, it.Message = SeverityFailure, "The domain "+domain+" is not authenticated: "+strings.Join(a.Problems, "; ")+"."
+		it.Severity, it.Message, it.Details = SeverityFailure, "The domain "+domain+" is not authenticated:", a.Problems
 	case len(a.Warnings) > 0:
-		it.Severity, it.Message = SeverityWarning, "The domain "+domain+" is authenticated, but: "+strings.Join(a.Warnings, "; ")+"."
+		it.Severity, it.Message, it.Details = SeverityWarning, "The domain "+domain+" is authenticated, but:", a.Warnings
 	default:
 		it.OK, it.Severity, it.Message = true, SeverityOK, "The domain "+domain+" is authenticated (SPF or DKIM, and DMARC)."
 	}
@@ -363,7 +375,7 @@ func Failures(items []CheckItem) []string {
 	var out []string
 	for _, it := range items {
 		if it.Severity == SeverityFailure {
-			out = append(out, it.Message)
+			out = append(out, it.Text())
 		}
 	}
 	return out

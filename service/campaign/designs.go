@@ -12,6 +12,7 @@ import (
 	"herald/models"
 	"herald/service/audience"
 	"herald/service/core"
+	"herald/service/deliverability"
 )
 
 // Designs keeps the account's own designs made in the editor.
@@ -138,6 +139,50 @@ func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string,
 		}
 	}
 	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), nil
+}
+
+// PreviewOf says whose values a preview shows: a contact's (0: the
+// account's first contact, or the samples when it has none) and a
+// sender's (0: the samples).
+type PreviewOf struct {
+	ContactID, SenderID int64
+}
+
+// PreviewFor renders a design as one of the account's contacts would get
+// it from the chosen sender, so that the compose page shows the mail as
+// it will be rather than a sample's. shownFor is the contact's address
+// ("" when the samples stood in). Errors: ErrNotFound (contact, sender).
+func (s *Designs) PreviewFor(ctx context.Context, accountID int64, htmlCode string, of PreviewOf) (html, shownFor string, err error) {
+	values := s.templates.SampleValues()
+	id := of.ContactID
+	if id == 0 {
+		var ids []int64
+		if err := s.db.R.WithContext(ctx).Table("contacts").Where("user_id = ?", accountID).Order("id").Limit(1).Pluck("id", &ids).Error; err != nil {
+			return "", "", fmt.Errorf("designs: preview: a contact of account %d: %w", accountID, err)
+		}
+		if len(ids) > 0 {
+			id = ids[0]
+		}
+	}
+	if id > 0 {
+		c, err := s.contacts.Get(ctx, accountID, id)
+		if err != nil {
+			return "", "", fmt.Errorf("designs: preview: %w", err)
+		}
+		contact := ContactValues(c)
+		for _, k := range core.SenderPlaceholders {
+			contact[k] = values[k]
+		}
+		values, shownFor = contact, c.Email
+	}
+	if of.SenderID > 0 {
+		snd, err := deliverability.Sender(ctx, s.db.R, accountID, of.SenderID)
+		if err != nil {
+			return "", "", fmt.Errorf("designs: preview: %w", err)
+		}
+		values["sender_name"], values["sender_address"] = snd.FromName, postalAddress(snd)
+	}
+	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), shownFor, nil
 }
 
 // ContactValues are a contact's placeholder values: the reserved fields

@@ -85,13 +85,30 @@ type LinkClicks struct {
 	Human  int64 // the clicks taken for a person's
 }
 
-// Activity returns a send's opens and clicks per hour (per minute when
-// the send is less than three hours old), and clicks per link.
-func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bucket, []LinkClicks, error) {
-	step := time.Hour
-	if ss.SentAt.IsZero() || time.Since(ss.SentAt.Time) < 3*time.Hour {
-		step = time.Minute
+// activitySteps are the periods a send's activity is counted in, finest
+// first; activityStep picks the first that lays the activity's span out
+// in at most maxActivityBuckets periods.
+var activitySteps = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+	time.Hour, 3 * time.Hour, 6 * time.Hour, 12 * time.Hour, 24 * time.Hour}
+
+const maxActivityBuckets = 48
+
+func activityStep(span time.Duration) time.Duration {
+	for _, st := range activitySteps {
+		if span/st < maxActivityBuckets {
+			return st
+		}
 	}
+	return activitySteps[len(activitySteps)-1]
+}
+
+// Activity returns a send's opens and clicks over time, in periods chosen
+// from the span of the activity (minutes for activity within the hour, up
+// to days for weeks of it), and clicks per link.
+func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bucket, []LinkClicks, error) {
+	// Counted by the minute first, then gathered into the period the
+	// whole span calls for.
+	step := time.Minute
 	byAt := map[time.Time]*Bucket{}
 	links := make([]LinkClicks, len(ss.Links))
 	for i, l := range ss.Links {
@@ -150,6 +167,22 @@ func (s *SingleSends) Activity(ctx context.Context, ss *models.SingleSend) ([]Bu
 			if t.After(hi) {
 				hi = t
 			}
+		}
+		if step = activityStep(hi.Sub(lo)); step > time.Minute {
+			wide := make(map[time.Time]*Bucket, len(byAt))
+			for t, b := range byAt {
+				at := t.Truncate(step)
+				w := wide[at]
+				if w == nil {
+					w = &Bucket{At: at}
+					wide[at] = w
+				}
+				w.Opens += b.Opens
+				w.HumanOpens += b.HumanOpens
+				w.Clicks += b.Clicks
+				w.HumanClicks += b.HumanClicks
+			}
+			byAt, lo, hi = wide, lo.Truncate(step), hi.Truncate(step)
 		}
 		// Continuous buckets (empty ones included), at most 500.
 		for t := lo; !t.After(hi) && len(out) < 500; t = t.Add(step) {

@@ -66,6 +66,11 @@ type RecentSend struct {
 	Bounces       int64
 	Unsubscribes  int64
 	SpamReports   int64
+	// An A/B test still trying its variants: ABShare per cent of the
+	// recipients are sent to, the rest wait for the winner at ABDecideAt.
+	ABTesting  bool
+	ABShare    int
+	ABDecideAt time.Time
 }
 
 // Setup is what the account has done of the getting-started steps.
@@ -155,7 +160,8 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 
 	var sends []models.SingleSend
 	if err := r.Select("utr", "single_send_name", "automation_id", "status", "sent_at", "triggered", "delivered", "unique_opens",
-		"unique_clicks", "human_unique_opens", "human_unique_clicks", "bounces", "unsubscribes", "spam_reports").
+		"unique_clicks", "human_unique_opens", "human_unique_clicks", "bounces", "unsubscribes", "spam_reports",
+		"ab_subjects", "ab_share", "ab_decide_at", "ab_released").
 		Where("user_id = ? AND deleted_at IS NULL AND sent_at IS NOT NULL AND message = 0", accountID).
 		Order("id DESC").Limit(recentSends).Find(&sends).Error; err != nil {
 		return nil, fmt.Errorf("dashboard: recent sends of account %d: %w", accountID, err)
@@ -166,6 +172,12 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 			HumanOpens: ss.HumanUniqueOpens, HumanClicks: ss.HumanUniqueClicks, Bounces: ss.Bounces, Unsubscribes: ss.Unsubscribes, SpamReports: ss.SpamReports}
 		if !ss.SentAt.IsZero() {
 			rs.SentAt = ss.SentAt.Time
+		}
+		if len(ss.ABSubjects) > 1 && ss.ABReleased == 0 && ss.Status != models.SendCompleted {
+			rs.ABTesting, rs.ABShare = true, ss.ABShare
+			if ss.ABDecideAt > 0 {
+				rs.ABDecideAt = time.UnixMilli(ss.ABDecideAt)
+			}
 		}
 		o.Recent = append(o.Recent, rs)
 	}

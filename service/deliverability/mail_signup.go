@@ -1,6 +1,7 @@
 package deliverability
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"html"
@@ -90,33 +91,51 @@ func (m *Mail) SendResetNotice(ctx context.Context, email string) error {
 }
 
 // systemMail is one of herald's own short mails: a heading, paragraphs,
-// one button.
+// one button; or, for a form's own confirmation mail, BodyHTML alone.
 type systemMail struct {
+	Lang                        string // <html lang>; "" claims none
 	Subject, Preheader, Heading string
 	Lines                       []string
 	Button, Link                string
 	Footer                      string
+	// BodyHTML, when set, replaces the heading, lines, button and footer:
+	// HTML built by herald from escaped text (PlainToHTML).
+	BodyHTML string
+}
+
+// systemHTML is the HTML of sm: every text escaped here.
+func systemHTML(sm systemMail) string {
+	content := sm.BodyHTML
+	if content == "" {
+		var lines string
+		for _, l := range sm.Lines {
+			lines += `<p style="margin:0 0 16px;line-height:1.5">` + html.EscapeString(l) + "</p>\n"
+		}
+		content = fmt.Sprintf(`<h1 style="margin:0 0 16px;font-size:22px">%s</h1>
+%s<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">%s</a></td></tr></table>
+<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">%s</p>
+`, html.EscapeString(sm.Heading), lines, html.EscapeString(sm.Link), html.EscapeString(sm.Button), html.EscapeString(sm.Footer))
+	}
+	lang := ""
+	if sm.Lang != "" {
+		lang = ` lang="` + html.EscapeString(sm.Lang) + `"`
+	}
+	return fmt.Sprintf(`<!doctype html><html%s><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>
+<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
+<table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
+<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
+<tr><td style="padding:32px">
+%s</td></tr></table></td></tr></table></body></html>`, lang, html.EscapeString(sm.Subject), content)
 }
 
 // sendSystem builds, signs (DKIM, once a check has seen the record of the
 // key of herald's own mail: systemSigner) and sends one of herald's own mails (sender verification, sign-up),
 // filed in the outbox under the account WithAccount set on ctx (0: none).
 func (m *Mail) sendSystem(ctx context.Context, to mail.Address, sm systemMail) error {
-	var lines string
-	for _, l := range sm.Lines {
-		lines += `<p style="margin:0 0 16px;line-height:1.5">` + html.EscapeString(l) + "</p>\n"
+	if sm.Lang == "" && sm.BodyHTML == "" {
+		sm.Lang = "en" // herald's own English mails
 	}
-	body := fmt.Sprintf(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>
-<body style="margin:0;padding:24px;background:#f4f5f7;font-family:Arial,Helvetica,sans-serif;color:#1f2933">
-<table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
-<table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
-<tr><td style="padding:32px">
-<h1 style="margin:0 0 16px;font-size:22px">%s</h1>
-%s<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">%s</a></td></tr></table>
-<p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">%s</p>
-</td></tr></table></td></tr></table></body></html>`,
-		html.EscapeString(sm.Subject), html.EscapeString(sm.Heading), lines, html.EscapeString(sm.Link),
-		html.EscapeString(sm.Button), html.EscapeString(sm.Footer))
+	body := systemHTML(sm)
 	msg := &delivery.Message{From: m.from, To: to, Subject: sm.Subject, HTML: body, Preheader: sm.Preheader}
 	raw, err := delivery.Build(msg)
 	if err != nil {
@@ -142,10 +161,25 @@ func (m *Mail) InvitationURL(token string) string {
 // SendInvitation mails an address the link that makes it a member of the
 // account with role (valid InvitationTTL).
 func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role core.Role, token string) error {
+	// The account is named after its owner: "Ann's team". inviter is a
+	// member's address ("Ann <ann@example.com>"): its name speaks.
+	who := inviter
+	if a, err := mail.ParseAddress(inviter); err == nil {
+		who = cmp.Or(a.Name, a.Address)
+	}
+	var subject string
+	switch who {
+	case "":
+		subject = "You are invited to join " + account + "'s team on Herald"
+	case account:
+		subject = who + " invited you to join their team on Herald"
+	default:
+		subject = who + " invited you to join " + account + "'s team on Herald"
+	}
 	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
-		Subject:   "You are invited to " + account + " on Herald",
+		Subject:   subject,
 		Preheader: "Join the team as " + role.Label(),
-		Heading:   "Join " + account + " on Herald",
+		Heading:   "Join " + account + "'s team on Herald",
 		Lines: []string{
 			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label()),
 			"Choose your name and password with the button below; the link works for 7 days.",

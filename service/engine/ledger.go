@@ -308,6 +308,28 @@ const deliveredDaily = `upd AS (UPDATE single_sends SET delivered = delivered + 
 // time: sent_at, ids, worker.
 var markDelivered = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
 
+// noteRelays writes which relay took each delivered message, when the
+// transport says (several relays): one statement per relay, while the
+// rows are still this worker's, before they are marked delivered. With
+// one relay or the outbox nothing is written.
+func (l *Ledger) noteRelays(ctx context.Context, outs []delivery.Outcome) error {
+	var byRelay map[string][]int64
+	for _, o := range outs {
+		if o.Err == nil && o.Relay != "" {
+			if byRelay == nil {
+				byRelay = map[string][]int64{}
+			}
+			byRelay[o.Relay] = append(byRelay[o.Relay], o.Job.ID)
+		}
+	}
+	for relay, ids := range byRelay {
+		if err := l.db.W.WithContext(ctx).Exec("UPDATE send_messages SET relay = ? WHERE id IN ? AND worker = ?", relay, ids, l.live.worker).Error; err != nil {
+			return fmt.Errorf("ledger: note the relay of messages: %w", err)
+		}
+	}
+	return nil
+}
+
 // Record implements delivery.Store: every outcome in one transaction, the
 // ledger rows and the send's counters together, so the counters are
 // exact (only rows this process still holds count). worker is set only
@@ -383,6 +405,9 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		if err := l.db.W.WithContext(ctx).Exec(giveBack, back, l.live.worker).Error; err != nil {
 			return fmt.Errorf("ledger: give back claimed messages: %w", err)
 		}
+	}
+	if err := l.noteRelays(ctx, outs); err != nil {
+		return err
 	}
 	if l.db.SQL().DataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
 		// The usual group commit, deliveries of one send, as one statement:

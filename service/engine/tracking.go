@@ -427,6 +427,7 @@ type PreferenceGroup struct {
 // Preferences is what the preference page shows to one recipient.
 type Preferences struct {
 	Email  string
+	From   string // the send's sender's name, as the mail showed it ("" unknown)
 	Groups []PreferenceGroup
 	All    bool // on the global unsubscribe list
 	// Language is the contact's IETF language tag ("" none, or no contact
@@ -441,10 +442,17 @@ func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences,
 	if err != nil {
 		return nil, err
 	}
-	var sendGroup int64
-	if err := t.db.R.WithContext(ctx).Model(&models.SingleSend{}).Select("unsubscribe_group_id").Where("id = ?", m.SendID).Scan(&sendGroup).Error; err != nil {
+	var send struct {
+		UnsubscribeGroupID int64
+		FromName           *string
+	}
+	if err := t.db.R.WithContext(ctx).Table("single_sends").
+		Select("single_sends.unsubscribe_group_id, senders.from_name").
+		Joins("LEFT JOIN senders ON senders.id = single_sends.sender_id AND senders.user_id = single_sends.user_id").
+		Where("single_sends.id = ?", m.SendID).Scan(&send).Error; err != nil {
 		return nil, fmt.Errorf("tracking: unsubscribe group of send %d: %w", m.SendID, err)
 	}
+	sendGroup := send.UnsubscribeGroupID
 	var groups []models.UnsubscribeGroup
 	if err := t.db.R.WithContext(ctx).Where("user_id = ? AND (is_display = 1 OR id = ?)", m.UserID, sendGroup).Order("id").Find(&groups).Error; err != nil {
 		return nil, fmt.Errorf("tracking: groups of account %d: %w", m.UserID, err)
@@ -457,6 +465,9 @@ func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences,
 		return nil, fmt.Errorf("tracking: unsubscribes of message %d: %w", m.ID, err)
 	}
 	p := &Preferences{Email: m.Email}
+	if send.FromName != nil {
+		p.From = strings.TrimSpace(*send.FromName)
+	}
 	if m.ContactID != nil {
 		if err := t.db.R.WithContext(ctx).Model(&models.Contact{}).Select("language").
 			Where("id = ? AND user_id = ?", *m.ContactID, m.UserID).Scan(&p.Language).Error; err != nil {

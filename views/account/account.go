@@ -23,11 +23,10 @@ type Data struct {
 	ArchiveURL string
 
 	// Member is the teammate looking at the page (nil: the owner), Role
-	// its role's label; Admin says it may change the account's settings
-	// and keys (the page shows those only then).
+	// its role's label. The settings and keys cards show only to those who
+	// may change them (views.Can).
 	Member *models.Member
 	Role   string
-	Admin  bool
 }
 
 // TwoFactorForm is the account page's two-factor card.

@@ -145,6 +145,16 @@ func SendURL(r service.RecentSend) string {
 // When is a send's time in the account's zone.
 func (d Data) When(t time.Time) string { return singlesends.When(t, d.Loc) }
 
+// ABNote says where a send's A/B test stands instead of a delivered rate
+// that would read as a send stuck at its test share.
+func (d Data) ABNote(r service.RecentSend) string {
+	s := "A/B test: " + strconv.Itoa(r.ABShare) + " % sent"
+	if !r.ABDecideAt.IsZero() {
+		s += ", winner at " + d.When(r.ABDecideAt)
+	}
+	return s
+}
+
 // ---- charts ----
 
 // The day charts' geometry, in the units of their viewBox.

@@ -27,8 +27,12 @@ type Form struct {
 	GroupIDs      []string
 	RedirectURL   string
 	Language      string
-	Errors        views.Errors
-	CSRF          string
+	// ConfirmSubject and ConfirmBody are the form's own confirmation mail
+	// ("": Herald's wording, translated).
+	ConfirmSubject string
+	ConfirmBody    string
+	Errors         views.Errors
+	CSRF           string
 }
 
 // Choices are what a form may pick from: the account's contact types,
@@ -56,7 +60,14 @@ type Detail struct {
 	PublicURL string
 	Snippet   string
 	Preview   public.SignupPage
+	Mail      MailPreview
 	CanEdit   bool
+}
+
+// MailPreview is the confirmation mail as a person gets it: its subject
+// and HTML (shown in a sandboxed frame).
+type MailPreview struct {
+	Subject, HTML string
 }
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
@@ -83,17 +94,17 @@ func optIn(f models.Form) string {
 	return "Single opt-in"
 }
 
-// Snippet is the plain HTML that embeds form f on another site: it posts
-// to herald and works without JavaScript. It carries the hidden field
-// bots fill, but no time field (the page it sits on is not herald's).
-func Snippet(publicURL string, f models.Form, fields []models.Field, groups []models.UnsubscribeGroup, consent string) string {
-	t := public.EnglishSignup
+// Snippet is the plain HTML that embeds form f on another site, its words
+// in language t (the form's): it posts to herald and works without
+// JavaScript. It carries the hidden field bots fill, but no time field
+// (the page it sits on is not herald's).
+func Snippet(t views.Translator, publicURL string, f models.Form, fields []models.Field, groups []models.UnsubscribeGroup, consent string) string {
 	e := html.EscapeString
 	var b strings.Builder
 	b.WriteString(`<form action="` + e(publicURL) + `" method="post" accept-charset="UTF-8">` + "\n")
-	b.WriteString(`  <p><label>` + e(t.Email) + `<br><input type="email" name="email" required autocomplete="email"></label></p>` + "\n")
-	b.WriteString(`  <p><label>` + e(t.FirstName) + `<br><input type="text" name="first_name" autocomplete="given-name"></label></p>` + "\n")
-	b.WriteString(`  <p><label>` + e(t.LastName) + `<br><input type="text" name="last_name" autocomplete="family-name"></label></p>` + "\n")
+	b.WriteString(`  <p><label>` + e(t.T("form.email")) + `<br><input type="email" name="email" required autocomplete="email"></label></p>` + "\n")
+	b.WriteString(`  <p><label>` + e(t.T("form.first_name")) + `<br><input type="text" name="first_name" autocomplete="given-name"></label></p>` + "\n")
+	b.WriteString(`  <p><label>` + e(t.T("form.last_name")) + `<br><input type="text" name="last_name" autocomplete="family-name"></label></p>` + "\n")
 	for _, fl := range fields {
 		typ := "text"
 		if fl.FieldType == "number" || fl.FieldType == "datetime-local" {
@@ -102,16 +113,16 @@ func Snippet(publicURL string, f models.Form, fields []models.Field, groups []mo
 		b.WriteString(`  <p><label>` + e(public.FieldLabel(fl.FieldName)) + `<br><input type="` + typ + `" name="` + e(fl.FieldName) + `"></label></p>` + "\n")
 	}
 	if len(groups) > 0 {
-		b.WriteString(`  <fieldset>` + "\n" + `    <legend>` + e(t.GroupsLegend) + `</legend>` + "\n")
+		b.WriteString(`  <fieldset>` + "\n" + `    <legend>` + e(t.T("form.groups_legend")) + `</legend>` + "\n")
 		for _, g := range groups {
 			b.WriteString(`    <label><input type="checkbox" name="groups[]" value="` + itoa(g.ID) + `"> ` + e(g.GroupName) + `</label><br>` + "\n")
 		}
 		b.WriteString(`  </fieldset>` + "\n")
 	}
-	b.WriteString(`  <div style="position:absolute;left:-10000px" aria-hidden="true"><label>` + e(t.Honeypot) +
+	b.WriteString(`  <div style="position:absolute;left:-10000px" aria-hidden="true"><label>` + e(t.T("form.honeypot")) +
 		` <input type="text" name="website" value="" tabindex="-1" autocomplete="off"></label></div>` + "\n")
 	b.WriteString(`  <p><small>` + e(consent) + `</small></p>` + "\n")
-	b.WriteString(`  <p><button type="submit">` + e(t.Submit) + `</button></p>` + "\n")
+	b.WriteString(`  <p><button type="submit">` + e(t.T("form.submit")) + `</button></p>` + "\n")
 	b.WriteString(`</form>`)
 	return b.String()
 }

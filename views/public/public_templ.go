@@ -119,17 +119,17 @@ func SenderVerify(state VerifyState, email, action string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</strong> is verified: campaigns can now be sent from it.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</strong> is verified: campaigns can now be sent from it.</p><p><a class=\"btn btn-primary\" href=\"/senders\" id=\"verify-back\">Go to your senders</a></p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		case VerifyExpired:
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<h1>Link expired</h1><p>This verification link is more than 7 days old and verifies nothing any more. Ask for a new link with “Resend link” on the senders page.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<h1>Link expired</h1><p>This verification link is more than 7 days old and verifies nothing any more. Ask for a new link with “Resend link” on the <a href=\"/senders\">senders page</a>.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		default:
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<h1>Link not valid</h1><p>This verification link is unknown, was replaced by a newer one, or its sender was deleted. Ask for a new link from the senders page.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<h1>Link not valid</h1><p>This verification link is unknown, was replaced by a newer one, or its sender was deleted. Ask for a new link from the <a href=\"/senders\">senders page</a>.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

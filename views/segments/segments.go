@@ -112,6 +112,7 @@ type Recipients struct {
 // RecipientList is a page of a segment's recipients.
 type RecipientList struct {
 	SegmentID int64
+	Total     int64 // every recipient of the segment, whatever the search
 	Rows      []models.SegmentRecipient
 	Query     views.ListQuery
 	Pager     views.Pager
@@ -134,4 +135,15 @@ func RecipientsURL(segmentID int64) string { return SegmentURL(segmentID) + "/re
 
 func recipientDeleteURL(segmentID, id int64) string {
 	return RecipientsURL(segmentID) + "/" + strconv.FormatInt(id, 10) + "/delete"
+}
+
+// HasMatching reports whether the page shows a contact that is in the
+// segment by its conditions (one "Remove" does not keep out for good).
+func (l RecipientList) HasMatching() bool {
+	for _, r := range l.Rows {
+		if r.ContactID != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,7 @@ type ABTest struct {
 	Variants []ABVariant
 	Rest     ABFigures // the rest of the audience
 	Held     int64     // rest messages waiting for the winner
+	Waiting  bool      // the test's wait is not over: the winner may be chosen now
 }
 
 // ABVariant is one subject of a test with its test messages' figures.

@@ -22,6 +22,18 @@ type Chart struct {
 	XTicks                  []Tick
 	Summary                 string // what the chart shows, for screen readers
 	Empty                   bool
+	// Bars replace the lines when there are few points: two dots joined
+	// across the width read as a trend that was not there.
+	Bars []Bar
+}
+
+// Bar is one period's opens or clicks: the raw count, and inside it the
+// part by people.
+type Bar struct {
+	Class          string // chart-opens or chart-clicks
+	X, Y, W, H     string
+	HumanY, HumanH string
+	Title          string
 }
 
 // Dot is one point of a line with its tooltip.
@@ -46,6 +58,7 @@ const (
 	chartTop    = 12
 	chartBottom = 30
 	maxDots     = 60 // more points than this draw lines only
+	maxBars     = 12 // up to this many points draw bars
 	maxXTicks   = 6
 )
 
@@ -85,8 +98,12 @@ func NewChart(points []Point, loc *time.Location) Chart {
 	}
 	plotW := float64(chartW - chartLeft - chartRight)
 	plotH := float64(chartH - chartTop - chartBottom)
+	bars := len(points) <= maxBars
 	x := func(i int) float64 {
-		if len(points) == 1 {
+		switch {
+		case bars:
+			return chartLeft + plotW*(float64(i)+0.5)/float64(len(points))
+		case len(points) == 1:
 			return chartLeft + plotW/2
 		}
 		return chartLeft + plotW*float64(i)/float64(len(points)-1)
@@ -105,6 +122,23 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		cl.WriteString(xs + "," + views.Coord(y(p.Clicks)) + " ")
 		hop.WriteString(xs + "," + views.Coord(y(p.HumanOpens)) + " ")
 		hcl.WriteString(xs + "," + views.Coord(y(p.HumanClicks)) + " ")
+		if bars {
+			slot := plotW / float64(len(points))
+			w := min(slot*0.35, 40)
+			at := p.At.In(loc).Format(layout)
+			for k, v := range []struct {
+				class      string
+				raw, human int64
+				one, many  string
+			}{{"chart-opens", p.Opens, p.HumanOpens, "open", "opens"}, {"chart-clicks", p.Clicks, p.HumanClicks, "click", "clicks"}} {
+				left := x(i) - w + float64(k)*w
+				c.Bars = append(c.Bars, Bar{Class: v.class, X: views.Coord(left), W: views.Coord(w * 0.92),
+					Y: views.Coord(y(v.raw)), H: views.Coord(y(0) - y(v.raw)),
+					HumanY: views.Coord(y(v.human)), HumanH: views.Coord(y(0) - y(v.human)),
+					Title: at + ": " + strconv.FormatInt(v.raw, 10) + " " + plural(v.raw, v.one, v.many) + ", " + strconv.FormatInt(v.human, 10) + " by people"})
+			}
+			continue
+		}
 		if len(points) <= maxDots {
 			at := p.At.In(loc).Format(layout)
 			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: views.Coord(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
@@ -124,6 +158,7 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		}
 		anchor := "middle"
 		switch {
+		case bars:
 		case n > 1 && k == 0:
 			anchor = "start"
 		case n > 1 && k == n-1:

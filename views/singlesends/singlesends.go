@@ -5,6 +5,7 @@
 package singlesends
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"herald/models"
+	"herald/service"
 	"herald/views"
 )
 
@@ -111,10 +113,6 @@ type Target struct {
 
 // Form is a send, new (Utr "") or edited, with the choices of its controls.
 type Form struct {
-	// CannotSend, when set, says why the person's role may not save (and
-	// so start) a send: shown beside the button (teammates' roles).
-	CannotSend string
-
 	Utr          string
 	Name         string
 	Template     string // library-<id>, design-<id> or current
@@ -179,7 +177,9 @@ func checked(list []string, v string) bool { return slices.Contains(list, v) }
 
 // Preview is a design rendered with sample values, or nothing chosen yet.
 type Preview struct {
-	HTML string
+	HTML       string
+	ShownFor   string // the contact whose values fill the design; "" for the samples
+	FromSender bool   // the chosen sender's name and address fill it
 }
 
 // TestResult says how a test mail went.
@@ -269,6 +269,15 @@ type Detail struct {
 	CSRF     string
 	Waves    []Wave  // a local-time send's waves
 	AB       *ABTest // its A/B subject test; nil: none
+	// Relays are the relays that carried its messages and how many each,
+	// when herald sends through several.
+	Relays []RelayCount
+}
+
+// RelayCount is how many of a send's messages one relay carried.
+type RelayCount struct {
+	Name string
+	N    int64
 }
 
 // Wave is one release time of a local-time send.
@@ -402,3 +411,11 @@ func NewCalendar(first time.Time, tz string, today time.Time, entries []CalEntry
 // Prev and Next are the neighbouring months' addresses.
 func (c Calendar) Prev() string { return MonthURL(c.Month.AddDate(0, -1, 0)) }
 func (c Calendar) Next() string { return MonthURL(c.Month.AddDate(0, 1, 0)) }
+
+// CanEdit reports whether the logged-in person may change s: s has not
+// started, and its role may save it as it is (service.DraftAction, the
+// rule the save's check applies: an armed send is changed only by those
+// who may send).
+func CanEdit(ctx context.Context, s models.SingleSend) bool {
+	return Editable(s) && views.Can(ctx, service.DraftAction(&s))
+}
