@@ -86,23 +86,8 @@ func (s *Messages) check(ctx context.Context, accountID int64, in MessageInput) 
 	ss := &models.SingleSend{UserID: accountID, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00", UniqueOpenToken: "{}",
 		TemplateID: 1, Message: 1, RecipientID: models.Targets{}, ExcludeSpecificRecipientID: models.Targets{}, Links: models.StringArray{}}
 	if strings.TrimSpace(in.SenderID) != "" {
-		id, err := core.ParseID(in.SenderID)
-		var snd *models.Sender
-		if err == nil {
-			snd, err = deliverability.Sender(ctx, s.db.R, accountID, id)
-		}
-		switch {
-		case core.IsNotFound(err):
-			p.InvalidChoice("sender_id")
-		case err != nil:
+		if err := sendFrom(ctx, s.db.R, p, accountID, in.SenderID, ss); err != nil {
 			return nil, "", fmt.Errorf("messages: check: %w", err)
-		case snd.IsVerified != 1:
-			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
-		default:
-			ss.SenderID = snd.ID
-			ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
-			name, addr := snd.FromName, postalAddress(snd)
-			ss.SenderName, ss.SenderAddress = &name, &addr
 		}
 	}
 	to := ""

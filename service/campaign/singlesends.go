@@ -135,23 +135,8 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	ss.TemplateID, ss.TemplateHTML, ss.TemplateJSON = s.templates.checkDesign(p, in.TemplateID, in.TemplateHTML, in.TemplateJSON)
 
 	if p.Required("sender_id", in.SenderID) {
-		id, err := core.ParseID(in.SenderID)
-		var snd *models.Sender
-		if err == nil {
-			snd, err = deliverability.Sender(ctx, q, accountID, id)
-		}
-		switch {
-		case core.IsNotFound(err):
-			p.InvalidChoice("sender_id")
-		case err != nil:
+		if err := sendFrom(ctx, q, p, accountID, in.SenderID, ss); err != nil {
 			return nil, fmt.Errorf("single sends: check: %w", err)
-		case snd.IsVerified != 1:
-			p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
-		default:
-			ss.SenderID = snd.ID
-			ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
-			name, addr := snd.FromName, postalAddress(snd)
-			ss.SenderName, ss.SenderAddress = &name, &addr
 		}
 	}
 	if p.Required("unsubscribe_group_id", in.UnsubscribeGroupID) {
@@ -355,6 +340,31 @@ func htmlOfJSON(doc string) string {
 
 // postalAddress is the sender's postal address on one line, for the
 // ((sender_address)) placeholder (anti-spam laws ask for it in every mail).
+// sendFrom fills ss's sender from the sender_id raw: one of the
+// account's verified senders, else a problem on the field. err is a
+// failure of the database only.
+func sendFrom(ctx context.Context, q *gorm.DB, p core.Problems, accountID int64, raw string, ss *models.SingleSend) error {
+	id, err := core.ParseID(raw)
+	var snd *models.Sender
+	if err == nil {
+		snd, err = deliverability.Sender(ctx, q, accountID, id)
+	}
+	switch {
+	case core.IsNotFound(err):
+		p.InvalidChoice("sender_id")
+	case err != nil:
+		return err
+	case snd.IsVerified != 1:
+		p.AddReason("sender_id", core.ReasonNotVerified, msgSenderNotVerified)
+	default:
+		ss.SenderID = snd.ID
+		ss.FromSender, ss.ReplyTo = snd.FromEmail, snd.ReplyToEmail
+		name, addr := snd.FromName, postalAddress(snd)
+		ss.SenderName, ss.SenderAddress = &name, &addr
+	}
+	return nil
+}
+
 func postalAddress(s *models.Sender) string {
 	parts := []string{s.CompanyAddress, s.CompanyAddress2}
 	var city, state, country string

@@ -65,16 +65,7 @@ func (l *Ledger) ClaimLane(ctx context.Context, max int) ([]*delivery.Job, error
 			}
 			continue
 		}
-		jobs = append(jobs, &delivery.Job{
-			ID: r.ID, SendID: sendID, Account: c.account, From: l.verp.ReturnPath(r.ID), To: r.Email, Attempts: r.Attempts,
-			Build: func() ([]byte, error) {
-				if !l.live.held(epoch) {
-					return nil, delivery.ErrStale
-				}
-				return c.build(l.key, r, nil)
-			},
-			Fresh: fresh,
-		})
+		jobs = append(jobs, l.job(c, sendID, epoch, r, nil, fresh))
 	}
 	return jobs, nil
 }

@@ -235,19 +235,26 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 		if r.ContactID != nil {
 			ct = contacts[*r.ContactID]
 		}
-		jobs[i] = &delivery.Job{
-			// The return path names the row (VERP): a DSN to it finds its message.
-			ID: r.ID, SendID: sendID, Account: c.account, From: l.verp.ReturnPath(r.ID), To: r.Email, Attempts: r.Attempts,
-			Build: func() ([]byte, error) {
-				if !l.live.held(epoch) {
-					return nil, delivery.ErrStale
-				}
-				return c.build(l.key, r, ct)
-			},
-			Fresh: fresh,
-		}
+		jobs[i] = l.job(c, sendID, epoch, r, ct, fresh)
 	}
 	return jobs, nil
+}
+
+// job is the delivery job of a claimed row of a compiled send, claimed
+// in epoch: it builds the message only while this process still holds
+// its claims (a stalled process that lost them builds nothing).
+func (l *Ledger) job(c *compiledSend, sendID, epoch int64, r claimedRow, ct *models.Contact, fresh func() bool) *delivery.Job {
+	return &delivery.Job{
+		// The return path names the row (VERP): a DSN to it finds its message.
+		ID: r.ID, SendID: sendID, Account: c.account, From: l.verp.ReturnPath(r.ID), To: r.Email, Attempts: r.Attempts,
+		Build: func() ([]byte, error) {
+			if !l.live.held(epoch) {
+				return nil, delivery.ErrStale
+			}
+			return c.build(l.key, r, ct)
+		},
+		Fresh: fresh,
+	}
 }
 
 func jobsOf(sendID int64, rows []claimedRow) []*delivery.Job {
