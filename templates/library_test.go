@@ -19,7 +19,7 @@ import (
 var placeholders = []string{
 	"first_name", "last_name", "email", "alt_email", "country", "state", "city",
 	"address_line1", "address_line2", "state_province_region", "postal_code",
-	"sender_name", "sender_address", "unsubscribe_preferences",
+	"sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser",
 }
 
 var placeholderRE = regexp.MustCompile(`\(\(([^()]*)\)\)`)
@@ -217,7 +217,8 @@ func checkPlaceholders(t *testing.T, d Design) {
 	}
 	want := []string{"sender_name", "sender_address", "unsubscribe_preferences"}
 	if d.IsBlank == 0 {
-		want = append(want, "first_name")
+		// Every finished design offers the web copy of the mail too.
+		want = append(want, "first_name", "view_in_browser")
 	}
 	for _, name := range want {
 		if !used[name] {

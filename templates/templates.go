@@ -100,6 +100,7 @@ var sample = map[string]string{
 	"sender_name":             "Northwind Studio",
 	"sender_address":          "12 Quay Street, Bristol BS1 4RN, United Kingdom",
 	"unsubscribe_preferences": "https://herald.example.com/unsubscribe/sample",
+	"view_in_browser":         "https://herald.example.com/view/sample",
 }
 
 // SampleValues returns placeholder values for showing a design to someone
