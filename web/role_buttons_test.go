@@ -328,6 +328,7 @@ func TestButtonsFollowRoles(t *testing.T) {
 		{"/templates", "[data-delete]", []service.Role{O, E}},
 		{"/templates/designs/{design}/edit", "#design-save", []service.Role{O, E}},
 		{"/single-sends", "#new-send", []service.Role{O, E}},
+		{"/single-sends/new", `#checklist-summary a[href="/account#checklist"]`, []service.Role{O}},
 		{"/single-sends", "[data-duplicate]", []service.Role{O, E}},
 		{"/single-sends", "[data-delete]", []service.Role{O}},
 		{"/single-sends", "[data-bulk-delete]", []service.Role{O}},
