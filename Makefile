@@ -33,13 +33,14 @@ run: build
 # Without the race detector by default (several times faster); RACE=1 adds
 # -race (CI always sets it). HERALD_TEST_DATABASE=postgres://… runs the
 # database tests on PostgreSQL, HERALD_TEST_STRICT=1 fails instead of
-# skipping when Chromium or PostgreSQL is missing.
+# skipping when Chromium or PostgreSQL is missing. The timeout is per
+# package: cmd/herald's Chromium flows take longest, most under -race.
 ifeq ($(RACE),1)
 TEST_RACE := -race
 endif
 
 test:
-	$(GO) test $(TEST_RACE) -count=1 -timeout 20m $(PKGS)
+	$(GO) test $(TEST_RACE) -count=1 -timeout 45m $(PKGS)
 
 # Benchmarks (docs/BENCHMARKS.md). One load driver, bin/load (bench/load),
 # starts bin/herald and drives it only through its API, its command line
