@@ -5,7 +5,6 @@ import (
 
 	"herald/views"
 	"herald/views/apidocs"
-	"herald/views/help"
 )
 
 // apidocsCSP is the console's policy with inline style attributes allowed,
@@ -26,9 +25,4 @@ func (w *Web) apiDocs(c *fiber.Ctx) error {
 	p.Styles = []string{swaggerUI + "swagger-ui.css"}
 	p.Scripts = []string{swaggerUI + "swagger-ui-bundle.js", "/static/js/apidocs.js"}
 	return renderPage(c, fiber.StatusOK, p, apidocs.Page())
-}
-
-// humanHelp explains the console's "by people" figures.
-func (w *Web) humanHelp(c *fiber.Ctx) error {
-	return renderPage(c, fiber.StatusOK, pageOf(c, "People and machines", views.NavDashboard, true), help.HumanActivity())
 }
