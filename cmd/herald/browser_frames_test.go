@@ -196,9 +196,9 @@ func uniform(img image.Image) bool {
 
 // showFrame scrolls the i-th iframe of the page into view, as a person
 // scrolling to it would, and returns what the viewport shows of its
-// content box once the frame has painted. A frame still blank after a
-// second is returned blank (a design may be blank); nil if the frame is
-// not displayed.
+// content box once the frame has painted. A frame still blank after
+// frameWait is returned blank (a design may be blank); nil if the frame
+// is not displayed.
 //
 // Why the wait: a sandboxed frame (no allow-same-origin) has an opaque
 // origin, so Chromium treats it as a cross-origin frame and, with site
@@ -230,7 +230,7 @@ func (b *browserSession) showFrame(step string, i int) (image.Image, image.Point
 	}
 	clip := &page.Viewport{X: x, Y: y, Width: w, Height: h, Scale: 1}
 	var img image.Image
-	for try := 0; try < 40; try++ {
+	for deadline := time.Now().Add(frameWait); ; {
 		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 		shot, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{Clip: clip, FromSurface: ptrTo(true)})
 		cancel()
@@ -240,13 +240,20 @@ func (b *browserSession) showFrame(step string, i int) (image.Image, image.Point
 		if img, err = png.Decode(bytes.NewReader(shot.Data)); err != nil {
 			b.t.Fatalf("%s: %v", step, err)
 		}
-		if !uniform(img) {
+		if !uniform(img) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
 	return img, image.Pt(int(x), int(y))
 }
+
+// frameWait is how long showFrame waits for a frame scrolled into view
+// to paint. The frame renders in a process of its own; on a loaded
+// machine under -race a second was not enough (a CI run captured a
+// completed send's preview blank at 1280 px), so the bound is generous:
+// it only costs time when a frame stays blank.
+const frameWait = 15 * time.Second
 
 func ptrTo[T any](v T) *T { return &v }
 
