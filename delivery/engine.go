@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -25,6 +26,8 @@ type Job struct {
 	// transport asks it at the last moment before the message is handed
 	// over (WithFence). nil: always.
 	Fresh func() bool
+
+	lane bool // queued in the workers' lane queue (LaneWaiting)
 }
 
 // Outcome is what became of one Job.
@@ -118,6 +121,9 @@ type Engine struct {
 
 	wake     chan struct{}
 	laneWake chan struct{}
+	// laneWaiting counts lane jobs handed to the workers' lane queue and
+	// not yet taken by a worker (LaneWaiting).
+	laneWaiting atomic.Int64
 
 	mu       sync.Mutex
 	limiters map[int64]*rate.Limiter
@@ -145,6 +151,12 @@ func (e *Engine) Wake() {
 	default:
 	}
 }
+
+// LaneWaiting is how many claimed lane jobs wait in the workers' queue:
+// the next worker that comes free takes one of them before any campaign
+// job. A lane row is marked claimed in the ledger before its job is built
+// and queued; this tells when the job is there.
+func (e *Engine) LaneWaiting() int { return int(e.laneWaiting.Load()) }
 
 // WakeLane tells the engine that a lane message may be due now.
 func (e *Engine) WakeLane() {
@@ -211,6 +223,9 @@ func (e *Engine) Run(ctx context.Context) {
 				j := next(jobs, lane)
 				if j == nil {
 					return
+				}
+				if j.lane {
+					e.laneWaiting.Add(-1)
 				}
 				if ctx.Err() != nil {
 					unsentMu.Lock()
@@ -372,9 +387,12 @@ func (e *Engine) claimLane(ctx context.Context, ls LaneStore, lane chan<- *Job) 
 			continue
 		}
 		for i, j := range got {
+			j.lane = true
+			e.laneWaiting.Add(1)
 			select {
 			case lane <- j:
 			case <-ctx.Done():
+				e.laneWaiting.Add(-1)
 				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 				if err := e.store.Release(rctx, got[i:]); err != nil {
 					e.cfg.Logger.Error("delivery: release lane jobs", "err", err)

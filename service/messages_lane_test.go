@@ -41,6 +41,10 @@ func TestMessageOvertakesALargeSend(t *testing.T) {
 	f.WaitFor("the message claimed by the lane", 10*time.Second, func() bool {
 		return f.Scalar("SELECT COUNT(*) FROM send_messages WHERE lane = 1 AND state = ?", models.MessageClaimed) == 1
 	})
+	// Claimed in the ledger comes before built and queued for the workers:
+	// released before that, the freed worker would rightly take a campaign
+	// job (a -race run on PostgreSQL saw it).
+	f.WaitFor("the message queued for the next free worker", 20*time.Second, func() bool { return f.Sending.LaneWaiting() == 1 })
 	if got := f.SMTP.PerRecipient()["ann@example.com"]; got != 0 {
 		t.Fatalf("the message went before any connection was free (%d)", got)
 	}

@@ -111,6 +111,10 @@ func (sg *Sending) Wake() {
 	sg.engine.Wake()
 }
 
+// LaneWaiting is how many claimed single messages wait for the next free
+// worker (delivery.Engine.LaneWaiting).
+func (sg *Sending) LaneWaiting() int { return sg.engine.LaneWaiting() }
+
 // Tick runs the scheduler's rounds once (tests that drive the engine step
 // by step).
 func (sg *Sending) Tick(ctx context.Context) error { return sg.scheduler.Tick(ctx) }

@@ -52,12 +52,25 @@ func (f *SendFixture) StepsOf(email, prefix string) int {
 	return n
 }
 
-// Settle ticks and lets the engine send until the sink stops growing.
+// Settle ticks and lets the engine send: after each tick it waits until
+// the ledger holds no message due now that is not yet sent (queued and
+// due, or claimed), then until the sink stops growing. Waiting on the
+// ledger, not on the sink alone, matters on a slow run: a claim under
+// -race on PostgreSQL took longer than the sink's quiet interval, and a
+// quiet sink was read as a settled engine. A message held at the relay
+// (smtptest Hold) stays claimed: Settle gives up waiting for it after
+// settleBound and goes on.
 func (f *SendFixture) Settle() {
 	f.t.Helper()
 	for i := 0; i < 3; i++ {
 		if err := f.Sending.Tick(f.Ctx); err != nil {
 			f.t.Fatal(err)
+		}
+		for deadline := time.Now().Add(settleBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if f.Scalar("SELECT COUNT(*) FROM send_messages WHERE state = ? OR (state = ? AND next_at <= ?)",
+				models.MessageClaimed, models.MessageQueued, f.Now().UnixMilli()) == 0 {
+				break
+			}
 		}
 		before := -1
 		for before != f.SMTP.Count() {
@@ -66,6 +79,9 @@ func (f *SendFixture) Settle() {
 		}
 	}
 }
+
+// settleBound is how long Settle waits for the ledger's due messages.
+const settleBound = 30 * time.Second
 
 // BlockingInput is a valid send whose design has no unsubscribe link and
 // does not show the postal address: two failures.
