@@ -218,26 +218,55 @@ func TestSendSurvivesKill9(t *testing.T) {
 	p.kill()
 	final := sink.PerRecipient()
 
+	killRun{contacts: contacts, addr: addr, snaps: snaps, final: final, inFlight: inFlight, bound: bound, kills: len(kills)}.check(t, sink.Count())
+	t.Logf("build %v, prepare %v, send with %d kills %v, total %v", built.Sub(start).Round(time.Millisecond),
+		prepared.Sub(built).Round(time.Millisecond), len(kills), time.Since(prepared).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	if ss.Triggered != contacts || ss.Delivered != contacts || ss.Bounces != 0 || ss.SentAt.IsZero() {
+		t.Errorf("counters: triggered %d delivered %d bounces %d sent_at %v; want %d, %d, 0 and a time",
+			ss.Triggered, ss.Delivered, ss.Bounces, ss.SentAt, contacts, contacts)
+	}
+	checkAllDelivered(t, db, ss.ID, contacts)
+}
+
+// killRun is what a send interrupted by kills left: what each address had
+// received while each killed process was dead (snaps) and at the end
+// (final), and how many messages each kill left in flight (accepted by a
+// relay, not recorded).
+type killRun struct {
+	contacts int
+	addr     func(int) string
+	snaps    []map[string]int
+	final    map[string]int
+	inFlight []int
+	bound    int // messages in flight at any moment
+	kills    int
+}
+
+// check checks that every address of the audience, and no other, got its
+// message, and that each kill sent again exactly the messages it left in
+// flight, at most bound; sent is the relays' count of messages.
+func (r killRun) check(t *testing.T, sent int) {
+	t.Helper()
 	// Every address got its message; the extra ones are each a message in
 	// flight at a kill: the address got it before that kill and again later.
 	var lost []string
-	audience := make(map[string]bool, contacts)
-	for i := range contacts {
-		audience[addr(i)] = true
-		if final[addr(i)] == 0 {
-			lost = append(lost, addr(i))
+	audience := make(map[string]bool, r.contacts)
+	for i := range r.contacts {
+		audience[r.addr(i)] = true
+		if r.final[r.addr(i)] == 0 {
+			lost = append(lost, r.addr(i))
 		}
 	}
-	for a := range final {
+	for a := range r.final {
 		if !audience[a] {
 			t.Errorf("a message to %s, who is not in the audience", a)
 		}
 	}
-	phases := append(snaps, final)
+	phases := append(r.snaps, r.final)
 	extraPerKill := make([]int, len(phases)) // by the phase of the earlier receipt
 	addrsPerKill := make([]int, len(phases))
 	var extra, twice int
-	for a, n := range final {
+	for a, n := range r.final {
 		if n < 2 {
 			continue
 		}
@@ -260,36 +289,29 @@ func TestSendSurvivesKill9(t *testing.T) {
 			left -= got
 		}
 	}
-	for k := range kills {
-		t.Logf("kill %d: %d in flight, %d messages sent again to %d addresses (bound %d)", k+1, inFlight[k], extraPerKill[k], addrsPerKill[k], bound)
+	for k := range r.kills {
+		t.Logf("kill %d: %d in flight, %d messages sent again to %d addresses (bound %d)", k+1, r.inFlight[k], extraPerKill[k], addrsPerKill[k], r.bound)
 	}
 	t.Logf("%d addresses got more than one message, %d extra messages in all (bound %d); %d messages to %d addresses",
-		twice, extra, bound*len(kills), sink.Count(), len(final))
-	t.Logf("build %v, prepare %v, send with %d kills %v, total %v", built.Sub(start).Round(time.Millisecond),
-		prepared.Sub(built).Round(time.Millisecond), len(kills), time.Since(prepared).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+		twice, extra, r.bound*r.kills, sent, len(r.final))
 
 	if len(lost) > 0 {
 		t.Errorf("%d addresses got no message, e.g. %v", len(lost), lost[:min(5, len(lost))])
 	}
-	if twice > bound*len(kills) || extra > bound*len(kills) {
-		t.Errorf("%d addresses got more than one message, %d extra messages: more than %d x %d kills in flight", twice, extra, bound, len(kills))
+	if twice > r.bound*r.kills || extra > r.bound*r.kills {
+		t.Errorf("%d addresses got more than one message, %d extra messages: more than %d x %d kills in flight", twice, extra, r.bound, r.kills)
 	}
-	for k := range kills {
-		if inFlight[k] > bound || extraPerKill[k] > bound {
-			t.Errorf("kill %d: %d messages in flight, %d sent again; at most %d may be in flight", k+1, inFlight[k], extraPerKill[k], bound)
+	for k := range r.kills {
+		if r.inFlight[k] > r.bound || extraPerKill[k] > r.bound {
+			t.Errorf("kill %d: %d messages in flight, %d sent again; at most %d may be in flight", k+1, r.inFlight[k], extraPerKill[k], r.bound)
 		}
-		if extraPerKill[k] != inFlight[k] {
-			t.Errorf("kill %d: %d messages in flight (accepted by the relay, not recorded) but %d sent again", k+1, inFlight[k], extraPerKill[k])
+		if extraPerKill[k] != r.inFlight[k] {
+			t.Errorf("kill %d: %d messages in flight (accepted by the relay, not recorded) but %d sent again", k+1, r.inFlight[k], extraPerKill[k])
 		}
 	}
-	if extraPerKill[len(kills)] > 0 {
-		t.Errorf("the last process, never killed, sent %d messages twice", extraPerKill[len(kills)])
+	if extraPerKill[r.kills] > 0 {
+		t.Errorf("the last process, never killed, sent %d messages twice", extraPerKill[r.kills])
 	}
-	if ss.Triggered != contacts || ss.Delivered != contacts || ss.Bounces != 0 || ss.SentAt.IsZero() {
-		t.Errorf("counters: triggered %d delivered %d bounces %d sent_at %v; want %d, %d, 0 and a time",
-			ss.Triggered, ss.Delivered, ss.Bounces, ss.SentAt, contacts, contacts)
-	}
-	checkAllDelivered(t, db, ss.ID, contacts)
 }
 
 // prepareSend makes, while herald is not running, an account with a
@@ -428,11 +450,15 @@ func checkAllDelivered(t *testing.T, db *service.DB, sendID int64, n int64) {
 
 // settle waits until the sink's count has not moved for 300 ms (or 10 s
 // passed) and returns it.
-func settle(sink *smtptest.Server) int {
-	n := sink.Count()
+func settle(sink *smtptest.Server) int { return settleCount(sink.Count) }
+
+// settleCount waits until count has not moved for 300 ms (or 10 s passed)
+// and returns it.
+func settleCount(count func() int) int {
+	n := count()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		time.Sleep(300 * time.Millisecond)
-		m := sink.Count()
+		m := count()
 		if m == n {
 			break
 		}
