@@ -217,7 +217,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	if m := cfg.mail(); m != "" {
 		mailer = m // without the passwords
 	}
-	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL, "mail", mailer)
+	slog.Info("herald serving", "addr", ln.Addr().String(), "database", db.Dialect, "base_url", cfg.BaseURL, "mail", mailer, "dkim_rsa", delivery.RSAEngine)
 	fmt.Fprintf(stdout, "herald is serving: open %s\n", cfg.BaseURL)
 	errc := make(chan error, 1)
 	go func() { errc <- app.Listener(ln) }()
