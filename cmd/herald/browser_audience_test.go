@@ -369,35 +369,36 @@ func TestBrowserAudience(t *testing.T) {
 	b.do("import page", chromedp.Navigate(base+"/contacts/import"), b.idle, chromedp.WaitVisible(chromedp.ID("import-form")))
 	b.capture("import")
 
-	// A semicolon file whose header names no field: the preview shows its
-	// first rows; its columns are mapped by hand, one to a new field.
+	// A semicolon file whose header names no field by its own name: the
+	// preview shows its first rows and suggests a field for each column
+	// (E-Mail and Vorname by their common names, Tarif as a new number
+	// field); the suggestions are imported as they stand.
 	file2 := filepath.Join(t.TempDir(), "kunden.csv")
-	if err := os.WriteFile(file2, []byte("E-Mail;Tarif;Vorname\nkunde1@example.net;12;Karl\nkunde2@example.net;7;Kim\n"), 0o644); err != nil {
+	if err := os.WriteFile(file2, []byte("E-Mail;Tarif;Vorname;\nkunde1@example.net;12;Karl;x\nkunde2@example.net;7;Kim;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b.do("choose a file to preview",
 		chromedp.Navigate(base+"/contacts/import"),
 		b.idle,
 		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{file2}),
-		chromedp.WaitVisible(chromedp.CSS("#import-preview table select#import-col-2")),
+		chromedp.WaitVisible(chromedp.CSS("#import-preview table select#import-col-3")),
 	)
-	if got := b.text("preview", "[data-import-preview-summary]"); got != "3 columns separated by semicolons; the first 2 rows below. Choose what each column fills." {
+	if got := b.text("preview", "[data-import-preview-summary]"); got != "4 columns separated by semicolons; the first 2 rows below. Choose what each column fills. Columns no field matched are suggested as new custom fields; choose Leave out to skip one." {
 		t.Errorf("preview summary %q", got)
 	}
-	if got := b.eval("preset", `[0,1,2].map(i => document.querySelector("#import-col-"+i).value).join(",")`); got != "-,-,-" {
-		t.Errorf("presets %q, want every column left out (no header names a field)", got)
+	if got := b.eval("suggested", `[0,1,2,3].map(i => document.querySelector("#import-col-"+i).value).join(",") + " " +
+		document.querySelector('input[name="new_name[1]"]').value + " " + document.querySelector('select[name="new_type[1]"]').value`); got != "email,+new,first_name,- tarif number" {
+		t.Errorf("suggestions %q, want email, a new number field tarif, first_name, and the unnamed column left out", got)
 	}
 	if got := b.text("first cell", "#import-preview tbody tr td"); got != "kunde1@example.net" {
 		t.Errorf("first cell %q", got)
 	}
+	// The mapping has the page's width, not a side card's 260 px.
+	if w, _ := strconv.ParseFloat(b.eval("preview width", `String(document.querySelector("#import-preview").getBoundingClientRect().width)`), 64); w < 700 {
+		t.Errorf("the column mapping is %.0f px wide on a 1280 px page", w)
+	}
 	b.capture("import-preview")
-	b.do("map the columns and import",
-		choose("#import-col-0", "email"),
-		choose("#import-col-1", "+new"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="new_name[1]"]`)),
-		chromedp.SetValue(chromedp.CSS(`input[name="new_name[1]"]`), "tarif"),
-		choose(`select[name="new_type[1]"]`, "number"),
-		choose("#import-col-2", "first_name"),
+	b.do("import with the suggestions",
 		chromedp.Click(chromedp.ID("import-basis-customers")), // the basis of their consent
 		chromedp.Click(chromedp.CSS(`#import-form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#import-progress[data-status="done"]`)),

@@ -331,6 +331,70 @@
 
   function normalizeName(h) { return h.trim().toLowerCase().split(/\s+/).join("_"); }
 
+  // fieldKey is a header reduced for matching: "E-Mail", "e_mail" and
+  // "E Mail" all read "email".
+  function fieldKey(h) { return h.trim().toLowerCase().normalize("NFD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-z0-9]/g, ""); }
+
+  // Other names the fields go by in files people export from elsewhere
+  // (other tools, spreadsheets in other languages), by fieldKey.
+  var fieldAliases = {
+    email: ["mail", "emailaddress", "emailadresse", "adresseemail", "courriel", "correo", "correoelectronico"],
+    first_name: ["first", "firstname", "givenname", "forename", "vorname", "prenom", "nombre", "nome", "voornaam"],
+    last_name: ["last", "lastname", "surname", "familyname", "nachname", "nom", "apellido", "apellidos", "cognome", "achternaam"],
+    postal_code: ["zip", "zipcode", "postcode", "plz", "codepostal", "cp"],
+    city: ["town", "stadt", "ville", "ciudad", "citta"],
+    country: ["land", "pays", "pais", "paese"],
+    state: ["province", "region"],
+    address_line1: ["address", "street", "address1", "strasse", "adresse", "direccion"],
+    address_line2: ["address2"],
+    tags: ["tag", "labels", "label"]
+  };
+
+  // guessType is the custom field type the sample values suggest.
+  function guessType(values) {
+    var seen = values.filter(function (v) { return v.trim() !== ""; });
+    if (seen.length === 0) return "text";
+    if (seen.every(function (v) { return /^-?\d+([.,]\d+)?$/.test(v.trim()); })) return "number";
+    if (seen.every(function (v) { return /^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$/.test(v.trim()); })) return "datetime-local";
+    return "text";
+  }
+
+  // suggestColumns chooses, for each column, the field its header names
+  // (by name, label or a common alias), else email for a column of
+  // addresses, else a new custom field named after the header with the
+  // type its values suggest; a column without a header is left out.
+  // A field is suggested for one column only.
+  function suggestColumns(choices, header, rows) {
+    var byKey = {};
+    Array.prototype.forEach.call(choices.querySelectorAll("option"), function (o) {
+      if (o.value === "-" || o.value === "+new") return;
+      byKey[fieldKey(o.value)] = o.value;
+      byKey[fieldKey(o.textContent)] = byKey[fieldKey(o.textContent)] || o.value;
+    });
+    Object.keys(fieldAliases).forEach(function (f) {
+      if (!choices.querySelector('option[value="' + f + '"]')) return;
+      fieldAliases[f].forEach(function (a) { if (!(a in byKey)) byKey[a] = f; });
+    });
+    var taken = {};
+    var out = header.map(function (h) {
+      var f = byKey[fieldKey(h || "")];
+      if (f && !taken[f]) { taken[f] = true; return { field: f }; }
+      return null;
+    });
+    return out.map(function (s, i) {
+      if (s) return s;
+      var values = rows.map(function (r) { return r[i] == null ? "" : r[i]; });
+      var filled = values.filter(function (v) { return v.trim() !== ""; });
+      if (!taken.email && filled.length > 0 && filled.every(function (v) { return /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(v.trim()); })) {
+        taken.email = true;
+        return { field: "email" };
+      }
+      var name = normalizeName(header[i] || "").normalize("NFD").replace(/[\u0300-\u036f]/g, "").replace(/[^a-z0-9_]/g, "");
+      if (name === "") return { field: "-" };
+      return { field: "+new", name: name, type: guessType(values) };
+    });
+  }
+
   function el(tag, attrs, text) {
     var e = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); });
@@ -338,24 +402,21 @@
     return e;
   }
 
-  function columnControls(choices, i, header) {
+  function columnControls(choices, i, header, suggestion) {
     var box = el("div", { class: "import-column" });
     var id = "import-col-" + i;
     box.appendChild(el("label", { for: id, class: "import-column-name" }, header || "Column " + (i + 1)));
     var sel = el("select", { id: id, name: "column[" + i + "]" });
     Array.prototype.forEach.call(choices.children, function (c) { sel.appendChild(c.cloneNode(true)); });
-    var name = normalizeName(header), match = "-";
-    Array.prototype.forEach.call(sel.querySelectorAll("option"), function (o) {
-      if (o.value.toLowerCase() === name) match = o.value;
-    });
-    sel.value = match;
+    sel.value = suggestion.field;
     box.appendChild(sel);
     var extra = el("div", { class: "import-column-new" });
-    var nameInput = el("input", { type: "text", name: "new_name[" + i + "]", "aria-label": "Name of the new field for column " + (i + 1), value: name.replace(/[^a-z0-9_]/g, "") });
+    var nameInput = el("input", { type: "text", name: "new_name[" + i + "]", "aria-label": "Name of the new field for column " + (i + 1), value: suggestion.name || normalizeName(header || "").replace(/[^a-z0-9_]/g, "") });
     var typeSel = el("select", { name: "new_type[" + i + "]", "aria-label": "Type of the new field for column " + (i + 1) });
     [["text", "Text"], ["number", "Number"], ["datetime-local", "Date and time"]].forEach(function (t) {
       typeSel.appendChild(el("option", { value: t[0] }, t[1]));
     });
+    typeSel.value = suggestion.type || "text";
     extra.appendChild(nameInput);
     extra.appendChild(typeSel);
     function sync() {
@@ -383,10 +444,11 @@
       var rows = parseCSV(text, sep, previewRows + 1);
       if (rows.length === 0) return;
       var header = rows[0];
+      var suggestions = suggestColumns(choices, header, rows.slice(1));
       var thead = el("thead"), tr = el("tr");
       header.forEach(function (h, i) {
         var th = el("th", { scope: "col" });
-        th.appendChild(columnControls(choices, i, h));
+        th.appendChild(columnControls(choices, i, h, suggestions[i]));
         tr.appendChild(th);
       });
       thead.appendChild(tr);
@@ -401,8 +463,10 @@
       var names = { ",": "commas", ";": "semicolons", "\t": "tabs" };
       var summary = box.querySelector("[data-import-preview-summary]");
       if (summary) {
+        var fresh = suggestions.filter(function (s) { return s.field === "+new"; }).length;
         summary.textContent = header.length + " columns separated by " + names[sep] + "; the first " +
-          Math.max(rows.length - 1, 0) + " rows below. Choose what each column fills.";
+          Math.max(rows.length - 1, 0) + " rows below. Choose what each column fills." +
+          (fresh > 0 ? " Columns no field matched are suggested as new custom fields; choose Leave out to skip one." : "");
       }
       box.hidden = false;
     });
