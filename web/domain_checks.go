@@ -26,8 +26,18 @@ func dnsRecordView(r service.DNSRecord, explain string) views.DNSRecord {
 	return views.DNSRecord{Purpose: r.Purpose, Type: typ, Name: r.Name, Value: r.Publishable(), Explain: explain}
 }
 
-// checksView is the checks card of a sender's domain from its report.
-func checksView(c *fiber.Ctx, s *models.Sender, rep *service.DomainReport) senders.Checks {
+// checksView is the checks card of a sender's domain from its report. A
+// failed check whose record is one of the sender page's DNS records
+// (senderRecords) links to it there.
+func (w *Web) checksView(c *fiber.Ctx, s *models.Sender, rep *service.DomainReport) (senders.Checks, error) {
+	recs, err := w.senderRecords(c, s)
+	if err != nil {
+		return senders.Checks{}, err
+	}
+	return checksView(c, s, rep, recs), nil
+}
+
+func checksView(c *fiber.Ctx, s *models.Sender, rep *service.DomainReport, page []senders.Record) senders.Checks {
 	v := senders.Checks{SenderID: s.ID, Domain: senderDomain(s), CSRF: csrf(c)}
 	if rep == nil {
 		return v
@@ -44,6 +54,11 @@ func checksView(c *fiber.Ctx, s *models.Sender, rep *service.DomainReport) sende
 		if r.Record != nil {
 			rv := dnsRecordView(*r.Record, "Publish this record at your DNS host.")
 			cr.Record = &rv
+			for i, pr := range page {
+				if pr.Name == rv.Name && pr.Value == rv.Value {
+					cr.Above = senders.RecordID(i, pr.Purpose)
+				}
+			}
 		}
 		v.Results = append(v.Results, cr)
 	}
@@ -80,7 +95,10 @@ func (w *Web) checkSender(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	v := checksView(c, s, rep)
+	v, err := w.checksView(c, s, rep)
+	if err != nil {
+		return err
+	}
 	v.Error = msg
 	return w.renderChecks(c, s, v, msg)
 }
@@ -99,7 +117,11 @@ func (w *Web) signAnywaySender(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return w.renderChecks(c, s, checksView(c, s, rep), "")
+	v, err := w.checksView(c, s, rep)
+	if err != nil {
+		return err
+	}
+	return w.renderChecks(c, s, v, "")
 }
 
 // sendingIPsSender saves the addresses the domain's mail leaves from and
@@ -120,7 +142,10 @@ func (w *Web) sendingIPsSender(c *fiber.Ctx) error {
 		if rerr != nil {
 			return rerr
 		}
-		v := checksView(c, s, rep)
+		v, err := w.checksView(c, s, rep)
+		if err != nil {
+			return err
+		}
 		v.SendingIPs, v.IPErrors = in, probs.Messages("sending_ips")
 		return w.renderChecks(c, s, v, strings.Join(v.IPErrors, " "))
 	}

@@ -48,6 +48,8 @@ func TestSenderDomainChecks(t *testing.T) {
 		t.Fatalf("DKIM value not split: %q", dk)
 	}
 
+	spf := text(first(r.doc, "#dns-SPF-value"))
+
 	r = c.hxPost("/senders/"+id+"/check", nil)
 	wantStatus(t, r, http.StatusOK)
 	if got := attr(first(r.doc, `[data-check="DKIM"]`), "data-status"); got != "fail" {
@@ -56,8 +58,13 @@ func TestSenderDomainChecks(t *testing.T) {
 	if !strings.Contains(text(first(r.doc, `[data-check="DKIM"] [data-fix]`)), "Publish this TXT record at") {
 		t.Fatal("DKIM failure without its fix")
 	}
-	if got := text(first(r.doc, "#check-1-value")); got != "v=spf1 a:relay.example.net ~all" {
-		t.Fatalf("SPF proposal %q", got)
+	// A failed check's record is the one of the DNS records card: the
+	// check links to it instead of showing it twice.
+	if got := attr(first(r.doc, `[data-check="SPF"] a[data-record-above]`), "href"); got != "#dns-SPF" || spf != "v=spf1 a:relay.example.net ~all" {
+		t.Fatalf("SPF proposal: link %q to the record %q", got, spf)
+	}
+	if n := len(all(r.doc, ".dns-fields")); n != 0 {
+		t.Fatalf("the checks card repeats %d records of the DNS records card", n)
 	}
 	if got := attr(first(r.doc, `[data-check="DMARC"]`), "data-status"); got != "warn" {
 		t.Fatalf("DMARC status %q", got)
@@ -90,7 +97,10 @@ func TestSenderDomainChecks(t *testing.T) {
 		t.Fatalf("bad address:\n%.2000s", r.body)
 	}
 	r = c.hxPost("/senders/"+id+"/sending-ips", url.Values{"sending_ips": {"192.0.2.1"}})
-	if got := text(first(r.doc, "#check-1-value")); got != "v=spf1 a:relay.example.net ip4:192.0.2.1 ~all" || attr(first(r.doc, "#sending-ips"), "value") != "192.0.2.1" {
+	if attr(first(r.doc, "#sending-ips"), "value") != "192.0.2.1" || first(r.doc, `[data-check="SPF"] a[data-record-above]`) == nil {
+		t.Fatalf("sending addresses saved:\n%.2000s", r.body)
+	}
+	if got := text(first(c.get("/senders/"+id).doc, "#dns-SPF-value")); got != "v=spf1 a:relay.example.net ip4:192.0.2.1 ~all" {
 		t.Fatalf("SPF proposal with the named address %q", got)
 	}
 

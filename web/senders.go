@@ -214,29 +214,39 @@ func placeOf(s *models.Sender) string {
 	return strings.Join(parts, ", ")
 }
 
+// senderRecords are the DNS records a sender's page shows for its domain.
+func (w *Web) senderRecords(c *fiber.Ctx, s *models.Sender) ([]senders.Record, error) {
+	recs, err := w.svc.Senders.DNSRecords(c.UserContext(), accountID(c), s.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]senders.Record, 0, len(recs))
+	for _, r := range recs {
+		explain, ok := dnsExplain[r.Purpose]
+		if !ok && strings.HasPrefix(r.Purpose, "DKIM") {
+			explain = dnsExplain["DKIM"]
+		}
+		out = append(out, dnsRecordView(r, explain))
+	}
+	return out, nil
+}
+
 // showSender is a sender's page with the DNS records of its domain.
 func (w *Web) showSender(c *fiber.Ctx) error {
 	s, err := w.senderParam(c)
 	if err != nil {
 		return err
 	}
-	recs, err := w.svc.Senders.DNSRecords(c.UserContext(), accountID(c), s.ID)
+	recs, err := w.senderRecords(c, s)
 	if err != nil {
 		return err
 	}
-	d := senders.Detail{Sender: *s, Place: placeOf(s), Domain: s.FromEmail[strings.LastIndexByte(s.FromEmail, '@')+1:], CSRF: csrf(c)}
-	for _, r := range recs {
-		explain, ok := dnsExplain[r.Purpose]
-		if !ok && strings.HasPrefix(r.Purpose, "DKIM") {
-			explain = dnsExplain["DKIM"]
-		}
-		d.Records = append(d.Records, dnsRecordView(r, explain))
-	}
+	d := senders.Detail{Sender: *s, Place: placeOf(s), Domain: s.FromEmail[strings.LastIndexByte(s.FromEmail, '@')+1:], CSRF: csrf(c), Records: recs}
 	rep, err := w.svc.DomainChecks.Report(c.UserContext(), accountID(c), senderDomain(s))
 	if err != nil {
 		return err
 	}
-	d.Checks = checksView(c, s, rep)
+	d.Checks = checksView(c, s, rep, recs)
 	return page(c, fiber.StatusOK, s.FromEmail, views.NavSenders, senders.DetailPage(d))
 }
 

@@ -73,6 +73,20 @@ func TestBrowserDomainChecks(t *testing.T) {
 		t.Fatalf("checked at: %q", got)
 	}
 	b.capture("sender-checks-failing")
+	// On a phone each record's name and value is one line (the DKIM key
+	// scrolls sideways and is copied whole), and no record is shown twice.
+	b.do("phone", chromedp.EmulateViewport(390, 800))
+	lines := b.eval("value lines", `(() => { const c = document.querySelector("#dns-DKIM-value").closest("pre"); const lh = parseFloat(getComputedStyle(c).lineHeight) || 16;
+		return String(Math.round((c.clientHeight - parseFloat(getComputedStyle(c).paddingTop) - parseFloat(getComputedStyle(c).paddingBottom)) / lh)); })()`)
+	height := b.eval("page height", `String(document.documentElement.scrollHeight)`)
+	t.Logf("sender page at 390 px: %s px tall, the DKIM value %s line(s)", height, lines)
+	if lines != "1" {
+		t.Errorf("the DKIM value takes %s lines at 390 px, want 1", lines)
+	}
+	if h, _ := strconv.Atoi(height); h > 4500 {
+		t.Errorf("the sender page is %d px tall at 390 px", h)
+	}
+	b.do("desktop", chromedp.EmulateViewport(1280, 900))
 
 	key, err := svc.Mail.DomainKey(ctx, u.ID, "example.com")
 	if err != nil {

@@ -4,10 +4,12 @@
 package senders
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"herald/models"
+	"herald/service"
 	"herald/views"
 )
 
@@ -118,6 +120,10 @@ type CheckResult struct {
 	Fix    string
 	Found  string
 	Record *Record
+	// Above is the id of the same record in the page's DNS records card,
+	// "" when it is not there: the check links to it rather than show
+	// the record a second time.
+	Above string
 }
 
 // ChecksID is the id of the checks card.
@@ -134,6 +140,41 @@ func SendingIPsURL(id int64) string { return SenderURL(id) + "/sending-ips" }
 
 // RotateURL makes a new DKIM key with its own selector.
 func RotateURL(id int64) string { return SenderURL(id) + "/rotate-key" }
+
+// isSystemRecord reports whether r is the record of herald's own key
+// (service.PurposeSystemDKIM), shown apart from the domain's own.
+func isSystemRecord(r Record) bool { return r.Purpose == service.PurposeSystemDKIM }
+
+// lastDomainDKIM is the place of the last record of the domain's own DKIM
+// keys (-1: none), after which the page offers a new key.
+func lastDomainDKIM(rs []Record) int {
+	last := -1
+	for i, r := range rs {
+		if strings.HasPrefix(r.Purpose, "DKIM") && !isSystemRecord(r) {
+			last = i
+		}
+	}
+	return last
+}
+
+// The rotation's texts: its confirmation, its button and its help.
+func rotateConfirm(domain string) string {
+	return fmt.Sprintf("Make a new DKIM key for %s? The current key keeps signing until herald sees the new record.", domain)
+}
+
+func rotateLabel(domain string) string { return fmt.Sprintf("New DKIM key for %s", domain) }
+
+func rotateHelp(domain string) string {
+	return fmt.Sprintf("Replaces the key that signs %s's mail (after a leak, or yearly); both records are shown until herald sees the new one.", domain)
+}
+
+// recordAbove links a failed check to its record in the DNS records card.
+func recordAbove(check string) string {
+	return fmt.Sprintf("The %s record to publish is under DNS records above.", check)
+}
+
+// anchor is the link to the element id on the same page.
+func anchor(id string) string { return "#" + id }
 
 func statusBadge(status string) string {
 	switch status {
@@ -163,9 +204,9 @@ func SentAt(s models.Sender) string {
 	return s.SendAt.UTC().Format("Jan 2, 2006 15:04 UTC")
 }
 
-// recordID is the id of a DNS record on the page: "dns-DKIM", "dns-SPF",
+// RecordID is the id of a DNS record on the page: "dns-DKIM", "dns-SPF",
 // "dns-DMARC", or by its place for the older key of a rotation.
-func recordID(i int, purpose string) string {
+func RecordID(i int, purpose string) string {
 	if strings.ContainsRune(purpose, ' ') {
 		return "dns-" + strconv.Itoa(i)
 	}
