@@ -174,6 +174,12 @@ func (l *Locale) N(id string, count int, args ...any) string {
 	return l.localize(id, count, append(args, "Count", l.Number(int64(count))))
 }
 
+// NMarked is N with {{.Count}} filled by text rather than the number: a
+// page that wraps the number in markup puts a mark there and cuts around it.
+func (l *Locale) NMarked(id string, count int, text string, args ...any) string {
+	return l.localize(id, count, append(args, "Count", text))
+}
+
 func (l *Locale) localize(id string, count any, args []any) string {
 	data := make(map[string]any, len(args)/2)
 	for i := 0; i+1 < len(args); i += 2 {
