@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"herald/i18n"
+	"herald/views"
 )
 
 // concatLiteral finds a string literal on either side of a + (or +=) in a
@@ -195,5 +196,27 @@ func TestConsoleMessagesHaveTheirEnglishForm(t *testing.T) {
 		if _, ok := used[id]; !ok {
 			t.Errorf("message %q of i18n/console/en.json is asked for by no template or handler", id)
 		}
+	}
+}
+
+// The helpers fill placeholders, pick the plural form by the count, write
+// the count with thousands separators, and cut a message around its count.
+func TestConsoleMessages(t *testing.T) {
+	if got := views.T("action.delete_confirm", "Name", "ann@example.com"); got != "Delete ann@example.com?" {
+		t.Errorf("T = %q", got)
+	}
+	for n, want := range map[int64]string{0: "0 rows", 1: "1 row", 2: "2 rows", 12345: "12,345 rows"} {
+		if got := views.N("pager.rows", n); got != want {
+			t.Errorf("N(%d) = %q, want %q", n, got, want)
+		}
+	}
+	before, after := views.AroundN("setup.untied_reports", 1, "Days", "30")
+	if before != "" || after != " report not tied to a message in the last 30 days." {
+		t.Errorf("AroundN = %q, %q", before, after)
+	}
+	// A value with markup stays text: the page escapes it, the catalogue
+	// does not interpret it.
+	if got := views.T("action.delete_confirm", "Name", "<b>{{.X}}</b>"); got != "Delete <b>{{.X}}</b>?" {
+		t.Errorf("T with markup = %q", got)
 	}
 }

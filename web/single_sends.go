@@ -675,7 +675,7 @@ func (w *Web) resumeSend(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	default:
-		w.flash(c, views.FlashSuccess, "Sending of “"+ss.SingleSendName+"” resumed: "+views.Count(n)+" refused "+views.Plural(n, "message goes", "messages go")+" again.")
+		w.flash(c, views.FlashSuccess, views.N("flash.send_resumed", n, "Name", ss.SingleSendName))
 	}
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
