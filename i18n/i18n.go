@@ -1,6 +1,7 @@
 // Package i18n speaks the recipient's language on the public pages and in
 // the mail herald writes to recipients (decisions.md 10, "The recipient's
-// language"). The console stays English.
+// language"). The console stays English, but its words are a catalogue
+// too (console/en.json, see Console), ready for translation.
 //
 // One message catalogue per language lives in locales/<tag>.json (go-i18n's
 // JSON format, embedded). English (en.json) is the source: every other file

@@ -9,7 +9,7 @@ import (
 
 // Translator is the language a public page speaks to its recipient
 // (herald/i18n's Locale is one; the handler picks it). The console stays
-// English and takes none. Templates get their words from it by message id
+// English and takes none: its words come from T and N below. Templates get their words from it by message id
 // and never build a sentence from pieces: word order differs between
 // languages.
 type Translator interface {
