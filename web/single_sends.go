@@ -854,7 +854,7 @@ func (w *Web) bulkDeleteSends(c *fiber.Ctx) error {
 	if err := w.svc.SingleSends.BulkDelete(c.UserContext(), accountID(c), utrs); err != nil {
 		return err
 	}
-	return w.sendsChanged(c, deletedMessage(len(utrs), "single send", "single sends"))
+	return w.sendsChanged(c, deletedMessage(len(utrs), "flash.deleted_single_sends"))
 }
 
 // sendsChanged answers a deletion: to htmx the list and a flash message,
