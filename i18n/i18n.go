@@ -1,6 +1,7 @@
 // Package i18n speaks the recipient's language on the public pages and in
 // the mail herald writes to recipients (decisions.md 10, "The recipient's
-// language"). The console stays English.
+// language"). The console stays English, but its words are a catalogue
+// too (console/en.json, see Console), ready for translation.
 //
 // One message catalogue per language lives in locales/<tag>.json (go-i18n's
 // JSON format, embedded). English (en.json) is the source: every other file
@@ -172,6 +173,12 @@ func (l *Locale) T(id string, args ...any) string {
 // uses for it; {{.Count}} is the count in the language's number format.
 func (l *Locale) N(id string, count int, args ...any) string {
 	return l.localize(id, count, append(args, "Count", l.Number(int64(count))))
+}
+
+// NMarked is N with {{.Count}} filled by text rather than the number: a
+// page that wraps the number in markup puts a mark there and cuts around it.
+func (l *Locale) NMarked(id string, count int, text string, args ...any) string {
+	return l.localize(id, count, append(args, "Count", text))
 }
 
 func (l *Locale) localize(id string, count any, args []any) string {

@@ -256,14 +256,6 @@ func DateTime(t models.Timestamp) string {
 	return t.UTC().Format(time.RFC1123)
 }
 
-// Plural picks the singular or plural word for n.
-func Plural[T ~int | ~int64](n T, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // initial is the first letter of name, upper-cased, for the avatar.
 func initial(name string) string {
 	for _, r := range name {

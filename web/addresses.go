@@ -106,7 +106,7 @@ func (w *Web) bulkDeleteAddresses(c *fiber.Ctx, a *addresses) error {
 	if err := a.removeAll(c.UserContext(), ids); err != nil {
 		return err
 	}
-	return w.addressesChanged(c, a, deletedMessage(len(ids), "address", "addresses"), false)
+	return w.addressesChanged(c, a, deletedMessage(len(ids), "flash.deleted_addresses"), false)
 }
 
 // addressesChanged answers a change: to htmx the list as it now is (and

@@ -459,7 +459,7 @@ func (w *Web) resumeEmail(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	default:
-		w.flash(c, views.FlashSuccess, "Sending resumed: "+views.Count(n)+" refused "+views.Plural(n, "message goes", "messages go")+" again.")
+		w.flash(c, views.FlashSuccess, views.N("flash.automation_resumed", n))
 	}
 	return redirectTo(c, automations.AutomationURL(a.Utr))
 }

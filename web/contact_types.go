@@ -169,7 +169,7 @@ func (w *Web) deleteType(c *fiber.Ctx) error {
 	if err := w.svc.ContactTypes.Delete(c.UserContext(), accountID(c), t.ID); err != nil {
 		return err
 	}
-	msg := "Contact type “" + t.Name + "” deleted, with its " + views.Count(t.ContactsCount) + " " + views.Plural(t.ContactsCount, "contact", "contacts") + "."
+	msg := views.N("flash.type_deleted", t.ContactsCount, "Name", t.Name)
 	if !partial(c) {
 		w.flash(c, views.FlashSuccess, msg)
 		return c.Redirect(listBack(contacts.TypesURL, c), fiber.StatusSeeOther)

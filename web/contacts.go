@@ -109,7 +109,7 @@ func (w *Web) bulkDeleteContacts(c *fiber.Ctx) error {
 	if err := w.svc.Contacts.BulkDelete(c.UserContext(), accountID(c), ids); err != nil {
 		return err
 	}
-	return w.contactsChanged(c, deletedMessage(len(ids), "contact", "contacts"))
+	return w.contactsChanged(c, deletedMessage(len(ids), "flash.deleted_contacts"))
 }
 
 // --- The contact form

@@ -165,6 +165,6 @@ func (w *Web) resendEventDelivery(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w.flash(c, views.FlashSuccess, fmt.Sprintf("%d %s queued again: they go out within a second or two.", n, views.Plural(n, "event", "events")))
+	w.flash(c, views.FlashSuccess, views.N("flash.events_requeued", n))
 	return c.Redirect(eventWebhooksURL+"/"+c.Params("id"), fiber.StatusSeeOther)
 }

@@ -107,10 +107,8 @@ func addedMessage(n int) string {
 	return "Added " + strconv.Itoa(n) + " addresses."
 }
 
-// deletedMessage tells how many rows a bulk delete removed.
-func deletedMessage(n int, one, many string) string {
-	if n == 1 {
-		return "Deleted 1 " + one + "."
-	}
-	return "Deleted " + strconv.Itoa(n) + " " + many + "."
+// deletedMessage tells how many rows a bulk delete removed: id is the
+// console's plural message of the rows' kind ({{.N}} is the number).
+func deletedMessage(n int, id string) string {
+	return views.N(id, n, "N", strconv.Itoa(n))
 }

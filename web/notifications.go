@@ -86,7 +86,7 @@ func (w *Web) bulkDeleteNotifications(c *fiber.Ctx) error {
 	if err := w.svc.Notifications.BulkDelete(c.UserContext(), accountID(c), ids); err != nil {
 		return err
 	}
-	return w.notificationsChanged(c, deletedMessage(len(ids), "recipient", "recipients"))
+	return w.notificationsChanged(c, deletedMessage(len(ids), "flash.deleted_recipients"))
 }
 
 // notificationsChanged answers a deletion: the list to htmx, a redirect

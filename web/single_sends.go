@@ -675,7 +675,7 @@ func (w *Web) resumeSend(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	default:
-		w.flash(c, views.FlashSuccess, "Sending of “"+ss.SingleSendName+"” resumed: "+views.Count(n)+" refused "+views.Plural(n, "message goes", "messages go")+" again.")
+		w.flash(c, views.FlashSuccess, views.N("flash.send_resumed", n, "Name", ss.SingleSendName))
 	}
 	return redirectTo(c, singlesends.SendURL(ss.Utr))
 }
@@ -854,7 +854,7 @@ func (w *Web) bulkDeleteSends(c *fiber.Ctx) error {
 	if err := w.svc.SingleSends.BulkDelete(c.UserContext(), accountID(c), utrs); err != nil {
 		return err
 	}
-	return w.sendsChanged(c, deletedMessage(len(utrs), "single send", "single sends"))
+	return w.sendsChanged(c, deletedMessage(len(utrs), "flash.deleted_single_sends"))
 }
 
 // sendsChanged answers a deletion: to htmx the list and a flash message,

@@ -133,7 +133,7 @@ func ListPage(v ListView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = head(v.T, v.List.Title+" · "+v.T.TitleSuffix, v.Base+"/feed.xml").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = head(v.T, v.T.ListTitleText(v.List.Title), v.Base+"/feed.xml").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -494,7 +494,7 @@ func EntryPage(v EntryView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = head(v.T, v.T.OrNoSubject(v.Entry.Subject)+" · "+v.Entry.Title, v.Base+"/feed.xml").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = head(v.T, v.T.EntryTitleText(v.Entry.Subject, v.Entry.Title), v.Base+"/feed.xml").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -643,9 +643,9 @@ func EntryPage(v EntryView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var38 string
-		templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(v.T.FrameTitle + ": " + v.T.OrNoSubject(v.Entry.Subject))
+		templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(v.T.FrameTitleText(v.Entry.Subject))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/archive/archive.templ`, Line: 114, Col: 69}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/archive/archive.templ`, Line: 114, Col: 48}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var38))
 		if templ_7745c5c3_Err != nil {

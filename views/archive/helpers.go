@@ -9,6 +9,19 @@ import (
 // PageText is the page number as the pagination shows it.
 func (s Strings) PageText(n int) string { return fmt.Sprintf(s.PageOf, n) }
 
+// ListTitleText is the <title> of the archive titled title.
+func (s Strings) ListTitleText(title string) string { return fmt.Sprintf(s.ListTitle, title) }
+
+// EntryTitleText is the <title> of a newsletter of the archive titled title.
+func (s Strings) EntryTitleText(subject, title string) string {
+	return fmt.Sprintf(s.EntryTitle, s.OrNoSubject(subject), title)
+}
+
+// FrameTitleText is the accessible name of the frame showing a newsletter.
+func (s Strings) FrameTitleText(subject string) string {
+	return fmt.Sprintf(s.FrameTitle, s.OrNoSubject(subject))
+}
+
 // Date is a date as the pages show it.
 func (s Strings) Date(t time.Time) string { return t.UTC().Format(s.DateFormat) }
 

@@ -5,7 +5,8 @@ package archive
 type Strings struct {
 	Lang          string // the <html lang> of the pages
 	Kicker        string // above the archive's title
-	TitleSuffix   string // after the archive's title in the <title>
+	ListTitle     string // the list's <title>: %[1]s is the archive's title; see ListTitleText
+	EntryTitle    string // a newsletter's <title>: %[1]s its subject, %[2]s the archive's title
 	Skip          string
 	FeedLink      string
 	FeedTitle     string // the feed's name in the page's <link rel=alternate>
@@ -19,7 +20,7 @@ type Strings struct {
 	Back          string
 	From          string // before the sender's name
 	SentOn        string // before the date
-	FrameTitle    string // before the subject, the frame's accessible name
+	FrameTitle    string // the frame's accessible name: %[1]s is the subject
 	NotFound      string
 	NotFoundHint  string
 	DateFormat    string // Go's layout of a date
@@ -31,7 +32,8 @@ type Strings struct {
 var English = Strings{
 	Lang:          "en",
 	Kicker:        "Newsletter archive",
-	TitleSuffix:   "newsletter archive",
+	ListTitle:     "%[1]s · newsletter archive",
+	EntryTitle:    "%[1]s · %[2]s",
 	Skip:          "Skip to content",
 	FeedLink:      "Subscribe to the feed",
 	FeedTitle:     "Newsletters (Atom feed)",
@@ -45,7 +47,7 @@ var English = Strings{
 	Back:          "All newsletters",
 	From:          "From",
 	SentOn:        "Sent on",
-	FrameTitle:    "The newsletter",
+	FrameTitle:    "The newsletter: %[1]s",
 	NotFound:      "Not found",
 	NotFoundHint:  "This archive or newsletter does not exist, or is no longer public.",
 	DateFormat:    "2 January 2006",

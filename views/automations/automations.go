@@ -135,9 +135,9 @@ func Wait(s models.AutomationSchedule) string {
 	n := s.WaitingPeriod
 	switch s.WaitingType {
 	case "hours":
-		return "After " + strconv.Itoa(n) + " " + views.Plural(n, "hour", "hours")
+		return views.N("automations.wait_hours", n, "N", strconv.Itoa(n))
 	case "days":
-		return "After " + strconv.Itoa(n) + " " + views.Plural(n, "day", "days")
+		return views.N("automations.wait_days", n, "N", strconv.Itoa(n))
 	}
 	return "At once"
 }

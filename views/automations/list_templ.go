@@ -351,9 +351,9 @@ func ListView(l List) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var15 string
-				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs("Open " + r.AutomationName)
+				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.open", "Name", r.AutomationName))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 86, Col: 110}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 86, Col: 132}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 				if templ_7745c5c3_Err != nil {
@@ -398,9 +398,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs("Duplicate " + r.AutomationName)
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.duplicate", "Name", r.AutomationName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 93, Col: 106}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 93, Col: 128}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
@@ -489,9 +489,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var22 string
-					templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs("Delete " + r.AutomationName)
+					templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.delete", "Name", r.AutomationName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 103, Col: 119}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/automations/list.templ`, Line: 103, Col: 141}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 					if templ_7745c5c3_Err != nil {

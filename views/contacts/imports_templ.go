@@ -1165,7 +1165,7 @@ func ReportPage(p Progress) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = views.PageHeader("Import of "+p.Import.FileName, "Started "+views.DateTime(p.Import.CreatedAt)).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = views.PageHeader(views.T("imports.title", "File", p.Import.FileName), views.T("imports.started", "Time", views.DateTime(p.Import.CreatedAt))).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

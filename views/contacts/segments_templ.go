@@ -125,9 +125,9 @@ func SegmentsCard(segs []SegmentLink) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var6 string
-				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("Why is this contact " + inOut(s.In) + " " + s.Name + "?")
+				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(whyLabel(s.In, s.Name))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/contacts/segments.templ`, Line: 40, Col: 144}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/contacts/segments.templ`, Line: 40, Col: 109}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 				if templ_7745c5c3_Err != nil {
@@ -158,11 +158,13 @@ func inAttr(in bool) string {
 	return "false"
 }
 
-func inOut(in bool) string {
+// whyLabel is the accessible name of the link explaining why the contact
+// is in, or out of, the segment name.
+func whyLabel(in bool, name string) string {
 	if in {
-		return "in"
+		return views.T("contact_segments.why_in", "Segment", name)
 	}
-	return "out of"
+	return views.T("contact_segments.why_out", "Segment", name)
 }
 
 var _ = templruntime.GeneratedTemplate

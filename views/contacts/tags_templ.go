@@ -130,9 +130,9 @@ func TagsCard(d Tags) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var6 string
-					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("Remove the tag " + t)
+					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("tags.remove", "Tag", t))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/contacts/tags.templ`, Line: 28, Col: 104}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/contacts/tags.templ`, Line: 28, Col: 115}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 					if templ_7745c5c3_Err != nil {

@@ -45,11 +45,11 @@ func (d Data) GrowthRate() string {
 
 // GrowthText says the audience's size and change in words.
 func (d Data) GrowthText() string {
-	s := views.Count(d.Audience) + " " + views.Plural(d.Audience, "contact", "contacts") + ": " + d.Growth() + " in 30 days"
+	added, removed := views.Count(d.Total.ContactsAdded), views.Count(d.Total.ContactsRemoved)
 	if r := d.GrowthRate(); r != "" {
-		s += " (" + r + ")"
+		return views.N("dashboard.growth_rate", d.Audience, "Growth", d.Growth(), "Rate", r, "Added", added, "Removed", removed)
 	}
-	return s + ", " + views.Count(d.Total.ContactsAdded) + " added, " + views.Count(d.Total.ContactsRemoved) + " removed."
+	return views.N("dashboard.growth", d.Audience, "Growth", d.Growth(), "Added", added, "Removed", removed)
 }
 
 // Level is how a rate stands against its thresholds: ok, warn or danger.
@@ -282,11 +282,14 @@ func (d Data) SentChart() DayChart {
 		days[i], sent[i], opens[i], clicks[i] = x.Day, x.Sent, x.HumanOpens, x.HumanClicks
 	}
 	t := d.Total
-	summary := "Over the last " + strconv.Itoa(len(days)) + " days: " + views.Count(t.Sent) + " " + views.Plural(t.Sent, "message", "messages") +
-		" sent, " + views.Count(t.HumanOpens) + " unique human " + views.Plural(t.HumanOpens, "open", "opens") + " and " +
-		views.Count(t.HumanClicks) + " unique human " + views.Plural(t.HumanClicks, "click", "clicks") +
-		" (raw, proxies and scanners included: " + views.Count(t.Opens) + " " + views.Plural(t.Opens, "open", "opens") + ", " +
-		views.Count(t.Clicks) + " " + views.Plural(t.Clicks, "click", "clicks") + ")."
+	// One sentence of five counts: each count's words are a plural message
+	// of their own, placed into the sentence's placeholders.
+	summary := views.T("dashboard.sent_summary", "Days", strconv.Itoa(len(days)),
+		"Sent", views.N("dashboard.sent_messages", t.Sent),
+		"HumanOpens", views.N("dashboard.human_opens_count", t.HumanOpens),
+		"HumanClicks", views.N("dashboard.human_clicks_count", t.HumanClicks),
+		"Opens", views.N("dashboard.opens_count", t.Opens),
+		"Clicks", views.N("dashboard.clicks_count", t.Clicks))
 	return NewDayChart("chart-sent", days, true, summary,
 		Series{Name: "sent", Class: "chart-sent", Values: sent},
 		Series{Name: "opens", Label: "human opens", Class: "chart-opens", Values: opens},

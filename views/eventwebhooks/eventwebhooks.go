@@ -79,5 +79,5 @@ func eventsOf(d models.EventDelivery) string {
 	if d.Events == 0 {
 		return "Test ping"
 	}
-	return views.Count(d.Events) + views.Plural(d.Events, " event", " events")
+	return views.N("eventwebhooks.events", d.Events)
 }

@@ -201,9 +201,9 @@ func ListView(l List, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var5 string
-					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs("Select " + r.EmailAddress)
+					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.select", "Name", r.EmailAddress))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications/notifications.templ`, Line: 86, Col: 110}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications/notifications.templ`, Line: 86, Col: 132}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {
@@ -315,9 +315,9 @@ func ListView(l List, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("Stop notifying " + r.EmailAddress + "?")
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("notifications.stop_confirm", "Email", r.EmailAddress))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications/notifications.templ`, Line: 101, Col: 64}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/notifications/notifications.templ`, Line: 101, Col: 86}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {

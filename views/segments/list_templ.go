@@ -330,9 +330,9 @@ func ListView(l List) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var14 string
-				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(views.Itoa(r.SegmentEmailsCount) + " recipients of " + r.SegmentName)
+				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("segments.recipients_of", "N", views.Itoa(r.SegmentEmailsCount), "Segment", r.SegmentName))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 82, Col: 118}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 82, Col: 148}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
@@ -345,7 +345,7 @@ func ListView(l List) templ.Component {
 				var templ_7745c5c3_Var15 string
 				templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(views.Count(r.SegmentEmailsCount))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 82, Col: 156}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 82, Col: 186}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 				if templ_7745c5c3_Err != nil {
@@ -374,9 +374,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs("Edit " + r.SegmentName)
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.edit", "Name", r.SegmentName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 87, Col: 101}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 87, Col: 123}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
@@ -427,9 +427,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var20 string
-					templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs("Delete the segment “" + r.SegmentName + "”? Its contacts stay; the addresses added by hand are dropped.")
+					templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("segments.delete_confirm", "Name", r.SegmentName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 100, Col: 133}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 100, Col: 81}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var20))
 					if templ_7745c5c3_Err != nil {
@@ -452,9 +452,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var21 string
-					templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs("Delete " + r.SegmentName)
+					templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.delete", "Name", r.SegmentName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 104, Col: 116}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/segments/list.templ`, Line: 104, Col: 138}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 					if templ_7745c5c3_Err != nil {

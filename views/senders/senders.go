@@ -4,7 +4,6 @@
 package senders
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -155,22 +154,6 @@ func lastDomainDKIM(rs []Record) int {
 		}
 	}
 	return last
-}
-
-// The rotation's texts: its confirmation, its button and its help.
-func rotateConfirm(domain string) string {
-	return fmt.Sprintf("Make a new DKIM key for %s? The current key keeps signing until herald sees the new record.", domain)
-}
-
-func rotateLabel(domain string) string { return fmt.Sprintf("New DKIM key for %s", domain) }
-
-func rotateHelp(domain string) string {
-	return fmt.Sprintf("Replaces the key that signs %s's mail (after a leak, or yearly); both records are shown until herald sees the new one.", domain)
-}
-
-// recordAbove links a failed check to its record in the DNS records card.
-func recordAbove(check string) string {
-	return fmt.Sprintf("The %s record to publish is under DNS records above.", check)
 }
 
 // anchor is the link to the element id on the same page.

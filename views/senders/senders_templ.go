@@ -317,9 +317,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("Edit " + s.FromEmail)
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.edit", "Name", s.FromEmail))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 75, Col: 99}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 75, Col: 121}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -364,9 +364,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var16 string
-					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs("Delete the sender " + s.FromEmail + "?")
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.delete_confirm", "Email", s.FromEmail))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 79, Col: 184}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 79, Col: 199}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 					if templ_7745c5c3_Err != nil {
@@ -377,9 +377,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var17 string
-					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs("Delete the sender " + s.FromEmail + "?")
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.delete_confirm", "Email", s.FromEmail))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 79, Col: 242}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 79, Col: 272}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 					if templ_7745c5c3_Err != nil {
@@ -402,9 +402,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var18 string
-					templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs("Delete " + s.FromEmail)
+					templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.delete", "Name", s.FromEmail))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 82, Col: 114}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 82, Col: 136}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 					if templ_7745c5c3_Err != nil {
@@ -1012,9 +1012,9 @@ func DetailPage(d Detail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var42 string
-				templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs("Delete the sender " + d.Sender.FromEmail + "?")
+				templ_7745c5c3_Var42, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.delete_confirm", "Email", d.Sender.FromEmail))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 212, Col: 119}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 212, Col: 134}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var42))
 				if templ_7745c5c3_Err != nil {
@@ -1198,9 +1198,9 @@ func DetailPage(d Detail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var52 string
-					templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(rotateConfirm(d.Domain))
+					templ_7745c5c3_Var52, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.rotate_confirm", "Domain", d.Domain))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 249, Col: 116}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 249, Col: 146}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var52))
 					if templ_7745c5c3_Err != nil {
@@ -1219,9 +1219,9 @@ func DetailPage(d Detail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var53 string
-					templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(rotateLabel(d.Domain))
+					templ_7745c5c3_Var53, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.rotate_label", "Domain", d.Domain))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 251, Col: 100}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 251, Col: 130}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var53))
 					if templ_7745c5c3_Err != nil {
@@ -1232,9 +1232,9 @@ func DetailPage(d Detail) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var54 string
-					templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(rotateHelp(d.Domain))
+					templ_7745c5c3_Var54, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.rotate_help", "Domain", d.Domain))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 252, Col: 47}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 252, Col: 77}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var54))
 					if templ_7745c5c3_Err != nil {
@@ -1254,15 +1254,15 @@ func DetailPage(d Detail) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var55 string
-				templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(r.Purpose)
+				templ_7745c5c3_Var55, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.system_record", "Purpose", r.Purpose))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 260, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 260, Col: 70}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var55))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, " (for whoever runs herald)</summary>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</summary>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1598,9 +1598,9 @@ func ChecksCard(c Checks) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var74 string
-				templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(recordAbove(r.Check))
+				templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("senders.record_above", "Check", r.Check))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 302, Col: 91}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/senders/senders.templ`, Line: 302, Col: 120}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
 				if templ_7745c5c3_Err != nil {

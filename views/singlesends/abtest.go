@@ -75,10 +75,10 @@ func waitWords(d time.Duration) string {
 	switch {
 	case d >= time.Hour && d%time.Hour == 0:
 		h := int64(d / time.Hour)
-		return views.Count(h) + " " + views.Plural(h, "hour", "hours")
+		return views.N("duration.hours", h)
 	default:
 		m := int64(d / time.Minute)
-		return views.Count(m) + " " + views.Plural(m, "minute", "minutes")
+		return views.N("duration.minutes", m)
 	}
 }
 

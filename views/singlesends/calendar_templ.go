@@ -186,9 +186,9 @@ func CalendarPage(cal Calendar) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var9 string
-		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs("Days of " + cal.Month.Format("January 2006"))
+		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("calendar.days_of", "Month", cal.Month.Format("January 2006")))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/calendar.templ`, Line: 41, Col: 81}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/calendar.templ`, Line: 41, Col: 106}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {

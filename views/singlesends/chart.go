@@ -129,20 +129,20 @@ func NewChart(points []Point, loc *time.Location) Chart {
 			for k, v := range []struct {
 				class      string
 				raw, human int64
-				one, many  string
-			}{{"chart-opens", p.Opens, p.HumanOpens, "open", "opens"}, {"chart-clicks", p.Clicks, p.HumanClicks, "click", "clicks"}} {
+				words      string // the plural message of the raw count
+			}{{"chart-opens", p.Opens, p.HumanOpens, "chart.opens"}, {"chart-clicks", p.Clicks, p.HumanClicks, "chart.clicks"}} {
 				left := x(i) - w + float64(k)*w
 				c.Bars = append(c.Bars, Bar{Class: v.class, X: views.Coord(left), W: views.Coord(w * 0.92),
 					Y: views.Coord(y(v.raw)), H: views.Coord(y(0) - y(v.raw)),
 					HumanY: views.Coord(y(v.human)), HumanH: views.Coord(y(0) - y(v.human)),
-					Title: at + ": " + strconv.FormatInt(v.raw, 10) + " " + plural(v.raw, v.one, v.many) + ", " + strconv.FormatInt(v.human, 10) + " by people"})
+					Title: views.T("chart.bar_title", "At", at, "Raw", countOf(v.words, v.raw), "Human", strconv.FormatInt(v.human, 10))})
 			}
 			continue
 		}
 		if len(points) <= maxDots {
 			at := p.At.In(loc).Format(layout)
-			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: views.Coord(y(p.Opens)), Title: at + ": " + strconv.FormatInt(p.Opens, 10) + " " + plural(p.Opens, "open", "opens")})
-			c.ClickDots = append(c.ClickDots, Dot{X: xs, Y: views.Coord(y(p.Clicks)), Title: at + ": " + strconv.FormatInt(p.Clicks, 10) + " " + plural(p.Clicks, "click", "clicks")})
+			c.OpenDots = append(c.OpenDots, Dot{X: xs, Y: views.Coord(y(p.Opens)), Title: views.T("chart.dot_title", "At", at, "Value", countOf("chart.opens", p.Opens))})
+			c.ClickDots = append(c.ClickDots, Dot{X: xs, Y: views.Coord(y(p.Clicks)), Title: views.T("chart.dot_title", "At", at, "Value", countOf("chart.clicks", p.Clicks))})
 		}
 	}
 	c.Opens, c.Clicks = strings.TrimSpace(op.String()), strings.TrimSpace(cl.String())
@@ -166,17 +166,13 @@ func NewChart(points []Point, loc *time.Location) Chart {
 		}
 		c.XTicks = append(c.XTicks, Tick{Pos: views.Coord(x(i)), Label: points[i].At.In(loc).Format(layout), Anchor: anchor})
 	}
-	c.Summary = "Opens and clicks from " + points[0].At.In(loc).Format(layout) + " to " +
-		points[len(points)-1].At.In(loc).Format(layout) + ": " + strconv.FormatInt(opens, 10) + " " + plural(opens, "open", "opens") +
-		" and " + strconv.FormatInt(clicks, 10) + " " + plural(clicks, "click", "clicks") + "; by people (machines left out): " +
-		strconv.FormatInt(humanOpens, 10) + " " + plural(humanOpens, "open", "opens") + " and " +
-		strconv.FormatInt(humanClicks, 10) + " " + plural(humanClicks, "click", "clicks") + "."
+	c.Summary = views.T("chart.summary",
+		"From", points[0].At.In(loc).Format(layout), "To", points[len(points)-1].At.In(loc).Format(layout),
+		"Opens", countOf("chart.opens", opens), "Clicks", countOf("chart.clicks", clicks),
+		"HumanOpens", countOf("chart.opens", humanOpens), "HumanClicks", countOf("chart.clicks", humanClicks))
 	return c
 }
 
-func plural(n int64, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+// countOf is the plural message id for n, the number written plainly
+// (the chart's ticks carry no thousands separators either).
+func countOf(id string, n int64) string { return views.N(id, n, "N", strconv.FormatInt(n, 10)) }

@@ -366,9 +366,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("Select " + s.SingleSendName)
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.select", "Name", s.SingleSendName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 104, Col: 101}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 104, Col: 123}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -599,9 +599,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var28 string
-					templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs("Edit " + s.SingleSendName)
+					templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.edit", "Name", s.SingleSendName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 133, Col: 106}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 133, Col: 128}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
 					if templ_7745c5c3_Err != nil {
@@ -705,9 +705,9 @@ func ListView(l List) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var34 string
-					templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs("Delete the single send " + s.SingleSendName + "?")
+					templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("singlesends.delete_confirm", "Name", s.SingleSendName))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 158, Col: 75}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/singlesends/list.templ`, Line: 158, Col: 88}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
 					if templ_7745c5c3_Err != nil {

@@ -204,9 +204,9 @@ func AddressListView(l AddressList, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var9 string
-					templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs("Select " + r.EmailAddress)
+					templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.select", "Name", r.EmailAddress))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/addresses.templ`, Line: 67, Col: 110}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/addresses.templ`, Line: 67, Col: 132}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 					if templ_7745c5c3_Err != nil {
@@ -305,9 +305,9 @@ func AddressListView(l AddressList, oob bool) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var16 string
-					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs("Remove " + r.EmailAddress + " from this list?")
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("suppressions.remove_confirm", "Email", r.EmailAddress))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/addresses.templ`, Line: 81, Col: 71}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/addresses.templ`, Line: 81, Col: 87}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 					if templ_7745c5c3_Err != nil {

@@ -136,10 +136,7 @@ func KindURL(kind string) string {
 
 // liftedNote says what the repair of the bounce rules lifted.
 func liftedNote(n int64) string {
-	it := views.Plural(n, "it", "them")
-	return "When herald's bounce rules were repaired, " + views.Count(n) + " " + views.Plural(n, "address was", "addresses were") +
-		" lifted from this list: herald had suppressed " + it + " for a failure that did not say the mailbox was gone (a refusal of" +
-		" the sender, a retry that ran out, a bounce that said nothing). Later sends include " + it + " again."
+	return views.N("bounced.lifted_note", n)
 }
 
 // reasonCut is how many characters of a reason or a diagnostic a list

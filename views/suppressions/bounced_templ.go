@@ -315,9 +315,9 @@ func BouncedList(b Bounced) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var13 string
-					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("Select " + r.Email)
+					templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.select", "Name", r.Email))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/bounced.templ`, Line: 97, Col: 103}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/bounced.templ`, Line: 97, Col: 125}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 					if templ_7745c5c3_Err != nil {
@@ -465,9 +465,9 @@ func BouncedList(b Bounced) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var22 string
-					templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs("Lift " + r.Email + "? Later sends include it again.")
+					templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("bounced.lift_confirm", "Email", r.Email))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/bounced.templ`, Line: 122, Col: 77}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/bounced.templ`, Line: 122, Col: 73}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
 					if templ_7745c5c3_Err != nil {

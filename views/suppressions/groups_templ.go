@@ -263,9 +263,9 @@ func GroupRow(g models.UnsubscribeGroupCount) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var9 string
-		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(views.Itoa(g.UnsubscribeClientsCount) + " recipients of " + g.GroupName)
+		templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("groups.recipients_of", "N", views.Itoa(g.UnsubscribeClientsCount), "Group", g.GroupName))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 83, Col: 114}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 83, Col: 140}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 		if templ_7745c5c3_Err != nil {
@@ -278,7 +278,7 @@ func GroupRow(g models.UnsubscribeGroupCount) templ.Component {
 		var templ_7745c5c3_Var10 string
 		templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(views.Itoa(g.UnsubscribeClientsCount))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 83, Col: 156}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 83, Col: 182}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 		if templ_7745c5c3_Err != nil {
@@ -320,9 +320,9 @@ func GroupRow(g models.UnsubscribeGroupCount) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var13 string
-			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs("Edit " + g.GroupName)
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(views.T("action.edit", "Name", g.GroupName))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 87, Col: 171}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/suppressions/groups.templ`, Line: 87, Col: 193}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
