@@ -28,29 +28,31 @@ type (
 )
 
 const (
-	ActAudit         = identity.ActAudit
-	ActDeleteList    = identity.ActDeleteList
-	ActImport        = identity.ActImport
-	ActKeys          = identity.ActKeys
-	ActOwnLogin      = identity.ActOwnLogin
-	ActPrepare       = identity.ActPrepare
-	ActRead          = identity.ActRead
-	ActRunAutomation = identity.ActRunAutomation
-	ActSend          = identity.ActSend
-	ActSenders       = identity.ActSenders
-	ActSettings      = identity.ActSettings
-	ActSuppressions  = identity.ActSuppressions
-	ActTeam          = identity.ActTeam
-	AreaReference    = identity.AreaReference
-	AuditPageSize    = identity.AuditPageSize
-	InvitationTTL    = identity.InvitationTTL
-	ResetLinkTTL     = identity.ResetLinkTTL
-	ScopeAreas       = identity.ScopeAreas
-	ScopeFull        = identity.ScopeFull
-	ScopeRead        = identity.ScopeRead
-	SessionIdle      = identity.SessionIdle
-	SessionLifetime  = identity.SessionLifetime
-	SignupLinkTTL    = identity.SignupLinkTTL
+	ActAudit          = identity.ActAudit
+	ActDeleteList     = identity.ActDeleteList
+	ActImport         = identity.ActImport
+	ActKeys           = identity.ActKeys
+	ActOwnLogin       = identity.ActOwnLogin
+	ActPrepare        = identity.ActPrepare
+	ActRead           = identity.ActRead
+	ActRunAutomation  = identity.ActRunAutomation
+	ActSend           = identity.ActSend
+	ActSenders        = identity.ActSenders
+	ActSettings       = identity.ActSettings
+	ActSuppressions   = identity.ActSuppressions
+	ActTeam           = identity.ActTeam
+	AreaReference     = identity.AreaReference
+	AuditPageSize     = identity.AuditPageSize
+	InvitationTTL     = identity.InvitationTTL
+	RecoveryCodeCount = identity.RecoveryCodeCount
+	RecoveryCodesLow  = identity.RecoveryCodesLow
+	ResetLinkTTL      = identity.ResetLinkTTL
+	ScopeAreas        = identity.ScopeAreas
+	ScopeFull         = identity.ScopeFull
+	ScopeRead         = identity.ScopeRead
+	SessionIdle       = identity.SessionIdle
+	SessionLifetime   = identity.SessionLifetime
+	SignupLinkTTL     = identity.SignupLinkTTL
 )
 
 var (
@@ -61,6 +63,7 @@ var (
 	ErrSignupClosed   = identity.ErrSignupClosed
 	ErrSignupLink     = identity.ErrSignupLink
 	ErrTOTPOn         = identity.ErrTOTPOn
+	ErrTOTPOff        = identity.ErrTOTPOff
 	FullScope         = identity.FullScope
 )
 

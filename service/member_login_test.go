@@ -215,7 +215,7 @@ func enableTOTP(t *testing.T, svc *service.Service, w service.Who, now time.Time
 		t.Fatal(err)
 	}
 	code, _ := totp.GenerateCode(st.Key, now)
-	if err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
 		t.Fatal(err)
 	}
 	return st.Key
@@ -261,10 +261,10 @@ func TestMemberTwoFactor(t *testing.T) {
 		b[0] = '0' + (b[0]-'0'+1)%10
 		return string(b)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, bob, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := svc.Accounts.EnableTOTP(ctx, bob, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("wrong code: %v", err)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, bob, code(clk.Now()), ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, bob, code(clk.Now()), ""); err != nil {
 		t.Fatal(err)
 	}
 	// Only the member's sessions end.
