@@ -33,6 +33,12 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 		return d, err
 	}
 	d.Checklist = account.ChecklistSetting{Blocks: blocks, CSRF: csrf(c)}
+	if d.TwoFactor.On {
+		if d.TwoFactor.CodesLeft, err = w.svc.Accounts.RecoveryCodesLeft(c.UserContext(), who(c)); err != nil {
+			return d, err
+		}
+		d.TwoFactor.NewCodes = newRecoveryCodes(c)
+	}
 	rows, err := w.svc.Sessions.ListOf(c.UserContext(), u.ID, actor(c).MemberID)
 	if err != nil {
 		return d, err

@@ -89,6 +89,7 @@ func TestRoutesDeclareActions(t *testing.T) {
 		{"POST /account/api-keys", service.ActKeys},
 		{"POST /account/api-keys/:id/revoke", service.ActKeys},
 		{"POST /account/2fa/enable", service.ActOwnLogin},
+		{"POST /account/2fa/recovery-codes", service.ActOwnLogin},
 		{"POST /account/password", service.ActOwnLogin},
 		{"POST /team/invitations", service.ActTeam},
 		{"POST /team/members/:id/delete", service.ActTeam},

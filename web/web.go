@@ -139,6 +139,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/account/2fa/setup", service.ActOwnLogin, w.twoFactorSetup)
 	r.post("/account/2fa/enable", service.ActOwnLogin, w.twoFactorEnable)
 	r.post("/account/2fa/off", service.ActOwnLogin, w.twoFactorOff)
+	r.post("/account/2fa/recovery-codes", service.ActOwnLogin, w.recoveryCodes)
 
 	r.get("/suppressions", service.ActRead, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
 	r.get("/suppressions/global", service.ActRead, w.listGlobal)
