@@ -148,16 +148,19 @@ func (w *Web) rotateKeys(c *fiber.Ctx) error {
 	return c.Redirect("/account/keys", fiber.StatusSeeOther)
 }
 
-// showKeys shows the keys made by sign-up or rotation, once: they leave
-// the (encrypted) session cookie as they are shown. Another visit finds
-// nothing and goes to the account page.
+// showKeys shows the keys made by a rotation, once: they leave the
+// (encrypted) session cookie as they are shown. Another visit finds
+// nothing and goes to the account page. Sign-up's keys are the
+// dashboard's to show (signupKeys).
 func (w *Web) showKeys(c *fiber.Ctx) error {
 	s := sess(c)
 	k := account.Keys{PublicKey: s.str(keyPublicKey), SecretKey: s.str(keySecretKey)}
-	k.New, _ = s.s.Values[keyKeysNew].(bool)
+	if isNew, _ := s.s.Values[keyKeysNew].(bool); isNew {
+		return c.Redirect("/dashboard", fiber.StatusSeeOther)
+	}
 	if k.SecretKey == "" {
 		return c.Redirect("/account", fiber.StatusSeeOther)
 	}
-	s.del(keyPublicKey, keySecretKey, keyKeysNew)
+	s.del(keyPublicKey, keySecretKey)
 	return page(c, fiber.StatusOK, "API keys", views.NavAccount, account.KeysPage(k))
 }

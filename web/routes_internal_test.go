@@ -86,6 +86,7 @@ func TestRoutesDeclareActions(t *testing.T) {
 		{"POST /suppressions/global", service.ActSuppressions},
 		{"POST /senders", service.ActSenders},
 		{"POST /account/keys", service.ActKeys},
+		{"POST /dashboard/welcome-keys", service.ActKeys},
 		{"POST /account/api-keys", service.ActKeys},
 		{"POST /account/api-keys/:id/revoke", service.ActKeys},
 		{"POST /account/2fa/enable", service.ActOwnLogin},

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"herald/service"
+	"herald/views/dashboard"
 	"herald/views/exports"
 )
 
@@ -123,6 +124,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.open(fiber.MethodPost, "/logout", w.logout)
 
 	r.get("/dashboard", service.ActRead, w.dashboard)
+	r.post(dashboard.WelcomeKeysURL, service.ActKeys, w.welcomeKeysSaved)
 
 	r.get("/account", service.ActRead, w.account)
 	r.get("/docs/api", service.ActRead, w.apiDocs)

@@ -131,7 +131,6 @@ const TimeZoneURL = "/account/time-zone"
 type Keys struct {
 	PublicKey string
 	SecretKey string
-	New       bool // true after sign-up, false after a rotation
 }
 
 func formAlerts(s string) []string {
