@@ -82,7 +82,7 @@ func (w *Web) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startSession(c, who(c)); err != nil {
+	if _, err := w.restartSession(c); err != nil {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Your password has been changed. Every other session has been logged out.")

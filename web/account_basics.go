@@ -241,7 +241,7 @@ func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	s, err := w.startSession(c, who(c))
+	s, err := w.restartSession(c)
 	if err != nil {
 		return err
 	}

@@ -53,3 +53,21 @@ func (w *Web) welcomeKeysSaved(c *fiber.Ctx) error {
 	}
 	return c.Redirect("/dashboard", fiber.StatusSeeOther)
 }
+
+// restartSession starts a fresh session of the same login (after its
+// password changed or two-factor login turned on) and carries over the
+// sign-up keys still waiting to be saved: a fresh cookie session would
+// lose the one-time secret.
+func (w *Web) restartSession(c *fiber.Ctx) (*session, error) {
+	keys := signupKeys(c)
+	s, err := w.startSession(c, who(c))
+	if err != nil {
+		return nil, err
+	}
+	if keys != nil {
+		s.set(keyPublicKey, keys.PublicKey)
+		s.set(keySecretKey, keys.SecretKey)
+		s.set(keyKeysNew, true)
+	}
+	return s, nil
+}

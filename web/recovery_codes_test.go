@@ -109,3 +109,38 @@ func TestRecoveryCodePages(t *testing.T) {
 		t.Fatalf("no warning at 2 left: %s", text(first(r.doc, "#recovery")))
 	}
 }
+
+// TestSignupKeysSurviveFreshSessions: turning two-factor login on and
+// changing the password start a fresh session of the same login; the
+// sign-up keys still waiting to be saved come along, and a logout drops
+// them (the next login on this browser does not see them).
+func TestSignupKeysSurviveFreshSessions(t *testing.T) {
+	t.Parallel()
+	svc := dbtest.Service(t, service.Config{SecretKey: "a-test-secret-key-of-at-least-32-characters"})
+	a := newTestAppOn(t, svc, web.Options{AuthPerMinute: 1000})
+	c := a.client()
+	_, secret := c.signup("Ada", "ada@example.com", "test-passphrase-9")
+
+	c.get("/account")
+	wantRedirect(t, c.post("/account/2fa/setup", nil), "/account/2fa")
+	key := text(first(c.get("/account/2fa").doc, "#totp-key"))
+	code, _ := totp.GenerateCode(key, time.Now())
+	wantRedirect(t, c.post("/account/2fa/enable", url.Values{"code": {code}}), "/account#recovery")
+	if got := value(c.get("/dashboard").doc, "#secret-key"); got != secret {
+		t.Fatalf("after two-factor login on, the first screen shows %q", got)
+	}
+	c.get("/account")
+	wantRedirect(t, c.post("/account/password", url.Values{"current_password": {"test-passphrase-9"}, "password": {"another-passphrase-7"}, "password_confirmation": {"another-passphrase-7"}}), "/account")
+	if got := value(c.get("/dashboard").doc, "#secret-key"); got != secret {
+		t.Fatalf("after a password change, the first screen shows %q", got)
+	}
+	c.get("/dashboard")
+	wantRedirect(t, c.post("/logout", nil), "/login")
+	c.get("/login")
+	wantRedirect(t, c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {"another-passphrase-7"}}), "/login/code")
+	next, _ := totp.GenerateCode(key, time.Now().Add(30*time.Second))
+	wantRedirect(t, c.post("/login/code", url.Values{"code": {next}}), "/dashboard")
+	if r := c.get("/dashboard"); first(r.doc, "#welcome-keys") != nil || strings.Contains(r.body, secret) {
+		t.Fatal("the keys outlived the logout")
+	}
+}

@@ -53,7 +53,7 @@ type TwoFactorForm struct {
 func (f TwoFactorForm) CodesLeftText() string {
 	switch f.CodesLeft {
 	case 0:
-		return "No recovery codes left. Make new ones now: without them, a lost phone means asking the server's administrator to turn two-factor login off."
+		return "No recovery codes. Make some now: without them, a lost phone means asking the server's administrator to turn two-factor login off."
 	case 1:
 		return "1 recovery code left. Make new ones soon, so that you can still log in if you lose your phone."
 	}
