@@ -420,6 +420,7 @@ func TestLoginChangesAreAudited(t *testing.T) {
 	}
 	want := []string{
 		"Turned two-factor login on|bob@example.com||API key or command line",
+		"Made two-factor recovery codes|bob@example.com|10 codes, with two-factor login|API key or command line",
 		"Turned two-factor login off|bob@example.com||bob <bob@example.com>",
 		"Changed a password|bob@example.com||bob <bob@example.com>",
 		"Reset a password|bob@example.com|by mail|bob <bob@example.com>",
