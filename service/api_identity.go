@@ -28,31 +28,29 @@ type (
 )
 
 const (
-	ActAudit          = identity.ActAudit
-	ActDeleteList     = identity.ActDeleteList
-	ActImport         = identity.ActImport
-	ActKeys           = identity.ActKeys
-	ActOwnLogin       = identity.ActOwnLogin
-	ActPrepare        = identity.ActPrepare
-	ActRead           = identity.ActRead
-	ActRunAutomation  = identity.ActRunAutomation
-	ActSend           = identity.ActSend
-	ActSenders        = identity.ActSenders
-	ActSettings       = identity.ActSettings
-	ActSuppressions   = identity.ActSuppressions
-	ActTeam           = identity.ActTeam
-	AreaReference     = identity.AreaReference
-	AuditPageSize     = identity.AuditPageSize
-	InvitationTTL     = identity.InvitationTTL
-	RecoveryCodeCount = identity.RecoveryCodeCount
-	RecoveryCodesLow  = identity.RecoveryCodesLow
-	ResetLinkTTL      = identity.ResetLinkTTL
-	ScopeAreas        = identity.ScopeAreas
-	ScopeFull         = identity.ScopeFull
-	ScopeRead         = identity.ScopeRead
-	SessionIdle       = identity.SessionIdle
-	SessionLifetime   = identity.SessionLifetime
-	SignupLinkTTL     = identity.SignupLinkTTL
+	ActAudit         = identity.ActAudit
+	ActDeleteList    = identity.ActDeleteList
+	ActImport        = identity.ActImport
+	ActKeys          = identity.ActKeys
+	ActOwnLogin      = identity.ActOwnLogin
+	ActPrepare       = identity.ActPrepare
+	ActRead          = identity.ActRead
+	ActRunAutomation = identity.ActRunAutomation
+	ActSend          = identity.ActSend
+	ActSenders       = identity.ActSenders
+	ActSettings      = identity.ActSettings
+	ActSuppressions  = identity.ActSuppressions
+	ActTeam          = identity.ActTeam
+	AreaReference    = identity.AreaReference
+	AuditPageSize    = identity.AuditPageSize
+	InvitationTTL    = identity.InvitationTTL
+	ResetLinkTTL     = identity.ResetLinkTTL
+	ScopeAreas       = identity.ScopeAreas
+	ScopeFull        = identity.ScopeFull
+	ScopeRead        = identity.ScopeRead
+	SessionIdle      = identity.SessionIdle
+	SessionLifetime  = identity.SessionLifetime
+	SignupLinkTTL    = identity.SignupLinkTTL
 )
 
 var (
@@ -65,6 +63,12 @@ var (
 	ErrTOTPOn         = identity.ErrTOTPOn
 	ErrTOTPOff        = identity.ErrTOTPOff
 	FullScope         = identity.FullScope
+)
+
+// The two-factor recovery codes (identity/recovery.go).
+const (
+	RecoveryCodeCount = identity.RecoveryCodeCount
+	RecoveryCodesLow  = identity.RecoveryCodesLow
 )
 
 // Actions is identity.Actions.
