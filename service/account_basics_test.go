@@ -269,11 +269,11 @@ func TestTwoFactor(t *testing.T) {
 		b[0] = '0' + (b[0]-'0'+1)%10
 		return string(b)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("wrong code: %v", err)
 	}
 	before, _ := svc.Sessions.Start(ctx, ann)
-	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), code(clk.Now()), ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), code(clk.Now()), ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Sessions.Check(ctx, before); !service.IsNotFound(err) {
@@ -382,7 +382,7 @@ func TestTwoFactor(t *testing.T) {
 	}
 	p, _ := svc.Accounts.PendingTOTP(ctx, service.Owner(ann))
 	c, _ := totp.GenerateCode(p.Key, clk.Now())
-	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), c, ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, service.Owner(ann), c, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := svc.Accounts.ResetTOTP(ctx, "ann@example.com"); err != nil {

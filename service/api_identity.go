@@ -61,7 +61,14 @@ var (
 	ErrSignupClosed   = identity.ErrSignupClosed
 	ErrSignupLink     = identity.ErrSignupLink
 	ErrTOTPOn         = identity.ErrTOTPOn
+	ErrTOTPOff        = identity.ErrTOTPOff
 	FullScope         = identity.FullScope
+)
+
+// The two-factor recovery codes (identity/recovery.go).
+const (
+	RecoveryCodeCount = identity.RecoveryCodeCount
+	RecoveryCodesLow  = identity.RecoveryCodesLow
 )
 
 // Actions is identity.Actions.

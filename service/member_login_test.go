@@ -215,7 +215,7 @@ func enableTOTP(t *testing.T, svc *service.Service, w service.Who, now time.Time
 		t.Fatal(err)
 	}
 	code, _ := totp.GenerateCode(st.Key, now)
-	if err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
 		t.Fatal(err)
 	}
 	return st.Key
@@ -261,10 +261,10 @@ func TestMemberTwoFactor(t *testing.T) {
 		b[0] = '0' + (b[0]-'0'+1)%10
 		return string(b)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, bob, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
+	if _, err := svc.Accounts.EnableTOTP(ctx, bob, wrong(code(clk.Now())), ""); service.ErrorCode(err) != service.CodeValidation {
 		t.Fatalf("wrong code: %v", err)
 	}
-	if err := svc.Accounts.EnableTOTP(ctx, bob, code(clk.Now()), ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, bob, code(clk.Now()), ""); err != nil {
 		t.Fatal(err)
 	}
 	// Only the member's sessions end.
@@ -420,6 +420,7 @@ func TestLoginChangesAreAudited(t *testing.T) {
 	}
 	want := []string{
 		"Turned two-factor login on|bob@example.com||API key or command line",
+		"Made two-factor recovery codes|bob@example.com|10 codes, with two-factor login|API key or command line",
 		"Turned two-factor login off|bob@example.com||bob <bob@example.com>",
 		"Changed a password|bob@example.com||bob <bob@example.com>",
 		"Reset a password|bob@example.com|by mail|bob <bob@example.com>",

@@ -33,6 +33,12 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 		return d, err
 	}
 	d.Checklist = account.ChecklistSetting{Blocks: blocks, CSRF: csrf(c)}
+	if d.TwoFactor.On {
+		if d.TwoFactor.CodesLeft, err = w.svc.Accounts.RecoveryCodesLeft(c.UserContext(), who(c)); err != nil {
+			return d, err
+		}
+		d.TwoFactor.NewCodes = newRecoveryCodes(c)
+	}
 	rows, err := w.svc.Sessions.ListOf(c.UserContext(), u.ID, actor(c).MemberID)
 	if err != nil {
 		return d, err
@@ -76,7 +82,7 @@ func (w *Web) changePassword(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startSession(c, who(c)); err != nil {
+	if _, err := w.restartSession(c); err != nil {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Your password has been changed. Every other session has been logged out.")
@@ -142,16 +148,19 @@ func (w *Web) rotateKeys(c *fiber.Ctx) error {
 	return c.Redirect("/account/keys", fiber.StatusSeeOther)
 }
 
-// showKeys shows the keys made by sign-up or rotation, once: they leave
-// the (encrypted) session cookie as they are shown. Another visit finds
-// nothing and goes to the account page.
+// showKeys shows the keys made by a rotation, once: they leave the
+// (encrypted) session cookie as they are shown. Another visit finds
+// nothing and goes to the account page. Sign-up's keys are the
+// dashboard's to show (signupKeys).
 func (w *Web) showKeys(c *fiber.Ctx) error {
 	s := sess(c)
 	k := account.Keys{PublicKey: s.str(keyPublicKey), SecretKey: s.str(keySecretKey)}
-	k.New, _ = s.s.Values[keyKeysNew].(bool)
+	if isNew, _ := s.s.Values[keyKeysNew].(bool); isNew {
+		return c.Redirect("/dashboard", fiber.StatusSeeOther)
+	}
 	if k.SecretKey == "" {
 		return c.Redirect("/account", fiber.StatusSeeOther)
 	}
-	s.del(keyPublicKey, keySecretKey, keyKeysNew)
+	s.del(keyPublicKey, keySecretKey)
 	return page(c, fiber.StatusOK, "API keys", views.NavAccount, account.KeysPage(k))
 }

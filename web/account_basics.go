@@ -88,7 +88,7 @@ func (w *Web) loginCode(c *fiber.Ctx) error {
 		Who: id, Code: formValue(c, "code"), IP: w.clientIP(c), Known: s.knows(email),
 	})
 	if err != nil {
-		f := auth.CodeForm{CSRF: csrf(c)}
+		f := auth.CodeForm{CSRF: csrf(c), Recovery: formValue(c, "recovery") != ""}
 		switch {
 		case isValidation(err):
 			f.Errors = fieldErrors(err)
@@ -218,7 +218,7 @@ func (w *Web) setupData(c *fiber.Ctx) (*account.Setup, error) {
 // twoFactorEnable turns two-factor login on when the code checks; every
 // session of the login ends and this browser goes on in a fresh one.
 func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
-	err := w.svc.Accounts.EnableTOTP(c.UserContext(), who(c), formValue(c, "code"), w.clientIP(c))
+	codes, err := w.svc.Accounts.EnableTOTP(c.UserContext(), who(c), formValue(c, "code"), w.clientIP(c))
 	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
 		d, derr := w.setupData(c)
 		if derr != nil {
@@ -241,11 +241,13 @@ func (w *Web) twoFactorEnable(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.startSession(c, who(c)); err != nil {
+	s, err := w.restartSession(c)
+	if err != nil {
 		return err
 	}
-	w.flash(c, views.FlashSuccess, "Two-factor login is on. From now on, logging in asks for a code of your authenticator app. Every other session has been logged out.")
-	return c.Redirect("/account", fiber.StatusSeeOther)
+	s.set(keyRecoveryCodes, strings.Join(codes, " "))
+	w.flash(c, views.FlashSuccess, "Two-factor login is on. From now on, logging in asks for a code of your authenticator app. Every other session has been logged out. Save your recovery codes below: they are shown only now.")
+	return c.Redirect("/account#recovery", fiber.StatusSeeOther)
 }
 
 // twoFactorOff turns two-factor login off, given the password.
@@ -269,4 +271,42 @@ func (w *Web) twoFactorOff(c *fiber.Ctx) error {
 	}
 	w.flash(c, views.FlashSuccess, "Two-factor login is off. Logging in asks for the password alone.")
 	return c.Redirect("/account", fiber.StatusSeeOther)
+}
+
+// recoveryCodes replaces the person's recovery codes, given their password
+// or a current code, and shows the new ones once on the account page.
+func (w *Web) recoveryCodes(c *fiber.Ctx) error {
+	codes, err := w.svc.Accounts.NewRecoveryCodes(c.UserContext(), who(c), formValue(c, "current_password"), w.clientIP(c))
+	if isValidation(err) || service.ErrorCode(err) == service.CodeRateLimited {
+		d, derr := w.accountData(c)
+		if derr != nil {
+			return derr
+		}
+		d.TwoFactor.RecoveryErrors = fieldErrors(err)
+		status := statusOf(err)
+		if status == fiber.StatusTooManyRequests {
+			_, d.TwoFactor.RecoveryAlert = describe(status, err)
+			setRetryAfter(c, err)
+		}
+		return page(c, status, "Account", views.NavAccount, account.Page(d))
+	}
+	if e := (*service.Error)(nil); (errors.Is(err, service.ErrTOTPOff) || errors.Is(err, service.ErrNoSecretKey)) && errors.As(err, &e) {
+		w.flash(c, views.FlashError, e.Message)
+		return c.Redirect("/account", fiber.StatusSeeOther)
+	}
+	if err != nil {
+		return err
+	}
+	sess(c).set(keyRecoveryCodes, strings.Join(codes, " "))
+	w.flash(c, views.FlashSuccess, "New recovery codes made; the earlier ones no longer work. Save them below: they are shown only now.")
+	return c.Redirect("/account#recovery", fiber.StatusSeeOther)
+}
+
+// newRecoveryCodes takes the codes just made out of the (encrypted)
+// session cookie: they are shown once.
+func newRecoveryCodes(c *fiber.Ctx) []string {
+	s := sess(c)
+	v := s.str(keyRecoveryCodes)
+	s.del(keyRecoveryCodes)
+	return strings.Fields(v)
 }

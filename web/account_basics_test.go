@@ -143,7 +143,7 @@ func TestTwoFactorPages(t *testing.T) {
 	other := a.client()
 	other.login("ann@example.com", "test-passphrase-9")
 	code, _ := totp.GenerateCode(key, time.Now())
-	wantRedirect(t, c.post("/account/2fa/enable", url.Values{"code": {code}}), "/account")
+	wantRedirect(t, c.post("/account/2fa/enable", url.Values{"code": {code}}), "/account#recovery")
 	wantStatus(t, c.get("/account"), http.StatusOK)  // this browser goes on
 	wantRedirect(t, other.get("/account"), "/login") // the other session ended
 	if u, _ := svc.Accounts.Get(context.Background(), id); !u.TwoFactor() {

@@ -180,7 +180,8 @@ func (w *Web) signup(c *fiber.Ctx) error {
 	return w.welcome(c, res.User, res.Keys)
 }
 
-// welcome logs a new account in and shows its keys once.
+// welcome logs a new account in and starts it on the dashboard, whose
+// first screen shows its keys until the person says they are saved.
 func (w *Web) welcome(c *fiber.Ctx, u *models.User, keys service.Keys) error {
 	s, err := w.startSession(c, service.Owner(u.ID))
 	if err != nil {
@@ -190,7 +191,7 @@ func (w *Web) welcome(c *fiber.Ctx, u *models.User, keys service.Keys) error {
 	s.set(keyPublicKey, keys.PublicKey)
 	s.set(keySecretKey, keys.SecretKey)
 	s.set(keyKeysNew, true)
-	return c.Redirect("/account/keys", fiber.StatusSeeOther)
+	return c.Redirect("/dashboard", fiber.StatusSeeOther)
 }
 
 // confirmSignupPage is the mailed link: a page with a button, since mail
@@ -208,8 +209,8 @@ func (w *Web) confirmSignupPage(c *fiber.Ctx) error {
 	return page(c, fiber.StatusOK, "Finish signing up", "", auth.SignupConfirm(f))
 }
 
-// confirmSignup opens the pending account, logs it in and shows its keys
-// once, as the immediate sign-up does.
+// confirmSignup opens the pending account, logs it in and starts it on
+// the dashboard with its keys, as the immediate sign-up does.
 func (w *Web) confirmSignup(c *fiber.Ctx) error {
 	u, keys, err := w.svc.Accounts.FinishSignUp(c.UserContext(), strings.Clone(c.Params("token")))
 	switch service.ErrorCode(err) {

@@ -33,9 +33,29 @@ func TestSignupShowsKeysOnce(t *testing.T) {
 		t.Fatalf("account: %+v %v", u, err)
 	}
 
-	// A second visit does not show the secret again.
-	r := c.get("/account/keys")
-	wantRedirect(t, r, "/account")
+	// The first screen is the dashboard: its "Get started" steps, with
+	// the keys above them. A reload (or a detour through a step, or the
+	// keys page) does not lose the secret: it stays until the person says
+	// it is saved.
+	r := c.get("/dashboard")
+	if first(r.doc, "#get-started") == nil || value(r.doc, "#secret-key") != secret ||
+		first(r.doc, `#welcome-keys [data-copy="#secret-key"]`) == nil || first(r.doc, `#welcome-keys [data-copy="#public-key"]`) == nil {
+		t.Fatalf("the first screen lost the keys or the steps:\n%s", r.body)
+	}
+	if got := text(first(r.doc, "#welcome-keys-title")); got != "Your API keys (shown once)" {
+		t.Fatalf("box title %q", got)
+	}
+	wantRedirect(t, c.get("/account/keys"), "/dashboard")
+	if value(c.get("/dashboard").doc, "#secret-key") != secret {
+		t.Fatal("a reload lost the secret key")
+	}
+	// Saved: never shown again, anywhere.
+	wantRedirect(t, c.post("/dashboard/welcome-keys", nil), "/dashboard")
+	r = c.get("/dashboard")
+	if first(r.doc, "#welcome-keys") != nil || strings.Contains(r.body, secret) || first(r.doc, "#get-started") == nil {
+		t.Fatal("the dashboard shows the keys after they were saved")
+	}
+	wantRedirect(t, c.get("/account/keys"), "/account")
 	r = c.get("/account")
 	wantStatus(t, r, http.StatusOK)
 	if strings.Contains(r.body, secret) {
@@ -44,7 +64,7 @@ func TestSignupShowsKeysOnce(t *testing.T) {
 	if got := text(first(r.doc, "#current-public-key")); got != public {
 		t.Fatalf("public key on the account page = %q, want %q", got, public)
 	}
-	// The secret is not in the cookie either, once shown.
+	// The secret is not in the cookie either, once saved.
 	for _, v := range c.cookies {
 		if strings.Contains(v, secret) {
 			t.Fatal("secret key in a cookie")

@@ -219,17 +219,18 @@ func (c *client) hxPost(path string, form url.Values) *response {
 }
 
 // signup opens an account through the sign-up page and returns its
-// keys, as shown once; the client is then logged in.
+// keys, as the first screen (the dashboard) shows them; the client is
+// then logged in.
 func (c *client) signup(name, email, password string) (public, secret string) {
 	c.t.Helper()
 	c.get("/signup")
 	r := c.post("/signup", url.Values{"name": {name}, "email": {email}, "password": {password}})
-	if r.status != http.StatusSeeOther || r.location() != "/account/keys" {
+	if r.status != http.StatusSeeOther || r.location() != "/dashboard" {
 		c.t.Fatalf("sign-up: %d %q\n%s", r.status, r.location(), r.body)
 	}
-	r = c.get("/account/keys")
-	if r.status != http.StatusOK {
-		c.t.Fatalf("keys page: %d", r.status)
+	r = c.get("/dashboard")
+	if r.status != http.StatusOK || first(r.doc, "#welcome-keys") == nil {
+		c.t.Fatalf("first screen: %d\n%s", r.status, r.body)
 	}
 	return value(r.doc, "#public-key"), value(r.doc, "#secret-key")
 }

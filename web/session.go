@@ -35,6 +35,9 @@ const (
 	keyPublicKey = "new_public_key"
 	keySecretKey = "new_secret_key"
 	keyKeysNew   = "new_keys_signup"
+	// keyRecoveryCodes holds two-factor recovery codes just made, until
+	// the account page shows them once.
+	keyRecoveryCodes = "new_recovery_codes"
 
 	// maxKnown bounds the addresses a browser remembers having logged in to.
 	maxKnown = 5

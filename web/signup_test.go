@@ -110,8 +110,8 @@ func TestSignupLinkCreatesAccount(t *testing.T) {
 	}
 	// The button does, logs in, and shows the keys once.
 	r = other.post(link, nil)
-	wantRedirect(t, r, "/account/keys")
-	r = other.get("/account/keys")
+	wantRedirect(t, r, "/dashboard")
+	r = other.get("/dashboard")
 	wantStatus(t, r, http.StatusOK)
 	id, _, err := a.svc.Accounts.Check(context.Background(), value(r.doc, "#public-key"), value(r.doc, "#secret-key"))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"herald/service"
+	"herald/views/dashboard"
 	"herald/views/exports"
 )
 
@@ -123,6 +124,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.open(fiber.MethodPost, "/logout", w.logout)
 
 	r.get("/dashboard", service.ActRead, w.dashboard)
+	r.post(dashboard.WelcomeKeysURL, service.ActKeys, w.welcomeKeysSaved)
 
 	r.get("/account", service.ActRead, w.account)
 	r.get("/docs/api", service.ActRead, w.apiDocs)
@@ -139,6 +141,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/account/2fa/setup", service.ActOwnLogin, w.twoFactorSetup)
 	r.post("/account/2fa/enable", service.ActOwnLogin, w.twoFactorEnable)
 	r.post("/account/2fa/off", service.ActOwnLogin, w.twoFactorOff)
+	r.post("/account/2fa/recovery-codes", service.ActOwnLogin, w.recoveryCodes)
 
 	r.get("/suppressions", service.ActRead, func(c *fiber.Ctx) error { return c.Redirect("/suppressions/global", fiber.StatusSeeOther) })
 	r.get("/suppressions/global", service.ActRead, w.listGlobal)

@@ -97,7 +97,7 @@ func TestAccountResetCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _ := totp.GenerateCode(st.Key, time.Now())
-	if err := svc.Accounts.EnableTOTP(ctx, service.Owner(u.ID), code, ""); err != nil {
+	if _, err := svc.Accounts.EnableTOTP(ctx, service.Owner(u.ID), code, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := run(ctx, []string{"herald", "account", "reset-2fa", "--email", "ann@example.com"}, env, io.Discard); err != nil {
@@ -193,7 +193,7 @@ func TestAccountResetCommandsMember(t *testing.T) {
 			t.Fatal(err)
 		}
 		code, _ := totp.GenerateCode(st.Key, time.Now())
-		if err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
+		if _, err := svc.Accounts.EnableTOTP(ctx, w, code, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,6 +27,8 @@ const (
 	AuditExportStarted     AuditAction = "export.started"
 	AuditTwoFactorOn       AuditAction = "login.two_factor_on"
 	AuditTwoFactorOff      AuditAction = "login.two_factor_off"
+	AuditRecoveryCodesMade AuditAction = "login.recovery_codes_made"
+	AuditRecoveryCodeUsed  AuditAction = "login.recovery_code_used"
 	AuditPasswordChanged   AuditAction = "login.password_changed"
 	AuditPasswordReset     AuditAction = "login.password_reset"
 	AuditDenied            AuditAction = "denied"

@@ -29,6 +29,8 @@ var auditLabels = map[core.AuditAction]string{
 	core.AuditExportStarted:     "Started an export",
 	core.AuditTwoFactorOn:       "Turned two-factor login on",
 	core.AuditTwoFactorOff:      "Turned two-factor login off",
+	core.AuditRecoveryCodesMade: "Made two-factor recovery codes",
+	core.AuditRecoveryCodeUsed:  "Logged in with a recovery code",
 	core.AuditPasswordChanged:   "Changed a password",
 	core.AuditPasswordReset:     "Reset a password",
 	core.AuditDenied:            "Was refused",

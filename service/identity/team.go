@@ -302,7 +302,8 @@ func (t *Team) SetRole(ctx context.Context, accountID, id int64, role core.Role)
 }
 
 // Remove deletes a member with all of its login (its row, with its
-// two-factor key; its sessions; its password reset links) together: it
+// two-factor key; its sessions; its password reset links; its recovery
+// codes) together: it
 // is logged out on every process at once, and a link mailed to it no
 // longer works. Errors: ErrNotFound.
 func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
@@ -317,6 +318,9 @@ func (t *Team) Remove(ctx context.Context, accountID, id int64) error {
 		}
 		if err := tx.Exec("DELETE FROM password_resets WHERE user_id = ? AND member_id = ?", accountID, id).Error; err != nil {
 			return fmt.Errorf("team: drop the password resets of member %d: %w", id, err)
+		}
+		if err := deleteRecoveryCodes(tx, w); err != nil {
+			return err
 		}
 		return tx.Exec("DELETE FROM members WHERE user_id = ? AND id = ?", accountID, id).Error
 	})

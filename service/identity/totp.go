@@ -52,7 +52,9 @@ var ErrNoSecretKey = &core.Error{Code: core.CodeUnavailable, Message: "Two-facto
 // ErrTOTPOn refuses a set-up while two-factor login is already on.
 var ErrTOTPOn = &core.Error{Code: core.CodeConflict, Message: "Two-factor login is already on. Turn it off first to use another authenticator."}
 
-const msgWrongCode = "The code is incorrect or was already used. Enter the current code of your authenticator app."
+// msgWrongCode answers a wrong code, a wrong recovery code and a used
+// one alike: the answer does not tell which codes exist.
+const msgWrongCode = "The code is incorrect or was already used. Enter the current code of your authenticator app, or an unused recovery code."
 
 // sealKey derives the sealing key from HERALD_SECRET_KEY; nil when unset.
 func sealKey(secret string) []byte {
@@ -191,36 +193,38 @@ func keyURI(email, secret string) string {
 
 // EnableTOTP turns two-factor login of the login on once code is a
 // current code of the pending key, and ends every session of that login
-// (not the account's other logins'). A wrong code counts as a failed
+// (not the account's other logins'). It returns the login's new recovery
+// codes (recovery.go), to be shown once. A wrong code counts as a failed
 // login of the address and the IP (their delays refuse it while they run).
 // Errors: ErrNotFound (nothing pending), ErrNoSecretKey, ErrTOTPOn,
 // validation (code), rate limited.
-func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error {
+func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) ([]string, error) {
 	l, err := a.loginOf(ctx, w)
 	if err != nil {
-		return core.Wrap(err, "accounts: enable two-factor")
+		return nil, core.Wrap(err, "accounts: enable two-factor")
 	}
 	if l.TwoFactor() {
-		return ErrTOTPOn
+		return nil, ErrTOTPOn
 	}
 	if len(l.TOTPPending) == 0 {
-		return core.ErrNotFound
+		return nil, core.ErrNotFound
 	}
 	secret, err := a.unseal(w, l.TOTPPending)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t, byEmail, byIP := a.loginThrottle(l.Email, ip)
 	if err := a.throttled(ctx, t, byEmail, byIP); err != nil {
-		return core.Wrap(err, "accounts: enable two-factor")
+		return nil, core.Wrap(err, "accounts: enable two-factor")
 	}
 	step, ok := matchCode(secret, code, a.now(), 0)
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {
-			return fmt.Errorf("accounts: enable two-factor: %w", err)
+			return nil, fmt.Errorf("accounts: enable two-factor: %w", err)
 		}
-		return core.Invalid("code", msgWrongCode)
+		return nil, core.Invalid("code", msgWrongCode)
 	}
+	var codes []string
 	table, where, args := w.row()
 	err = a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// Only while the key checked is still the pending one.
@@ -232,14 +236,20 @@ func (a *Accounts) EnableTOTP(ctx context.Context, w Who, code, ip string) error
 		if res.RowsAffected != 1 { // another set-up began in between
 			return core.Invalid("code", msgWrongCode)
 		}
+		if codes, err = a.replaceRecoveryCodes(tx, w); err != nil {
+			return err
+		}
 		// Sessions opened with the password alone (a stolen one among
 		// them, maybe) end; the caller starts a fresh one for the person.
 		return w.endSessions(tx)
 	})
 	if err != nil {
-		return core.Wrap(err, "accounts: enable two-factor")
+		return nil, core.Wrap(err, "accounts: enable two-factor")
 	}
-	return a.auditLogin(ctx, l, core.AuditTwoFactorOn, "", false)
+	if err := a.auditLogin(ctx, l, core.AuditTwoFactorOn, "", false); err != nil {
+		return nil, err
+	}
+	return codes, a.auditLogin(ctx, l, core.AuditRecoveryCodesMade, fmt.Sprintf("%d codes, with two-factor login", len(codes)), false)
 }
 
 // DisableTOTP turns two-factor login of the login off, given its
@@ -286,8 +296,15 @@ func (a *Accounts) ResetTOTP(ctx context.Context, email string) (Who, error) {
 	return l.Who, a.auditLogin(ctx, l, core.AuditTwoFactorOff, "from the command line", false)
 }
 
+// clearTOTP turns two-factor login off: the key, a pending key and the
+// recovery codes go.
 func (a *Accounts) clearTOTP(ctx context.Context, w Who) error {
-	return w.update(a.db.W.WithContext(ctx), map[string]any{"totp_secret": nil, "totp_pending": nil})
+	return a.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := w.update(tx, map[string]any{"totp_secret": nil, "totp_pending": nil}); err != nil {
+			return err
+		}
+		return deleteRecoveryCodes(tx, w)
+	})
 }
 
 // CodeInput is the second step of a login with two-factor login on,
@@ -299,9 +316,11 @@ type CodeInput struct {
 	Known bool // as LoginInput.Known
 }
 
-// LoginCode checks the code of the second step. A code is accepted once,
-// within one step of drift either way, and never one older than the last
-// accepted. A wrong code counts as a failed login of the address and the
+// LoginCode checks the code of the second step: a code of the login's
+// authenticator or one of its recovery codes (recovery.go). A code is
+// accepted once, an authenticator's within one step of drift either way,
+// and never one older than the last accepted. A wrong code (a used or
+// unknown recovery code too: the same answer) counts as a failed login of the address and the
 // IP, with the same delays; a right one clears the address's delay.
 // Errors: validation (code), rate limited, ErrNoSecretKey (the server
 // cannot open the login's key), ErrNotFound.
@@ -328,13 +347,20 @@ func (a *Accounts) LoginCode(ctx context.Context, in CodeInput) error {
 	step, ok := matchCode(secret, in.Code, a.now(), l.TOTPLastStep)
 	if ok {
 		// Only one use of the step wins, even on two processes at once.
-		table, where, args := in.Who.row()
-		res := a.db.W.WithContext(ctx).Table(table).Where(where, args...).Where("totp_last_step < ?", step).
-			Update("totp_last_step", step)
-		if res.Error != nil {
-			return fmt.Errorf("accounts: check a two-factor code: %w", res.Error)
+		if ok, err = a.claimStep(ctx, in.Who, step); err != nil {
+			return fmt.Errorf("accounts: check a two-factor code: %w", err)
 		}
-		ok = res.RowsAffected == 1
+	} else {
+		used, left, err := a.useRecoveryCode(ctx, in.Who, in.Code)
+		if err != nil {
+			return fmt.Errorf("accounts: check a two-factor code: %w", err)
+		}
+		if used {
+			if err := a.auditLogin(ctx, l, core.AuditRecoveryCodeUsed, fmt.Sprintf("%d left", left), true); err != nil {
+				return err
+			}
+			ok = true
+		}
 	}
 	if !ok {
 		if err := t.fail(ctx, byEmail, byIP); err != nil {

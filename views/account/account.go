@@ -3,7 +3,11 @@
 package account
 
 import (
+	"fmt"
+	"strings"
 	"time"
+
+	"herald/service"
 
 	"herald/models"
 	"herald/views"
@@ -36,7 +40,34 @@ type TwoFactorForm struct {
 	Errors    views.Errors
 	Alert     string
 	CSRF      string
+
+	// Recovery codes: the number unused, the new codes to show once (nil:
+	// none), and the "make new codes" form's problems.
+	CodesLeft      int
+	NewCodes       []string
+	RecoveryErrors views.Errors
+	RecoveryAlert  string
 }
+
+// CodesLeftText says how many recovery codes are left.
+func (f TwoFactorForm) CodesLeftText() string {
+	switch f.CodesLeft {
+	case 0:
+		return "No recovery codes. Make some now: without them, a lost phone means asking the server's administrator to turn two-factor login off."
+	case 1:
+		return "1 recovery code left. Make new ones soon, so that you can still log in if you lose your phone."
+	}
+	if f.CodesLow() {
+		return fmt.Sprintf("%d recovery codes left. Make new ones soon, so that you can still log in if you lose your phone.", f.CodesLeft)
+	}
+	return fmt.Sprintf("%d of %d recovery codes left. Each logs in once in place of a code of your authenticator app, if you lose your phone.", f.CodesLeft, service.RecoveryCodeCount)
+}
+
+// CodesLow reports whether few enough codes are left to warn.
+func (f TwoFactorForm) CodesLow() bool { return f.CodesLeft <= service.RecoveryCodesLow }
+
+// CodesText is the new codes, one a line, as copied.
+func (f TwoFactorForm) CodesText() string { return strings.Join(f.NewCodes, "\n") }
 
 // Setup is the two-factor set-up page.
 type Setup struct {
@@ -53,6 +84,7 @@ const (
 	TwoFactorSetupURL  = "/account/2fa/setup"
 	TwoFactorEnableURL = "/account/2fa/enable"
 	TwoFactorOffURL    = "/account/2fa/off"
+	RecoveryCodesURL   = "/account/2fa/recovery-codes"
 )
 
 // PasswordForm changes the password (nothing typed is shown again).
@@ -99,7 +131,6 @@ const TimeZoneURL = "/account/time-zone"
 type Keys struct {
 	PublicKey string
 	SecretKey string
-	New       bool // true after sign-up, false after a rotation
 }
 
 func formAlerts(s string) []string {

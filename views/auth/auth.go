@@ -1,7 +1,11 @@
 // Package auth holds the pages shown before login: log in and sign up.
 package auth
 
-import "herald/views"
+import (
+	"github.com/a-h/templ"
+
+	"herald/views"
+)
 
 // LoginForm is the login page's input (never the password) and errors.
 type LoginForm struct {
@@ -19,6 +23,9 @@ type CodeForm struct {
 	Errors views.Errors
 	Alert  string
 	CSRF   string
+	// Recovery: the recovery code's form was sent (its errors show there,
+	// and it is open).
+	Recovery bool
 }
 
 // ForgotForm asks for a password reset link.
@@ -57,4 +64,27 @@ func alerts(s string) []string {
 		return nil
 	}
 	return []string{s}
+}
+
+// CodeField is the authenticator's code: focused, and showing the error,
+// unless the recovery code's form was sent.
+func (f CodeForm) CodeField() views.Field {
+	v := views.Field{ID: "login-code", Name: "code", Label: "Code", Autocomplete: "one-time-code", Autofocus: !f.Recovery,
+		Attrs: templ.Attributes{"inputmode": "numeric", "maxlength": "7"}}
+	if !f.Recovery {
+		v.Errors = f.Errors.For("code")
+	}
+	return v
+}
+
+// RecoveryField is a recovery code: letters and digits, so no numeric
+// keyboard.
+func (f CodeForm) RecoveryField() views.Field {
+	v := views.Field{ID: "login-recovery", Name: "code", Label: "Recovery code", Autocomplete: "off", Autofocus: f.Recovery,
+		Help:  "One of the ten codes you saved when you turned two-factor login on, such as abcde-12345. Each works once.",
+		Attrs: templ.Attributes{"autocapitalize": "none", "spellcheck": "false", "maxlength": "20"}}
+	if f.Recovery {
+		v.Errors = f.Errors.For("code")
+	}
+	return v
 }

@@ -20,6 +20,32 @@ type Data struct {
 	May map[string]bool
 	*service.Overview
 	Loc *time.Location // the account's time zone, for the sends' times
+	// NewKeys are the API keys made at sign-up, shown on this first
+	// screen until the person says they are saved; nil: none.
+	NewKeys *NewKeys
+}
+
+// NewKeys is the account's API key pair as sign-up made it.
+type NewKeys struct {
+	PublicKey, SecretKey string
+	CSRF                 string
+}
+
+// Greeting is the page's title: a welcome on the first screen after
+// sign-up, else a hello.
+func (d Data) Greeting() string {
+	if d.NewKeys != nil {
+		return views.T("dashboard.welcome", "Name", d.Name)
+	}
+	return views.T("dashboard.hello", "Name", d.Name)
+}
+
+// Lead is the line under the title.
+func (d Data) Lead() string {
+	if d.NewKeys != nil {
+		return "Your account is ready. Save your API keys, then follow the steps to your first send."
+	}
+	return "How your mail did over the last 30 days."
 }
 
 // Growth is the audience's change over the days, signed ("+12", "−3", "0").
