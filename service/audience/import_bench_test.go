@@ -24,8 +24,8 @@ import (
 )
 
 // importRatioFloor is the least share of a raw insert's rate an import
-// through the service must reach on SQLite: BenchmarkImportRatio fails
-// below it (docs/BENCHMARKS.md).
+// through the service must reach on SQLite, read as CPU per row:
+// BenchmarkImportRatio fails below it (docs/BENCHMARKS.md).
 const importRatioFloor = 0.5
 
 // BenchmarkImportRatio imports HERALD_IMPORT_ROWS rows (default 100,000)
@@ -38,12 +38,12 @@ const importRatioFloor = 0.5
 // the WAL flush (PostgreSQL): the raw rate of the same database on the
 // same machine in the same minute. Each of HERALD_IMPORT_ROUNDS rounds
 // (default 3) runs both into contact types of their own, the order
-// switching each round, each part from an empty WAL on SQLite; the
-// median of the rounds' ratios of rows per second is reported and, on
-// SQLite, must reach importRatioFloor. The ratio of this process's CPU
-// time per row (raw ÷ import; on SQLite all of the work, on PostgreSQL
-// the client's only) is reported beside it: the machines are shared,
-// and it moves less than the wall clock.
+// switching each round, each part from an empty WAL on SQLite. Reported:
+// the medians of the rounds' rows per second and of their ratio, and the
+// ratio of this process's CPU time per row (raw ÷ import; on SQLite all
+// of the work, on PostgreSQL the client's only). On SQLite the median CPU
+// ratio must reach importRatioFloor: it is the rows/s ratio of a quiet
+// machine, and unlike the wall clock it holds still on a shared one.
 //
 //	go test -run '^$' -bench BenchmarkImportRatio -benchtime 1x ./service/audience/
 //	HERALD_TEST_DATABASE=postgres://… go test -run '^$' -bench BenchmarkImportRatio -benchtime 1x ./service/audience/
@@ -131,8 +131,13 @@ func BenchmarkImportRatio(b *testing.B) {
 	b.ReportMetric(median(raws), "raw-rows/s")
 	b.ReportMetric(median(ratios), "ratio")
 	b.ReportMetric(median(cpuRatios), "cpu-ratio")
-	if !pg && median(ratios) < importRatioFloor {
-		b.Fatalf("SQLite import at %.2f of a raw insert of the same rows (median of %v): below the floor of %.2f", median(ratios), ratios, importRatioFloor)
+	// The floor is read on the CPU ratio: on SQLite all the work is this
+	// process's, so it is the rate ratio of a quiet machine, and it holds
+	// still while other processes' disk and CPU load move the wall clock
+	// of either part by ±50 % (docs/BENCHMARKS.md).
+	if !pg && median(cpuRatios) < importRatioFloor {
+		b.Fatalf("SQLite import at %.2f of a raw insert of the same rows in CPU per row (median of %.2f; rows/s ratios %.2f): below the floor of %.2f",
+			median(cpuRatios), cpuRatios, ratios, importRatioFloor)
 	}
 }
 
