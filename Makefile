@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-build bench-audience bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory vet vulncheck fuzz fmt clean
+.PHONY: build run test generate bench bench-build bench-audience bench-import bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory vet vulncheck fuzz fmt clean
 
 # RSA for DKIM (docs/BENCHMARKS.md, the DKIM rows): herald is built with
 # -tags openssl wherever the system's OpenSSL can be linked (libssl-dev's
@@ -82,6 +82,16 @@ BENCH_AUDIENCE_FLAGS ?=
 
 bench-audience: bench-build
 	$(LOAD) audience -herald $(BIN) $(BENCH_AUDIENCE_FLAGS)
+
+# Import against raw: 100,000 rows through the service beside a raw insert
+# of the same rows into the same table, alternating over 3 rounds
+# (BenchmarkImportRatio, also part of make bench's Go benchmarks); fails
+# when SQLite's median ratio (CPU per row, raw ÷ import) is below
+# importRatioFloor (0.5).
+# HERALD_IMPORT_ROWS, HERALD_IMPORT_ROUNDS; HERALD_TEST_DATABASE=postgres://…
+# runs it on PostgreSQL (reported, no floor).
+bench-import:
+	$(GO) test -run '^$$' -bench BenchmarkImportRatio -benchtime 1x ./service/audience/
 
 # Mail: messages built and DKIM-signed per second from a 20 KB template,
 # and the SMTP pool against a plain go-smtp client into a loopback sink run

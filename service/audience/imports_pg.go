@@ -188,10 +188,26 @@ func (p *pgImport) write(ctx context.Context, tx *gorm.DB, batch []importRow) ([
 	return ids, created, nil
 }
 
+// pgAnalyzeShare is the share of the rows the statistics of contacts
+// know (pg_class.reltuples) an import must write for finish to refresh
+// them: autovacuum's own threshold (autovacuum_analyze_scale_factor). Below
+// it the statistics still describe the table as autovacuum would leave
+// them, and ANALYZE (seconds on a large table) is spared.
+const pgAnalyzeShare = 0.1
+
 // finish refreshes the statistics of contacts after a large import
-// (ANALYZE reads a sample of bounded size, whatever the table's).
+// (ANALYZE reads a sample of bounded size, whatever the table's), unless
+// the import is small beside what the statistics already know.
 func (p *pgImport) finish(ctx context.Context) error {
 	if p.wrote < pgAnalyzeRows {
+		return nil
+	}
+	// reltuples is -1 for a table never analyzed, 0 for an empty one.
+	var known float64
+	if err := p.conn.QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE oid = CAST('contacts' AS regclass)").Scan(&known); err != nil {
+		return importFailed("read the statistics of contacts", err)
+	}
+	if known > 0 && float64(p.wrote) < pgAnalyzeShare*known {
 		return nil
 	}
 	if _, err := p.conn.ExecContext(ctx, "ANALYZE contacts"); err != nil {
