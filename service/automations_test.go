@@ -233,7 +233,11 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
 		t.Fatal(err)
 	}
-	second, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 4, Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
+	// The second engine retries as soon as the fixture's own: with the
+	// default first retry a minute away (doubling), a message whose
+	// attempt failed under load (a timeout) waited past the test's bound.
+	second, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 4, Backoff: 30 * time.Millisecond, Window: time.Hour,
+		Tick: 20 * time.Millisecond, DeadAfter: deadAfter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +273,9 @@ func TestAutomationImportEnrolsEveryContactOnce(t *testing.T) {
 	// A bound on liveness, not on speed: a loaded machine under -race
 	// took close to 2 minutes.
 	if !f.SMTP.WaitCount(base+n, 5*time.Minute) {
-		t.Fatalf("step 1 reached %d of %d", f.SMTP.Count()-base, n)
+		var states []struct{ State, Attempts, N int }
+		f.Svc.DB.R.Raw("SELECT state, attempts, COUNT(*) AS n FROM send_messages GROUP BY state, attempts").Scan(&states)
+		t.Fatalf("step 1 reached %d of %d; ledger rows by state and attempts: %+v", f.SMTP.Count()-base, n, states)
 	}
 	t.Logf("all %d step-1 mails: %v after the import started", n, time.Since(t0))
 	f.Settle()
