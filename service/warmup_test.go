@@ -238,3 +238,41 @@ func TestWarmupValidation(t *testing.T) {
 }
 
 func asServiceError(err error, se **service.Error) bool { return errors.As(err, se) }
+
+// The checklist warns of a send larger than what is left of today's cap,
+// with the days it will take; a send within it is an OK item.
+func TestWarmupChecklist(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, false)
+	typeID := f.ContactType("Five", "a@example.com", "b@example.com", "c@example.com", "d@example.com", "e@example.com")
+	in := f.Input("Warm", []string{"contacts_" + strconv.FormatInt(typeID, 10)}, nil)
+	rule := func() *service.CheckItem {
+		items, err := f.Svc.Checklist.ForInput(f.Ctx, f.Acct, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range items {
+			if items[i].Rule == "warmup" {
+				return &items[i]
+			}
+		}
+		return nil
+	}
+	if it := rule(); it != nil {
+		t.Fatalf("a warm-up item with no plan: %+v", it)
+	}
+	// 2, 4, 8, …: five recipients take two days.
+	if _, err := f.Svc.Warmups.Start(f.Ctx, f.Acct, service.WarmupInput{Domain: "shop.example.com", Start: "2", Growth: "2", Until: "100"}); err != nil {
+		t.Fatal(err)
+	}
+	want := "The domain shop.example.com is warming up: today's cap is 2 (2 left) and this send has 5 recipients, so it will take 2 days; the rest waits for the next days' caps."
+	if it := rule(); it == nil || it.OK || it.Severity != "warning" || it.Message != want {
+		t.Fatalf("item %+v", it)
+	}
+	if _, err := f.Svc.Warmups.Start(f.Ctx, f.Acct, service.WarmupInput{Domain: "shop.example.com", Start: "5", Growth: "2", Until: "100"}); err != nil {
+		t.Fatal(err)
+	}
+	if it := rule(); it == nil || !it.OK {
+		t.Fatalf("a send within the cap: %+v", it)
+	}
+}

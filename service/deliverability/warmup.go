@@ -70,8 +70,7 @@ type WarmupDay struct {
 }
 
 // validate checks the body and returns the plan's numbers.
-func (in WarmupInput) validate() (domain string, start int64, growth float64, until int64, err error) {
-	p := core.Problems{}
+func (in WarmupInput) validate(p core.Problems) (domain string, start int64, growth float64, until int64) {
 	domain, derr := validDomain("domain", in.Domain)
 	if derr != nil {
 		p.Merge(derr.(*core.Error))
@@ -121,7 +120,7 @@ func (in WarmupInput) validate() (domain string, start int64, growth float64, un
 			until = n
 		}
 	}
-	return domain, start, growth, until, p.Err()
+	return domain, start, growth, until
 }
 
 // Domains are the domains of the account's senders, sorted: the domains a
@@ -146,16 +145,19 @@ func (w *Warmups) Domains(ctx context.Context, accountID int64) ([]string, error
 // today; a plan the domain already has is replaced (it starts again from
 // day 1; what was handed over today still counts). Errors: validation.
 func (w *Warmups) Start(ctx context.Context, accountID int64, in WarmupInput) (*WarmupPlan, error) {
-	domain, start, growth, until, err := in.validate()
-	if err != nil {
-		return nil, err
+	p := core.Problems{}
+	domain, start, growth, until := in.validate(p)
+	if !p.Has("domain") {
+		domains, err := w.Domains(ctx, accountID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(domains, domain) {
+			p.Add("domain", "The domain must be the domain of one of your senders.")
+		}
 	}
-	domains, err := w.Domains(ctx, accountID)
-	if err != nil {
+	if err := p.Err(); err != nil {
 		return nil, err
-	}
-	if !slices.Contains(domains, domain) {
-		return nil, core.Invalid("domain", "The domain must be the domain of one of your senders.")
 	}
 	loc, err := w.location(ctx, accountID)
 	if err != nil {
