@@ -50,6 +50,7 @@ var required = map[string][]string{
 	"/api/forms/update":                               {"id", "name", "contact_type_id"},
 	"/api/contacts/erase":                             {"email"},
 	"/api/mail/send":                                  {"sender_id", "to", "subject"},
+	"/api/senders/warmup":                             {"domain", "start", "growth", "until"},
 }
 
 var sendBody = []string{"template_id", "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id", "schedule_type"}
@@ -258,6 +259,7 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/forms/save", form("name", "F", "contact_type_id", "999999"), upper},
 		{"POST", "/api/forms/update", form("id", "999999", "name", "F", "contact_type_id", itoa(s.ctype)), upper},
 		{"DELETE", "/api/forms/delete?id=999999", nil, upper},
+		{"DELETE", "/api/senders/warmup?domain=nope.example.com", nil, "The domain has no warm-up plan."},
 	}
 	// Every route is either above or addresses no record.
 	noRecord := map[string]bool{}
@@ -267,7 +269,8 @@ func TestNotFoundTexts(t *testing.T) {
 		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create",
 		"event-webhooks", "event-webhooks/save", "openapi.json", "archive",
 		"contacts/privacy-export", "contacts/erase", "forms",
-		"mail/send"} { // privacy requests name an address, not a record
+		"mail/send",
+		"senders/warmup"} { // privacy requests name an address, not a record; a plan is named by its domain (its DELETE is above)
 		noRecord["/api/"+p] = true
 	}
 	covered := map[string]bool{}

@@ -264,6 +264,23 @@ func operations() []op {
 		{method: "GET", path: "/sender/resend-mail", tag: tSend, summary: "Mail the verification link again",
 			query: []param{idQuery("sender_id", "The sender's id.")}, ok: okText("Verification Mail Send"), nf: nfUpper},
 
+		{method: "GET", path: "/senders/warmup", tag: tSend, summary: "List the warm-up plans of sending domains",
+			desc: "Beyond the spec (decisions.md 11): each plan with today's cap, use and what is left.",
+			ok:   okObject(obj{"warmups": arrayOf(ref("WarmupPlan"))})},
+		{method: "POST", path: "/senders/warmup", tag: tSend, summary: "Start a warm-up plan for a sending domain",
+			desc: "Beyond the spec (decisions.md 11). Day N's cap is round(start × growth^(N-1)), capped at `until`; day 1 is today in the account's time zone. " +
+				"Campaign mail of the domain over the day's cap waits in the ledger for the next day; single messages count against the cap but are never held. " +
+				"A plan the domain already has is replaced (day 1 is today again).",
+			body: fields([]string{"domain", "start", "growth", "until"}, obj{
+				"domain": str("The domain of one of the account's senders."),
+				"start":  obj{"type": "integer", "minimum": 1, "description": "Messages on day 1."},
+				"growth": obj{"type": "number", "exclusiveMinimum": 1, "maximum": 10, "description": "Factor per day, e.g. 1.5."},
+				"until":  integer("The daily volume at which the plan ends; greater than `start`."),
+			}), ok: okText("Saved Successfully"), val: true},
+		{method: "DELETE", path: "/senders/warmup", tag: tSend, summary: "End a sending domain's warm-up plan",
+			desc:  "Beyond the spec (decisions.md 11): the domain's waiting mail goes at once.",
+			query: []param{q("domain", "The plan's domain.", obj{"type": "string"})}, ok: okText("Deleted Successfully"), nf: textNoWarmup},
+
 		// Templates and dynamic content.
 		{method: "GET", path: "/get-dynamic/content", tag: tTempl, summary: "List the placeholders usable as ((name))",
 			ok: okObject(obj{"contents": strings_("The reserved fields, the account's custom fields, then sender_name, sender_address, unsubscribe_preferences.")})},

@@ -80,6 +80,10 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/sender/update", a.updateSender)
 	r.Delete("/sender/delete", a.deleteSender)
 	r.Get("/sender/resend-mail", a.resendSenderMail)
+	// Warm-up plans of sending domains (decisions.md 11).
+	r.Get("/senders/warmup", a.listWarmups)
+	r.Post("/senders/warmup", a.startWarmup)
+	r.Delete("/senders/warmup", a.endWarmup)
 
 	// Templates and dynamic content.
 	r.Get("/get-dynamic/content", a.dynamicContent)

@@ -92,6 +92,9 @@ var routeScopes = map[routeKey]routeAccess{
 	{"POST", "/sender/update"}:     changes("senders"),
 	{"DELETE", "/sender/delete"}:   changes("senders"),
 	{"GET", "/sender/resend-mail"}: changes("senders"), // sends a mail
+	{"GET", "/senders/warmup"}:     reads("senders"),
+	{"POST", "/senders/warmup"}:    changes("senders"),
+	{"DELETE", "/senders/warmup"}:  changes("senders"),
 
 	{"GET", "/get-dynamic/content"}: reads(service.AreaReference),
 	{"GET", "/get-design/template"}: reads(service.AreaReference),

@@ -135,6 +135,11 @@ type SingleSend struct {
 	// sent, in the account's public archive. In records it follows the
 	// spec's fields.
 	Archive int `json:"archive"`
+	// Waiting (beyond the spec, decisions.md 11) is, for a running send
+	// whose From domain follows a warm-up plan, how many of its queued
+	// messages are beyond what is left of today's cap: they wait for a
+	// later day. Not stored: read with the record.
+	Waiting int64 `json:"waiting" gorm:"-"`
 
 	// A single message (decisions.md 11, POST api/mail/send): Message 1
 	// makes the row a send of one address, out of every list of sends;

@@ -28,6 +28,9 @@ type (
 	UntiedCount       = deliverability.UntiedCount
 	UntiedSender      = deliverability.UntiedSender
 	UntiedSummary     = deliverability.UntiedSummary
+	WarmupDay         = deliverability.WarmupDay
+	WarmupInput       = deliverability.WarmupInput
+	WarmupPlan        = deliverability.WarmupPlan
 )
 
 const (

@@ -77,6 +77,7 @@ type Service struct {
 	EventWebhooks *deliverability.EventWebhooks
 	Notifications *deliverability.Notifications
 	Dashboard     *deliverability.Dashboard
+	Warmups       *deliverability.Warmups // warm-up plans of sending domains (decisions.md 11)
 
 	events *record.Events  // event rows for the webhooks, shared by the areas
 	engine *engine.Signals // what the areas tell this process's engine
@@ -165,6 +166,9 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		DB: db, Now: now, Settings: settings, Events: events, Transport: cfg.Transport,
 		BaseURL: cfg.BaseURL, SystemFrom: cfg.SystemFrom, BounceAddress: cfg.BounceAddress,
 		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhooksPrivate, DomainChecks: cfg.DomainChecks,
+		// A plan started or ended: this process's engine reads the plans
+		// again and wakes (an ended plan's waiting mail goes at once).
+		WarmupChanged: func() { signals.WarmupChanged(); signals.Wake() },
 	})
 	if err != nil {
 		return nil, err
@@ -210,6 +214,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Sessions:      id.Sessions,
 		APIKeys:       id.APIKeys,
 		Dashboard:     del.Dashboard,
+		Warmups:       del.Warmups,
 	}
 	svc.Forms = audience.NewForms(audience.FormsConfig{DB: db, Now: now, Mail: mail, BaseURL: cfg.BaseURL, Events: events, Settings: settings,
 		Segments: aud.Segments, MachineRules: &delivery.MachineRules{Extra: cfg.MachineRanges}, Limits: cfg.FormLimits,

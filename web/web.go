@@ -222,6 +222,9 @@ func (w *Web) Mount(app *fiber.App) {
 	r.get("/senders/new", service.ActRead, w.newSender)
 	r.get("/senders/states", service.ActRead, w.senderStates)
 	r.get("/senders/cities", service.ActRead, w.senderCities)
+	r.get("/senders/warmup", service.ActRead, w.showWarmup) // before /senders/:id
+	r.post("/senders/warmup", service.ActSenders, w.startWarmup)
+	r.post("/senders/warmup/end", service.ActSenders, w.endWarmup)
 	r.get("/senders/:id", service.ActRead, w.showSender)
 	r.post("/senders/:id", service.ActSenders, w.updateSender)
 	r.get("/senders/:id/edit", service.ActRead, w.editSender)

@@ -15,6 +15,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/deliverability"
+	"herald/service/engine"
 	"herald/service/internal/record"
 )
 
@@ -38,6 +39,7 @@ const (
 	RulePostalAddress = "postal_address"
 	RuleBounceRate    = "bounce_rate"
 	RuleComplaintRate = "complaint_rate"
+	RuleWarmup        = "warmup" // the send against its From domain's warm-up plan (decisions.md 11)
 )
 
 // CheckItem is one rule's verdict, worded for the marketer: Message,
@@ -115,6 +117,10 @@ type ChecklistSubject struct {
 	HasSender  bool
 	PostalAddr string
 	HTML       string
+	// audience counts the send's recipients (nil: not a send, or no
+	// audience chosen); read only when the From domain's warm-up plan
+	// caps today.
+	audience func(ctx context.Context) (int64, error)
 }
 
 // Blocks reports whether the account's failed checks refuse sends.
@@ -160,6 +166,13 @@ func (c *Checklist) Evaluate(ctx context.Context, accountID int64, subjects []Ch
 			return nil, fmt.Errorf("checklist: evaluate: %w", err)
 		}
 		items = append(items, it)
+		if s.audience != nil {
+			wi, err := c.warmup(ctx, accountID, d, s.audience)
+			if err != nil {
+				return nil, fmt.Errorf("checklist: evaluate: %w", err)
+			}
+			items = append(items, wi...)
+		}
 	}
 	for _, s := range subjects {
 		items = append(items, designItems(s)...)
@@ -394,7 +407,7 @@ func checklistRefusal(items []CheckItem) error {
 }
 
 // sendSubject is what a built send (models.SingleSend) is checked on.
-func sendSubject(ss *models.SingleSend) ChecklistSubject {
+func sendSubject(db *core.DB, ss *models.SingleSend) ChecklistSubject {
 	s := ChecklistSubject{From: ss.FromSender, HasSender: ss.FromSender != ""}
 	if ss.SenderAddress != nil {
 		s.PostalAddr = *ss.SenderAddress
@@ -402,12 +415,18 @@ func sendSubject(ss *models.SingleSend) ChecklistSubject {
 	if ss.TemplateHTML != nil {
 		s.HTML = *ss.TemplateHTML
 	}
+	s.audience = func(ctx context.Context) (int64, error) {
+		if ss.Status >= models.SendRunning {
+			return ss.Triggered, nil
+		}
+		return engine.CountAudience(ctx, db, ss)
+	}
 	return s
 }
 
 // ForSend evaluates a send as built from a valid body.
 func (c *Checklist) ForSend(ctx context.Context, accountID int64, ss *models.SingleSend) ([]CheckItem, error) {
-	return c.Evaluate(ctx, accountID, []ChecklistSubject{sendSubject(ss)})
+	return c.Evaluate(ctx, accountID, []ChecklistSubject{sendSubject(c.db, ss)})
 }
 
 // ForInput evaluates a send's form as it stands (the console's live
@@ -433,7 +452,44 @@ func (c *Checklist) ForInput(ctx context.Context, accountID int64, in SingleSend
 			return nil, fmt.Errorf("checklist: sender %d: %w", id, err)
 		}
 	}
+	if ts, ok := ParseTargets(nonBlank(in.RecipientID)); ok && len(ts) > 0 {
+		ex, ok := ParseTargets(nonBlank(in.ExcludeRecipientID))
+		if !ok {
+			ex = nil
+		}
+		group, _ := core.ParseID(in.UnsubscribeGroupID)
+		s.audience = func(ctx context.Context) (int64, error) {
+			return engine.CountAudience(ctx, c.db, &models.SingleSend{UserID: accountID, RecipientID: ts, ExcludeSpecificRecipientID: ex, UnsubscribeGroupID: group})
+		}
+	}
 	return c.Evaluate(ctx, accountID, []ChecklistSubject{s})
+}
+
+// warmup is the warm-up rule of a send from domain: nothing when the
+// domain has no plan capping today; a warning, with the days the send
+// will take, when its audience is larger than what is left of today's
+// cap.
+func (c *Checklist) warmup(ctx context.Context, accountID int64, domain string, audience func(context.Context) (int64, error)) ([]CheckItem, error) {
+	days, _, _, err := deliverability.WarmupDaysFor(ctx, c.db, c.now(), accountID, domain, 1)
+	if err != nil || days == 0 {
+		return nil, err
+	}
+	n, err := audience(ctx)
+	if err != nil {
+		return nil, err
+	}
+	days, limit, left, err := deliverability.WarmupDaysFor(ctx, c.db, c.now(), accountID, domain, n)
+	if err != nil || days == 0 {
+		return nil, err
+	}
+	it := CheckItem{Rule: RuleWarmup, OK: days <= 1, Severity: SeverityOK,
+		Message: fmt.Sprintf("The domain %s is warming up: today's cap of %d leaves %d, enough for this send's %d recipients.", domain, limit, left, n)}
+	if !it.OK {
+		it.Severity = SeverityWarning
+		it.Message = fmt.Sprintf("The domain %s is warming up: today's cap is %d (%d left) and this send has %d recipients, so it will take %d days; the rest waits for the next days' caps.",
+			domain, limit, left, n, days)
+	}
+	return []CheckItem{it}, nil
 }
 
 // ForAutomation evaluates every email of an automation, each email's

@@ -675,6 +675,9 @@ func (s *SingleSends) Get(ctx context.Context, accountID int64, utr string) (*mo
 	if err := byUtr(s.db.R.WithContext(ctx), accountID, utr).First(&ss).Error; err != nil {
 		return nil, core.NotFoundOr(err, "single sends: get")
 	}
+	if err := s.fillWaiting(ctx, &ss); err != nil {
+		return nil, err
+	}
 	return &ss, nil
 }
 
@@ -707,7 +710,12 @@ func (s *SingleSends) Each(ctx context.Context, accountID int64, f core.ListFilt
 			q = q.Where(`LOWER(single_send_name) LIKE ? ESCAPE '\'`, core.LikePattern(strings.ToLower(strings.TrimSpace(f.Search))))
 		}
 		return q
-	}, func(m *models.SingleSend) int64 { return m.ID }, fn)
+	}, func(m *models.SingleSend) int64 { return m.ID }, func(m *models.SingleSend) error {
+		if err := s.fillWaiting(ctx, m); err != nil {
+			return err
+		}
+		return fn(m)
+	})
 }
 
 // Duplicate copies a send as "Copy of <name>" in status 0; the copy sends

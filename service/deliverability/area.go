@@ -24,6 +24,9 @@ type Config struct {
 	SoftBounceLimit                    int
 	EventWebhooksPrivate               bool
 	DomainChecks                       DomainCheckConfig
+	// WarmupChanged tells this process's engine that a warm-up plan
+	// started or ended (nil: nothing to tell).
+	WarmupChanged func()
 }
 
 // Services are the deliverability area's services: senders and their
@@ -39,6 +42,7 @@ type Services struct {
 	Suppressions  *Suppressions
 	Notifications *Notifications
 	Dashboard     *Dashboard
+	Warmups       *Warmups // warm-up plans of sending domains
 }
 
 // New wires the area's services to c.
@@ -60,5 +64,6 @@ func New(c Config) (*Services, error) {
 		Suppressions:  &Suppressions{db: c.DB},
 		Notifications: &Notifications{db: c.DB},
 		Dashboard:     &Dashboard{db: c.DB, now: c.Now},
+		Warmups:       &Warmups{db: c.DB, now: c.Now, changed: c.WarmupChanged},
 	}, nil
 }

@@ -65,6 +65,7 @@ func (l *Ledger) ClaimLane(ctx context.Context, max int) ([]*delivery.Job, error
 			}
 			continue
 		}
+		l.countLane(ctx, c)
 		jobs = append(jobs, l.job(c, sendID, epoch, r, nil, fresh))
 	}
 	return jobs, nil

@@ -35,6 +35,7 @@ type Ledger struct {
 	retry  RetryPolicy
 	log    *slog.Logger
 	paused func(ids []int64) // sends Record just paused: their notices are due
+	warmup *warmups          // the warm-up plans' caps (warmup.go)
 
 	// after is, per send, where this process's last claim ended in the
 	// claim order (next_at, id): the next claim starts there. A claimed
@@ -168,41 +169,31 @@ type claimedRow struct {
 }
 
 func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {
-	lock := l.db.SQL().SkipLocked()
-	// ORDER BY next_at, id follows the index send_messages_claim: ordering
-	// by id alone sorted every queued row of the send on each claim.
 	epoch := l.live.claimEpoch()
-	now := l.now().UnixMilli()
-	l.afterMu.Lock()
-	at, ok := l.after[sendID]
-	l.afterMu.Unlock()
 	var rows []claimedRow
 	var err error
-	if ok {
-		err = l.db.W.WithContext(ctx).Raw(claimDueAfter+lock+claimReturning, l.live.worker, sendID, now, at.nextAt, at.id, n).Scan(&rows).Error
+	plans, err := l.warmup.read(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: claim from send %d: %w", sendID, err)
 	}
-	if err == nil && len(rows) < n {
-		// From the beginning: what went back to the queue behind the place.
-		var more []claimedRow
-		err = l.db.W.WithContext(ctx).Raw(claimDue+lock+claimReturning, l.live.worker, sendID, now, n-len(rows)).Scan(&more).Error
-		rows = append(rows, more...)
-	}
-	l.afterMu.Lock()
-	if err != nil || len(rows) < n {
-		delete(l.after, sendID)
-	} else {
-		last := claimPlace{rows[0].NextAt, rows[0].ID}
-		for _, r := range rows[1:] {
-			if r.NextAt > last.nextAt || r.NextAt == last.nextAt && r.ID > last.id {
-				last = claimPlace{r.NextAt, r.ID}
+	var plan *warmupPlan
+	if len(plans) > 0 {
+		// Some account follows a warm-up plan: the send's account and
+		// From domain say whether this one does.
+		c, err := l.sends.get(ctx, sendID)
+		if err != nil {
+			if core.IsNotFound(err) {
+				return nil, nil // deleted meanwhile
 			}
+			return nil, fmt.Errorf("ledger: compile send %d: %w", sendID, err)
 		}
-		if l.after == nil {
-			l.after = map[int64]claimPlace{}
-		}
-		l.after[sendID] = last
+		plan = plans[warmupKey{c.account, c.fromDomain}]
 	}
-	l.afterMu.Unlock()
+	if plan != nil {
+		rows, err = l.claimCapped(ctx, plan, sendID, n)
+	} else {
+		rows, err = l.claimRows(ctx, l.db.W, sendID, n)
+	}
 	if err != nil {
 		if len(rows) > 0 {
 			_ = l.Release(ctx, jobsOf(sendID, rows))
@@ -238,6 +229,56 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 		jobs[i] = l.job(c, sendID, epoch, r, ct, fresh)
 	}
 	return jobs, nil
+}
+
+// claimRows claims up to n due rows of a send through q (the writer, or a
+// transaction), from this process's place in the claim order (see
+// Ledger.after), and moves the place. On an error it returns the rows
+// claimed before it.
+func (l *Ledger) claimRows(ctx context.Context, q *gorm.DB, sendID int64, n int) ([]claimedRow, error) {
+	lock := l.db.SQL().SkipLocked()
+	// ORDER BY next_at, id follows the index send_messages_claim: ordering
+	// by id alone sorted every queued row of the send on each claim.
+	now := l.now().UnixMilli()
+	l.afterMu.Lock()
+	at, ok := l.after[sendID]
+	l.afterMu.Unlock()
+	var rows []claimedRow
+	var err error
+	if ok {
+		err = q.WithContext(ctx).Raw(claimDueAfter+lock+claimReturning, l.live.worker, sendID, now, at.nextAt, at.id, n).Scan(&rows).Error
+	}
+	if err == nil && len(rows) < n {
+		// From the beginning: what went back to the queue behind the place.
+		var more []claimedRow
+		err = q.WithContext(ctx).Raw(claimDue+lock+claimReturning, l.live.worker, sendID, now, n-len(rows)).Scan(&more).Error
+		rows = append(rows, more...)
+	}
+	l.afterMu.Lock()
+	if err != nil || len(rows) < n {
+		delete(l.after, sendID)
+	} else {
+		last := claimPlace{rows[0].NextAt, rows[0].ID}
+		for _, r := range rows[1:] {
+			if r.NextAt > last.nextAt || r.NextAt == last.nextAt && r.ID > last.id {
+				last = claimPlace{r.NextAt, r.ID}
+			}
+		}
+		if l.after == nil {
+			l.after = map[int64]claimPlace{}
+		}
+		l.after[sendID] = last
+	}
+	l.afterMu.Unlock()
+	return rows, err
+}
+
+// forgetPlace makes the send's next claim start from the beginning of
+// the claim order (a claim whose transaction rolled back moved it).
+func (l *Ledger) forgetPlace(sendID int64) {
+	l.afterMu.Lock()
+	delete(l.after, sendID)
+	l.afterMu.Unlock()
 }
 
 // job is the delivery job of a claimed row of a compiled send, claimed

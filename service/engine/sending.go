@@ -87,7 +87,7 @@ func NewSending(p SendingParts, cfg SendingConfig) *Sending {
 	sends := newRunningSends(p.DB, p.BaseURL, p.VERP)
 	ledger := &Ledger{
 		db: p.DB, live: live, sends: sends, events: p.Events, rec: p.Recorders, key: p.Key, verp: p.VERP, now: p.Now,
-		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log,
+		retry: RetryPolicy{First: cfg.Backoff, Window: cfg.Window}, log: log, warmup: newWarmups(p.DB),
 	}
 	engine := delivery.NewEngine(ledger, p.Transport, delivery.EngineConfig{Conns: cfg.Conns, Rate: cfg.Rate, Recorders: p.DB.SQL().Recorders(),
 		JobContext: func(ctx context.Context, j *delivery.Job) context.Context { return core.WithAccount(ctx, j.Account) }})

@@ -54,3 +54,11 @@ func (e *Signals) WakeLane() {
 		sg.engine.WakeLane()
 	}
 }
+
+// WarmupChanged: a warm-up plan was started or ended; the next claim
+// reads the plans again.
+func (e *Signals) WarmupChanged() {
+	if sg := e.listener(); sg != nil {
+		sg.scheduler.ledger.warmup.changed()
+	}
+}
