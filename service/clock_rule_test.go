@@ -25,6 +25,7 @@ var clockAllowed = map[string]string{
 	"engine/liveness.go:(*liveness).beat":            "heartbeats: the wall clock, which processes agree on",
 	"engine/liveness.go:(*liveness).aliveSince":      "heartbeats: the wall clock, which processes agree on",
 	"engine/running.go:(*runningSends).list":         "the age of the list of running sends (elapsed time)",
+	"engine/warmup.go:(*warmups).read":               "the age of the cache of warm-up plans (elapsed time)",
 	"audience/upload.go:PacedReader":                 "the start of an upload's rate measure (elapsed time)",
 }
 
