@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"herald/models"
-	"herald/service"
 	"herald/smtptest"
 )
 
@@ -39,24 +37,7 @@ func TestSendSurvivesKill9OverTwoRelays(t *testing.T) {
 	}
 
 	dsn, u, ss, addr := prepareSend(t, contacts)
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc := newService(t, db, service.Config{})
-	delivered := func() (models.SingleSend, int64) {
-		t.Helper()
-		var row models.SingleSend
-		var n int64
-		if err := db.R.Where("id = ?", ss.ID).First(&row).Error; err != nil {
-			t.Fatal(err)
-		}
-		if err := db.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = 2", ss.ID).Count(&n).Error; err != nil {
-			t.Fatal(err)
-		}
-		return row, n
-	}
+	db, svc, delivered := readSend(t, dsn, ss.ID)
 
 	logf := heraldLog(t)
 	env := sendEnv(t, dsn, a, 4)

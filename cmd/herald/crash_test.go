@@ -109,26 +109,7 @@ func TestSendSurvivesKill9(t *testing.T) {
 	prepared := time.Now()
 
 	// The test only reads the database from now on.
-	db, err := service.OpenDB(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	svc := newService(t, db, service.Config{})
-	// ledger reads the send's row and how many of its ledger rows are
-	// recorded as delivered.
-	ledger := func() (models.SingleSend, int64) {
-		t.Helper()
-		var row models.SingleSend
-		var n int64
-		if err := db.R.Where("id = ?", ss.ID).First(&row).Error; err != nil {
-			t.Fatal(err)
-		}
-		if err := db.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = 2", ss.ID).Count(&n).Error; err != nil {
-			t.Fatal(err)
-		}
-		return row, n
-	}
+	db, svc, ledger := readSend(t, dsn, ss.ID)
 
 	logf := heraldLog(t)
 	env := sendEnv(t, dsn, sink, conns)
@@ -226,6 +207,32 @@ func TestSendSurvivesKill9(t *testing.T) {
 			ss.Triggered, ss.Delivered, ss.Bounces, ss.SentAt, contacts, contacts)
 	}
 	checkAllDelivered(t, db, ss.ID, contacts)
+}
+
+// readSend opens the database of a prepared send for reading (closed when
+// the test ends); ledger reads the send's row and how many of its ledger
+// rows are recorded as delivered.
+func readSend(t *testing.T, dsn string, sendID int64) (db *service.DB, svc *service.Service, ledger func() (models.SingleSend, int64)) {
+	t.Helper()
+	db, err := service.OpenDB(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	svc = newService(t, db, service.Config{})
+	ledger = func() (models.SingleSend, int64) {
+		t.Helper()
+		var row models.SingleSend
+		var n int64
+		if err := db.R.Where("id = ?", sendID).First(&row).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := db.R.Model(&models.SendMessage{}).Where("send_id = ? AND state = 2", sendID).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return row, n
+	}
+	return db, svc, ledger
 }
 
 // killRun is what a send interrupted by kills left: what each address had
