@@ -54,4 +54,3 @@ func Console() *Locale { return console }
 func ConsoleCatalogue() (map[string]map[string]string, error) {
 	return readCatalogue(consoleFiles, "console/en.json")
 }
-
