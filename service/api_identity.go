@@ -155,3 +155,6 @@ func InkOn(color string) string { return core.InkOn(color) }
 
 // Contrast is the WCAG 2 contrast ratio of two "#rrggbb" colours.
 func Contrast(a, b string) float64 { return core.Contrast(a, b) }
+
+// ParseColor reads "#rrggbb" (any case) into its lower-case form.
+func ParseColor(s string) (string, bool) { return core.ParseColor(s) }
