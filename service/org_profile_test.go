@@ -8,8 +8,12 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"mime"
+	"mime/quotedprintable"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/dbtest"
 	"herald/service"
@@ -203,4 +207,73 @@ func TestBrandInkContrast(t *testing.T) {
 			t.Errorf("ink on %s: %s, want %s", c, got, want)
 		}
 	}
+}
+
+// TestOrgPlaceholders: ((org_name)), ((org_address)) and ((org_logo_url))
+// are filled from the profile in a real message (HTML-escaped in the
+// body, the logo's address absolute) and in previews, and listed among
+// the placeholders; a custom field of the same name keeps its meaning.
+func TestOrgPlaceholders(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, false)
+	p, err := f.Svc.Profiles.Save(f.Ctx, f.Acct, service.ProfileInput{CompanyName: "Northwind & <Co>", AddressLine1: "1 Main St",
+		City: "Springfield", CountryID: "840", Logo: testImage(t, "png", 8, 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.Input("", nil, nil)
+	in.Subject = "News from ((org_name))"
+	in.TemplateHTML = `<html><body><img src="((org_logo_url))" alt=""><p>((org_name)) · ((org_address))</p>` +
+		`<a href="((unsubscribe_preferences))">Preferences</a></body></html>`
+	before := f.SMTP.Count()
+	if err := f.Svc.SingleSends.SendTest(f.Ctx, f.Acct, in, "me@example.com", f.Svc.Mail); err != nil {
+		t.Fatal(err)
+	}
+	if !f.SMTP.WaitCount(before+1, 5*time.Second) {
+		t.Fatal("no test message")
+	}
+	m := f.SMTP.Messages()[before]
+	subject, _ := new(mime.WordDecoder).DecodeHeader(m.Header().Get("Subject"))
+	if subject != "[Test] News from Northwind & <Co>" {
+		t.Fatalf("subject %q", subject)
+	}
+	body := decodedBody(t, m.Data)
+	logo := f.Svc.Mail.BaseURL + "/brand/logo/" + p.LogoHash + ".png"
+	if !strings.Contains(body, "Northwind &amp; &lt;Co&gt; · 1 Main St, Springfield, United States") || !strings.Contains(body, logo) {
+		t.Fatalf("body lacks the profile's values (logo %s):\n%s", logo, body)
+	}
+
+	names, err := f.Svc.Fields.Placeholders(f.Ctx, f.Acct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names, ","); !strings.HasSuffix(got, "unsubscribe_preferences,org_name,org_address,org_logo_url") {
+		t.Fatalf("placeholders %s", got)
+	}
+	html, err := f.Svc.Designs.Preview(f.Ctx, f.Acct, "<p>((org_name))</p>", 0)
+	if err != nil || !strings.Contains(html, "Northwind &amp; &lt;Co&gt;") {
+		t.Fatalf("preview %q, %v", html, err)
+	}
+
+	// A custom field named org_name: designs keep reading the contact's.
+	if _, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "org_name", FieldType: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	if names, _ = f.Svc.Fields.Placeholders(f.Ctx, f.Acct); strings.Count(","+strings.Join(names, ",")+",", ",org_name,") != 1 {
+		t.Fatalf("placeholders %v", names)
+	}
+	if html, _ := f.Svc.Designs.Preview(f.Ctx, f.Acct, "<p>[((org_name))]</p>", 0); strings.Contains(html, "Northwind") {
+		t.Fatalf("a custom field's placeholder filled from the profile: %q", html)
+	}
+}
+
+// decodedBody is a message's text with quoted-printable parts decoded
+// (enough for checking what the parts say).
+func decodedBody(t *testing.T, raw []byte) string {
+	t.Helper()
+	b, err := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(raw)))
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
 }

@@ -429,8 +429,8 @@ type Preferences struct {
 	Email     string
 	AccountID int64  // the sending account: its organisation profile heads the page
 	From      string // the send's sender's name, as the mail showed it ("" unknown)
-	Groups []PreferenceGroup
-	All    bool // on the global unsubscribe list
+	Groups    []PreferenceGroup
+	All       bool // on the global unsubscribe list
 	// Language is the contact's IETF language tag ("" none, or no contact
 	// behind the message): the page speaks it (decisions.md 10).
 	Language string
