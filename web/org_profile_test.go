@@ -235,3 +235,40 @@ func TestOrgProfileInvitationPage(t *testing.T) {
 		t.Fatalf("invitation page: %v\n%.2000s", l, r.body)
 	}
 }
+
+// TestOrgProfileInArchive: the archive's list and a send's page are
+// headed by the escaped company name and the logo, painted by the brand
+// colour's stylesheet, with the postal address at the foot.
+func TestOrgProfileInArchive(t *testing.T) {
+	t.Parallel()
+	w := newArchiveWorld(t)
+	c := w.app.client()
+	base := "/archive/" + w.pub
+	if r := c.get(base); first(r.doc, "#org-head") != nil {
+		t.Fatal("a brand before any profile")
+	}
+	if _, err := w.f.Svc.Profiles.Save(w.f.Ctx, w.f.Acct, service.ProfileInput{CompanyName: "Tom & <Jerry>", AddressLine1: "1 Main St",
+		BrandColor: "#1d3557", Logo: pngLogo(t)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{base, base + "/" + w.utrs[0]} {
+		r := c.get(path)
+		wantStatus(t, r, http.StatusOK)
+		if n := first(r.doc, "#org-name"); n == nil || text(n) != "Tom & <Jerry>" || strings.Contains(r.body, "<Jerry>") {
+			t.Fatalf("%s: company name %v\n%.2000s", path, n, r.body)
+		}
+		if src := attr(first(r.doc, "#org-logo"), "src"); !strings.HasPrefix(src, "/brand/logo/") {
+			t.Fatalf("%s: logo %q", path, src)
+		}
+		if first(r.doc, `link[href="/brand/color/1d3557.css"]`) == nil {
+			t.Fatalf("%s: no brand stylesheet", path)
+		}
+		if a := first(r.doc, "#org-address"); a == nil || !strings.Contains(text(a), "1 Main St") {
+			t.Fatalf("%s: address %v", path, a)
+		}
+	}
+	// #1d3557 is dark: white text on it.
+	if r := c.get("/brand/color/1d3557.css"); !strings.Contains(r.body, "--org-ink:#ffffff") || service.Contrast("#1d3557", "#ffffff") < 4.5 {
+		t.Fatalf("ink: %s", r.body)
+	}
+}
