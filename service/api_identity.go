@@ -140,3 +140,21 @@ func TwoFactorOn(u *models.User, m *models.Member) bool {
 func WhoOf(u *models.User, m *models.Member) identity.Who {
 	return identity.WhoOf(u, m)
 }
+
+// The organisation profile's names.
+type (
+	ProfileInput = identity.ProfileInput
+	Brand        = core.Brand
+)
+
+// MaxLogoBytes is the largest logo file accepted.
+const MaxLogoBytes = identity.MaxLogoBytes
+
+// InkOn is the text colour (black or white) readable on a "#rrggbb" colour.
+func InkOn(color string) string { return core.InkOn(color) }
+
+// Contrast is the WCAG 2 contrast ratio of two "#rrggbb" colours.
+func Contrast(a, b string) float64 { return core.Contrast(a, b) }
+
+// ParseColor reads "#rrggbb" (any case) into its lower-case form.
+func ParseColor(s string) (string, bool) { return core.ParseColor(s) }

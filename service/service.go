@@ -36,9 +36,10 @@ type Service struct {
 	// identity
 	Accounts *identity.Accounts
 	Sessions *identity.Sessions
-	Team     *identity.Team    // members, invitations, roles
-	Audit    *identity.Audit   // who did what
-	APIKeys  *identity.APIKeys // named, scoped API keys
+	Team     *identity.Team     // members, invitations, roles
+	Audit    *identity.Audit    // who did what
+	APIKeys  *identity.APIKeys  // named, scoped API keys
+	Profiles *identity.Profiles // the organisation profile (name, address, colour, logo)
 
 	// audience
 	ContactTypes  *audience.ContactTypes
@@ -213,6 +214,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Settings:      settings,
 		Sessions:      id.Sessions,
 		APIKeys:       id.APIKeys,
+		Profiles:      id.Profiles,
 		Dashboard:     del.Dashboard,
 		Warmups:       del.Warmups,
 	}

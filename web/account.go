@@ -50,6 +50,9 @@ func (w *Web) accountData(c *fiber.Ctx) (account.Data, error) {
 	for _, r := range rows {
 		d.Sessions = append(d.Sessions, account.Session{Started: r.Started(), LastUsed: r.LastUsed(), Current: r.ID == current})
 	}
+	if d.Profile, err = w.profileForm(c); err != nil {
+		return d, err
+	}
 	if d.ArchiveURL, err = w.svc.Archive.URL(c.UserContext(), u.ID); err != nil {
 		return d, err
 	}

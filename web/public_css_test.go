@@ -35,9 +35,9 @@ func TestPublicPagesUseDefinedClasses(t *testing.T) {
 		Groups: []service.PreferenceGroup{{ID: 1, Name: "News", Description: "Monthly"}, {ID: 2, Name: "Offers", Unsubscribed: true}},
 	}
 	pages := map[string]templ.Component{
-		"preferences":       public.PreferencesPage(i18n.English(), "/u/x", prefs, false),
-		"preferences saved": public.PreferencesPage(i18n.English(), "/u/x", prefs, true),
-		"preferences gone":  public.PreferencesPage(i18n.English(), "/u/x", nil, false),
+		"preferences":       public.PreferencesPage(i18n.English(), "/u/x", prefs, false, service.Brand{}),
+		"preferences saved": public.PreferencesPage(i18n.English(), "/u/x", prefs, true, service.Brand{}),
+		"preferences gone":  public.PreferencesPage(i18n.English(), "/u/x", nil, false, service.Brand{}),
 		"public error":      public.ErrorPage(i18n.English(), 404, "Page not found", "Gone."),
 		"verify confirm":    public.SenderVerify(public.VerifyConfirm, "ann@example.com", "/x"),
 		"verify done":       public.SenderVerify(public.VerifyDone, "ann@example.com", "/x"),

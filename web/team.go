@@ -158,8 +158,8 @@ func (w *Web) invitationPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := team.AcceptForm{Account: inv.AccountName, Email: inv.Email, Role: inv.Role, Action: "/invitations/" + url.PathEscape(token), CSRF: csrf(c)}
-	return page(c, fiber.StatusOK, "Join "+inv.AccountName, "", team.Accept(f))
+	f := team.AcceptForm{Account: inv.TeamName(), Company: inv.Company != "", Email: inv.Email, Role: inv.Role, Action: "/invitations/" + url.PathEscape(token), CSRF: csrf(c)}
+	return page(c, fiber.StatusOK, "Join "+inv.TeamName(), "", team.Accept(f))
 }
 
 // acceptInvitation makes the member and logs it in.
@@ -176,9 +176,9 @@ func (w *Web) acceptInvitation(c *fiber.Ctx) error {
 	m, err := w.svc.Team.Accept(c.UserContext(), token, in)
 	switch {
 	case isValidation(err):
-		f := team.AcceptForm{Account: inv.AccountName, Email: inv.Email, Role: inv.Role, Name: in.Name, Action: "/invitations/" + url.PathEscape(token),
+		f := team.AcceptForm{Account: inv.TeamName(), Company: inv.Company != "", Email: inv.Email, Role: inv.Role, Name: in.Name, Action: "/invitations/" + url.PathEscape(token),
 			Errors: fieldErrors(err), CSRF: csrf(c)}
-		return page(c, fiber.StatusUnprocessableEntity, "Join "+inv.AccountName, "", team.Accept(f))
+		return page(c, fiber.StatusUnprocessableEntity, "Join "+inv.TeamName(), "", team.Accept(f))
 	case service.ErrorCode(err) == service.CodeConflict, service.IsNotFound(err):
 		_, msg := describe(statusOf(err), err)
 		if service.IsNotFound(err) {
@@ -193,6 +193,10 @@ func (w *Web) acceptInvitation(c *fiber.Ctx) error {
 		return err
 	}
 	s.remember(m.Email)
-	w.flash(c, views.FlashSuccess, "Welcome to "+inv.AccountName+"'s team, as "+service.Role(m.Role).Label()+".")
+	welcome := "Welcome to " + inv.AccountName + "'s team, as " + service.Role(m.Role).Label() + "."
+	if inv.Company != "" {
+		welcome = "Welcome to " + inv.Company + ", as " + service.Role(m.Role).Label() + "."
+	}
+	w.flash(c, views.FlashSuccess, welcome)
 	return c.Redirect("/dashboard", fiber.StatusSeeOther)
 }

@@ -90,6 +90,7 @@ func (w *Web) preferences(c *fiber.Ctx) error {
 	tok := strings.Clone(c.Params("token"))
 	p, err := w.svc.Tracking.Preferences(c.UserContext(), tok)
 	status, lang := fiber.StatusOK, ""
+	var brand service.Brand
 	if err != nil {
 		if !service.IsNotFound(err) {
 			return err
@@ -97,9 +98,12 @@ func (w *Web) preferences(c *fiber.Ctx) error {
 		status, p = fiber.StatusNotFound, nil
 	} else {
 		lang = p.Language
+		if brand, err = w.svc.Profiles.Brand(c.UserContext(), p.AccountID); err != nil {
+			return err
+		}
 	}
 	l := recipientLocale(c, lang, "")
-	return render(c, status, public.PreferencesPage(l, "/u/"+tok, p, c.Query("saved") == "1"))
+	return render(c, status, public.PreferencesPage(l, "/u/"+tok, p, c.Query("saved") == "1", brand))
 }
 
 // unsubscribe takes both POSTs of the link: the RFC 8058 one-click

@@ -13,6 +13,7 @@ import (
 	"github.com/gorilla/sessions"
 
 	"herald/service"
+	"herald/views/account"
 	"herald/views/dashboard"
 	"herald/views/exports"
 )
@@ -100,6 +101,7 @@ func (w *Web) Mount(app *fiber.App) {
 	w.mountSenderVerify(app) // likewise: see public.go
 	w.mountWebhooks(app)     // likewise: no session, no CSRF (hooks.go)
 	w.mountArchive(app)      // likewise: public, no session (archive.go)
+	w.mountBrand(app)        // likewise: the profile's logo and colour (brand.go)
 	w.mountForms(app)        // likewise: posted from other sites (public_form.go)
 	w.markOpen(app)
 	app.Use(w.console)
@@ -133,6 +135,7 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/account/keys", service.ActKeys, w.rotateKeys)
 	r.post("/account/time-zone", service.ActSettings, w.saveTimeZone)
 	r.post("/account/checklist", service.ActSettings, w.saveChecklistSetting)
+	r.post(account.ProfileURL, service.ActSettings, w.saveProfile)
 	r.post("/account/password", service.ActOwnLogin, w.changePassword)
 	r.post("/account/logout-everywhere", service.ActOwnLogin, w.logoutEverywhere)
 	r.post("/account/api-keys", service.ActKeys, w.createAPIKey)

@@ -148,15 +148,24 @@ func oneOf(v string, set []string) bool {
 }
 
 // Placeholders returns every placeholder name usable in the account's
-// designs: the reserved fields, its custom fields, then the sender values.
+// designs: the reserved fields, its custom fields, the sender values, then
+// the organisation profile's (those not already a custom field's name).
 func (f *Fields) Placeholders(ctx context.Context, accountID int64) ([]string, error) {
 	customs, err := customFields(ctx, f.db.R, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("fields: custom fields of account %d: %w", accountID, err)
 	}
 	out := append([]string{}, ReservedFieldNames...)
+	custom := map[string]bool{}
 	for _, c := range customs {
 		out = append(out, c.FieldName)
+		custom[c.FieldName] = true
 	}
-	return append(out, core.SenderPlaceholders...), nil
+	out = append(out, core.SenderPlaceholders...)
+	for _, n := range core.OrgPlaceholders {
+		if !custom[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

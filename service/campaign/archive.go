@@ -51,6 +51,8 @@ type ArchiveList struct {
 	Entries  []ArchiveEntry
 	Page     int  // 1-based
 	More     bool // a next page exists
+	// Brand is the account's organisation profile, heading the page.
+	Brand core.Brand
 }
 
 // ArchivedSend is one archived send, rendered for anyone: placeholders of
@@ -61,6 +63,7 @@ type ArchivedSend struct {
 	ArchiveURL string // the archive's absolute address
 	Title      string // the archive's title
 	HTML       string
+	Brand      core.Brand // the account's organisation profile
 }
 
 // ArchiveURL is the absolute address of an archive's page.
@@ -150,10 +153,17 @@ func (a *Archive) List(ctx context.Context, publicID string, page int) (*Archive
 	if len(rows) > ArchivePageSize {
 		l.More, rows = true, rows[:ArchivePageSize]
 	}
+	org, err := core.OrgPlaceholderValues(ctx, a.db.R, own.UserID, a.baseURL)
+	if err != nil {
+		return nil, err
+	}
 	for i := range rows {
-		l.Entries = append(l.Entries, archiveEntry(&rows[i]))
+		l.Entries = append(l.Entries, archiveEntry(&rows[i], org))
 	}
 	if l.Title, err = a.title(ctx, own.UserID, l.Entries, page); err != nil {
+		return nil, err
+	}
+	if l.Brand, err = core.ReadBrand(ctx, a.db.R, own.UserID); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -175,8 +185,15 @@ func (a *Archive) Get(ctx context.Context, publicID, utr string) (*ArchivedSend,
 	if err := archived(a.db.R.WithContext(ctx).Model(&models.SingleSend{}), own.UserID).Where("utr = ?", utr).Take(&ss).Error; err != nil {
 		return nil, core.NotFoundOr(err, "archive: get")
 	}
-	out := &ArchivedSend{ArchiveEntry: archiveEntry(&ss), ArchiveURL: a.ArchiveURL(own.PublicID)}
-	out.HTML = renderArchived(&ss, out.Preheader, a.EntryURL(own.PublicID, ss.Utr))
+	org, err := core.OrgPlaceholderValues(ctx, a.db.R, own.UserID, a.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	out := &ArchivedSend{ArchiveEntry: archiveEntry(&ss, org), ArchiveURL: a.ArchiveURL(own.PublicID)}
+	out.HTML = renderArchived(&ss, out.Preheader, a.EntryURL(own.PublicID, ss.Utr), org)
+	if out.Brand, err = core.ReadBrand(ctx, a.db.R, own.UserID); err != nil {
+		return nil, err
+	}
 	if out.Title, err = a.title(ctx, own.UserID, []ArchiveEntry{out.ArchiveEntry}, 2); err != nil {
 		return nil, err
 	}
@@ -211,7 +228,7 @@ func (a *Archive) title(ctx context.Context, accountID int64, entries []ArchiveE
 // archiveEntry is what lists show of a send: its subject and preheader
 // (an A/B test's winner's once chosen), placeholders of the contact
 // empty.
-func archiveEntry(ss *models.SingleSend) ArchiveEntry {
+func archiveEntry(ss *models.SingleSend, org map[string]string) ArchiveEntry {
 	subject, preheader := ss.Subject, ss.Preheader
 	if ss.ABShare > 0 && ss.ABWinner >= 1 && ss.ABWinner <= len(ss.ABSubjects) {
 		subject = ss.ABSubjects[ss.ABWinner-1]
@@ -223,7 +240,7 @@ func archiveEntry(ss *models.SingleSend) ArchiveEntry {
 	if ss.SenderName != nil {
 		e.SenderName = strings.TrimSpace(*ss.SenderName)
 	}
-	lookup := archiveLookup(ss, "")
+	lookup := archiveLookup(ss, "", org)
 	e.Subject = strings.TrimSpace(core.FlatLine(renderPlain(subject, lookup)))
 	e.Preheader = strings.TrimSpace(core.FlatLine(renderPlain(preheader, lookup)))
 	return e

@@ -13,7 +13,7 @@ import (
 // token. Placeholders of the contact (((first_name)), ((email)), custom
 // fields, …) render empty, as a real send renders a field a contact
 // lacks; the sender's (((sender_name)), ((sender_address))) are the
-// send's; ((view_in_browser)) is the archived copy's own address; the
+// send's, the org placeholders the account's profile's; ((view_in_browser)) is the archived copy's own address; the
 // unsubscribe link is taken out, anchor and all.
 
 // unsubscribeAnchor matches a link whose address is the unsubscribe
@@ -21,9 +21,13 @@ import (
 var unsubscribeAnchor = regexp.MustCompile(`(?is)<a\b[^>]*\bhref\s*=\s*["']?\s*\(\(unsubscribe_preferences\)\)[^>]*>.*?</a\s*>`)
 
 // archiveLookup fills a send's placeholders for anyone: the sender's
-// values, self for view_in_browser, nothing else.
-func archiveLookup(ss *models.SingleSend, self string) func(string) string {
+// values, the organisation profile's (org, as core.OrgPlaceholderValues
+// gives them; nil: none), self for view_in_browser, nothing else.
+func archiveLookup(ss *models.SingleSend, self string, org map[string]string) func(string) string {
 	return func(name string) string {
+		if v, ok := org[name]; ok {
+			return v
+		}
 		switch name {
 		case "sender_name":
 			if ss.SenderName != nil {
@@ -47,12 +51,12 @@ func renderPlain(s string, lookup func(string) string) string {
 
 // renderArchived is the send's HTML as the archive shows it, at address
 // self.
-func renderArchived(ss *models.SingleSend, preheader, self string) string {
+func renderArchived(ss *models.SingleSend, preheader, self string, org map[string]string) string {
 	html := ""
 	if ss.TemplateHTML != nil {
 		html = *ss.TemplateHTML
 	}
 	html = unsubscribeAnchor.ReplaceAllString(html, "")
 	html = delivery.InsertPreheader(html, preheader)
-	return delivery.Compile(html).Render(delivery.HTMLEscaped(archiveLookup(ss, self)))
+	return delivery.Compile(html).Render(delivery.HTMLEscaped(archiveLookup(ss, self, org)))
 }

@@ -138,7 +138,24 @@ func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string,
 			}
 		}
 	}
+	if err := s.orgValues(ctx, accountID, values); err != nil {
+		return "", err
+	}
 	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), nil
+}
+
+// orgValues puts the account's organisation profile's placeholders into
+// values, the logo's address relative to this server (previews are shown
+// by it).
+func (s *Designs) orgValues(ctx context.Context, accountID int64, values map[string]string) error {
+	org, err := core.OrgPlaceholderValues(ctx, s.db.R, accountID, "")
+	if err != nil {
+		return fmt.Errorf("designs: preview: %w", err)
+	}
+	for k, v := range org {
+		values[k] = v
+	}
+	return nil
 }
 
 // PreviewOf says whose values a preview shows: a contact's (0: the
@@ -181,6 +198,9 @@ func (s *Designs) PreviewFor(ctx context.Context, accountID int64, htmlCode stri
 			return "", "", fmt.Errorf("designs: preview: %w", err)
 		}
 		values["sender_name"], values["sender_address"] = snd.FromName, postalAddress(snd)
+	}
+	if err := s.orgValues(ctx, accountID, values); err != nil {
+		return "", "", err
 	}
 	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), shownFor, nil
 }

@@ -32,6 +32,7 @@ const (
 	AuditPasswordChanged   AuditAction = "login.password_changed"
 	AuditPasswordReset     AuditAction = "login.password_reset"
 	AuditDenied            AuditAction = "denied"
+	AuditProfileChanged    AuditAction = "settings.organisation_profile"
 	// AuditSuppressionLifted is written by the repair of the bounce rules
 	// (migration 00036), not by a person: target the address, detail what
 	// the suppression said and how it reads now.

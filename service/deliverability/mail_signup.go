@@ -159,29 +159,43 @@ func (m *Mail) InvitationURL(token string) string {
 }
 
 // SendInvitation mails an address the link that makes it a member of the
-// account with role (valid InvitationTTL).
-func (m *Mail) SendInvitation(ctx context.Context, account, inviter, email string, role core.Role, token string) error {
-	// The account is named after its owner: "Ann's team". inviter is a
-	// member's address ("Ann <ann@example.com>"): its name speaks.
+// account with role (valid InvitationTTL). company is the account's
+// organisation profile's name ("" for none): the mail names the team by
+// it, else by the owner's name (account).
+func (m *Mail) SendInvitation(ctx context.Context, account, company, inviter, email string, role core.Role, token string) error {
+	// The account is named after its company, else its owner: "Ann's
+	// team". inviter is a member's address ("Ann <ann@example.com>"): its
+	// name speaks.
 	who := inviter
 	if a, err := mail.ParseAddress(inviter); err == nil {
 		who = cmp.Or(a.Name, a.Address)
 	}
-	var subject string
-	switch who {
-	case "":
+	var subject, heading, line string
+	switch {
+	case company != "" && who == "":
+		subject = "You are invited to " + company + " on Herald"
+	case company != "":
+		subject = who + " invited you to join " + company + " on Herald"
+	case who == "":
 		subject = "You are invited to join " + account + "'s team on Herald"
-	case account:
+	case who == account:
 		subject = who + " invited you to join their team on Herald"
 	default:
 		subject = who + " invited you to join " + account + "'s team on Herald"
 	}
+	if company != "" {
+		heading = "Join " + company + " on Herald"
+		line = fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, company, m.BaseURL, role.Label())
+	} else {
+		heading = "Join " + account + "'s team on Herald"
+		line = fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label())
+	}
 	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
 		Subject:   subject,
 		Preheader: "Join the team as " + role.Label(),
-		Heading:   "Join " + account + "'s team on Herald",
+		Heading:   heading,
 		Lines: []string{
-			fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label()),
+			line,
 			"Choose your name and password with the button below; the link works for 7 days.",
 		},
 		Button: "Accept the invitation",

@@ -53,6 +53,9 @@ type compiledSend struct {
 	// (decisions.md 11); nil for a campaign's send. A single message is
 	// not marketing: no List-Unsubscribe, no List-Id, no Precedence: bulk.
 	data map[string]string
+	// org are the organisation profile's placeholders (core.OrgPlaceholderValues),
+	// read once per compile: every message of a send shows the same.
+	org map[string]string
 }
 
 // variantParts is one A/B variant's compiled subject and body.
@@ -102,6 +105,11 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 			}
 		}
 	}
+	org, err := core.OrgPlaceholderValues(ctx, db.R, ss.UserID, base)
+	if err != nil {
+		return nil, fmt.Errorf("compile: send %d: %w", ss.ID, err)
+	}
+	c.org = org
 	templates := []*delivery.Template{c.subject, c.html, c.text}
 	if ss.ABShare > 0 {
 		for i, subj := range ss.ABSubjects {
@@ -121,7 +129,9 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 			switch n {
 			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
 			default:
-				c.needsContact = true
+				if _, ok := c.org[n]; !ok {
+					c.needsContact = true
+				}
 			}
 		}
 	}
@@ -135,7 +145,7 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 	// missing and the signature fail.
 	domain := strings.ToLower(ss.FromSender[strings.LastIndexByte(ss.FromSender, '@')+1:])
 	var row models.SenderDomain
-	err := db.R.WithContext(ctx).Where("user_id = ? AND domain = ? AND (published_at IS NOT NULL OR sign_anyway = 1)", ss.UserID, domain).
+	err = db.R.WithContext(ctx).Where("user_id = ? AND domain = ? AND (published_at IS NOT NULL OR sign_anyway = 1)", ss.UserID, domain).
 		Order("generation DESC").First(&row).Error
 	switch {
 	case err == nil:
@@ -246,6 +256,9 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 			return tok
 		}
 		if v, ok := c.data[name]; ok {
+			return v
+		}
+		if v, ok := c.org[name]; ok {
 			return v
 		}
 		switch name {

@@ -426,10 +426,11 @@ type PreferenceGroup struct {
 
 // Preferences is what the preference page shows to one recipient.
 type Preferences struct {
-	Email  string
-	From   string // the send's sender's name, as the mail showed it ("" unknown)
-	Groups []PreferenceGroup
-	All    bool // on the global unsubscribe list
+	Email     string
+	AccountID int64  // the sending account: its organisation profile heads the page
+	From      string // the send's sender's name, as the mail showed it ("" unknown)
+	Groups    []PreferenceGroup
+	All       bool // on the global unsubscribe list
 	// Language is the contact's IETF language tag ("" none, or no contact
 	// behind the message): the page speaks it (decisions.md 10).
 	Language string
@@ -464,7 +465,7 @@ func (t *Tracking) Preferences(ctx context.Context, token string) (*Preferences,
 		Where("user_id = ? AND email_address = ?", m.UserID, m.Email).Scan(&in).Error; err != nil {
 		return nil, fmt.Errorf("tracking: unsubscribes of message %d: %w", m.ID, err)
 	}
-	p := &Preferences{Email: m.Email}
+	p := &Preferences{Email: m.Email, AccountID: m.UserID}
 	if send.FromName != nil {
 		p.From = strings.TrimSpace(*send.FromName)
 	}

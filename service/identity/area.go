@@ -28,6 +28,7 @@ type Services struct {
 	Team     *Team
 	Sessions *Sessions
 	APIKeys  *APIKeys
+	Profiles *Profiles // the organisation profile
 }
 
 // New wires the area's services to c.
@@ -40,5 +41,6 @@ func New(c Config) *Services {
 		Team:     &Team{db: c.DB, mail: c.Mail, accounts: accounts, audit: audit},
 		Sessions: &Sessions{db: c.DB, now: c.Now},
 		APIKeys:  &APIKeys{db: c.DB, now: c.Now, audit: audit},
+		Profiles: &Profiles{db: c.DB, now: c.Now, audit: audit},
 	}
 }

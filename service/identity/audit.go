@@ -16,6 +16,7 @@ var auditLabels = map[core.AuditAction]string{
 	core.AuditAutomationLive:    "Set an automation live",
 	core.AuditAutomationPaused:  "Paused an automation",
 	core.AuditKeysRotated:       "Rotated the API keys",
+	core.AuditProfileChanged:    "Changed the organisation profile",
 	core.AuditAPIKeyCreated:     "Made a named API key",
 	core.AuditAPIKeyRevoked:     "Revoked a named API key",
 	core.AuditMemberInvited:     "Invited a member",

@@ -125,7 +125,11 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 	if err := t.audit.Record(ctx, accountID, core.AuditMemberInvited, addr, "as "+role.Label()); err != nil {
 		return nil, fmt.Errorf("team: invite: %w", err)
 	}
-	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, inv.InvitedBy, addr, role, token)
+	brand, err := core.ReadBrand(ctx, t.db.R, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("team: invite: %w", err)
+	}
+	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, brand.Name, inv.InvitedBy, addr, role, token)
 }
 
 // actorName is how the invitation and the audit log name the person
@@ -163,10 +167,21 @@ func (t *Team) Revoke(ctx context.Context, accountID, id int64) error {
 }
 
 // PendingInvitation is an invitation a link names, with the account's
-// name for the page that accepts it.
+// name (its owner's) and its organisation profile's company name ("" for
+// none) for the page that accepts it.
 type PendingInvitation struct {
 	models.Invitation
 	AccountName string
+	Company     string
+}
+
+// TeamName is how the invitation's page names the team: the company, else
+// the owner's name.
+func (p *PendingInvitation) TeamName() string {
+	if p.Company != "" {
+		return p.Company
+	}
+	return p.AccountName
 }
 
 // Invitation returns the invitation a link names while it works.
@@ -184,7 +199,11 @@ func (t *Team) Invitation(ctx context.Context, token string) (*PendingInvitation
 	if err != nil {
 		return nil, core.Wrap(err, "team: invitation")
 	}
-	return &PendingInvitation{Invitation: inv, AccountName: u.Name}, nil
+	b, err := core.ReadBrand(ctx, t.db.R, inv.UserID)
+	if err != nil {
+		return nil, fmt.Errorf("team: invitation: %w", err)
+	}
+	return &PendingInvitation{Invitation: inv, AccountName: u.Name, Company: b.Name}, nil
 }
 
 // AcceptInput is the form of an invitation's page: the new member's name

@@ -23,6 +23,7 @@ type Data struct {
 	Sessions  []Session // live sessions, most recently used first
 	APIKeys   APIKeys   // the named, scoped API keys
 	TwoFactor TwoFactorForm
+	Profile   ProfileForm
 	// ArchiveURL is the address of the account's public archive of sends.
 	ArchiveURL string
 
@@ -149,3 +150,51 @@ type ChecklistSetting struct {
 
 // ChecklistURL is where the setting is saved (POST).
 const ChecklistURL = "/account/checklist"
+
+// ProfileForm is the organisation profile's card: the company's name and
+// postal address, its brand colour and logo, shown to recipients on the
+// preference page, in the archive, in invitations and by the ((org_…))
+// placeholders.
+type ProfileForm struct {
+	CompanyName  string
+	AddressLine1 string
+	AddressLine2 string
+	City         string
+	PostalCode   string
+	CountryID    string
+	BrandColor   string
+	Countries    []views.Option
+	// Brand is the profile as saved: its logo and colour are previewed.
+	Brand  service.Brand
+	Errors views.Errors
+	Saved  bool
+	CSRF   string
+}
+
+// ProfileURL is where the profile is saved (POST, multipart).
+const ProfileURL = "/account/organisation"
+
+// LogoHelp says which logos are accepted.
+func LogoHelp() string {
+	return fmt.Sprintf("A PNG or JPEG of at most %d KB and %d pixels a side, shown at the top of the preference page and the archive. SVG is not accepted.", service.MaxLogoBytes>>10, 2000)
+}
+
+// ProfileFormOf is the form showing the saved profile p.
+func ProfileFormOf(p *models.OrgProfile, b service.Brand, countries []views.Option, csrf string) ProfileForm {
+	f := ProfileForm{
+		CompanyName: p.CompanyName, AddressLine1: p.AddressLine1, AddressLine2: p.AddressLine2, City: p.City,
+		PostalCode: p.PostalCode, BrandColor: p.BrandColor, Countries: countries, Brand: b, CSRF: csrf,
+	}
+	if p.CountryID != 0 {
+		f.CountryID = fmt.Sprint(p.CountryID)
+	}
+	return f
+}
+
+// orDash is s, or a dash for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

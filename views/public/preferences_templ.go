@@ -20,7 +20,7 @@ import (
 // account's groups the recipient may leave or join again, and the global
 // list. It stands alone (no console layout), in the recipient's language:
 // recipients have no account.
-func PreferencesPage(t views.Translator, action string, p *service.Preferences, saved bool) templ.Component {
+func PreferencesPage(t views.Translator, action string, p *service.Preferences, saved bool, b service.Brand) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -355,7 +355,7 @@ func PreferencesPage(t views.Translator, action string, p *service.Preferences, 
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Page(t, t.T("prefs.title")).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = BrandedPage(t, t.T("prefs.title"), b).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -65,7 +65,8 @@ func RoleLabel(r string) string {
 
 // AcceptForm is the page of an invitation's link.
 type AcceptForm struct {
-	Account string
+	Account string // the company, else the owner's name (Company says which)
+	Company bool
 	Email   string
 	Role    string
 	Name    string
