@@ -74,6 +74,16 @@ func TestEngagementFromPeopleOnly(t *testing.T) {
 		t.Errorf("cy's scanner click left last engaged %v", e.LastEngaged)
 	}
 
+	// A segment of the not engaged, saved today, holds nobody.
+	coldSeg, err := f.Svc.Segments.Create(f.Ctx, f.Acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Cold",
+		SelectField: []string{"engagement"}, SelectOperator: []string{"equals"}, Value: []string{"not_engaged"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.Svc.Segments.RecipientCount(f.Ctx, f.Acct, coldSeg.ID); err != nil || n != 0 {
+		t.Fatalf("cold today: %d %v", n, err)
+	}
+
 	f.Set(sent.Add(40 * 24 * time.Hour))
 	levels("40 days on", map[string]string{"ann@example.com": "lapsing", "bob@example.com": "not_engaged", "cy@example.com": "not_engaged"})
 	seg, err := f.Svc.Segments.Create(f.Ctx, f.Acct, service.SegmentInput{ContactTypeID: strconv.FormatInt(typeA, 10), SegmentName: "Lapsing or worse",
@@ -88,6 +98,12 @@ func TestEngagementFromPeopleOnly(t *testing.T) {
 		SelectField: []string{"engagement"}, SelectOperator: []string{"equals"}, Value: []string{"not_engaged"}}
 	if n, err := f.Svc.Segments.Count(f.Ctx, f.Acct, cold); err != nil || n != 2 {
 		t.Fatalf("count of not engaged: %d %v, want 2", n, err)
+	}
+	// A send to the segment saved 40 days ago reaches the contacts that
+	// are not engaged now: the send brings the segment up to date first.
+	again := f.WaitStatus(f.Create(f.Input("Win back", []string{"segments_" + strconv.FormatInt(coldSeg.ID, 10)}, nil)).Utr, models.SendCompleted, 20*time.Second)
+	if got := f.Ledger(again.ID); len(got) != 2 || got["bob@example.com"].ID == 0 || got["cy@example.com"].ID == 0 {
+		t.Fatalf("win-back send reached %v, want bob and cy", got)
 	}
 	x, err := f.Svc.Segments.Explain(f.Ctx, f.Acct, seg.ID, id("ann@example.com"))
 	if err != nil {

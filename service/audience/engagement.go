@@ -101,3 +101,32 @@ func engagementOf(ctx context.Context, q *gorm.DB, now time.Time, c *models.Cont
 	e.Level = record.EngagementLevel(c.LastEngagedAt, mailed, now)
 	return e, nil
 }
+
+// RefreshTimed materialises again the account's segments that test the
+// engagement level: a level moves with the time alone, so a segment's
+// stored recipients (kept current on every change of a contact) are
+// brought up to date before a send reads them. A segment without such a
+// condition costs nothing but the one query that lists the segments.
+func (s *Segments) RefreshTimed(ctx context.Context, accountID int64) error {
+	var segs []models.Segment
+	if err := s.db.R.WithContext(ctx).Where("user_id = ? AND deleted_at IS NULL", accountID).Find(&segs).Error; err != nil {
+		return core.Wrapf(err, "segments: segments of account %d", accountID)
+	}
+	for i := range segs {
+		seg := &segs[i]
+		if !hasString(seg.SelectField, EngagementField) {
+			continue
+		}
+		err := s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			customs, err := customFields(ctx, tx, accountID)
+			if err != nil {
+				return err
+			}
+			return s.materialise(tx, seg, conditionsOf(seg, customs))
+		})
+		if err != nil {
+			return core.Wrapf(err, "segments: refresh segment %d", seg.ID)
+		}
+	}
+	return nil
+}
