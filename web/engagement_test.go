@@ -84,4 +84,15 @@ func TestContactEngagement(t *testing.T) {
 	if got := text(first(r.doc, "#segment-count-value")); got != "1" {
 		t.Fatalf("new or lapsing count %q\n%s", got, r.body)
 	}
+	// "Why in or out?" names the levels as the contact page does.
+	seg, err := a.svc.Segments.Create(ctx, acct, service.SegmentInput{ContactTypeID: itoa(typeID), SegmentName: "Lapsing or new",
+		SelectField: []string{"engagement"}, SelectOperator: []string{"in"}, Value: []string{"lapsing|new"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = c.get("/segments/" + itoa(seg.ID) + "/why?email=ann@example.com")
+	wantStatus(t, r, http.StatusOK)
+	if rows := all(r.doc, "#why-table tbody tr"); len(rows) != 1 || !slices.Equal(texts(rows[0], "td"), []string{"Engagement is one of", "Lapsing or New", "Engaged", "Not met"}) {
+		t.Fatalf("why ann:\n%s", r.body)
+	}
 }
