@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,6 +118,9 @@ func TestEngagementFromPeopleOnly(t *testing.T) {
 	levels("100 days on", map[string]string{"ann@example.com": "not_engaged"})
 	if n, err := f.Svc.Segments.Count(f.Ctx, f.Acct, cold); err != nil || n != 3 {
 		t.Fatalf("count of not engaged 100 days on: %d %v, want 3", n, err)
+	}
+	if _, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "Engagement", FieldType: "text"}); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatal("a custom field named engagement was accepted")
 	}
 	cold.Value = []string{"asleep"}
 	if _, err := f.Svc.Segments.Count(f.Ctx, f.Acct, cold); err == nil {
