@@ -58,7 +58,7 @@ var (
 	segmentBody        = obj{
 		"contact_type_id": integer("The contact type the segment belongs to (update keeps it when not given)."),
 		"segment_name":    str(""),
-		"select_field":    atMost(service.MaxConditions, strings_("`select_field[i]`: a field name (`email`, a reserved field, `created_at`, a custom field). At most 50 conditions.")),
+		"select_field":    atMost(service.MaxConditions, strings_("`select_field[i]`: a field name (`email`, a reserved field, `created_at`, `tags`, `engagement`, a custom field). At most 50 conditions.")),
 		"select_operator": atMost(service.MaxConditions, strings_("`select_operator[i]`: equals, not_equals, contains, not_contains, starts_with, ends_with, is_empty, is_not_empty, greater_than, less_than, in.")),
 		"value":           atMost(service.MaxConditions, strings_("`value[i]`: the value (several separated by `|` for `in`, at most 1000).")),
 		"query_type":      obj{"type": "string", "enum": []string{"and", "or", ""}, "description": "How conditions join (`and` when empty)."},

@@ -41,7 +41,7 @@ func schemas() obj {
 	}
 	segment := obj{
 		"id": integer(""), "user_id": integer(""), "contact_type_id": integer(""), "segment_name": str(""),
-		"select_field":    strings_("Field names of the conditions (`email`, a reserved field, `created_at`, `tags`, a custom field). `tags` takes `contains` and `not_contains` (the contact carries the tag, or not)."),
+		"select_field":    strings_("Field names of the conditions (`email`, a reserved field, `created_at`, `tags`, `engagement`, a custom field). `tags` takes `contains` and `not_contains` (the contact carries the tag, or not); `engagement` (the contact's level: `engaged`, `lapsing`, `not_engaged`, `new`) takes `equals`, `not_equals` and `in`."),
 		"select_operator": strings_("Operators of the conditions: equals, not_equals, contains, not_contains, starts_with, ends_with, is_empty, is_not_empty, greater_than, less_than, in."),
 		"value":           strings_("Values of the conditions (`in` takes several separated by `|`)."),
 		"query_type":      obj{"type": []string{"string", "null"}, "enum": []any{"and", "or", nil}, "description": "How conditions join: `and` (also when null) or `or`."},

@@ -61,10 +61,15 @@ type Contact struct {
 	Consent Consent `json:"consent"`
 	// Language is the IETF tag the public pages and the confirmation mail
 	// speak to the contact ("" none).
-	Language  string     `json:"language"`
-	DeletedAt *Timestamp `json:"deleted_at"`
-	CreatedAt Timestamp  `json:"created_at"`
-	UpdatedAt Timestamp  `json:"updated_at"`
+	Language string `json:"language"`
+	// LastEngagedAt is when a person last opened or clicked a mail to the
+	// contact's address (Unix ms, 0 never). Only the tracking writes it
+	// (read-only here, so that saving a contact never moves it back); the
+	// API's contact does not carry it.
+	LastEngagedAt int64      `gorm:"->" json:"-"`
+	DeletedAt     *Timestamp `json:"deleted_at"`
+	CreatedAt     Timestamp  `json:"created_at"`
+	UpdatedAt     Timestamp  `json:"updated_at"`
 }
 
 // TableName names the table.

@@ -12,6 +12,7 @@ import (
 type (
 	ContactFilter     = audience.ContactFilter
 	ContactInput      = audience.ContactInput
+	Engagement        = audience.Engagement
 	ExplainReason     = audience.ExplainReason
 	Explanation       = audience.Explanation
 	ExportInput       = audience.ExportInput
@@ -26,6 +27,7 @@ type (
 )
 
 const (
+	EngagementField    = audience.EngagementField
 	ExportContactsType = audience.ExportContactsType
 	ExportRunning      = audience.ExportRunning
 	MaxActiveExports   = audience.MaxActiveExports
@@ -44,6 +46,7 @@ const (
 )
 
 var (
+	EngagementLevels   = audience.EngagementLevels
 	ErrTooManyExports  = audience.ErrTooManyExports
 	ErrTooManyUploads  = audience.ErrTooManyUploads
 	FieldTypes         = audience.FieldTypes

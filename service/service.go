@@ -239,7 +239,7 @@ func (s *Service) NewSending(ctx context.Context, cfg engine.SendingConfig) (*en
 	}
 	return engine.NewSending(engine.SendingParts{
 		DB: s.DB, Events: s.events, Recorders: s.Feedback.Rec, Mail: s.Mail, Transport: s.Mail.Transport, BaseURL: s.Mail.BaseURL,
-		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune, Expire: s.Contacts.PurgeUnconfirmed,
+		Key: key, VERP: verp, Signals: s.engine, Now: s.now, Purge: s.SingleSends.PurgeDeleted, Prune: s.Feedback.Prune, Expire: s.Contacts.PurgeUnconfirmed, Refresh: s.Segments.RefreshTimed,
 	}, cfg), nil
 }
 

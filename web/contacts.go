@@ -356,6 +356,12 @@ func (w *Web) editContact(c *fiber.Ctx) error {
 		return err
 	}
 	f.Privacy = privacyOf(c, v) // web/privacy.go
+	eng, err := w.svc.Contacts.Engagement(c.UserContext(), accountID(c), v.ID)
+	if err != nil {
+		return err
+	}
+	loc, _ := accountZone(c)
+	f.Engagement = &contacts.Engagement{Level: eng.Level, LastEngaged: eng.LastEngaged, Loc: loc}
 	return page(c, fiber.StatusOK, "Edit "+v.Email, views.NavContacts, contacts.FormPage(f))
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"herald/service"
 	"herald/views"
+	"herald/views/contacts"
 	"herald/views/segments"
 )
 
@@ -68,7 +69,18 @@ func whyResult(x *service.Explanation) *segments.WhyResult {
 		if k.Operator == "in" {
 			sep = " or "
 		}
-		row.Compared = strings.Join(k.Values, sep)
+		vals := k.Values
+		if k.Type == "engagement" {
+			// Levels by the console's names, as the contact page shows them.
+			vals = make([]string, len(k.Values))
+			for i, v := range k.Values {
+				vals[i] = contacts.LevelOf(v).Name
+			}
+			if row.Own != "" {
+				row.Own = contacts.LevelOf(row.Own).Name
+			}
+		}
+		row.Compared = strings.Join(vals, sep)
 		if !k.Met && !k.Ignored {
 			r.Failed++
 		}

@@ -11,6 +11,7 @@ import (
 	"herald/models"
 	"herald/service"
 	"herald/views"
+	"herald/views/contacts"
 	"herald/views/segments"
 )
 
@@ -93,6 +94,7 @@ func fieldChoices(customs []models.Field) []segments.FieldChoice {
 	}
 	out = append(out, segments.FieldChoice{Name: "created_at", Label: "Date added", Type: "created_at"})
 	out = append(out, segments.FieldChoice{Name: "tags", Label: "Tags", Type: "tags"})
+	out = append(out, segments.FieldChoice{Name: service.EngagementField, Label: "Engagement", Type: "engagement"})
 	for _, f := range customs {
 		out = append(out, segments.FieldChoice{Name: f.FieldName, Label: service.FieldLabel(f.FieldName), Type: f.FieldType, Custom: true})
 	}
@@ -180,6 +182,17 @@ func condition(fields *[]segments.FieldChoice, field, op, value string) segments
 		c.NoValue = true
 	case c.Operator == "in":
 		c.Several, c.InputType = true, "text"
+		if typ == "engagement" {
+			for _, l := range contacts.EngagementLevels {
+				c.Choices = append(c.Choices, views.Option{Value: l.Level, Label: l.Name})
+			}
+		}
+	case typ == "engagement":
+		// One of the levels, by the console's names (views/contacts).
+		for _, l := range contacts.EngagementLevels {
+			c.Choices = append(c.Choices, views.Option{Value: l.Level, Label: l.Name})
+		}
+		c.InputType = "text"
 	case typ == "number":
 		c.InputType = "number"
 	case typ == "datetime-local" || typ == "created_at":

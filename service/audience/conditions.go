@@ -24,6 +24,9 @@ func OperatorsFor(fieldType string) []string {
 	case "tags":
 		// A contact carries the tag, or not (tags.go).
 		return []string{"contains", "not_contains"}
+	case "engagement":
+		// A contact is at one level (engagement.go).
+		return []string{"equals", "not_equals", "in"}
 	case "number", "datetime-local", "created_at":
 		return []string{"equals", "not_equals", "greater_than", "less_than", "is_empty", "is_not_empty", "in"}
 	}
@@ -37,6 +40,9 @@ type Condition struct {
 	Custom   bool
 	Operator string
 	Values   []string // normalised; several for `in`
+	// Now is the time an engagement condition judges levels at (set by
+	// atNow before the SQL is built).
+	Now time.Time
 }
 
 // Limits of a segment (decisions.md 8): its conditions, and the values of
@@ -76,6 +82,8 @@ func compileConditions(fields, ops, values []string, customs []models.Field, p c
 			c.Type = "created_at"
 		case f == "tags":
 			c.Type = "tags"
+		case f == EngagementField:
+			c.Type = "engagement"
 		case IsReservedField(f):
 			c.Type = "text"
 		default:
@@ -151,6 +159,8 @@ func normaliseValue(c Condition, v string) (string, bool) {
 		return NormaliseDateTime(v)
 	case "tags":
 		return NormaliseTag(v), true
+	case "engagement":
+		return normaliseLevel(v)
 	case "created_at":
 		t, ok := parseDateTime(v)
 		if !ok {
@@ -231,6 +241,8 @@ func conditionColumn(d core.Dialect, c Condition) string {
 		return "c.created_at"
 	case c.Type == "tags":
 		return tagListSQL(d)
+	case c.Type == "engagement":
+		return engagementSQL(d, c.Now)
 	case c.Custom:
 		return d.CustomField("c.custom_fields", c.Field)
 	}

@@ -210,7 +210,8 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 	}
 	d := s.db.SQL()
 	// The whole condition exactly as the segment's statements build it.
-	where, args := sqlCondition(d, conditionsOf(seg, customs), isOr(seg))
+	now := s.db.Now()
+	where, args := sqlCondition(d, atNow(conditionsOf(seg, customs), now), isOr(seg))
 	cols := []string{"CASE WHEN (" + where + ") THEN 1 ELSE 0 END"}
 	type judged struct {
 		at   int // index in x.Conditions
@@ -235,7 +236,7 @@ func (s *Segments) judge(ctx context.Context, tx *gorm.DB, seg *models.Segment, 
 			x.Conditions = append(x.Conditions, r)
 			continue
 		}
-		k := compiled[0]
+		k := atNow(compiled, now)[0]
 		r.Field, r.Type, r.Operator, r.Values = k.Field, k.Type, k.Operator, shownValues(k)
 		frag, a := sqlOne(d, k)
 		// A NULL test is not met, as WHERE reads it: no condition stands

@@ -88,7 +88,8 @@ func (f *Fields) Create(ctx context.Context, accountID int64, in FieldInput) (*m
 		case len(name) > 64:
 			p.AddReason("field_name", core.ReasonMax, core.MsgMax("field_name", 64))
 		case IsReservedField(strings.ToLower(name)) || strings.EqualFold(name, "created_at") || strings.EqualFold(name, "updated_at") || strings.EqualFold(name, "id") ||
-			strings.EqualFold(name, "tags"): // the contact's tags (tags.go): a segment field and a CSV column
+			strings.EqualFold(name, "tags") || // the contact's tags (tags.go): a segment field and a CSV column
+			strings.EqualFold(name, EngagementField): // the contact's engagement level (engagement.go): a segment field
 			p.Add("field_name", "The field name is reserved.")
 		}
 	}

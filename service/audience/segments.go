@@ -162,8 +162,8 @@ func (s *Segments) materialise(tx *gorm.DB, seg *models.Segment, conds []Conditi
 	if err := tx.Exec("DELETE FROM segment_emails WHERE segment_id = ? AND contact_id IS NOT NULL", seg.ID).Error; err != nil {
 		return fmt.Errorf("segments: clear the contacts of segment %d: %w", seg.ID, err)
 	}
-	where, args := sqlCondition(s.db.SQL(), conds, isOr(seg))
 	now := s.db.Now()
+	where, args := sqlCondition(s.db.SQL(), atNow(conds, now), isOr(seg))
 	q := `INSERT INTO segment_emails (user_id, segment_id, contact_id, first_name, last_name, email, created_at, updated_at)
 		SELECT c.user_id, ?, c.id, '', '', '', ?, ? FROM contacts c
 		WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
@@ -180,7 +180,7 @@ func isOr(seg *models.Segment) bool { return seg.QueryType != nil && *seg.QueryT
 func conditionsOf(seg *models.Segment, customs []models.Field) []Condition {
 	known := append([]models.Field{}, customs...)
 	for _, f := range seg.SelectField {
-		if f != "created_at" && f != "tags" && !IsReservedField(f) && !hasField(customs, f) {
+		if f != "created_at" && f != "tags" && f != EngagementField && !IsReservedField(f) && !hasField(customs, f) {
 			known = append(known, models.Field{FieldName: f, FieldType: "text"})
 		}
 	}
@@ -256,7 +256,7 @@ func (s *Segments) refreshWhere(ctx context.Context, tx *gorm.DB, accountID, typ
 	now := s.db.Now()
 	for i := range segs {
 		seg := &segs[i]
-		where, args := sqlCondition(s.db.SQL(), conditionsOf(seg, customs), isOr(seg))
+		where, args := sqlCondition(s.db.SQL(), atNow(conditionsOf(seg, customs), now), isOr(seg))
 		matching := `SELECT c.id FROM contacts c WHERE ` + set.of("c.id") + ` AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (` + where + `)`
 		del := `DELETE FROM segment_emails WHERE segment_id = ? AND ` + set.of("contact_id") + ` AND contact_id NOT IN (` + matching + `)`
 		if err := tx.Exec(del, append([]any{seg.ID, set.arg, set.arg, typeID}, args...)...).Error; err != nil {
@@ -354,7 +354,7 @@ func (s *Segments) Count(ctx context.Context, accountID int64, in SegmentInput) 
 	if err != nil {
 		return 0, err
 	}
-	where, args := sqlCondition(s.db.SQL(), conds, isOr(seg))
+	where, args := sqlCondition(s.db.SQL(), atNow(conds, s.db.Now()), isOr(seg))
 	var n int64
 	if err := s.db.R.WithContext(ctx).Raw(`SELECT COUNT(*) FROM contacts c WHERE c.user_id = ? AND c.contact_type_id = ? AND c.deleted_at IS NULL AND (`+where+`)`,
 		append([]any{accountID, seg.ContactTypeID}, args...)...).Scan(&n).Error; err != nil {

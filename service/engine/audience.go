@@ -24,6 +24,10 @@ type Audience struct {
 	dialect core.Dialect
 	log     *slog.Logger
 	planner planner // when each row is due, and with which variant
+	// refresh brings the account's segments whose conditions depend on
+	// the time (engagement) up to date before their recipients are
+	// read; nil: none.
+	refresh func(ctx context.Context, accountID int64) error
 }
 
 // A planner decides, as a send's audience is resolved, when its ledger
@@ -129,6 +133,11 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 	c, err := a.sends.compile(ctx, &ss)
 	if err != nil {
 		return fmt.Errorf("audience: compile send %d: %w", ss.ID, err)
+	}
+	if a.refresh != nil {
+		if err := a.refresh(ctx, ss.UserID); err != nil {
+			return fmt.Errorf("audience: refresh the segments of send %d: %w", ss.ID, err)
+		}
 	}
 	a.dialect.FreshStats(ctx, a.db, a.log, "contacts", "segment_emails")
 	excl, err := exclusionsOf(ctx, a.db.R, &ss)

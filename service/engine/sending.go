@@ -77,6 +77,10 @@ type SendingParts struct {
 	// Expire deletes the contacts unconfirmed for 30 days (the purge
 	// round); nil: none.
 	Expire func(ctx context.Context) (int64, error)
+	// Refresh brings an account's segments whose conditions depend on
+	// the time (engagement levels) up to date before a send reads its
+	// segments; nil: none.
+	Refresh func(ctx context.Context, accountID int64) error
 }
 
 // NewSending assembles the engine from p. Call Run to start it.
@@ -94,7 +98,7 @@ func NewSending(p SendingParts, cfg SendingConfig) *Sending {
 	sc := newScheduler(schedulerParts{
 		db: p.DB, live: live, ledger: ledger, sends: sends, mail: p.Mail, events: p.Events, now: p.Now, tick: cfg.Tick, log: log,
 		purge: p.Purge, prune: p.Prune, expire: p.Expire, sent: engine.Wake,
-		audience: &Audience{db: p.DB, events: p.Events, sends: sends, dialect: p.DB.SQL(), log: log,
+		audience: &Audience{db: p.DB, events: p.Events, sends: sends, dialect: p.DB.SQL(), log: log, refresh: p.Refresh,
 			// Local time first, then the A/B test, whose expressions win
 			// (validation refuses a send with both).
 			planner: planners{&localPlanner{db: p.DB, dialect: p.DB.SQL(), now: p.Now}, &abPlanner{db: p.DB, now: p.Now}}},

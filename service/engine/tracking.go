@@ -223,6 +223,10 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			}
 		}
 		if hc > 0 {
+			// A person's activity: the contact's engagement moves on.
+			if err := record.Engaged(tx, m.UserID, m.Email, nowMS); err != nil {
+				return err
+			}
 			sets, args = append(sets, k.humanCounted+" = ?"), append(args, nowMS)
 			if hf > 0 {
 				sets, args = append(sets, k.humanFirst+" = ?"), append(args, nowMS)
@@ -329,6 +333,11 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 	if err := tx.Exec("UPDATE send_messages SET human_click_counted_at = 0, human_clicked_at = ?, human_click_event = NULL WHERE id = ?",
 		st.HumanClickedAt, m.ID).Error; err != nil {
 		return fmt.Errorf("tracking: take back a click on message %d: %w", m.ID, err)
+	}
+	// The click no longer engages: the contact's engagement is read
+	// again from its mails.
+	if err := record.Reengaged(tx, m.UserID, m.Email); err != nil {
+		return err
 	}
 	return nil
 }

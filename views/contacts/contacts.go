@@ -149,6 +149,8 @@ type Form struct {
 	// Privacy is the consent and privacy cards of an existing contact's
 	// page (nil: none, as after a failed save).
 	Privacy *Privacy
+	// Engagement is an existing contact's engagement card (nil: none).
+	Engagement *Engagement
 }
 
 // SegmentLink is one segment on a contact's page: the segments of its

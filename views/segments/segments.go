@@ -3,7 +3,9 @@
 package segments
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"herald/models"
 	"herald/views"
@@ -43,7 +45,7 @@ type List struct {
 type FieldChoice struct {
 	Name   string
 	Label  string
-	Type   string // text, number, datetime-local, created_at
+	Type   string // text, number, datetime-local, created_at, tags, engagement
 	Custom bool
 }
 
@@ -57,7 +59,10 @@ type Condition struct {
 	InputType string // of the value: text, number, datetime-local
 	NoValue   bool   // the operator takes no value (is empty, is not empty)
 	Several   bool   // the operator takes several values separated by |
-	Errors    ConditionErrors
+	// Choices are the only values the field takes (engagement levels):
+	// one is chosen from a list, several are named in the help.
+	Choices []views.Option
+	Errors  ConditionErrors
 }
 
 // ConditionErrors are the messages of one condition's controls.
@@ -146,4 +151,13 @@ func (l RecipientList) HasMatching() bool {
 		}
 	}
 	return false
+}
+
+// choicesHelp names the values a field of choices takes, for `in`.
+func choicesHelp(choices []views.Option) string {
+	vals := make([]string, len(choices))
+	for i, o := range choices {
+		vals[i] = o.Value
+	}
+	return fmt.Sprintf("Separate the values with |: %s.", strings.Join(vals, ", "))
 }
