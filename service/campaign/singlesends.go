@@ -17,6 +17,7 @@ import (
 	"herald/service/deliverability"
 	"herald/service/engine"
 	"herald/service/identity"
+	"herald/service/internal/record"
 	"herald/world"
 )
 
@@ -276,11 +277,7 @@ func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Loca
 	if err := s.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
 		return nil, fmt.Errorf("single sends: time zone of account %d: %w", accountID, err)
 	}
-	loc, err := time.LoadLocation(tz)
-	if err != nil || tz == "" {
-		return time.UTC, nil
-	}
-	return loc, nil
+	return record.AccountLocation(tz), nil
 }
 
 // checkDesign applies the design rules of single sends and automation
