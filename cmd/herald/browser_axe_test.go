@@ -41,6 +41,21 @@ func (b *browserSession) axeCheck(step string) []string {
 	// Content-Security-Policy (script-src 'self') does not apply to it.
 	// Animations and transitions finished first: a flash message fading in
 	// is measured at its final colours, not halfway.
+	// A polling list (the exports page every second) is held still while
+	// axe reads the page: htmx requests are cancelled until it is done, and
+	// one already on its way is let finish its swap, so no row is measured
+	// at the half opacity of .htmx-swapping.
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`
+		window.__axeHold = e => e.preventDefault();
+		document.addEventListener("htmx:beforeRequest", window.__axeHold);
+		new Promise(done => {
+			const still = () => !document.querySelector(".htmx-request, .htmx-swapping, .htmx-settling");
+			const wait = n => still() || n <= 0 ? done() : setTimeout(() => wait(n - 1), 50);
+			wait(200);
+		})`, chromedp.EvalAwaitPromise)); err != nil {
+		b.t.Fatalf("%s: hold htmx: %v", step, err)
+	}
+	defer chromedp.Run(b.ctx, chromedp.Evaluate[chromedp.Void](`document.removeEventListener("htmx:beforeRequest", window.__axeHold)`))
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](`document.getAnimations().forEach(a => { try { a.finish() } catch (e) {} })`)); err != nil {
 		b.t.Fatalf("%s: finish animations: %v", step, err)
 	}
