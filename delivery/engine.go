@@ -96,11 +96,10 @@ type EngineConfig struct {
 	// when nobody calls Wake. Default 500 ms.
 	Poll time.Duration
 	// Recorders is how many group commits may run at once (default 1).
-	// With a database that flushes each commit to disk (PostgreSQL's
-	// synchronous_commit), a commit's latency, not its size, bounds the
-	// rate: the outcomes of the in-flight slots wait for it. Several
-	// commits at once share the server's WAL flushes; every commit still
-	// frees its slots only when it is durable.
+	// A commit's latency, not its size, bounds the rate: the outcomes of
+	// the in-flight slots wait for it, and every commit frees its slots
+	// only when the store says it is recorded. Several at once overlap
+	// their round trips.
 	Recorders int
 	// Logger for failures of the store; default slog.Default().
 	Logger *slog.Logger

@@ -169,15 +169,39 @@ func (d Dialect) ddl(q string) string {
 }
 
 // Recorders is how many of the engine's group commits run at once
-// (delivery.EngineConfig.Recorders). A PostgreSQL commit waits for its
-// WAL flush (synchronous_commit stays on: a recorded outcome survives a
-// crash), and the outcomes of the in-flight slots wait for the commit;
-// commits at once share the server's flushes. SQLite has one writer.
+// (delivery.EngineConfig.Recorders). The outcomes of the in-flight slots
+// wait for the commit; on PostgreSQL two at once overlap one's round
+// trips with the other's (their commits are relaxed: RelaxedCommit).
+// SQLite has one writer.
 func (d Dialect) Recorders() int {
 	if d.Postgres {
 		return 2
 	}
 	return 1
+}
+
+// RelaxedCommit is the statement that opens a transaction whose commit
+// does not wait for its WAL flush (PostgreSQL: synchronous_commit off for
+// that transaction only; the flush follows within three of the WAL
+// writer's delays, 600 ms by default). Only a crash of the database server
+// itself can lose such a commit, never a crash of herald; "" on SQLite,
+// whose commits do not wait for a flush of their own (synchronous=NORMAL
+// in WAL mode).
+func (d Dialect) RelaxedCommit() string {
+	if d.Postgres {
+		return "SET LOCAL synchronous_commit = off"
+	}
+	return ""
+}
+
+// ServerStarted is the query that answers when the database server last
+// started (PostgreSQL): a change tells a process that relaxed commits may
+// have been lost. "" on SQLite, which has no server.
+func (d Dialect) ServerStarted() string {
+	if d.Postgres {
+		return "SELECT CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000 AS BIGINT)"
+	}
+	return ""
 }
 
 // AddDaily is the upsert that adds to columns of an account's day in

@@ -55,3 +55,15 @@ func Beat(ctx context.Context, sg *Sending) error { return sg.live.beat(ctx) }
 func Claim(ctx context.Context, sg *Sending, max int) ([]*delivery.Job, error) {
 	return sg.scheduler.ledger.Claim(ctx, max)
 }
+
+// Worker is sg's worker id, the one its claims carry.
+func Worker(sg *Sending) string { return sg.live.worker }
+
+// ForgetServerStart makes sg's next heartbeat see the database server as
+// started again (as after a crash of the server): the start it remembers
+// is moved one millisecond back.
+func ForgetServerStart(sg *Sending) {
+	sg.live.mu.Lock()
+	sg.live.serverStart--
+	sg.live.mu.Unlock()
+}

@@ -461,16 +461,16 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			var err error
-			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
-				err = l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
+			err := l.relaxed(ctx, func(tx *gorm.DB) error {
+				if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
+					return tx.Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
 					`+deliveredDaily, now, ids, l.live.worker, now, sendID, record.DayOf(now.Time)).Error
-			} else {
+				}
 				// With the account's delivered events, still one statement.
-				err = l.db.W.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+				return tx.Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
 					ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
 					`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
-			}
+			})
 			if err != nil {
 				return fmt.Errorf("ledger: record deliveries of send %d: %w", sendID, err)
 			}
@@ -478,7 +478,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 	}
 	var paused []int64
-	err := l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := l.relaxed(ctx, func(tx *gorm.DB) error {
 		paused = paused[:0]
 		days := map[int64]record.Daily{} // account → its day's figures, written last
 		add := func(sendID int64, col string, n int64) {
@@ -611,6 +611,29 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		l.pausedNow(paused)
 	}
 	return nil
+}
+
+// relaxed runs fn in a transaction of the writer whose commit does not
+// wait for the database's disk (core.Dialect.RelaxedCommit): the group
+// commits of outcomes. What may be lost is bounded and never a message:
+// a crash of herald loses nothing (the server holds the commit), and a
+// crash of the PostgreSQL server itself loses at most the outcomes
+// committed in its last WAL writer delays (600 ms by default), whose
+// messages are then sent again, as any in flight at a crash are. The
+// process sees the server's restart at its next heartbeat and gives its
+// claims back (liveness.beat), so none stays claimed by a live process
+// with its outcome lost. Until the outcome's commit returns, the
+// message's slot stays taken, as before: the in-flight bound of a crash
+// of herald is unchanged.
+func (l *Ledger) relaxed(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if q := l.db.SQL().RelaxedCommit(); q != "" {
+			if err := tx.Exec(q).Error; err != nil {
+				return fmt.Errorf("ledger: relax the commit: %w", err)
+			}
+		}
+		return fn(tx)
+	})
 }
 
 // refusal is a message that was not delivered, with why: the ledger's

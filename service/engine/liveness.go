@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"herald/service/core"
+	"herald/service/internal/record"
 	"sync"
 	"time"
 
@@ -21,6 +22,9 @@ type liveness struct {
 	mu    sync.Mutex
 	last  time.Time // when the last successful heartbeat was written
 	epoch int64     // counts lapses: heartbeats further apart than lapseAfter
+	// serverStart is when the database server started, as the last
+	// heartbeat read it (Unix ms; 0 before the first, or on SQLite).
+	serverStart int64
 }
 
 func newLiveness(db *core.DB, deadAfter time.Duration) *liveness {
@@ -37,13 +41,48 @@ func (l *liveness) beat(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("liveness: beat: %w", err)
 	}
+	restarted, err := l.serverRestarted(ctx)
+	if err != nil {
+		return err
+	}
 	l.mu.Lock()
-	if !l.last.IsZero() && at.Sub(l.last) > l.lapseAfter() {
+	if !l.last.IsZero() && at.Sub(l.last) > l.lapseAfter() || restarted {
 		l.epoch++
 	}
 	l.last = at
 	l.mu.Unlock()
+	if restarted {
+		// The outcomes' relaxed commits (Ledger.relaxed) of the server's
+		// last moments may be lost, their messages still claimed by this
+		// process: every claim goes back to the queue. The jobs claimed
+		// before are of the old epoch, so none is handed over any more;
+		// only those already on the wire may be sent twice.
+		if err := l.db.W.WithContext(ctx).Exec(giveBackAll, l.worker).Error; err != nil {
+			return fmt.Errorf("liveness: give back claims after the database restarted: %w", err)
+		}
+	}
 	return nil
+}
+
+// giveBackAll: every claim of a worker back to the queue (worker).
+var giveBackAll = record.LedgerSQL("UPDATE send_messages SET state = {queued}, worker = NULL WHERE worker = ? AND state = {claimed}")
+
+// serverRestarted reports whether the database server started again since
+// the last heartbeat read its start (never on SQLite, nor on the first).
+func (l *liveness) serverRestarted(ctx context.Context) (bool, error) {
+	q := l.db.SQL().ServerStarted()
+	if q == "" {
+		return false, nil
+	}
+	var start int64
+	if err := l.db.W.WithContext(ctx).Raw(q).Scan(&start).Error; err != nil {
+		return false, fmt.Errorf("liveness: database server's start: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	was := l.serverStart
+	l.serverStart = start
+	return was != 0 && was != start, nil
 }
 
 // leave removes this process's heartbeat: it stopped.
