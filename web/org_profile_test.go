@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"image"
 	"image/color"
 	"image/png"
@@ -15,6 +17,7 @@ import (
 
 	"herald/dbtest"
 	"herald/delivery"
+	"herald/models"
 	"herald/service"
 	"herald/web"
 )
@@ -271,4 +274,51 @@ func TestOrgProfileInArchive(t *testing.T) {
 	if r := c.get("/brand/color/1d3557.css"); !strings.Contains(r.body, "--org-ink:#ffffff") || service.Contrast("#1d3557", "#ffffff") < 4.5 {
 		t.Fatalf("ink: %s", r.body)
 	}
+}
+
+// TestOrgProfileOnSignupPages: the hosted sign-up page, its answer and the
+// confirmation link's page are headed by the form's account's company
+// name (escaped) and end with its postal address; another account's
+// profile shows on none of them.
+func TestOrgProfileOnSignupPages(t *testing.T) {
+	t.Parallel()
+	a, fm := formApp(t, "1")
+	ctx := context.Background()
+	if _, err := a.svc.Profiles.Save(ctx, fm.UserID, service.ProfileInput{CompanyName: "Northwind & <Co>", AddressLine1: "1 rue de Rivoli", City: "Paris"}); err != nil {
+		t.Fatal(err)
+	}
+	other, _, err := a.svc.Accounts.Create(ctx, service.AccountInput{Name: "O", Email: "other@example.com", Password: "test-passphrase-9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.svc.Profiles.Save(ctx, other.ID, service.ProfileInput{CompanyName: "Elsewhere Ltd"}); err != nil {
+		t.Fatal(err)
+	}
+	branded := func(what string, r *response) {
+		t.Helper()
+		if name := first(r.doc, "#org-name"); name == nil || text(name) != "Northwind & <Co>" {
+			t.Fatalf("%s: company name %v\n%.1500s", what, name, r.body)
+		}
+		if addr := first(r.doc, "#org-address"); addr == nil || !strings.Contains(text(addr), "1 rue de Rivoli") {
+			t.Fatalf("%s: postal address %v", what, addr)
+		}
+		if strings.Contains(r.body, "<Co>") || strings.Contains(r.body, "Elsewhere") {
+			t.Fatalf("%s: unescaped name or another account's profile", what)
+		}
+	}
+	branded("hosted page", a.client().get("/f/"+fm.PublicID))
+	r := a.client().do("POST", "/f/"+fm.PublicID, url.Values{"email": {"ann@example.com"}}, false)
+	wantStatus(t, r, http.StatusOK)
+	branded("sign-up answer", r)
+
+	var row models.FormConfirmation
+	if err := a.svc.DB.R.Where("form_id = ? AND email = ?", fm.ID, "ann@example.com").First(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("test-token-brand"))
+	if err := a.svc.DB.W.Model(&models.FormConfirmation{}).Where("id = ?", row.ID).Update("token_hash", hex.EncodeToString(sum[:])).Error; err != nil {
+		t.Fatal(err)
+	}
+	branded("confirmation page", a.client().do("GET", "/c/test-token-brand", nil, false))
+	branded("confirmed page", a.client().do("POST", "/c/test-token-brand", nil, false))
 }

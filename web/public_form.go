@@ -68,7 +68,11 @@ func (w *Web) hostedForm(c *fiber.Ctx, f *models.Form) (public.SignupPage, error
 	if err != nil {
 		return p, err
 	}
-	p.Action, p.Form, p.Fields, p.Groups, p.Stamp = "/f/"+f.PublicID, f, fields, groups, stamp
+	brand, err := w.svc.Profiles.Brand(ctx, f.UserID)
+	if err != nil {
+		return p, err
+	}
+	p.Action, p.Form, p.Fields, p.Groups, p.Stamp, p.Brand = "/f/"+f.PublicID, f, fields, groups, stamp, brand
 	p.Consent = service.ConsentText(l, f)
 	return p, nil
 }
@@ -312,6 +316,9 @@ func (w *Web) confirm(c *fiber.Ctx, post bool) error {
 	// The language the mail spoke (picked at the sign-up from the
 	// contact's, the form's and the browser's), else the form's.
 	p.T, p.FormName = recipientLocale(c, res.Language, res.Form.Language), res.Form.Name
+	if p.Brand, err = w.svc.Profiles.Brand(c.UserContext(), res.Form.UserID); err != nil {
+		return err
+	}
 	switch res.State {
 	case service.ConfirmAsk:
 		p.State = "ask"

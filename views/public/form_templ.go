@@ -128,7 +128,7 @@ func FormPage(p SignupPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Page(p.T, p.title()).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = BrandedPage(p.T, p.title(), p.Brand).Render(templ.WithChildren(ctx, templ_7745c5c3_Var2), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -634,7 +634,7 @@ func ConfirmationPage(p ConfirmPage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = Page(p.T, confirmTitle(p)).Render(templ.WithChildren(ctx, templ_7745c5c3_Var24), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = BrandedPage(p.T, confirmTitle(p), p.Brand).Render(templ.WithChildren(ctx, templ_7745c5c3_Var24), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

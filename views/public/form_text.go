@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"herald/models"
+	"herald/service"
 	"herald/views"
 )
 
@@ -21,9 +22,10 @@ type SignupPage struct {
 	Values  map[string]string
 	Chosen  map[int64]bool
 	Errors  map[string][]string
-	Message string // a refusal that is no field's (too fast, too many)
-	Done    string // the answer of a sign-up ("" while the form is shown)
-	Preview bool   // the console's live preview: nothing posts
+	Message string        // a refusal that is no field's (too fast, too many)
+	Done    string        // the answer of a sign-up ("" while the form is shown)
+	Preview bool          // the console's live preview: nothing posts
+	Brand   service.Brand // the form's account's organisation profile
 }
 
 // title is the page's title: the form's name, or "Form not found".
@@ -82,4 +84,5 @@ type ConfirmPage struct {
 	Action   string // the link itself: the button posts to it
 	State    string // "ask", "done", "expired", "unknown"
 	FormName string
+	Brand    service.Brand // the form's account's organisation profile
 }
