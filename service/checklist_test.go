@@ -77,6 +77,46 @@ func TestChecklistDesignRules(t *testing.T) {
 	}
 }
 
+// TestChecklistOrgAddress: ((org_address)) in a design satisfies the
+// postal-address rule once the organisation profile has an address (as
+// ((sender_address)) does), and says what to fill in before; an account's
+// profile counts for its own designs only.
+func TestChecklistOrgAddress(t *testing.T) {
+	t.Parallel()
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	acct := servicetest.NewAccount(t, svc, "owner@herald.test")
+	other := servicetest.NewAccount(t, svc, "other@herald.test")
+	c := service.NewChecklist(svc.DB, nil, nil)
+	design := strings.ReplaceAll(goodDesign, "((sender_address))", "((org_address))")
+	check := func(account int64, s service.ChecklistSubject) service.CheckItem {
+		t.Helper()
+		items, err := c.Evaluate(ctx, account, []service.ChecklistSubject{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return itemOf(t, items, service.RulePostalAddress)
+	}
+	sender := service.ChecklistSubject{From: "news@shop.example.com", HasSender: true, PostalAddr: "1 rue de Rivoli, France", HTML: design}
+	if it := check(acct, sender); it.Severity != service.SeverityFailure || !strings.Contains(it.Message, "organisation profile has no postal address") {
+		t.Fatalf("before the profile's address: %+v", it)
+	}
+	if _, err := svc.Profiles.Save(ctx, other, service.ProfileInput{CompanyName: "Other", AddressLine1: "9 Elm Street", City: "Leeds"}); err != nil {
+		t.Fatal(err)
+	}
+	if it := check(acct, sender); it.Severity != service.SeverityFailure {
+		t.Fatalf("another account's address counted: %+v", it)
+	}
+	if _, err := svc.Profiles.Save(ctx, acct, service.ProfileInput{CompanyName: "Shop", AddressLine1: "1 rue de Rivoli", City: "Paris"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]service.ChecklistSubject{"with a sender": sender, "with a sender without an address": {From: "news@shop.example.com", HasSender: true, HTML: design}} {
+		if it := check(acct, s); it.Severity != service.SeverityOK || !strings.Contains(it.Message, "organisation's postal address") {
+			t.Fatalf("%s, after the profile's address: %+v", name, it)
+		}
+	}
+}
+
 func TestChecklistFromDomain(t *testing.T) {
 	t.Parallel()
 	svc := dbtest.Service(t)

@@ -174,8 +174,21 @@ func (c *Checklist) Evaluate(ctx context.Context, accountID int64, subjects []Ch
 			items = append(items, wi...)
 		}
 	}
+	orgAddr := ""
 	for _, s := range subjects {
-		items = append(items, designItems(s)...)
+		if strings.Contains(s.HTML, orgAddressTag) {
+			// ((org_address)) is the organisation profile's address
+			// (unless a custom field of the account has that name).
+			vals, err := core.OrgPlaceholderValues(ctx, c.db.R, accountID, "")
+			if err != nil {
+				return nil, fmt.Errorf("checklist: evaluate: %w", err)
+			}
+			orgAddr = strings.TrimSpace(vals["org_address"])
+			break
+		}
+	}
+	for _, s := range subjects {
+		items = append(items, designItems(s, orgAddr)...)
 	}
 	rates, err := c.rates(ctx, accountID)
 	if err != nil {
@@ -212,8 +225,14 @@ func (c *Checklist) fromDomain(ctx context.Context, accountID int64, domain stri
 	return it, nil
 }
 
-// designItems are the checks of one mail's design and postal address.
-func designItems(s ChecklistSubject) []CheckItem {
+// orgAddressTag is the placeholder of the organisation profile's postal
+// address: in a design it satisfies the postal-address rule as
+// ((sender_address)) does, when the profile has an address.
+const orgAddressTag = "((org_address))"
+
+// designItems are the checks of one mail's design and postal address
+// (orgAddr: the value of ((org_address)) for the account, "" when none).
+func designItems(s ChecklistSubject, orgAddr string) []CheckItem {
 	if strings.TrimSpace(s.HTML) == "" {
 		return []CheckItem{{Rule: RuleText, Severity: SeverityWarning, Message: s.Label + "Choose a design to check its unsubscribe link, text and postal address."}}
 	}
@@ -241,7 +260,12 @@ func designItems(s ChecklistSubject) []CheckItem {
 		add(RuleImageOnly, SeverityOK, "The design is not image-only.")
 	}
 	addr := strings.TrimSpace(s.PostalAddr)
+	orgTag := strings.Contains(s.HTML, orgAddressTag)
 	switch {
+	case orgTag && orgAddr != "":
+		add(RulePostalAddress, SeverityOK, "The design shows the organisation's postal address.")
+	case orgTag && !st.senderAddress && (addr == "" || !strings.Contains(s.HTML, addr)):
+		add(RulePostalAddress, SeverityFailure, "The design shows ((org_address)), but the organisation profile has no postal address: add it on the account page.")
 	case !s.HasSender:
 		add(RulePostalAddress, SeverityWarning, "Choose a sender to check the postal address.")
 	case addr == "":
