@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,7 +25,19 @@ import (
 // connections (WAL lets them read while W writes). On PostgreSQL both are
 // the same pool.
 type DB struct {
-	W, R    *gorm.DB
+	W, R *gorm.DB
+	// Relaxed takes the writes whose commit need not wait for the disk:
+	// the send engine's group commits of outcomes. On PostgreSQL it is a
+	// small pool of its own whose sessions run with synchronous_commit
+	// off (a commit returns before its WAL flush, which follows within
+	// three of the WAL writer's delays, 600 ms by default): only a crash
+	// of the database server itself can lose such a commit, never a crash
+	// of herald. A pool rather than SET LOCAL in a transaction, so that a
+	// one-statement write stays one autocommit statement, which the
+	// server finishes even if the process stalls before its answer. On
+	// SQLite it is W (commits there wait for no flush of their own:
+	// synchronous=NORMAL in WAL mode).
+	Relaxed *gorm.DB
 	Dialect string // "sqlite" or "postgres"
 	// clock is the time of the rows written (GORM's NowFunc, the same
 	// function): models.Now as opened, the service's clock once New has
@@ -45,6 +58,10 @@ func (d *DB) WithClock(now func() time.Time) *DB {
 	c.R = c.W
 	if d.R != d.W {
 		c.R = d.R.Session(&gorm.Session{NewDB: true, NowFunc: now})
+	}
+	c.Relaxed = c.W
+	if d.Relaxed != nil && d.Relaxed != d.W {
+		c.Relaxed = d.Relaxed.Session(&gorm.Session{NewDB: true, NowFunc: now})
 	}
 	return &c
 }
@@ -83,7 +100,25 @@ func OpenDB(dsn string) (*DB, error) {
 		sqlDB.SetMaxOpenConns(20)
 		sqlDB.SetMaxIdleConns(20)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-		return &DB{W: g, R: g, Dialect: "postgres", clock: models.Now}, nil
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+		q := u.Query()
+		q.Set("synchronous_commit", "off") // a run-time parameter of every session of the pool
+		u.RawQuery = q.Encode()
+		rg, err := gorm.Open(postgres.Open(u.String()), cfg())
+		if err != nil {
+			return nil, fmt.Errorf("open postgres (relaxed pool): %w", err)
+		}
+		rdb, err := rg.DB()
+		if err != nil {
+			return nil, fmt.Errorf("open postgres (relaxed pool): %w", err)
+		}
+		rdb.SetMaxOpenConns(4)
+		rdb.SetMaxIdleConns(4)
+		rdb.SetConnMaxIdleTime(5 * time.Minute)
+		return &DB{W: g, R: g, Relaxed: rg, Dialect: "postgres", clock: models.Now}, nil
 	}
 
 	path := strings.TrimPrefix(dsn, "sqlite://")
@@ -119,7 +154,7 @@ func OpenDB(dsn string) (*DB, error) {
 	n := max(4, 2*runtime.NumCPU())
 	rdb.SetMaxOpenConns(n)
 	rdb.SetMaxIdleConns(n)
-	return &DB{W: w, R: r, Dialect: "sqlite", clock: models.Now}, nil
+	return &DB{W: w, R: r, Relaxed: w, Dialect: "sqlite", clock: models.Now}, nil
 }
 
 // Migrate applies the embedded migrations of the dialect, with those
@@ -144,19 +179,23 @@ func (d *DB) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes both pools.
+// Close closes every pool.
 func (d *DB) Close() error {
 	var first error
-	for _, g := range []*gorm.DB{d.W, d.R} {
+	pools := []*gorm.DB{d.W}
+	if d.R != d.W {
+		pools = append(pools, d.R)
+	}
+	if d.Relaxed != nil && d.Relaxed != d.W {
+		pools = append(pools, d.Relaxed)
+	}
+	for _, g := range pools {
 		sqlDB, err := g.DB()
 		if err == nil {
 			err = sqlDB.Close()
 		}
 		if err != nil && first == nil && !strings.Contains(err.Error(), "closed") {
 			first = err
-		}
-		if d.W == d.R {
-			break
 		}
 	}
 	return first

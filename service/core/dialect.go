@@ -171,27 +171,13 @@ func (d Dialect) ddl(q string) string {
 // Recorders is how many of the engine's group commits run at once
 // (delivery.EngineConfig.Recorders). The outcomes of the in-flight slots
 // wait for the commit; on PostgreSQL two at once overlap one's round
-// trips with the other's (their commits are relaxed: RelaxedCommit).
+// trips with the other's (their commits are relaxed: DB.Relaxed).
 // SQLite has one writer.
 func (d Dialect) Recorders() int {
 	if d.Postgres {
 		return 2
 	}
 	return 1
-}
-
-// RelaxedCommit is the statement that opens a transaction whose commit
-// does not wait for its WAL flush (PostgreSQL: synchronous_commit off for
-// that transaction only; the flush follows within three of the WAL
-// writer's delays, 600 ms by default). Only a crash of the database server
-// itself can lose such a commit, never a crash of herald; "" on SQLite,
-// whose commits do not wait for a flush of their own (synchronous=NORMAL
-// in WAL mode).
-func (d Dialect) RelaxedCommit() string {
-	if d.Postgres {
-		return "SET LOCAL synchronous_commit = off"
-	}
-	return ""
 }
 
 // ServerStarted is the query that answers when the database server last

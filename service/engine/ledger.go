@@ -379,6 +379,18 @@ func (l *Ledger) noteRelays(ctx context.Context, outs []delivery.Outcome) error 
 }
 
 // Record implements delivery.Store: every outcome in one transaction, the
+// group commit, through the database's relaxed pool (core.DB.Relaxed: on
+// PostgreSQL its commit does not wait for the disk). What that may lose is
+// bounded and never a message: a crash of herald loses nothing (the server
+// holds the commit); a crash of the PostgreSQL server itself loses at most
+// the outcomes of its last WAL writer delays, whose messages are then sent
+// again, as any in flight at a crash are. The process sees the server's
+// restart at its next heartbeat and gives its claims back
+// (liveness.beat), so none stays claimed by a live process with its
+// outcome lost. A message's slot stays taken until its outcome's commit
+// returns, as before: the in-flight bound of a crash of herald holds.
+//
+// Every outcome in one transaction, the
 // ledger rows and the send's counters together, so the counters are
 // exact (only rows this process still holds count). worker is set only
 // while a row is claimed (state 1), so "worker = ?" alone says so; adding
@@ -461,16 +473,16 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
-			err := l.relaxed(ctx, func(tx *gorm.DB) error {
-				if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
-					return tx.Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
+			var err error
+			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
 					`+deliveredDaily, now, ids, l.live.worker, now, sendID, record.DayOf(now.Time)).Error
-				}
+			} else {
 				// With the account's delivered events, still one statement.
-				return tx.Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
 					ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
 					`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
-			})
+			}
 			if err != nil {
 				return fmt.Errorf("ledger: record deliveries of send %d: %w", sendID, err)
 			}
@@ -478,7 +490,7 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		}
 	}
 	var paused []int64
-	err := l.relaxed(ctx, func(tx *gorm.DB) error {
+	err := l.db.Relaxed.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		paused = paused[:0]
 		days := map[int64]record.Daily{} // account → its day's figures, written last
 		add := func(sendID int64, col string, n int64) {
@@ -611,29 +623,6 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		l.pausedNow(paused)
 	}
 	return nil
-}
-
-// relaxed runs fn in a transaction of the writer whose commit does not
-// wait for the database's disk (core.Dialect.RelaxedCommit): the group
-// commits of outcomes. What may be lost is bounded and never a message:
-// a crash of herald loses nothing (the server holds the commit), and a
-// crash of the PostgreSQL server itself loses at most the outcomes
-// committed in its last WAL writer delays (600 ms by default), whose
-// messages are then sent again, as any in flight at a crash are. The
-// process sees the server's restart at its next heartbeat and gives its
-// claims back (liveness.beat), so none stays claimed by a live process
-// with its outcome lost. Until the outcome's commit returns, the
-// message's slot stays taken, as before: the in-flight bound of a crash
-// of herald is unchanged.
-func (l *Ledger) relaxed(ctx context.Context, fn func(tx *gorm.DB) error) error {
-	return l.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if q := l.db.SQL().RelaxedCommit(); q != "" {
-			if err := tx.Exec(q).Error; err != nil {
-				return fmt.Errorf("ledger: relax the commit: %w", err)
-			}
-		}
-		return fn(tx)
-	})
 }
 
 // refusal is a message that was not delivered, with why: the ledger's

@@ -52,7 +52,7 @@ func (l *liveness) beat(ctx context.Context) error {
 	l.last = at
 	l.mu.Unlock()
 	if restarted {
-		// The outcomes' relaxed commits (Ledger.relaxed) of the server's
+		// The outcomes' relaxed commits (core.DB.Relaxed) of the server's
 		// last moments may be lost, their messages still claimed by this
 		// process: every claim goes back to the queue. The jobs claimed
 		// before are of the old epoch, so none is handed over any more;

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"herald/service/engine"
 	"herald/service/servicetest"
 )
@@ -58,6 +60,32 @@ func TestServerRestartGivesClaimsBack(t *testing.T) {
 	for i, j := range jobs {
 		if j.Fresh() {
 			t.Fatalf("job %d claimed before the restart may still be handed over", i)
+		}
+	}
+}
+
+// The outcomes' pool commits without waiting for the disk on PostgreSQL,
+// and every other write still waits; on SQLite both are the one writer.
+func TestRelaxedPoolOnlyForOutcomes(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, false)
+	db := f.Svc.DB
+	if !db.SQL().Postgres {
+		if db.Relaxed != db.W {
+			t.Fatal("SQLite: the relaxed pool is not the one writer")
+		}
+		return
+	}
+	show := func(g *gorm.DB) string {
+		var v string
+		if err := g.Raw("SHOW synchronous_commit").Scan(&v).Error; err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for range 3 { // several connections of each pool
+		if w, r := show(db.W), show(db.Relaxed); w != "on" || r != "off" {
+			t.Fatalf("synchronous_commit: writer %q, relaxed %q; want on, off", w, r)
 		}
 	}
 }
