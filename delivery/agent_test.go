@@ -27,3 +27,12 @@ func TestClassifyAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestMarkLinks(t *testing.T) {
+	doc := `<p><a href="https://a.example/x">A</a> <a href="mailto:x@y">M</a> <a href=" https://a.example/x ">A again</a><a href="https://b.example/">B</a></p>`
+	got := MarkLinks(doc, func(i int) string { return "[" + string(rune('0'+i)) + "]" })
+	want := `<p><a href="https://a.example/x">[0]A</a> <a href="mailto:x@y">M</a> <a href="https://a.example/x">[0]A again</a><a href="https://b.example/">[1]B</a></p>`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
