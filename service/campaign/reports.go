@@ -133,31 +133,42 @@ func (s *SingleSends) Compare(ctx context.Context, accountID int64, utrs []strin
 		return nil, core.Invalid("sends", fmt.Sprintf("Choose from 2 to %d completed sends to compare.", CompareMax))
 	}
 	for i := range out {
-		c := &out[i]
-		var rows []struct {
-			Kind, Hour int
-			People     int64
-		}
-		if err := s.db.R.WithContext(ctx).Raw("SELECT kind, hour, people FROM send_hit_hours WHERE send_id = ?", c.Send.ID).Scan(&rows).Error; err != nil {
-			return nil, fmt.Errorf("single sends: compare: hours of send %d: %w", c.Send.ID, err)
-		}
-		c.OpenedBy, c.ClickedBy = make([]int64, CompareHours), make([]int64, CompareHours)
-		for _, r := range rows {
-			if r.Hour < 0 || r.Hour >= CompareHours {
-				continue
-			}
-			if r.Kind == 1 {
-				c.OpenedBy[r.Hour] += r.People
-			} else {
-				c.ClickedBy[r.Hour] += r.People
-			}
-		}
-		for h := 1; h < CompareHours; h++ {
-			c.OpenedBy[h] += c.OpenedBy[h-1]
-			c.ClickedBy[h] += c.ClickedBy[h-1]
+		var err error
+		if out[i].OpenedBy, out[i].ClickedBy, err = s.Hours(ctx, out[i].Send); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// Hours reads a send's messages first opened and first clicked by a
+// person within h+1 hours of their delivery, for h from 0 to
+// CompareHours-1 (cumulative; the last holds every later one). ss is a
+// send of the caller's account (Get). Counted since the hours were kept.
+func (s *SingleSends) Hours(ctx context.Context, ss *models.SingleSend) (opened, clicked []int64, err error) {
+	var rows []struct {
+		Kind, Hour int
+		People     int64
+	}
+	if err := s.db.R.WithContext(ctx).Raw("SELECT kind, hour, people FROM send_hit_hours WHERE send_id = ?", ss.ID).Scan(&rows).Error; err != nil {
+		return nil, nil, fmt.Errorf("single sends: hours of send %d: %w", ss.ID, err)
+	}
+	opened, clicked = make([]int64, CompareHours), make([]int64, CompareHours)
+	for _, r := range rows {
+		if r.Hour < 0 || r.Hour >= CompareHours {
+			continue
+		}
+		if r.Kind == 1 {
+			opened[r.Hour] += r.People
+		} else {
+			clicked[r.Hour] += r.People
+		}
+	}
+	for h := 1; h < CompareHours; h++ {
+		opened[h] += opened[h-1]
+		clicked[h] += clicked[h-1]
+	}
+	return opened, clicked, nil
 }
 
 // Completed lists the account's latest completed sends (at most limit),
