@@ -55,6 +55,9 @@ func ClassifyAgent(ua string) AgentClass {
 	case has("applewebkit") && !has("safari/", "chrome/", "crios/", "fxios/", "edg") && has("mac os x", "iphone", "ipad"):
 		// Apple Mail loads images with WebKit but names no browser.
 		c.Client = ClientAppleMail
+	case strings.TrimSpace(ua) == "Mozilla/5.0":
+		// Apple Mail Privacy Protection's bare agent (machine rule 10).
+		c.Client = ClientAppleMail
 	}
 	switch {
 	case has("ipad", "tablet") || (has("android") && !has("mobile")):

@@ -19,6 +19,7 @@ func TestClassifyAgent(t *testing.T) {
 		{"Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36", ClientOther, DeviceMobile},
 		{"Mozilla/5.0 (Linux; Android 13; SM-X700) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36", ClientOther, DeviceTablet},
 		{"", ClientOther, DeviceUnknown},
+		{"Mozilla/5.0", ClientAppleMail, DeviceUnknown},
 		{"curl/8.5.0", ClientOther, DeviceUnknown},
 	} {
 		got := ClassifyAgent(tc.ua)
