@@ -241,6 +241,7 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/single/send/duplicate?utr=nope", nil, lower},
 		{"GET", "/api/single/send/duplicate?utr=nope", nil, lower},
 		{"GET", "/api/single-send/details?utr=nope", nil, lower},
+		{"GET", "/api/single-send/report?utr=nope", nil, lower},
 		{"POST", "/api/single/send/update", sendUpdate, upper},
 		{"DELETE", "/api/single/send/delete?utr=nope", nil, lower},
 		{"POST", "/api/single/send/bulk-delete", form("strIds[]", "nope"), lower},

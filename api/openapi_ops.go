@@ -319,6 +319,13 @@ func operations() []op {
 			query: []param{utrQuery("The send's utr.")}, ok: okText("Duplicated Successfully"), nf: nfLower},
 		{method: "GET", path: "/single-send/details", tag: tSingle, summary: "Read a single send (as an array of one)",
 			query: []param{utrQuery("The send's utr.")}, ok: okObject(obj{"singleSend": obj{"type": "array", "items": ref("SingleSend"), "minItems": 1, "maxItems": 1}}), nf: nfLower},
+		{method: "GET", path: "/single-send/report", tag: tSingle, summary: "Who opened and clicked a send, where and on what",
+			desc: "Beyond the spec: people's first opens and clicks by mail client (`gmail`, `apple_mail`, `outlook`, `yahoo`, `thunderbird`, `other`), device (`desktop`, `mobile`, `tablet`, `unknown`) " +
+				"and country (ISO 3166-1 alpha-2, `\"\"` unknown; all unknown when `countries_known` is false: no IP-to-country database on the server), most opened first. " +
+				"Machines (privacy proxies, link scanners) apart: their counted opens and clicks by the service their agent names. " +
+				"`opened_within_hours[h]`, `clicked_within_hours[h]`: messages first opened (clicked) by a person within h+1 hours of their delivery; 337 entries, the last holding every later one. " +
+				"Counted from the version that keeps them on (earlier opens and clicks are in no class).",
+			query: []param{utrQuery("The send's utr.")}, ok: okObject(obj{"report": ref("SendReport")}), nf: nfLower},
 		{method: "POST", path: "/single/send/update", tag: tSingle, summary: "Update (and trigger) a single send",
 			desc: "A running or completed send cannot be updated (422).",
 			body: fields(append([]string{"utr"}, singleSendRequired...), with(singleSendBody, obj{"utr": str("The send's utr.")})),

@@ -104,6 +104,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/single/send/duplicate", a.duplicateSingleSend)
 	r.Get("/single/send/duplicate", a.duplicateSingleSend)
 	r.Get("/single-send/details", a.singleSendDetails)
+	r.Get("/single-send/report", a.singleSendReport) // beyond the spec: clients, devices, countries, hours
 	r.Post("/single/send/update", a.updateSingleSend)
 	r.Delete("/single/send/delete", a.deleteSingleSend)
 	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)

@@ -112,6 +112,7 @@ var routeScopes = map[routeKey]routeAccess{
 	{"POST", "/single/send/duplicate"}:   changes("single_sends"),
 	{"GET", "/single/send/duplicate"}:    changes("single_sends"), // makes a copy
 	{"GET", "/single-send/details"}:      reads("single_sends"),
+	{"GET", "/single-send/report"}:       reads("single_sends"),
 	{"POST", "/single/send/update"}:      changes("single_sends"),
 	{"DELETE", "/single/send/delete"}:    changes("single_sends"),
 	{"POST", "/single/send/bulk-delete"}: changes("single_sends"),

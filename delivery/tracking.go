@@ -18,6 +18,22 @@ import (
 // (mailto:, anchors, placeholders such as ((unsubscribe_preferences)))
 // stay as they are. The rest of the document is kept byte for byte.
 func TrackLinks(doc string, rewrite func(i int, href string) string) (string, []string) {
+	return walkLinks(doc, func(i int, href string) (string, string) { return rewrite(i, href), "" })
+}
+
+// MarkLinks inserts mark(i) at the start of the content of every link
+// TrackLinks would track, where i is the index TrackLinks gives it (the
+// index in a send's links): the click map draws each link's clicks there.
+// mark's answer is written as it is (HTML). Hrefs and the rest of the
+// document stay as they are.
+func MarkLinks(doc string, mark func(i int) string) string {
+	out, _ := walkLinks(doc, func(i int, href string) (string, string) { return href, mark(i) })
+	return out
+}
+
+// walkLinks writes doc with the href of each trackable link replaced by
+// edit's first answer and its second written after the link's start tag.
+func walkLinks(doc string, edit func(i int, href string) (string, string)) (string, []string) {
 	var b strings.Builder
 	b.Grow(len(doc) + len(doc)/8)
 	var links []string
@@ -58,7 +74,8 @@ func TrackLinks(doc string, rewrite func(i int, href string) string) (string, []
 			index[href] = i
 			links = append(links, href)
 		}
-		tok.Attr[hrefAt].Val = rewrite(i, href)
+		var after string
+		tok.Attr[hrefAt].Val, after = edit(i, href)
 		b.WriteByte('<')
 		b.WriteString(tok.Data)
 		for _, a := range tok.Attr {
@@ -72,6 +89,7 @@ func TrackLinks(doc string, rewrite func(i int, href string) string) (string, []
 			b.WriteByte('/')
 		}
 		b.WriteByte('>')
+		b.WriteString(after)
 	}
 	return b.String(), links
 }

@@ -13,7 +13,10 @@ type (
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
 	PreviewOf        = campaign.PreviewOf
+	Audience         = campaign.Audience
 	CheckItem        = campaign.CheckItem
+	ClassCount       = campaign.ClassCount
+	Compared         = campaign.Compared
 	ChecklistSubject = campaign.ChecklistSubject
 	ChosenDesign     = campaign.ChosenDesign
 	DesignInput      = campaign.DesignInput
@@ -30,6 +33,8 @@ type (
 )
 
 const (
+	CompareHours      = campaign.CompareHours
+	CompareMax        = campaign.CompareMax
 	ChecklistField    = campaign.ChecklistField
 	ChoiceDesign      = campaign.ChoiceDesign
 	ChoiceHTML        = campaign.ChoiceHTML

@@ -26,6 +26,7 @@ import (
 	"herald/service/engine"
 	"herald/service/identity"
 	"herald/service/internal/record"
+	"herald/world"
 )
 
 // Service gathers the areas' services; build it with New.
@@ -124,6 +125,10 @@ type Config struct {
 	// MachineRanges (HERALD_MACHINE_RANGES) are address ranges whose opens
 	// and clicks are a machine's, besides delivery.MachineRules' own.
 	MachineRanges []netip.Prefix
+	// Countries (HERALD_GEOIP, HERALD_GEOIP_V6) names the country of the
+	// address of each open and click for the reports; nil: no country is
+	// kept and the reports say so.
+	Countries *world.GeoIP
 	// PasswordCost is the bcrypt cost of passwords hashed; 0:
 	// bcrypt.DefaultCost (tests lower it).
 	PasswordCost int
@@ -179,7 +184,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 	audit := id.Audit
 	aud := audience.New(audience.Config{DB: db, Audit: audit, Settings: settings, ImportDone: mail.ImportDone})
 	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,
-		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated, Events: events, Bounces: del.Bounces})
+		Contacts: aud.Contacts, Groups: aud.Groups, DomainAuth: checks.Authenticated, Events: events, Bounces: del.Bounces, Countries: cfg.Countries.Loaded()})
 	svc := &Service{
 		DomainChecks:  checks,
 		DB:            db,
@@ -204,7 +209,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Messages:      camp.Messages,
 		Checklist:     camp.Checklist,
 		Suppressions:  del.Suppressions,
-		Tracking:      engine.NewTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges),
+		Tracking:      engine.NewTracking(db, events, cfg.BaseURL, now, cfg.MachineRanges, cfg.Countries),
 		Automations:   camp.Automations,
 		Accounts:      id.Accounts,
 		Unsubscribers: aud.Unsubscribers,

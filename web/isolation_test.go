@@ -198,6 +198,8 @@ func TestSingleSendsAreIsolated(t *testing.T) {
 	}{
 		{"GET", "/single-sends/" + utr, nil},
 		{"GET", "/single-sends/" + utr + "/edit", nil},
+		{"GET", "/single-sends/" + utr + "/click-map", nil},
+		{"GET", "/single-sends/compare?utr=" + utr + "&utr=" + utr, nil},
 		{"GET", "/single-sends/" + utr + "/progress", nil},
 		{"GET", "/single-sends/" + itoa(sendA.ID), nil}, // by id, as the service also finds sends
 		{"GET", "/single-sends/preview?template=current&utr=" + utr, nil},

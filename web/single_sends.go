@@ -637,6 +637,11 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 	for _, l := range links {
 		st.Links = append(st.Links, singlesends.LinkRow{URL: l.URL, Clicks: l.Clicks, Human: l.Human})
 	}
+	a, err := w.svc.SingleSends.Audience(c.UserContext(), ss)
+	if err != nil {
+		return st, err
+	}
+	st.Reach = reachOf(a)
 	return st, nil
 }
 

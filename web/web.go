@@ -269,10 +269,12 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/single-sends/draft", service.ActPrepare, w.saveDraft) // a draft is never armed: an editor's work
 	r.get("/single-sends/calendar", service.ActRead, w.sendsCalendar)
 	r.get("/single-sends/preview", service.ActRead, w.previewSendDesign)
+	r.get("/single-sends/compare", service.ActRead, w.compareSends)
 	r.get("/single-sends/:utr", service.ActRead, w.showSend)
 	r.post("/single-sends/:utr", service.ActSend, w.updateSend)
 	r.get("/single-sends/:utr/edit", service.ActRead, w.editSend)
 	r.get("/single-sends/:utr/progress", service.ActRead, w.sendProgress)
+	r.get("/single-sends/:utr/click-map", service.ActRead, w.sendClickMap)
 	r.post("/single-sends/:utr/duplicate", service.ActPrepare, w.duplicateSend)
 	r.post("/single-sends/:utr/delete", service.ActSend, w.deleteSend)
 	r.post("/single-sends/:utr/resume", service.ActSend, w.resumeSend)

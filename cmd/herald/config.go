@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"herald/delivery"
 	"herald/service"
 	"herald/web"
+	"herald/world"
 )
 
 // config is what the environment sets (decisions.md section 1).
@@ -58,6 +60,10 @@ type config struct {
 	// MachineRanges is HERALD_MACHINE_RANGES: address ranges whose opens
 	// and clicks are a machine's (a scanner the built-in rules miss).
 	MachineRanges []netip.Prefix
+	// Countries is read from HERALD_GEOIP and HERALD_GEOIP_V6 (default:
+	// Debian's geoip-database files; "off": none): the country of opens
+	// and clicks in the reports. nil when no file is there.
+	Countries *world.GeoIP
 	// EventWebhookPrivate is HERALD_EVENT_WEBHOOK_PRIVATE=1: event
 	// webhook endpoints may be loopback or private addresses.
 	EventWebhookPrivate bool
@@ -157,6 +163,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.TrustedProxies = proxies
 	if c.MachineRanges, err = delivery.ParseMachineRanges(getenv("HERALD_MACHINE_RANGES")); err != nil {
 		return c, fmt.Errorf("HERALD_MACHINE_RANGES: %w", err)
+	}
+	v4, v6 := cmp.Or(getenv("HERALD_GEOIP"), world.DebianGeoIP), cmp.Or(getenv("HERALD_GEOIP_V6"), world.DebianGeoIPv6)
+	if v4 == "off" {
+		v4 = ""
+	}
+	if v6 == "off" {
+		v6 = ""
+	}
+	if c.Countries, err = world.OpenGeoIP(v4, v6); err != nil {
+		return c, fmt.Errorf("HERALD_GEOIP: %w", err)
 	}
 	c.Webhooks = web.WebhookOptions{
 		SESCertFile:             getenv("HERALD_SES_CERT_FILE"),

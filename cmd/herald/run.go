@@ -116,7 +116,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	svc, err := service.New(db, service.Config{Transport: transport, BaseURL: cfg.BaseURL, SystemFrom: cfg.MailFrom, BounceAddress: cfg.BounceAddress,
 		DomainChecks: cfg.domainChecks(), SignupClosed: !cfg.Signup, SecretKey: cfg.SecretKey,
-		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhookPrivate, MachineRanges: cfg.MachineRanges})
+		SoftBounceLimit: cfg.SoftBounceLimit, EventWebhooksPrivate: cfg.EventWebhookPrivate, MachineRanges: cfg.MachineRanges, Countries: cfg.Countries})
 	if err != nil {
 		return fmt.Errorf("HERALD_BOUNCE_ADDRESS: %w", err)
 	}

@@ -31,6 +31,9 @@ type Config struct {
 	// that makes its id (its Message-ID).
 	Events  *record.Events
 	Bounces *deliverability.Bounces
+	// Countries reports whether an IP-to-country database names the
+	// country of opens and clicks (the reports say when none does).
+	Countries bool
 }
 
 // Services are the campaign area's services: designs, single sends (with their A/B
@@ -49,7 +52,7 @@ func New(c Config) *Services {
 	checklist := NewChecklist(c.DB, c.Now, c.DomainAuth)
 	return &Services{
 		Designs:     &Designs{db: c.DB, contacts: c.Contacts},
-		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
+		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups, countries: c.Countries},
 		Automations: &Automations{db: c.DB, baseURL: c.BaseURL, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
 		Checklist:   checklist,
 		Messages:    &Messages{db: c.DB, now: c.Now, engine: c.Signals, events: c.Events, bounces: c.Bounces, designs: &Designs{db: c.DB, contacts: c.Contacts}},

@@ -144,6 +144,13 @@ func (s *Designs) Preview(ctx context.Context, accountID int64, htmlCode string,
 	return delivery.Compile(htmlCode).Render(delivery.HTMLEscaped(func(name string) string { return values[name] })), nil
 }
 
+// PreviewMarked is Preview of htmlCode with mark(i) inserted at the start
+// of each tracked link, i its index in a send's links (the click map).
+// mark's answer is HTML written as it is. Errors: as Preview.
+func (s *Designs) PreviewMarked(ctx context.Context, accountID int64, htmlCode string, mark func(i int) string) (string, error) {
+	return s.Preview(ctx, accountID, delivery.MarkLinks(htmlCode, mark), 0)
+}
+
 // orgValues puts the account's organisation profile's placeholders into
 // values, the logo's address relative to this server (previews are shown
 // by it).

@@ -30,6 +30,7 @@ type SingleSends struct {
 	checklist *Checklist      // refuses a failing send when the account blocks on it
 	audit     *identity.Audit
 	groups    *audience.Groups // the unsubscribe groups a send may name
+	countries bool             // an IP-to-country database names the countries of hits
 }
 
 // SingleSendInput is the body of create and update (api.md, Single sends).
@@ -776,6 +777,12 @@ func (s *SingleSends) BulkDelete(ctx context.Context, accountID int64, utrs []st
 			}
 			if err := tx.Exec("DELETE FROM send_events WHERE send_id IN ?", part).Error; err != nil {
 				return fmt.Errorf("single sends: drop the events of deleted sends: %w", err)
+			}
+			if err := tx.Exec("DELETE FROM send_hit_classes WHERE send_id IN ?", part).Error; err != nil {
+				return fmt.Errorf("single sends: drop the report counts of deleted sends: %w", err)
+			}
+			if err := tx.Exec("DELETE FROM send_hit_hours WHERE send_id IN ?", part).Error; err != nil {
+				return fmt.Errorf("single sends: drop the report hours of deleted sends: %w", err)
 			}
 			if err := tx.Model(&models.SingleSend{}).Where("user_id = ? AND id IN ?", accountID, part).
 				Updates(map[string]any{"deleted_at": now, "armed": 0, "status": models.SendCompleted, "updated_at": now}).Error; err != nil {

@@ -14,6 +14,7 @@ import (
 	"herald/models"
 	"herald/service/core"
 	"herald/service/internal/record"
+	"herald/world"
 )
 
 // Tracking answers the public links inside sent mail: the open pixel, the
@@ -25,6 +26,7 @@ type Tracking struct {
 	baseURL string
 	now     func() time.Time // the clock of the tracking windows
 	rules   *delivery.MachineRules
+	geo     *world.GeoIP // the country of a hit's address (nil: none)
 
 	mu  sync.Mutex
 	key []byte
@@ -32,9 +34,10 @@ type Tracking struct {
 
 // NewTracking answers the links and pixels of mails sent with the
 // service's tracking key; opens and clicks from machineRanges count as a
-// machine's.
-func NewTracking(db *core.DB, events *record.Events, baseURL string, now func() time.Time, machineRanges []netip.Prefix) *Tracking {
-	return &Tracking{db: db, events: events, baseURL: baseURL, now: now, rules: &delivery.MachineRules{Extra: machineRanges}}
+// machine's. geo names the country of a hit's address for the reports
+// (nil: no country is kept).
+func NewTracking(db *core.DB, events *record.Events, baseURL string, now func() time.Time, machineRanges []netip.Prefix, geo *world.GeoIP) *Tracking {
+	return &Tracking{db: db, events: events, baseURL: baseURL, now: now, rules: &delivery.MachineRules{Extra: machineRanges}, geo: geo}
 }
 
 func (t *Tracking) tokenKey(ctx context.Context) ([]byte, error) {
@@ -165,6 +168,9 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 	nowMS, since := now.UnixMilli(), now.Add(-countEvery).UnixMilli()
 	at := models.NewTimestamp(now)
 	rules := t.rules
+	// What the reports keep of the request: its class, not the agent or
+	// the address.
+	class, country := delivery.ClassifyAgent(h.UserAgent), t.geo.Country(h.IP)
 	err := t.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var st messageActivity
 		if err := tx.Raw("SELECT sent_at, open_counted_at, click_counted_at, opened_at, clicked_at, human_opened_at, human_clicked_at, human_open_counted_at, human_click_counted_at, last_click_at, last_click_link, human_click_event FROM send_messages WHERE id = ?"+
@@ -193,6 +199,9 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				}
 				if st.HumanClickedAt == 0 {
 					takenBack = first
+					if err := addHitHour(tx, m.SendID, 2, hoursAfter(st.SentAt, time.UnixMilli(first)), -1); err != nil {
+						return err
+					}
 				}
 				humanCountedAt, humanFirstAt = st.HumanClickCountedAt, st.HumanClickedAt
 			}
@@ -257,8 +266,8 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 			if !human {
 				machine = 1
 			}
-			if err := tx.Exec("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?)",
-				m.SendID, m.ID, k.kind, link, at, machine, linkRaw, linkHuman).Error; err != nil {
+			if err := tx.Exec("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human, client, device, country) VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?)",
+				m.SendID, m.ID, k.kind, link, at, machine, linkRaw, linkHuman, class.Client, class.Device, country).Error; err != nil {
 				return fmt.Errorf("tracking: record the link click of message %d: %w", m.ID, err)
 			}
 		}
@@ -273,9 +282,23 @@ func (t *Tracking) count(ctx context.Context, m *models.SendMessage, k *trackKin
 				judged = 1
 			}
 			var row int64
-			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-				m.SendID, m.ID, k.kind, link, at, raw, hc, judged, linkRaw, linkHuman).Scan(&row).Error; err != nil {
+			if err := tx.Raw("INSERT INTO send_events (send_id, message_id, kind, link, at, raw, human, machine, link_raw, link_human, client, device, country) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+				m.SendID, m.ID, k.kind, link, at, raw, hc, judged, linkRaw, linkHuman, class.Client, class.Device, country).Scan(&row).Error; err != nil {
 				return fmt.Errorf("tracking: record the event of message %d: %w", m.ID, err)
+			}
+			// The report's class counts: a person's hit where the human
+			// counters moved, a machine's where the raw ones did.
+			hits, people := hc, hf
+			if machine {
+				hits, people = raw, 0
+			}
+			if err := addHitClass(tx, m.SendID, k.kind, judged, class, country, hits, people); err != nil {
+				return err
+			}
+			if hf > 0 {
+				if err := addHitHour(tx, m.SendID, k.kind, hoursAfter(st.SentAt, now), 1); err != nil {
+					return err
+				}
 			}
 			if click && hc > 0 {
 				sets, args = append(sets, "human_click_event = ?"), append(args, row)
@@ -326,6 +349,18 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 	if err := tx.Exec("UPDATE send_events SET human = 0, link_human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
 		return fmt.Errorf("tracking: mark event %d a machine's: %w", *st.HumanClickEvent, err)
 	}
+	// The click leaves its class's people for its machines.
+	var ev struct{ Client, Device, Country string }
+	if err := tx.Raw("SELECT client, device, country FROM send_events WHERE id = ?", *st.HumanClickEvent).Scan(&ev).Error; err != nil {
+		return fmt.Errorf("tracking: class of event %d: %w", *st.HumanClickEvent, err)
+	}
+	class := delivery.AgentClass{Client: ev.Client, Device: ev.Device}
+	if err := addHitClass(tx, m.SendID, 2, 0, class, ev.Country, -1, -unique); err != nil {
+		return err
+	}
+	if err := addHitClass(tx, m.SendID, 2, 1, class, ev.Country, 1, 0); err != nil {
+		return err
+	}
 	if unique > 0 {
 		st.HumanClickedAt = 0
 	}
@@ -338,6 +373,44 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 	// again from its mails.
 	if err := record.Reengaged(tx, m.UserID, m.Email); err != nil {
 		return err
+	}
+	return nil
+}
+
+// addHitClass adds hits and people to a send's counts of one class of
+// opens (kind 1) or clicks (kind 2), people's (machine 0) or machines'.
+func addHitClass(tx *gorm.DB, sendID int64, kind, machine int, class delivery.AgentClass, country string, hits, people int64) error {
+	if hits == 0 && people == 0 {
+		return nil
+	}
+	if err := tx.Exec("INSERT INTO send_hit_classes (send_id, kind, machine, client, device, country, hits, people) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "+
+		"ON CONFLICT (send_id, kind, machine, client, device, country) DO UPDATE SET hits = send_hit_classes.hits + excluded.hits, people = send_hit_classes.people + excluded.people",
+		sendID, kind, machine, class.Client, class.Device, country, hits, people).Error; err != nil {
+		return fmt.Errorf("tracking: count the class of a hit on send %d: %w", sendID, err)
+	}
+	return nil
+}
+
+// maxHitHour is the last hour after delivery the compare page's curves
+// tell apart; later first opens and clicks count in it.
+const maxHitHour = 14 * 24
+
+// hoursAfter is the whole hours from a message's delivery to at (0 when
+// its delivery time is unknown), at most maxHitHour.
+func hoursAfter(sent *models.Timestamp, at time.Time) int {
+	if sent == nil || sent.IsZero() || at.Before(sent.Time) {
+		return 0
+	}
+	return min(int(at.Sub(sent.Time)/time.Hour), maxHitHour)
+}
+
+// addHitHour adds people to the messages of a send first opened (kind 1)
+// or clicked (kind 2) by a person hour hours after delivery.
+func addHitHour(tx *gorm.DB, sendID int64, kind, hour int, people int64) error {
+	if err := tx.Exec("INSERT INTO send_hit_hours (send_id, kind, hour, people) VALUES (?, ?, ?, ?) "+
+		"ON CONFLICT (send_id, kind, hour) DO UPDATE SET people = send_hit_hours.people + excluded.people",
+		sendID, kind, hour, people).Error; err != nil {
+		return fmt.Errorf("tracking: count the hour of a first hit on send %d: %w", sendID, err)
 	}
 	return nil
 }

@@ -237,6 +237,9 @@ type Status struct {
 	Loc      *time.Location
 	CSRF     string
 	Outcomes Outcomes
+	// Reach: who opened and clicked, where and on what (a completed
+	// send's; nil otherwise).
+	Reach *Reach
 }
 
 // Outcomes says, for people, what went wrong with messages of a send:
