@@ -148,6 +148,12 @@ type SingleSend struct {
 	Message        int     `json:"-"`
 	MessageData    string  `json:"-"`
 	IdempotencyKey *string `json:"-"`
+
+	// ResendOf (console only) makes the send a resend of the completed
+	// send it names: its audience is that send's recipients who were
+	// delivered and did not open or click as a person, read when it
+	// starts; nil for any other send.
+	ResendOf *int64 `json:"-"`
 }
 
 // TableName names the table.

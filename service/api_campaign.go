@@ -10,6 +10,7 @@ import (
 
 type (
 	ABTestInput      = campaign.ABTestInput
+	ResendInput      = campaign.ResendInput
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
 	PreviewOf        = campaign.PreviewOf

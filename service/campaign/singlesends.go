@@ -466,6 +466,9 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
+	if cur.ResendOf != nil {
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgResendLocked}
+	}
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
@@ -577,6 +580,9 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
+	}
+	if cur.ResendOf != nil {
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgResendLocked}
 	}
 	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, models.SendInitiate, 0); err != nil {
 		return nil, fmt.Errorf("single sends: save a draft: %w", err)
@@ -733,6 +739,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
 	cp.LocalBase = 0                                    // the copy's waves count from its own start
 	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
+	cp.ResendOf = nil                                   // a copy of a resend goes to its targets, as any send
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, fmt.Errorf("single sends: save the copy of send %d: %w", cur.ID, err)
