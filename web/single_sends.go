@@ -724,6 +724,9 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 	if d.AB, err = w.abTestOf(ctx, acct, ss); err != nil {
 		return err
 	}
+	if d.Original, err = w.svc.SingleSends.Original(ctx, acct, ss); err != nil {
+		return err
+	}
 	if w.opt.Relays != nil {
 		rc, err := w.svc.SingleSends.Relays(ctx, acct, ss.ID)
 		if err != nil {
