@@ -77,7 +77,7 @@ func TestBrowserResendToThoseWhoDidNotOpen(t *testing.T) {
 	}
 	orig, err := svc.SingleSends.Create(ctx, acct.ID, service.SingleSendInput{TemplateID: "1",
 		TemplateHTML: `<html><body><p>Hello ((first_name)), our sale starts on Monday.</p><p>((sender_address))</p><a href="((unsubscribe_preferences))">Unsubscribe</a></body></html>`,
-		SenderID: strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10), SingleSendName: "Spring sale",
+		SenderID:     strconv.FormatInt(snd.ID, 10), UnsubscribeGroupID: strconv.FormatInt(g.ID, 10), SingleSendName: "Spring sale",
 		Subject: "Spring sale", Preheader: "Thirty percent off", RecipientID: []string{"contacts_" + strconv.FormatInt(ct.ID, 10)}, ScheduleType: "0"})
 	if err != nil {
 		t.Fatal(err)
