@@ -130,6 +130,9 @@ type SingleSend struct {
 	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
 	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
 	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
+	// ABDesigns are the variants' own designs (HTML, by variant; "" or
+	// missing: the send's design): a test of content, not only subjects.
+	ABDesigns StringArray `json:"-" gorm:"column:ab_designs"`
 
 	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
 	// sent, in the account's public archive. In records it follows the

@@ -12,9 +12,11 @@ import (
 	"herald/service/internal/record"
 )
 
-// A/B subject tests. A single send may try two to four
-// subjects (each with its own preheader, or the send's) on a share of its
-// audience. The split is made in the pass that writes the ledger rows:
+// A/B tests. A single send may try two to four variants on a share of
+// its audience: subjects (each with its own preheader, or the send's),
+// and, for a test of content, designs (each variant's own, or the
+// send's; a variant of content keeps the send's subject unless given
+// one). The split is made in the pass that writes the ledger rows:
 // each row's source key is hashed (with the send's id as salt) into one of
 // 10,000 buckets; a row whose bucket falls in the test share is queued at
 // once with its variant (bucket mod the number of variants, plus one), the
@@ -47,8 +49,12 @@ const (
 // send (not in the API).
 type ABTestInput struct {
 	On         bool
-	Subjects   []string // 2 to 4 non-empty; empty items are dropped with their preheaders
+	Subjects   []string // 2 to 4 variants; a variant with neither subject nor design is dropped with its preheader
 	Preheaders []string // by subject; "" takes the send's preheader
+	// Designs are the variants' own designs (HTML, by subject; "" takes
+	// the send's design). A variant with a design and no subject takes
+	// the send's subject: a test of content.
+	Designs []string
 	Share      string   // per cent of the audience in the test: 5 to 50
 	Metric     string   // "opens" or "clicks"
 	Wait       string   // minutes before the winner is chosen: 1 to 10080
@@ -61,33 +67,61 @@ const (
 	msgABMetric   = "The winner must be chosen by unique opens or unique clicks."
 	msgABWait     = "The wait must be between 1 minute and 7 days."
 	msgABLocal    = "An A/B test cannot go out at a local time."
+	msgABSame     = "Two variants of the A/B test are the same: give each its own subject, preheader or design."
 )
 
 // checkAB validates the A/B option into ss (problems in p).
 func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
+	ss.ABDesigns = models.StringArray{}
 	if !in.On {
 		return
 	}
-	var subjects, preheaders models.StringArray
+	var subjects, preheaders, designs models.StringArray
+	content := false // a test of content: some variant has its own design
+	for i := range in.Subjects {
+		content = content || (i < len(in.Designs) && strings.TrimSpace(in.Designs[i]) != "")
+	}
 	for i, s := range in.Subjects {
 		s = strings.TrimSpace(s)
-		if s == "" {
+		design := ""
+		if i < len(in.Designs) && strings.TrimSpace(in.Designs[i]) != "" {
+			design = in.Designs[i]
+		}
+		// An empty variant is dropped, but for the first of a test of
+		// content: variant A is then the send as it is.
+		if s == "" && design == "" && (!content || i > 0) {
 			continue
+		}
+		if s == "" {
+			s = ss.Subject // a variant of content keeps the send's subject
 		}
 		pre := ""
 		if i < len(in.Preheaders) {
 			pre = strings.TrimSpace(in.Preheaders[i])
 		}
-		subjects, preheaders = append(subjects, s), append(preheaders, pre)
+		subjects, preheaders, designs = append(subjects, s), append(preheaders, pre), append(designs, design)
 	}
 	if len(subjects) < abMinVariants || len(subjects) > abMaxVariants {
 		p.Add("ab_subjects", msgABSubjects)
 	}
+	seen := map[[3]string]bool{}
 	for i := range subjects {
 		p.MaxLen("ab_subjects", subjects[i], maxSendName)
 		p.SingleLine("ab_subjects", subjects[i])
 		p.MaxLen("ab_preheaders", preheaders[i], maxSendName)
+		if len(designs[i]) > maxDesignBytes {
+			p.AddReason("ab_designs", core.ReasonMax, "The design may not be greater than 5 MB.")
+		}
+		p.NoNUL("ab_designs", designs[i])
+		if k := [3]string{subjects[i], preheaders[i], designs[i]}; content && seen[k] {
+			p.Add("ab_subjects", msgABSame)
+		} else {
+			seen[k] = true
+		}
+	}
+	if !content {
+		designs = models.StringArray{} // a subject test, stored as before
 	}
 	share, err := strconv.Atoi(strings.TrimSpace(in.Share))
 	if err != nil || share < abMinShare || share > abMaxShare {
@@ -105,6 +139,7 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 		p.Add("ab_test", msgABLocal)
 	}
 	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = subjects, preheaders, share, metric, wait
+	ss.ABDesigns = designs
 }
 
 // Variant is one subject of an A/B test with the figures of its test
@@ -113,6 +148,7 @@ type Variant struct {
 	N         int // 1-based
 	Subject   string
 	Preheader string // "" : the send's
+	Design    string // its own design (HTML); "": the send's
 	record.VariantFigures
 	Winner bool
 }
@@ -148,6 +184,9 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 		v := Variant{N: i + 1, Subject: subj, VariantFigures: counts[record.ABKey{Variant: i + 1}], Winner: ss.ABWinner == i+1}
 		if i < len(ss.ABPreheaders) {
 			v.Preheader = ss.ABPreheaders[i]
+		}
+		if i < len(ss.ABDesigns) {
+			v.Design = ss.ABDesigns[i]
 		}
 		t.Variants = append(t.Variants, v)
 	}
