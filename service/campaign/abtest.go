@@ -55,9 +55,9 @@ type ABTestInput struct {
 	// the send's design). A variant with a design and no subject takes
 	// the send's subject: a test of content.
 	Designs []string
-	Share      string   // per cent of the audience in the test: 5 to 50
-	Metric     string   // "opens" or "clicks"
-	Wait       string   // minutes before the winner is chosen: 1 to 10080
+	Share   string // per cent of the audience in the test: 5 to 50
+	Metric  string // "opens" or "clicks"
+	Wait    string // minutes before the winner is chosen: 1 to 10080
 }
 
 // Messages of the A/B option.
