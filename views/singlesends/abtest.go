@@ -13,6 +13,11 @@ type ABForm struct {
 	On         bool
 	Subjects   [4]string
 	Preheaders [4]string
+	// Designs are the variants' design choices: "" the send's design,
+	// "design-<id>", "library-<id>", or "kept" (the design the variant
+	// was saved with; Kept says which variants have one).
+	Designs [4]string
+	Kept    [4]bool
 	Share      string // per cent
 	Metric     string // opens or clicks
 	Wait       string // minutes
@@ -43,6 +48,7 @@ type ABTest struct {
 type ABVariant struct {
 	N                  int
 	Subject, Preheader string
+	OwnDesign          bool // the variant has a design of its own (a test of content)
 	ABFigures
 	Winner bool
 }
@@ -106,3 +112,7 @@ func firstOnly(i int, errs []string) []string {
 	}
 	return nil
 }
+
+// ABKept is the design choice of a variant saved with a design of its own
+// that matches none of the account's designs.
+const ABKept = "kept"
