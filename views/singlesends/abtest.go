@@ -18,9 +18,9 @@ type ABForm struct {
 	// was saved with; Kept says which variants have one).
 	Designs [4]string
 	Kept    [4]bool
-	Share      string // per cent
-	Metric     string // opens or clicks
-	Wait       string // minutes
+	Share   string // per cent
+	Metric  string // opens or clicks
+	Wait    string // minutes
 }
 
 // The choices of the A/B option.
