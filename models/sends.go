@@ -133,6 +133,11 @@ type SingleSend struct {
 	// ABDesigns are the variants' own designs (HTML, by variant; "" or
 	// missing: the send's design): a test of content, not only subjects.
 	ABDesigns StringArray `json:"-" gorm:"column:ab_designs"`
+	// ABTimeAfter (minutes; 0 none) makes the test one of send time: half
+	// of the audience (variant 1) when the send starts, the other half
+	// (variant 2) this long after; ABWait after that, the half with more
+	// opens or clicks by people is marked the better (ABWinner).
+	ABTimeAfter int `json:"-" gorm:"column:ab_time_after"`
 
 	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
 	// sent, in the account's public archive. In records it follows the

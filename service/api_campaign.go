@@ -31,6 +31,7 @@ type (
 )
 
 const (
+	ABTime            = campaign.ABTime
 	ChecklistField    = campaign.ChecklistField
 	ChoiceDesign      = campaign.ChoiceDesign
 	ChoiceHTML        = campaign.ChoiceHTML

@@ -55,9 +55,17 @@ type ABTestInput struct {
 	// the send's design). A variant with a design and no subject takes
 	// the send's subject: a test of content.
 	Designs []string
-	Share   string // per cent of the audience in the test: 5 to 50
-	Metric  string // "opens" or "clicks"
-	Wait    string // minutes before the winner is chosen: 1 to 10080
+	// Kind "time" makes it a send-time test: Subjects, Preheaders and
+	// Designs are not read; half of the audience gets the send when it
+	// starts, the other half TimeAfter minutes later (60 to 4320); Wait
+	// after that, the half with more unique opens or clicks by people
+	// (Metric) is marked the better. Share is not read (the whole
+	// audience is in the test). "" tests subjects or designs.
+	Kind      string
+	TimeAfter string
+	Share     string // per cent of the audience in the test: 5 to 50
+	Metric    string // "opens" or "clicks"
+	Wait      string // minutes before the winner is chosen: 1 to 10080
 }
 
 // Messages of the A/B option.
@@ -68,13 +76,33 @@ const (
 	msgABWait     = "The wait must be between 1 minute and 7 days."
 	msgABLocal    = "An A/B test cannot go out at a local time."
 	msgABSame     = "Two variants of the A/B test are the same: give each its own subject, preheader or design."
+	msgABKind     = "An A/B test compares subjects or designs, or send times."
+	msgABAfter    = "The second half must go between 1 hour and 3 days after the first."
+)
+
+// ABTime is the Kind of a send-time test.
+const ABTime = "time"
+
+// Bounds of a send-time test's second half, in minutes after the first.
+const (
+	abMinAfter = 60
+	abMaxAfter = 3 * 24 * 60
 )
 
 // checkAB validates the A/B option into ss (problems in p).
 func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
-	ss.ABDesigns = models.StringArray{}
+	ss.ABDesigns, ss.ABTimeAfter = models.StringArray{}, 0
 	if !in.On {
+		return
+	}
+	switch strings.TrimSpace(in.Kind) {
+	case "":
+	case ABTime:
+		checkTimeTest(in, ss, p)
+		return
+	default:
+		p.Add("ab_kind", msgABKind)
 		return
 	}
 	var subjects, preheaders, designs models.StringArray
@@ -142,6 +170,29 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	ss.ABDesigns = designs
 }
 
+// checkTimeTest validates a send-time test into ss: two halves with the
+// send's subject and design, the second TimeAfter minutes after the
+// first, the whole audience in the test.
+func checkTimeTest(in ABTestInput, ss *models.SingleSend, p core.Problems) {
+	after, err := strconv.Atoi(strings.TrimSpace(in.TimeAfter))
+	if err != nil || after < abMinAfter || after > abMaxAfter {
+		p.Add("ab_time_after", msgABAfter)
+	}
+	metric := strings.TrimSpace(in.Metric)
+	if metric != record.ABOpens && metric != record.ABClicks {
+		p.Add("ab_metric", msgABMetric)
+	}
+	wait, err := strconv.Atoi(strings.TrimSpace(in.Wait))
+	if err != nil || wait < 1 || wait > abMaxWait {
+		p.Add("ab_wait", msgABWait)
+	}
+	if ss.LocalTime != "" {
+		p.Add("ab_test", msgABLocal)
+	}
+	ss.ABSubjects, ss.ABPreheaders = models.StringArray{ss.Subject, ss.Subject}, models.StringArray{"", ""}
+	ss.ABShare, ss.ABMetric, ss.ABWait, ss.ABTimeAfter = 100, metric, wait, after
+}
+
 // Variant is one subject of an A/B test with the figures of its test
 // messages.
 type Variant struct {
@@ -155,14 +206,19 @@ type Variant struct {
 
 // ABTest is a send's A/B test as the statistics page shows it.
 type ABTest struct {
-	Share    int
-	Metric   string
-	Wait     time.Duration
-	DecideAt time.Time // zero until the audience is resolved
-	Winner   int       // 0 until chosen
-	Variants []Variant
-	Rest     record.VariantFigures // the rest of the audience (the winner's, once released)
-	Held     int64                 // rest messages still held back
+	// TimeAfter is a send-time test's gap between its halves (0: a test
+	// of subjects or designs); Second is when its second half goes (zero
+	// until the send starts).
+	TimeAfter time.Duration
+	Second    time.Time
+	Share     int
+	Metric    string
+	Wait      time.Duration
+	DecideAt  time.Time // zero until the audience is resolved
+	Winner    int       // 0 until chosen
+	Variants  []Variant
+	Rest      record.VariantFigures // the rest of the audience (the winner's, once released)
+	Held      int64                 // rest messages still held back
 }
 
 // ABTest returns a send's A/B test with its figures, nil when the send has
@@ -175,6 +231,12 @@ func (s *SingleSends) ABTest(ctx context.Context, accountID int64, ss *models.Si
 	t := &ABTest{Share: ss.ABShare, Metric: ss.ABMetric, Wait: time.Duration(ss.ABWait) * time.Minute, Winner: ss.ABWinner}
 	if ss.ABDecideAt > 0 {
 		t.DecideAt = time.UnixMilli(ss.ABDecideAt).UTC()
+	}
+	if ss.ABTimeAfter > 0 {
+		t.TimeAfter = time.Duration(ss.ABTimeAfter) * time.Minute
+		if !t.DecideAt.IsZero() {
+			t.Second = t.DecideAt.Add(-t.Wait)
+		}
 	}
 	counts, err := record.VariantCounts(ctx, s.db.R, accountID, ss.ID)
 	if err != nil {

@@ -206,7 +206,7 @@ func resendOf(orig *models.SingleSend, subject string, at time.Time, loc *time.L
 	rs.HumanUniqueOpens, rs.HumanTotalOpens, rs.HumanUniqueClicks, rs.HumanTotalClicks = 0, 0, 0, 0
 	rs.LocalTime, rs.LocalZoneField, rs.LocalBase = "", "", 0
 	rs.ABSubjects, rs.ABPreheaders, rs.ABShare, rs.ABMetric, rs.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
-	rs.ABDecideAt, rs.ABWinner, rs.ABReleased, rs.ABDesigns = 0, 0, 0, models.StringArray{}
+	rs.ABDecideAt, rs.ABWinner, rs.ABReleased, rs.ABDesigns, rs.ABTimeAfter = 0, 0, 0, models.StringArray{}, 0
 	rs.Archive, rs.Waiting = 0, 0
 	rs.CreatedAt, rs.UpdatedAt = now, now
 	return &rs

@@ -510,6 +510,7 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 	if in.AB != nil {
 		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"], cols["ab_designs"] =
 			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait, ss.ABDesigns
+		cols["ab_time_after"] = ss.ABTimeAfter
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, id, models.SendRunning).

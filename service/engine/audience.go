@@ -56,7 +56,11 @@ type sendPlan interface {
 // the chunk's transaction.
 type rowPlan struct {
 	release, variant string
-	inserted         func(tx *gorm.DB, contacts []*int64) error
+	// due, when set, is next_at's expression apart from release_at's
+	// (a send-time test's second half is due later without being a
+	// released row).
+	due      string
+	inserted func(tx *gorm.DB, contacts []*int64) error
 }
 
 // planners is a planner made of several, asked in order: the send's plan
@@ -96,6 +100,9 @@ func (sps sendPlans) chunk(ctx context.Context, q chunkQuery, lo, hi int64) (row
 		}
 		if rp.variant != "" {
 			out.variant = rp.variant
+		}
+		if rp.due != "" {
+			out.due = rp.due
 		}
 		if rp.inserted != nil {
 			after = append(after, rp.inserted)
@@ -343,14 +350,17 @@ func (q chunkQuery) insert(lo, hi int64, plan rowPlan) (string, []any) {
 	args := []any{q.sendID}
 	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, variant, error) ")
 	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
-	release, variant := plan.release, plan.variant
+	release, variant, due := plan.release, plan.variant, plan.due
 	if release == "" {
 		release = "0"
 	}
 	if variant == "" {
 		variant = "0"
 	}
-	b.WriteString(release + ", " + release + ", " + variant + ", ''")
+	if due == "" {
+		due = release
+	}
+	b.WriteString(due + ", " + release + ", " + variant + ", ''")
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
 	args = append(args, q.account, q.target, lo)
 	if hi > 0 {
