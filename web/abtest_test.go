@@ -171,3 +171,47 @@ func TestSingleSendABContentTest(t *testing.T) {
 		t.Fatalf("variant A row %q", got)
 	}
 }
+
+// A send-time test through the compose form: saved with its gap and the
+// send's subject for both halves; the edit form shows it as saved; the
+// send's page says when each half goes and offers no "choose now".
+func TestSingleSendABTimeTest(t *testing.T) {
+	t.Parallel()
+	s := newSendSetup(t)
+	c := s.c
+	r := c.get("/single-sends/new")
+	if first(r.doc, `select#send-ab-kind[name="ab_kind"] option[value="time"]`) == nil || first(r.doc, `select#send-ab-after[name="ab_time_after"] option[value="120"]`) == nil {
+		t.Fatalf("no send-time choice:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	form := s.form("Timing")
+	form.Set("ab_on", "1")
+	form.Set("ab_kind", "time")
+	form.Set("ab_time_after", "120")
+	form.Set("ab_metric", "opens")
+	form.Set("ab_wait", "240")
+	r = c.post("/single-sends", form)
+	wantRedirect(t, r, "/single-sends/")
+	utr := strings.TrimPrefix(r.location(), "/single-sends/")
+	ss := s.get(utr)
+	if ss.ABTimeAfter != 120 || ss.ABShare != 100 || len(ss.ABSubjects) != 2 || ss.ABSubjects[0] != ss.Subject {
+		t.Fatalf("stored after %d share %d subjects %q", ss.ABTimeAfter, ss.ABShare, ss.ABSubjects)
+	}
+	s.exec("UPDATE single_sends SET armed = 0 WHERE id = ?", ss.ID)
+	r = c.get("/single-sends/" + utr + "/edit")
+	if first(r.doc, `#send-ab-kind option[value="time"][selected]`) == nil || first(r.doc, `#send-ab-after option[value="120"][selected]`) == nil ||
+		value(r.doc, "#send-ab-subject-1") != "" {
+		t.Fatalf("edit form:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	later := time.Now().Add(6 * time.Hour)
+	s.exec("UPDATE single_sends SET status = 2, resolved = 1, ab_decide_at = ? WHERE id = ?", later.UnixMilli(), ss.ID)
+	r = c.get("/single-sends/" + utr)
+	if got := text(first(r.doc, "#send-ab-rule")); !strings.Contains(got, "Send-time test") {
+		t.Fatalf("rule %q", got)
+	}
+	if got := text(first(r.doc, "#ab-variant-2")); !strings.Contains(got, "Half B, at") {
+		t.Fatalf("second half row %q", got)
+	}
+	if first(r.doc, "#ab-decide-now") != nil || first(r.doc, "#ab-rest") != nil {
+		t.Fatal("a send-time test offers a winner step or a rest")
+	}
+}
