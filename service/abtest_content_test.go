@@ -106,6 +106,21 @@ func TestABContentVariantRendersItsOwnDesign(t *testing.T) {
 	if len(ab.Variants) != 2 || ab.Variants[0].Design != "" || ab.Variants[1].Design != designB {
 		t.Fatalf("statistics' variants %+v", ab.Variants)
 	}
+
+	// The pre-send checklist reads each variant's own design.
+	bare := f.Get(ss.Utr)
+	bare.ABDesigns = []string{"", `<html><body><p>No way out</p></body></html>`}
+	items, err := f.Svc.Checklist.ForSend(f.Ctx, f.Acct, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range items {
+		found = found || strings.HasPrefix(it.Message, "Variant B: ") && strings.Contains(strings.ToLower(it.Message), "unsubscribe")
+	}
+	if !found {
+		t.Fatalf("no checklist item for variant B's design: %+v", items)
+	}
 }
 
 func indexOf(xs []string, x string) int {
