@@ -69,9 +69,9 @@ func TestResendGoesToThoseWhoDidNotOpen(t *testing.T) {
 		field string
 	}{
 		{service.ResendInput{Subject: "", When: "days", Days: "1"}, "subject"},
-		{service.ResendInput{Subject: "Again", When: "days", Days: "0"}, "resend_days"},
-		{service.ResendInput{Subject: "Again", When: "days", Days: "15"}, "resend_days"},
-		{service.ResendInput{Subject: "Again", When: "soon"}, "resend_when"},
+		{service.ResendInput{Subject: "Again", When: "days", Days: "0"}, "wait_days"},
+		{service.ResendInput{Subject: "Again", When: "days", Days: "15"}, "wait_days"},
+		{service.ResendInput{Subject: "Again", When: "soon"}, "wait_days"},
 		{service.ResendInput{Subject: "Again", When: "at", Date: sent.Add(-48 * time.Hour).Format("2006-01-02"), Time: "10:00"}, "schedule_date"},
 	} {
 		_, err := f.Svc.SingleSends.ScheduleResend(f.Ctx, f.Acct, orig.Utr, c.in)

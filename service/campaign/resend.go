@@ -35,7 +35,8 @@ const (
 	resendMaxDays = 14
 )
 
-// ResendInput is the console's "Resend to those who did not open" form.
+// ResendInput is the console's "Resend to those who did not open" form
+// and the body of POST api/single/send/resend.
 type ResendInput struct {
 	Subject string
 	// When is "days" (Days after the original went out) or "at" (Date
@@ -108,6 +109,14 @@ func (s *SingleSends) NotOpened(ctx context.Context, accountID int64, ss *models
 // completed, a resend, one that has a resend already; the checklist's
 // failures when the account blocks on them).
 func (s *SingleSends) ScheduleResend(ctx context.Context, accountID int64, utr string, in ResendInput) (*models.SingleSend, error) {
+	// The required parameters first, as on update: a send that does not
+	// exist is not found only once they are given.
+	req := core.Problems{}
+	req.Required("utr", utr)
+	req.Required("subject", strings.TrimSpace(in.Subject))
+	if err := req.Err(); err != nil {
+		return nil, err
+	}
 	orig, err := s.Get(ctx, accountID, utr)
 	if err != nil {
 		return nil, fmt.Errorf("single sends: resend: %w", err)
@@ -163,7 +172,7 @@ func (s *SingleSends) resendAt(ctx context.Context, accountID int64, orig *model
 	case "days":
 		days, err := strconv.Atoi(strings.TrimSpace(in.Days))
 		if err != nil || days < resendMinDays || days > resendMaxDays {
-			p.Add("resend_days", msgResendDays)
+			p.Add("wait_days", msgResendDays)
 			return time.Time{}, nil
 		}
 		base := orig.SentAt.Time
@@ -172,14 +181,14 @@ func (s *SingleSends) resendAt(ctx context.Context, accountID int64, orig *model
 		}
 		at := base.Add(time.Duration(days) * 24 * time.Hour).UTC().Truncate(time.Second)
 		if !at.After(s.now()) {
-			p.Add("resend_days", msgResendPast)
+			p.Add("wait_days", msgResendPast)
 			return time.Time{}, nil
 		}
 		return at, nil
 	case "at":
 		return s.scheduleAt(ctx, accountID, in.Date, in.Time, p)
 	}
-	p.Add("resend_when", msgResendWhen)
+	p.Add("wait_days", msgResendWhen)
 	return time.Time{}, nil
 }
 

@@ -284,7 +284,7 @@ func ResendPanel(r ResendCard) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				templ_7745c5c3_Err = views.Select(views.Field{ID: "resend-wait", Name: "resend_wait", Label: views.T("resend.wait"),
-					Errors: append(r.Errors.For("resend_days"), r.Errors.For("resend_when")...)}, resendWaits, resendChoice(r.Form.Wait)).Render(ctx, templ_7745c5c3_Buffer)
+					Errors: r.Errors.For("wait_days")}, resendWaits, resendChoice(r.Form.Wait)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
