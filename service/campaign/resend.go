@@ -192,8 +192,8 @@ func (s *SingleSends) resendAt(ctx context.Context, accountID int64, orig *model
 	return time.Time{}, nil
 }
 
-// resendOf is the resend of orig: its design, sender, group and
-// exclusions, the new subject, scheduled at at (shown in loc), none of
+// resendOf is the resend of orig: its design (an A/B test of content's
+// winning design), sender, group and exclusions, the new subject, scheduled at at (shown in loc), none of
 // its figures, and none of its options that split the audience (A/B
 // test, local time): it goes at one time to everyone in it.
 func resendOf(orig *models.SingleSend, subject string, at time.Time, loc *time.Location, now models.Timestamp) *models.SingleSend {
@@ -215,6 +215,11 @@ func resendOf(orig *models.SingleSend, subject string, at time.Time, loc *time.L
 	rs.HumanUniqueOpens, rs.HumanTotalOpens, rs.HumanUniqueClicks, rs.HumanTotalClicks = 0, 0, 0, 0
 	rs.LocalTime, rs.LocalZoneField, rs.LocalBase = "", "", 0
 	rs.ABSubjects, rs.ABPreheaders, rs.ABShare, rs.ABMetric, rs.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
+	if w := orig.ABWinner; orig.ABShare > 0 && w >= 1 && w <= len(orig.ABDesigns) && orig.ABDesigns[w-1] != "" {
+		// A test of content: the resend has the winner's design.
+		html := orig.ABDesigns[w-1]
+		rs.TemplateID, rs.TemplateHTML, rs.TemplateJSON = 1, &html, nil
+	}
 	rs.ABDecideAt, rs.ABWinner, rs.ABReleased, rs.ABDesigns, rs.ABTimeAfter = 0, 0, 0, models.StringArray{}, 0
 	rs.Archive, rs.Waiting = 0, 0
 	rs.CreatedAt, rs.UpdatedAt = now, now
