@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"herald/eventually"
+	"herald/models"
 	"herald/service"
 	"herald/service/servicetest"
 )
@@ -120,6 +121,21 @@ func TestABContentVariantRendersItsOwnDesign(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no checklist item for variant B's design: %+v", items)
+	}
+
+	// After the wait B (clicked by a person) wins, the rest gets its
+	// design, and a resend carries it.
+	f.Advance(31 * time.Minute)
+	done := f.WaitStatus(ss.Utr, models.SendCompleted, 20*time.Second)
+	if done.ABWinner != 2 {
+		t.Fatalf("winner %d, want B", done.ABWinner)
+	}
+	rs, err := f.Svc.SingleSends.ScheduleResend(f.Ctx, f.Acct, ss.Utr, service.ResendInput{Subject: "Again", When: "days", Days: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.TemplateHTML == nil || *rs.TemplateHTML != designB || len(rs.ABDesigns) != 0 || rs.ABShare != 0 {
+		t.Fatalf("the resend's design is not B's")
 	}
 }
 
