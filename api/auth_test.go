@@ -72,6 +72,7 @@ var routes = []struct{ method, path string }{
 	{"POST", "/api/single/send/update"},
 	{"DELETE", "/api/single/send/delete?utr=x"},
 	{"POST", "/api/single/send/bulk-delete"},
+	{"POST", "/api/single/send/resend"},
 	{"GET", "/api/automations"},
 	{"POST", "/api/automations/create"},
 	{"GET", "/api/automations/duplicate?utr=x"},

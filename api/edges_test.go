@@ -41,6 +41,7 @@ var required = map[string][]string{
 	"/api/single/send/duplicate":                      nil, // utr in the query: NF
 	"/api/single/send/update":                         append([]string{"utr"}, sendBody...),
 	"/api/single/send/bulk-delete":                    {"strIds"},
+	"/api/single/send/resend":                         {"utr", "subject"},
 	"/api/automations/create":                         {"type", "unsubscribe_group_id"},
 	"/api/automations/bulk-delete":                    {"strIds"},
 	"/api/automations/schedule/create":                {"utr", "sender_id", "subject", "waiting_period", "waiting_type", "template_id", "preview_img"},
@@ -245,6 +246,7 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/single/send/update", sendUpdate, upper},
 		{"DELETE", "/api/single/send/delete?utr=nope", nil, lower},
 		{"POST", "/api/single/send/bulk-delete", form("strIds[]", "nope"), lower},
+		{"POST", "/api/single/send/resend", form("utr", "nope", "subject", "Again", "wait_days", "3"), upper},
 		{"GET", "/api/automations", nil, upper}, // an account without automations (api.md, Errors)
 		{"GET", "/api/automations/duplicate?utr=nope", nil, upper},
 		{"GET", "/api/automations/details?utr=nope", nil, upper},

@@ -334,6 +334,16 @@ func operations() []op {
 			query: []param{utrQuery("The send's utr.")}, ok: okText("Deleted Successfully"), nf: nfLower},
 		{method: "POST", path: "/single/send/bulk-delete", tag: tSingle, summary: "Delete single sends (utrs or ids)",
 			body: strIDsBody, ok: okText("Deleted Successfully"), nf: nfLower, val: true},
+		{method: "POST", path: "/single/send/resend", tag: tSingle, summary: "Resend a completed single send to those who did not open",
+			desc: "Beyond the spec (API-NOTES.md, \"Resend to those who did not open\"). Schedules a new single send with the same design and a new subject, " +
+				"`wait_days` (1 to 14) after the send went out, or at `schedule_date` and `schedule_time` in the account's time zone, to the recipients " +
+				"it was delivered to that no person opened or clicked by then (machine opens do not count), less those who unsubscribed, bounced or " +
+				"complained since. At most one per send; a send not completed, a resend, or a send that has one is refused (422). Answers the resend's utr.",
+			body: fields([]string{"utr", "subject"}, obj{
+				"utr": str("The completed send's utr."), "subject": str("The resend's subject."),
+				"wait_days": integer("Days after the send went out, 1 to 14."), "schedule_date": str("Instead of wait_days: Y-m-d."),
+				"schedule_time": str("With schedule_date: H:i or H:i:s."),
+			}), ok: okUtr, nf: nfUpper, val: true},
 		{method: "GET", path: "/archive", tag: tSingle, summary: "The address of the account's public archive",
 			desc: "Beyond the spec (decisions.md 10): the absolute address of the page listing the account's sends marked `archive` that were sent, newest first; its Atom feed is at the same address followed by `/feed.xml`. The archive's public id is made the first time it is asked for.",
 			ok:   okObject(obj{"url": obj{"type": "string", "format": "uri"}})},

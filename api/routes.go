@@ -108,6 +108,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/single/send/update", a.updateSingleSend)
 	r.Delete("/single/send/delete", a.deleteSingleSend)
 	r.Post("/single/send/bulk-delete", a.bulkDeleteSingleSends)
+	r.Post("/single/send/resend", a.resendSingleSend) // beyond the spec: API-NOTES.md, "Resend to those who did not open"
 
 	// Single messages, sent ahead of campaigns (decisions.md 11).
 	r.Post("/mail/send", a.sendMessage)

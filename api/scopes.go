@@ -116,6 +116,7 @@ var routeScopes = map[routeKey]routeAccess{
 	{"POST", "/single/send/update"}:      changes("single_sends"),
 	{"DELETE", "/single/send/delete"}:    changes("single_sends"),
 	{"POST", "/single/send/bulk-delete"}: changes("single_sends"),
+	{"POST", "/single/send/resend"}:      changes("single_sends"),
 
 	{"POST", "/mail/send"}: changes("single_sends"), // a single message: sending, as a send is
 

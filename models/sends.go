@@ -130,6 +130,14 @@ type SingleSend struct {
 	ABDecideAt   int64       `json:"-" gorm:"column:ab_decide_at"`
 	ABWinner     int         `json:"-" gorm:"column:ab_winner"`
 	ABReleased   int         `json:"-" gorm:"column:ab_released"` // 1 once the rest is released to the winner
+	// ABDesigns are the variants' own designs (HTML, by variant; "" or
+	// missing: the send's design): a test of content, not only subjects.
+	ABDesigns StringArray `json:"-" gorm:"column:ab_designs"`
+	// ABTimeAfter (minutes; 0 none) makes the test one of send time: half
+	// of the audience (variant 1) when the send starts, the other half
+	// (variant 2) this long after; ABWait after that, the half with more
+	// opens or clicks by people is marked the better (ABWinner).
+	ABTimeAfter int `json:"-" gorm:"column:ab_time_after"`
 
 	// Archive (beyond the spec, decisions.md 10): 1 shows the send, once
 	// sent, in the account's public archive. In records it follows the
@@ -148,6 +156,12 @@ type SingleSend struct {
 	Message        int     `json:"-"`
 	MessageData    string  `json:"-"`
 	IdempotencyKey *string `json:"-"`
+
+	// ResendOf (console only) makes the send a resend of the completed
+	// send it names: its audience is that send's recipients who were
+	// delivered and did not open or click as a person, read when it
+	// starts; nil for any other send.
+	ResendOf *int64 `json:"-"`
 }
 
 // TableName names the table.

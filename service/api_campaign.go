@@ -10,6 +10,7 @@ import (
 
 type (
 	ABTestInput      = campaign.ABTestInput
+	ResendInput      = campaign.ResendInput
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
 	PreviewOf        = campaign.PreviewOf
@@ -33,6 +34,7 @@ type (
 )
 
 const (
+	ABTime            = campaign.ABTime
 	CompareHours      = campaign.CompareHours
 	CompareMax        = campaign.CompareMax
 	ChecklistField    = campaign.ChecklistField

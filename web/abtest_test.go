@@ -1,10 +1,13 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"herald/service"
 )
 
 // The compose page's A/B subject test and each variant's
@@ -121,5 +124,94 @@ func TestSingleSendABTest(t *testing.T) {
 	}
 	if !strings.Contains(text(first(panel, "#send-ab-rule")), "20 % of the audience tests 2 subjects; the most unique opens by people after 4 hours wins and went to the rest.") {
 		t.Errorf("rule %q", text(first(panel, "#send-ab-rule")))
+	}
+}
+
+// A test of content through the compose form: variant B has one of the
+// account's designs and no subject. It is saved with that design's HTML
+// and the send's subject (variant A is the send as it is); the edit form
+// chooses the design again; the send's page marks B's own design.
+func TestSingleSendABContentTest(t *testing.T) {
+	t.Parallel()
+	s := newSendSetup(t)
+	c := s.c
+	d, err := s.a.svc.Designs.Create(context.Background(), s.acct, service.DesignInput{Name: "Bold letter", TemplateID: "1",
+		TemplateHTML: `<html><body><h1>Bold</h1><a href="((unsubscribe_preferences))">Unsubscribe</a></body></html>`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.get("/single-sends/new")
+	if first(r.doc, `select#send-ab-design-2[name="ab_design_2"] option[value="design-`+itoa(d.ID)+`"]`) == nil {
+		t.Fatalf("no design choice for variant B:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	form := s.form("Bold")
+	form.Set("ab_on", "1")
+	form.Set("ab_design_2", "design-"+itoa(d.ID))
+	form.Set("ab_share", "20")
+	form.Set("ab_metric", "clicks")
+	form.Set("ab_wait", "240")
+	r = c.post("/single-sends", form)
+	wantRedirect(t, r, "/single-sends/")
+	utr := strings.TrimPrefix(r.location(), "/single-sends/")
+	ss := s.get(utr)
+	if len(ss.ABSubjects) != 2 || ss.ABSubjects[0] != ss.Subject || ss.ABSubjects[1] != ss.Subject ||
+		len(ss.ABDesigns) != 2 || ss.ABDesigns[0] != "" || ss.ABDesigns[1] != d.TemplateHTML {
+		t.Fatalf("stored %q designs %q", ss.ABSubjects, ss.ABDesigns)
+	}
+	s.exec("UPDATE single_sends SET armed = 0 WHERE id = ?", ss.ID)
+	r = c.get("/single-sends/" + utr + "/edit")
+	if first(r.doc, `#send-ab-design-2 option[value="design-`+itoa(d.ID)+`"][selected]`) == nil {
+		t.Fatalf("edit form:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	r = c.get("/single-sends/" + utr)
+	if got := text(first(r.doc, "#ab-variant-2")); !strings.Contains(got, "Its own design") {
+		t.Fatalf("variant B row %q", got)
+	}
+	if got := text(first(r.doc, "#ab-variant-1")); strings.Contains(got, "Its own design") {
+		t.Fatalf("variant A row %q", got)
+	}
+}
+
+// A send-time test through the compose form: saved with its gap and the
+// send's subject for both halves; the edit form shows it as saved; the
+// send's page says when each half goes and offers no "choose now".
+func TestSingleSendABTimeTest(t *testing.T) {
+	t.Parallel()
+	s := newSendSetup(t)
+	c := s.c
+	r := c.get("/single-sends/new")
+	if first(r.doc, `select#send-ab-kind[name="ab_kind"] option[value="time"]`) == nil || first(r.doc, `select#send-ab-after[name="ab_time_after"] option[value="120"]`) == nil {
+		t.Fatalf("no send-time choice:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	form := s.form("Timing")
+	form.Set("ab_on", "1")
+	form.Set("ab_kind", "time")
+	form.Set("ab_time_after", "120")
+	form.Set("ab_metric", "opens")
+	form.Set("ab_wait", "240")
+	r = c.post("/single-sends", form)
+	wantRedirect(t, r, "/single-sends/")
+	utr := strings.TrimPrefix(r.location(), "/single-sends/")
+	ss := s.get(utr)
+	if ss.ABTimeAfter != 120 || ss.ABShare != 100 || len(ss.ABSubjects) != 2 || ss.ABSubjects[0] != ss.Subject {
+		t.Fatalf("stored after %d share %d subjects %q", ss.ABTimeAfter, ss.ABShare, ss.ABSubjects)
+	}
+	s.exec("UPDATE single_sends SET armed = 0 WHERE id = ?", ss.ID)
+	r = c.get("/single-sends/" + utr + "/edit")
+	if first(r.doc, `#send-ab-kind option[value="time"][selected]`) == nil || first(r.doc, `#send-ab-after option[value="120"][selected]`) == nil ||
+		value(r.doc, "#send-ab-subject-1") != "" {
+		t.Fatalf("edit form:\n%s", text(first(r.doc, "#send-ab")))
+	}
+	later := time.Now().Add(6 * time.Hour)
+	s.exec("UPDATE single_sends SET status = 2, resolved = 1, ab_decide_at = ? WHERE id = ?", later.UnixMilli(), ss.ID)
+	r = c.get("/single-sends/" + utr)
+	if got := text(first(r.doc, "#send-ab-rule")); !strings.Contains(got, "Send-time test") {
+		t.Fatalf("rule %q", got)
+	}
+	if got := text(first(r.doc, "#ab-variant-2")); !strings.Contains(got, "Half B, at") {
+		t.Fatalf("second half row %q", got)
+	}
+	if first(r.doc, "#ab-decide-now") != nil || first(r.doc, "#ab-rest") != nil {
+		t.Fatal("a send-time test offers a winner step or a rest")
 	}
 }

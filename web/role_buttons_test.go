@@ -93,6 +93,13 @@ func newRoleSetup(t *testing.T) *roleSetup {
 	r := owner.post("/single-sends/draft", url.Values{"single_send_name": {"Idea"}})
 	wantRedirect(t, r, "/single-sends/")
 	s.ids["send"] = strings.TrimPrefix(r.location(), "/single-sends/")
+	// A completed send: its page offers the resend to those who did not open.
+	r = owner.post("/single-sends/draft", url.Values{"single_send_name": {"Sent"}})
+	wantRedirect(t, r, "/single-sends/")
+	s.ids["done"] = strings.TrimPrefix(r.location(), "/single-sends/")
+	if err := svc.DB.W.Exec("UPDATE single_sends SET status = 3, resolved = 1 WHERE utr = ?", s.ids["done"]).Error; err != nil {
+		t.Fatal(err)
+	}
 	wantRedirect(t, owner.post("/notifications", url.Values{"email_address": {"ops@example.com"}, "email_owner": {"Ops"}}), "/notifications")
 	owner.get("/suppressions/global")
 	owner.post("/suppressions/global", url.Values{"email_address": {"gone@example.com"}})
@@ -253,6 +260,7 @@ func TestButtonsFollowRoles(t *testing.T) {
 		"/suppressions/bounced", "/suppressions/reports", "/suppressions/setup", "/notifications", "/event-webhooks", "/event-webhooks/{hook}",
 		"/account", "/docs/api", "/team", "/audit-log", "/suppressions/lifted", "/segments/{segment}/why",
 		"/templates/designs/{design}/preview", "/contacts/{contact}/history", "/relays", "/help/people-and-machines", "/messages",
+		"/single-sends/{done}", "/single-sends/{done}/resend",
 	}
 	seen := map[service.Role]int{}
 	for _, role := range []service.Role{service.RoleOwner, service.RoleEditor, service.RoleViewer} {
@@ -334,6 +342,10 @@ func TestButtonsFollowRoles(t *testing.T) {
 		{"/single-sends", "[data-bulk-delete]", []service.Role{O}},
 		{"/single-sends", "[data-edit]", []service.Role{O, E}},
 		{"/single-sends/{send}", "#delete-send", []service.Role{O}},
+		{"/single-sends/{done}", "#send-resend", []service.Role{O, E, V}},
+		{"/single-sends/{done}/resend", "#resend-form", []service.Role{O}},
+		{"/single-sends/{done}/resend", "#resend-count", []service.Role{O, E, V}},
+		{"/single-sends/{done}/resend", `#send-resend [data-role-note="send"]`, []service.Role{E, V}},
 		{"/single-sends/{send}", "#duplicate-send", []service.Role{O, E}},
 		{"/single-sends/new", "#send-save", []service.Role{O, E, V}},
 		{"/single-sends/new", "#send-save[disabled]", []service.Role{E, V}},

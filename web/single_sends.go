@@ -91,8 +91,12 @@ func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur
 		RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
 		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
 		Local: &service.LocalTimeInput{On: f.LocalOn, Clock: f.LocalTime, ZoneField: f.LocalZoneField},
-		AB:    abInput(f.AB),
 	}
+	ab, err := w.abInput(ctx, acct, f.AB, cur)
+	if err != nil {
+		return in, err
+	}
+	in.AB = ab
 	in.Archive = "0" // an unchecked box sends nothing: the form always says
 	if f.Archive {
 		in.Archive = "1"
@@ -336,7 +340,9 @@ func (w *Web) editSend(c *fiber.Ctx) error {
 		}
 	}
 	f.LocalOn, f.LocalTime, f.LocalZoneField = ss.LocalTime != "", ss.LocalTime, ss.LocalZoneField
-	f.AB = abFormOfSend(ss)
+	if f.AB, err = w.abFormOfSend(c.UserContext(), accountID(c), ss); err != nil {
+		return err
+	}
 	if f.Template, err = w.storedChoice(c.UserContext(), accountID(c), ss); err != nil {
 		return err
 	}
@@ -727,6 +733,9 @@ func (w *Web) showSend(c *fiber.Ctx) error {
 		}
 	}
 	if d.AB, err = w.abTestOf(ctx, acct, ss); err != nil {
+		return err
+	}
+	if d.Original, err = w.svc.SingleSends.Original(ctx, acct, ss); err != nil {
 		return err
 	}
 	if w.opt.Relays != nil {

@@ -279,6 +279,8 @@ func (w *Web) Mount(app *fiber.App) {
 	r.post("/single-sends/:utr/delete", service.ActSend, w.deleteSend)
 	r.post("/single-sends/:utr/resume", service.ActSend, w.resumeSend)
 	r.post("/single-sends/:utr/ab/decide", service.ActSend, w.decideABNow)
+	r.get("/single-sends/:utr/resend", service.ActRead, w.showResend)
+	r.post("/single-sends/:utr/resend", service.ActSend, w.scheduleResend)
 
 	r.get("/notifications", service.ActRead, w.listNotifications)
 	r.post("/notifications", service.ActSettings, w.addNotification)

@@ -50,11 +50,14 @@ func renderPlain(s string, lookup func(string) string) string {
 }
 
 // renderArchived is the send's HTML as the archive shows it, at address
-// self.
+// self: the design of an A/B test's winner when it had its own.
 func renderArchived(ss *models.SingleSend, preheader, self string, org map[string]string) string {
 	html := ""
 	if ss.TemplateHTML != nil {
 		html = *ss.TemplateHTML
+	}
+	if ss.ABShare > 0 && ss.ABWinner >= 1 && ss.ABWinner <= len(ss.ABDesigns) && ss.ABDesigns[ss.ABWinner-1] != "" {
+		html = ss.ABDesigns[ss.ABWinner-1]
 	}
 	html = unsubscribeAnchor.ReplaceAllString(html, "")
 	html = delivery.InsertPreheader(html, preheader)

@@ -448,9 +448,18 @@ func sendSubject(db *core.DB, ss *models.SingleSend) ChecklistSubject {
 	return s
 }
 
-// ForSend evaluates a send as built from a valid body.
+// ForSend evaluates a send as built from a valid body: its design, and
+// each A/B variant's own design as a mail of its own ("Variant B: ").
 func (c *Checklist) ForSend(ctx context.Context, accountID int64, ss *models.SingleSend) ([]CheckItem, error) {
-	return c.Evaluate(ctx, accountID, []ChecklistSubject{sendSubject(c.db, ss)})
+	base := sendSubject(c.db, ss)
+	subjects := []ChecklistSubject{base}
+	for i, d := range ss.ABDesigns {
+		if d != "" {
+			subjects = append(subjects, ChecklistSubject{From: base.From, HasSender: base.HasSender, PostalAddr: base.PostalAddr, HTML: d,
+				Label: "Variant " + string(rune('A'+i)) + ": "})
+		}
+	}
+	return c.Evaluate(ctx, accountID, subjects)
 }
 
 // ForInput evaluates a send's form as it stands (the console's live

@@ -467,6 +467,9 @@ func (s *SingleSends) Update(ctx context.Context, accountID int64, in SingleSend
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
 	}
+	if cur.ResendOf != nil {
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgResendLocked}
+	}
 	if err := s.checklist.enforceSend(ctx, accountID, ss); err != nil {
 		return nil, fmt.Errorf("single sends: update: %w", err)
 	}
@@ -506,8 +509,9 @@ func (s *SingleSends) rewrite(ctx context.Context, accountID, id int64, ss *mode
 		cols["archive"] = ss.Archive
 	}
 	if in.AB != nil {
-		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"] =
-			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait
+		cols["ab_subjects"], cols["ab_preheaders"], cols["ab_share"], cols["ab_metric"], cols["ab_wait"], cols["ab_designs"] =
+			ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait, ss.ABDesigns
+		cols["ab_time_after"] = ss.ABTimeAfter
 	}
 	res := s.db.W.WithContext(ctx).Model(&models.SingleSend{}).
 		Where("user_id = ? AND id = ? AND status < ? AND resolved = 0", accountID, id, models.SendRunning).
@@ -578,6 +582,9 @@ func (s *SingleSends) SaveDraft(ctx context.Context, accountID int64, in SingleS
 	}
 	if cur.Status >= models.SendRunning {
 		return nil, &core.Error{Code: core.CodeValidation, Message: msgSendLocked}
+	}
+	if cur.ResendOf != nil {
+		return nil, &core.Error{Code: core.CodeValidation, Message: msgResendLocked}
 	}
 	if err := s.rewrite(ctx, accountID, cur.ID, ss, in, models.SendInitiate, 0); err != nil {
 		return nil, fmt.Errorf("single sends: save a draft: %w", err)
@@ -734,6 +741,7 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
 	cp.LocalBase = 0                                    // the copy's waves count from its own start
 	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
+	cp.ResendOf = nil                                   // a copy of a resend goes to its targets, as any send
 	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, fmt.Errorf("single sends: save the copy of send %d: %w", cur.ID, err)

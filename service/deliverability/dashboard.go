@@ -173,7 +173,8 @@ func (s *Dashboard) Overview(ctx context.Context, accountID int64) (*Overview, e
 		if !ss.SentAt.IsZero() {
 			rs.SentAt = ss.SentAt.Time
 		}
-		if len(ss.ABSubjects) > 1 && ss.ABReleased == 0 && ss.Status != models.SendCompleted {
+		// A send-time test holds nothing back: its delivered rate reads true.
+		if len(ss.ABSubjects) > 1 && ss.ABReleased == 0 && ss.ABTimeAfter == 0 && ss.Status != models.SendCompleted {
 			rs.ABTesting, rs.ABShare = true, ss.ABShare
 			if ss.ABDecideAt > 0 {
 				rs.ABDecideAt = time.UnixMilli(ss.ABDecideAt)

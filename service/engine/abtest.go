@@ -38,6 +38,9 @@ func (p *abPlanner) forSend(ctx context.Context, ss *models.SingleSend) (sendPla
 	if ss.ABShare <= 0 || len(ss.ABSubjects) < 2 {
 		return nil, nil
 	}
+	if ss.ABTimeAfter > 0 {
+		return p.timeTest(ctx, ss)
+	}
 	if ss.ABDecideAt == 0 {
 		at := p.now().Add(time.Duration(ss.ABWait) * time.Minute).UnixMilli()
 		if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
@@ -124,4 +127,39 @@ func decideTest(ctx context.Context, db *core.DB, id, now int64) (int, error) {
 		return won, fmt.Errorf("abtest: mark send %d released: %w", id, err)
 	}
 	return won, nil
+}
+
+// timeSplit is a send-time test's split: the whole audience in two
+// halves by the same hash as a test's, the second due at second (Unix ms).
+type timeSplit struct {
+	abSplit
+	second int64
+}
+
+// timeTest fixes, once, when a send-time test's halves are compared
+// (ab_decide_at: the second half's time, ab_time_after after the
+// resolution starts, plus the wait) and plans the halves from it: a
+// process taking over the resolution reads the time the first fixed.
+func (p *abPlanner) timeTest(ctx context.Context, ss *models.SingleSend) (sendPlan, error) {
+	wait := time.Duration(ss.ABWait) * time.Minute
+	at := p.now().Add(time.Duration(ss.ABTimeAfter) * time.Minute).Add(wait).UnixMilli()
+	if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ? AND ab_decide_at = 0", ss.ID).
+		Update("ab_decide_at", at).Error; err != nil {
+		return nil, fmt.Errorf("abtest: set decide time of send %d: %w", ss.ID, err)
+	}
+	if err := p.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", ss.ID).Pluck("ab_decide_at", &at).Error; err != nil {
+		return nil, fmt.Errorf("abtest: decide time of send %d: %w", ss.ID, err)
+	}
+	return &timeSplit{abSplit: abSplit{share: 100, n: 2, salt: ss.ID % abPrime * 7919 % abPrime}, second: at - wait.Milliseconds()}, nil
+}
+
+// chunk gives each row its half: variant 1 due at once, variant 2 due at
+// the second time (next_at only: release_at stays 0, so that its figures
+// are the test's, not a rest's).
+func (s *timeSplit) chunk(_ context.Context, q chunkQuery, _, _ int64) (rowPlan, error) {
+	b := s.bucket(q.src.key)
+	return rowPlan{
+		variant: b + " % 2 + 1",
+		due:     "CASE WHEN " + b + " % 2 = 1 THEN " + strconv.FormatInt(s.second, 10) + " ELSE 0 END",
+	}, nil
 }

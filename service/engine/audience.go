@@ -56,7 +56,11 @@ type sendPlan interface {
 // the chunk's transaction.
 type rowPlan struct {
 	release, variant string
-	inserted         func(tx *gorm.DB, contacts []*int64) error
+	// due, when set, is next_at's expression apart from release_at's
+	// (a send-time test's second half is due later without being a
+	// released row).
+	due      string
+	inserted func(tx *gorm.DB, contacts []*int64) error
 }
 
 // planners is a planner made of several, asked in order: the send's plan
@@ -96,6 +100,9 @@ func (sps sendPlans) chunk(ctx context.Context, q chunkQuery, lo, hi int64) (row
 		}
 		if rp.variant != "" {
 			out.variant = rp.variant
+		}
+		if rp.due != "" {
+			out.due = rp.due
 		}
 		if rp.inserted != nil {
 			after = append(after, rp.inserted)
@@ -150,12 +157,9 @@ func (a *Audience) Resolve(ctx context.Context, id int64) error {
 			return fmt.Errorf("audience: plan send %d: %w", ss.ID, err)
 		}
 	}
-	for _, t := range ss.RecipientID {
-		for _, src := range sourcesOf(t.Table) {
-			q := chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl}
-			if err := a.insertChunks(ctx, q, plan); err != nil {
-				return fmt.Errorf("audience: resolve send %d: %w", ss.ID, err)
-			}
+	for _, q := range queriesOf(&ss, excl) {
+		if err := a.insertChunks(ctx, q, plan); err != nil {
+			return fmt.Errorf("audience: resolve send %d: %w", ss.ID, err)
 		}
 	}
 	var n int64
@@ -278,6 +282,41 @@ const confirmed = "c.status <> '" + models.ContactUnconfirmed + "'"
 // liveSegment: the segment of the row se was not deleted.
 const liveSegment = "EXISTS (SELECT 1 FROM segments g WHERE g.id = se.segment_id AND g.deleted_at IS NULL)"
 
+// notOpened is a resend's audience: the rows of the send it follows (the
+// target) that were delivered and that no person opened or clicked
+// (NotOpenedByPerson), of addresses still a live contact (or added to a
+// segment by hand, and not erased since).
+var notOpened = audienceSource{
+	from: "send_messages o", where: "o.user_id = ? AND o.send_id = ? AND " + NotOpenedByPerson +
+		" AND (EXISTS (SELECT 1 FROM contacts c WHERE c.id = o.contact_id AND c.user_id = o.user_id AND c.deleted_at IS NULL)" +
+		" OR (o.contact_id IS NULL AND o.email NOT LIKE 'erased:%'))", key: "o.id",
+	account: "o.user_id", contact: "o.contact_id", email: "o.email", first: "o.first_name", last: "o.last_name",
+}
+
+// NotOpenedByPerson is the condition on a ledger row o of a message that
+// was delivered and that no person opened or clicked (herald's one rule
+// for people against machines: delivery.MachineRules fills
+// human_opened_at and human_clicked_at, and a privacy proxy's fetch or a
+// link scanner's clicks leave them 0), and that no report took back since:
+// no unsubscribe from it, no bounce after delivery, no complaint.
+var NotOpenedByPerson = "o.state = " + models.MessageDelivered.SQL() + " AND o.human_opened_at = 0 AND o.human_clicked_at = 0" +
+	" AND o.unsubscribed_at IS NULL AND o.hard_bounced_at IS NULL AND o.soft_bounced_at IS NULL AND o.complained_at IS NULL"
+
+// queriesOf returns the chunk queries of a send's audience: the sources
+// of its targets, or, for a resend, the rows of the send it follows.
+func queriesOf(ss *models.SingleSend, excl exclusions) []chunkQuery {
+	if ss.ResendOf != nil {
+		return []chunkQuery{{src: notOpened, sendID: ss.ID, account: ss.UserID, target: *ss.ResendOf, excl: excl}}
+	}
+	var out []chunkQuery
+	for _, t := range ss.RecipientID {
+		for _, src := range sourcesOf(t.Table) {
+			out = append(out, chunkQuery{src: src, sendID: ss.ID, account: ss.UserID, target: t.ItemID(), excl: excl})
+		}
+	}
+	return out
+}
+
 // sourcesOf returns the sources of a kind of target.
 func sourcesOf(kind models.TargetKind) []audienceSource {
 	if kind == models.TargetContacts {
@@ -311,14 +350,17 @@ func (q chunkQuery) insert(lo, hi int64, plan rowPlan) (string, []any) {
 	args := []any{q.sendID}
 	b.WriteString("INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, release_at, variant, error) ")
 	b.WriteString("SELECT ?, " + s.account + ", " + s.contact + ", " + s.email + ", " + s.first + ", " + s.last + ", " + models.MessageQueued.SQL() + ", 0, ")
-	release, variant := plan.release, plan.variant
+	release, variant, due := plan.release, plan.variant, plan.due
 	if release == "" {
 		release = "0"
 	}
 	if variant == "" {
 		variant = "0"
 	}
-	b.WriteString(release + ", " + release + ", " + variant + ", ''")
+	if due == "" {
+		due = release
+	}
+	b.WriteString(due + ", " + release + ", " + variant + ", ''")
 	b.WriteString(" FROM " + s.from + " WHERE " + s.where + " AND " + s.key + " > ?")
 	args = append(args, q.account, q.target, lo)
 	if hi > 0 {

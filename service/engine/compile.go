@@ -58,16 +58,17 @@ type compiledSend struct {
 	org map[string]string
 }
 
-// variantParts is one A/B variant's compiled subject and body.
-type variantParts struct{ subject, html *delivery.Template }
+// variantParts is one A/B variant's compiled subject, body and text
+// (the send's text unless the variant has a design of its own).
+type variantParts struct{ subject, html, text *delivery.Template }
 
-// parts returns the subject and body of a ledger row's variant.
-func (c *compiledSend) parts(variant int) (subject, html *delivery.Template) {
+// parts returns the subject, body and text of a ledger row's variant.
+func (c *compiledSend) parts(variant int) (subject, html, text *delivery.Template) {
 	if variant >= 1 && variant <= len(c.variants) {
 		v := c.variants[variant-1]
-		return v.subject, v.html
+		return v.subject, v.html, v.text
 	}
-	return c.subject, c.html
+	return c.subject, c.html, c.text
 }
 
 // tokenName is the placeholder the tracking token takes while a message is
@@ -80,12 +81,28 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 		html = *ss.TemplateHTML
 	}
 	text := delivery.HTMLToText(html)
-	tracked, links := delivery.TrackLinks(html, func(i int, _ string) string {
-		return base + "/t/c/((" + tokenName + "))/" + strconv.Itoa(i)
-	})
-	body := func(preheader string) *delivery.Template {
+	// The links of the send's design, then those only the A/B variants'
+	// own designs have: one list (a click's link number, the statistics'
+	// clicks per link) for every design of the send.
+	var links []string
+	linkIndex := map[string]int{}
+	track := func(doc string) string {
+		tracked, _ := delivery.TrackLinks(doc, func(_ int, href string) string {
+			i, ok := linkIndex[href]
+			if !ok {
+				i = len(links)
+				linkIndex[href] = i
+				links = append(links, href)
+			}
+			return base + "/t/c/((" + tokenName + "))/" + strconv.Itoa(i)
+		})
+		return tracked
+	}
+	tracked := track(html)
+	bodyOf := func(tracked, preheader string) *delivery.Template {
 		return delivery.Compile(delivery.AddPixel(delivery.InsertPreheader(tracked, preheader), base+"/t/o/(("+tokenName+")).gif"))
 	}
+	body := func(preheader string) *delivery.Template { return bodyOf(tracked, preheader) }
 	c := &compiledSend{
 		send: ss, account: ss.UserID, from: mail.Address{Address: ss.FromSender}, replyTo: ss.ReplyTo,
 		subject: delivery.Compile(ss.Subject), html: body(ss.Preheader), text: delivery.Compile(text),
@@ -113,14 +130,22 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 	templates := []*delivery.Template{c.subject, c.html, c.text}
 	if ss.ABShare > 0 {
 		for i, subj := range ss.ABSubjects {
-			v := variantParts{subject: delivery.Compile(subj), html: c.html}
+			v := variantParts{subject: delivery.Compile(subj), html: c.html, text: c.text}
+			pre := ss.Preheader
 			if i < len(ss.ABPreheaders) && ss.ABPreheaders[i] != "" {
-				v.html = body(ss.ABPreheaders[i])
+				pre = ss.ABPreheaders[i]
+				v.html = body(pre)
+			}
+			if i < len(ss.ABDesigns) && ss.ABDesigns[i] != "" {
+				v.html = bodyOf(track(ss.ABDesigns[i]), pre)
+				v.text = delivery.Compile(delivery.HTMLToText(ss.ABDesigns[i]))
+				templates = append(templates, v.html, v.text)
 			}
 			c.variants = append(c.variants, v)
 			templates = append(templates, v.subject)
 		}
 	}
+	c.links = links
 	for _, t := range templates {
 		if c.data != nil {
 			break // a message has no contact: its data fills the placeholders
@@ -295,10 +320,10 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		return custom[name]
 	}
 	name := strings.TrimSpace(lookup("first_name") + " " + lookup("last_name"))
-	subject, html := c.parts(r.Variant)
+	subject, html, text := c.parts(r.Variant)
 	m := &delivery.Message{
 		From: c.from, ReplyTo: c.replyTo, To: mail.Address{Name: name, Address: r.Email},
-		Subject: subject.Render(lookup), HTML: html.Render(delivery.HTMLEscaped(lookup)), Text: c.text.Render(lookup),
+		Subject: subject.Render(lookup), HTML: html.Render(delivery.HTMLEscaped(lookup)), Text: text.Render(lookup),
 		ListUnsubscribeURL: c.baseURL + "/u/" + tok, OneClick: true,
 		ListID: c.listID, ListName: c.listName, FeedbackID: c.feedbackID,
 		Headers: []delivery.Header{{Name: "Precedence", Value: "bulk"}, {Name: "X-Herald-Send", Value: c.send.Utr}},

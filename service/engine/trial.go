@@ -20,11 +20,12 @@ func CountAudience(ctx context.Context, db *core.DB, ss *models.SingleSend) (int
 	}
 	var parts []string
 	var args []any
-	for _, t := range ss.RecipientID {
-		for _, src := range sourcesOf(t.Table) {
-			q, a := chunkQuery{src: src, account: ss.UserID, target: t.ItemID(), excl: excl}.emails()
-			parts, args = append(parts, q), append(args, a...)
-		}
+	for _, cq := range queriesOf(ss, excl) {
+		q, a := cq.emails()
+		parts, args = append(parts, q), append(args, a...)
+	}
+	if len(parts) == 0 {
+		return 0, nil
 	}
 	var n int64
 	if err := db.R.WithContext(ctx).Raw("SELECT COUNT(*) FROM ("+strings.Join(parts, " UNION ")+") a", args...).Scan(&n).Error; err != nil {

@@ -13,13 +13,30 @@ type ABForm struct {
 	On         bool
 	Subjects   [4]string
 	Preheaders [4]string
-	Share      string // per cent
-	Metric     string // opens or clicks
-	Wait       string // minutes
+	// Designs are the variants' design choices: "" the send's design,
+	// "design-<id>", "library-<id>", or "kept" (the design the variant
+	// was saved with; Kept says which variants have one).
+	Designs [4]string
+	Kept    [4]bool
+	// Kind is "" (subjects or designs) or "time" (send time: TimeAfter
+	// minutes between the halves).
+	Kind      string
+	TimeAfter string
+	Share     string // per cent
+	Metric    string // opens or clicks
+	Wait      string // minutes
 }
 
 // The choices of the A/B option.
 var (
+	abKinds = []views.Option{{Value: "", Label: views.T("ab.kind_content")}, {Value: "time", Label: views.T("ab.kind_time")}}
+	abAfter = func() []views.Option {
+		var out []views.Option
+		for _, h := range []int{1, 2, 3, 4, 6, 8, 12, 24, 48, 72} {
+			out = append(out, views.Option{Value: strconv.Itoa(h * 60), Label: views.N("ab.after_hours", h)})
+		}
+		return out
+	}()
 	abShares  = []views.Option{{Value: "10", Label: "10 %"}, {Value: "20", Label: "20 %"}, {Value: "30", Label: "30 %"}, {Value: "40", Label: "40 %"}, {Value: "50", Label: "50 %"}}
 	abMetrics = []views.Option{{Value: "opens", Label: "Unique opens"}, {Value: "clicks", Label: "Unique clicks"}}
 	abWaits   = []views.Option{{Value: "30", Label: "30 minutes"}, {Value: "60", Label: "1 hour"}, {Value: "120", Label: "2 hours"},
@@ -28,21 +45,26 @@ var (
 
 // ABTest is a send's A/B test on its page.
 type ABTest struct {
-	Share    int
-	Metric   string // opens or clicks
-	Wait     time.Duration
-	DecideAt time.Time // zero until the send starts
-	Winner   int       // 0 until chosen
-	Variants []ABVariant
-	Rest     ABFigures // the rest of the audience
-	Held     int64     // rest messages waiting for the winner
-	Waiting  bool      // the test's wait is not over: the winner may be chosen now
+	// TimeAfter is a send-time test's gap between its halves (0: none);
+	// First and Second when its halves go (zero until the send starts).
+	TimeAfter     time.Duration
+	First, Second time.Time
+	Share         int
+	Metric        string // opens or clicks
+	Wait          time.Duration
+	DecideAt      time.Time // zero until the send starts
+	Winner        int       // 0 until chosen
+	Variants      []ABVariant
+	Rest          ABFigures // the rest of the audience
+	Held          int64     // rest messages waiting for the winner
+	Waiting       bool      // the test's wait is not over: the winner may be chosen now
 }
 
 // ABVariant is one subject of a test with its test messages' figures.
 type ABVariant struct {
 	N                  int
 	Subject, Preheader string
+	OwnDesign          bool // the variant has a design of its own (a test of content)
 	ABFigures
 	Winner bool
 }
@@ -105,4 +127,23 @@ func firstOnly(i int, errs []string) []string {
 		return errs
 	}
 	return nil
+}
+
+// ABKept is the design choice of a variant saved with a design of its own
+// that matches none of the account's designs.
+const ABKept = "kept"
+
+// halfWhen says when a send-time test's half n goes, in loc.
+func halfWhen(t *ABTest, n int, loc *time.Location) string {
+	at := t.First
+	if n == 2 {
+		at = t.Second
+	}
+	if at.IsZero() && n == 1 {
+		return views.T("ab.half_first", "Half", variantLetter(n))
+	}
+	if at.IsZero() {
+		return views.T("ab.half_pending", "Half", variantLetter(n), "After", waitWords(time.Duration(n-1)*t.TimeAfter))
+	}
+	return views.T("ab.half_at", "Half", variantLetter(n), "Time", When(at, loc))
 }

@@ -66,7 +66,7 @@ type List struct {
 }
 
 // Editable reports whether a send may still be changed: it has not started.
-func Editable(s models.SingleSend) bool { return s.Status < models.SendRunning }
+func Editable(s models.SingleSend) bool { return s.Status < models.SendRunning && s.ResendOf == nil }
 
 // Starting reports whether a send is armed to go now and waits for the
 // engine to pick it up.
@@ -275,6 +275,8 @@ type Detail struct {
 	// Relays are the relays that carried its messages and how many each,
 	// when herald sends through several.
 	Relays []RelayCount
+	// Original is the send a resend follows (nil: none, or deleted).
+	Original *models.SingleSend
 }
 
 // RelayCount is how many of a send's messages one relay carried.
@@ -421,4 +423,58 @@ func (c Calendar) Next() string { return MonthURL(c.Month.AddDate(0, 1, 0)) }
 // who may send).
 func CanEdit(ctx context.Context, s models.SingleSend) bool {
 	return Editable(s) && views.Can(ctx, service.DraftAction(&s))
+}
+
+// ResendURL is a completed send's "Resend to those who did not open"
+// card (GET) and the scheduling of its resend (POST).
+func ResendURL(utr string) string { return SendURL(utr) + "/resend" }
+
+// ResendCard is a completed send's "Resend to those who did not open"
+// card: its resend when it has one, else the form with the count of
+// those a resend would reach now.
+type ResendCard struct {
+	Send      models.SingleSend  // the original
+	Resend    *models.SingleSend // its resend; nil: none
+	NotOpened int64
+	Form      ResendForm
+	Errors    views.Errors
+	Problems  []string // refusals that belong to no field
+	Loc       *time.Location
+	TimeZone  string
+	CSRF      string
+}
+
+// ResendForm is the resend form as posted: the new subject, the wait
+// ("1" to "14" days after the send, or "at" Date and Time).
+type ResendForm struct {
+	Subject, Wait, Date, Time string
+}
+
+// resendWaits are the choices of the resend's wait.
+var resendWaits = func() []views.Option {
+	var out []views.Option
+	for _, d := range []int{1, 2, 3, 4, 5, 6, 7, 10, 14} {
+		out = append(out, views.Option{Value: strconv.Itoa(d), Label: views.N("resend.wait_days", d)})
+	}
+	return append(out, views.Option{Value: "at", Label: views.T("resend.wait_at")})
+}()
+
+// ResendWhen says when a resend goes out or went out, in loc.
+func ResendWhen(s models.SingleSend, loc *time.Location) string {
+	switch {
+	case !s.SentAt.IsZero():
+		return views.T("resend.went", "Time", When(s.SentAt.Time, loc))
+	case s.Status == models.SendRunning:
+		return views.T("resend.going")
+	default:
+		return views.T("resend.goes", "Time", When(ScheduledAt(s), loc))
+	}
+}
+
+// resendChoice is the wait chosen, 3 days when none is.
+func resendChoice(v string) string {
+	if v == "" {
+		return "3"
+	}
+	return v
 }
