@@ -103,3 +103,53 @@ func TestSavedBlocks(t *testing.T) {
 		t.Fatalf("name after deletion: %v", err)
 	}
 }
+
+// TestMergeTags lists the editor's placeholders: every name Placeholders
+// gives (the API's list) and ((view_in_browser)), each once, the account's
+// own custom fields among them and another account's not; addresses are
+// links, the logo an image.
+func TestMergeTags(t *testing.T) {
+	t.Parallel()
+	svc := dbtest.Service(t)
+	ctx := context.Background()
+	a := servicetest.NewAccount(t, svc, "a@example.com")
+	b := servicetest.NewAccount(t, svc, "b@example.com")
+	if _, err := svc.Fields.Create(ctx, a, service.FieldInput{FieldName: "member_code", FieldType: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Fields.Create(ctx, b, service.FieldInput{FieldName: "their_code", FieldType: "text"}); err != nil {
+		t.Fatal(err)
+	}
+	tags, err := svc.Fields.MergeTags(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := svc.Fields.Placeholders(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]service.MergeTag{}
+	for _, tg := range tags {
+		if _, dup := seen[tg.Name]; dup {
+			t.Errorf("%s offered twice", tg.Name)
+		}
+		seen[tg.Name] = tg
+	}
+	for _, n := range append(names, "view_in_browser") {
+		if _, ok := seen[n]; !ok {
+			t.Errorf("%s is not offered", n)
+		}
+	}
+	if len(seen) != len(names)+1 {
+		t.Errorf("%d tags offered, want %d", len(seen), len(names)+1)
+	}
+	for name, want := range map[string]string{"member_code": "custom/text", "first_name": "contact/text", "unsubscribe_preferences": "links/link",
+		"view_in_browser": "links/link", "org_name": "org/text", "org_logo_url": "org/image"} {
+		if got := seen[name].Group + "/" + seen[name].Kind; got != want {
+			t.Errorf("%s: %s, want %s", name, got, want)
+		}
+	}
+	if _, ok := seen["their_code"]; ok {
+		t.Error("another account's field is offered")
+	}
+}

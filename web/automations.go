@@ -846,6 +846,10 @@ func (w *Web) timelineChanged(c *fiber.Ctx, a *models.Automation, message string
 // emailEditorPage renders the editor in the same layout as the library's.
 func (w *Web) emailEditorPage(c *fiber.Ctx, status int, e automations.DesignEditor) error {
 	e.CSRF = csrf(c)
+	var err error
+	if e.Tools, err = w.editorTools(c); err != nil {
+		return err
+	}
 	p := editorLayout(c, "Design of email "+strconv.Itoa(e.N)+" · "+e.AutoName, automations.NavAutomations)
 	return renderPage(c, status, p, automations.DesignPage(e))
 }

@@ -107,6 +107,125 @@
     );
   }
 
+  // Merge tags: the placeholders the server listed for the account
+  // (data.merge_tags, by group), each with the HTML it inserts (the
+  // placeholder, or a link or an image made of it).
+  var tags = {};
+  (data.merge_tags || []).forEach(function (g) {
+    g.tags.forEach(function (t) {
+      tags[t.tag] = t;
+    });
+  });
+  var words = data.words || {};
+
+  function announce(name) {
+    say("success", (words.inserted || "{{.Name}} inserted.").replace("{{.Name}}", name));
+  }
+
+  // insertComponent adds def (HTML or a component definition) after the
+  // chosen block, or at the end of the design when none is chosen, then
+  // chooses what was added.
+  function insertComponent(def) {
+    var sel = editor.getSelected();
+    var added;
+    if (sel && sel.parent()) {
+      added = sel.parent().append(def, { at: sel.index() + 1 });
+    } else {
+      added = editor.getWrapper().append(def);
+    }
+    var first = Array.isArray(added) ? added[0] : added;
+    if (first) editor.select(first);
+    return first;
+  }
+
+  // insertTag puts a merge tag where the cursor is in the text being
+  // edited, or as a new text after the chosen block.
+  function insertTag(value) {
+    var t = tags[value];
+    if (!t) return;
+    var rte = editor.RichTextEditor.globalRte;
+    if (editor.getEditing() && rte) {
+      rte.insertHTML(t.insert);
+    } else {
+      insertComponent({ type: "text", components: t.insert });
+    }
+    announce(t.tag);
+  }
+
+  // The picker inside the canvas: a select in the text toolbar, shown
+  // while a text is edited; choosing a tag inserts it at the cursor.
+  function tagSelectHTML() {
+    var out = '<select class="gjs-field rte-merge-tag" aria-label="' + escapeHTML(words.pick_label || "Insert a merge tag") + '">';
+    out += '<option value="">' + escapeHTML(words.pick || "Merge tag…") + "</option>";
+    (data.merge_tags || []).forEach(function (g) {
+      out += '<optgroup label="' + escapeHTML(g.label) + '">';
+      g.tags.forEach(function (t) {
+        out += '<option value="' + escapeHTML(t.tag) + '">' + escapeHTML(t.label) + "</option>";
+      });
+      out += "</optgroup>";
+    });
+    return out + "</select>";
+  }
+  if (data.merge_tags && data.merge_tags.length) {
+    editor.RichTextEditor.add("merge-tag", {
+      icon: tagSelectHTML(),
+      event: "change",
+      attributes: { title: words.pick_label || "Insert a merge tag", class: "rte-merge-tag-action" },
+      result: function (rte, action) {
+        var select = action.btn.querySelector("select");
+        var t = tags[select.value];
+        if (t) {
+          rte.insertHTML(t.insert);
+          announce(t.tag);
+        }
+        select.value = "";
+      },
+      update: function (rte, action) {
+        var select = action.btn.querySelector("select");
+        if (select) select.value = "";
+      },
+    });
+  }
+
+  // The tools beside the canvas: the same picker (for the keyboard and
+  // small screens), and the saved blocks.
+  var tools = document.querySelector("[data-editor-tools]");
+  if (tools) {
+    tools.hidden = false;
+    var pick = document.getElementById("merge-tag-pick");
+    var pickButton = document.getElementById("merge-tag-insert");
+    if (pick && pickButton) {
+      pickButton.addEventListener("click", function () {
+        insertTag(pick.value);
+      });
+    }
+    tools.addEventListener("click", function (e) {
+      var b = e.target.closest("[data-block-insert]");
+      if (!b) return;
+      var added = insertComponent(b.getAttribute("data-html"));
+      var css = b.getAttribute("data-css");
+      if (css) editor.addStyle(css);
+      if (added) announce(b.getAttribute("data-name"));
+    });
+    // Saving a block: the chosen block's HTML and its style rules go in
+    // the form's hidden fields before htmx reads the form (this listener
+    // runs first: it listens on the document, capturing). Nothing
+    // chosen: nothing is sent, and the form says why.
+    document.addEventListener("submit", function (e) {
+      var f = e.target;
+      if (!f || f.id !== "block-save-form") return;
+      var sel = editor.getSelected();
+      if (!sel || sel === editor.getWrapper()) {
+        e.preventDefault();
+        e.stopPropagation();
+        say("error", words.choose_block || "Choose a block in the canvas first.");
+        return;
+      }
+      f.querySelector('[name="html"]').value = sel.toHTML();
+      f.querySelector('[name="css"]').value = editor.getCss({ component: sel, avoidProtected: true }) || "";
+    }, true);
+  }
+
   function setTab(next) {
     if (next === mode) return;
     if (next === "html") {
@@ -115,6 +234,7 @@
       loadHTML(htmlArea.value);
     }
     mode = next;
+    if (tools) tools.hidden = mode !== "visual";
     visual.hidden = mode !== "visual";
     htmlPane.hidden = mode !== "html";
     tabs.querySelectorAll("[data-editor-tab]").forEach(function (t) {

@@ -317,6 +317,7 @@ type DesignEditor struct {
 	Errors   views.Errors
 	Other    []string
 	CSRF     string
+	Tools    designs.Tools
 }
 
 // SaveURL is where the editor posts the design.
@@ -325,7 +326,8 @@ func (e DesignEditor) SaveURL() string { return DesignURL(e.AutoUtr, e.Email.Utr
 // Data is what static/js/editor.js reads: the email's id makes the
 // script stay on the page after saving.
 func (e DesignEditor) Data() designs.EditorData {
-	return designs.EditorData{ID: e.Email.ID, TemplateJSON: e.JSON, TemplateHTML: e.HTML, SaveURL: e.SaveURL()}
+	return designs.EditorData{ID: e.Email.ID, TemplateJSON: e.JSON, TemplateHTML: e.HTML, SaveURL: e.SaveURL(),
+		MergeTags: e.Tools.MergeTags, Words: designs.Words()}
 }
 
 // When formats an instant in loc for people: Jan 2, 2006 at 15:04.
