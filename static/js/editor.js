@@ -54,6 +54,14 @@
     });
     keyboardButtons();
   });
+  // GrapesJS's selector manager, shown once a block is chosen, has a
+  // select of states without a name: it gets one.
+  editor.on("component:toggled", function () {
+    document.querySelectorAll("#gjs select:not([aria-label]):not([id^='merge'])").forEach(function (s) {
+      if (s.labels && s.labels.length) return;
+      s.setAttribute("aria-label", s.id === "gjs-clm-states" ? "State of the chosen block" : "Editor setting");
+    });
+  });
 
   // GrapesJS's panel buttons (devices, undo, the code view, the blocks,
   // layers and styles views…) are spans that listen to the mouse: each
@@ -122,10 +130,18 @@
     say("success", (words.inserted || "{{.Name}} inserted.").replace("{{.Name}}", name));
   }
 
+  // stopEditing ends the editing of a text, as a click elsewhere does, so
+  // that what was typed is in the design before it is read.
+  function stopEditing() {
+    var c = editor.getEditing();
+    if (c) c.trigger("disable");
+  }
+
   // insertComponent adds def (HTML or a component definition) after the
   // chosen block, or at the end of the design when none is chosen, then
   // chooses what was added.
   function insertComponent(def) {
+    stopEditing();
     var sel = editor.getSelected();
     var added;
     if (sel && sel.parent()) {
@@ -214,6 +230,7 @@
     document.addEventListener("submit", function (e) {
       var f = e.target;
       if (!f || f.id !== "block-save-form") return;
+      stopEditing();
       var sel = editor.getSelected();
       if (!sel || sel === editor.getWrapper()) {
         e.preventDefault();
@@ -229,6 +246,7 @@
   function setTab(next) {
     if (next === mode) return;
     if (next === "html") {
+      stopEditing();
       htmlArea.value = documentOf(editor.runCommand("gjs-get-inlined-html"));
     } else {
       loadHTML(htmlArea.value);
@@ -281,6 +299,7 @@
   // session's CSRF token in the X-CSRF-Token header.
   form.addEventListener("submit", function (e) {
     e.preventDefault();
+    if (mode === "visual") stopEditing();
     var body = new URLSearchParams();
     body.set("name", nameInput.value);
     body.set("template_id", form.querySelector('[name="template_id"]').value);
