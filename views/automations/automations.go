@@ -267,16 +267,17 @@ func (b Builder) Ready() []string {
 
 // EmailForm is the form of one email, new (Utr "") or saved.
 type EmailForm struct {
-	AutoUtr  string
-	AutoName string
-	Utr      string
-	N        int // its number in the sequence
-	WaitType string
-	Period   string
-	SenderID string
-	Subject  string
-	Design   string // library-<id>, design-<id>, html or current
-	HTML     string // the HTML written in the form (Design "html")
+	AutoUtr   string
+	AutoName  string
+	Utr       string
+	N         int // its number in the sequence
+	WaitType  string
+	Period    string
+	SenderID  string
+	Subject   string
+	Preheader string
+	Design    string // library-<id>, design-<id>, html or current
+	HTML      string // the HTML written in the form (Design "html")
 
 	Senders      []views.Option
 	Library      []views.Option
