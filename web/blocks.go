@@ -57,6 +57,27 @@ func (w *Web) saveBlock(c *fiber.Ctx) error {
 	return w.blocksAnswer(c, fiber.StatusOK, t, views.FlashSuccess, views.T("editor.block_saved", "Name", b.Name))
 }
 
+// blockAnswer is a saved block as the editor's script inserts it.
+type blockAnswer struct {
+	Name string `json:"name"`
+	HTML string `json:"html"`
+	CSS  string `json:"css"`
+}
+
+// showBlock answers a saved block of the account's markup and styles
+// (JSON) to the editor's script.
+func (w *Web) showBlock(c *fiber.Ctx) error {
+	id, err := service.ParseID(c.Params("id"))
+	if err != nil {
+		return err
+	}
+	b, err := w.svc.Blocks.Get(c.UserContext(), accountID(c), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(blockAnswer{Name: b.Name, HTML: b.HTML, CSS: b.CSS})
+}
+
 // deleteBlock deletes a saved block of the account: the panel again.
 func (w *Web) deleteBlock(c *fiber.Ctx) error {
 	id, err := service.ParseID(c.Params("id"))

@@ -61,8 +61,14 @@ func TestSavedBlocksPanel(t *testing.T) {
 	if got := texts(r.doc, "#saved-blocks .block-name"); len(got) != 1 || got[0] != "Footer" {
 		t.Fatalf("after saving: %q\n%s", got, r.body)
 	}
-	if v := attr(first(r.doc, "[data-block-insert]"), "data-html"); v != `<table><tr><td>((org_name))</td></tr></table>` {
-		t.Fatalf("block markup %q", v)
+	// The page lists the name; the script reads the markup from the block's address.
+	blockURL := attr(first(r.doc, "[data-block-insert]"), "data-block-insert")
+	r = editor.get(blockURL)
+	wantStatus(t, r, http.StatusOK)
+	var block struct{ Name, HTML, CSS string }
+	if err := json.Unmarshal([]byte(r.body), &block); err != nil || block.Name != "Footer" ||
+		block.HTML != `<table><tr><td>((org_name))</td></tr></table>` || block.CSS != "td{color:#333}" {
+		t.Fatalf("block %s (%v)", r.body, err)
 	}
 	wantStatus(t, owner.hxPost("/templates/blocks", url.Values{"name": {"Banner"}, "html": {"<p>Banner</p>"}}), http.StatusOK)
 
@@ -87,6 +93,8 @@ func TestSavedBlocksPanel(t *testing.T) {
 		t.Fatal("Bob sees Ada's blocks")
 	}
 	wantStatus(t, bob.hxPost("/templates/blocks/"+id+"/delete", nil), http.StatusNotFound)
+	wantStatus(t, bob.get(blockURL), http.StatusNotFound)
+	wantStatus(t, viewer.get(blockURL), http.StatusOK)
 
 	// The editor deletes one.
 	r = editor.hxPost("/templates/blocks/"+id+"/delete", nil)

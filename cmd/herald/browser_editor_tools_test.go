@@ -198,8 +198,9 @@ func TestBrowserEditorTools(t *testing.T) {
 			if got := eddie.text("block listed", "#saved-blocks .block-name"); got != "Member header" {
 				t.Fatalf("listed block %q", got)
 			}
-			if got := eddie.eval("block markup", `document.querySelector("[data-block-insert]").dataset.html`); !strings.Contains(got, "((member_code))") {
-				t.Fatalf("the saved block lacks its tag: %.300q", got)
+			var saved string
+			if err := db.W.Raw(`SELECT html FROM saved_blocks WHERE user_id = ? AND name = ?`, ada.ID, "Member header").Scan(&saved).Error; err != nil || !strings.Contains(saved, "((member_code))") {
+				t.Fatalf("the saved block lacks its tag: %.300q (%v)", saved, err)
 			}
 			// A name taken: the form says so.
 			eddie.do("save it again",
@@ -275,6 +276,7 @@ func TestBrowserEditorTools(t *testing.T) {
 			choose("#merge-tag-pick", "((view_in_browser))"),
 			chromedp.Click(chromedp.ID("merge-tag-insert")),
 			chromedp.Click(chromedp.CSS("[data-block-insert]")),
+			chromedp.Poll[chromedp.Void](`window.heraldEditor.getHtml().includes("((member_code))")`),
 		)
 		if got := html(vera); !strings.Contains(got, `href="((view_in_browser))"`) || !strings.Contains(got, "((member_code))") {
 			t.Fatalf("%s px: the viewer's page lacks the inserted tag or block", w)

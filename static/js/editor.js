@@ -215,13 +215,27 @@
         insertTag(pick.value);
       });
     }
+    // Inserting a saved block: its markup and styles are fetched (the
+    // page lists names only), then added after the chosen block.
     tools.addEventListener("click", function (e) {
       var b = e.target.closest("[data-block-insert]");
       if (!b) return;
-      var added = insertComponent(b.getAttribute("data-html"));
-      var css = b.getAttribute("data-css");
-      if (css) editor.addStyle(css);
-      if (added) announce(b.getAttribute("data-name"));
+      b.disabled = true;
+      fetch(b.getAttribute("data-block-insert"), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (resp) {
+          if (!resp.ok) throw new Error(resp.status);
+          return resp.json();
+        })
+        .then(function (block) {
+          b.disabled = false;
+          var added = insertComponent(block.html);
+          if (block.css) editor.addStyle(block.css);
+          if (added) announce(block.name);
+        })
+        .catch(function () {
+          b.disabled = false;
+          say("error", words.block_failed || "The block could not be read. Reload the page and try again.");
+        });
     });
     // Saving a block: the chosen block's HTML and its style rules go in
     // the form's hidden fields before htmx reads the form (this listener

@@ -20,8 +20,12 @@ const (
 	BlocksURL  = "/templates/blocks" // saved blocks: POST saves one
 )
 
+// BlockURL is a saved block's markup and styles (GET, JSON), which the
+// editor's script inserts.
+func BlockURL(id int64) string { return BlocksURL + "/" + strconv.FormatInt(id, 10) }
+
 // DeleteBlockURL deletes a saved block (POST).
-func DeleteBlockURL(id int64) string { return BlocksURL + "/" + strconv.FormatInt(id, 10) + "/delete" }
+func DeleteBlockURL(id int64) string { return BlockURL(id) + "/delete" }
 
 // NewFromURL opens the editor on a copy of a library design.
 func NewFromURL(templateID int64) string {
@@ -146,6 +150,7 @@ type EditorWords struct {
 	PickLabel   string `json:"pick_label"`   // the picker's accessible name
 	Inserted    string `json:"inserted"`     // {{.Name}}: a merge tag or block was inserted
 	ChooseBlock string `json:"choose_block"` // saving a block with none chosen
+	BlockFailed string `json:"block_failed"` // a block that could not be read
 }
 
 // Words are the editor script's sentences.
@@ -155,6 +160,7 @@ func Words() EditorWords {
 		PickLabel:   views.T("editor.tag_pick_label"),
 		Inserted:    views.T("editor.inserted"),
 		ChooseBlock: views.T("editor.choose_block"),
+		BlockFailed: views.T("editor.block_failed"),
 	}
 }
 
