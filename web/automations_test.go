@@ -744,6 +744,10 @@ func TestAutomationEmailDesign(t *testing.T) {
 	if first(r.doc, `a.nav-link.is-active[href="/automations"]`) == nil {
 		t.Fatal("nav")
 	}
+	// The merge tags and saved blocks beside the canvas, as on a design's editor.
+	if first(r.doc, `#editor-tools #merge-tag-pick option[value="((unsubscribe_preferences))"]`) == nil || first(r.doc, "#editor-tools #saved-blocks") == nil {
+		t.Fatal("the email's editor has no merge tags or saved blocks")
+	}
 
 	// The editor's script saves the project JSON and the HTML.
 	html := `<!doctype html><html><body><p>New look for ((first_name))</p></body></html>`
