@@ -157,8 +157,17 @@ func TestBrowserEditorTools(t *testing.T) {
 
 		// The picker in the canvas's text toolbar.
 		editText(eddie, "edit a text at "+w)
-		eddie.do("pick in the toolbar at "+w,
+		// A click on the toolbar's select takes the focus and leaves the
+		// text in editing, with its cursor (GrapesJS ends the editing on a
+		// mouse press anywhere else).
+		eddie.do("click the toolbar's picker at "+w,
 			chromedp.WaitVisible(chromedp.CSS("#gjs .gjs-rte-toolbar select.rte-merge-tag")),
+			chromedp.Click(chromedp.CSS("#gjs .gjs-rte-toolbar select.rte-merge-tag")),
+		)
+		if got := eddie.eval("picker focused", `String(document.activeElement.matches(".rte-merge-tag") && !!window.heraldEditor.getEditing())`); got != "true" {
+			t.Fatalf("%s px: clicking the toolbar's picker: focused and editing = %s", w, got)
+		}
+		eddie.do("pick in the toolbar at "+w,
 			choose("#gjs .gjs-rte-toolbar select.rte-merge-tag", "((member_code))"),
 		)
 		if got := eddie.eval("text being edited", `window.heraldEditor.getEditing().getEl().textContent`); !strings.HasSuffix(got, "((member_code))") {
