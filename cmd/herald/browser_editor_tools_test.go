@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"herald/dbtest"
@@ -60,8 +62,15 @@ func TestBrowserEditorTools(t *testing.T) {
 	join("vera@example.com", "Vera", service.RoleViewer)
 	join("eddie@example.com", "Eddie", service.RoleEditor)
 
+	// One browser for every role, one after the other (each login in a
+	// fresh cookie jar): a test that held two browsers at once could wait
+	// forever for a slot another such test holds.
 	login := func(b *browserSession, email, name string) {
 		t.Helper()
+		b.do(name+" leaves the previous session", chromedp.Navigate("about:blank"))
+		if _, err := chromedp.Call(b.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
 		b.do(name+" logs in",
 			chromedp.Navigate(base+"/login"),
 			b.idle,
@@ -138,73 +147,73 @@ func TestBrowserEditorTools(t *testing.T) {
 	})()`)
 
 	// The editor: both pickers and a saved block, at each width.
-	eddie := newBrowserSessionOn(t, base)
+	b := newBrowserSessionOn(t, base)
 	var problems consoleProblems
-	problems.watch(eddie)
-	eddie.do("desktop", chromedp.EmulateViewport(1280, 900))
-	login(eddie, "eddie@example.com", "Eddie")
+	problems.watch(b)
+	b.do("desktop", chromedp.EmulateViewport(1280, 900))
+	login(b, "eddie@example.com", "Eddie")
 	for _, width := range []int64{1280, 390} {
 		w := strconv.FormatInt(width, 10)
-		eddie.do("open the editor at "+w,
+		b.do("open the editor at "+w,
 			chromedp.EmulateViewport(width, 900),
 			chromedp.Navigate(base+"/templates/editor?from=2"),
 			editorReady,
 		)
-		if got := eddie.eval("custom field offered", `String(!!document.querySelector('#merge-tag-pick option[value="((member_code))"]'))`); got != "true" {
+		if got := b.eval("custom field offered", `String(!!document.querySelector('#merge-tag-pick option[value="((member_code))"]'))`); got != "true" {
 			t.Fatalf("%s px: the account's custom field is not offered", w)
 		}
-		check(eddie, "editor tools at "+w, width)
+		check(b, "editor tools at "+w, width)
 
 		// The picker in the canvas's text toolbar.
-		editText(eddie, "edit a text at "+w)
+		editText(b, "edit a text at "+w)
 		// A click on the toolbar's select takes the focus and leaves the
 		// text in editing, with its cursor (GrapesJS ends the editing on a
 		// mouse press anywhere else).
-		eddie.do("click the toolbar's picker at "+w,
+		b.do("click the toolbar's picker at "+w,
 			chromedp.WaitVisible(chromedp.CSS("#gjs .gjs-rte-toolbar select.rte-merge-tag")),
 			chromedp.Click(chromedp.CSS("#gjs .gjs-rte-toolbar select.rte-merge-tag")),
 		)
-		if got := eddie.eval("picker focused", `String(document.activeElement.matches(".rte-merge-tag") && !!window.heraldEditor.getEditing())`); got != "true" {
+		if got := b.eval("picker focused", `String(document.activeElement.matches(".rte-merge-tag") && !!window.heraldEditor.getEditing())`); got != "true" {
 			t.Fatalf("%s px: clicking the toolbar's picker: focused and editing = %s", w, got)
 		}
-		eddie.do("pick in the toolbar at "+w,
+		b.do("pick in the toolbar at "+w,
 			choose("#gjs .gjs-rte-toolbar select.rte-merge-tag", "((member_code))"),
 		)
-		if got := eddie.eval("text being edited", `window.heraldEditor.getEditing().getEl().textContent`); !strings.HasSuffix(got, "((member_code))") {
+		if got := b.eval("text being edited", `window.heraldEditor.getEditing().getEl().textContent`); !strings.HasSuffix(got, "((member_code))") {
 			t.Fatalf("%s px: the toolbar's merge tag is not at the cursor: %q", w, got)
 		}
-		if got := eddie.eval("toolbar select reset", `document.querySelector("#gjs .gjs-rte-toolbar select.rte-merge-tag").value`); got != "" {
+		if got := b.eval("toolbar select reset", `document.querySelector("#gjs .gjs-rte-toolbar select.rte-merge-tag").value`); got != "" {
 			t.Errorf("%s px: the toolbar's picker still shows %q", w, got)
 		}
-		check(eddie, "text toolbar picker at "+w, width)
-		clickOtherText(eddie, "stop editing at "+w)
-		if got := html(eddie); !strings.Contains(got, "((member_code))") {
+		check(b, "text toolbar picker at "+w, width)
+		clickOtherText(b, "stop editing at "+w)
+		if got := html(b); !strings.Contains(got, "((member_code))") {
 			t.Fatalf("%s px: the inserted tag is not in the design", w)
 		}
 
 		// The picker beside the canvas, by keyboard: an address becomes a
 		// link after the chosen block.
-		eddie.do("pick the unsubscribe link at "+w,
+		b.do("pick the unsubscribe link at "+w,
 			chromedp.Focus(chromedp.ID("merge-tag-pick")),
 			choose("#merge-tag-pick", "((unsubscribe_preferences))"),
 			chromedp.Focus(chromedp.ID("merge-tag-insert")),
 			chromedp.KeyEvent("\r"),
 			chromedp.WaitVisible(chromedp.CSS("#editor-status.flash-success")),
 		)
-		if got := html(eddie); !strings.Contains(got, `href="((unsubscribe_preferences))"`) {
+		if got := html(b); !strings.Contains(got, `href="((unsubscribe_preferences))"`) {
 			t.Fatalf("%s px: no unsubscribe link in the design", w)
 		}
 
 		if width == 1280 {
 			// Save the chosen block (the first section, with the tag).
-			eddie.do("save the block",
+			b.do("save the block",
 				chooseFirstSection,
 				chromedp.SendKeys(chromedp.ID("block-name"), "Member header"),
 				chromedp.Click(chromedp.ID("block-save")),
 				chromedp.WaitVisible(chromedp.CSS("#saved-blocks .block-item")),
-				eddie.idle,
+				b.idle,
 			)
-			if got := eddie.text("block listed", "#saved-blocks .block-name"); got != "Member header" {
+			if got := b.text("block listed", "#saved-blocks .block-name"); got != "Member header" {
 				t.Fatalf("listed block %q", got)
 			}
 			var saved string
@@ -212,14 +221,14 @@ func TestBrowserEditorTools(t *testing.T) {
 				t.Fatalf("the saved block lacks its tag: %.300q (%v)", saved, err)
 			}
 			// A name taken: the form says so.
-			eddie.do("save it again",
+			b.do("save it again",
 				chooseFirstSection,
 				chromedp.SendKeys(chromedp.ID("block-name"), "member HEADER"),
 				chromedp.Click(chromedp.ID("block-save")),
 				chromedp.WaitVisible(chromedp.ID("block-name-error")),
-				eddie.idle,
+				b.idle,
 			)
-			check(eddie, "a refused block", width)
+			check(b, "a refused block", width)
 			// The browser logs the refusal's status; nothing else.
 			for _, m := range problems.take() {
 				if !strings.Contains(m, "422") || !strings.Contains(m, "/templates/blocks") {
@@ -229,24 +238,24 @@ func TestBrowserEditorTools(t *testing.T) {
 		}
 
 		// Insert the saved block into a blank design.
-		eddie.do("open a blank design at "+w,
+		b.do("open a blank design at "+w,
 			chromedp.Navigate(base+"/templates/editor?from=1"),
 			chromedp.Poll[chromedp.Void](`!!window.heraldEditor && !!document.querySelector("#gjs .gjs-frame") && !document.getElementById("editor-tools").hidden`),
 			chromedp.WaitVisible(chromedp.CSS("[data-block-insert]")),
 		)
-		if got := html(eddie); strings.Contains(got, "((member_code))") {
+		if got := html(b); strings.Contains(got, "((member_code))") {
 			t.Fatal("the blank design already has the tag")
 		}
-		eddie.do("insert the block at "+w,
+		b.do("insert the block at "+w,
 			chromedp.Click(chromedp.CSS("[data-block-insert]")),
 			chromedp.WaitVisible(chromedp.CSS("#editor-status.flash-success")),
 		)
-		if got := html(eddie); !strings.Contains(got, "((member_code))") {
+		if got := html(b); !strings.Contains(got, "((member_code))") {
 			t.Fatalf("%s px: the block is not in the blank design", w)
 		}
-		check(eddie, "block inserted at "+w, width)
+		check(b, "block inserted at "+w, width)
 		if width == 1280 {
-			eddie.do("save the design",
+			b.do("save the design",
 				chromedp.Evaluate[chromedp.Void](`document.getElementById("design-name").value = "From a block"`),
 				chromedp.Click(chromedp.ID("design-save")),
 				chromedp.WaitVisible(chromedp.CSS("#flash .flash-success")),
@@ -266,38 +275,37 @@ func TestBrowserEditorTools(t *testing.T) {
 	}
 
 	// The viewer: the blocks and the picker, no save form nor Delete.
-	vera := newBrowserSessionOn(t, base)
-	problems.watch(vera)
-	login(vera, "vera@example.com", "Vera")
+	login(b, "vera@example.com", "Vera")
 	for _, width := range []int64{390, 1280} {
 		w := strconv.FormatInt(width, 10)
-		vera.do("viewer opens the editor at "+w,
+		b.do("viewer opens the editor at "+w,
 			chromedp.EmulateViewport(width, 900),
 			chromedp.Navigate(base+"/templates/editor?from=2"),
 			editorReady,
 			chromedp.WaitVisible(chromedp.CSS("[data-block-insert]")),
 		)
-		if got := vera.eval("viewer's controls", `String(document.querySelectorAll("#block-save-form, [data-block-delete], #design-save").length)`); got != "0" {
+		if got := b.eval("viewer's controls", `String(document.querySelectorAll("#block-save-form, [data-block-delete], #design-save").length)`); got != "0" {
 			t.Fatalf("%s px: the viewer sees %s save or delete controls", w, got)
 		}
-		vera.do("viewer inserts a tag and the block at "+w,
+		b.do("viewer inserts a tag and the block at "+w,
 			chooseFirstSection,
 			choose("#merge-tag-pick", "((view_in_browser))"),
 			chromedp.Click(chromedp.ID("merge-tag-insert")),
 			chromedp.Click(chromedp.CSS("[data-block-insert]")),
 			chromedp.Poll[chromedp.Void](`window.heraldEditor.getHtml().includes("((member_code))")`),
 		)
-		if got := html(vera); !strings.Contains(got, `href="((view_in_browser))"`) || !strings.Contains(got, "((member_code))") {
+		if got := html(b); !strings.Contains(got, `href="((view_in_browser))"`) || !strings.Contains(got, "((member_code))") {
 			t.Fatalf("%s px: the viewer's page lacks the inserted tag or block", w)
 		}
-		check(vera, "viewer's editor at "+w, width)
+		check(b, "viewer's editor at "+w, width)
 	}
 	if msgs := problems.take(); len(msgs) > 0 {
 		t.Errorf("errors logged:\n%s", strings.Join(msgs, "\n"))
 	}
 
 	// The editor deletes the block.
-	eddie.do("delete the block",
+	login(b, "eddie@example.com", "Eddie")
+	b.do("delete the block",
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(base+"/templates/editor?from=1"),
 		editorReady,
