@@ -60,6 +60,7 @@ type AutomationSchedule struct {
 	AutomationID  int64     `json:"automation_id"`
 	SenderID      int64     `json:"sender_id"`
 	Subject       string    `json:"subject"`
+	Preheader     string    `json:"-"` // the console's ('' none); not in the API's email
 	WaitingPeriod int       `json:"waiting_period"`
 	WaitingType   string    `json:"waiting_type"`
 	Utr           string    `json:"utr"`

@@ -29,3 +29,19 @@ func (Design) TableName() string { return "designs" }
 
 // RowID is the row's id.
 func (d *Design) RowID() int64 { return d.ID }
+
+// SavedBlock is a piece of a design saved from the editor under a name,
+// which the account's team inserts into other designs.
+type SavedBlock struct {
+	ID        int64     `gorm:"primaryKey" json:"id"`
+	UserID    int64     `json:"user_id"`
+	Name      string    `json:"name"`
+	NameKey   string    `json:"-"` // the name in lower case, unique in the account
+	HTML      string    `gorm:"column:html" json:"html"`
+	CSS       string    `gorm:"column:css" json:"css"`
+	CreatedAt Timestamp `json:"created_at"`
+	UpdatedAt Timestamp `json:"updated_at"`
+}
+
+// TableName names the table.
+func (SavedBlock) TableName() string { return "saved_blocks" }

@@ -20,10 +20,23 @@ type (
 	GroupInput        = audience.GroupInput
 	ImportColumn      = audience.ImportColumn
 	ImportFile        = audience.ImportFile
+	MergeTag          = audience.MergeTag
 	RecipientsInput   = audience.RecipientsInput
 	SegmentEmailInput = audience.SegmentEmailInput
 	SegmentInput      = audience.SegmentInput
 	PrivacyExport     = audience.PrivacyExport
+)
+
+// The groups and kinds of the editor's merge tags.
+const (
+	TagsContact = audience.TagsContact
+	TagsCustom  = audience.TagsCustom
+	TagsLinks   = audience.TagsLinks
+	TagsSender  = audience.TagsSender
+	TagsOrg     = audience.TagsOrg
+	TagText     = audience.TagText
+	TagLink     = audience.TagLink
+	TagImage    = audience.TagImage
 )
 
 const (

@@ -13,6 +13,7 @@ type (
 	ResendInput      = campaign.ResendInput
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
+	BlockInput       = campaign.BlockInput
 	PreviewOf        = campaign.PreviewOf
 	Audience         = campaign.Audience
 	CheckItem        = campaign.CheckItem

@@ -65,6 +65,23 @@ func TestEngagementFromPeopleOnly(t *testing.T) {
 				t.Errorf("%s: %s is %q, want %q", when, email, e.Level, level)
 			}
 		}
+		// The contact list's levels, read for a page at once, agree.
+		var rows []models.ContactView
+		if err := f.Svc.Contacts.Each(f.Ctx, f.Acct, service.ContactFilter{}, func(v *models.ContactView) error {
+			rows = append(rows, *v)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		page, err := f.Svc.Contacts.Levels(f.Ctx, f.Acct, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for email, level := range want {
+			if got := page[id(email)]; got != level {
+				t.Errorf("%s: the list shows %s as %q, want %q", when, email, got, level)
+			}
+		}
 	}
 	f.Set(sent.Add(3 * time.Hour))
 	levels("today", map[string]string{"ann@example.com": "engaged", "bob@example.com": "new", "cy@example.com": "new"})

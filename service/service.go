@@ -59,6 +59,7 @@ type Service struct {
 	// campaign
 	Templates   campaign.Templates
 	Designs     *campaign.Designs
+	Blocks      *campaign.Blocks
 	SingleSends *campaign.SingleSends
 	Messages    *campaign.Messages // single messages (api/mail/send), sent ahead of campaigns
 	Automations *campaign.Automations
@@ -205,6 +206,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		Senders:       del.Senders,
 		Outbox:        outbox,
 		Designs:       camp.Designs,
+		Blocks:        camp.Blocks,
 		SingleSends:   camp.SingleSends,
 		Messages:      camp.Messages,
 		Checklist:     camp.Checklist,

@@ -506,13 +506,13 @@ func (w *Web) deleteAutomation(c *fiber.Ctx) error {
 // emailFormOf reads the email form as posted.
 func emailFormOf(c *fiber.Ctx) automations.EmailForm {
 	return automations.EmailForm{WaitType: formValue(c, "waiting_type"), Period: formValue(c, "waiting_period"), SenderID: formValue(c, "sender_id"),
-		Subject: formValue(c, "subject"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
+		Subject: formValue(c, "subject"), Preheader: formValue(c, "preheader"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
 }
 
 // emailInput turns the email form into the service's input. "At once"
 // needs no number.
 func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f automations.EmailForm, cur *models.AutomationSchedule) (service.ScheduleInput, error) {
-	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, WaitingPeriod: f.Period, WaitingType: f.WaitType}
+	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, Preheader: &f.Preheader, WaitingPeriod: f.Period, WaitingType: f.WaitType}
 	if strings.TrimSpace(in.WaitingType) == "instantly" && strings.TrimSpace(in.WaitingPeriod) == "" {
 		in.WaitingPeriod = "0"
 	}
@@ -693,7 +693,7 @@ func (w *Web) editEmail(c *fiber.Ctx) error {
 		return err
 	}
 	f := automations.EmailForm{N: n, WaitType: r.WaitingType, Period: strconv.Itoa(r.WaitingPeriod), SenderID: idString(r.SenderID),
-		Subject: r.Subject, Design: w.storedEmailChoice(r)}
+		Subject: r.Subject, Preheader: r.Preheader, Design: w.storedEmailChoice(r)}
 	if f, err = w.fillEmailForm(c, f, a, r); err != nil {
 		return err
 	}
@@ -846,6 +846,10 @@ func (w *Web) timelineChanged(c *fiber.Ctx, a *models.Automation, message string
 // emailEditorPage renders the editor in the same layout as the library's.
 func (w *Web) emailEditorPage(c *fiber.Ctx, status int, e automations.DesignEditor) error {
 	e.CSRF = csrf(c)
+	var err error
+	if e.Tools, err = w.editorTools(c); err != nil {
+		return err
+	}
 	p := editorLayout(c, "Design of email "+strconv.Itoa(e.N)+" · "+e.AutoName, automations.NavAutomations)
 	return renderPage(c, status, p, automations.DesignPage(e))
 }

@@ -494,6 +494,26 @@ func TestAutomationEmails(t *testing.T) {
 	if e := s.emails(a.Utr)[1]; e.Subject != "Rewritten" || e.WaitingType != "hours" || e.WaitingPeriod != 5 || *e.TemplateHTML != `<p>Hand written for ((first_name))</p>` {
 		t.Fatalf("edited %+v", e)
 	}
+	// An optional preheader: kept on the email and copied onto its send;
+	// a save from the design editor leaves it as it is.
+	r = c.hxPost(base+"/emails/"+rows[1].Utr, url.Values{"waiting_type": {"hours"}, "waiting_period": {"5"}, "sender_id": {itoa(s.sender)}, "subject": {"Rewritten"},
+		"preheader": {" Short news "}, "design": {"current"}})
+	wantStatus(t, r, http.StatusNoContent)
+	e := s.emails(a.Utr)[1]
+	if e.Preheader != "Short news" || e.SendID == nil {
+		t.Fatalf("preheader %q, send %v", e.Preheader, e.SendID)
+	}
+	var sendPreheader string
+	if err := s.a.svc.DB.R.Raw("SELECT preheader FROM single_sends WHERE id = ?", *e.SendID).Scan(&sendPreheader).Error; err != nil || sendPreheader != "Short news" {
+		t.Fatalf("the email's send has preheader %q (%v)", sendPreheader, err)
+	}
+	if got := value(c.get(base+"/emails/"+rows[1].Utr+"/edit").doc, "#email-preheader"); got != "Short news" {
+		t.Fatalf("edit form preheader %q", got)
+	}
+	wantStatus(t, c.post(base+"/emails/"+rows[1].Utr+"/design", url.Values{"template_id": {"1"}, "template_html": {`<p>Hand written for ((first_name))</p>`}}), http.StatusSeeOther)
+	if e := s.emails(a.Utr)[1]; e.Preheader != "Short news" {
+		t.Fatalf("the design editor's save changed the preheader to %q", e.Preheader)
+	}
 	r = c.hxPost(base+"/emails/"+rows[1].Utr, url.Values{"waiting_type": {"hours"}, "waiting_period": {"5"}, "sender_id": {""}, "subject": {"x"}, "design": {"current"}})
 	wantStatus(t, r, http.StatusUnprocessableEntity)
 	if got := text(first(r.doc, "#email-sender-error")); got != "Choose a verified sender." {
@@ -723,6 +743,10 @@ func TestAutomationEmailDesign(t *testing.T) {
 	}
 	if first(r.doc, `a.nav-link.is-active[href="/automations"]`) == nil {
 		t.Fatal("nav")
+	}
+	// The merge tags and saved blocks beside the canvas, as on a design's editor.
+	if first(r.doc, `#editor-tools #merge-tag-pick option[value="((unsubscribe_preferences))"]`) == nil || first(r.doc, "#editor-tools #saved-blocks") == nil {
+		t.Fatal("the email's editor has no merge tags or saved blocks")
 	}
 
 	// The editor's script saves the project JSON and the HTML.

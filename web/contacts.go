@@ -43,6 +43,9 @@ func (w *Web) contactsPage(c *fiber.Ctx, q views.ListQuery, typeID int64) (conta
 	}
 	l.Rows, l.Query, l.Pager = rows, pager.Query, pager
 	if len(rows) > 0 {
+		if l.Levels, err = w.svc.Contacts.Levels(c.UserContext(), acct, rows); err != nil {
+			return l, err
+		}
 		if l.TagNames, err = w.svc.Contacts.TagNames(c.UserContext(), acct); err != nil {
 			return l, err
 		}

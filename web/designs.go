@@ -164,6 +164,10 @@ func contactLabel(v *models.ContactView) string {
 // editorPage renders the editor under its own policy, with GrapesJS.
 func (w *Web) editorPage(c *fiber.Ctx, status int, title string, e designs.Editor) error {
 	e.CSRF = csrf(c)
+	var err error
+	if e.Tools, err = w.editorTools(c); err != nil {
+		return err
+	}
 	return renderPage(c, status, editorLayout(c, title, views.NavTemplates), designs.EditorPage(e))
 }
 

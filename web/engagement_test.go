@@ -71,6 +71,14 @@ func TestContactEngagement(t *testing.T) {
 		t.Fatalf("bob's engagement:\n%s", r.body)
 	}
 
+	// The contact list shows each row's level as a badge.
+	r = c.get("/contacts")
+	for id, want := range map[int64]string{ann: "Engaged", bob: "New"} {
+		if got := text(first(r.doc, fmt.Sprintf(`#contact-%d td[data-label="Engagement"] .badge`, id))); got != want {
+			t.Errorf("the list shows contact %d as %q, want %q", id, got, want)
+		}
+	}
+
 	r = c.hxPost("/segments/conditions", segmentForm(typeID, "", "and", [3]string{"engagement", "equals", ""}))
 	wantStatus(t, r, http.StatusOK)
 	if got := texts(r.doc, "#cond-0-value option"); !slices.Equal(got, []string{"Engaged", "Lapsing", "Not engaged", "New"}) {

@@ -88,7 +88,7 @@ func sendFormOf(c *fiber.Ctx) singlesends.Form {
 func (w *Web) sendInput(ctx context.Context, acct int64, f singlesends.Form, cur *models.SingleSend) (service.SingleSendInput, error) {
 	in := service.SingleSendInput{
 		SenderID: f.SenderID, UnsubscribeGroupID: f.GroupID, SingleSendName: f.Name, Subject: f.Subject, Preheader: f.Preheader,
-		RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
+		PreheaderOptional: true, RecipientID: f.Recipients, ExcludeRecipientID: f.Excludes,
 		ScheduleType: f.ScheduleType, ScheduleDate: f.ScheduleDate, ScheduleTime: f.ScheduleTime,
 		Local: &service.LocalTimeInput{On: f.LocalOn, Clock: f.LocalTime, ZoneField: f.LocalZoneField},
 	}

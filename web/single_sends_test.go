@@ -325,11 +325,15 @@ func TestSingleSendForm(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		"send-name-error": "Give this send a name.", "send-template-error": "Choose a design.", "send-group-error": "Choose an unsubscribe group.",
-		"send-sender-error": "Choose a verified sender.", "send-preheader-error": "preheader", "send-date-error": "Choose the date.", "send-time-error": "Choose the time.",
+		"send-sender-error": "Choose a verified sender.", "send-date-error": "Choose the date.", "send-time-error": "Choose the time.",
 	} {
 		if got := text(first(r.doc, "#"+id)); !strings.Contains(got, want) {
 			t.Errorf("%s = %q, want %q", id, got, want)
 		}
+	}
+	// The preheader is optional in the console (the API requires one).
+	if first(r.doc, "#send-preheader-error") != nil || first(r.doc, "#send-preheader[required]") != nil {
+		t.Error("the console asks for a preheader")
 	}
 	if value(r.doc, "#send-subject") != "Kept subject" || first(r.doc, `#send-later[checked]`) == nil ||
 		first(r.doc, `input[name="recipient_id"][value="segments_`+itoa(s.segment)+`"][checked]`) == nil {

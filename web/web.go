@@ -252,6 +252,9 @@ func (w *Web) Mount(app *fiber.App) {
 	r.get("/templates/designs/:id/edit", service.ActRead, w.editDesign)
 	r.get("/templates/designs/:id/preview", service.ActRead, w.previewDesign)
 	r.post("/templates/designs/:id/delete", service.ActPrepare, w.deleteDesign)
+	r.post("/templates/blocks", service.ActPrepare, w.saveBlock)
+	r.get("/templates/blocks/:id", service.ActRead, w.showBlock)
+	r.post("/templates/blocks/:id/delete", service.ActPrepare, w.deleteBlock)
 
 	// Single sends. Fixed paths come before the /:utr ones they would match.
 	r.get("/single-sends", service.ActRead, w.listSends)

@@ -170,3 +170,63 @@ func (f *Fields) Placeholders(ctx context.Context, accountID int64) ([]string, e
 	}
 	return out, nil
 }
+
+// The groups of MergeTags, in the order the editor's picker shows them.
+const (
+	TagsContact = "contact" // the reserved fields of a contact
+	TagsCustom  = "custom"  // the account's custom fields
+	TagsLinks   = "links"   // addresses made for each recipient: view in browser, unsubscribe
+	TagsSender  = "sender"  // the send's sender
+	TagsOrg     = "org"     // the organisation profile
+)
+
+// The kinds of MergeTag: how the editor inserts it.
+const (
+	TagText  = "text"  // as it is, into the text
+	TagLink  = "link"  // an address: as a link's target
+	TagImage = "image" // an image's address: as an image's source
+)
+
+// MergeTag is a placeholder the design editor offers: its name (written
+// ((name)) in a design), its group, its kind, and for a custom field its
+// label.
+type MergeTag struct {
+	Name  string `json:"name"`
+	Group string `json:"group"`
+	Kind  string `json:"kind"`
+	Label string `json:"label,omitempty"`
+}
+
+// MergeTags returns the placeholders the design editor offers the account,
+// by group: the names of Placeholders (the reserved fields, its custom
+// fields, the sender's, the organisation profile's not shadowed by a
+// custom field) and ((view_in_browser)), which every send fills.
+func (f *Fields) MergeTags(ctx context.Context, accountID int64) ([]MergeTag, error) {
+	customs, err := customFields(ctx, f.db.R, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("fields: merge tags of account %d: %w", accountID, err)
+	}
+	var out []MergeTag
+	for _, n := range ReservedFieldNames {
+		out = append(out, MergeTag{Name: n, Group: TagsContact, Kind: TagText})
+	}
+	custom := map[string]bool{}
+	for _, c := range customs {
+		out = append(out, MergeTag{Name: c.FieldName, Group: TagsCustom, Kind: TagText, Label: c.Label})
+		custom[c.FieldName] = true
+	}
+	out = append(out, MergeTag{Name: "view_in_browser", Group: TagsLinks, Kind: TagLink},
+		MergeTag{Name: "unsubscribe_preferences", Group: TagsLinks, Kind: TagLink},
+		MergeTag{Name: "sender_name", Group: TagsSender, Kind: TagText}, MergeTag{Name: "sender_address", Group: TagsSender, Kind: TagText})
+	for _, n := range core.OrgPlaceholders {
+		if custom[n] {
+			continue
+		}
+		kind := TagText
+		if n == core.PlaceholderOrgLogoURL {
+			kind = TagImage
+		}
+		out = append(out, MergeTag{Name: n, Group: TagsOrg, Kind: kind})
+	}
+	return out, nil
+}

@@ -36,11 +36,12 @@ type Config struct {
 	Countries bool
 }
 
-// Services are the campaign area's services: designs, single sends (with their A/B
+// Services are the campaign area's services: designs and saved blocks, single sends (with their A/B
 // and local-time options, calendar and statistics), automations and the
 // pre-send checklist.
 type Services struct {
 	Designs     *Designs
+	Blocks      *Blocks
 	SingleSends *SingleSends
 	Automations *Automations
 	Checklist   *Checklist
@@ -52,6 +53,7 @@ func New(c Config) *Services {
 	checklist := NewChecklist(c.DB, c.Now, c.DomainAuth)
 	return &Services{
 		Designs:     &Designs{db: c.DB, contacts: c.Contacts},
+		Blocks:      &Blocks{db: c.DB},
 		SingleSends: &SingleSends{db: c.DB, now: c.Now, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups, countries: c.Countries},
 		Automations: &Automations{db: c.DB, baseURL: c.BaseURL, engine: c.Signals, checklist: checklist, audit: c.Audit, groups: c.Groups},
 		Checklist:   checklist,

@@ -53,6 +53,9 @@ type ScheduleInput struct {
 	PreviewImg    string
 	TemplateJSON  string
 	TemplateHTML  string
+	// Preheader is the console's (not in the API's body, api.md): nil
+	// leaves it as it is on update ('' on create); "" is none.
+	Preheader *string
 }
 
 // Messages of automation state changes.
@@ -359,6 +362,11 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		p.MaxLen("subject", r.Subject, maxSendName)
 		p.SingleLine("subject", in.Subject) // a header (decisions.md 8)
 	}
+	if in.Preheader != nil {
+		r.Preheader = strings.TrimSpace(*in.Preheader)
+		p.MaxLen("preheader", r.Preheader, maxSendName)
+		p.NoNUL("preheader", r.Preheader)
+	}
 	r.WaitingType = strings.TrimSpace(in.WaitingType)
 	if p.Required("waiting_type", r.WaitingType) && !slices.Contains(WaitingTypes, r.WaitingType) {
 		p.InvalidChoice("waiting_type")
@@ -449,12 +457,16 @@ func (s *Automations) UpdateSchedule(ctx context.Context, accountID int64, sched
 	if err != nil {
 		return nil, fmt.Errorf("automations: update an email: %w", err)
 	}
+	cols := map[string]any{
+		"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
+		"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
+		"updated_at": s.db.Now(),
+	}
+	if in.Preheader != nil {
+		cols["preheader"] = r.Preheader
+	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(map[string]any{
-			"sender_id": r.SenderID, "subject": r.Subject, "waiting_period": r.WaitingPeriod, "waiting_type": r.WaitingType,
-			"template_id": r.TemplateID, "preview_img": r.PreviewImg, "template_json": r.TemplateJSON, "template_html": r.TemplateHTML,
-			"updated_at": s.db.Now(),
-		}).Error; err != nil {
+		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", cur.ID).Updates(cols).Error; err != nil {
 			return fmt.Errorf("automations: update email %d: %w", cur.ID, err)
 		}
 		return s.syncSteps(ctx, tx, a.ID)
@@ -588,7 +600,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		}
 		ss := models.SingleSend{UserID: a.UserID, TemplateID: r.TemplateID, TemplateHTML: r.TemplateHTML, TemplateJSON: r.TemplateJSON,
 			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(i+1),
-			Subject: r.Subject, Status: status, Resolved: 1, Armed: 0, UniqueOpenToken: "{}", Links: models.StringArray{},
+			Subject: r.Subject, Preheader: r.Preheader, Status: status, Resolved: 1, Armed: 0, UniqueOpenToken: "{}", Links: models.StringArray{},
 			RecipientID: models.Targets{}, ExcludeSpecificRecipientID: models.Targets{}, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00",
 			AutomationID: &a.ID}
 		if snd != nil {
@@ -608,7 +620,7 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		}
 		if err := tx.Model(&models.SingleSend{}).Where("id = ?", *r.SendID).Updates(map[string]any{
 			"template_id": ss.TemplateID, "template_html": ss.TemplateHTML, "template_json": ss.TemplateJSON, "sender_id": ss.SenderID,
-			"unsubscribe_group_id": group, "single_send_name": ss.SingleSendName, "subject": ss.Subject, "status": status,
+			"unsubscribe_group_id": group, "single_send_name": ss.SingleSendName, "subject": ss.Subject, "preheader": ss.Preheader, "status": status,
 			"from_sender": ss.FromSender, "reply_to": ss.ReplyTo, "sender_name": ss.SenderName, "sender_address": ss.SenderAddress,
 			"updated_at": now,
 		}).Error; err != nil {

@@ -55,6 +55,10 @@ type SingleSendInput struct {
 	// AB is the console's A/B subject test (not in the API): nil leaves it
 	// as it is on update (none on create).
 	AB *ABTestInput
+	// PreheaderOptional lets the preheader be blank (the console's; the
+	// API requires one, api.md): a mail without one shows the start of
+	// its text after the subject.
+	PreheaderOptional bool
 	// Archive (decisions.md 10, 0/1) shows the send, once sent, in the
 	// account's public archive; "" leaves it as it is on update (0 on
 	// create).
@@ -157,6 +161,10 @@ func (s *SingleSends) check(ctx context.Context, accountID int64, in SingleSendI
 	}{{"single_send_name", in.SingleSendName, &ss.SingleSendName}, {"subject", in.Subject, &ss.Subject}, {"preheader", in.Preheader, &ss.Preheader}} {
 		v := strings.TrimSpace(f.v)
 		if mode == forTest && f.name == "single_send_name" {
+			continue
+		}
+		if f.name == "preheader" && in.PreheaderOptional && v == "" {
+			*f.dst = ""
 			continue
 		}
 		if p.Required(f.name, v) {

@@ -54,6 +54,14 @@
     });
     keyboardButtons();
   });
+  // GrapesJS's selector manager, shown once a block is chosen, has a
+  // select of states without a name: it gets one.
+  editor.on("component:toggled", function () {
+    document.querySelectorAll("#gjs select:not([aria-label]):not([id^='merge'])").forEach(function (s) {
+      if (s.labels && s.labels.length) return;
+      s.setAttribute("aria-label", s.id === "gjs-clm-states" ? "State of the chosen block" : "Editor setting");
+    });
+  });
 
   // GrapesJS's panel buttons (devices, undo, the code view, the blocks,
   // layers and styles views…) are spans that listen to the mouse: each
@@ -107,14 +115,158 @@
     );
   }
 
+  // Merge tags: the placeholders the server listed for the account
+  // (data.merge_tags, by group), each with the HTML it inserts (the
+  // placeholder, or a link or an image made of it).
+  var tags = {};
+  (data.merge_tags || []).forEach(function (g) {
+    g.tags.forEach(function (t) {
+      tags[t.tag] = t;
+    });
+  });
+  var words = data.words || {};
+
+  function announce(name) {
+    say("success", (words.inserted || "{{.Name}} inserted.").replace("{{.Name}}", name));
+  }
+
+  // stopEditing ends the editing of a text, as a click elsewhere does, so
+  // that what was typed is in the design before it is read.
+  function stopEditing() {
+    var c = editor.getEditing();
+    if (c) c.trigger("disable");
+  }
+
+  // insertComponent adds def (HTML or a component definition) after the
+  // chosen block, or at the end of the design when none is chosen, then
+  // chooses what was added.
+  function insertComponent(def) {
+    stopEditing();
+    var sel = editor.getSelected();
+    var added;
+    if (sel && sel.parent()) {
+      added = sel.parent().append(def, { at: sel.index() + 1 });
+    } else {
+      added = editor.getWrapper().append(def);
+    }
+    var first = Array.isArray(added) ? added[0] : added;
+    if (first) editor.select(first);
+    return first;
+  }
+
+  // insertTag puts a merge tag where the cursor is in the text being
+  // edited, or as a new text after the chosen block.
+  function insertTag(value) {
+    var t = tags[value];
+    if (!t) return;
+    var rte = editor.RichTextEditor.globalRte;
+    if (editor.getEditing() && rte) {
+      rte.insertHTML(t.insert);
+    } else {
+      insertComponent({ type: "text", components: t.insert });
+    }
+    announce(t.tag);
+  }
+
+  // The picker inside the canvas: a select in the text toolbar, shown
+  // while a text is edited; choosing a tag inserts it at the cursor.
+  function tagSelectHTML() {
+    var out = '<select class="gjs-field rte-merge-tag" aria-label="' + escapeHTML(words.pick_label || "Insert a merge tag") + '">';
+    out += '<option value="">' + escapeHTML(words.pick || "Merge tag…") + "</option>";
+    (data.merge_tags || []).forEach(function (g) {
+      out += '<optgroup label="' + escapeHTML(g.label) + '">';
+      g.tags.forEach(function (t) {
+        out += '<option value="' + escapeHTML(t.tag) + '">' + escapeHTML(t.label) + "</option>";
+      });
+      out += "</optgroup>";
+    });
+    return out + "</select>";
+  }
+  if (data.merge_tags && data.merge_tags.length) {
+    editor.RichTextEditor.add("merge-tag", {
+      icon: tagSelectHTML(),
+      event: "change",
+      attributes: { title: words.pick_label || "Insert a merge tag", class: "rte-merge-tag-action" },
+      result: function (rte, action) {
+        var select = action.btn.querySelector("select");
+        var t = tags[select.value];
+        if (t) {
+          rte.insertHTML(t.insert);
+          announce(t.tag);
+        }
+        select.value = "";
+      },
+      update: function (rte, action) {
+        var select = action.btn.querySelector("select");
+        if (select) select.value = "";
+      },
+    });
+  }
+
+  // The tools beside the canvas: the same picker (for the keyboard and
+  // small screens), and the saved blocks.
+  var tools = document.querySelector("[data-editor-tools]");
+  if (tools) {
+    tools.hidden = false;
+    var pick = document.getElementById("merge-tag-pick");
+    var pickButton = document.getElementById("merge-tag-insert");
+    if (pick && pickButton) {
+      pickButton.addEventListener("click", function () {
+        insertTag(pick.value);
+      });
+    }
+    // Inserting a saved block: its markup and styles are fetched (the
+    // page lists names only), then added after the chosen block.
+    tools.addEventListener("click", function (e) {
+      var b = e.target.closest("[data-block-insert]");
+      if (!b) return;
+      b.disabled = true;
+      fetch(b.getAttribute("data-block-insert"), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (resp) {
+          if (!resp.ok) throw new Error(resp.status);
+          return resp.json();
+        })
+        .then(function (block) {
+          b.disabled = false;
+          var added = insertComponent(block.html);
+          if (block.css) editor.addStyle(block.css);
+          if (added) announce(block.name);
+        })
+        .catch(function () {
+          b.disabled = false;
+          say("error", words.block_failed || "The block could not be read. Reload the page and try again.");
+        });
+    });
+    // Saving a block: the chosen block's HTML and its style rules go in
+    // the form's hidden fields before htmx reads the form (this listener
+    // runs first: it listens on the document, capturing). Nothing
+    // chosen: nothing is sent, and the form says why.
+    document.addEventListener("submit", function (e) {
+      var f = e.target;
+      if (!f || f.id !== "block-save-form") return;
+      stopEditing();
+      var sel = editor.getSelected();
+      if (!sel || sel === editor.getWrapper()) {
+        e.preventDefault();
+        e.stopPropagation();
+        say("error", words.choose_block || "Choose a block in the canvas first.");
+        return;
+      }
+      f.querySelector('[name="html"]').value = sel.toHTML();
+      f.querySelector('[name="css"]').value = editor.getCss({ component: sel, avoidProtected: true }) || "";
+    }, true);
+  }
+
   function setTab(next) {
     if (next === mode) return;
     if (next === "html") {
+      stopEditing();
       htmlArea.value = documentOf(editor.runCommand("gjs-get-inlined-html"));
     } else {
       loadHTML(htmlArea.value);
     }
     mode = next;
+    if (tools) tools.hidden = mode !== "visual";
     visual.hidden = mode !== "visual";
     htmlPane.hidden = mode !== "html";
     tabs.querySelectorAll("[data-editor-tab]").forEach(function (t) {
@@ -161,6 +313,7 @@
   // session's CSRF token in the X-CSRF-Token header.
   form.addEventListener("submit", function (e) {
     e.preventDefault();
+    if (mode === "visual") stopEditing();
     var body = new URLSearchParams();
     body.set("name", nameInput.value);
     body.set("template_id", form.querySelector('[name="template_id"]').value);

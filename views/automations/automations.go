@@ -267,16 +267,17 @@ func (b Builder) Ready() []string {
 
 // EmailForm is the form of one email, new (Utr "") or saved.
 type EmailForm struct {
-	AutoUtr  string
-	AutoName string
-	Utr      string
-	N        int // its number in the sequence
-	WaitType string
-	Period   string
-	SenderID string
-	Subject  string
-	Design   string // library-<id>, design-<id>, html or current
-	HTML     string // the HTML written in the form (Design "html")
+	AutoUtr   string
+	AutoName  string
+	Utr       string
+	N         int // its number in the sequence
+	WaitType  string
+	Period    string
+	SenderID  string
+	Subject   string
+	Preheader string
+	Design    string // library-<id>, design-<id>, html or current
+	HTML      string // the HTML written in the form (Design "html")
 
 	Senders      []views.Option
 	Library      []views.Option
@@ -317,6 +318,7 @@ type DesignEditor struct {
 	Errors   views.Errors
 	Other    []string
 	CSRF     string
+	Tools    designs.Tools
 }
 
 // SaveURL is where the editor posts the design.
@@ -325,7 +327,8 @@ func (e DesignEditor) SaveURL() string { return DesignURL(e.AutoUtr, e.Email.Utr
 // Data is what static/js/editor.js reads: the email's id makes the
 // script stay on the page after saving.
 func (e DesignEditor) Data() designs.EditorData {
-	return designs.EditorData{ID: e.Email.ID, TemplateJSON: e.JSON, TemplateHTML: e.HTML, SaveURL: e.SaveURL()}
+	return designs.EditorData{ID: e.Email.ID, TemplateJSON: e.JSON, TemplateHTML: e.HTML, SaveURL: e.SaveURL(),
+		MergeTags: e.Tools.MergeTags, Words: designs.Words()}
 }
 
 // When formats an instant in loc for people: Jan 2, 2006 at 15:04.

@@ -76,6 +76,8 @@ type List struct {
 	CSRF   string
 	// TagNames are the account's tags, offered by the bulk tag controls.
 	TagNames []string
+	// Levels are the rows' engagement levels, by contact id.
+	Levels map[int64]string
 }
 
 // Filter is the address of the list with the same search and type.

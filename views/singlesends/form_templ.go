@@ -528,7 +528,7 @@ func SendForm(f Form) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = views.Input(views.Field{ID: "send-preheader", Name: "preheader", Label: "Preheader", Value: f.Preheader, Required: true, Autocomplete: "off", Help: "The line mail apps show after the subject.", Errors: f.Errors.For("preheader")}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = views.Input(views.Field{ID: "send-preheader", Name: "preheader", Label: "Preheader (optional)", Value: f.Preheader, Autocomplete: "off", Help: "The line mail apps show after the subject; left blank, they show the start of the mail.", Errors: f.Errors.For("preheader")}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

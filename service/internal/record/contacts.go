@@ -22,7 +22,7 @@ import (
 // faster than the driver's general date parsing.
 func ContactColumns(d core.Dialect) string {
 	return "id, user_id, contact_type_id, first_name, last_name, email, alt_email, country, state, city, " +
-		"address_line1, address_line2, state_province_region, postal_code, custom_fields, status, consent, language, " + d.TimesAsText("created_at", "updated_at")
+		"address_line1, address_line2, state_province_region, postal_code, custom_fields, status, consent, language, last_engaged_at, " + d.TimesAsText("created_at", "updated_at")
 }
 
 // ScanContacts reads a batch of contacts without GORM's reflection: a
@@ -37,7 +37,7 @@ func ScanContacts(q *gorm.DB, dst *[]models.Contact) error {
 		var c models.Contact
 		if err := rows.Scan(&c.ID, &c.UserID, &c.ContactTypeID, &c.FirstName, &c.LastName, &c.Email, &c.AltEmail,
 			&c.Country, &c.State, &c.City, &c.AddressLine1, &c.AddressLine2, &c.StateProvinceRegion, &c.PostalCode,
-			&c.CustomFields, &c.Status, &c.Consent, &c.Language, &c.CreatedAt, &c.UpdatedAt); err != nil {
+			&c.CustomFields, &c.Status, &c.Consent, &c.Language, &c.LastEngagedAt, &c.CreatedAt, &c.UpdatedAt); err != nil {
 			return fmt.Errorf("contacts: scan: %w", err)
 		}
 		*dst = append(*dst, c)
