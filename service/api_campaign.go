@@ -12,6 +12,7 @@ type (
 	ABTestInput      = campaign.ABTestInput
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
+	TriggerInput     = campaign.TriggerInput
 	PreviewOf        = campaign.PreviewOf
 	CheckItem        = campaign.CheckItem
 	ChecklistSubject = campaign.ChecklistSubject

@@ -107,7 +107,7 @@ func (ch autoChoices) fill(f automations.Settings, csrf string) automations.Sett
 // settingsOf is the settings form of a saved automation.
 func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.Settings {
 	f := automations.Settings{Utr: a.Utr, Name: a.AutomationName, Target: targetKey(a), GroupID: a.UnsubscribeGroupID,
-		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a)}
+		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a), Trigger: a.TriggerKind}
 	return ch.fill(f, csrf)
 }
 
@@ -115,7 +115,7 @@ func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.
 func settingsFormOf(c *fiber.Ctx) automations.Settings {
 	return automations.Settings{Type: formValue(c, "type"), Name: formValue(c, "automation_name"), Target: formValue(c, "automation_for"),
 		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1",
-		StartTag: formValue(c, "start_tag")}
+		StartTag: formValue(c, "start_tag"), Trigger: formValue(c, "trigger")}
 }
 
 // automationInput turns the settings form into the service's input; no
@@ -125,7 +125,7 @@ func automationInput(f automations.Settings) service.AutomationInput {
 	if group == "" {
 		group = "0"
 	}
-	return service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit}
+	return service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit, Trigger: f.Trigger}
 }
 
 // settingsMessages are the console's words for the service's messages
@@ -135,6 +135,7 @@ var settingsMessages = map[string]string{
 	"automation_for":       "Choose one of your contact types or segments.",
 	"unsubscribe_group_id": "Choose one of your unsubscribe groups, or none yet.",
 	"exit_criteria":        "Choose when a contact stops getting these emails.",
+	"trigger":              "Choose how contacts start this automation.",
 }
 
 // settingsErrors sorts a validation error's messages: beside their field,

@@ -39,6 +39,7 @@ type AutomationInput struct {
 	AutomationName     string
 	UnsubscribeGroupID string
 	ExitCriteria       string // beyond the spec: 0, 1 or 2 (decisions.md section 6)
+	Trigger            string // beyond the spec: "target" (default) or "api"
 }
 
 // ScheduleInput is the body of automations/schedule/create (and of the
@@ -62,6 +63,7 @@ const (
 	msgScheduleSender  = "Every email of the automation needs a verified sender before it can go live."
 	msgNoTarget        = "An automation needs a contact type or segment to target before it can go live."
 	msgOnlyLivePaused  = "Only a live automation can be paused."
+	msgAPITarget       = "An automation started from the API targets a contact type, not a segment."
 	defaultWelcomeName = "Welcome series"
 	defaultCustomName  = "Custom automation"
 )
@@ -116,6 +118,17 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 				a.UnsubscribeGroupID = strconv.FormatInt(id, 10)
 			}
 		}
+	}
+	switch v := strings.TrimSpace(in.Trigger); v {
+	case "", models.TriggerTarget:
+		a.TriggerKind = models.TriggerTarget
+	case models.TriggerAPI:
+		a.TriggerKind = models.TriggerAPI
+		if a.AutomationForTable == models.TargetSegments && !p.Has("automation_for") {
+			p.Add("automation_for", msgAPITarget)
+		}
+	default:
+		p.InvalidChoice("trigger")
 	}
 	switch v := strings.TrimSpace(in.ExitCriteria); v {
 	case "", "0":
@@ -580,14 +593,19 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		status = models.SendRunning
 	}
 	var changed []int64
+	n := 0 // the email's number in the automation, in the send's name
 	for i := range rows {
 		r := &rows[i]
+		if record.IsBranch(r) {
+			continue // no email: no send
+		}
+		n++
 		var snd *models.Sender
 		if r.SenderID != 0 {
 			snd, _ = deliverability.Sender(ctx, tx, a.UserID, r.SenderID)
 		}
 		ss := models.SingleSend{UserID: a.UserID, TemplateID: r.TemplateID, TemplateHTML: r.TemplateHTML, TemplateJSON: r.TemplateJSON,
-			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(i+1),
+			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(n),
 			Subject: r.Subject, Status: status, Resolved: 1, Armed: 0, UniqueOpenToken: "{}", Links: models.StringArray{},
 			RecipientID: models.Targets{}, ExcludeSpecificRecipientID: models.Targets{}, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00",
 			AutomationID: &a.ID}
@@ -646,6 +664,9 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return &core.Error{Code: core.CodeValidation, Message: msgNoSchedule}
 	}
 	for _, r := range rows {
+		if record.IsBranch(&r) {
+			continue
+		}
 		snd, err := deliverability.Sender(ctx, s.db.R, accountID, r.SenderID)
 		if err != nil || snd.IsVerified != 1 {
 			return &core.Error{Code: core.CodeValidation, Message: msgScheduleSender}
@@ -732,7 +753,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	now := models.NewTimestamp(s.db.Now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
 		AutomationName: core.Truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
-		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
+		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now, TriggerKind: a.TriggerKind}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&cp).Error; err != nil {
 			return fmt.Errorf("automations: create the copy of automation %d: %w", a.ID, err)

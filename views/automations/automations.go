@@ -163,6 +163,7 @@ type Settings struct {
 	Live       bool   // the target is fixed while live
 	TargetName string // the target's name, shown while live
 	StartTag   string // new automations only: start when this tag is added (web/tags.go)
+	Trigger    string // target (contacts entering it) or api (POST api/automations/trigger)
 
 	Types    []views.Option
 	Segments []views.Option
