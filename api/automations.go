@@ -93,10 +93,13 @@ func (a *API) listAutomationSchedules(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
-	if rows == nil {
-		rows = []models.AutomationSchedule{}
+	emails := make([]models.AutomationSchedule, 0, len(rows))
+	for _, r := range rows {
+		if r.Kind != models.StepBranch { // a branch is a console step, not a schedule of the spec
+			emails = append(emails, r)
+		}
 	}
-	return success(c, fiber.Map{"automation_schedules": rows})
+	return success(c, fiber.Map{"automation_schedules": emails})
 }
 
 func (a *API) createAutomationSchedule(c *fiber.Ctx) error {

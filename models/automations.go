@@ -63,28 +63,28 @@ const (
 
 // AutomationSchedule is one email of an automation.
 type AutomationSchedule struct {
-	ID            int64     `gorm:"primaryKey" json:"id"`
-	UserID        int64     `json:"user_id"`
-	AutomationID  int64     `json:"automation_id"`
-	SenderID      int64     `json:"sender_id"`
-	Subject       string    `json:"subject"`
-	WaitingPeriod int       `json:"waiting_period"`
-	WaitingType   string    `json:"waiting_type"`
-	Utr           string    `json:"utr"`
-	TemplateID    int64     `json:"template_id"`
-	PreviewImg    string    `json:"preview_img"`
-	TemplateJSON  *string   `json:"template_json"`
-	TemplateHTML  *string   `json:"template_html"`
-	Position      int       `json:"-"`
-	SendID        *int64    `json:"-"`
+	ID            int64   `gorm:"primaryKey" json:"id"`
+	UserID        int64   `json:"user_id"`
+	AutomationID  int64   `json:"automation_id"`
+	SenderID      int64   `json:"sender_id"`
+	Subject       string  `json:"subject"`
+	WaitingPeriod int     `json:"waiting_period"`
+	WaitingType   string  `json:"waiting_type"`
+	Utr           string  `json:"utr"`
+	TemplateID    int64   `json:"template_id"`
+	PreviewImg    string  `json:"preview_img"`
+	TemplateJSON  *string `json:"template_json"`
+	TemplateHTML  *string `json:"template_html"`
+	Position      int     `json:"-"`
+	SendID        *int64  `json:"-"`
 	// Kind is StepEmail or StepBranch; Path is the line the step is on:
 	// PathMain, or PathA/PathB after the branch.
-	Kind string `json:"-"`
-	Path string `json:"-"`
-	CreatedAt     Timestamp `json:"created_at"`
-	UpdatedAt     Timestamp `json:"updated_at"`
-	DesignURL     string    `gorm:"-" json:"design_url"`
-	Image         string    `gorm:"-" json:"image"`
+	Kind      string    `json:"-"`
+	Path      string    `json:"-"`
+	CreatedAt Timestamp `json:"created_at"`
+	UpdatedAt Timestamp `json:"updated_at"`
+	DesignURL string    `gorm:"-" json:"design_url"`
+	Image     string    `gorm:"-" json:"image"`
 }
 
 // TableName names the table.
