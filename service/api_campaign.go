@@ -13,6 +13,7 @@ type (
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
 	TriggerInput     = campaign.TriggerInput
+	BranchInput      = campaign.BranchInput
 	PreviewOf        = campaign.PreviewOf
 	CheckItem        = campaign.CheckItem
 	ChecklistSubject = campaign.ChecklistSubject

@@ -21,6 +21,7 @@ type Enrolment struct {
 // StepWaiting is how many enrolled contacts wait for one email (by its
 // 0-based position) and when the first is due.
 type StepWaiting struct {
+	Path     string // the line of the step (models.PathMain, PathA, PathB)
 	Step     int
 	Contacts int64
 	FirstDue int64 // Unix ms
@@ -38,14 +39,15 @@ func (s *Automations) Enrolment(ctx context.Context, accountID int64, utr string
 	}
 	var rows []struct {
 		State    int
+		Path     string
 		Step     int
 		Contacts int64
 		FirstDue int64
 	}
 	err = s.db.R.WithContext(ctx).Table("automation_contacts").
-		Select("state, step, COUNT(*) AS contacts, MIN(due_at) AS first_due").
+		Select("state, path, step, COUNT(*) AS contacts, MIN(due_at) AS first_due").
 		Where("automation_id = ? AND user_id = ?", a.ID, accountID).
-		Group("state, step").Order("state, step").Scan(&rows).Error
+		Group("state, path, step").Order("state, path, step").Scan(&rows).Error
 	if err != nil {
 		return e, fmt.Errorf("automations: enrolment of automation %d: %w", a.ID, err)
 	}
@@ -54,7 +56,7 @@ func (s *Automations) Enrolment(ctx context.Context, accountID int64, utr string
 		switch r.State {
 		case models.EnrolActive:
 			e.Active += r.Contacts
-			e.Waiting = append(e.Waiting, StepWaiting{Step: r.Step, Contacts: r.Contacts, FirstDue: r.FirstDue})
+			e.Waiting = append(e.Waiting, StepWaiting{Path: r.Path, Step: r.Step, Contacts: r.Contacts, FirstDue: r.FirstDue})
 		case models.EnrolDone:
 			e.Finished += r.Contacts
 		case models.EnrolExited:

@@ -54,6 +54,9 @@ type ScheduleInput struct {
 	PreviewImg    string
 	TemplateJSON  string
 	TemplateHTML  string
+	// Path is the line the email goes at the end of: "" the main line, or
+	// "a"/"b", a path of the automation's branch (console only).
+	Path string
 }
 
 // Messages of automation state changes.
@@ -412,8 +415,11 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 		return nil, fmt.Errorf("automations: add an email: %w", err)
 	}
 	now := models.NewTimestamp(s.db.Now())
-	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
+	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt, r.Kind, r.Path = a.ID, uuid.NewString(), now, now, models.StepEmail, strings.TrimSpace(in.Path)
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkPath(tx, a.ID, r.Path); err != nil {
+			return err
+		}
 		var last int
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
 			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
@@ -490,13 +496,16 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 		return fmt.Errorf("automations: delete an email: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := record.OrderedSchedules(tx, a.ID)
+		lines, err := record.StepLines(tx, a.ID)
 		if err != nil {
 			return err
 		}
+		if record.IsBranch(r) && len(lines[models.PathA])+len(lines[models.PathB]) > 0 {
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchNotEmpty}
+		}
 		idx := -1
-		for i := range rows {
-			if rows[i].ID == r.ID {
+		for i, row := range lines[r.Path] {
+			if row.ID == r.ID {
 				idx = i
 			}
 		}
@@ -512,7 +521,7 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 				return fmt.Errorf("automations: drop the queued messages of send %d: %w", *r.SendID, err)
 			}
 		}
-		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND step > ?", a.ID, idx).Error; err != nil {
+		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND path = ? AND step > ?", a.ID, r.Path, idx).Error; err != nil {
 			return fmt.Errorf("automations: move the contacts of automation %d back a step: %w", a.ID, err)
 		}
 		return renumber(tx, a.ID)
@@ -531,25 +540,28 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 		return fmt.Errorf("automations: move an email: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := record.OrderedSchedules(tx, a.ID)
+		all, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
 		}
+		// Within the email's own line; the branch stays the last step of
+		// the main line.
+		rows := record.Lines(all)[r.Path]
 		for i := range rows {
 			if rows[i].ID != r.ID {
 				continue
 			}
 			j := i + by
-			if j < 0 || j >= len(rows) {
+			if j < 0 || j >= len(rows) || record.IsBranch(&rows[i]) || record.IsBranch(&rows[j]) {
 				return nil
 			}
-			rows[i], rows[j] = rows[j], rows[i]
-			break
-		}
-		for i := range rows {
-			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
-				return fmt.Errorf("automations: reorder the emails of automation %d: %w", a.ID, err)
+			rows[i].Position, rows[j].Position = rows[j].Position, rows[i].Position
+			for _, k := range []int{i, j} {
+				if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[k].ID).Update("position", rows[k].Position).Error; err != nil {
+					return fmt.Errorf("automations: reorder the emails of automation %d: %w", a.ID, err)
+				}
 			}
+			break
 		}
 		return nil
 	})
