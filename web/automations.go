@@ -28,6 +28,7 @@ func (w *Web) mountAutomations(r router) {
 	r.post("/automations/:utr/duplicate", service.ActPrepare, w.duplicateAutomation)
 	r.post("/automations/:utr/delete", service.ActRunAutomation, w.deleteAutomation)
 	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
+	r.post("/automations/:utr/branch", service.ActPrepare, w.addBranch)
 	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
 	r.get("/automations/:utr/emails/preview", service.ActRead, w.previewEmailDesign)
 	r.post("/automations/:utr/emails/:email", service.ActPrepare, w.updateEmail)
@@ -275,8 +276,22 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 	if err != nil {
 		return b, err
 	}
-	for i, st := range steps {
-		s := automations.Step{N: i + 1, Email: st.Schedule, Send: st.Send, First: i == 0, Last: i == len(steps)-1, Stats: !a.LiveAt.IsZero()}
+	lines := map[string][]automations.Step{}
+	n := 0
+	for _, st := range steps {
+		if st.Schedule.Kind == models.StepBranch {
+			b.Branch = &automations.Branch{Step: st.Schedule}
+			continue
+		}
+		n++
+		s := automations.Step{N: n, Email: st.Schedule, Send: st.Send, Stats: !a.LiveAt.IsZero()}
+		if line := lines[st.Schedule.Path]; st.Schedule.Path != models.PathMain {
+			// A path's emails count from the branch, then from the one before on the path.
+			s.From = views.T("automations.path_from_branch")
+			if len(line) > 0 {
+				s.From = automations.WaitFrom(line[len(line)-1].N + 1)
+			}
+		}
 		if snd, ok := senders[st.Schedule.SenderID]; ok {
 			s.Sender, s.Verified = snd.label, snd.verified
 		}
@@ -290,7 +305,25 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 				s.PauseReply = service.ReadRefusal(st.Send.PauseReason).String()
 			}
 		}
-		b.Steps = append(b.Steps, s)
+		lines[st.Schedule.Path] = append(lines[st.Schedule.Path], s)
+	}
+	for _, line := range lines {
+		line[0].First, line[len(line)-1].Last = true, true
+	}
+	b.Steps = lines[models.PathMain]
+	if b.Branch != nil {
+		b.Branch.A, b.Branch.B = lines[models.PathA], lines[models.PathB]
+	}
+	// where places an enrolment's step (by path and index) on the page.
+	where := func(path string, step int) (*int64, *time.Time) {
+		if path == models.PathMain && b.Branch != nil && step == len(b.Steps) {
+			return &b.Branch.Waiting, &b.Branch.FirstDue
+		}
+		line := lines[path]
+		if step < 0 || step >= len(line) {
+			return nil, nil
+		}
+		return &line[step].Waiting, &line[step].FirstDue
 	}
 	if !a.LiveAt.IsZero() {
 		e, err := w.svc.Automations.Enrolment(ctx, acct, a.Utr)
@@ -299,9 +332,8 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 		}
 		b.Enrolled, b.Active, b.Finished, b.Exited = e.Enrolled, e.Active, e.Finished, e.Exited
 		for _, wt := range e.Waiting {
-			if wt.Step >= 0 && wt.Step < len(b.Steps) {
-				b.Steps[wt.Step].Waiting = wt.Contacts
-				b.Steps[wt.Step].FirstDue = time.UnixMilli(wt.FirstDue)
+			if n, due := where(wt.Path, wt.Step); n != nil {
+				*n, *due = wt.Contacts, time.UnixMilli(wt.FirstDue)
 			}
 		}
 	}
@@ -507,13 +539,22 @@ func (w *Web) deleteAutomation(c *fiber.Ctx) error {
 // emailFormOf reads the email form as posted.
 func emailFormOf(c *fiber.Ctx) automations.EmailForm {
 	return automations.EmailForm{WaitType: formValue(c, "waiting_type"), Period: formValue(c, "waiting_period"), SenderID: formValue(c, "sender_id"),
-		Subject: formValue(c, "subject"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
+		Subject: formValue(c, "subject"), Design: formValue(c, "design"), HTML: formValue(c, "template_html"), Path: pathParam(formValue(c, "path"))}
+}
+
+// pathParam is a branch path named by a form or query ("a" or "b"), ""
+// (the main line) for anything else.
+func pathParam(v string) string {
+	if v == models.PathA || v == models.PathB {
+		return v
+	}
+	return models.PathMain
 }
 
 // emailInput turns the email form into the service's input. "At once"
 // needs no number.
 func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f automations.EmailForm, cur *models.AutomationSchedule) (service.ScheduleInput, error) {
-	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, WaitingPeriod: f.Period, WaitingType: f.WaitType}
+	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, WaitingPeriod: f.Period, WaitingType: f.WaitType, Path: f.Path}
 	if strings.TrimSpace(in.WaitingType) == "instantly" && strings.TrimSpace(in.WaitingPeriod) == "" {
 		in.WaitingPeriod = "0"
 	}
@@ -629,6 +670,16 @@ func (w *Web) emailPage(c *fiber.Ctx, status int, f automations.EmailForm) error
 // emailParam reads the route's automation and email of the account.
 // Errors: ErrNotFound.
 func (w *Web) emailParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSchedule, int, error) {
+	a, r, n, err := w.stepParam(c)
+	if err == nil && r.Kind == models.StepBranch {
+		return nil, nil, 0, service.ErrNotFound // a branch has no email to edit, design or move
+	}
+	return a, r, n, err
+}
+
+// stepParam is the step of the path, an email or the branch, with the
+// email's number (emails only are numbered; 0 for the branch).
+func (w *Web) stepParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSchedule, int, error) {
 	a, err := w.automationParam(c)
 	if err != nil {
 		return nil, nil, 0, err
@@ -637,9 +688,16 @@ func (w *Web) emailParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSc
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	n := 0
 	for i := range rows {
+		if rows[i].Kind != models.StepBranch {
+			n++
+		}
 		if rows[i].Utr == c.Params("email") {
-			return a, &rows[i], i + 1, nil
+			if rows[i].Kind == models.StepBranch {
+				return a, &rows[i], 0, nil
+			}
+			return a, &rows[i], n, nil
 		}
 	}
 	return nil, nil, 0, service.ErrNotFound
@@ -657,7 +715,13 @@ func (w *Web) newEmail(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := automations.EmailForm{N: len(rows) + 1, WaitType: "instantly", Period: "0"}
+	emails := 0
+	for _, r := range rows {
+		if r.Kind != models.StepBranch {
+			emails++
+		}
+	}
+	f := automations.EmailForm{N: emails + 1, WaitType: "instantly", Period: "0", Path: pathParam(c.Query("path"))}
 	if len(rows) > 0 {
 		f.WaitType, f.Period = "days", "1"
 	}
@@ -817,12 +881,15 @@ func (w *Web) moveEmail(c *fiber.Ctx) error {
 
 // deleteEmail removes an email from the sequence.
 func (w *Web) deleteEmail(c *fiber.Ctx) error {
-	a, r, _, err := w.emailParam(c)
+	a, r, _, err := w.stepParam(c)
 	if err != nil {
 		return err
 	}
 	if err := w.svc.Automations.DeleteSchedule(c.UserContext(), accountID(c), a.Utr, r.Utr); err != nil {
 		return err
+	}
+	if r.Kind == models.StepBranch {
+		return w.timelineChanged(c, a, "Branch removed.")
 	}
 	return w.timelineChanged(c, a, "Email “"+r.Subject+"” removed.")
 }
@@ -932,4 +999,24 @@ func (w *Web) designFailed(c *fiber.Ctx, err error) error {
 	status := statusOf(err)
 	_, msg := describe(status, err)
 	return c.Status(status).JSON(saveAnswer{Message: msg})
+}
+
+// addBranch ends the main line with a branch; a refusal comes back as a
+// message on the automation's page.
+func (w *Web) addBranch(c *fiber.Ctx) error {
+	a, err := w.automationParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = w.svc.Automations.AddBranch(c.UserContext(), accountID(c), service.BranchInput{Utr: a.Utr,
+		WaitingPeriod: formValue(c, "waiting_period"), WaitingType: formValue(c, "waiting_type")})
+	switch {
+	case isValidation(err):
+		w.flash(c, views.FlashError, refusal(err))
+		return redirectTo(c, automations.AutomationURL(a.Utr)+"#add-branch-form")
+	case err != nil:
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Branch added: add the emails of each path.")
+	return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
 }

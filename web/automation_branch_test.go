@@ -1,0 +1,84 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"herald/models"
+)
+
+// TestAutomationBranchFlow: an editor adds a branch after the main
+// line's emails and an email to each of its paths; the page shows the
+// main line, the branch node and the two paths.
+func TestAutomationBranchFlow(t *testing.T) {
+	t.Parallel()
+	s := newAutoSetup(t)
+	c := s.c
+	a := s.create("custom", "Branching", itoa(s.group), [3]string{"instantly", "0", "Hello"})
+	base := "/automations/" + a.Utr
+
+	r := c.get(base)
+	if first(r.doc, "#add-branch-form") == nil || first(r.doc, "#automation-branch") != nil || first(r.doc, "#add-email") == nil {
+		t.Fatal("an automation without a branch offers no branch form")
+	}
+	// A wait of none is refused, with the reason on the page.
+	r = c.post(base+"/branch", url.Values{"waiting_period": {"0"}, "waiting_type": {"days"}})
+	wantRedirect(t, r, base)
+	r = c.get(r.location())
+	if f := text(first(r.doc, "#flash")); !strings.Contains(f, "waiting period") {
+		t.Fatalf("flash %q", f)
+	}
+	r = c.post(base+"/branch", url.Values{"waiting_period": {"2"}, "waiting_type": {"days"}})
+	wantRedirect(t, r, base)
+	rows := s.emails(a.Utr)
+	if len(rows) != 2 || rows[1].Kind != models.StepBranch || rows[1].WaitingPeriod != 2 || rows[1].WaitingType != "days" {
+		t.Fatalf("steps after adding a branch: %+v", rows)
+	}
+	r = c.get(base)
+	if first(r.doc, "#add-branch-form") != nil || first(r.doc, "#add-email") != nil {
+		t.Fatal("the main line still takes an email or a branch after the branch")
+	}
+	if got := text(first(r.doc, "#automation-branch .wait-label")); got != "Waits up to 2 days" {
+		t.Fatalf("branch wait %q", got)
+	}
+	if first(r.doc, "#remove-branch") == nil {
+		t.Fatal("an empty branch cannot be removed")
+	}
+	for _, p := range []string{"a", "b"} {
+		if attr(first(r.doc, "#add-email-"+p), "href") != base+"/emails/new?path="+p {
+			t.Fatalf("path %s: add link %q", p, attr(first(r.doc, "#add-email-"+p), "href"))
+		}
+	}
+
+	// An email on each path, through the form of the path.
+	for _, p := range []string{"a", "b"} {
+		r = c.get(base + "/emails/new?path=" + p)
+		if value(r.doc, `#email-form input[name="path"]`) != p {
+			t.Fatalf("path %s: the form does not carry its path", p)
+		}
+		r = c.post(base+"/emails", url.Values{"waiting_type": {"instantly"}, "sender_id": {itoa(s.sender)}, "subject": {"Path " + p}, "design": {"library-2"}, "path": {p}})
+		wantRedirect(t, r, base)
+	}
+	r = c.get(base)
+	if got := text(first(r.doc, "#path-a-steps .email-subject")); got != "Path a" {
+		t.Fatalf("path a shows %q", got)
+	}
+	if got := text(first(r.doc, "#path-b-steps .email-subject")); got != "Path b" {
+		t.Fatalf("path b shows %q", got)
+	}
+	if n := len(all(r.doc, "#automation-steps .timeline-item")); n != 1 {
+		t.Fatalf("the main line shows %d emails, want 1", n)
+	}
+	if got := text(first(r.doc, "#path-a-steps .timeline-wait span")); got != "after the branch" {
+		t.Fatalf("a path's first wait counts from %q", got)
+	}
+	if first(r.doc, "#remove-branch") != nil {
+		t.Fatal("a branch with emails offers its removal")
+	}
+	// The branch has no email to edit.
+	if r := c.get(base + "/emails/" + rows[1].Utr + "/edit"); r.status != http.StatusNotFound {
+		t.Fatalf("edit of the branch: %d", r.status)
+	}
+}
