@@ -14,6 +14,7 @@ type (
 	AutomationInput  = campaign.AutomationInput
 	TriggerInput     = campaign.TriggerInput
 	BranchInput      = campaign.BranchInput
+	StepContact      = campaign.StepContact
 	PreviewOf        = campaign.PreviewOf
 	CheckItem        = campaign.CheckItem
 	ChecklistSubject = campaign.ChecklistSubject
@@ -32,20 +33,21 @@ type (
 )
 
 const (
-	ChecklistField    = campaign.ChecklistField
-	ChoiceDesign      = campaign.ChoiceDesign
-	ChoiceHTML        = campaign.ChoiceHTML
-	MsgGroupRequired  = campaign.MsgGroupRequired
-	RuleBounceRate    = campaign.RuleBounceRate
-	RuleComplaintRate = campaign.RuleComplaintRate
-	RuleFromDomain    = campaign.RuleFromDomain
-	RuleImageOnly     = campaign.RuleImageOnly
-	RulePostalAddress = campaign.RulePostalAddress
-	RuleText          = campaign.RuleText
-	RuleUnsubscribe   = campaign.RuleUnsubscribe
-	SeverityFailure   = campaign.SeverityFailure
-	SeverityOK        = campaign.SeverityOK
-	SeverityWarning   = campaign.SeverityWarning
+	ChecklistField       = campaign.ChecklistField
+	ChoiceDesign         = campaign.ChoiceDesign
+	ChoiceHTML           = campaign.ChoiceHTML
+	MsgGroupRequired     = campaign.MsgGroupRequired
+	StepContactsPageSize = campaign.StepContactsPageSize
+	RuleBounceRate       = campaign.RuleBounceRate
+	RuleComplaintRate    = campaign.RuleComplaintRate
+	RuleFromDomain       = campaign.RuleFromDomain
+	RuleImageOnly        = campaign.RuleImageOnly
+	RulePostalAddress    = campaign.RulePostalAddress
+	RuleText             = campaign.RuleText
+	RuleUnsubscribe      = campaign.RuleUnsubscribe
+	SeverityFailure      = campaign.SeverityFailure
+	SeverityOK           = campaign.SeverityOK
+	SeverityWarning      = campaign.SeverityWarning
 )
 
 var (

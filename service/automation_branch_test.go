@@ -99,6 +99,18 @@ func TestAutomationBranch(t *testing.T) {
 	if err != nil || en.Active != 2 || en.Finished != 1 {
 		t.Fatalf("enrolment while waiting: %+v %v", en, err)
 	}
+	// Who waits at the branch: the two that did not open as people.
+	who, more, err := f.Svc.Automations.StepContacts(f.Ctx, f.Acct, a.Utr, br.Utr, 1)
+	if err != nil || more || len(who) != 2 || who[0].Email != "quiet@example.com" || who[1].Email != "proxied@example.com" {
+		t.Fatalf("contacts at the branch: %+v %v %v", who, more, err)
+	}
+	if who, _, err := f.Svc.Automations.StepContacts(f.Ctx, f.Acct, a.Utr, br.Utr, 2); err != nil || len(who) != 0 {
+		t.Fatalf("page 2 at the branch: %+v %v", who, err)
+	}
+	other := f.SecondAccount("other@example.org")
+	if _, _, err := other.Svc.Automations.StepContacts(other.Ctx, other.Acct, a.Utr, br.Utr, 1); service.ErrorCode(err) != service.CodeNotFound {
+		t.Fatalf("another account reads the step: %v", err)
+	}
 	f.Advance(47 * time.Hour)
 	f.Settle()
 	f.Settle()

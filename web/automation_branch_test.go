@@ -1,10 +1,12 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"herald/models"
 )
@@ -77,6 +79,41 @@ func TestAutomationBranchFlow(t *testing.T) {
 	if first(r.doc, "#remove-branch") != nil {
 		t.Fatal("a branch with emails offers its removal")
 	}
+	// Who waits at the branch: 51 contacts, two pages of 50 and 1.
+	if err := s.a.svc.Automations.SetLive(context.Background(), s.acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	db := s.a.svc.DB.W
+	for i := 0; i < 51; i++ {
+		if err := db.Exec(`INSERT INTO automation_contacts (automation_id, user_id, email, first_name, last_name, step, due_at, state, enrolled_at, updated_at, path)
+			VALUES (?, ?, ?, 'W', 'Aiting', 1, ?, 0, ?, ?, '')`, a.ID, s.acct, "w"+itoa(int64(i))+"@example.com", time.Now().Add(time.Hour).UnixMilli(), time.Now(), time.Now()).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r = c.get(base)
+	who := first(r.doc, "#branch-who")
+	if who == nil || attr(who, "href") != base+"/emails/"+rows[1].Utr+"/contacts" {
+		t.Fatal("the branch does not link to who waits there")
+	}
+	r = c.get(attr(who, "href"))
+	wantStatus(t, r, http.StatusOK)
+	if n := len(all(r.doc, "#step-contacts tbody tr")); n != 50 {
+		t.Fatalf("page 1 lists %d contacts, want 50", n)
+	}
+	next := first(r.doc, `#step-contacts a[rel="next"]`)
+	if next == nil {
+		t.Fatal("no next page")
+	}
+	r = c.hxGet(attr(next, "href"))
+	if n := len(all(r.doc, "#step-contacts tbody tr")); n != 1 || first(r.doc, `a[rel="next"]`) != nil {
+		t.Fatalf("page 2 lists %d contacts", n)
+	}
+	// Another account's step is not found.
+	other, _ := s.a.account("Eve", "eve@example.com")
+	if r := other.get(attr(who, "href")); r.status != http.StatusNotFound {
+		t.Fatalf("another account reads the list: %d", r.status)
+	}
+
 	// The branch has no email to edit.
 	if r := c.get(base + "/emails/" + rows[1].Utr + "/edit"); r.status != http.StatusNotFound {
 		t.Fatalf("edit of the branch: %d", r.status)

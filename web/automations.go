@@ -13,6 +13,7 @@ import (
 	"herald/service"
 	"herald/views"
 	"herald/views/automations"
+	"herald/views/contacts"
 	"herald/views/designs"
 )
 
@@ -29,6 +30,7 @@ func (w *Web) mountAutomations(r router) {
 	r.post("/automations/:utr/delete", service.ActRunAutomation, w.deleteAutomation)
 	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
 	r.post("/automations/:utr/branch", service.ActPrepare, w.addBranch)
+	r.get("/automations/:utr/emails/:email/contacts", service.ActRead, w.stepContacts)
 	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
 	r.get("/automations/:utr/emails/preview", service.ActRead, w.previewEmailDesign)
 	r.post("/automations/:utr/emails/:email", service.ActPrepare, w.updateEmail)
@@ -1019,4 +1021,39 @@ func (w *Web) addBranch(c *fiber.Ctx) error {
 	}
 	w.flash(c, views.FlashSuccess, "Branch added: add the emails of each path.")
 	return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
+}
+
+// stepContacts is one page of the contacts waiting at a step (an email
+// or the branch); htmx swaps the table when paging.
+func (w *Web) stepContacts(c *fiber.Ctx) error {
+	a, r, n, err := w.stepParam(c)
+	if err != nil {
+		return err
+	}
+	q := listQuery(c)
+	rows, more, err := w.svc.Automations.StepContacts(c.UserContext(), accountID(c), a.Utr, r.Utr, q.Page)
+	if err != nil {
+		return err
+	}
+	loc, _ := accountZone(c)
+	l := automations.StepContacts{Automation: *a, Step: *r, Loc: loc, Title: "Branch",
+		Pager: views.Pager{Base: automations.StepContactsURL(a.Utr, r.Utr), Query: views.ListQuery{Page: q.Page}, HasNext: more}}
+	if r.Kind != models.StepBranch {
+		l.Title = views.T("automations.step_title", "N", strconv.Itoa(n), "Subject", r.Subject)
+	}
+	if len(rows) > 0 {
+		l.Pager.First = (q.Page-1)*service.StepContactsPageSize + 1
+		l.Pager.Last = l.Pager.First + len(rows) - 1
+	}
+	for _, x := range rows {
+		row := automations.StepContactRow{Email: x.Email, Name: strings.TrimSpace(x.FirstName + " " + x.LastName), Due: time.UnixMilli(x.DueAt)}
+		if x.ContactID != nil {
+			row.Href = contacts.ContactURL(*x.ContactID)
+		}
+		l.Rows = append(l.Rows, row)
+	}
+	if partial(c) {
+		return render(c, fiber.StatusOK, automations.StepContactsView(l))
+	}
+	return page(c, fiber.StatusOK, l.Title, automations.NavAutomations, automations.StepContactsPage(l))
 }
