@@ -56,6 +56,16 @@ func TestAutomationBranch(t *testing.T) {
 		WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png", TemplateHTML: "<p>a</p>"}); errorMessage(err) != "Add emails after the branch to one of its paths." {
 		t.Fatalf("an email after the branch on the main line: %v", err)
 	}
+	if _, err := f.Svc.Automations.AddWelcomeSeries(f.Ctx, f.Acct, a.Utr); errorMessage(err) != "Add emails after the branch to one of its paths." {
+		t.Fatalf("a welcome series after the branch: %v", err)
+	}
+	rows, err := f.Svc.Automations.Schedules(f.Ctx, f.Acct, a.Utr)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("steps %d %v", len(rows), err)
+	}
+	if err := f.Svc.Automations.DeleteSchedule(f.Ctx, f.Acct, a.Utr, rows[0].Utr); errorMessage(err) != "Remove the branch first: it needs an email before it." {
+		t.Fatalf("delete of the only email before the branch: %v", err)
+	}
 	email("Thanks", "a")
 	email("Nudge", "b")
 	if err := f.Svc.Automations.DeleteSchedule(f.Ctx, f.Acct, a.Utr, br.Utr); errorMessage(err) != "Remove the emails of both paths before the branch." {

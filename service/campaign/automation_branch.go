@@ -22,6 +22,7 @@ const (
 	msgBranchNotEmpty   = "Remove the emails of both paths before the branch."
 	msgAfterBranch      = "Add emails after the branch to one of its paths."
 	msgNoBranch         = "The automation has no branch: add one first."
+	msgBranchKeepsEmail = "Remove the branch first: it needs an email before it."
 )
 
 // BranchInput is the console's form of a branch step: how long it waits

@@ -171,6 +171,9 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 	}
 	rows := make([]models.AutomationSchedule, 0, len(welcomeSequence))
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkPath(tx, a.ID, models.PathMain); err != nil {
+			return err
+		}
 		var senderID int64
 		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
 			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
@@ -502,6 +505,9 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 		}
 		if record.IsBranch(r) && len(lines[models.PathA])+len(lines[models.PathB]) > 0 {
 			return &core.Error{Code: core.CodeValidation, Message: msgBranchNotEmpty}
+		}
+		if main := lines[models.PathMain]; r.Path == models.PathMain && !record.IsBranch(r) && len(main) == 2 && record.IsBranch(&main[1]) {
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchKeepsEmail}
 		}
 		idx := -1
 		for i, row := range lines[r.Path] {
