@@ -119,3 +119,43 @@ func TestAutomationBranchFlow(t *testing.T) {
 		t.Fatalf("edit of the branch: %d", r.status)
 	}
 }
+
+// TestAutomationAPITriggerSettings: the settings form chooses how
+// contacts start an automation; one started from the API shows the call
+// that starts it, and refuses a segment.
+func TestAutomationAPITriggerSettings(t *testing.T) {
+	t.Parallel()
+	s := newAutoSetup(t)
+	c := s.c
+	r := c.get("/automations")
+	if first(r.doc, "#automation-create-trigger-api") == nil || first(r.doc, "#automation-create-trigger-target[checked]") == nil {
+		t.Fatal("the create form does not offer the start choice, target first")
+	}
+	r = c.hxPost("/automations", url.Values{"type": {"custom"}, "automation_name": {"Upgrade"}, "automation_for": {"segments_" + itoa(s.segment)},
+		"unsubscribe_group_id": {"0"}, "trigger": {"api"}})
+	wantStatus(t, r, http.StatusUnprocessableEntity)
+	if got := text(first(r.doc, "#automation-create-target-error")); !strings.Contains(got, "targets a contact type, not a segment") {
+		t.Fatalf("segment with the API start: %q", got)
+	}
+	r = c.post("/automations", url.Values{"type": {"custom"}, "automation_name": {"Upgrade"}, "automation_for": {"contacts_" + itoa(s.ctype)},
+		"unsubscribe_group_id": {"0"}, "trigger": {"api"}})
+	wantRedirect(t, r, "/automations/")
+	a := s.get(strings.TrimPrefix(r.location(), "/automations/"))
+	if a.TriggerKind != models.TriggerAPI {
+		t.Fatalf("trigger kind %q", a.TriggerKind)
+	}
+	r = c.get(r.location())
+	if got := text(first(r.doc, "#automation-api-trigger pre")); !strings.Contains(got, `"automation": "`+a.Utr+`"`) {
+		t.Fatalf("the page shows the call %q", got)
+	}
+	if first(r.doc, "#automation-settings-trigger-api[checked]") == nil {
+		t.Fatal("the settings do not show the API start")
+	}
+	// Saving the settings keeps the choice.
+	r = c.post("/automations/"+a.Utr, url.Values{"automation_name": {"Upgrade 2"}, "automation_for": {"contacts_" + itoa(s.ctype)},
+		"unsubscribe_group_id": {"0"}, "exit_criteria": {"0"}, "trigger": {"api"}})
+	wantRedirect(t, r, "/automations/"+a.Utr)
+	if got := s.get(a.Utr); got.TriggerKind != models.TriggerAPI || got.AutomationName != "Upgrade 2" {
+		t.Fatalf("after saving: %+v", got)
+	}
+}

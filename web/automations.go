@@ -153,7 +153,7 @@ func settingsErrors(err error) (views.Errors, []string) {
 				m = alt
 			}
 			switch field {
-			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag":
+			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag", "trigger":
 				errs[field] = append(errs[field], m)
 			default:
 				other = append(other, m)

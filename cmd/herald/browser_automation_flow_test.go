@@ -19,7 +19,8 @@ import (
 // own form (one for the others is added through the service). The flow
 // shows the main line, the branch and its two paths side by side at
 // 1280 px and one above the other at 390 px, without sideways scrolling
-// and without serious accessibility problems at either width.
+// and without serious accessibility problems at either width; so does
+// the page of an automation started from the API, with its call.
 func TestBrowserAutomationBranchFlow(t *testing.T) {
 	t.Parallel()
 	if findChromium() == "" {
@@ -131,6 +132,31 @@ func TestBrowserAutomationBranchFlow(t *testing.T) {
 		}
 	}
 	b.capture("automation-branch-flow")
+
+	// An automation started from the API shows the call that starts it,
+	// inside the window at both widths.
+	api, err := svc.Automations.Create(ctx, acct.ID, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + itoa(ct.ID),
+		AutomationName: "Upgrade", UnsubscribeGroupID: itoa(g.ID), Trigger: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int64{1280, 390} {
+		b.do("the API automation at "+itoa(w)+" px",
+			chromedp.EmulateViewport(w, 900),
+			chromedp.Navigate(base+"/automations/"+api.Utr),
+			b.idle,
+			chromedp.WaitVisible(chromedp.ID("automation-api-trigger")),
+		)
+		if got := b.text("call", "#automation-api-trigger pre"); !strings.Contains(got, api.Utr) {
+			t.Errorf("the call at %d px: %q", w, got)
+		}
+		for _, v := range b.axeCheck("api automation " + itoa(w)) {
+			t.Errorf("accessibility at %d px: %s", w, v)
+		}
+		if p := b.sideways(w); p != "" {
+			t.Errorf("at %d px: %s", w, p)
+		}
+	}
 	if ps := problems.take(); len(ps) > 0 {
 		t.Fatalf("the browser logged: %s", strings.Join(ps, "; "))
 	}

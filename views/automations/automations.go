@@ -142,6 +142,12 @@ func Wait(s models.AutomationSchedule) string {
 	return "At once"
 }
 
+// TriggerExample is the API call that starts the automation for one
+// contact, as the automation's page shows it.
+func TriggerExample(utr string) string {
+	return "POST /api/automations/trigger\n" + `{"automation": "` + utr + `", "email": "ann@example.com", "data": {"plan": "Pro"}}`
+}
+
 // BranchWait says how long a branch waits for an open or click.
 func BranchWait(s models.AutomationSchedule) string {
 	if s.WaitingType == "hours" {
