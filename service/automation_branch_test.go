@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,5 +136,86 @@ func TestAutomationBranch(t *testing.T) {
 	en, err = f.Svc.Automations.Enrolment(f.Ctx, f.Acct, a.Utr)
 	if err != nil || en.Finished != 3 || en.Active != 0 {
 		t.Fatalf("enrolment at the end: %+v %v", en, err)
+	}
+}
+
+// TestAutomationBranchTwoEngines: two engines (two processes on
+// PostgreSQL) run their rounds at once around the branch's decisions;
+// each contact still gets the first email once and exactly one path's
+// email once, the one its opens call for.
+func TestAutomationBranchTwoEngines(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10),
+		AutomationName: "Two engines", UnsubscribeGroupID: strconv.FormatInt(f.Group, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(subject, path string) {
+		t.Helper()
+		if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
+			Subject: subject, WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png",
+			TemplateHTML: `<p>` + subject + `</p>`, Path: path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("First", "")
+	if _, err := f.Svc.Automations.AddBranch(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "1", WaitingType: "hours"}); err != nil {
+		t.Fatal(err)
+	}
+	add("Yes", "a")
+	add("No", "b")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	var emails []string
+	for i := 0; i < 12; i++ {
+		e := "c" + strconv.Itoa(i) + "@example.com"
+		emails = append(emails, e)
+		f.AddContact(typeA, e)
+	}
+	f.Settle()
+	var first models.SingleSend
+	f.Svc.DB.R.Where("automation_id = ? AND subject = ?", a.ID, "First").First(&first)
+	f.Advance(10 * time.Minute)
+	opened := map[string]bool{}
+	for i, e := range emails {
+		if i%2 == 0 {
+			opened[e] = true
+			if err := f.Svc.Tracking.OpenHit(f.Ctx, tokenOf(t, f.SentTo(first.Utr, e)), personHit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	second, err := f.Svc.NewSending(f.Ctx, service.SendingConfig{Conns: 1, Tick: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	both := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		for _, s := range []*service.Sending{f.Sending, second} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 3; i++ {
+					if err := s.Tick(f.Ctx); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	both() // the openers leave the branch early
+	f.Advance(time.Hour)
+	both() // the others at the end of the wait
+	f.Settle()
+	for _, e := range emails {
+		yes, no := f.StepsOf(e, "Yes"), f.StepsOf(e, "No")
+		if f.StepsOf(e, "First") != 1 || opened[e] && (yes != 1 || no != 0) || !opened[e] && (yes != 0 || no != 1) {
+			t.Errorf("%s (opened %v): first %d yes %d no %d", e, opened[e], f.StepsOf(e, "First"), yes, no)
+		}
 	}
 }
