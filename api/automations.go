@@ -32,7 +32,7 @@ func (a *API) createAutomation(c *fiber.Ctx) error {
 	}
 	au, err := a.svc.Automations.Create(c.UserContext(), account(c), service.AutomationInput{
 		Type: f.Get("type"), AutomationFor: f.Get("automation_for"), AutomationName: f.Get("automation_name"),
-		UnsubscribeGroupID: f.Get("unsubscribe_group_id"), ExitCriteria: f.Get("exit_criteria"),
+		UnsubscribeGroupID: f.Get("unsubscribe_group_id"), ExitCriteria: f.Get("exit_criteria"), Trigger: f.Get("trigger"),
 	})
 	if err != nil {
 		return fail(c, err)
@@ -93,10 +93,13 @@ func (a *API) listAutomationSchedules(c *fiber.Ctx) error {
 	if err != nil {
 		return fail(c, err, textRecordNotFoundLower)
 	}
-	if rows == nil {
-		rows = []models.AutomationSchedule{}
+	emails := make([]models.AutomationSchedule, 0, len(rows))
+	for _, r := range rows {
+		if r.Kind != models.StepBranch { // a branch is a console step, not a schedule of the spec
+			emails = append(emails, r)
+		}
 	}
-	return success(c, fiber.Map{"automation_schedules": rows})
+	return success(c, fiber.Map{"automation_schedules": emails})
 }
 
 func (a *API) createAutomationSchedule(c *fiber.Ctx) error {
@@ -116,4 +119,28 @@ func (a *API) createAutomationSchedule(c *fiber.Ctx) error {
 		return fail(c, err, textRecordNotFoundLower)
 	}
 	return success(c, fiber.Map{"utr": r.Utr})
+}
+
+// triggerAutomation enrols one contact in an automation that starts from
+// the API (beyond the spec; docs/API-NOTES.md, Automations).
+func (a *API) triggerAutomation(c *fiber.Ctx) error {
+	f, err := parseForm(c)
+	if err != nil {
+		return fail(c, err)
+	}
+	in := service.TriggerInput{Automation: f.Get("automation"), Email: f.Get("email"), Data: map[string]string{}}
+	for k, v := range f.Map("data") {
+		if !strings.ContainsAny(k, "[]") { // a nested object's members are not placeholders
+			in.Data[k] = v
+		}
+	}
+	in.DataNotObject = strings.TrimSpace(f.Get("data")) != ""
+	enrolled, err := a.svc.Automations.Trigger(c.UserContext(), account(c), in)
+	if err != nil {
+		return fail(c, err, textRecordNotFoundLower)
+	}
+	if !enrolled {
+		return success(c, "Contact already enrolled")
+	}
+	return success(c, "Contact enrolled")
 }

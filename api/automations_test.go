@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"herald/service"
 )
 
 type automation struct {
@@ -191,4 +194,45 @@ func TestAutomations(t *testing.T) {
 	expectOK(t, e.a.send("DELETE", "/api/automations/delete?utr="+dup, nil), "Deleted Successfully")
 	expectNF(t, e.a.send("DELETE", "/api/automations/delete?utr="+dup, nil), "Record not found")
 	expectNF(t, e.a.send("GET", "/api/automations", nil), "Record Not Found")
+}
+
+// TestAutomationTrigger: POST automations/trigger (beyond the spec)
+// enrols one contact of an automation started from the API, once.
+func TestAutomationTrigger(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := newSendSetup(t, e, e.a)
+	if _, err := e.svc.Contacts.Create(context.Background(), e.a.id, service.ContactInput{ContactTypeID: itoa(s.ctype), FirstName: "Ann",
+		Email: "ann@example.com", Country: "250"}); err != nil {
+		t.Fatal(err)
+	}
+	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype),
+		"unsubscribe_group_id", itoa(s.group), "trigger", "api")))
+	utrOfReply(t, e.a.send("POST", "/api/automations/schedule/create", form("utr", utr, "sender_id", itoa(s.sender), "subject", "Your ((data.plan)) plan",
+		"waiting_period", "1", "waiting_type", "instantly", "template_id", "1", "preview_img", "01-blank.png", "template_html", "<p>((data.plan))</p>")))
+
+	body := func(kv ...any) string { // JSON: data is an object
+		m := map[string]any{"automation": utr, "email": "ann@example.com"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return jsonBody(t, m)
+	}
+	r := e.a.send("POST", "/api/automations/trigger", body())
+	if r.Code != http.StatusUnprocessableEntity || r.text(r.Errors) != "The automation is not live." {
+		t.Fatalf("trigger of a draft: %d %s", r.Code, r.raw)
+	}
+	expectOK(t, e.a.send("GET", "/api/automations/set-live?utr="+utr, nil), "Automation has been set live")
+
+	expectVAL(t, e.a.send("POST", "/api/automations/trigger", "{}"), map[string][]string{
+		"automation": {"The automation field is required."}, "email": {"The email field is required."}})
+	expectVAL(t, e.a.send("POST", "/api/automations/trigger", body("email", "nobody@example.com", "data", "plain")), map[string][]string{
+		"data": {"The data must be an object."}})
+	expectVAL(t, e.a.send("POST", "/api/automations/trigger", body("email", "nobody@example.com")), map[string][]string{
+		"email": {"The email is not a contact of the automation's contact type."}})
+	expectNF(t, e.a.send("POST", "/api/automations/trigger", body("automation", "missing")), "Record not found")
+	expectNF(t, e.b.send("POST", "/api/automations/trigger", body()), "Record not found")
+
+	expectOK(t, e.a.send("POST", "/api/automations/trigger", body("data", map[string]any{"plan": "Gold"})), "Contact enrolled")
+	expectOK(t, e.a.send("POST", "/api/automations/trigger", form("automation", utr, "email", "ANN@example.com", "data[plan]", "Silver")), "Contact already enrolled")
 }

@@ -136,6 +136,11 @@ func okText(text string) obj {
 	return record("Success envelope.", obj{"status": constStr("success"), "message": constStr(text)})
 }
 
+// okTexts is a success envelope whose message is one of texts.
+func okTexts(texts ...string) obj {
+	return record("Success envelope.", obj{"status": constStr("success"), "message": obj{"type": "string", "enum": texts}})
+}
+
 // okInErrors is one of the successes api.md carries in errors.
 func okInErrors(text string) obj {
 	return record("Success envelope carrying its text in `errors` (as api.md documents for this operation).",

@@ -373,6 +373,7 @@ func operations() []op {
 				"automation_name":      obj{"type": "string", "maxLength": 255},
 				"unsubscribe_group_id": integer("0 = none chosen yet."),
 				"exit_criteria":        obj{"type": "integer", "enum": []int{0, 1, 2}, "description": "Beyond the spec (decisions.md 6)."},
+				"trigger":              obj{"type": "string", "enum": []string{"target", "api"}, "description": "Beyond the spec: `target` (default) enrols the contacts entering `automation_for`; `api` enrols only the contacts named by `automations/trigger`, and `automation_for` must then be a contact type."},
 			}), ok: okUtr, nf: nfUpper, val: true},
 		{method: "GET", path: "/automations/duplicate", tag: tAuto, summary: "Duplicate an automation with its emails (as a draft)",
 			query: []param{utrQuery("The automation's utr.")}, ok: okUtr, nf: nfUpper},
@@ -397,6 +398,16 @@ func operations() []op {
 				"template_id":    integer(""), "preview_img": str("A file name of the library's thumbnails."),
 				"template_json": str(""), "template_html": str(""),
 			}), ok: okUtr, nf: nfLower, val: true},
+		{method: "POST", path: "/automations/trigger", tag: tAuto, summary: "Enrol one contact in an automation started from the API",
+			desc: "Beyond the spec: the automation (`trigger` `api`) must be live (else 422, `errors` = `The automation is not live.`; " +
+				"an automation that starts from its target answers `The automation does not start from the API.`), and `email` a contact of its contact type " +
+				"(else 422 with `errors.email`). A contact is enrolled once per automation: a repeated call answers `Contact already enrolled` and keeps the first call's data. " +
+				"The first email goes after its waiting period, as for any enrolment.",
+			body: fields([]string{"automation", "email"}, obj{
+				"automation": str("The automation's utr."),
+				"email":      str("The contact's address (case-insensitive)."),
+				"data":       obj{"type": "object", "additionalProperties": obj{"type": "string"}, "description": "Values of the `((data.<key>))` placeholders of this automation's emails to this contact (`data[<key>]` in a form); at most 100 keys and 64 KB. Unknown ones become empty."},
+			}), ok: okTexts("Contact enrolled", "Contact already enrolled"), nf: nfLower, val: true},
 
 		// This document.
 		{method: "GET", path: "/openapi.json", tag: "Document", summary: "This OpenAPI 3.1 document", public: true,

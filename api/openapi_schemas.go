@@ -95,6 +95,7 @@ func schemas() obj {
 		"total_opens": integer(""), "total_bounces": integer(""), "total_unsubscribe": integer(""),
 		"total_soft_bounces": integer("Beyond the spec (decisions.md 7)."),
 		"total_spam_reports": integer("Beyond the spec (decisions.md 7)."),
+		"trigger_kind":       obj{"type": "string", "enum": []string{"target", "api"}, "description": "Beyond the spec: `target` enrols the contacts entering `automation_for`, `api` those named by `automations/trigger`."},
 		"deleted_at":         timestampOrNull(""), "created_at": timestamp(""), "updated_at": timestamp(""),
 	}
 	sender := obj{

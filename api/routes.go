@@ -127,6 +127,7 @@ func (a *API) Mount(r fiber.Router) {
 	r.Post("/automations/bulk-delete", a.bulkDeleteAutomations)
 	r.Get("/automations/schedule", a.listAutomationSchedules)
 	r.Post("/automations/schedule/create", a.createAutomationSchedule)
+	r.Post("/automations/trigger", a.triggerAutomation) // beyond the spec: an API event enrols a contact
 
 	// Sign-up forms (decisions.md 10).
 	a.mountForms(r)

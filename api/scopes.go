@@ -132,6 +132,7 @@ var routeScopes = map[routeKey]routeAccess{
 	{"POST", "/automations/bulk-delete"}:     changes("automations"),
 	{"GET", "/automations/schedule"}:         reads("automations"),
 	{"POST", "/automations/schedule/create"}: changes("automations"),
+	{"POST", "/automations/trigger"}:         changes("automations"),
 }
 
 // textKeyScope is the refusal of a request outside a named key's scope.

@@ -23,7 +23,8 @@ type part struct {
 
 // Compile parses template for placeholders written ((name)), where name is one or
 // more ASCII letters, digits or underscores (the characters custom field names may
-// hold). Anything else, including "(( name ))" or an unclosed "((", is literal
+// hold), optionally after "data." (((data.plan)): a key of an automation
+// trigger's data). Anything else, including "(( name ))" or an unclosed "((", is literal
 // text. Compile never fails.
 func Compile(template string) *Template {
 	t := &Template{}
@@ -68,14 +69,22 @@ func (t *Template) addLiteral(s string) {
 // just past the closing parentheses.
 func scanPlaceholder(s string, open int) (name string, end int, ok bool) {
 	k := open + 2
+	if strings.HasPrefix(s[k:], DataPrefix) {
+		k += len(DataPrefix)
+	}
+	first := k
 	for k < len(s) && isNameByte(s[k]) {
 		k++
 	}
-	if k == open+2 || !strings.HasPrefix(s[k:], "))") {
+	if k == first || !strings.HasPrefix(s[k:], "))") {
 		return "", 0, false
 	}
 	return s[open+2 : k], k + 2, true
 }
+
+// DataPrefix starts the name of a placeholder filled from an automation
+// trigger's data: ((data.plan)) is the key "plan".
+const DataPrefix = "data."
 
 func isNameByte(c byte) bool {
 	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')

@@ -30,6 +30,8 @@ type Automation struct {
 	CreatedAt        Timestamp  `json:"created_at"`
 	UpdatedAt        Timestamp  `json:"updated_at"`
 	EnrolCursor      int64      `json:"-"`
+	// TriggerKind is how contacts are enrolled: TriggerTarget or TriggerAPI.
+	TriggerKind string `json:"trigger_kind"`
 }
 
 // TableName names the table.
@@ -47,6 +49,12 @@ type AutomationCount struct {
 // RowID is the row's id.
 func (a *AutomationCount) RowID() int64 { return a.ID }
 
+// How an automation enrols its contacts.
+const (
+	TriggerTarget = "target" // the contacts entering its contact type or segment
+	TriggerAPI    = "api"    // the contacts named by POST api/automations/trigger
+)
+
 // Automation statuses (api.md, States).
 const (
 	AutomationDraft = 0
@@ -55,25 +63,29 @@ const (
 
 // AutomationSchedule is one email of an automation.
 type AutomationSchedule struct {
-	ID            int64     `gorm:"primaryKey" json:"id"`
-	UserID        int64     `json:"user_id"`
-	AutomationID  int64     `json:"automation_id"`
-	SenderID      int64     `json:"sender_id"`
-	Subject       string    `json:"subject"`
-	Preheader     string    `json:"-"` // the console's ('' none); not in the API's email
-	WaitingPeriod int       `json:"waiting_period"`
-	WaitingType   string    `json:"waiting_type"`
-	Utr           string    `json:"utr"`
-	TemplateID    int64     `json:"template_id"`
-	PreviewImg    string    `json:"preview_img"`
-	TemplateJSON  *string   `json:"template_json"`
-	TemplateHTML  *string   `json:"template_html"`
-	Position      int       `json:"-"`
-	SendID        *int64    `json:"-"`
-	CreatedAt     Timestamp `json:"created_at"`
-	UpdatedAt     Timestamp `json:"updated_at"`
-	DesignURL     string    `gorm:"-" json:"design_url"`
-	Image         string    `gorm:"-" json:"image"`
+	ID            int64   `gorm:"primaryKey" json:"id"`
+	UserID        int64   `json:"user_id"`
+	AutomationID  int64   `json:"automation_id"`
+	SenderID      int64   `json:"sender_id"`
+	Subject       string  `json:"subject"`
+	Preheader     string  `json:"-"` // the console's ('' none); not in the API's email
+	WaitingPeriod int     `json:"waiting_period"`
+	WaitingType   string  `json:"waiting_type"`
+	Utr           string  `json:"utr"`
+	TemplateID    int64   `json:"template_id"`
+	PreviewImg    string  `json:"preview_img"`
+	TemplateJSON  *string `json:"template_json"`
+	TemplateHTML  *string `json:"template_html"`
+	Position      int     `json:"-"`
+	SendID        *int64  `json:"-"`
+	// Kind is StepEmail or StepBranch; Path is the line the step is on:
+	// PathMain, or PathA/PathB after the branch.
+	Kind      string    `json:"-"`
+	Path      string    `json:"-"`
+	CreatedAt Timestamp `json:"created_at"`
+	UpdatedAt Timestamp `json:"updated_at"`
+	DesignURL string    `gorm:"-" json:"design_url"`
+	Image     string    `gorm:"-" json:"image"`
 }
 
 // TableName names the table.
@@ -128,7 +140,18 @@ type AutomationContact struct {
 	State        int
 	EnrolledAt   Timestamp
 	UpdatedAt    Timestamp
+	Path         string  // the line of its next step (PathMain, PathA, PathB)
+	Data         *string // an API trigger's data: a JSON object of strings
 }
+
+// Step kinds and paths.
+const (
+	StepEmail  = "email"
+	StepBranch = "branch"
+	PathMain   = ""
+	PathA      = "a" // after a branch: opened or clicked
+	PathB      = "b" // after a branch: neither, by the end of its wait
+)
 
 // TableName names the table.
 func (AutomationContact) TableName() string { return "automation_contacts" }

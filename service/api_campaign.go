@@ -14,6 +14,9 @@ type (
 	AccountRates     = campaign.AccountRates
 	AutomationInput  = campaign.AutomationInput
 	BlockInput       = campaign.BlockInput
+	TriggerInput     = campaign.TriggerInput
+	BranchInput      = campaign.BranchInput
+	StepContact      = campaign.StepContact
 	PreviewOf        = campaign.PreviewOf
 	Audience         = campaign.Audience
 	CheckItem        = campaign.CheckItem
@@ -35,23 +38,24 @@ type (
 )
 
 const (
-	ABTime            = campaign.ABTime
-	CompareHours      = campaign.CompareHours
-	CompareMax        = campaign.CompareMax
-	ChecklistField    = campaign.ChecklistField
-	ChoiceDesign      = campaign.ChoiceDesign
-	ChoiceHTML        = campaign.ChoiceHTML
-	MsgGroupRequired  = campaign.MsgGroupRequired
-	RuleBounceRate    = campaign.RuleBounceRate
-	RuleComplaintRate = campaign.RuleComplaintRate
-	RuleFromDomain    = campaign.RuleFromDomain
-	RuleImageOnly     = campaign.RuleImageOnly
-	RulePostalAddress = campaign.RulePostalAddress
-	RuleText          = campaign.RuleText
-	RuleUnsubscribe   = campaign.RuleUnsubscribe
-	SeverityFailure   = campaign.SeverityFailure
-	SeverityOK        = campaign.SeverityOK
-	SeverityWarning   = campaign.SeverityWarning
+	ABTime               = campaign.ABTime
+	CompareHours         = campaign.CompareHours
+	CompareMax           = campaign.CompareMax
+	ChecklistField       = campaign.ChecklistField
+	ChoiceDesign         = campaign.ChoiceDesign
+	ChoiceHTML           = campaign.ChoiceHTML
+	MsgGroupRequired     = campaign.MsgGroupRequired
+	RuleBounceRate       = campaign.RuleBounceRate
+	RuleComplaintRate    = campaign.RuleComplaintRate
+	RuleFromDomain       = campaign.RuleFromDomain
+	RuleImageOnly        = campaign.RuleImageOnly
+	RulePostalAddress    = campaign.RulePostalAddress
+	RuleText             = campaign.RuleText
+	RuleUnsubscribe      = campaign.RuleUnsubscribe
+	SeverityFailure      = campaign.SeverityFailure
+	SeverityOK           = campaign.SeverityOK
+	SeverityWarning      = campaign.SeverityWarning
+	StepContactsPageSize = campaign.StepContactsPageSize
 )
 
 var (

@@ -13,6 +13,7 @@ import (
 	"herald/service"
 	"herald/views"
 	"herald/views/automations"
+	"herald/views/contacts"
 	"herald/views/designs"
 )
 
@@ -28,6 +29,8 @@ func (w *Web) mountAutomations(r router) {
 	r.post("/automations/:utr/duplicate", service.ActPrepare, w.duplicateAutomation)
 	r.post("/automations/:utr/delete", service.ActRunAutomation, w.deleteAutomation)
 	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
+	r.post("/automations/:utr/branch", service.ActPrepare, w.addBranch)
+	r.get("/automations/:utr/emails/:email/contacts", service.ActRead, w.stepContacts)
 	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
 	r.get("/automations/:utr/emails/preview", service.ActRead, w.previewEmailDesign)
 	r.post("/automations/:utr/emails/:email", service.ActPrepare, w.updateEmail)
@@ -107,7 +110,7 @@ func (ch autoChoices) fill(f automations.Settings, csrf string) automations.Sett
 // settingsOf is the settings form of a saved automation.
 func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.Settings {
 	f := automations.Settings{Utr: a.Utr, Name: a.AutomationName, Target: targetKey(a), GroupID: a.UnsubscribeGroupID,
-		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a)}
+		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a), Trigger: a.TriggerKind}
 	return ch.fill(f, csrf)
 }
 
@@ -115,7 +118,7 @@ func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.
 func settingsFormOf(c *fiber.Ctx) automations.Settings {
 	return automations.Settings{Type: formValue(c, "type"), Name: formValue(c, "automation_name"), Target: formValue(c, "automation_for"),
 		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1",
-		StartTag: formValue(c, "start_tag")}
+		StartTag: formValue(c, "start_tag"), Trigger: formValue(c, "trigger")}
 }
 
 // automationInput turns the settings form into the service's input; no
@@ -125,7 +128,7 @@ func automationInput(f automations.Settings) service.AutomationInput {
 	if group == "" {
 		group = "0"
 	}
-	return service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit}
+	return service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit, Trigger: f.Trigger}
 }
 
 // settingsMessages are the console's words for the service's messages
@@ -135,6 +138,7 @@ var settingsMessages = map[string]string{
 	"automation_for":       "Choose one of your contact types or segments.",
 	"unsubscribe_group_id": "Choose one of your unsubscribe groups, or none yet.",
 	"exit_criteria":        "Choose when a contact stops getting these emails.",
+	"trigger":              "Choose how contacts start this automation.",
 }
 
 // settingsErrors sorts a validation error's messages: beside their field,
@@ -149,7 +153,7 @@ func settingsErrors(err error) (views.Errors, []string) {
 				m = alt
 			}
 			switch field {
-			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag":
+			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag", "trigger":
 				errs[field] = append(errs[field], m)
 			default:
 				other = append(other, m)
@@ -274,8 +278,22 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 	if err != nil {
 		return b, err
 	}
-	for i, st := range steps {
-		s := automations.Step{N: i + 1, Email: st.Schedule, Send: st.Send, First: i == 0, Last: i == len(steps)-1, Stats: !a.LiveAt.IsZero()}
+	lines := map[string][]automations.Step{}
+	n := 0
+	for _, st := range steps {
+		if st.Schedule.Kind == models.StepBranch {
+			b.Branch = &automations.Branch{Step: st.Schedule}
+			continue
+		}
+		n++
+		s := automations.Step{N: n, Email: st.Schedule, Send: st.Send, Stats: !a.LiveAt.IsZero()}
+		if line := lines[st.Schedule.Path]; st.Schedule.Path != models.PathMain {
+			// A path's emails count from the branch, then from the one before on the path.
+			s.From = views.T("automations.path_from_branch")
+			if len(line) > 0 {
+				s.From = automations.WaitFrom(line[len(line)-1].N + 1)
+			}
+		}
 		if snd, ok := senders[st.Schedule.SenderID]; ok {
 			s.Sender, s.Verified = snd.label, snd.verified
 		}
@@ -289,7 +307,25 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 				s.PauseReply = service.ReadRefusal(st.Send.PauseReason).String()
 			}
 		}
-		b.Steps = append(b.Steps, s)
+		lines[st.Schedule.Path] = append(lines[st.Schedule.Path], s)
+	}
+	for _, line := range lines {
+		line[0].First, line[len(line)-1].Last = true, true
+	}
+	b.Steps = lines[models.PathMain]
+	if b.Branch != nil {
+		b.Branch.A, b.Branch.B = lines[models.PathA], lines[models.PathB]
+	}
+	// where places an enrolment's step (by path and index) on the page.
+	where := func(path string, step int) (*int64, *time.Time) {
+		if path == models.PathMain && b.Branch != nil && step == len(b.Steps) {
+			return &b.Branch.Waiting, &b.Branch.FirstDue
+		}
+		line := lines[path]
+		if step < 0 || step >= len(line) {
+			return nil, nil
+		}
+		return &line[step].Waiting, &line[step].FirstDue
 	}
 	if !a.LiveAt.IsZero() {
 		e, err := w.svc.Automations.Enrolment(ctx, acct, a.Utr)
@@ -298,9 +334,8 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 		}
 		b.Enrolled, b.Active, b.Finished, b.Exited = e.Enrolled, e.Active, e.Finished, e.Exited
 		for _, wt := range e.Waiting {
-			if wt.Step >= 0 && wt.Step < len(b.Steps) {
-				b.Steps[wt.Step].Waiting = wt.Contacts
-				b.Steps[wt.Step].FirstDue = time.UnixMilli(wt.FirstDue)
+			if n, due := where(wt.Path, wt.Step); n != nil {
+				*n, *due = wt.Contacts, time.UnixMilli(wt.FirstDue)
 			}
 		}
 	}
@@ -506,13 +541,22 @@ func (w *Web) deleteAutomation(c *fiber.Ctx) error {
 // emailFormOf reads the email form as posted.
 func emailFormOf(c *fiber.Ctx) automations.EmailForm {
 	return automations.EmailForm{WaitType: formValue(c, "waiting_type"), Period: formValue(c, "waiting_period"), SenderID: formValue(c, "sender_id"),
-		Subject: formValue(c, "subject"), Preheader: formValue(c, "preheader"), Design: formValue(c, "design"), HTML: formValue(c, "template_html")}
+		Subject: formValue(c, "subject"), Preheader: formValue(c, "preheader"), Design: formValue(c, "design"), HTML: formValue(c, "template_html"), Path: pathParam(formValue(c, "path"))}
+}
+
+// pathParam is a branch path named by a form or query ("a" or "b"), ""
+// (the main line) for anything else.
+func pathParam(v string) string {
+	if v == models.PathA || v == models.PathB {
+		return v
+	}
+	return models.PathMain
 }
 
 // emailInput turns the email form into the service's input. "At once"
 // needs no number.
 func (w *Web) emailInput(ctx context.Context, acct int64, autoUtr string, f automations.EmailForm, cur *models.AutomationSchedule) (service.ScheduleInput, error) {
-	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, Preheader: &f.Preheader, WaitingPeriod: f.Period, WaitingType: f.WaitType}
+	in := service.ScheduleInput{Utr: autoUtr, SenderID: f.SenderID, Subject: f.Subject, Preheader: &f.Preheader, WaitingPeriod: f.Period, WaitingType: f.WaitType, Path: f.Path}
 	if strings.TrimSpace(in.WaitingType) == "instantly" && strings.TrimSpace(in.WaitingPeriod) == "" {
 		in.WaitingPeriod = "0"
 	}
@@ -628,6 +672,16 @@ func (w *Web) emailPage(c *fiber.Ctx, status int, f automations.EmailForm) error
 // emailParam reads the route's automation and email of the account.
 // Errors: ErrNotFound.
 func (w *Web) emailParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSchedule, int, error) {
+	a, r, n, err := w.stepParam(c)
+	if err == nil && r.Kind == models.StepBranch {
+		return nil, nil, 0, service.ErrNotFound // a branch has no email to edit, design or move
+	}
+	return a, r, n, err
+}
+
+// stepParam is the step of the path, an email or the branch, with the
+// email's number (emails only are numbered; 0 for the branch).
+func (w *Web) stepParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSchedule, int, error) {
 	a, err := w.automationParam(c)
 	if err != nil {
 		return nil, nil, 0, err
@@ -636,9 +690,16 @@ func (w *Web) emailParam(c *fiber.Ctx) (*models.Automation, *models.AutomationSc
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	n := 0
 	for i := range rows {
+		if rows[i].Kind != models.StepBranch {
+			n++
+		}
 		if rows[i].Utr == c.Params("email") {
-			return a, &rows[i], i + 1, nil
+			if rows[i].Kind == models.StepBranch {
+				return a, &rows[i], 0, nil
+			}
+			return a, &rows[i], n, nil
 		}
 	}
 	return nil, nil, 0, service.ErrNotFound
@@ -656,7 +717,13 @@ func (w *Web) newEmail(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := automations.EmailForm{N: len(rows) + 1, WaitType: "instantly", Period: "0"}
+	emails := 0
+	for _, r := range rows {
+		if r.Kind != models.StepBranch {
+			emails++
+		}
+	}
+	f := automations.EmailForm{N: emails + 1, WaitType: "instantly", Period: "0", Path: pathParam(c.Query("path"))}
 	if len(rows) > 0 {
 		f.WaitType, f.Period = "days", "1"
 	}
@@ -816,12 +883,15 @@ func (w *Web) moveEmail(c *fiber.Ctx) error {
 
 // deleteEmail removes an email from the sequence.
 func (w *Web) deleteEmail(c *fiber.Ctx) error {
-	a, r, _, err := w.emailParam(c)
+	a, r, _, err := w.stepParam(c)
 	if err != nil {
 		return err
 	}
 	if err := w.svc.Automations.DeleteSchedule(c.UserContext(), accountID(c), a.Utr, r.Utr); err != nil {
 		return err
+	}
+	if r.Kind == models.StepBranch {
+		return w.timelineChanged(c, a, "Branch removed.")
 	}
 	return w.timelineChanged(c, a, "Email “"+r.Subject+"” removed.")
 }
@@ -935,4 +1005,59 @@ func (w *Web) designFailed(c *fiber.Ctx, err error) error {
 	status := statusOf(err)
 	_, msg := describe(status, err)
 	return c.Status(status).JSON(saveAnswer{Message: msg})
+}
+
+// addBranch ends the main line with a branch; a refusal comes back as a
+// message on the automation's page.
+func (w *Web) addBranch(c *fiber.Ctx) error {
+	a, err := w.automationParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = w.svc.Automations.AddBranch(c.UserContext(), accountID(c), service.BranchInput{Utr: a.Utr,
+		WaitingPeriod: formValue(c, "waiting_period"), WaitingType: formValue(c, "waiting_type")})
+	switch {
+	case isValidation(err):
+		w.flash(c, views.FlashError, refusal(err))
+		return redirectTo(c, automations.AutomationURL(a.Utr)+"#add-branch-form")
+	case err != nil:
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Branch added: add the emails of each path.")
+	return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
+}
+
+// stepContacts is one page of the contacts waiting at a step (an email
+// or the branch); htmx swaps the table when paging.
+func (w *Web) stepContacts(c *fiber.Ctx) error {
+	a, r, n, err := w.stepParam(c)
+	if err != nil {
+		return err
+	}
+	q := listQuery(c)
+	rows, more, err := w.svc.Automations.StepContacts(c.UserContext(), accountID(c), a.Utr, r.Utr, q.Page)
+	if err != nil {
+		return err
+	}
+	loc, _ := accountZone(c)
+	l := automations.StepContacts{Automation: *a, Step: *r, Loc: loc, Title: "Branch",
+		Pager: views.Pager{Base: automations.StepContactsURL(a.Utr, r.Utr), Query: views.ListQuery{Page: q.Page}, HasNext: more}}
+	if r.Kind != models.StepBranch {
+		l.Title = views.T("automations.step_title", "N", strconv.Itoa(n), "Subject", r.Subject)
+	}
+	if len(rows) > 0 {
+		l.Pager.First = (q.Page-1)*service.StepContactsPageSize + 1
+		l.Pager.Last = l.Pager.First + len(rows) - 1
+	}
+	for _, x := range rows {
+		row := automations.StepContactRow{Email: x.Email, Name: strings.TrimSpace(x.FirstName + " " + x.LastName), Due: time.UnixMilli(x.DueAt)}
+		if x.ContactID != nil {
+			row.Href = contacts.ContactURL(*x.ContactID)
+		}
+		l.Rows = append(l.Rows, row)
+	}
+	if partial(c) {
+		return render(c, fiber.StatusOK, automations.StepContactsView(l))
+	}
+	return page(c, fiber.StatusOK, l.Title, automations.NavAutomations, automations.StepContactsPage(l))
 }

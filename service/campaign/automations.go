@@ -39,6 +39,7 @@ type AutomationInput struct {
 	AutomationName     string
 	UnsubscribeGroupID string
 	ExitCriteria       string // beyond the spec: 0, 1 or 2 (decisions.md section 6)
+	Trigger            string // beyond the spec: "target" (default) or "api"
 }
 
 // ScheduleInput is the body of automations/schedule/create (and of the
@@ -56,6 +57,9 @@ type ScheduleInput struct {
 	// Preheader is the console's (not in the API's body, api.md): nil
 	// leaves it as it is on update ('' on create); "" is none.
 	Preheader *string
+	// Path is the line the email goes at the end of: "" the main line, or
+	// "a"/"b", a path of the automation's branch (console only).
+	Path string
 }
 
 // Messages of automation state changes.
@@ -65,6 +69,7 @@ const (
 	msgScheduleSender  = "Every email of the automation needs a verified sender before it can go live."
 	msgNoTarget        = "An automation needs a contact type or segment to target before it can go live."
 	msgOnlyLivePaused  = "Only a live automation can be paused."
+	msgAPITarget       = "An automation started from the API targets a contact type, not a segment."
 	defaultWelcomeName = "Welcome series"
 	defaultCustomName  = "Custom automation"
 )
@@ -120,6 +125,17 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 			}
 		}
 	}
+	switch v := strings.TrimSpace(in.Trigger); v {
+	case "", models.TriggerTarget:
+		a.TriggerKind = models.TriggerTarget
+	case models.TriggerAPI:
+		a.TriggerKind = models.TriggerAPI
+		if a.AutomationForTable == models.TargetSegments && !p.Has("automation_for") {
+			p.Add("automation_for", msgAPITarget)
+		}
+	default:
+		p.InvalidChoice("trigger")
+	}
 	switch v := strings.TrimSpace(in.ExitCriteria); v {
 	case "", "0":
 	case "1", "2":
@@ -158,6 +174,9 @@ func (s *Automations) AddWelcomeSeries(ctx context.Context, accountID int64, utr
 	}
 	rows := make([]models.AutomationSchedule, 0, len(welcomeSequence))
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkPath(tx, a.ID, models.PathMain); err != nil {
+			return err
+		}
 		var senderID int64
 		if err := tx.Model(&models.Sender{}).Select("id").Where("user_id = ? AND is_verified = 1 AND deleted_at IS NULL", accountID).
 			Order("id").Limit(1).Scan(&senderID).Error; err != nil {
@@ -407,8 +426,11 @@ func (s *Automations) AddSchedule(ctx context.Context, accountID int64, in Sched
 		return nil, fmt.Errorf("automations: add an email: %w", err)
 	}
 	now := models.NewTimestamp(s.db.Now())
-	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
+	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt, r.Kind, r.Path = a.ID, uuid.NewString(), now, now, models.StepEmail, strings.TrimSpace(in.Path)
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := checkPath(tx, a.ID, r.Path); err != nil {
+			return err
+		}
 		var last int
 		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
 			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
@@ -489,13 +511,19 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 		return fmt.Errorf("automations: delete an email: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := record.OrderedSchedules(tx, a.ID)
+		lines, err := record.StepLines(tx, a.ID)
 		if err != nil {
 			return err
 		}
+		if record.IsBranch(r) && len(lines[models.PathA])+len(lines[models.PathB]) > 0 {
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchNotEmpty}
+		}
+		if main := lines[models.PathMain]; r.Path == models.PathMain && !record.IsBranch(r) && len(main) == 2 && record.IsBranch(&main[1]) {
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchKeepsEmail}
+		}
 		idx := -1
-		for i := range rows {
-			if rows[i].ID == r.ID {
+		for i, row := range lines[r.Path] {
+			if row.ID == r.ID {
 				idx = i
 			}
 		}
@@ -511,7 +539,7 @@ func (s *Automations) DeleteSchedule(ctx context.Context, accountID int64, autom
 				return fmt.Errorf("automations: drop the queued messages of send %d: %w", *r.SendID, err)
 			}
 		}
-		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND step > ?", a.ID, idx).Error; err != nil {
+		if err := tx.Exec("UPDATE automation_contacts SET step = step - 1 WHERE automation_id = ? AND path = ? AND step > ?", a.ID, r.Path, idx).Error; err != nil {
 			return fmt.Errorf("automations: move the contacts of automation %d back a step: %w", a.ID, err)
 		}
 		return renumber(tx, a.ID)
@@ -530,25 +558,28 @@ func (s *Automations) MoveSchedule(ctx context.Context, accountID int64, automat
 		return fmt.Errorf("automations: move an email: %w", err)
 	}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		rows, err := record.OrderedSchedules(tx, a.ID)
+		all, err := record.OrderedSchedules(tx, a.ID)
 		if err != nil {
 			return err
 		}
+		// Within the email's own line; the branch stays the last step of
+		// the main line.
+		rows := record.Lines(all)[r.Path]
 		for i := range rows {
 			if rows[i].ID != r.ID {
 				continue
 			}
 			j := i + by
-			if j < 0 || j >= len(rows) {
+			if j < 0 || j >= len(rows) || record.IsBranch(&rows[i]) || record.IsBranch(&rows[j]) {
 				return nil
 			}
-			rows[i], rows[j] = rows[j], rows[i]
-			break
-		}
-		for i := range rows {
-			if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[i].ID).Update("position", i).Error; err != nil {
-				return fmt.Errorf("automations: reorder the emails of automation %d: %w", a.ID, err)
+			rows[i].Position, rows[j].Position = rows[j].Position, rows[i].Position
+			for _, k := range []int{i, j} {
+				if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", rows[k].ID).Update("position", rows[k].Position).Error; err != nil {
+					return fmt.Errorf("automations: reorder the emails of automation %d: %w", a.ID, err)
+				}
 			}
+			break
 		}
 		return nil
 	})
@@ -592,14 +623,19 @@ func (s *Automations) syncSteps(ctx context.Context, tx *gorm.DB, automationID i
 		status = models.SendRunning
 	}
 	var changed []int64
+	n := 0 // the email's number in the automation, in the send's name
 	for i := range rows {
 		r := &rows[i]
+		if record.IsBranch(r) {
+			continue // no email: no send
+		}
+		n++
 		var snd *models.Sender
 		if r.SenderID != 0 {
 			snd, _ = deliverability.Sender(ctx, tx, a.UserID, r.SenderID)
 		}
 		ss := models.SingleSend{UserID: a.UserID, TemplateID: r.TemplateID, TemplateHTML: r.TemplateHTML, TemplateJSON: r.TemplateJSON,
-			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(i+1),
+			SenderID: r.SenderID, UnsubscribeGroupID: group, SingleSendName: a.AutomationName + " · email " + strconv.Itoa(n),
 			Subject: r.Subject, Preheader: r.Preheader, Status: status, Resolved: 1, Armed: 0, UniqueOpenToken: "{}", Links: models.StringArray{},
 			RecipientID: models.Targets{}, ExcludeSpecificRecipientID: models.Targets{}, ScheduleDate: "0000-00-00", ScheduleTime: "00:00:00",
 			AutomationID: &a.ID}
@@ -658,6 +694,9 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 		return &core.Error{Code: core.CodeValidation, Message: msgNoSchedule}
 	}
 	for _, r := range rows {
+		if record.IsBranch(&r) {
+			continue
+		}
 		snd, err := deliverability.Sender(ctx, s.db.R, accountID, r.SenderID)
 		if err != nil || snd.IsVerified != 1 {
 			return &core.Error{Code: core.CodeValidation, Message: msgScheduleSender}
@@ -744,7 +783,7 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	now := models.NewTimestamp(s.db.Now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
 		AutomationName: core.Truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
-		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now}
+		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now, TriggerKind: a.TriggerKind}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&cp).Error; err != nil {
 			return fmt.Errorf("automations: create the copy of automation %d: %w", a.ID, err)

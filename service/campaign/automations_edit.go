@@ -12,8 +12,9 @@ import (
 
 // Messages of a change refused on a live automation.
 const (
-	msgLiveTarget = "The contact type or segment of a live automation cannot change. Pause it first."
-	msgLiveGroup  = "A live automation needs an unsubscribe group."
+	msgLiveTarget  = "The contact type or segment of a live automation cannot change. Pause it first."
+	msgLiveGroup   = "A live automation needs an unsubscribe group."
+	msgLiveTrigger = "How a live automation starts cannot change. Pause it first."
 )
 
 // Update changes an automation's name, target, unsubscribe group and exit
@@ -46,6 +47,9 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 			if a.AutomationFor != now.AutomationFor || a.AutomationForTable != now.AutomationForTable {
 				p.Add("automation_for", msgLiveTarget)
 			}
+			if a.TriggerKind != now.TriggerKind {
+				p.Add("trigger", msgLiveTrigger)
+			}
 			if a.UnsubscribeGroupID == "0" {
 				p.Add("unsubscribe_group_id", msgLiveGroup)
 			}
@@ -55,7 +59,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		}
 		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
-			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "updated_at": s.db.Now(),
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "trigger_kind": a.TriggerKind, "updated_at": s.db.Now(),
 		}).Error; err != nil {
 			return fmt.Errorf("automations: update automation %d: %w", cur.ID, err)
 		}

@@ -541,8 +541,13 @@ func (c *Checklist) forAutomation(ctx context.Context, q *gorm.DB, a *models.Aut
 		return nil, fmt.Errorf("checklist: automation: %w", err)
 	}
 	subjects := make([]ChecklistSubject, 0, len(rows))
-	for i, r := range rows {
-		s := ChecklistSubject{Label: "Email " + strconv.Itoa(i+1) + ": "}
+	n := 0
+	for _, r := range rows {
+		if record.IsBranch(&r) {
+			continue // no email to check
+		}
+		n++
+		s := ChecklistSubject{Label: "Email " + strconv.Itoa(n) + ": "}
 		if r.TemplateHTML != nil {
 			s.HTML = *r.TemplateHTML
 		}

@@ -133,27 +133,7 @@ func (s *Messages) check(ctx context.Context, accountID int64, in MessageInput) 
 		ss.TemplateHTML = &html
 	}
 
-	if in.DataNotObject {
-		p.Add("data", "The data must be an object.")
-	}
-	if len(in.Data) > maxDataKeys && !p.Has("data") {
-		p.AddReason("data", core.ReasonMax, fmt.Sprintf("The data may not have more than %d items.", maxDataKeys))
-	}
-	data := map[string]string{}
-	size := 0
-	for k, v := range in.Data {
-		size += len(k) + len(v)
-		if k = strings.TrimSpace(k); k != "" {
-			data[k] = v
-		}
-		if strings.ContainsRune(k+v, 0) && !p.Has("data") {
-			p.AddReason("data", core.ReasonNUL, "The data must not contain NUL characters.")
-		}
-	}
-	if size > maxDataBytes && !p.Has("data") {
-		p.AddReason("data", core.ReasonMax, "The data may not be greater than 64 kilobytes.")
-	}
-	raw, err := json.Marshal(data)
+	raw, err := checkData(p, in.Data, in.DataNotObject)
 	if err != nil {
 		return nil, "", fmt.Errorf("messages: check: %w", err)
 	}
@@ -392,4 +372,35 @@ func (s *Messages) Recent(ctx context.Context, accountID int64) ([]MessageRow, e
 		out[i] = m
 	}
 	return out, nil
+}
+
+// checkData checks the data of a single message or an automation trigger
+// (an object of strings: at most maxDataKeys keys and maxDataBytes, no
+// NUL) into p, and returns it as a JSON object with blank keys left out.
+func checkData(p core.Problems, in map[string]string, notObject bool) (string, error) {
+	if notObject {
+		p.Add("data", "The data must be an object.")
+	}
+	if len(in) > maxDataKeys && !p.Has("data") {
+		p.AddReason("data", core.ReasonMax, fmt.Sprintf("The data may not have more than %d items.", maxDataKeys))
+	}
+	data := map[string]string{}
+	size := 0
+	for k, v := range in {
+		size += len(k) + len(v)
+		if k = strings.TrimSpace(k); k != "" {
+			data[k] = v
+		}
+		if strings.ContainsRune(k+v, 0) && !p.Has("data") {
+			p.AddReason("data", core.ReasonNUL, "The data must not contain NUL characters.")
+		}
+	}
+	if size > maxDataBytes && !p.Has("data") {
+		p.AddReason("data", core.ReasonMax, "The data may not be greater than 64 kilobytes.")
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return "", fmt.Errorf("encode data: %w", err)
+	}
+	return string(raw), nil
 }

@@ -40,8 +40,11 @@ type compiledSend struct {
 	senderName   string
 	senderAddr   string
 	needsContact bool
-	baseURL      string
-	fromDomain   string // the sender's domain: the Message-IDs' right side
+	// needsData: a placeholder reads an automation trigger's data
+	// (((data.<key>))), loaded with the claimed rows.
+	needsData  bool
+	baseURL    string
+	fromDomain string // the sender's domain: the Message-IDs' right side
 	// listID and listName make the List-Id (RFC 2919) naming the contact
 	// type or segment the message went to; feedbackID is Gmail's
 	// Feedback-ID. See identify.
@@ -154,6 +157,10 @@ func compileSend(ctx context.Context, db *core.DB, base string, ss *models.Singl
 			switch n {
 			case "first_name", "last_name", "email", tokenName, "sender_name", "sender_address", "unsubscribe_preferences", "view_in_browser":
 			default:
+				if strings.HasPrefix(n, delivery.DataPrefix) {
+					c.needsData = ss.AutomationID != nil
+					continue
+				}
 				if _, ok := c.org[n]; !ok {
 					c.needsContact = true
 				}
@@ -285,6 +292,9 @@ func (c *compiledSend) message(key []byte, r claimedRow, ct *models.Contact) (*d
 		}
 		if v, ok := c.org[name]; ok {
 			return v
+		}
+		if key, ok := strings.CutPrefix(name, delivery.DataPrefix); ok {
+			return r.Data[key]
 		}
 		switch name {
 		case "email":

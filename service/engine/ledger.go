@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -166,6 +167,9 @@ type claimedRow struct {
 	Attempts  int
 	NextAt    int64
 	Variant   int // an A/B test's variant (see compiledSend.parts)
+	// Data is the automation trigger's data of the row's enrolment, read
+	// only when the send's templates use it (see Ledger.loadData).
+	Data map[string]string `gorm:"-"`
 }
 
 func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*delivery.Job, error) {
@@ -214,6 +218,12 @@ func (l *Ledger) claimFrom(ctx context.Context, sendID int64, n int) ([]*deliver
 	var contacts map[int64]*models.Contact
 	if c.needsContact {
 		if contacts, err = l.loadContacts(ctx, rows); err != nil {
+			_ = l.Release(ctx, jobsOf(sendID, rows))
+			return nil, err
+		}
+	}
+	if c.needsData {
+		if err := loadData(ctx, l.db, *c.send.AutomationID, rows); err != nil {
 			_ = l.Release(ctx, jobsOf(sendID, rows))
 			return nil, err
 		}
@@ -325,6 +335,37 @@ func (l *Ledger) loadContacts(ctx context.Context, rows []claimedRow) (map[int64
 		out[cs[i].ID] = &cs[i]
 	}
 	return out, nil
+}
+
+// loadData fills the rows' Data with the trigger data of their enrolments
+// in the automation: one query along the unique (automation_id, email)
+// index. A row whose enrolment has none keeps nil (its ((data.<key>))
+// placeholders render empty).
+func loadData(ctx context.Context, db *core.DB, automationID int64, rows []claimedRow) error {
+	emails := make([]string, len(rows))
+	for i := range rows {
+		emails[i] = rows[i].Email
+	}
+	var got []struct {
+		Email string
+		Data  string
+	}
+	if err := db.R.WithContext(ctx).Table("automation_contacts").Select("email, data").
+		Where("automation_id = ? AND email IN ? AND data IS NOT NULL", automationID, emails).Scan(&got).Error; err != nil {
+		return fmt.Errorf("ledger: trigger data of automation %d: %w", automationID, err)
+	}
+	byEmail := make(map[string]map[string]string, len(got))
+	for _, g := range got {
+		m := map[string]string{}
+		if err := json.Unmarshal([]byte(g.Data), &m); err != nil {
+			return fmt.Errorf("ledger: trigger data of %q in automation %d: %w", g.Email, automationID, err)
+		}
+		byEmail[g.Email] = m
+	}
+	for i := range rows {
+		rows[i].Data = byEmail[rows[i].Email]
+	}
+	return nil
 }
 
 // Release implements delivery.Store: claims given back to the queue.

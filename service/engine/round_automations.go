@@ -22,10 +22,15 @@ type automationsRound struct {
 	events *record.Events
 	now    func() time.Time
 	sent   func() // wakes the engine: messages were queued
+	// branchAfter is, per automation, the last enrolment id the branch
+	// pass looked at: each round reads the next batch of the contacts
+	// waiting at the branch, so a round's work stays bounded however
+	// many wait. Kept in memory: a restart starts again from the first.
+	branchAfter map[int64]int64
 }
 
 func newAutomationsRound(db *core.DB, events *record.Events, now func() time.Time, sent func()) *automationsRound {
-	return &automationsRound{db: db, events: events, now: now, sent: sent}
+	return &automationsRound{db: db, events: events, now: now, sent: sent, branchAfter: map[int64]int64{}}
 }
 
 func (ar *automationsRound) name() string { return "automations" }
@@ -47,7 +52,7 @@ func (ar *automationsRound) run(ctx context.Context) error {
 	queued := false
 	for i := range live {
 		a := &live[i]
-		for {
+		for a.TriggerKind != models.TriggerAPI { // an API trigger enrols its contacts itself
 			n, err := ar.enrol(ctx, a)
 			if err != nil {
 				return err
@@ -55,6 +60,9 @@ func (ar *automationsRound) run(ctx context.Context) error {
 			if n < enrolBatch {
 				break
 			}
+		}
+		if err := ar.branchEarly(ctx, a); err != nil {
+			return err
 		}
 		for {
 			n, err := ar.queueSteps(ctx, a)
@@ -103,15 +111,16 @@ func (ar *automationsRound) enrol(ctx context.Context, a *models.Automation) (in
 	if len(rows) == 0 {
 		return 0, nil
 	}
-	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
+	lines, err := record.StepLines(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return 0, fmt.Errorf("automations: schedule of automation %d: %w", a.ID, err)
 	}
-	if len(sched) == 0 {
+	main := lines[models.PathMain]
+	if len(main) == 0 {
 		return 0, nil
 	}
 	now := ar.now()
-	due := now.Add(record.WaitOf(&sched[0])).UnixMilli()
+	due := now.Add(record.WaitOf(&main[0])).UnixMilli()
 	ts := models.NewTimestamp(now)
 	last := rows[len(rows)-1].ID
 	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -159,16 +168,11 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 	if len(due) == 0 {
 		return 0, nil
 	}
-	sched, err := record.OrderedSchedules(ar.db.R.WithContext(ctx), a.ID)
+	lines, err := record.StepLines(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return 0, fmt.Errorf("automations: schedule of automation %d: %w", a.ID, err)
 	}
-	var sendIDs []int64
-	for _, r := range sched {
-		if r.SendID != nil {
-			sendIDs = append(sendIDs, *r.SendID)
-		}
-	}
+	sendIDs := stepSends(lines)
 	held, err := ar.unconfirmed(ctx, due)
 	if err != nil {
 		return 0, fmt.Errorf("automations: unconfirmed contacts of automation %d: %w", a.ID, err)
@@ -179,9 +183,11 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 		if err != nil {
 			return err
 		}
+		var engaged map[string]bool
 		for i := range due {
 			e := &due[i]
-			if e.Step >= len(sched) || sched[e.Step].SendID == nil {
+			line := lines[e.Path]
+			if e.Step >= len(line) || !record.IsBranch(&line[e.Step]) && line[e.Step].SendID == nil {
 				if err := advance(tx, e, models.EnrolDone, 0); err != nil {
 					return err
 				}
@@ -193,11 +199,30 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 				}
 				continue
 			}
+			if record.IsBranch(&line[e.Step]) {
+				// The branch's wait ran out: path a if an open or click
+				// came meanwhile (the early pass had not seen it yet),
+				// else path b.
+				if engaged == nil {
+					if engaged, err = engagedOf(tx, sendIDs, due); err != nil {
+						return fmt.Errorf("automations: engaged contacts of automation %d: %w", a.ID, err)
+					}
+				}
+				path := models.PathB
+				if engaged[e.Email] {
+					path = models.PathA
+				}
+				if err := takePath(tx, e, lines[path], path, now); err != nil {
+					return err
+				}
+				continue
+			}
+			sched := line
 			if e.ContactID != nil && held[*e.ContactID] {
 				// Not confirmed yet: the email waits (the contact is
 				// deleted after 30 days unconfirmed, and then leaves).
-				if err := tx.Exec("UPDATE automation_contacts SET due_at = ?, updated_at = ? WHERE id = ? AND step = ? AND state = ?",
-					now.Add(unconfirmedHold).UnixMilli(), tx.NowFunc(), e.ID, e.Step, models.EnrolActive).Error; err != nil {
+				if err := tx.Exec("UPDATE automation_contacts SET due_at = ?, updated_at = ? WHERE id = ? AND path = ? AND step = ? AND state = ?",
+					now.Add(unconfirmedHold).UnixMilli(), tx.NowFunc(), e.ID, e.Path, e.Step, models.EnrolActive).Error; err != nil {
 					return err
 				}
 				continue
@@ -275,8 +300,113 @@ func advance(tx *gorm.DB, e *models.AutomationContact, state int, next int64) er
 	if state == models.EnrolExited {
 		step = e.Step
 	}
-	return tx.Exec("UPDATE automation_contacts SET step = ?, state = ?, due_at = ?, updated_at = ? WHERE id = ? AND step = ? AND state = ?",
-		step, state, next, tx.NowFunc(), e.ID, e.Step, models.EnrolActive).Error
+	return tx.Exec("UPDATE automation_contacts SET step = ?, state = ?, due_at = ?, updated_at = ? WHERE id = ? AND path = ? AND step = ? AND state = ?",
+		step, state, next, tx.NowFunc(), e.ID, e.Path, e.Step, models.EnrolActive).Error
+}
+
+// takePath moves an enrolment waiting at the branch onto path (its line
+// of steps: line), due after the wait of the path's first step, or done
+// when the path has no step; only if no other process moved it first.
+func takePath(tx *gorm.DB, e *models.AutomationContact, line []models.AutomationSchedule, path string, now time.Time) error {
+	state, next := models.EnrolActive, int64(0)
+	if len(line) == 0 {
+		state = models.EnrolDone
+	} else {
+		next = now.Add(record.WaitOf(&line[0])).UnixMilli()
+	}
+	return tx.Exec("UPDATE automation_contacts SET path = ?, step = 0, state = ?, due_at = ?, updated_at = ? WHERE id = ? AND path = ? AND step = ? AND state = ?",
+		path, state, next, tx.NowFunc(), e.ID, e.Path, e.Step, models.EnrolActive).Error
+}
+
+// stepSends is the carrier sends of the automation's emails, every path.
+func stepSends(lines map[string][]models.AutomationSchedule) []int64 {
+	var ids []int64
+	for _, line := range lines {
+		for _, r := range line {
+			if r.SendID != nil {
+				ids = append(ids, *r.SendID)
+			}
+		}
+	}
+	return ids
+}
+
+// engagedOf returns which addresses of the enrolments opened or clicked an
+// email of the automation as a person (human_opened_at, human_clicked_at:
+// a scanner's or a mail proxy's fetch is not counted). One query along
+// the ledger's unique (send_id, email) index.
+func engagedOf(tx *gorm.DB, sendIDs []int64, es []models.AutomationContact) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(sendIDs) == 0 || len(es) == 0 {
+		return out, nil
+	}
+	emails := make([]string, len(es))
+	for i := range es {
+		emails[i] = es[i].Email
+	}
+	var got []string
+	if err := tx.Raw("SELECT DISTINCT email FROM send_messages WHERE send_id IN ? AND email IN ? AND (human_opened_at > 0 OR human_clicked_at > 0)",
+		sendIDs, emails).Scan(&got).Error; err != nil {
+		return nil, err
+	}
+	for _, e := range got {
+		out[e] = true
+	}
+	return out, nil
+}
+
+// branchEarly moves the contacts waiting at the automation's branch that
+// opened or clicked meanwhile onto path a, before the branch's wait runs
+// out. Each call reads the next stepBatch waiting contacts (by id, along
+// automation_contacts_step) after where the last call stopped, and checks
+// them in one query: a contact waiting at the branch is looked at once
+// every (waiting / stepBatch) rounds.
+func (ar *automationsRound) branchEarly(ctx context.Context, a *models.Automation) error {
+	lines, err := record.StepLines(ar.db.R.WithContext(ctx), a.ID)
+	if err != nil {
+		return fmt.Errorf("automations: schedule of automation %d: %w", a.ID, err)
+	}
+	main := lines[models.PathMain]
+	if len(main) == 0 || !record.IsBranch(&main[len(main)-1]) {
+		return nil
+	}
+	at := len(main) - 1
+	now := ar.now()
+	var waiting []models.AutomationContact
+	if err := ar.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND path = ? AND step = ? AND id > ?",
+		a.ID, models.EnrolActive, models.PathMain, at, ar.branchAfter[a.ID]).
+		Order("id").Limit(stepBatch).Find(&waiting).Error; err != nil {
+		return fmt.Errorf("automations: contacts at the branch of automation %d: %w", a.ID, err)
+	}
+	if len(waiting) < stepBatch {
+		delete(ar.branchAfter, a.ID)
+	} else {
+		ar.branchAfter[a.ID] = waiting[len(waiting)-1].ID
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	engaged, err := engagedOf(ar.db.R.WithContext(ctx), stepSends(lines), waiting)
+	if err != nil {
+		return fmt.Errorf("automations: engaged contacts of automation %d: %w", a.ID, err)
+	}
+	if len(engaged) == 0 {
+		return nil
+	}
+	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		for i := range waiting {
+			if e := &waiting[i]; engaged[e.Email] {
+				if err := takePath(tx, e, lines[models.PathA], models.PathA, now); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("automations: take path a in automation %d: %w", a.ID, err)
+	}
+	return nil
 }
 
 // leaving returns the addresses of the batch that leave the automation

@@ -661,7 +661,13 @@ func (t *Tracking) View(ctx context.Context, token string) (subject, html string
 	if err != nil {
 		return "", "", err
 	}
-	msg, err := c.message(k, claimedRow{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName, Variant: m.Variant}, ct)
+	row := []claimedRow{{ID: m.ID, ContactID: m.ContactID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName, Variant: m.Variant}}
+	if c.needsData {
+		if err := loadData(ctx, t.db, *c.send.AutomationID, row); err != nil {
+			return "", "", fmt.Errorf("tracking: render message %d: %w", m.ID, err)
+		}
+	}
+	msg, err := c.message(k, row[0], ct)
 	if err != nil {
 		return "", "", fmt.Errorf("tracking: render message %d: %w", m.ID, err)
 	}

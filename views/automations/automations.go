@@ -142,6 +142,20 @@ func Wait(s models.AutomationSchedule) string {
 	return "At once"
 }
 
+// TriggerExample is the API call that starts the automation for one
+// contact, as the automation's page shows it.
+func TriggerExample(utr string) string {
+	return "POST /api/automations/trigger\n" + `{"automation": "` + utr + `", "email": "ann@example.com", "data": {"plan": "Pro"}}`
+}
+
+// BranchWait says how long a branch waits for an open or click.
+func BranchWait(s models.AutomationSchedule) string {
+	if s.WaitingType == "hours" {
+		return views.N("automations.branch_wait_hours", s.WaitingPeriod, "N", strconv.Itoa(s.WaitingPeriod))
+	}
+	return views.N("automations.branch_wait_days", s.WaitingPeriod, "N", strconv.Itoa(s.WaitingPeriod))
+}
+
 // WaitFrom says what the wait of the email numbered n counts from.
 func WaitFrom(n int) string {
 	if n <= 1 {
@@ -163,6 +177,7 @@ type Settings struct {
 	Live       bool   // the target is fixed while live
 	TargetName string // the target's name, shown while live
 	StartTag   string // new automations only: start when this tag is added (web/tags.go)
+	Trigger    string // target (contacts entering it) or api (POST api/automations/trigger)
 
 	Types    []views.Option
 	Segments []views.Option
@@ -223,16 +238,51 @@ type Step struct {
 	FirstDue time.Time
 	First    bool
 	Last     bool
+	// From says what its wait counts from, when not the email before it
+	// by number (the emails of a branch's paths).
+	From string
+}
+
+// StepFrom says what the step's wait counts from.
+func StepFrom(s Step) string {
+	if s.From != "" {
+		return s.From
+	}
+	return WaitFrom(s.N)
+}
+
+// Branch is the automation's branch step and the emails of its two
+// paths: A for the contacts who opened or clicked, B for the others.
+type Branch struct {
+	Step     models.AutomationSchedule
+	Waiting  int64 // contacts waiting at the branch now
+	FirstDue time.Time
+	A, B     []Step
+}
+
+// BranchForm is the form that adds a branch.
+type BranchForm struct {
+	Period   string
+	WaitType string
+}
+
+// BranchURL is where a branch is added (POST).
+func BranchURL(utr string) string { return AutomationURL(utr) + "/branch" }
+
+// NewPathEmailURL is the form of an email added to a path of the branch.
+func NewPathEmailURL(utr, path string) string {
+	return NewEmailURL(utr) + "?path=" + url.QueryEscape(path)
 }
 
 // Builder is an automation's page.
 type Builder struct {
 	Automation models.Automation
-	Target     string // the target's name, "" for none yet
-	Group      string // the group's name, "" for none yet
-	Steps      []Step
-	Clicks     int64 // the unique clicks of its emails
-	Blocks     int64 // its emails' messages refused by the relay's policy
+	Target     string  // the target's name, "" for none yet
+	Group      string  // the group's name, "" for none yet
+	Steps      []Step  // the main line's emails
+	Branch     *Branch // the branch ending the main line, nil for none
+	Clicks     int64   // the unique clicks of its emails
+	Blocks     int64   // its emails' messages refused by the relay's policy
 	Settings   Settings
 	Problem    string           // why setting it live was refused
 	Checklist  *views.Checklist // the pre-send checks of its emails; nil while live
@@ -256,7 +306,7 @@ func (b Builder) Ready() []string {
 	if len(b.Steps) == 0 {
 		out = append(out, "Add at least one email.")
 	}
-	for _, s := range b.Steps {
+	for _, s := range b.AllSteps() {
 		if !s.Verified {
 			out = append(out, "Give every email a verified sender.")
 			break
@@ -265,8 +315,19 @@ func (b Builder) Ready() []string {
 	return out
 }
 
+// AllSteps is every email of the automation: the main line's, then
+// the branch's paths'.
+func (b Builder) AllSteps() []Step {
+	out := append([]Step(nil), b.Steps...)
+	if b.Branch != nil {
+		out = append(append(out, b.Branch.A...), b.Branch.B...)
+	}
+	return out
+}
+
 // EmailForm is the form of one email, new (Utr "") or saved.
 type EmailForm struct {
+	Path      string // the line a new email goes on: "" main, "a" or "b" after the branch
 	AutoUtr   string
 	AutoName  string
 	Utr       string

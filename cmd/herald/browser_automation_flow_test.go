@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"herald/dbtest"
+	"herald/service"
+)
+
+// TestBrowserAutomationBranchFlow adds a branch to an automation with a
+// real browser on a real `herald serve`: an automation with one email is
+// prepared through the service; in the browser the editor adds a branch
+// that waits 2 days, then an email for the openers through the path's
+// own form (one for the others is added through the service). The flow
+// shows the main line, the branch and its two paths side by side at
+// 1280 px and one above the other at 390 px, without sideways scrolling
+// and without serious accessibility problems at either width; so does
+// the page of an automation started from the API, with its call.
+func TestBrowserAutomationBranchFlow(t *testing.T) {
+	t.Parallel()
+	if findChromium() == "" {
+		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
+	}
+	dsn := dbtest.DSN(t)
+	base := startConsoleServerOn(t, dsn)
+	b := newBrowserSessionOn(t, base)
+	var problems consoleProblems
+	problems.watch(b)
+	b.signUp()
+
+	ctx := context.Background()
+	svc, _, acct := ownerService(t, dsn, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	ct, err := svc.ContactTypes.Create(ctx, acct.ID, "Customers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snd, err := svc.Senders.Create(ctx, acct.ID, service.SenderInput{FromName: "Ada at Example", FromEmail: "news@example.com",
+		ReplyToEmail: "ada@example.com", CountryID: "250", CompanyAddress: "1 Main Street", Nickname: "News"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Senders.Verify(ctx, snd.VerifyToken); err != nil {
+		t.Fatal(err)
+	}
+	g, err := svc.Groups.Create(ctx, acct.ID, service.GroupInput{GroupName: "Onboarding mail", Description: "Tips", IsDisplay: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := svc.Automations.Create(ctx, acct.ID, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + itoa(ct.ID),
+		AutomationName: "Trial follow-up", UnsubscribeGroupID: itoa(g.ID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := func(subject, path string) {
+		t.Helper()
+		if _, err := svc.Automations.AddSchedule(ctx, acct.ID, service.ScheduleInput{Utr: a.Utr, SenderID: itoa(snd.ID), Subject: subject,
+			WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "2", PreviewImg: "02-newsletter.png", Path: path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	email("Your trial has started", "")
+
+	b.do("add a branch",
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(base+"/automations/"+a.Utr),
+		b.idle,
+		chromedp.WaitVisible(chromedp.ID("add-branch-form")),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("branch-period").value = ""`),
+		chromedp.SendKeys(chromedp.ID("branch-period"), "2"),
+		choose("#branch-wait-type", "days"),
+		chromedp.Click(chromedp.ID("add-branch")),
+		chromedp.WaitVisible(chromedp.ID("automation-branch")),
+		b.idle,
+	)
+	if got := b.text("branch wait", "#automation-branch .wait-label"); got != "Waits up to 2 days" {
+		t.Fatalf("branch wait %q", got)
+	}
+	b.do("an email for the openers",
+		chromedp.Click(chromedp.ID("add-email-a")),
+		chromedp.WaitVisible(chromedp.ID("email-form")),
+		b.idle,
+		chromedp.SendKeys(chromedp.ID("email-subject"), "Glad you had a look"),
+		choose("#email-design", "library-3"),
+		chromedp.WaitVisible(chromedp.ID("email-preview-frame")),
+		b.idle,
+		chromedp.Click(chromedp.ID("email-save")),
+		chromedp.WaitVisible(chromedp.CSS("#path-a-steps li.timeline-item")),
+		b.idle,
+	)
+	if got := b.text("path a", "#path-a-steps .email-subject"); got != "Glad you had a look" {
+		t.Fatalf("path a shows %q", got)
+	}
+	email("Need a hand getting started?", "b")
+
+	// Side by side on a desktop, one above the other on a phone; never
+	// wider than the window.
+	layout := `(() => {
+		const a = document.getElementById("path-a").getBoundingClientRect();
+		const b = document.getElementById("path-b").getBoundingClientRect();
+		if (Math.abs(a.top - b.top) < 1 && a.right <= b.left) return "side by side";
+		if (b.top >= a.bottom) return "stacked";
+		return "overlapping";
+	})()`
+	for _, w := range []struct {
+		width int64
+		want  string
+	}{{1280, "side by side"}, {390, "stacked"}} {
+		b.do("the flow at "+itoa(w.width)+" px",
+			chromedp.EmulateViewport(w.width, 900),
+			chromedp.Navigate(base+"/automations/"+a.Utr),
+			b.idle,
+			chromedp.WaitVisible(chromedp.CSS("#path-b-steps li.timeline-item")),
+		)
+		if got := b.eval("paths", layout); got != w.want {
+			t.Errorf("the paths at %d px are %s, want %s (paths %s px wide)", w.width, got, w.want,
+				b.eval("width", `String(document.querySelector(".flow-paths").getBoundingClientRect().width)`))
+		}
+		if got := b.eval("main line", `document.querySelectorAll("#automation-steps li.timeline-item").length + " " + document.querySelector("#path-b-steps .email-subject").textContent.trim()`); got != "1 Need a hand getting started?" {
+			t.Errorf("the flow at %d px shows %q", w.width, got)
+		}
+		for _, v := range b.axeCheck("automation flow " + itoa(w.width)) {
+			t.Errorf("accessibility at %d px: %s", w.width, v)
+		}
+		if p := b.sideways(w.width); p != "" {
+			t.Errorf("at %d px: %s", w.width, p)
+		}
+	}
+	b.capture("automation-branch-flow")
+
+	// An automation started from the API shows the call that starts it,
+	// inside the window at both widths.
+	api, err := svc.Automations.Create(ctx, acct.ID, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + itoa(ct.ID),
+		AutomationName: "Upgrade", UnsubscribeGroupID: itoa(g.ID), Trigger: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int64{1280, 390} {
+		b.do("the API automation at "+itoa(w)+" px",
+			chromedp.EmulateViewport(w, 900),
+			chromedp.Navigate(base+"/automations/"+api.Utr),
+			b.idle,
+			chromedp.WaitVisible(chromedp.ID("automation-api-trigger")),
+		)
+		if got := b.text("call", "#automation-api-trigger pre"); !strings.Contains(got, api.Utr) {
+			t.Errorf("the call at %d px: %q", w, got)
+		}
+		for _, v := range b.axeCheck("api automation " + itoa(w)) {
+			t.Errorf("accessibility at %d px: %s", w, v)
+		}
+		if p := b.sideways(w); p != "" {
+			t.Errorf("at %d px: %s", w, p)
+		}
+	}
+	if ps := problems.take(); len(ps) > 0 {
+		t.Fatalf("the browser logged: %s", strings.Join(ps, "; "))
+	}
+}

@@ -1,0 +1,118 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"herald/models"
+	"herald/service/core"
+	"herald/service/internal/record"
+)
+
+// Messages of the branch step.
+const (
+	msgBranchNeedsEmail = "Add an email before the branch: it waits for an open or click of one."
+	msgBranchTwice      = "The automation already has a branch."
+	msgBranchNotEmpty   = "Remove the emails of both paths before the branch."
+	msgAfterBranch      = "Add emails after the branch to one of its paths."
+	msgNoBranch         = "The automation has no branch: add one first."
+	msgBranchKeepsEmail = "Remove the branch first: it needs an email before it."
+)
+
+// BranchInput is the console's form of a branch step: how long it waits
+// for an open or click before a contact takes the other path.
+type BranchInput struct {
+	Utr           string // the automation's
+	WaitingPeriod string // 1..3650
+	WaitingType   string // hours or days
+}
+
+// AddBranch ends the automation's main line with a branch: a contact
+// arriving there waits until it opens or clicks, as a person, an email of
+// the automation (path a), or until the wait runs out (path b). The
+// main line needs an email first, and an automation has one branch.
+// Errors: ErrNotFound; validation (the wait's fields; the messages above).
+func (s *Automations) AddBranch(ctx context.Context, accountID int64, in BranchInput) (*models.AutomationSchedule, error) {
+	p := core.Problems{}
+	r := &models.AutomationSchedule{UserID: accountID, Kind: models.StepBranch, Path: models.PathMain, TemplateID: 1}
+	r.WaitingType = strings.TrimSpace(in.WaitingType)
+	if p.Required("waiting_type", r.WaitingType) && !slices.Contains([]string{"hours", "days"}, r.WaitingType) {
+		p.InvalidChoice("waiting_type")
+	}
+	if p.Required("waiting_period", in.WaitingPeriod) {
+		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
+		switch {
+		case err != nil:
+			p.AddReason("waiting_period", core.ReasonInteger, core.MsgInteger("waiting_period"))
+		case n < 1:
+			p.AddReason("waiting_period", core.ReasonMin, "The waiting period must be at least 1.")
+		case n > 3650:
+			p.AddReason("waiting_period", core.ReasonMax, "The waiting period may not be greater than 3650.")
+		}
+		r.WaitingPeriod = n
+	}
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("automations: add a branch: %w", err)
+	}
+	a, err := s.Get(ctx, accountID, in.Utr)
+	if err != nil {
+		return nil, fmt.Errorf("automations: add a branch: %w", err)
+	}
+	now := models.NewTimestamp(s.db.Now())
+	r.AutomationID, r.Utr, r.CreatedAt, r.UpdatedAt = a.ID, uuid.NewString(), now, now
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		lines, err := record.StepLines(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		main := lines[models.PathMain]
+		switch {
+		case len(main) == 0:
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchNeedsEmail}
+		case record.IsBranch(&main[len(main)-1]):
+			return &core.Error{Code: core.CodeValidation, Message: msgBranchTwice}
+		}
+		var last int
+		if err := tx.Model(&models.AutomationSchedule{}).Select("COALESCE(MAX(position), -1)").Where("automation_id = ?", a.ID).Scan(&last).Error; err != nil {
+			return fmt.Errorf("automations: last position in automation %d: %w", a.ID, err)
+		}
+		r.Position = last + 1
+		if err := tx.Create(r).Error; err != nil {
+			return fmt.Errorf("automations: add a branch to automation %d: %w", a.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("automations: add a branch: %w", err)
+	}
+	return r, nil
+}
+
+// checkPath refuses an email added to a line that cannot take one: the
+// main line once it ends with the branch, a path without a branch.
+func checkPath(tx *gorm.DB, automationID int64, path string) error {
+	switch path {
+	case models.PathMain, models.PathA, models.PathB:
+	default:
+		return core.Invalid("path", "The selected path is invalid.")
+	}
+	lines, err := record.StepLines(tx, automationID)
+	if err != nil {
+		return err
+	}
+	main := lines[models.PathMain]
+	branched := len(main) > 0 && record.IsBranch(&main[len(main)-1])
+	switch {
+	case path == models.PathMain && branched:
+		return &core.Error{Code: core.CodeValidation, Message: msgAfterBranch}
+	case path != models.PathMain && !branched:
+		return &core.Error{Code: core.CodeValidation, Message: msgNoBranch}
+	}
+	return nil
+}
