@@ -155,6 +155,14 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	if err != nil || share < abMinShare || share > abMaxShare {
 		p.Add("ab_share", msgABShare)
 	}
+	metric, wait := checkABMetricWait(in, ss, p)
+	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = subjects, preheaders, share, metric, wait
+	ss.ABDesigns = designs
+}
+
+// checkABMetricWait validates what every A/B test has: the metric that
+// decides, the wait before it does, and no local time beside it.
+func checkABMetricWait(in ABTestInput, ss *models.SingleSend, p core.Problems) (string, int) {
 	metric := strings.TrimSpace(in.Metric)
 	if metric != record.ABOpens && metric != record.ABClicks {
 		p.Add("ab_metric", msgABMetric)
@@ -166,8 +174,7 @@ func checkAB(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	if ss.LocalTime != "" {
 		p.Add("ab_test", msgABLocal)
 	}
-	ss.ABSubjects, ss.ABPreheaders, ss.ABShare, ss.ABMetric, ss.ABWait = subjects, preheaders, share, metric, wait
-	ss.ABDesigns = designs
+	return metric, wait
 }
 
 // checkTimeTest validates a send-time test into ss: two halves with the
@@ -178,17 +185,7 @@ func checkTimeTest(in ABTestInput, ss *models.SingleSend, p core.Problems) {
 	if err != nil || after < abMinAfter || after > abMaxAfter {
 		p.Add("ab_time_after", msgABAfter)
 	}
-	metric := strings.TrimSpace(in.Metric)
-	if metric != record.ABOpens && metric != record.ABClicks {
-		p.Add("ab_metric", msgABMetric)
-	}
-	wait, err := strconv.Atoi(strings.TrimSpace(in.Wait))
-	if err != nil || wait < 1 || wait > abMaxWait {
-		p.Add("ab_wait", msgABWait)
-	}
-	if ss.LocalTime != "" {
-		p.Add("ab_test", msgABLocal)
-	}
+	metric, wait := checkABMetricWait(in, ss, p)
 	ss.ABSubjects, ss.ABPreheaders = models.StringArray{ss.Subject, ss.Subject}, models.StringArray{"", ""}
 	ss.ABShare, ss.ABMetric, ss.ABWait, ss.ABTimeAfter = 100, metric, wait, after
 }

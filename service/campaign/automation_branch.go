@@ -3,9 +3,6 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -41,22 +38,7 @@ type BranchInput struct {
 func (s *Automations) AddBranch(ctx context.Context, accountID int64, in BranchInput) (*models.AutomationSchedule, error) {
 	p := core.Problems{}
 	r := &models.AutomationSchedule{UserID: accountID, Kind: models.StepBranch, Path: models.PathMain, TemplateID: 1}
-	r.WaitingType = strings.TrimSpace(in.WaitingType)
-	if p.Required("waiting_type", r.WaitingType) && !slices.Contains([]string{"hours", "days"}, r.WaitingType) {
-		p.InvalidChoice("waiting_type")
-	}
-	if p.Required("waiting_period", in.WaitingPeriod) {
-		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
-		switch {
-		case err != nil:
-			p.AddReason("waiting_period", core.ReasonInteger, core.MsgInteger("waiting_period"))
-		case n < 1:
-			p.AddReason("waiting_period", core.ReasonMin, "The waiting period must be at least 1.")
-		case n > 3650:
-			p.AddReason("waiting_period", core.ReasonMax, "The waiting period may not be greater than 3650.")
-		}
-		r.WaitingPeriod = n
-	}
+	r.WaitingType, r.WaitingPeriod = checkWait(p, in.WaitingType, in.WaitingPeriod, []string{"hours", "days"}, 1)
 	if err := p.Err(); err != nil {
 		return nil, fmt.Errorf("automations: add a branch: %w", err)
 	}

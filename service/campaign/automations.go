@@ -386,22 +386,7 @@ func (s *Automations) checkSchedule(ctx context.Context, accountID int64, in Sch
 		p.MaxLen("preheader", r.Preheader, maxSendName)
 		p.NoNUL("preheader", r.Preheader)
 	}
-	r.WaitingType = strings.TrimSpace(in.WaitingType)
-	if p.Required("waiting_type", r.WaitingType) && !slices.Contains(WaitingTypes, r.WaitingType) {
-		p.InvalidChoice("waiting_type")
-	}
-	if p.Required("waiting_period", in.WaitingPeriod) {
-		n, err := strconv.Atoi(strings.TrimSpace(in.WaitingPeriod))
-		switch {
-		case err != nil:
-			p.AddReason("waiting_period", core.ReasonInteger, core.MsgInteger("waiting_period"))
-		case n < 0:
-			p.AddReason("waiting_period", core.ReasonMin, "The waiting period must be at least 0.")
-		case n > 3650:
-			p.AddReason("waiting_period", core.ReasonMax, "The waiting period may not be greater than 3650.")
-		}
-		r.WaitingPeriod = n
-	}
+	r.WaitingType, r.WaitingPeriod = checkWait(p, in.WaitingType, in.WaitingPeriod, WaitingTypes, 0)
 	// An "instantly" email keeps the period it was given (api.md: "use 1
 	// for an instant email"); waitOf reads no wait from it whatever it is.
 	r.PreviewImg = strings.TrimSpace(in.PreviewImg)
@@ -841,4 +826,28 @@ func (s *Automations) Delete(ctx context.Context, accountID int64, utrs []string
 	}
 	s.engine.Changed(stopped)
 	return nil
+}
+
+// checkWait validates a step's wait: its type, one of types, and its
+// period, a whole number from least to 3650. It answers both trimmed and
+// parsed (the period 0 when it is not a number).
+func checkWait(p core.Problems, waitingType, waitingPeriod string, types []string, least int) (string, int) {
+	t := strings.TrimSpace(waitingType)
+	if p.Required("waiting_type", t) && !slices.Contains(types, t) {
+		p.InvalidChoice("waiting_type")
+	}
+	n := 0
+	if p.Required("waiting_period", waitingPeriod) {
+		var err error
+		n, err = strconv.Atoi(strings.TrimSpace(waitingPeriod))
+		switch {
+		case err != nil:
+			p.AddReason("waiting_period", core.ReasonInteger, core.MsgInteger("waiting_period"))
+		case n < least:
+			p.AddReason("waiting_period", core.ReasonMin, "The waiting period must be at least "+strconv.Itoa(least)+".")
+		case n > 3650:
+			p.AddReason("waiting_period", core.ReasonMax, "The waiting period may not be greater than 3650.")
+		}
+	}
+	return t, n
 }
