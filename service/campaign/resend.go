@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"herald/models"
 	"herald/service/core"
 	"herald/service/engine"
@@ -197,31 +195,23 @@ func (s *SingleSends) resendAt(ctx context.Context, accountID int64, orig *model
 // its figures, and none of its options that split the audience (A/B
 // test, local time): it goes at one time to everyone in it.
 func resendOf(orig *models.SingleSend, subject string, at time.Time, loc *time.Location, now models.Timestamp) *models.SingleSend {
-	rs := *orig
+	rs := unsent(orig, now)
 	id := orig.ID
-	rs.ID, rs.Utr, rs.ResendOf = 0, uuid.NewString(), &id
+	rs.ResendOf = &id
 	rs.SingleSendName = core.Truncate("Resend: "+orig.SingleSendName, maxSendName)
 	rs.Subject = subject
-	rs.Status, rs.Armed, rs.Resolved, rs.ScheduleType = models.SendReady, 1, 0, 1
+	rs.Status, rs.Armed, rs.ScheduleType = models.SendReady, 1, 1
 	sendAfter := models.NewTimestamp(at)
 	rs.SendAfter = &sendAfter
 	rs.ScheduleDate, rs.ScheduleTime = at.In(loc).Format("2006-01-02"), at.In(loc).Format("15:04:05")
-	rs.Triggered, rs.Delivered, rs.UniqueOpens, rs.TotalOpens, rs.UniqueClicks, rs.TotalClicks, rs.Bounces, rs.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
-	rs.SoftBounces, rs.SpamReports = 0, 0
-	rs.UniqueOpenToken, rs.SentAt, rs.CompletedAt, rs.Links = "{}", models.DateTime{}, nil, models.StringArray{}
-	rs.Blocks, rs.Failures, rs.FirstFailure, rs.LastFailure, rs.LastBlock = 0, 0, "", "", ""
-	rs.BlockStreak, rs.StreakDelivered, rs.PausedAt, rs.PauseReason = 0, 0, nil, ""
-	rs.BounceAlertedAt, rs.ComplaintAlertedAt = nil, nil
-	rs.HumanUniqueOpens, rs.HumanTotalOpens, rs.HumanUniqueClicks, rs.HumanTotalClicks = 0, 0, 0, 0
-	rs.LocalTime, rs.LocalZoneField, rs.LocalBase = "", "", 0
+	rs.LocalTime, rs.LocalZoneField = "", ""
 	rs.ABSubjects, rs.ABPreheaders, rs.ABShare, rs.ABMetric, rs.ABWait = models.StringArray{}, models.StringArray{}, 0, "", 0
 	if w := orig.ABWinner; orig.ABShare > 0 && w >= 1 && w <= len(orig.ABDesigns) && orig.ABDesigns[w-1] != "" {
 		// A test of content: the resend has the winner's design.
 		html := orig.ABDesigns[w-1]
 		rs.TemplateID, rs.TemplateHTML, rs.TemplateJSON = 1, &html, nil
 	}
-	rs.ABDecideAt, rs.ABWinner, rs.ABReleased, rs.ABDesigns, rs.ABTimeAfter = 0, 0, 0, models.StringArray{}, 0
+	rs.ABDesigns, rs.ABTimeAfter = models.StringArray{}, 0
 	rs.Archive, rs.Waiting = 0, 0
-	rs.CreatedAt, rs.UpdatedAt = now, now
 	return &rs
 }

@@ -738,23 +738,33 @@ func (s *SingleSends) Duplicate(ctx context.Context, accountID int64, utr string
 	if err != nil {
 		return nil, fmt.Errorf("single sends: duplicate: %w", err)
 	}
-	now := models.NewTimestamp(s.now())
-	cp := *cur
-	cp.ID, cp.Utr, cp.Status, cp.Armed, cp.Resolved = 0, uuid.NewString(), models.SendInitiate, 0, 0
+	cp := unsent(cur, models.NewTimestamp(s.now()))
+	cp.Status = models.SendInitiate
 	cp.SingleSendName = core.Truncate("Copy of "+cur.SingleSendName, maxSendName)
-	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
-	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
-	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
-	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
-	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
-	cp.LocalBase = 0                                    // the copy's waves count from its own start
-	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0 // the copy's A/B test runs anew
-	cp.ResendOf = nil                                   // a copy of a resend goes to its targets, as any send
-	cp.CreatedAt, cp.UpdatedAt = now, now
 	if err := s.db.W.WithContext(ctx).Create(&cp).Error; err != nil {
 		return nil, fmt.Errorf("single sends: save the copy of send %d: %w", cur.ID, err)
 	}
 	return &cp, nil
+}
+
+// unsent is cur as a new send that has not run (made at now): its
+// settings, design and audience, a new utr, and none of its figures,
+// failures, pause, alerts, local-time waves, A/B decision or resend link
+// (a copy of a resend goes to its targets, as any send).
+func unsent(cur *models.SingleSend, now models.Timestamp) models.SingleSend {
+	cp := *cur
+	cp.ID, cp.Utr, cp.Armed, cp.Resolved = 0, uuid.NewString(), 0, 0
+	cp.Triggered, cp.Delivered, cp.UniqueOpens, cp.TotalOpens, cp.UniqueClicks, cp.TotalClicks, cp.Bounces, cp.Unsubscribes = 0, 0, 0, 0, 0, 0, 0, 0
+	cp.SoftBounces, cp.SpamReports, cp.BounceAlertedAt, cp.ComplaintAlertedAt = 0, 0, nil, nil
+	cp.UniqueOpenToken, cp.SentAt, cp.CompletedAt, cp.Links = "{}", models.DateTime{}, nil, models.StringArray{}
+	cp.Blocks, cp.Failures, cp.FirstFailure, cp.LastFailure, cp.LastBlock = 0, 0, "", "", ""
+	cp.BlockStreak, cp.StreakDelivered, cp.PausedAt, cp.PauseReason = 0, 0, nil, ""
+	cp.HumanUniqueOpens, cp.HumanTotalOpens, cp.HumanUniqueClicks, cp.HumanTotalClicks = 0, 0, 0, 0
+	cp.LocalBase = 0
+	cp.ABDecideAt, cp.ABWinner, cp.ABReleased = 0, 0, 0
+	cp.ResendOf = nil
+	cp.CreatedAt, cp.UpdatedAt = now, now
+	return cp
 }
 
 // Delete removes a send; a running send stops (its queued messages go, so
