@@ -346,13 +346,10 @@ func takeBackClick(tx *gorm.DB, m *models.SendMessage, st *messageActivity) erro
 		unique, m.SendID).Error; err != nil {
 		return fmt.Errorf("tracking: take back a click on send %d: %w", m.SendID, err)
 	}
-	if err := tx.Exec("UPDATE send_events SET human = 0, link_human = 0, machine = 1 WHERE id = ?", *st.HumanClickEvent).Error; err != nil {
-		return fmt.Errorf("tracking: mark event %d a machine's: %w", *st.HumanClickEvent, err)
-	}
 	// The click leaves its class's people for its machines.
 	var ev struct{ Client, Device, Country string }
-	if err := tx.Raw("SELECT client, device, country FROM send_events WHERE id = ?", *st.HumanClickEvent).Scan(&ev).Error; err != nil {
-		return fmt.Errorf("tracking: class of event %d: %w", *st.HumanClickEvent, err)
+	if err := tx.Raw("UPDATE send_events SET human = 0, link_human = 0, machine = 1 WHERE id = ? RETURNING client, device, country", *st.HumanClickEvent).Scan(&ev).Error; err != nil {
+		return fmt.Errorf("tracking: mark event %d a machine's: %w", *st.HumanClickEvent, err)
 	}
 	class := delivery.AgentClass{Client: ev.Client, Device: ev.Device}
 	if err := addHitClass(tx, m.SendID, 2, 0, class, ev.Country, -1, -unique); err != nil {
