@@ -8,8 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-
-	"herald/dbtest"
 )
 
 // TestBrowserArchive: a completed send marked archive is on the account's
@@ -18,12 +16,8 @@ import (
 // list by keyboard alone, its mail in the sandboxed frame.
 func TestBrowserArchive(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	var problems consoleProblems
 	problems.watch(b)
 	f := seedAccount(t, b, dsn)

@@ -62,6 +62,18 @@ func newBrowserSession(t *testing.T) *browserSession {
 	return newBrowserSessionOn(t, startConsoleServer(t))
 }
 
+// newBrowserSessionWithDB starts the console on a database of its own and
+// the browser on it (or skips, without Chromium, before starting either),
+// and answers the database's DSN, through which the test seeds it.
+func newBrowserSessionWithDB(t *testing.T) (*browserSession, string) {
+	t.Helper()
+	if findChromium() == "" {
+		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
+	}
+	dsn := dbtest.DSN(t)
+	return newBrowserSessionOn(t, startConsoleServerOn(t, dsn)), dsn
+}
+
 // newBrowserSessionOn starts the browser on the console at base.
 func newBrowserSessionOn(t *testing.T, base string) *browserSession {
 	t.Helper()

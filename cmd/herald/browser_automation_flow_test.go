@@ -8,7 +8,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/service"
 )
 
@@ -23,12 +22,8 @@ import (
 // the page of an automation started from the API, with its call.
 func TestBrowserAutomationBranchFlow(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	var problems consoleProblems
 	problems.watch(b)
 	b.signUp()

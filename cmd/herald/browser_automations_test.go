@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/eventually"
 	"herald/models"
 	"herald/service"
@@ -27,12 +26,8 @@ import (
 // opens on an email and saves it.
 func TestBrowserAutomation(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	var problems consoleProblems
 	problems.watch(b)
 

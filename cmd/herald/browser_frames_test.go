@@ -16,7 +16,6 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/models"
 	"herald/service"
 )
@@ -331,12 +330,8 @@ var framesYellow = [3]uint8{0xff, 0xd4, 0x00}
 // showFrame), which the test logs.
 func TestBrowserPreviewFrames(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	f := seedAccount(t, b, dsn)
 
 	pages := []struct {

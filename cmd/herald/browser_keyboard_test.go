@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"herald/dbtest"
 	"herald/eventually"
 	"herald/models"
 )
@@ -248,12 +247,8 @@ func stopList(stops []kbStop, n int) string {
 //     with Enter.
 func TestBrowserKeyboard(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	b.installKeyboardAudit()
 
 	audit := func(path string, ready string) {

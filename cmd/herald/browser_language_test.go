@@ -9,7 +9,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/models"
 	"herald/service"
 )
@@ -21,12 +20,8 @@ import (
 // axe-core; saving "unsubscribe from all" answers in German too.
 func TestBrowserPreferencesInGerman(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	var problems consoleProblems
 	problems.watch(b)
 	b.signUp()

@@ -10,7 +10,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/eventually"
 	"herald/service"
 )
@@ -22,12 +21,8 @@ import (
 // finds no serious violation at phone and desktop widths.
 func TestBrowserMessages(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	b.signUp()
 	ctx := context.Background()
 	svc, _, acct := ownerService(t, dsn, service.Config{BaseURL: base, SystemFrom: "no-reply@localhost"})

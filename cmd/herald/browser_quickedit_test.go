@@ -10,8 +10,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-
-	"herald/dbtest"
 )
 
 // htmxProblems records, in the page, the htmx error events (an aborted
@@ -30,12 +28,8 @@ const htmxProblems = `(() => { window.__htmxProblems = [];
 // panels end on the last edit's answer.
 func TestBrowserQuickEditsLogNothing(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	f := seedAccount(t, b, dsn)
 
 	var mu sync.Mutex

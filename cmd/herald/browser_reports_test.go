@@ -11,7 +11,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"herald/dbtest"
 	"herald/service"
 )
 
@@ -28,12 +27,8 @@ const reportsDesign = `<html><body><h1>Spring sale</h1><p>Hello ((first_name)).<
 // pass axe-core and do not scroll sideways.
 func TestBrowserReports(t *testing.T) {
 	t.Parallel()
-	if findChromium() == "" {
-		dbtest.SkipOrFail(t, "chromium not found: install Debian's chromium to run browser tests")
-	}
-	dsn := dbtest.DSN(t)
-	base := startConsoleServerOn(t, dsn)
-	b := newBrowserSessionOn(t, base)
+	b, dsn := newBrowserSessionWithDB(t)
+	base := b.base
 	var problems consoleProblems
 	problems.watch(b)
 	f := seedAccount(t, b, dsn)
