@@ -33,7 +33,8 @@ const bodyLimit = 10 << 20
 // newApp wires the console, the API, the public pages, static files,
 // health and metrics into one Fiber app. relays, when the transport is
 // several relays, feeds the console's Relays page.
-func newApp(ctx context.Context, svc *service.Service, cfg config, relays *delivery.Relays) (*fiber.App, error) {
+// access writes the request lines (nil: through slog, as tests run it).
+func newApp(ctx context.Context, svc *service.Service, cfg config, relays *delivery.Relays, access *accessLog) (*fiber.App, error) {
 	errorHandler := func(c *fiber.Ctx, err error) error {
 		// A request fasthttp could not read (a header block over the read
 		// buffer: 431; a malformed request line) never reached the router:
@@ -68,7 +69,7 @@ func newApp(ctx context.Context, svc *service.Service, cfg config, relays *deliv
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newHTTPMetrics(reg)
 
-	app.Use(observe(m, errorHandler))
+	app.Use(observe(m, access, errorHandler))
 	app.Use(limitURI(maxURI))
 	app.Use(limitBody(bodyLimit, api.UploadPath, web.UploadPath))
 	app.Use(recover.New(recover.Config{
@@ -246,7 +247,7 @@ func (m *httpMetrics) observe(method, route string, status int, elapsed time.Dur
 // observe logs one line per request and records its metrics. It answers
 // errors itself (through errorHandler) so that the status it records is
 // the one sent. Nothing secret is logged: no headers, no bodies, no query.
-func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
+func observe(m *httpMetrics, access *accessLog, errorHandler fiber.ErrorHandler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		c.Locals(localRouted, true)
@@ -259,21 +260,9 @@ func observe(m *httpMetrics, errorHandler fiber.ErrorHandler) fiber.Handler {
 		status := c.Response().StatusCode()
 		route := c.Route().Path
 		m.observe(c.Method(), route, status, elapsed)
-		level := slog.LevelInfo
-		if status >= 500 {
-			level = slog.LevelError
-		}
-		if !slog.Default().Enabled(c.UserContext(), level) {
-			return nil
-		}
-		attrs := []slog.Attr{
-			slog.String("method", c.Method()), slog.String("path", c.Path()), slog.String("route", route),
-			slog.Int("status", status), slog.Duration("duration", elapsed),
-		}
-		if id, ok := c.Locals("account").(int64); ok {
-			attrs = append(attrs, slog.Int64("account", id))
-		}
-		slog.LogAttrs(c.UserContext(), level, "request", attrs...)
+		r := request{method: c.Method(), path: c.Path(), route: route, status: status, duration: elapsed}
+		r.account, r.hasAccount = c.Locals("account").(int64)
+		access.log(c.UserContext(), r)
 		return nil
 	}
 }

@@ -53,7 +53,7 @@ func TestConfigWebhooks(t *testing.T) {
 	// Served by the app as configured: the body limit of a webhook is
 	// 1 MB although the app's is 10 MB; a wrong password is 401.
 	svc := dbtest.Service(t)
-	app, err := newApp(context.Background(), svc, cfg, nil)
+	app, err := newApp(context.Background(), svc, cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestConfigWebhooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := newApp(context.Background(), dbtest.Service(t), cfg, nil); err == nil || !strings.Contains(err.Error(), name) {
+		if _, err := newApp(context.Background(), dbtest.Service(t), cfg, nil, nil); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

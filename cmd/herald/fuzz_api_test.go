@@ -97,7 +97,7 @@ func newFuzzApp(f *testing.F) *fuzzApp {
 		f.Fatal(err)
 	}
 	svc := dbtest.Service(f, service.Config{BaseURL: cfg.BaseURL, SystemFrom: "no-reply@localhost"})
-	app, err := newApp(ctx, svc, cfg, nil)
+	app, err := newApp(ctx, svc, cfg, nil, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

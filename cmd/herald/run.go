@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch args[1] {
 	case "serve":
-		return serve(ctx, cfg, stdout)
+		return serve(ctx, cfg, stdout, newAccessLog(sink, cfg.LogLevel))
 	case "migrate":
 		db, err := openDB(ctx, cfg)
 		if err != nil {
@@ -88,7 +88,7 @@ func openDB(ctx context.Context, cfg config) (*service.DB, error) {
 	return db, nil
 }
 
-func serve(ctx context.Context, cfg config, stdout io.Writer) error {
+func serve(ctx context.Context, cfg config, stdout io.Writer, access *accessLog) error {
 	if warn := baseURLMismatch(cfg.Addr, cfg.BaseURL); warn != "" {
 		slog.Warn(warn, "addr", cfg.Addr, "base_url", cfg.BaseURL)
 	}
@@ -198,7 +198,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 		stopSending()
 		<-exportsDone
 	}()
-	app, err := newApp(ctx, svc, cfg, relays)
+	app, err := newApp(ctx, svc, cfg, relays, access)
 	if err != nil {
 		return err
 	}

@@ -232,7 +232,7 @@ func TestPanicAnswersEnvelope(t *testing.T) {
 	t.Parallel()
 	cfg, _ := loadConfig(envFrom(map[string]string{}))
 	svc := dbtest.Service(t)
-	app, err := newApp(context.Background(), svc, cfg, nil)
+	app, err := newApp(context.Background(), svc, cfg, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

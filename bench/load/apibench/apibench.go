@@ -104,12 +104,19 @@ type target struct {
 	name      string
 	url       string
 	bodyBytes int // size of one answer, for the table
+	pid       int // the serving process, whose CPU time each run reads
 }
 
 // sample is one wrk run.
 type sample struct {
-	rps float64
-	p99 time.Duration
+	rps      float64
+	p99      time.Duration
+	requests int64
+	// cpu is the serving process's CPU time (user + system) per request
+	// during the run. On a shared machine req/s moves with the other
+	// work on the cores; the CPU a request costs the server moves much
+	// less, so the ratio of these is the steadier reading.
+	cpu time.Duration
 }
 
 func run(ctx context.Context, o options) error {
@@ -182,9 +189,9 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("seed: %w", err)
 	}
 	targets := []*target{
-		{name: "bare", url: "http://" + bareAddr + "/"},
-		{name: "global-unsubscribes", url: c.base + "/global-unsubscribes"},
-		{name: "unsubscribes-groups", url: c.base + "/unsubscribes-groups"},
+		{name: "bare", url: "http://" + bareAddr + "/", pid: bare.Cmd.Process.Pid},
+		{name: "global-unsubscribes", url: c.base + "/global-unsubscribes", pid: herald.Cmd.Process.Pid},
+		{name: "unsubscribes-groups", url: c.base + "/unsubscribes-groups", pid: herald.Cmd.Process.Pid},
 	}
 	// Check every answer once, and note its size.
 	for _, t := range targets {
@@ -196,7 +203,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.calibrate {
 		n := targets[1].bodyBytes
-		t := &target{name: fmt.Sprintf("bare, %d-byte answer", n), url: fmt.Sprintf("http://%s/bytes/%d", bareAddr, n)}
+		t := &target{name: fmt.Sprintf("bare, %d-byte answer", n), url: fmt.Sprintf("http://%s/bytes/%d", bareAddr, n), pid: bare.Cmd.Process.Pid}
 		if t.bodyBytes, err = c.check(ctx, t); err != nil {
 			return err
 		}
@@ -221,12 +228,16 @@ func run(ctx context.Context, o options) error {
 	for r := range o.rounds {
 		for i := range targets {
 			t := targets[(r+i)%len(targets)] // shift the start every round
+			cpu0 := harness.ProcCPU(t.pid)
 			s, err := w.run(ctx, t.url, o.duration)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", r+1, t.name, err)
 			}
+			if s.requests > 0 {
+				s.cpu = (harness.ProcCPU(t.pid) - cpu0) / time.Duration(s.requests)
+			}
 			samples[t.name] = append(samples[t.name], s)
-			fmt.Printf("round %d  %-24s %10s req/s   p99 %s\n", r+1, t.name, harness.Thousands(s.rps), ms(s.p99))
+			fmt.Printf("round %d  %-24s %10s req/s   p99 %s   server CPU %s/request\n", r+1, t.name, harness.Thousands(s.rps), ms(s.p99), us(s.cpu))
 		}
 	}
 	fmt.Println()
@@ -237,8 +248,9 @@ func run(ctx context.Context, o options) error {
 // printTable writes the markdown table and the reading of the target.
 func printTable(out io.Writer, targets []*target, samples map[string][]sample, frac float64) {
 	bareRPS := harness.Median(rpsOf(samples["bare"]))
-	fmt.Fprintln(out, "| target | median req/s | median p99 | ratio to bare | req/s per round | answer bytes |")
-	fmt.Fprintln(out, "|---|---:|---:|---:|---|---:|")
+	bareCPU := harness.Median(cpuOf(samples["bare"]))
+	fmt.Fprintln(out, "| target | median req/s | median p99 | ratio to bare | req/s per round | server CPU per request | CPU ratio (bare ÷ target) | answer bytes |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---|---:|---:|---:|")
 	for _, t := range targets {
 		ss := samples[t.name]
 		rps := harness.Median(rpsOf(ss))
@@ -248,8 +260,14 @@ func printTable(out io.Writer, targets []*target, samples map[string][]sample, f
 			p99s[i] = float64(s.p99)
 			rounds[i] = harness.Thousands(s.rps)
 		}
-		fmt.Fprintf(out, "| %s | %s | %s | %.0f %% | %s | %d |\n",
-			t.name, harness.Thousands(rps), ms(time.Duration(harness.Median(p99s))), 100*rps/bareRPS, strings.Join(rounds, ", "), t.bodyBytes)
+		cpu := harness.Median(cpuOf(ss))
+		cpuRatio := "–"
+		if cpu > 0 {
+			cpuRatio = fmt.Sprintf("%.0f %%", 100*bareCPU/cpu)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %.0f %% | %s | %s | %s | %d |\n",
+			t.name, harness.Thousands(rps), ms(time.Duration(harness.Median(p99s))), 100*rps/bareRPS, strings.Join(rounds, ", "),
+			us(time.Duration(cpu)), cpuRatio, t.bodyBytes)
 	}
 	fmt.Fprintln(out)
 	// Ratios per round too: the targets of one round ran minutes apart at
@@ -267,8 +285,12 @@ func printTable(out io.Writer, targets []*target, samples map[string][]sample, f
 		if !ok {
 			verdict = "NOT met"
 		}
-		fmt.Fprintf(out, "%s: %.0f %% of bare (per round: %s); target >= %.0f %%: %s\n",
-			t.name, 100*harness.Median(rpsOf(samples[t.name]))/bareRPS, strings.Join(per, ", "), 100*frac, verdict)
+		cpuNote := ""
+		if cpu := harness.Median(cpuOf(samples[t.name])); cpu > 0 && bareCPU > 0 {
+			cpuNote = fmt.Sprintf("; server CPU per request %s against bare's %s (%.0f %%)", us(time.Duration(cpu)), us(time.Duration(bareCPU)), 100*bareCPU/cpu)
+		}
+		fmt.Fprintf(out, "%s: %.0f %% of bare (per round: %s); target >= %.0f %%: %s%s\n",
+			t.name, 100*harness.Median(rpsOf(samples[t.name]))/bareRPS, strings.Join(per, ", "), 100*frac, verdict, cpuNote)
 	}
 }
 
@@ -284,6 +306,7 @@ var (
 	reRPS    = regexp.MustCompile(`(?m)^Requests/sec:\s+([0-9.]+)`)
 	reP99    = regexp.MustCompile(`(?m)^\s*99(?:\.000)?%\s+([0-9.]+)(us|ms|s|m|h)\s*$`)
 	reNon2xx = regexp.MustCompile(`Non-2xx or 3xx responses:\s+(\d+)`)
+	reCount  = regexp.MustCompile(`(?m)^\s*(\d+) requests in `)
 	reSocket = regexp.MustCompile(`Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)`)
 )
 
@@ -312,6 +335,9 @@ func parseWrk(s string) (sample, error) {
 		return smp, fmt.Errorf("no Requests/sec in wrk output:\n%s", s)
 	}
 	smp.rps, _ = strconv.ParseFloat(m[1], 64)
+	if m := reCount.FindStringSubmatch(s); m != nil {
+		smp.requests, _ = strconv.ParseInt(m[1], 10, 64)
+	}
 	m = reP99.FindStringSubmatch(s)
 	if m == nil {
 		return smp, fmt.Errorf("no 99%% latency in wrk output (was --latency given?):\n%s", s)
@@ -444,3 +470,13 @@ func rpsOf(ss []sample) []float64 {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func cpuOf(ss []sample) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = float64(s.cpu)
+	}
+	return out
+}
+
+func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
