@@ -170,7 +170,10 @@ func TestFormOwnConfirmationMail(t *testing.T) {
 		}
 	}
 	// The preview shows the same, with a sample link.
-	ps, ph := f.svc.Forms.ConfirmationPreview(got)
+	ps, ph, err := f.svc.Forms.ConfirmationPreview(f.ctx, got)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ps != in.ConfirmSubject || !strings.Contains(ph, "&lt;script&gt;") || !strings.Contains(ph, "http://herald.test/c/sample-token") {
 		t.Errorf("preview %q %s", ps, ph)
 	}
@@ -184,7 +187,7 @@ func TestFormOwnConfirmationMail(t *testing.T) {
 	if err != nil || got.ConfirmSubject != "" || got.ConfirmBody != "" {
 		t.Fatalf("after update %+v (%v)", got, err)
 	}
-	if ps, ph := f.svc.Forms.ConfirmationPreview(got); ps != "Bitte bestätigen Sie Ihr Abonnement" || !strings.Contains(ph, `lang="de"`) {
+	if ps, ph, _ := f.svc.Forms.ConfirmationPreview(f.ctx, got); ps != "Bitte bestätigen Sie Ihr Abonnement" || !strings.Contains(ph, `lang="de"`) {
 		t.Errorf("default preview %q %s", ps, ph)
 	}
 }

@@ -147,7 +147,10 @@ func (w *Web) formDetail(c *fiber.Ctx, status int, id int64, edit *forms.Form) e
 		return err
 	}
 	url := w.svc.Forms.PublicURL(fm)
-	subject, body := w.svc.Forms.ConfirmationPreview(fm)
+	subject, body, err := w.svc.Forms.ConfirmationPreview(c.UserContext(), fm)
+	if err != nil {
+		return err
+	}
 	d := forms.Detail{Form: *fm, Edit: settingsOf(c, fm), Choices: ch, PublicURL: url, Preview: p,
 		Snippet: forms.Snippet(p.T, url, *fm, fields, groups, p.Consent), Mail: forms.MailPreview{Subject: subject, HTML: body},
 		CanEdit: can(c, service.ActPrepare)}
@@ -214,7 +217,10 @@ func (w *Web) previewForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	subject, body := w.svc.Forms.ConfirmationPreview(&draft)
+	subject, body, err := w.svc.Forms.ConfirmationPreview(c.UserContext(), &draft)
+	if err != nil {
+		return err
+	}
 	return render(c, fiber.StatusOK, templ.Join(forms.Preview(p), forms.MailBox(forms.MailPreview{Subject: subject, HTML: body}, true)))
 }
 

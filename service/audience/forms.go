@@ -50,7 +50,7 @@ type Forms struct {
 // (deliverability.Mail).
 type ConfirmationMailer interface {
 	SendFormConfirmation(ctx context.Context, to mail.Address, l *i18n.Locale, f *models.Form, token string) error
-	FormConfirmationPreview(l *i18n.Locale, f *models.Form) (subject, body string)
+	FormConfirmationPreview(ctx context.Context, l *i18n.Locale, f *models.Form) (subject, body string, err error)
 }
 
 // FormsConfig is what Forms is built from.
@@ -317,9 +317,10 @@ func (s *Forms) Update(ctx context.Context, accountID int64, in FormInput) (*mod
 
 // ConfirmationPreview is the subject and HTML of form f's confirmation
 // mail (in the form's language, else English), with a sample address and
-// link: what the console shows beside the form's settings.
-func (s *Forms) ConfirmationPreview(f *models.Form) (subject, body string) {
-	return s.mail.FormConfirmationPreview(i18n.Pick("", f.Language, ""), f)
+// link, branded with the form's account's profile: what the console shows
+// beside the form's settings.
+func (s *Forms) ConfirmationPreview(ctx context.Context, f *models.Form) (subject, body string, err error) {
+	return s.mail.FormConfirmationPreview(ctx, i18n.Pick("", f.Language, ""), f)
 }
 
 // Get returns one form of the account. Errors: ErrNotFound.

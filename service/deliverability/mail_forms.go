@@ -25,20 +25,28 @@ func (m *Mail) FormConfirmURL(token string) string {
 // (ConfirmSubject, ConfirmBody) are sent as written instead, untranslated.
 // token is the link's token (kept hashed by the caller).
 func (m *Mail) SendFormConfirmation(ctx context.Context, to mail.Address, l *i18n.Locale, f *models.Form, token string) error {
-	return m.sendSystem(core.WithAccount(ctx, f.UserID), to, formConfirmationMail(l, f, to.Address, m.FormConfirmURL(token)))
+	sm, err := m.brandedFor(ctx, f.UserID, formConfirmationMail(l, f, to.Address, m.FormConfirmURL(token)))
+	if err != nil {
+		return err
+	}
+	return m.sendSystem(core.WithAccount(ctx, f.UserID), to, sm)
 }
 
 // FormConfirmationPreview is the subject and HTML of form f's confirmation
-// mail in language l to a sample address with a sample link, as the
-// console shows it beside the form's settings.
-func (m *Mail) FormConfirmationPreview(l *i18n.Locale, f *models.Form) (subject, body string) {
-	sm := formConfirmationMail(l, f, "person@example.com", m.FormConfirmURL("sample-token"))
-	return sm.Subject, systemHTML(sm)
+// mail in language l to a sample address with a sample link, branded with
+// the form's account's profile, as the console shows it beside the form's
+// settings.
+func (m *Mail) FormConfirmationPreview(ctx context.Context, l *i18n.Locale, f *models.Form) (subject, body string, err error) {
+	sm, err := m.brandedFor(ctx, f.UserID, formConfirmationMail(l, f, "person@example.com", m.FormConfirmURL("sample-token")))
+	if err != nil {
+		return "", "", err
+	}
+	return sm.Subject, systemHTML(sm), nil
 }
 
 // formConfirmationMail is form f's confirmation mail to address with its
 // link: the form's own subject and body where it has them, herald's
-// wording in l otherwise.
+// wording in l otherwise (the caller adds the account's brand).
 func formConfirmationMail(l *i18n.Locale, f *models.Form, address, link string) systemMail {
 	if l == nil {
 		l = i18n.English()

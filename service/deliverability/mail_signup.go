@@ -7,6 +7,7 @@ import (
 	"html"
 	"net/mail"
 	"net/url"
+	"strings"
 
 	"herald/delivery"
 	"herald/service/core"
@@ -101,21 +102,80 @@ type systemMail struct {
 	// BodyHTML, when set, replaces the heading, lines, button and footer:
 	// HTML built by herald from escaped text (PlainToHTML).
 	BodyHTML string
+	// Brand is the organisation profile of the account the mail speaks
+	// for (a form's confirmation, an invitation): its logo or name heads
+	// the mail, its colour paints the button, its name and postal address
+	// close it. Empty for herald's own mails.
+	Brand core.Brand
+	// LogoURL is the brand's logo as a full address (base URL joined).
+	LogoURL string
+}
+
+// brandedFor fills sm's brand from the profile of account (none: sm as
+// it was).
+func (m *Mail) brandedFor(ctx context.Context, account int64, sm systemMail) (systemMail, error) {
+	b, err := core.ReadBrand(ctx, m.db.R, account)
+	if err != nil {
+		return sm, fmt.Errorf("mail: organisation profile of account %d: %w", account, err)
+	}
+	return m.withBrand(sm, b), nil
+}
+
+// withBrand is sm carrying brand b.
+func (m *Mail) withBrand(sm systemMail, b core.Brand) systemMail {
+	sm.Brand, sm.LogoURL = b, ""
+	if b.LogoPath != "" {
+		sm.LogoURL = m.BaseURL + b.LogoPath
+	}
+	return sm
+}
+
+// brandHead is the logo (or the company's name) above a branded mail's
+// content; "" without a profile.
+func brandHead(sm systemMail) string {
+	switch {
+	case sm.LogoURL != "":
+		return `<p style="margin:0 0 24px"><img src="` + html.EscapeString(sm.LogoURL) + `" alt="` + html.EscapeString(sm.Brand.Name) +
+			`" height="48" style="display:block;height:48px;width:auto;max-width:240px;border:0"></p>` + "\n"
+	case sm.Brand.Name != "":
+		return `<p style="margin:0 0 24px;font-size:16px;font-weight:bold">` + html.EscapeString(sm.Brand.Name) + "</p>\n"
+	}
+	return ""
+}
+
+// brandFoot is the company's name and postal address under a branded
+// mail's card; "" without them.
+func brandFoot(sm systemMail) string {
+	var parts []string
+	for _, s := range []string{sm.Brand.Name, sm.Brand.Address} {
+		if s != "" {
+			parts = append(parts, html.EscapeString(s))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return `<p style="margin:16px 0 0;font-size:12px;color:#52606d;line-height:1.5">` + strings.Join(parts, " · ") + "</p>"
 }
 
 // systemHTML is the HTML of sm: every text escaped here.
 func systemHTML(sm systemMail) string {
 	content := sm.BodyHTML
+	button, ink := "#3b5bdb", "#ffffff"
+	if sm.Brand.Color != "" {
+		button, ink = sm.Brand.Color, sm.Brand.Ink() // Brand.Color is "#rrggbb", checked when saved
+	}
 	if content == "" {
 		var lines string
 		for _, l := range sm.Lines {
 			lines += `<p style="margin:0 0 16px;line-height:1.5">` + html.EscapeString(l) + "</p>\n"
 		}
 		content = fmt.Sprintf(`<h1 style="margin:0 0 16px;font-size:22px">%s</h1>
-%s<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:#3b5bdb;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:#ffffff;text-decoration:none;font-weight:bold">%s</a></td></tr></table>
+%s<table role="presentation" cellpadding="0" cellspacing="0"><tr><td style="background:%s;border-radius:6px"><a href="%s" style="display:inline-block;padding:12px 24px;color:%s;text-decoration:none;font-weight:bold">%s</a></td></tr></table>
 <p style="margin:16px 0 0;font-size:13px;color:#52606d;line-height:1.5">%s</p>
-`, html.EscapeString(sm.Heading), lines, html.EscapeString(sm.Link), html.EscapeString(sm.Button), html.EscapeString(sm.Footer))
+`, html.EscapeString(sm.Heading), lines, button, html.EscapeString(sm.Link), ink, html.EscapeString(sm.Button), html.EscapeString(sm.Footer))
 	}
+	content = brandHead(sm) + content
 	lang := ""
 	if sm.Lang != "" {
 		lang = ` lang="` + html.EscapeString(sm.Lang) + `"`
@@ -125,7 +185,7 @@ func systemHTML(sm systemMail) string {
 <table role="presentation" width="100%%" cellpadding="0" cellspacing="0"><tr><td align="center">
 <table role="presentation" width="560" cellpadding="0" cellspacing="0" style="max-width:560px;width:100%%;background:#ffffff;border-radius:8px">
 <tr><td style="padding:32px">
-%s</td></tr></table></td></tr></table></body></html>`, lang, html.EscapeString(sm.Subject), content)
+%s</td></tr></table>%s</td></tr></table></body></html>`, lang, html.EscapeString(sm.Subject), content, brandFoot(sm))
 }
 
 // sendSystem builds, signs (DKIM, once a check has seen the record of the
@@ -159,10 +219,12 @@ func (m *Mail) InvitationURL(token string) string {
 }
 
 // SendInvitation mails an address the link that makes it a member of the
-// account with role (valid InvitationTTL). company is the account's
-// organisation profile's name ("" for none): the mail names the team by
-// it, else by the owner's name (account).
-func (m *Mail) SendInvitation(ctx context.Context, account, company, inviter, email string, role core.Role, token string) error {
+// account with role (valid InvitationTTL). brand is the account's
+// organisation profile: the mail names the team by its company name,
+// else by the owner's name (account), and carries its logo, colour and
+// postal address.
+func (m *Mail) SendInvitation(ctx context.Context, account string, brand core.Brand, inviter, email string, role core.Role, token string) error {
+	company := brand.Name
 	// The account is named after its company, else its owner: "Ann's
 	// team". inviter is a member's address ("Ann <ann@example.com>"): its
 	// name speaks.
@@ -190,7 +252,7 @@ func (m *Mail) SendInvitation(ctx context.Context, account, company, inviter, em
 		heading = "Join " + account + "'s team on Herald"
 		line = fmt.Sprintf("%s invited %s to the team of %s on Herald at %s, as %s.", inviter, email, account, m.BaseURL, role.Label())
 	}
-	return m.sendSystem(ctx, mail.Address{Address: email}, systemMail{
+	sm := systemMail{
 		Subject:   subject,
 		Preheader: "Join the team as " + role.Label(),
 		Heading:   heading,
@@ -201,5 +263,6 @@ func (m *Mail) SendInvitation(ctx context.Context, account, company, inviter, em
 		Button: "Accept the invitation",
 		Link:   m.InvitationURL(token),
 		Footer: "If you do not know this team, ignore this mail: nothing happens without this link.",
-	})
+	}
+	return m.sendSystem(ctx, mail.Address{Address: email}, m.withBrand(sm, brand))
 }

@@ -129,7 +129,7 @@ func (t *Team) Invite(ctx context.Context, accountID int64, email string, role c
 	if err != nil {
 		return nil, fmt.Errorf("team: invite: %w", err)
 	}
-	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, brand.Name, inv.InvitedBy, addr, role, token)
+	return inv, t.mail.SendInvitation(core.WithAccount(ctx, accountID), u.Name, brand, inv.InvitedBy, addr, role, token)
 }
 
 // actorName is how the invitation and the audit log name the person
