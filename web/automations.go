@@ -31,6 +31,7 @@ func (w *Web) mountAutomations(r router) {
 	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
 	r.post("/automations/:utr/branch", service.ActPrepare, w.addBranch)
 	r.get("/automations/:utr/emails/:email/contacts", service.ActRead, w.stepContacts)
+	r.get("/automations/:utr/emails/:email/report", service.ActRead, w.emailReport)
 	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
 	r.get("/automations/:utr/emails/preview", service.ActRead, w.previewEmailDesign)
 	r.post("/automations/:utr/emails/:email", service.ActPrepare, w.updateEmail)

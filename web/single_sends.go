@@ -633,9 +633,15 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 	if ss.Status != models.SendCompleted {
 		return st, nil
 	}
+	return st, w.sendReport(c, ss, &st)
+}
+
+// sendReport fills st with a send's activity over time, its clicks per
+// link and its reach.
+func (w *Web) sendReport(c *fiber.Ctx, ss *models.SingleSend, st *singlesends.Status) error {
 	buckets, links, err := w.svc.SingleSends.Activity(c.UserContext(), ss)
 	if err != nil {
-		return st, err
+		return err
 	}
 	for _, b := range buckets {
 		st.Points = append(st.Points, singlesends.Point{At: b.At, Opens: b.Opens, Clicks: b.Clicks, HumanOpens: b.HumanOpens, HumanClicks: b.HumanClicks})
@@ -645,10 +651,10 @@ func (w *Web) sendStatus(c *fiber.Ctx, ss *models.SingleSend, p *service.Progres
 	}
 	a, err := w.svc.SingleSends.Audience(c.UserContext(), ss)
 	if err != nil {
-		return st, err
+		return err
 	}
 	st.Reach = reachOf(a)
-	return st, nil
+	return nil
 }
 
 // sendOutcomes says, for people, the relay's refusals and the failures

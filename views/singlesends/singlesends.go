@@ -240,6 +240,9 @@ type Status struct {
 	// Reach: who opened and clicked, where and on what (a completed
 	// send's; nil otherwise).
 	Reach *Reach
+	// Carrier: the send carries an automation's email. Its report has no
+	// click map or comparison, which are pages of single sends.
+	Carrier bool
 }
 
 // Outcomes says, for people, what went wrong with messages of a send:
