@@ -268,6 +268,26 @@ func TestAutomationDateInput(t *testing.T) {
 	if _, err := f.Svc.Automations.Update(f.Ctx, f.Acct, a.Utr, upd); fieldMessage(err, "trigger") == "" {
 		t.Errorf("a live automation's offset changed: %v", err)
 	}
+	// A field deleted after it was chosen: set live is refused.
+	anniv, err := f.Svc.Fields.Create(f.Ctx, f.Acct, service.FieldInput{FieldName: "anniversary", FieldType: "datetime-local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	draft, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(members, 10),
+		UnsubscribeGroupID: strconv.FormatInt(f.Group, 10), Trigger: "date", DateField: "anniversary"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: draft.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
+		Subject: "Hi", WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png", TemplateHTML: "<p>Hi</p>"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Svc.Fields.Delete(f.Ctx, f.Acct, anniv.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, draft.Utr); errorMessage(err) != "The date field must be one of your custom fields." {
+		t.Errorf("set live without its field: %v", err)
+	}
 	// An API trigger of a date automation is refused.
 	if _, err := f.Svc.Automations.Trigger(f.Ctx, f.Acct, service.TriggerInput{Automation: a.Utr, Email: "x@example.com"}); errorMessage(err) != "The automation does not start from the API." {
 		t.Errorf("API trigger: %v", err)

@@ -728,6 +728,16 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	if a.AutomationFor == 0 {
 		return &core.Error{Code: core.CodeValidation, Message: msgNoTarget}
 	}
+	if a.TriggerKind == models.TriggerDate {
+		// Its field may have been deleted (or retyped) since it was chosen.
+		p := core.Problems{}
+		if err := s.checkDate(ctx, accountID, AutomationInput{DateField: a.DateField}, &models.Automation{}, p); err != nil {
+			return fmt.Errorf("automations: set live: %w", err)
+		}
+		if ms := p["date_field"]; len(ms) > 0 {
+			return &core.Error{Code: core.CodeValidation, Message: ms[0].Message}
+		}
+	}
 	rows, err := record.OrderedSchedules(s.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return fmt.Errorf("automations: set live: %w", err)
