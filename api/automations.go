@@ -33,6 +33,7 @@ func (a *API) createAutomation(c *fiber.Ctx) error {
 	au, err := a.svc.Automations.Create(c.UserContext(), account(c), service.AutomationInput{
 		Type: f.Get("type"), AutomationFor: f.Get("automation_for"), AutomationName: f.Get("automation_name"),
 		UnsubscribeGroupID: f.Get("unsubscribe_group_id"), ExitCriteria: f.Get("exit_criteria"), Trigger: f.Get("trigger"),
+		DateField: f.Get("date_field"), DateOffsetDays: f.Get("date_offset_days"), DateYearly: f.Get("date_yearly"),
 	})
 	if err != nil {
 		return fail(c, err)

@@ -236,3 +236,37 @@ func TestAutomationTrigger(t *testing.T) {
 	expectOK(t, e.a.send("POST", "/api/automations/trigger", body("data", map[string]any{"plan": "Gold"})), "Contact enrolled")
 	expectOK(t, e.a.send("POST", "/api/automations/trigger", form("automation", utr, "email", "ANN@example.com", "data[plan]", "Silver")), "Contact already enrolled")
 }
+
+// TestAutomationDateTriggerAPI: automations/create with trigger date
+// (beyond the spec) and its fields; details answer them.
+func TestAutomationDateTriggerAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	s := newSendSetup(t, e, e.a)
+	if _, err := e.svc.Fields.Create(context.Background(), e.a.id, service.FieldInput{FieldName: "birthday", FieldType: "datetime-local"}); err != nil {
+		t.Fatal(err)
+	}
+	expectVAL(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype),
+		"unsubscribe_group_id", itoa(s.group), "trigger", "date", "date_field", "nickname", "date_offset_days", "400")), map[string][]string{
+		"date_field":       {"The date field must be one of your custom fields."},
+		"date_offset_days": {"The date offset must be a whole number of days from -365 to 365."}})
+	utr := utrOfReply(t, e.a.send("POST", "/api/automations/create", form("type", "custom", "automation_for", "contacts_"+itoa(s.ctype),
+		"unsubscribe_group_id", itoa(s.group), "trigger", "date", "date_field", "birthday", "date_offset_days", "-7", "date_yearly", "true")))
+	r := e.a.send("GET", "/api/automations/details?utr="+utr, nil)
+	var got struct {
+		Message struct {
+			Automation struct {
+				TriggerKind    string `json:"trigger_kind"`
+				DateField      string `json:"date_field"`
+				DateOffsetDays int    `json:"date_offset_days"`
+				DateYearly     int    `json:"date_yearly"`
+			} `json:"automation"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &got); err != nil {
+		t.Fatal(err)
+	}
+	if a := got.Message.Automation; a.TriggerKind != "date" || a.DateField != "birthday" || a.DateOffsetDays != -7 || a.DateYearly != 1 {
+		t.Fatalf("details: %s", r.raw)
+	}
+}

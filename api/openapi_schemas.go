@@ -95,7 +95,10 @@ func schemas() obj {
 		"total_opens": integer(""), "total_bounces": integer(""), "total_unsubscribe": integer(""),
 		"total_soft_bounces": integer("Beyond the spec (decisions.md 7)."),
 		"total_spam_reports": integer("Beyond the spec (decisions.md 7)."),
-		"trigger_kind":       obj{"type": "string", "enum": []string{"target", "api"}, "description": "Beyond the spec: `target` enrols the contacts entering `automation_for`, `api` those named by `automations/trigger`."},
+		"trigger_kind":       obj{"type": "string", "enum": []string{"target", "api", "date"}, "description": "Beyond the spec: `target` enrols the contacts entering `automation_for`, `api` those named by `automations/trigger`, `date` those whose date field (moved by the offset) is today."},
+		"date_field":         str("Beyond the spec: the custom field a `date` automation reads (empty otherwise)."),
+		"date_offset_days":   integer("Beyond the spec: days before (negative) or after (positive) the date; 0 on the day."),
+		"date_yearly":        obj{"type": "integer", "enum": []int{0, 1}, "description": "Beyond the spec: 1 every year, 0 once."},
 		"deleted_at":         timestampOrNull(""), "created_at": timestamp(""), "updated_at": timestamp(""),
 	}
 	sender := obj{

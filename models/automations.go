@@ -32,6 +32,15 @@ type Automation struct {
 	EnrolCursor      int64      `json:"-"`
 	// TriggerKind is how contacts are enrolled: TriggerTarget or TriggerAPI.
 	TriggerKind string `json:"trigger_kind"`
+	// A TriggerDate automation's date: the custom field (datetime-local)
+	// it reads, the days before (< 0) or after (> 0) its date, and 1 when
+	// it comes back every year (0: once). DateDay (local YYYYMMDD) and
+	// DateCursor are where the engine's enrolment of that day stands.
+	DateField      string `json:"date_field"`
+	DateOffsetDays int    `json:"date_offset_days"`
+	DateYearly     int    `json:"date_yearly"`
+	DateDay        int64  `json:"-"`
+	DateCursor     int64  `json:"-"`
 }
 
 // TableName names the table.
@@ -53,6 +62,7 @@ func (a *AutomationCount) RowID() int64 { return a.ID }
 const (
 	TriggerTarget = "target" // the contacts entering its contact type or segment
 	TriggerAPI    = "api"    // the contacts named by POST api/automations/trigger
+	TriggerDate   = "date"   // the contacts whose date field (moved by the offset) is today
 )
 
 // Automation statuses (api.md, States).
@@ -142,6 +152,9 @@ type AutomationContact struct {
 	UpdatedAt    Timestamp
 	Path         string  // the line of its next step (PathMain, PathA, PathB)
 	Data         *string // an API trigger's data: a JSON object of strings
+	// Occurrence is the date automation's occurrence it is for: the year
+	// of a yearly one, YYYYMMDD of a one-off; 0 for other triggers.
+	Occurrence int64
 }
 
 // Step kinds and paths.

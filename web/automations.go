@@ -49,6 +49,7 @@ type autoChoices struct {
 	types, segments, groups []views.Option
 	names                   map[string]string // contacts_<id> or segments_<id> → its name for people
 	groupNames              map[string]string
+	dateFields              []views.Option // the custom fields of type date (a date trigger's choices)
 }
 
 func (w *Web) automationChoices(ctx context.Context, acct int64) (autoChoices, error) {
@@ -77,6 +78,15 @@ func (w *Web) automationChoices(ctx context.Context, acct int64) (autoChoices, e
 		ch.groupNames[v] = g.GroupName
 		return nil
 	})
+	if err != nil {
+		return ch, err
+	}
+	fields, err := w.svc.Fields.Custom(ctx, acct)
+	for _, fl := range fields {
+		if fl.FieldType == "datetime-local" {
+			ch.dateFields = append(ch.dateFields, views.Option{Value: fl.FieldName, Label: fl.Label})
+		}
+	}
 	return ch, err
 }
 
@@ -104,14 +114,21 @@ func (ch autoChoices) targetName(a *models.Automation) string {
 
 // fill adds the choices of the settings form's selects.
 func (ch autoChoices) fill(f automations.Settings, csrf string) automations.Settings {
-	f.Types, f.Segments, f.Groups, f.CSRF = ch.types, ch.segments, ch.groups, csrf
+	f.Types, f.Segments, f.Groups, f.DateFields, f.CSRF = ch.types, ch.segments, ch.groups, ch.dateFields, csrf
 	return f
 }
 
 // settingsOf is the settings form of a saved automation.
 func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.Settings {
 	f := automations.Settings{Utr: a.Utr, Name: a.AutomationName, Target: targetKey(a), GroupID: a.UnsubscribeGroupID,
-		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a), Trigger: a.TriggerKind}
+		Exit: strconv.Itoa(a.ExitCriteria), Live: a.Status == models.AutomationLive, TargetName: ch.targetName(a), Trigger: a.TriggerKind,
+		DateField: a.DateField, DateWhen: "on", DateYearly: a.DateYearly == 1}
+	switch n := a.DateOffsetDays; {
+	case n < 0:
+		f.DateWhen, f.DateDays = "before", strconv.Itoa(-n)
+	case n > 0:
+		f.DateWhen, f.DateDays = "after", strconv.Itoa(n)
+	}
 	return ch.fill(f, csrf)
 }
 
@@ -119,7 +136,31 @@ func (ch autoChoices) settingsOf(a *models.Automation, csrf string) automations.
 func settingsFormOf(c *fiber.Ctx) automations.Settings {
 	return automations.Settings{Type: formValue(c, "type"), Name: formValue(c, "automation_name"), Target: formValue(c, "automation_for"),
 		GroupID: formValue(c, "unsubscribe_group_id"), Exit: formValue(c, "exit_criteria"), Series: formValue(c, "welcome_series") == "1",
-		StartTag: formValue(c, "start_tag"), Trigger: formValue(c, "trigger")}
+		StartTag: formValue(c, "start_tag"), Trigger: formValue(c, "trigger"), DateField: formValue(c, "date_field"),
+		DateWhen: formValue(c, "date_when"), DateDays: formValue(c, "date_days"), DateYearly: formValue(c, "date_yearly") == "1"}
+}
+
+// dateOffset is the form's day of a date trigger as the service's offset:
+// the days negative before the date, "0" on the day; a number out of
+// range (or none) goes as it is, for the service to refuse.
+func dateOffset(f automations.Settings) string {
+	days := strings.TrimSpace(f.DateDays)
+	switch f.DateWhen {
+	case "before":
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return strconv.Itoa(-n)
+		}
+		if days == "" {
+			return "x" // refused: days are needed
+		}
+		return days
+	case "after":
+		if days == "" {
+			return "x"
+		}
+		return days
+	}
+	return "0"
 }
 
 // automationInput turns the settings form into the service's input; no
@@ -129,7 +170,14 @@ func automationInput(f automations.Settings) service.AutomationInput {
 	if group == "" {
 		group = "0"
 	}
-	return service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit, Trigger: f.Trigger}
+	in := service.AutomationInput{Type: f.Type, AutomationFor: f.Target, AutomationName: f.Name, UnsubscribeGroupID: group, ExitCriteria: f.Exit, Trigger: f.Trigger}
+	if f.Trigger == models.TriggerDate {
+		in.DateField, in.DateOffsetDays, in.DateYearly = f.DateField, dateOffset(f), "0"
+		if f.DateYearly {
+			in.DateYearly = "1"
+		}
+	}
+	return in
 }
 
 // settingsMessages are the console's words for the service's messages
@@ -140,6 +188,7 @@ var settingsMessages = map[string]string{
 	"unsubscribe_group_id": "Choose one of your unsubscribe groups, or none yet.",
 	"exit_criteria":        "Choose when a contact stops getting these emails.",
 	"trigger":              "Choose how contacts start this automation.",
+	"date_field":           "Choose the date field it starts from.",
 }
 
 // settingsErrors sorts a validation error's messages: beside their field,
@@ -153,8 +202,11 @@ func settingsErrors(err error) (views.Errors, []string) {
 			if alt, ok := settingsMessages[field]; ok && missingChoice(pr) {
 				m = alt
 			}
+			if field == "date_offset_days" { // the form asks for days, not an offset
+				m = "Enter a number of days from 0 to 365."
+			}
 			switch field {
-			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag", "trigger":
+			case "type", "automation_for", "automation_name", "unsubscribe_group_id", "exit_criteria", "tag", "trigger", "date_field", "date_offset_days", "date_yearly":
 				errs[field] = append(errs[field], m)
 			default:
 				other = append(other, m)
@@ -263,6 +315,9 @@ func (w *Web) builder(c *fiber.Ctx, a *models.Automation) (automations.Builder, 
 		return b, err
 	}
 	b.Target, b.Group, b.Settings = ch.targetName(a), ch.groupNames[a.UnsubscribeGroupID], ch.settingsOf(a, csrf(c))
+	if a.TriggerKind == models.TriggerDate {
+		b.When = automations.DateRule(*a, service.FieldLabel)
+	}
 	steps, err := w.svc.Automations.Steps(ctx, acct, a.Utr)
 	if err != nil {
 		return b, err

@@ -19,7 +19,8 @@ import (
 // shows the main line, the branch and its two paths side by side at
 // 1280 px and one above the other at 390 px, without sideways scrolling
 // and without serious accessibility problems at either width; so does
-// the page of an automation started from the API, with its call.
+// the page of an automation started from the API, with its call, and the
+// form and page of one started from a date field.
 func TestBrowserAutomationBranchFlow(t *testing.T) {
 	t.Parallel()
 	b, dsn := newBrowserSessionWithDB(t)
@@ -150,6 +151,75 @@ func TestBrowserAutomationBranchFlow(t *testing.T) {
 		}
 		if p := b.sideways(w); p != "" {
 			t.Errorf("at %d px: %s", w, p)
+		}
+	}
+
+	// An automation started from a date field: the form's date settings
+	// show only once "On a date field" is chosen, offer only the date
+	// fields, and the page says in words when it runs.
+	for _, fl := range []service.FieldInput{{FieldName: "birthday", FieldType: "datetime-local"}, {FieldName: "nickname", FieldType: "text"}} {
+		if _, err := svc.Fields.Create(ctx, acct.ID, fl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shown := `getComputedStyle(document.getElementById("automation-create-date")).display`
+	var dateUtr string
+	for _, w := range []int64{1280, 390} {
+		b.do("the date trigger at "+itoa(w)+" px",
+			chromedp.EmulateViewport(w, 900),
+			chromedp.Navigate(base+"/automations"),
+			b.idle,
+			chromedp.WaitReady(chromedp.ID("automation-create-trigger-date")),
+		)
+		if got := b.eval("hidden", shown); got != "none" {
+			t.Errorf("the date settings show before the date trigger is chosen (%s)", got)
+		}
+		b.do("choose the date trigger", chromedp.Click(chromedp.ID("automation-create-trigger-date")), chromedp.WaitVisible(chromedp.ID("automation-create-date-field")))
+		if got := b.eval("date fields", `[...document.querySelectorAll("#automation-create-date-field option")].map(o => o.value).join(",")`); got != ",birthday" {
+			t.Errorf("the date field offers %q, want only birthday", got)
+		}
+		for _, v := range b.axeCheck("date trigger form " + itoa(w)) {
+			t.Errorf("accessibility at %d px: %s", w, v)
+		}
+		if p := b.sideways(w); p != "" {
+			t.Errorf("date trigger form at %d px: %s", w, p)
+		}
+		if dateUtr != "" {
+			continue
+		}
+		b.do("create a birthday automation",
+			chromedp.Click(chromedp.ID("automation-type-custom")),
+			chromedp.SendKeys(chromedp.ID("automation-create-name"), "Birthday"),
+			choose("#automation-create-target", "contacts_"+itoa(ct.ID)),
+			choose("#automation-create-group", itoa(g.ID)),
+			choose("#automation-create-date-field", "birthday"),
+			choose("#automation-create-date-when", "before"),
+			chromedp.SendKeys(chromedp.ID("automation-create-date-days"), "7"),
+			chromedp.Click(chromedp.ID("automation-create-date-yearly")),
+			chromedp.Click(chromedp.ID("automation-create-save")),
+			chromedp.WaitVisible(chromedp.ID("automation-date-rule")),
+			b.idle,
+		)
+		dateUtr = strings.TrimPrefix(b.eval("path", `location.pathname`), "/automations/")
+	}
+	for _, w := range []int64{1280, 390} {
+		b.do("the date automation at "+itoa(w)+" px",
+			chromedp.EmulateViewport(w, 900),
+			chromedp.Navigate(base+"/automations/"+dateUtr),
+			b.idle,
+			chromedp.WaitVisible(chromedp.ID("automation-date-rule")),
+		)
+		if got := b.text("rule", "#automation-date-rule"); got != "Starts: Every year, 7 days before Birthday, in your account's time zone." {
+			t.Errorf("the rule at %d px: %q", w, got)
+		}
+		if got := b.eval("settings", `["date-field", "date-when", "date-days"].map(k => document.getElementById("automation-settings-" + k).value).join(" ") + " " + document.getElementById("automation-settings-date-yearly").checked`); got != "birthday before 7 true" {
+			t.Errorf("the settings form at %d px: %q", w, got)
+		}
+		for _, v := range b.axeCheck("date automation " + itoa(w)) {
+			t.Errorf("accessibility at %d px: %s", w, v)
+		}
+		if p := b.sideways(w); p != "" {
+			t.Errorf("date automation at %d px: %s", w, p)
 		}
 	}
 	if ps := problems.take(); len(ps) > 0 {

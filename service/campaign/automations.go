@@ -39,7 +39,14 @@ type AutomationInput struct {
 	AutomationName     string
 	UnsubscribeGroupID string
 	ExitCriteria       string // beyond the spec: 0, 1 or 2 (decisions.md section 6)
-	Trigger            string // beyond the spec: "target" (default) or "api"
+	Trigger            string // beyond the spec: "target" (default), "api" or "date"
+	// A "date" trigger's date (beyond the spec): the custom field of type
+	// datetime-local it reads, the days before (< 0) or after (> 0) that
+	// date (-365..365, "" 0), and whether it comes back every year ("1",
+	// "true", "on"; "", "0", "false" once).
+	DateField      string
+	DateOffsetDays string
+	DateYearly     string
 }
 
 // ScheduleInput is the body of automations/schedule/create (and of the
@@ -70,6 +77,10 @@ const (
 	msgNoTarget        = "An automation needs a contact type or segment to target before it can go live."
 	msgOnlyLivePaused  = "Only a live automation can be paused."
 	msgAPITarget       = "An automation started from the API targets a contact type, not a segment."
+	msgDateTarget      = "An automation started from a date field targets a contact type, not a segment."
+	msgDateField       = "The date field must be one of your custom fields."
+	msgDateFieldType   = "The date field must be a custom field of type date (datetime-local)."
+	msgDateOffset      = "The date offset must be a whole number of days from -365 to 365."
 	defaultWelcomeName = "Welcome series"
 	defaultCustomName  = "Custom automation"
 )
@@ -133,6 +144,14 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		if a.AutomationForTable == models.TargetSegments && !p.Has("automation_for") {
 			p.Add("automation_for", msgAPITarget)
 		}
+	case models.TriggerDate:
+		a.TriggerKind = models.TriggerDate
+		if a.AutomationForTable == models.TargetSegments && !p.Has("automation_for") {
+			p.Add("automation_for", msgDateTarget)
+		}
+		if err := s.checkDate(ctx, accountID, in, a, p); err != nil {
+			return nil, err
+		}
 	default:
 		p.InvalidChoice("trigger")
 	}
@@ -144,6 +163,44 @@ func (s *Automations) validate(ctx context.Context, accountID int64, in Automati
 		p.InvalidChoice("exit_criteria")
 	}
 	return a, p.Err()
+}
+
+// checkDate validates a date trigger's field, offset and repetition into
+// a (problems in p). Custom fields are the account's, shared by all its
+// contact types.
+func (s *Automations) checkDate(ctx context.Context, accountID int64, in AutomationInput, a *models.Automation, p core.Problems) error {
+	if name := strings.TrimSpace(in.DateField); p.Required("date_field", name) {
+		var fields []models.Field
+		if core.FieldNameRE.MatchString(name) {
+			if err := s.db.R.WithContext(ctx).Where("user_id = ? AND field_name = ?", accountID, name).Limit(1).Find(&fields).Error; err != nil {
+				return fmt.Errorf("automations: check the date field: %w", err)
+			}
+		}
+		switch {
+		case len(fields) == 0:
+			p.Add("date_field", msgDateField)
+		case fields[0].FieldType != "datetime-local":
+			p.Add("date_field", msgDateFieldType)
+		default:
+			a.DateField = name
+		}
+	}
+	if v := strings.TrimSpace(in.DateOffsetDays); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -365 || n > 365 {
+			p.Add("date_offset_days", msgDateOffset)
+		} else {
+			a.DateOffsetDays = n
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(in.DateYearly)) {
+	case "", "0", "false", "off":
+	case "1", "true", "on":
+		a.DateYearly = 1
+	default:
+		p.InvalidChoice("date_yearly")
+	}
+	return nil
 }
 
 // Create saves a draft automation without emails, whatever its type
@@ -671,6 +728,16 @@ func (s *Automations) SetLive(ctx context.Context, accountID int64, utr string) 
 	if a.AutomationFor == 0 {
 		return &core.Error{Code: core.CodeValidation, Message: msgNoTarget}
 	}
+	if a.TriggerKind == models.TriggerDate {
+		// Its field may have been deleted (or retyped) since it was chosen.
+		p := core.Problems{}
+		if err := s.checkDate(ctx, accountID, AutomationInput{DateField: a.DateField}, &models.Automation{}, p); err != nil {
+			return fmt.Errorf("automations: set live: %w", err)
+		}
+		if ms := p["date_field"]; len(ms) > 0 {
+			return &core.Error{Code: core.CodeValidation, Message: ms[0].Message}
+		}
+	}
 	rows, err := record.OrderedSchedules(s.db.R.WithContext(ctx), a.ID)
 	if err != nil {
 		return fmt.Errorf("automations: set live: %w", err)
@@ -768,7 +835,8 @@ func (s *Automations) Duplicate(ctx context.Context, accountID int64, utr string
 	now := models.NewTimestamp(s.db.Now())
 	cp := models.Automation{UserID: accountID, AutomationFor: a.AutomationFor, AutomationForTable: a.AutomationForTable,
 		AutomationName: core.Truncate("Copy of "+a.AutomationName, maxSendName), ExitCriteria: a.ExitCriteria, UnsubscribeGroupID: a.UnsubscribeGroupID,
-		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now, TriggerKind: a.TriggerKind}
+		AutomationType: a.AutomationType, Utr: uuid.NewString(), CreatedAt: now, UpdatedAt: now, TriggerKind: a.TriggerKind,
+		DateField: a.DateField, DateOffsetDays: a.DateOffsetDays, DateYearly: a.DateYearly}
 	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&cp).Error; err != nil {
 			return fmt.Errorf("automations: create the copy of automation %d: %w", a.ID, err)

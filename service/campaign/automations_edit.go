@@ -47,7 +47,7 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 			if a.AutomationFor != now.AutomationFor || a.AutomationForTable != now.AutomationForTable {
 				p.Add("automation_for", msgLiveTarget)
 			}
-			if a.TriggerKind != now.TriggerKind {
+			if a.TriggerKind != now.TriggerKind || a.DateField != now.DateField || a.DateOffsetDays != now.DateOffsetDays || a.DateYearly != now.DateYearly {
 				p.Add("trigger", msgLiveTrigger)
 			}
 			if a.UnsubscribeGroupID == "0" {
@@ -59,7 +59,8 @@ func (s *Automations) Update(ctx context.Context, accountID int64, utr string, i
 		}
 		if err := tx.Model(&models.Automation{}).Where("id = ?", cur.ID).Updates(map[string]any{
 			"automation_for": a.AutomationFor, "automation_for_table": a.AutomationForTable, "automation_name": a.AutomationName,
-			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "trigger_kind": a.TriggerKind, "updated_at": s.db.Now(),
+			"unsubscribe_group_id": a.UnsubscribeGroupID, "exit_criteria": a.ExitCriteria, "trigger_kind": a.TriggerKind,
+			"date_field": a.DateField, "date_offset_days": a.DateOffsetDays, "date_yearly": a.DateYearly, "updated_at": s.db.Now(),
 		}).Error; err != nil {
 			return fmt.Errorf("automations: update automation %d: %w", cur.ID, err)
 		}

@@ -52,7 +52,16 @@ func (ar *automationsRound) run(ctx context.Context) error {
 	queued := false
 	for i := range live {
 		a := &live[i]
-		for a.TriggerKind != models.TriggerAPI { // an API trigger enrols its contacts itself
+		for i := 0; a.TriggerKind == models.TriggerDate && i < dateBatchesPerRound; i++ {
+			n, err := ar.enrolByDate(ctx, a)
+			if err != nil {
+				return err
+			}
+			if n < enrolBatch {
+				break
+			}
+		}
+		for a.TriggerKind == models.TriggerTarget || a.TriggerKind == "" { // an API trigger enrols its contacts itself
 			n, err := ar.enrol(ctx, a)
 			if err != nil {
 				return err
@@ -228,26 +237,36 @@ func (ar *automationsRound) queueSteps(ctx context.Context, a *models.Automation
 				continue
 			}
 			sendID := *sched[e.Step].SendID
-			res := tx.Exec(`INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error)
-				VALUES (?, ?, ?, ?, ?, ?, 0, 0, 0, '') ON CONFLICT (send_id, email) DO NOTHING`,
-				sendID, e.UserID, e.ContactID, e.Email, e.FirstName, e.LastName)
-			if res.Error != nil {
-				return res.Error
-			}
-			triggered[sendID] += res.RowsAffected
-			if res.RowsAffected > 0 {
-				if err := ar.events.RecordRows(tx, e.UserID, record.EventProcessed, "m.send_id = ? AND m.email = ?", ar.now(), sendID, e.Email); err != nil {
-					return err
-				}
-			}
 			state, next := models.EnrolActive, int64(0)
 			if e.Step+1 >= len(sched) {
 				state = models.EnrolDone
 			} else {
 				next = now.Add(record.WaitOf(&sched[e.Step+1])).UnixMilli()
 			}
-			if err := advance(tx, e, state, next); err != nil {
-				return err
+			var queued int64
+			if a.TriggerKind == models.TriggerDate {
+				// The same address comes back each occurrence: the
+				// enrolment's move decides, not the ledger's unique row.
+				if queued, err = queueDateStep(tx, e, sendID, state, next); err != nil {
+					return err
+				}
+			} else {
+				res := tx.Exec(`INSERT INTO send_messages (send_id, user_id, contact_id, email, first_name, last_name, state, attempts, next_at, error)
+				VALUES (?, ?, ?, ?, ?, ?, 0, 0, 0, '') ON CONFLICT (send_id, email) DO NOTHING`,
+					sendID, e.UserID, e.ContactID, e.Email, e.FirstName, e.LastName)
+				if res.Error != nil {
+					return res.Error
+				}
+				queued = res.RowsAffected
+				if err := advance(tx, e, state, next); err != nil {
+					return err
+				}
+			}
+			triggered[sendID] += queued
+			if queued > 0 {
+				if err := ar.events.RecordRows(tx, e.UserID, record.EventProcessed, "m.send_id = ? AND m.email = ?", ar.now(), sendID, e.Email); err != nil {
+					return err
+				}
 			}
 		}
 		for id, n := range triggered {

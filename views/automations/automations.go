@@ -177,7 +177,14 @@ type Settings struct {
 	Live       bool   // the target is fixed while live
 	TargetName string // the target's name, shown while live
 	StartTag   string // new automations only: start when this tag is added (web/tags.go)
-	Trigger    string // target (contacts entering it) or api (POST api/automations/trigger)
+	Trigger    string // target (contacts entering it), api (POST api/automations/trigger) or date
+	// A date trigger: the custom field, when ("on", "before", "after"),
+	// how many days, and every year or once.
+	DateField  string
+	DateWhen   string
+	DateDays   string
+	DateYearly bool
+	DateFields []views.Option // the account's custom fields of type date
 
 	Types    []views.Option
 	Segments []views.Option
@@ -187,6 +194,33 @@ type Settings struct {
 	Other  []string
 	CSRF   string
 }
+
+// DateRule says in words when a date automation runs ("Every year, 7
+// days before Birthday"); label names the field for people.
+func DateRule(a models.Automation, label func(string) string) string {
+	out := "Once, "
+	if a.DateYearly == 1 {
+		out = "Every year, "
+	}
+	name := label(a.DateField)
+	n := a.DateOffsetDays
+	days := func(n int) string {
+		if n == 1 {
+			return "1 day"
+		}
+		return strconv.Itoa(n) + " days"
+	}
+	switch {
+	case n < 0:
+		return out + days(-n) + " before " + name
+	case n > 0:
+		return out + days(n) + " after " + name
+	}
+	return out + "on " + name
+}
+
+// DateWhens are the choices of a date trigger's day.
+var DateWhens = []views.Option{{Value: "on", Label: "On the day"}, {Value: "before", Label: "Days before"}, {Value: "after", Label: "Days after"}}
 
 // Action is where the settings are posted.
 func (f Settings) Action() string {
@@ -284,6 +318,7 @@ type Builder struct {
 	Clicks     int64   // the unique clicks of its emails
 	Blocks     int64   // its emails' messages refused by the relay's policy
 	Settings   Settings
+	When       string           // a date automation's rule in words ("" other triggers)
 	Problem    string           // why setting it live was refused
 	Checklist  *views.Checklist // the pre-send checks of its emails; nil while live
 	// Where its enrolled contacts stand.
