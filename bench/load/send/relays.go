@@ -470,10 +470,23 @@ func (f failoverTimes) String() string {
 	for i, x := range f.steps {
 		steps[i] = pct(x)
 	}
-	return fmt.Sprintf("failover: rate before %s msg/s; b alone %s msg/s while a was down (%.0f %%); b ≥ 90 %% of the rate before after %s, ≥ 90 %% of its own after %s; b in the 100 ms windows after the failure: %s of the rate before; longest gap %s; a down %s, a's first message %s after its return; a took %d messages while down; reads every %s",
+	return fmt.Sprintf("failover: rate before %s msg/s; b alone %s msg/s while a was down (%.0f %%); b ≥ 90 %% of the rate before (200 ms windows): %s, ≥ 90 %% of its own: %s; b in the 100 ms windows after the failure: %s of the rate before; longest gap %s; a down %s, a's first message %s after its return; a took %d messages while down; reads every %s",
 		harness.Thousands(f.rateBefore), harness.Thousands(f.rateBDown), 100*f.rateBDown/f.rateBefore,
-		never(f.toRate, "never"), never(f.toOwn, "never"), strings.Join(steps, ", "), ms(f.gap), f.downFor.Round(time.Millisecond),
+		f.reached(f.toRate), f.reached(f.toOwn), strings.Join(steps, ", "), ms(f.gap), f.downFor.Round(time.Millisecond),
 		never(f.back, "never (the send ended first)"), f.atAWhileOut, f.poll)
+}
+
+// reached says when b reached a rate: "never", "in the first window" (the
+// window starting at the failure already had it: sooner than the
+// measurement can tell), else the start of the first such window.
+func (f failoverTimes) reached(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "never"
+	case d < f.poll:
+		return "first window"
+	}
+	return ms(d)
 }
 
 // failover reads the timeline around the failure (down) and the return
@@ -607,7 +620,7 @@ func (rb *relayBench) printTables(runs []relayRun) {
 	if len(fs) == 0 {
 		return
 	}
-	fmt.Println("| failure of relay a | rate before, msg/s | b alone while a down | b ≥ 90 % of the rate before | b ≥ 90 % of its own | longest gap | a down for | a's first message after its return | addresses / duplicates / API delivered | whole send msg/s |")
+	fmt.Println("| failure of relay a | rate before, msg/s | b alone while a down | b ≥ 90 % of the rate before (200 ms windows from the failure) | b ≥ 90 % of its own | longest gap | a down for | a's first message after its return | addresses / duplicates / API delivered | whole send msg/s |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	never := func(d time.Duration, what string) string {
 		if d < 0 {
@@ -618,7 +631,7 @@ func (rb *relayBench) printTables(runs []relayRun) {
 	for _, r := range fs {
 		f := r.fail
 		fmt.Printf("| %s | %s | %s (%.0f %%) | %s | %s | %s | %s | %s | %s / %d / %s | %s |\n", strings.TrimPrefix(r.variant, "failover "),
-			harness.Thousands(f.rateBefore), harness.Thousands(f.rateBDown), 100*f.rateBDown/f.rateBefore, never(f.toRate, "never"), never(f.toOwn, "never"),
+			harness.Thousands(f.rateBefore), harness.Thousands(f.rateBDown), 100*f.rateBDown/f.rateBefore, f.reached(f.toRate), f.reached(f.toOwn),
 			ms(f.gap), f.downFor.Round(time.Millisecond), never(f.back, "never"),
 			harness.Thousands(float64(r.distinct)), r.dups, harness.Thousands(float64(r.delivered)), harness.Thousands(r.rate()))
 	}
