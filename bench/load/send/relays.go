@@ -24,7 +24,8 @@ package send
 //
 // The clock starts at the create call and stops at the last message
 // accepted by either sink once they hold -contacts between them; herald's
-// CPU time (utime + stime) is read at both ends. Then the run waits for the
+// CPU time (utime + stime) is read at both ends, and on a PostgreSQL of
+// this machine that of the backends serving herald. Then the run waits for the
 // send to be completed and checks that every address got exactly one
 // message across both sinks and that the API says delivered = -contacts.
 //
@@ -155,6 +156,7 @@ type relayRun struct {
 	elapsed   time.Duration
 	cpu       time.Duration // herald
 	sinkCPU   time.Duration // both sinks
+	dbCPU     time.Duration // the PostgreSQL backends serving herald (a local server)
 	distinct  int64         // addresses across both sinks
 	dups      int64         // messages beyond the first to an address, across both
 	delivered int64         // the API's
@@ -174,6 +176,9 @@ func (r relayRun) print() {
 		r.round+1, r.variant, harness.Thousands(float64(r.messages)), r.elapsed.Seconds(), harness.Thousands(r.rate()),
 		harness.Thousands(float64(r.atA)), harness.Thousands(float64(r.atB)), r.perMsg(r.cpu), r.cpu.Seconds()/r.elapsed.Seconds(),
 		r.perMsg(r.sinkCPU), r.distinct, r.dups, r.delivered, mib(r.hwm), r.loadAvg)
+	if r.dbCPU > 0 {
+		fmt.Printf("          PostgreSQL backends serving herald: %.1f µs of CPU per message\n", r.perMsg(r.dbCPU))
+	}
 	if f := r.fail; f != nil {
 		fmt.Printf("          %s\n", f)
 	}
@@ -196,7 +201,7 @@ func runRelays(ctx context.Context, o options, ro relayOptions) error {
 		return err
 	}
 	defer drop()
-	rb := &relayBench{bench: &bench{o: o, dir: dir, dsn: dsn, bin: o.herald}, ro: ro}
+	rb := &relayBench{bench: &bench{o: o, dir: dir, dsn: dsn, bin: o.herald, pgPort: localPostgresPort(o.database)}, ro: ro}
 	t0 := time.Now()
 	f, err := rb.prepare(ctx, o.contacts, o.dkim)
 	if err != nil {
@@ -283,6 +288,7 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 	pid := h.pid()
 	want := int64(rb.o.contacts)
 	r.loadAvg = harness.LoadAvg()
+	pg0 := rb.backendCPU(pid)
 	cpu0, t0 := harness.ProcCPU(pid), time.Now()
 	utr, err := rb.createSend(ctx, h, "Relays "+name, audience)
 	if err != nil {
@@ -343,8 +349,15 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 		}
 		time.Sleep(every)
 	}
-	if kind == "" {
+	// CPU times when the sinks hold every message.
+	cpuTimes := func() {
 		r.cpu = harness.ProcCPU(pid) - cpu0
+		for p, d := range rb.backendCPU(pid) {
+			r.dbCPU += d - pg0[p]
+		}
+	}
+	if kind == "" {
+		cpuTimes()
 		r.elapsed = later(a.last, b.last).Sub(t0)
 	}
 	d, err := rb.waitCompleted(ctx, []*heraldProc{h}, utr)
@@ -365,7 +378,7 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 			}
 			time.Sleep(every)
 		}
-		r.cpu = harness.ProcCPU(pid) - cpu0
+		cpuTimes()
 		r.elapsed = later(a.last, b.last).Sub(t0)
 		ft := tl.failover(downAt, upAt)
 		r.fail = &ft
@@ -588,8 +601,8 @@ func (rb *relayBench) printTables(runs []relayRun) {
 	rate := func(r relayRun) float64 { return r.rate() }
 	cpu := func(r relayRun) float64 { return r.perMsg(r.cpu) }
 	if len(by["1"]) > 0 {
-		fmt.Println("| variant | msg/s (median) | per round | ratio to 1 relay, same round | split a / b | herald CPU µs/msg (cores busy) | sinks' CPU µs/msg |")
-		fmt.Println("|---|---:|---|---|---|---|---:|")
+		fmt.Println("| variant | msg/s (median) | per round | ratio to 1 relay, same round | split a / b | herald CPU µs/msg (cores busy) | sinks' CPU µs/msg | PostgreSQL backends' CPU µs/msg |")
+		fmt.Println("|---|---:|---|---|---|---|---:|---:|")
 		for _, v := range rb.ro.variants {
 			rs := by[v]
 			ratio := func(r relayRun) float64 {
@@ -600,14 +613,14 @@ func (rb *relayBench) printTables(runs []relayRun) {
 				}
 				return 0
 			}
-			fmt.Printf("| %s: %s | %s | %s | %s (median %.2f) | %s | %s (%.2f) | %.1f |\n", v, variantName(v, rb.o.conns), harness.Thousands(med(rs, rate)),
+			fmt.Printf("| %s: %s | %s | %s | %s (median %.2f) | %s | %s (%.2f) | %.1f | %s |\n", v, variantName(v, rb.o.conns), harness.Thousands(med(rs, rate)),
 				per(rs, func(r relayRun) string { return harness.Thousands(r.rate()) }),
 				per(rs, func(r relayRun) string { return fmt.Sprintf("%.2f", ratio(r)) }), med(rs, ratio),
 				per(rs, func(r relayRun) string {
 					return harness.Thousands(float64(r.atA)) + " / " + harness.Thousands(float64(r.atB))
 				}),
 				per(rs, func(r relayRun) string { return fmt.Sprintf("%.1f", cpu(r)) }), med(rs, func(r relayRun) float64 { return r.cpu.Seconds() / r.elapsed.Seconds() }),
-				med(rs, func(r relayRun) float64 { return r.perMsg(r.sinkCPU) }))
+				med(rs, func(r relayRun) float64 { return r.perMsg(r.sinkCPU) }), per(rs, func(r relayRun) string { return fmt.Sprintf("%.1f", r.perMsg(r.dbCPU)) }))
 		}
 		fmt.Println()
 	}
