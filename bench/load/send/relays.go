@@ -601,8 +601,12 @@ func (rb *relayBench) printTables(runs []relayRun) {
 	rate := func(r relayRun) float64 { return r.rate() }
 	cpu := func(r relayRun) float64 { return r.perMsg(r.cpu) }
 	if len(by["1"]) > 0 {
-		fmt.Println("| variant | msg/s (median) | per round | ratio to 1 relay, same round | split a / b | herald CPU µs/msg (cores busy) | sinks' CPU µs/msg | PostgreSQL backends' CPU µs/msg |")
-		fmt.Println("|---|---:|---|---|---|---|---:|---:|")
+		pgHead, pgRule := "", ""
+		if rb.pgPort > 0 {
+			pgHead, pgRule = " PostgreSQL backends' CPU µs/msg |", "---:|"
+		}
+		fmt.Println("| variant | msg/s (median) | per round | ratio to 1 relay, same round | split a / b | herald CPU µs/msg (cores busy) | sinks' CPU µs/msg |" + pgHead)
+		fmt.Println("|---|---:|---|---|---|---|---:|" + pgRule)
 		for _, v := range rb.ro.variants {
 			rs := by[v]
 			ratio := func(r relayRun) float64 {
@@ -613,14 +617,18 @@ func (rb *relayBench) printTables(runs []relayRun) {
 				}
 				return 0
 			}
-			fmt.Printf("| %s: %s | %s | %s | %s (median %.2f) | %s | %s (%.2f) | %.1f | %s |\n", v, variantName(v, rb.o.conns), harness.Thousands(med(rs, rate)),
+			pg := ""
+			if rb.pgPort > 0 {
+				pg = " " + per(rs, func(r relayRun) string { return fmt.Sprintf("%.1f", r.perMsg(r.dbCPU)) }) + " |"
+			}
+			fmt.Printf("| %s: %s | %s | %s | %s (median %.2f) | %s | %s (%.2f) | %.1f |%s\n", v, variantName(v, rb.o.conns), harness.Thousands(med(rs, rate)),
 				per(rs, func(r relayRun) string { return harness.Thousands(r.rate()) }),
 				per(rs, func(r relayRun) string { return fmt.Sprintf("%.2f", ratio(r)) }), med(rs, ratio),
 				per(rs, func(r relayRun) string {
 					return harness.Thousands(float64(r.atA)) + " / " + harness.Thousands(float64(r.atB))
 				}),
 				per(rs, func(r relayRun) string { return fmt.Sprintf("%.1f", cpu(r)) }), med(rs, func(r relayRun) float64 { return r.cpu.Seconds() / r.elapsed.Seconds() }),
-				med(rs, func(r relayRun) float64 { return r.perMsg(r.sinkCPU) }), per(rs, func(r relayRun) string { return fmt.Sprintf("%.1f", r.perMsg(r.dbCPU)) }))
+				med(rs, func(r relayRun) float64 { return r.perMsg(r.sinkCPU) }), pg)
 		}
 		fmt.Println()
 	}
