@@ -301,6 +301,17 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 	if kind != "" {
 		every = rb.ro.poll
 	}
+	// mark has sink a fail or come back, with a read of both sinks at that
+	// moment, so that what a took before it is not counted after it.
+	mark := func(cmd string) (time.Time, error) {
+		if err := rb.a.command(cmd); err != nil {
+			return time.Time{}, err
+		}
+		t := time.Now()
+		a, b, err := rb.both()
+		tl = append(tl, tick{at: t, a: a.messages - a0.messages, b: b.messages - b0.messages})
+		return t, err
+	}
 	lastCount, lastMove := int64(-1), time.Now()
 	var a, b sinkStats
 	for {
@@ -310,17 +321,6 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 		now := time.Now()
 		got := a.messages - a0.messages + b.messages - b0.messages
 		tl = append(tl, tick{at: now, a: a.messages - a0.messages, b: b.messages - b0.messages})
-		// A read at the moment of the failure and of the return, so that
-		// what a took before either is not counted after it.
-		mark := func(cmd string) (time.Time, error) {
-			if err := rb.a.command(cmd); err != nil {
-				return time.Time{}, err
-			}
-			t := time.Now()
-			a, b, err := rb.both()
-			tl = append(tl, tick{at: t, a: a.messages - a0.messages, b: b.messages - b0.messages})
-			return t, err
-		}
 		if kind != "" && downAt.IsZero() && float64(got) >= rb.ro.downAt*float64(want) {
 			if downAt, err = mark(map[string]string{"close": "down", "421": "refuse"}[kind]); err != nil {
 				return r, err
@@ -331,8 +331,8 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 				return r, err
 			}
 		}
-		// The throughput runs stop at the last message; the failover runs
-		// go on until a carried mail again or the send is completed.
+		// The runs stop at the last message; a failover run not before
+		// relay a was given back.
 		if got >= want && (kind == "" || !upAt.IsZero()) {
 			break
 		}
@@ -366,8 +366,8 @@ func (rb *relayBench) run(ctx context.Context, variant string, round int, audien
 	}
 	r.delivered = d.Delivered
 	if kind != "" {
-		// Until the sinks hold every message the API counted, polling on,
-		// so that a's return is seen even when it comes late in the send.
+		// The timeline goes on to the sinks' last message (messages the
+		// ledger retried may come after the first count reached want).
 		for {
 			if a, b, err = rb.both(); err != nil {
 				return r, err
@@ -462,7 +462,7 @@ type timeline []tick
 type failoverTimes struct {
 	poll        time.Duration // the median interval between reads
 	rateBefore  float64       // both sinks, the second before the failure, msg/s
-	rateBDown   float64       // b alone while a was down (from 1 s after the failure), msg/s
+	rateBDown   float64       // b alone while a was down (from 1 s after the failure when a was down 2 s or more), msg/s
 	toRate      time.Duration // to b ≥ 90 % of rateBefore; -1: never while a was down
 	toOwn       time.Duration // to b ≥ 90 % of rateBDown
 	gap         time.Duration // the longest time without a new message in the 5 s after the failure
@@ -530,7 +530,11 @@ func (tl timeline) failover(down, up time.Time) failoverTimes {
 	onB := func(x tick) int64 { return x.b }
 	d0 := at(down)
 	f.rateBefore = rate(at(down.Add(-time.Second)), d0, total)
-	f.rateBDown = rate(at(down.Add(time.Second)), at(up), onB)
+	settled := down.Add(time.Second) // b's own rate leaves out its first second
+	if !settled.Before(up.Add(-time.Second)) {
+		settled = down
+	}
+	f.rateBDown = rate(at(settled), at(up), onB)
 	f.atAWhileOut = at(up).a - d0.a
 	end := down.Add(time.Second)
 	if up.Before(end) {
