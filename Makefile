@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-build bench-audience bench-import bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory vet vulncheck fuzz fmt clean
+.PHONY: build run test generate bench bench-build bench-audience bench-import bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory bench-relays vet vulncheck fuzz fmt clean
 
 # RSA for DKIM (docs/BENCHMARKS.md, the DKIM rows): herald is built with
 # -tags openssl wherever the system's OpenSSL can be linked (libssl-dev's
@@ -143,6 +143,18 @@ BENCH_MEMORY_FLAGS ?= -contacts 1000000
 
 bench-memory: bench-build
 	$(LOAD) memory -herald $(BIN) $(BENCH_MEMORY_FLAGS)
+
+# Several relays (decisions.md 11): one single send over two relays of
+# weight 1 (two loopback sinks, two ports) against one relay, alternating
+# in each round, then the failover when relay a fails during a send over
+# both (close: listener closed and connections dropped; 421: it answers
+# 421) and its return; checks every address once across both sinks.
+# BENCH_RELAYS_FLAGS: -contacts 50000 -rounds 2 -variants 1,2,2h,1n
+# -failover close,421 -down-at 0.25 -down-for 3s -retry-backoff 5s.
+BENCH_RELAYS_FLAGS ?=
+
+bench-relays: bench-build
+	$(LOAD) relays -herald $(BIN) $(BENCH_RELAYS_FLAGS)
 
 generate:
 	$(GO) tool templ generate

@@ -15,6 +15,7 @@
 //	load events      load send with an events webhook endpoint on a loopback receiver
 //	load scaleout    several herald processes on one PostgreSQL database share a send, one killed every few seconds (make bench-scaleout)
 //	load memory      herald's peak RSS through a 10,000,000-contact import and a large send (make bench-memory)
+//	load relays      a send over two relays against one, and a relay's failover during a send (make bench-relays)
 //
 // Each command takes -h for its flags. Two more are started by the driver
 // itself: `load sink` (the loopback SMTP sink, its own process) and
@@ -37,8 +38,8 @@ import (
 
 const usage = `usage: load COMMAND [flags]
 
-commands: api, audience, send, automation, inbound, events, scaleout, memory
-(internal: sink, bare); load COMMAND -h lists a command's flags`
+commands: api, audience, send, automation, inbound, events, scaleout, memory,
+relays (internal: sink, bare); load COMMAND -h lists a command's flags`
 
 func main() {
 	if len(os.Args) < 2 || strings.HasPrefix(os.Args[1], "-") {
@@ -53,7 +54,7 @@ func main() {
 		apibench.Main()
 	case "audience":
 		audience.Main()
-	case "send", "automation", "inbound", "events", "scaleout", "memory":
+	case "send", "automation", "inbound", "events", "scaleout", "memory", "relays":
 		send.Main(cmd)
 	case "sink":
 		if err := send.RunSink(args); err != nil {

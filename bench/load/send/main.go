@@ -1,7 +1,8 @@
 // Package send holds the sending modes of the load driver (bench/load):
 // `load send` (make bench-send), `load automation`, `load inbound`,
-// `load events`, `load scaleout` and `load memory`, and the loopback SMTP
-// sink they share (`load sink`, started by the driver itself).
+// `load events`, `load scaleout`, `load memory` and `load relays`, and the
+// loopback SMTP sink they share (`load sink`, started by the driver
+// itself).
 //
 // `load send`: how many messages per second herald's sending engine delivers,
 // from the API call that creates a single send to the last message accepted
@@ -125,7 +126,8 @@ type options struct {
 }
 
 // Main runs one mode of the sending benchmarks: send (the default),
-// automation, inbound, events (send with -webhook), scaleout, memory.
+// automation, inbound, events (send with -webhook), scaleout, memory,
+// relays.
 func Main(mode string) {
 	var o options
 	defConns := 10 // herald's default HERALD_SMTP_MAX_CONNS
@@ -134,7 +136,11 @@ func Main(mode string) {
 	}
 	var ceilings string
 	flag.StringVar(&o.herald, "herald", "bin/herald", "herald binary")
-	flag.IntVar(&o.contacts, "contacts", 100_000, "contacts in the send's audience: messages per herald run")
+	defContacts := 100_000
+	if mode == "relays" {
+		defContacts = 50_000
+	}
+	flag.IntVar(&o.contacts, "contacts", defContacts, "contacts in the send's audience: messages per herald run")
 	flag.IntVar(&o.conns, "conns", defConns, "SMTP connections of herald (HERALD_SMTP_MAX_CONNS) and of the ceiling's client")
 	flag.IntVar(&o.runs, "runs", 3, "herald runs; a ceiling run goes before each and after the last")
 	flag.IntVar(&o.ceilingMessages, "ceiling-messages", 0, "messages per ceiling run (0: -contacts)")
@@ -154,6 +160,10 @@ func Main(mode string) {
 	var mo memoryOptions
 	if mode == "memory" {
 		mo.flags()
+	}
+	var ro relayOptions
+	if mode == "relays" {
+		ro.flags()
 	}
 	flag.Parse()
 	o.automation, o.inbound = mode == "automation", mode == "inbound"
@@ -186,6 +196,14 @@ func Main(mode string) {
 		return
 	case "memory":
 		if err := runMemory(ctx, o, mo); err != nil {
+			fatal(err)
+		}
+		return
+	case "relays":
+		if err := ro.check(o.conns); err != nil {
+			fatal(err)
+		}
+		if err := runRelays(ctx, o, ro); err != nil {
 			fatal(err)
 		}
 		return

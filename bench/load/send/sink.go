@@ -33,6 +33,13 @@ import (
 // -return-paths it keeps each recipient's MAIL FROM, and "paths FILE"
 // writes them to FILE as "RECIPIENT RETURN-PATH" lines (answers "ok"); it
 // exits at the end of stdin.
+//
+// For the relays' failover (relays.go) the sink can fail as a relay does,
+// each command answered "ok": "down" closes its listener and drops every
+// connection (a dial is then refused), "refuse" keeps listening but
+// answers 421 to EHLO and to MAIL (a relay closing its service), and "up"
+// listens again on the same address and accepts mail again. The counts
+// survive both.
 
 type sinkBackend struct {
 	messages atomic.Int64
@@ -45,9 +52,17 @@ type sinkBackend struct {
 	most     int32
 	keepFrom bool
 	from     map[string]string // recipient → MAIL FROM (-return-paths)
+
+	refuse atomic.Bool // answer 421 to EHLO and MAIL ("refuse")
 }
 
+// errRefused is the sink's answer while it refuses mail.
+var errRefused = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 3, 2}, Message: "Service not available, closing transmission channel"}
+
 func (b *sinkBackend) NewSession(*smtp.Conn) (smtp.Session, error) {
+	if b.refuse.Load() {
+		return nil, errRefused
+	}
 	return &sinkSession{b: b}, nil
 }
 
@@ -58,6 +73,9 @@ type sinkSession struct {
 }
 
 func (s *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
+	if s.b.refuse.Load() {
+		return errRefused
+	}
 	s.from = from
 	return nil
 }
@@ -96,6 +114,64 @@ func (s *sinkSession) Data(r io.Reader) error {
 func (s *sinkSession) Reset()      { s.to = s.to[:0] }
 func (*sinkSession) Logout() error { return nil }
 
+// sinkServer is the sink's SMTP side. The backend and its counts outlive
+// the go-smtp servers, so that the sink can go down and come back on the
+// same address.
+type sinkServer struct {
+	b    *sinkBackend
+	mu   sync.Mutex
+	addr string       // fixed by the first listen
+	srv  *smtp.Server // nil while down
+}
+
+// listenSink starts a sink server on addr ("127.0.0.1:0": a free port).
+func listenSink(b *sinkBackend, addr string) (*sinkServer, error) {
+	s := &sinkServer{b: b, addr: addr}
+	if err := s.up(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// up accepts mail again: it listens again on the sink's address if it was
+// down, and stops refusing.
+func (s *sinkServer) up() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.refuse.Store(false)
+	if s.srv != nil {
+		return nil
+	}
+	srv := smtp.NewServer(s.b)
+	srv.Domain = "sink.bench"
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	srv.ReadTimeout = 2 * time.Minute
+	srv.WriteTimeout = 2 * time.Minute
+	srv.MaxMessageBytes = 32 << 20
+	srv.MaxRecipients = 1000
+	ln, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return err
+	}
+	s.addr, s.srv = ln.Addr().String(), srv
+	go srv.Serve(ln)
+	return nil
+}
+
+// down closes the listener and every connection: dials are refused and
+// the transactions under way are cut.
+func (s *sinkServer) down() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		s.srv.Close()
+		s.srv = nil
+	}
+}
+
+// refuseMail keeps the connections but answers 421 to EHLO and MAIL.
+func (s *sinkServer) refuseMail() { s.b.refuse.Store(true) }
+
 // RunSink is `load sink [-return-paths]`.
 func RunSink(args []string) error {
 	fs := flag.NewFlagSet("sink", flag.ContinueOnError)
@@ -104,21 +180,12 @@ func RunSink(args []string) error {
 		return err
 	}
 	b := &sinkBackend{rcpts: map[string]int32{}, keepFrom: *keepFrom, from: map[string]string{}}
-	srv := smtp.NewServer(b)
-	srv.Domain = "sink.bench"
-	srv.ErrorLog = log.New(io.Discard, "", 0)
-	srv.ReadTimeout = 2 * time.Minute
-	srv.WriteTimeout = 2 * time.Minute
-	srv.MaxMessageBytes = 32 << 20
-	srv.MaxRecipients = 1000
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := listenSink(b, "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	go srv.Serve(ln)
-	defer srv.Close()
-	fmt.Printf("addr %s\n", ln.Addr())
+	defer srv.down()
+	fmt.Printf("addr %s\n", srv.addr)
 
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
@@ -138,6 +205,17 @@ func RunSink(args []string) error {
 		case "paths":
 			if err := b.writePaths(arg); err != nil {
 				return err
+			}
+			fmt.Println("ok")
+		case "down":
+			srv.down()
+			fmt.Println("ok")
+		case "refuse":
+			srv.refuseMail()
+			fmt.Println("ok")
+		case "up":
+			if err := srv.up(); err != nil {
+				return fmt.Errorf("sink: listen again on %s: %w", srv.addr, err)
 			}
 			fmt.Println("ok")
 		default:
@@ -217,13 +295,16 @@ func (s *sinkProc) paths(file string) error {
 }
 
 // reset forgets the recipients seen so far.
-func (s *sinkProc) reset() error {
-	line, err := s.Ask("reset")
+func (s *sinkProc) reset() error { return s.command("reset") }
+
+// command sends a command answered by "ok": reset, down, refuse, up.
+func (s *sinkProc) command(cmd string) error {
+	line, err := s.Ask(cmd)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(line) != "ok" {
-		return fmt.Errorf("sink answered %q to reset", line)
+		return fmt.Errorf("sink answered %q to %s", line, cmd)
 	}
 	return nil
 }

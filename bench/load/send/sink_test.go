@@ -1,6 +1,7 @@
 package send
 
 import (
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -65,5 +66,93 @@ func TestSinkCountsEachAddress(t *testing.T) {
 	}
 	if len(lines) != 2 || got["a@example.com"] != "b+4@bounce.test" || got["b@example.com"] != "b+2@bounce.test" {
 		t.Fatalf("return paths %q", lines)
+	}
+}
+
+// TestSinkGoesDownAndComesBack checks the failures the relays' failover
+// benchmark gives a relay: down refuses dials and cuts the connections,
+// refuse answers 421 to MAIL and to a new connection's EHLO, and up
+// accepts mail again on the same address, the counts kept throughout.
+func TestSinkGoesDownAndComesBack(t *testing.T) {
+	t.Parallel()
+	b := &sinkBackend{rcpts: map[string]int32{}, from: map[string]string{}}
+	s, err := listenSink(b, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.down()
+	addr := s.addr
+	msg := []byte("Subject: x\r\n\r\nbody\r\n")
+	send := func(c *smtp.Client, to string) error { return plainSend(c, "b@bounce.test", to, msg, false) }
+	code := func(err error) int {
+		var se *smtp.SMTPError
+		if errors.As(err, &se) {
+			return se.Code
+		}
+		return 0
+	}
+
+	before, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer before.Close()
+	if err := send(before, "a@example.com"); err != nil {
+		t.Fatal(err)
+	}
+
+	s.down()
+	if err := send(before, "b@example.com"); err == nil {
+		t.Fatal("a connection of before the sink went down still took a message")
+	}
+	if c, err := smtp.Dial(addr); err == nil {
+		c.Close()
+		t.Fatal("the sink is down but a dial succeeded")
+	}
+
+	if err := s.up(); err != nil {
+		t.Fatal(err)
+	}
+	if s.addr != addr {
+		t.Fatalf("the sink came back on %s, was %s", s.addr, addr)
+	}
+	kept, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	if err := send(kept, "b@example.com"); err != nil {
+		t.Fatal(err)
+	}
+
+	s.refuseMail()
+	if err := send(kept, "c@example.com"); code(err) != 421 {
+		t.Fatalf("MAIL while refusing: %v, want a 421", err)
+	}
+	fresh, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Hello("localhost"); code(err) != 421 {
+		t.Fatalf("EHLO while refusing: %v, want a 421", err)
+	}
+	fresh.Close()
+
+	if err := s.up(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := smtp.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if err := send(again, "c@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	distinct := len(b.rcpts)
+	b.mu.Unlock()
+	if b.messages.Load() != 3 || distinct != 3 {
+		t.Fatalf("messages %d to %d recipients, want 3 to 3", b.messages.Load(), distinct)
 	}
 }
