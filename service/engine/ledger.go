@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -394,29 +396,39 @@ const deliveredDaily = `upd AS (UPDATE single_sends SET delivered = delivered + 
 	ON CONFLICT (user_id, day) DO UPDATE SET sent = account_daily.sent + excluded.sent, delivered = account_daily.delivered + excluded.delivered`
 
 // markDelivered records this worker's claimed rows ids as delivered at a
-// time: sent_at, ids, worker.
-var markDelivered = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ? WHERE id IN ? AND worker = ?")
+// time, with the relay that took each when the transport says (several
+// relays; relays: relayCase's clause): sent_at, the clause's arguments,
+// ids, worker. The relay is written by the statement that marks the row,
+// not by one of its own: a second update of every row cost PostgreSQL
+// about as much CPU as the mark itself.
+func markDelivered(relays string) string {
+	return markDeliveredSet + relays + " WHERE id IN ? AND worker = ?"
+}
 
-// noteRelays writes which relay took each delivered message, when the
-// transport says (several relays): one statement per relay, while the
-// rows are still this worker's, before they are marked delivered. With
-// one relay or the outbox nothing is written.
-func (l *Ledger) noteRelays(ctx context.Context, outs []delivery.Outcome) error {
-	var byRelay map[string][]int64
-	for _, o := range outs {
-		if o.Err == nil && o.Relay != "" {
-			if byRelay == nil {
-				byRelay = map[string][]int64{}
-			}
-			byRelay[o.Relay] = append(byRelay[o.Relay], o.Job.ID)
+var markDeliveredSet = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ?")
+
+// relayCase is markDelivered's clause naming the relay of each of ids
+// that relayOf knows, and its arguments; "" and none when it knows none
+// (one relay, the outbox).
+func relayCase(relayOf map[int64]string, ids []int64) (string, []any) {
+	byRelay := map[string][]int64{}
+	for _, id := range ids {
+		if r := relayOf[id]; r != "" {
+			byRelay[r] = append(byRelay[r], id)
 		}
 	}
-	for relay, ids := range byRelay {
-		if err := l.db.W.WithContext(ctx).Exec("UPDATE send_messages SET relay = ? WHERE id IN ? AND worker = ?", relay, ids, l.live.worker).Error; err != nil {
-			return fmt.Errorf("ledger: note the relay of messages: %w", err)
-		}
+	if len(byRelay) == 0 {
+		return "", nil
 	}
-	return nil
+	var b strings.Builder
+	var args []any
+	b.WriteString(", relay = CASE")
+	for _, r := range slices.Sorted(maps.Keys(byRelay)) {
+		b.WriteString(" WHEN id IN ? THEN ?")
+		args = append(args, byRelay[r], r)
+	}
+	b.WriteString(" ELSE relay END")
+	return b.String(), args
 }
 
 // Record implements delivery.Store: every outcome in one transaction, the
@@ -507,22 +519,30 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			return fmt.Errorf("ledger: give back claimed messages: %w", err)
 		}
 	}
-	if err := l.noteRelays(ctx, outs); err != nil {
-		return err
+	var relayOf map[int64]string // the relay that took each delivered message, when the transport says
+	for _, o := range outs {
+		if o.Err == nil && o.Relay != "" {
+			if relayOf == nil {
+				relayOf = map[int64]string{}
+			}
+			relayOf[o.Job.ID] = o.Relay
+		}
 	}
 	if l.db.SQL().DataModifyingCTE() && len(delivered) == 1 && len(bounced) == 0 && len(retries) == 0 && len(blocked) == 0 && len(failed) == 0 {
 		// The usual group commit, deliveries of one send, as one statement:
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
 			var err error
+			relays, rargs := relayCase(relayOf, ids)
+			mark := append(append([]any{now}, rargs...), ids, l.live.worker)
 			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
-				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING 1),
-					`+deliveredDaily, now, ids, l.live.worker, now, sendID, record.DayOf(now.Time)).Error
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered(relays)+` RETURNING 1),
+					`+deliveredDaily, append(mark, now, sendID, record.DayOf(now.Time))...).Error
 			} else {
 				// With the account's delivered events, still one statement.
-				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered+` RETURNING id, send_id, user_id, email),
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered(relays)+` RETURNING id, send_id, user_id, email),
 					ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
-					`+deliveredDaily, now, ids, l.live.worker, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time)).Error
+					`+deliveredDaily, append(mark, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time))...).Error
 			}
 			if err != nil {
 				return fmt.Errorf("ledger: record deliveries of send %d: %w", sendID, err)
@@ -548,7 +568,8 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if err := l.events.RecordClaimed(tx, accounts[sendID], record.EventDelivered, delivered[sendID], l.live.worker, now.Time); err != nil {
 				return err
 			}
-			res := tx.Exec(markDelivered, now, delivered[sendID], l.live.worker)
+			relays, rargs := relayCase(relayOf, delivered[sendID])
+			res := tx.Exec(markDelivered(relays), append(append([]any{now}, rargs...), delivered[sendID], l.live.worker)...)
 			if res.Error != nil {
 				return res.Error
 			}
