@@ -222,6 +222,38 @@ func TestBrowserAutomationBranchFlow(t *testing.T) {
 			t.Errorf("date automation at %d px: %s", w, p)
 		}
 	}
+	// The report of an email that went to people: reached from the flow,
+	// inside the window at both widths.
+	steps, err := svc.Automations.Schedules(ctx, acct.ID, a.Utr)
+	if err != nil || len(steps) == 0 || steps[0].SendID == nil {
+		t.Fatalf("the automation's emails: %+v, %v", steps, err)
+	}
+	if err := svc.Automations.SetLive(ctx, acct.ID, a.Utr); err != nil { // an email's figures show once it is live
+		t.Fatal(err)
+	}
+	if err := svc.DB.W.Exec("UPDATE single_sends SET triggered = 120, delivered = 118, unique_opens = 40, human_unique_opens = 31, total_opens = 52, unique_clicks = 9, human_unique_clicks = 7, total_clicks = 11 WHERE id = ?",
+		*steps[0].SendID).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int64{1280, 390} {
+		b.do("an email's report at "+itoa(w)+" px",
+			chromedp.EmulateViewport(w, 900),
+			chromedp.Navigate(base+"/automations/"+a.Utr),
+			b.idle,
+			chromedp.Click(chromedp.CSS("a[data-report]")),
+			chromedp.WaitVisible(chromedp.ID("send-statistics")),
+			b.idle,
+		)
+		if got := b.text("delivered", "#stat-delivered .send-stat-value"); got != "118" {
+			t.Errorf("the report at %d px says delivered %q", w, got)
+		}
+		for _, v := range b.axeCheck("email report " + itoa(w)) {
+			t.Errorf("accessibility at %d px: %s", w, v)
+		}
+		if p := b.sideways(w); p != "" {
+			t.Errorf("at %d px: %s", w, p)
+		}
+	}
 	if ps := problems.take(); len(ps) > 0 {
 		t.Fatalf("the browser logged: %s", strings.Join(ps, "; "))
 	}
