@@ -282,7 +282,7 @@ func run(ctx context.Context, o options) error {
 				return err
 			}
 		}
-		if heraldBin, err = buildHerald(ctx, dir, o.overlay, o.cpuProfile != ""); err != nil {
+		if heraldBin, err = buildHerald(ctx, dir, o.overlay, o.cpuProfile != "", o.herald); err != nil {
 			return err
 		}
 		fmt.Printf("herald built from the working tree (overlay %q, profiling hook %v) instead of %s\n", o.overlay, o.cpuProfile != "", o.herald)

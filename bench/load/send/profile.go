@@ -2,6 +2,7 @@ package send
 
 import (
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -77,8 +78,10 @@ func init() {
 
 // buildHerald builds herald from the working tree into dir, with the
 // replacements of the overlay file (go build -overlay's JSON; "" for none)
-// and, with hook, profileHook added. It returns the binary's path.
-func buildHerald(ctx context.Context, dir, overlayFile string, hook bool) (string, error) {
+// and, with hook, profileHook added, and the build tags of like (the
+// binary given with -herald: an OpenSSL build stays one, or the profile
+// would time Go's RSA instead). It returns the binary's path.
+func buildHerald(ctx context.Context, dir, overlayFile string, hook bool, like string) (string, error) {
 	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
@@ -112,7 +115,11 @@ func buildHerald(ctx context.Context, dir, overlayFile string, hook bool) (strin
 		return "", err
 	}
 	bin := filepath.Join(dir, "herald-bench")
-	cmd := exec.CommandContext(ctx, "go", "build", "-overlay", ov, "-o", bin, "./cmd/herald")
+	args := []string{"build", "-overlay", ov, "-o", bin}
+	if tags := buildTags(like); tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/herald")...)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build herald with the overlay: %v: %s", err, b)
@@ -154,4 +161,19 @@ func (p *profiler) stop() (gcStats, error) {
 	}
 	defer resp.Body.Close()
 	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// buildTags are the -tags a Go binary was built with ("" for none, or
+// when it cannot be read).
+func buildTags(bin string) string {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-tags" {
+			return s.Value
+		}
+	}
+	return ""
 }

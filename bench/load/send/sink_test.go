@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -154,5 +155,29 @@ func TestSinkGoesDownAndComesBack(t *testing.T) {
 	b.mu.Unlock()
 	if b.messages.Load() != 3 || distinct != 3 {
 		t.Fatalf("messages %d to %d recipients, want 3 to 3", b.messages.Load(), distinct)
+	}
+}
+
+// TestBuildTagsOfThisTest: the tags read from a binary's file are those
+// it was built with (this test binary's, as it knows them itself); an
+// unreadable file gives none.
+func TestBuildTagsOfThisTest(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			if s.Key == "-tags" {
+				want = s.Value
+			}
+		}
+	}
+	if got := buildTags(self); got != want {
+		t.Fatalf("tags of the test binary %q, want %q", got, want)
+	}
+	if got := buildTags(filepath.Join(t.TempDir(), "nothing")); got != "" {
+		t.Fatalf("tags of no file %q", got)
 	}
 }
