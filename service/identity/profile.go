@@ -101,7 +101,7 @@ func (p *Profiles) Brand(ctx context.Context, accountID int64) (core.Brand, erro
 // (company_name, address_line1, address_line2, city, postal_code:
 // single lines of at most 255, 255, 255, 100 and 20 characters;
 // country_id: a country; brand_color: #rrggbb; logo: a PNG or JPEG of at
-// most MaxLogoBytes and MaxLogoSide pixels a side).
+// most MaxLogoBytes and MaxLogoSide pixels a side, given as a file).
 func (p *Profiles) Save(ctx context.Context, accountID int64, in ProfileInput) (*models.OrgProfile, error) {
 	pr := core.Problems{}
 	row := models.OrgProfile{UserID: accountID}
