@@ -262,6 +262,8 @@ func tags() []obj {
 		{"Single sends", "One-off campaigns."},
 		{"Automations", "Timed email sequences and their emails (schedules)."},
 		{tForms, "Sign-up forms: their hosted page, the embeddable snippet and double opt-in (decisions.md 10; beyond the spec)."},
+		{tProfile, "The company name, postal address, brand colour and logo of the account's mails and public pages (beyond the spec)."},
+		{tBlocks, "Pieces of designs saved from the editor under a name (beyond the spec)."},
 		{"Document", "This document."},
 	} {
 		out = append(out, obj{"name": t[0], "description": t[1]})

@@ -89,7 +89,7 @@ func operations() []op {
 		tAuto   = "Automations"
 	)
 	emails := fields([]string{"email_address"}, obj{"email_address": str("Addresses separated by commas (semicolons, spaces and new lines too). If one is invalid, none is added.")})
-	return append(formOps(), []op{
+	return append(append(formOps(), profileOps()...), []op{
 		// Global unsubscribers.
 		{method: "GET", path: "/global-unsubscribes", tag: tGlobal, summary: "List the global unsubscribers", list: true,
 			ok: listOf("unSubscribers", "GlobalUnsubscriber")},

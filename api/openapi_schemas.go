@@ -111,7 +111,7 @@ func schemas() obj {
 		"created_at":  timestamp(""), "updated_at": timestamp(""), "deleted_at": timestampOrNull(""),
 	}
 	eventKinds := obj{"type": "array", "items": obj{"type": "string", "enum": service.EventNames}}
-	return withSchemas(formSchemas(), obj{
+	return withSchemas(withSchemas(formSchemas(), profileSchemas()), obj{
 		"Failure": obj{
 			"type": "object", "description": "Failure envelope.", "additionalProperties": false,
 			"required": []string{"status", "errors"},

@@ -131,4 +131,11 @@ func (a *API) Mount(r fiber.Router) {
 
 	// Sign-up forms (decisions.md 10).
 	a.mountForms(r)
+
+	// Beyond the spec: the organisation profile and the editor's saved blocks.
+	r.Get("/org-profile", a.orgProfile)
+	r.Post("/org-profile", a.saveOrgProfile)
+	r.Get("/blocks", a.listBlocks)
+	r.Post("/blocks", a.createBlock)
+	r.Delete("/blocks/delete", a.deleteBlock)
 }

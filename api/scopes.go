@@ -133,6 +133,15 @@ var routeScopes = map[routeKey]routeAccess{
 	{"GET", "/automations/schedule"}:         reads("automations"),
 	{"POST", "/automations/schedule/create"}: changes("automations"),
 	{"POST", "/automations/trigger"}:         changes("automations"),
+
+	// The organisation profile is an account setting: a read-only key
+	// reads it, only a key given the profile area changes it.
+	{"GET", "/org-profile"}:  reads("profile"),
+	{"POST", "/org-profile"}: changes("profile"),
+
+	{"GET", "/blocks"}:           reads("blocks"),
+	{"POST", "/blocks"}:          changes("blocks"),
+	{"DELETE", "/blocks/delete"}: changes("blocks"),
 }
 
 // textKeyScope is the refusal of a request outside a named key's scope.

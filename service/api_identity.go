@@ -144,11 +144,15 @@ func WhoOf(u *models.User, m *models.Member) identity.Who {
 // The organisation profile's names.
 type (
 	ProfileInput = identity.ProfileInput
+	ProfileView  = identity.ProfileView
 	Brand        = core.Brand
 )
 
 // MaxLogoBytes is the largest logo file accepted.
 const MaxLogoBytes = identity.MaxLogoBytes
+
+// MaxLogoSide is the largest width or height of a logo, in pixels.
+const MaxLogoSide = identity.MaxLogoSide
 
 // InkOn is the text colour (black or white) readable on a "#rrggbb" colour.
 func InkOn(color string) string { return core.InkOn(color) }

@@ -277,3 +277,29 @@ func decodedBody(t *testing.T, raw []byte) string {
 	}
 	return string(b)
 }
+
+// TestOrgProfileView: the API's view of a profile has the one-line
+// address and the logo's absolute address from the configured base URL
+// (none before a logo), and a logo given as text is refused.
+func TestOrgProfileView(t *testing.T) {
+	t.Parallel()
+	svc := dbtest.Service(t, service.Config{BaseURL: "https://mail.example.com/"})
+	ctx := context.Background()
+	acct := servicetest.NewAccount(t, svc, "view@example.com")
+	v, err := svc.Profiles.View(ctx, acct)
+	if err != nil || v.LogoURL != "" || v.Address != "" || v.Profile.CompanyName != "" {
+		t.Fatalf("view before a save: %+v %v", v, err)
+	}
+	_, err = svc.Profiles.Save(ctx, acct, service.ProfileInput{CompanyName: "Shop", LogoNotFile: true})
+	if msg := fieldErr(err, "logo"); msg != "The logo must be a file." {
+		t.Fatalf("a logo as text: %v", err)
+	}
+	p, err := svc.Profiles.Save(ctx, acct, service.ProfileInput{CompanyName: "Shop", AddressLine1: "9 Elm Street", City: "Leeds", Logo: testImage(t, "png", 8, 8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err = svc.Profiles.View(ctx, acct)
+	if err != nil || v.LogoURL != "https://mail.example.com/brand/logo/"+p.LogoHash+".png" || v.Address != "9 Elm Street, Leeds" || v.Profile.CompanyName != "Shop" {
+		t.Fatalf("view after a save: %+v %v", v, err)
+	}
+}

@@ -181,7 +181,7 @@ func New(db *core.DB, cfg Config) (*Service, error) {
 		return nil, err
 	}
 	mail, checks := del.Mail, del.DomainChecks
-	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey})
+	id := identity.New(identity.Config{DB: db, Now: now, Mail: mail, PasswordCost: cfg.PasswordCost, SignupClosed: cfg.SignupClosed, SecretKey: cfg.SecretKey, BaseURL: cfg.BaseURL})
 	audit := id.Audit
 	aud := audience.New(audience.Config{DB: db, Audit: audit, Settings: settings, ImportDone: mail.ImportDone})
 	camp := campaign.New(campaign.Config{DB: db, Now: now, BaseURL: cfg.BaseURL, Audit: audit, Signals: signals,

@@ -67,6 +67,8 @@ var Areas = []Area{
 	{"suppressions", "Unsubscribers and unsubscribe groups"},
 	{"notifications", "Notification recipients"},
 	{"event_webhooks", "Event webhooks"},
+	{"profile", "Organisation profile"},
+	{"blocks", "Saved blocks"},
 }
 
 // AreaReference is the shared reference data every key may read.

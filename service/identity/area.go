@@ -18,6 +18,9 @@ type Config struct {
 	PasswordCost int
 	SignupClosed bool
 	SecretKey    string
+	// BaseURL is herald's public address (no trailing slash): the root of
+	// the logo's absolute address in a profile's view.
+	BaseURL string
 }
 
 // Services are the identity area's services: accounts, sign-up and logins,
@@ -41,6 +44,6 @@ func New(c Config) *Services {
 		Team:     &Team{db: c.DB, mail: c.Mail, accounts: accounts, audit: audit},
 		Sessions: &Sessions{db: c.DB, now: c.Now},
 		APIKeys:  &APIKeys{db: c.DB, now: c.Now, audit: audit},
-		Profiles: &Profiles{db: c.DB, now: c.Now, audit: audit},
+		Profiles: &Profiles{db: c.DB, now: c.Now, audit: audit, baseURL: c.BaseURL},
 	}
 }

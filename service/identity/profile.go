@@ -24,9 +24,10 @@ import (
 // Profiles keeps each account's organisation profile: its company name,
 // postal address, brand colour and logo.
 type Profiles struct {
-	db    *core.DB
-	now   func() time.Time
-	audit *Audit
+	db      *core.DB
+	now     func() time.Time
+	audit   *Audit
+	baseURL string // herald's public address, for the logo's absolute address
 }
 
 // The limits of a logo.
@@ -52,12 +53,40 @@ type ProfileInput struct {
 	// takes the logo away (ignored when a new one comes).
 	Logo       []byte
 	RemoveLogo bool
+	// LogoNotFile says a logo came as text rather than as a file (an API
+	// body's value): refused, so that the caller does not believe it was
+	// stored.
+	LogoNotFile bool
 }
 
 // Get returns the account's profile without its logo's bytes (an empty
 // profile when none was saved).
 func (p *Profiles) Get(ctx context.Context, accountID int64) (*models.OrgProfile, error) {
 	return core.ReadProfile(ctx, p.db.R, accountID)
+}
+
+// ProfileView is the profile as the API answers it: the stored fields, the
+// postal address on one line and the logo's absolute address ("" for no
+// logo).
+type ProfileView struct {
+	Profile *models.OrgProfile
+	Address string
+	LogoURL string
+}
+
+// View returns the account's profile with its one-line address and its
+// logo's absolute address (an empty profile when none was saved).
+func (p *Profiles) View(ctx context.Context, accountID int64) (ProfileView, error) {
+	pr, err := p.Get(ctx, accountID)
+	if err != nil {
+		return ProfileView{}, err
+	}
+	b := core.BrandOf(pr)
+	v := ProfileView{Profile: pr, Address: b.Address}
+	if b.LogoPath != "" {
+		v.LogoURL = strings.TrimRight(p.baseURL, "/") + b.LogoPath
+	}
+	return v, nil
 }
 
 // Brand returns what pages show of the account's profile.
@@ -72,7 +101,7 @@ func (p *Profiles) Brand(ctx context.Context, accountID int64) (core.Brand, erro
 // (company_name, address_line1, address_line2, city, postal_code:
 // single lines of at most 255, 255, 255, 100 and 20 characters;
 // country_id: a country; brand_color: #rrggbb; logo: a PNG or JPEG of at
-// most MaxLogoBytes and MaxLogoSide pixels a side).
+// most MaxLogoBytes and MaxLogoSide pixels a side, given as a file).
 func (p *Profiles) Save(ctx context.Context, accountID int64, in ProfileInput) (*models.OrgProfile, error) {
 	pr := core.Problems{}
 	row := models.OrgProfile{UserID: accountID}
@@ -104,7 +133,9 @@ func (p *Profiles) Save(ctx context.Context, accountID int64, in ProfileInput) (
 	}
 	var logo []byte
 	var logoType string
-	if in.Logo != nil {
+	if in.LogoNotFile {
+		pr.Add("logo", "The logo must be a file.")
+	} else if in.Logo != nil {
 		var err error
 		if logo, logoType, err = checkLogo(in.Logo); err != nil {
 			pr.Add("logo", err.Error())
