@@ -53,6 +53,8 @@ var required = map[string][]string{
 	"/api/contacts/erase":                             {"email"},
 	"/api/mail/send":                                  {"sender_id", "to", "subject"},
 	"/api/senders/warmup":                             {"domain", "start", "growth", "until"},
+	"/api/org-profile":                                nil, // every field optional: a save replaces the profile
+	"/api/blocks":                                     {"name", "html"},
 }
 
 var sendBody = []string{"template_id", "sender_id", "unsubscribe_group_id", "single_send_name", "subject", "preheader", "recipient_id", "schedule_type"}
@@ -265,6 +267,7 @@ func TestNotFoundTexts(t *testing.T) {
 		{"POST", "/api/forms/update", form("id", "999999", "name", "F", "contact_type_id", itoa(s.ctype)), upper},
 		{"DELETE", "/api/forms/delete?id=999999", nil, upper},
 		{"DELETE", "/api/senders/warmup?domain=nope.example.com", nil, "The domain has no warm-up plan."},
+		{"DELETE", "/api/blocks/delete?id=999999", nil, upper},
 	}
 	// Every route is either above or addresses no record.
 	noRecord := map[string]bool{}
@@ -274,7 +277,7 @@ func TestNotFoundTexts(t *testing.T) {
 		"get-dynamic/content", "get-design/template", "segment/list", "segment/store", "single-send/list", "single/send/create", "automations/create",
 		"event-webhooks", "event-webhooks/save", "openapi.json", "archive",
 		"contacts/privacy-export", "contacts/erase", "forms",
-		"mail/send",
+		"mail/send", "org-profile", "blocks",
 		"senders/warmup"} { // privacy requests name an address, not a record; a plan is named by its domain (its DELETE is above)
 		noRecord["/api/"+p] = true
 	}

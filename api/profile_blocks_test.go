@@ -207,7 +207,7 @@ func TestSavedBlocksAPI(t *testing.T) {
 	expectVAL(t, e.a.send("POST", "/api/blocks", form("name", "FOOTER", "html", "<p>y</p>")),
 		map[string][]string{"name": {"The name has already been taken."}})
 	expectVAL(t, e.a.send("POST", "/api/blocks", form("name", "", "html", " ")),
-		map[string][]string{"name": {"The name field is required."}, "html": {"Choose a block in the design to save."}})
+		map[string][]string{"name": {"The name field is required."}, "html": {"The html field is required."}})
 	expectVAL(t, e.a.send("POST", "/api/blocks", form("name", "Huge", "html", "<p>"+strings.Repeat("x", 1<<20)+"</p>")),
 		map[string][]string{"html": {"The block may not be greater than 1 MB."}})
 	r = e.a.send("POST", "/api/blocks", form("name", strings.Repeat("n", 101), "html", "<p>x</p>"))

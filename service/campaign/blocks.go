@@ -41,9 +41,7 @@ func (in BlockInput) validate() (models.SavedBlock, error) {
 		p.Text("name", b.Name, 100)
 		p.SingleLine("name", b.Name)
 	}
-	if b.HTML == "" {
-		p.AddReason("html", core.ReasonRequired, "Choose a block in the design to save.")
-	}
+	p.Required("html", b.HTML)
 	p.NoNUL("html", b.HTML)
 	p.NoNUL("css", b.CSS)
 	if len(b.HTML) > maxBlockBytes || len(b.CSS) > maxBlockBytes {
