@@ -219,3 +219,52 @@ func TestAutomationBranchTwoEngines(t *testing.T) {
 		}
 	}
 }
+
+// TestAutomationClickTakesPathA: a person's click on a tracked link of an
+// automation's email is followed to the link of the design (the carrier
+// send knows its links, as a single send does once resolved) and sends
+// the contact down path a before the branch's wait runs out.
+func TestAutomationClickTakesPathA(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10),
+		AutomationName: "Clicks", UnsubscribeGroupID: strconv.FormatInt(f.Group, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(subject, path string) {
+		t.Helper()
+		if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
+			Subject: subject, WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png",
+			TemplateHTML: `<p>` + subject + ` <a href="https://shop.example.com/">shop</a> <a href="https://shop.example.com/sale?who=((email))">sale</a></p>`, Path: path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("First", "")
+	if _, err := f.Svc.Automations.AddBranch(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "1", WaitingType: "days"}); err != nil {
+		t.Fatal(err)
+	}
+	add("Thanks", "a")
+	add("Nudge", "b")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.AddContact(typeA, "clicker@example.com")
+	f.AddContact(typeA, "quiet@example.com")
+	f.Settle()
+	var first models.SingleSend
+	f.Svc.DB.R.Where("automation_id = ? AND subject = ?", a.ID, "First").First(&first)
+	f.Advance(time.Minute) // past the scanner window of a click
+	to, err := f.Svc.Tracking.ClickHit(f.Ctx, tokenOf(t, f.SentTo(first.Utr, "clicker@example.com")), 1, personHit)
+	if err != nil || to != "https://shop.example.com/sale?who=clicker@example.com" {
+		t.Fatalf("click on the second link: %q %v", to, err)
+	}
+	f.Settle()
+	if f.StepsOf("clicker@example.com", "Thanks") != 1 || f.StepsOf("clicker@example.com", "Nudge") != 0 {
+		t.Fatalf("clicker: thanks %d nudge %d", f.StepsOf("clicker@example.com", "Thanks"), f.StepsOf("clicker@example.com", "Nudge"))
+	}
+	if f.StepsOf("quiet@example.com", "Thanks")+f.StepsOf("quiet@example.com", "Nudge") != 0 {
+		t.Fatal("the quiet contact left the branch before its wait ran out")
+	}
+}
