@@ -155,6 +155,10 @@ func Main(mode string) {
 	if mode == "memory" {
 		mo.flags()
 	}
+	var bo branchOptions
+	if mode == "automation" {
+		bo.flags()
+	}
 	flag.Parse()
 	o.automation, o.inbound = mode == "automation", mode == "inbound"
 	o.ceilings = strings.Split(ceilings, ",")
@@ -197,7 +201,7 @@ func Main(mode string) {
 		return
 	}
 	if o.automation {
-		if err := runAutomation(ctx, o); err != nil {
+		if err := runAutomation(ctx, o, bo); err != nil {
 			fatal(err)
 		}
 		return
