@@ -9,7 +9,7 @@ PKGS    := ./...
 GOTOOLCHAIN ?= auto
 export GOTOOLCHAIN
 
-.PHONY: build run test generate bench bench-build bench-audience bench-import bench-mail bench-send bench-automation bench-inbound bench-events bench-scaleout bench-memory bench-relays vet vulncheck fuzz fmt clean
+.PHONY: build run test generate bench bench-build bench-audience bench-import bench-mail bench-send bench-automation bench-automation-branch bench-inbound bench-events bench-scaleout bench-memory bench-relays vet vulncheck fuzz fmt clean
 
 # RSA for DKIM (docs/BENCHMARKS.md, the DKIM rows): herald is built with
 # -tags openssl wherever the system's OpenSSL can be linked (libssl-dev's
@@ -116,6 +116,20 @@ bench-send: bench-build
 
 bench-automation: bench-build
 	$(LOAD) automation -herald $(BIN) $(BENCH_AUTOMATION_FLAGS)
+
+# Automations across kill -9 (bench/load/send/branch.go): the contacts
+# through a two-branch automation (Welcome, a branch, Thanks on path a,
+# Nudge on path b) while one of -procs heralds is killed (SIGKILL) every
+# -kill-every and restarted; a share (-openers) opens or clicks Welcome as
+# people and takes path a early, the driver makes the branch's hour pass
+# for the others; checks each address's emails, the duplicates against
+# the in-flight bound, every enrolment done. With HERALD_BENCH_DATABASE=
+# postgres://… 3 processes, else one on SQLite. BENCH_BRANCH_FLAGS:
+# -contacts 100000 -procs 3 -kill-every 5s -openers 0.3.
+BENCH_BRANCH_FLAGS ?=
+
+bench-automation-branch: bench-build
+	$(LOAD) automation -branch -herald $(BIN) $(BENCH_BRANCH_FLAGS)
 
 # Inbound bounce reports: 10,000 DSNs posted to herald's inbound SMTP
 # server, one per message of a completed send.

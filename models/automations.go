@@ -30,6 +30,7 @@ type Automation struct {
 	CreatedAt        Timestamp  `json:"created_at"`
 	UpdatedAt        Timestamp  `json:"updated_at"`
 	EnrolCursor      int64      `json:"-"`
+	BranchCursor     int64      `json:"-"` // the last enrolment id the branch's early pass looked at
 	// TriggerKind is how contacts are enrolled: TriggerTarget or TriggerAPI.
 	TriggerKind string `json:"trigger_kind"`
 	// A TriggerDate automation's date: the custom field (datetime-local)

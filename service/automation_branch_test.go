@@ -219,3 +219,123 @@ func TestAutomationBranchTwoEngines(t *testing.T) {
 		}
 	}
 }
+
+// TestAutomationClickTakesPathA: a person's click on a tracked link of an
+// automation's email is followed to the link of the design (the carrier
+// send knows its links, as a single send does once resolved) and sends
+// the contact down path a before the branch's wait runs out.
+func TestAutomationClickTakesPathA(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10),
+		AutomationName: "Clicks", UnsubscribeGroupID: strconv.FormatInt(f.Group, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(subject, path string) {
+		t.Helper()
+		if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
+			Subject: subject, WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png",
+			TemplateHTML: `<p>` + subject + ` <a href="https://shop.example.com/">shop</a> <a href="https://shop.example.com/sale?who=((email))">sale</a></p>`, Path: path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("First", "")
+	if _, err := f.Svc.Automations.AddBranch(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "1", WaitingType: "days"}); err != nil {
+		t.Fatal(err)
+	}
+	add("Thanks", "a")
+	add("Nudge", "b")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.AddContact(typeA, "clicker@example.com")
+	f.AddContact(typeA, "quiet@example.com")
+	f.Settle()
+	var first models.SingleSend
+	f.Svc.DB.R.Where("automation_id = ? AND subject = ?", a.ID, "First").First(&first)
+	f.Advance(time.Minute) // past the scanner window of a click
+	to, err := f.Svc.Tracking.ClickHit(f.Ctx, tokenOf(t, f.SentTo(first.Utr, "clicker@example.com")), 1, personHit)
+	if err != nil || to != "https://shop.example.com/sale?who=clicker@example.com" {
+		t.Fatalf("click on the second link: %q %v", to, err)
+	}
+	f.Settle()
+	if f.StepsOf("clicker@example.com", "Thanks") != 1 || f.StepsOf("clicker@example.com", "Nudge") != 0 {
+		t.Fatalf("clicker: thanks %d nudge %d", f.StepsOf("clicker@example.com", "Thanks"), f.StepsOf("clicker@example.com", "Nudge"))
+	}
+	if f.StepsOf("quiet@example.com", "Thanks")+f.StepsOf("quiet@example.com", "Nudge") != 0 {
+		t.Fatal("the quiet contact left the branch before its wait ran out")
+	}
+}
+
+// TestAutomationBranchWaitEdit: the branch's wait changes with the check
+// of adding one; a contact already waiting keeps the time it reached the
+// branch, its deadline that time plus the new wait.
+func TestAutomationBranchWaitEdit(t *testing.T) {
+	t.Parallel()
+	f := servicetest.NewSendFixture(t, true)
+	typeA := f.ContactType("Customers")
+	a, err := f.Svc.Automations.Create(f.Ctx, f.Acct, service.AutomationInput{Type: "custom", AutomationFor: "contacts_" + strconv.FormatInt(typeA, 10),
+		AutomationName: "Edited wait", UnsubscribeGroupID: strconv.FormatInt(f.Group, 10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(subject, path string) {
+		t.Helper()
+		if _, err := f.Svc.Automations.AddSchedule(f.Ctx, f.Acct, service.ScheduleInput{Utr: a.Utr, SenderID: strconv.FormatInt(f.Sender, 10),
+			Subject: subject, WaitingPeriod: "0", WaitingType: "instantly", TemplateID: "1", PreviewImg: "01-blank.png",
+			TemplateHTML: `<p>` + subject + `</p>`, Path: path}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("First", "")
+	if _, err := f.Svc.Automations.UpdateBranchWait(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "2", WaitingType: "hours"}); service.ErrorCode(err) != service.CodeNotFound {
+		t.Fatalf("the wait of a branch that is not there: %v", err)
+	}
+	if _, err := f.Svc.Automations.AddBranch(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "2", WaitingType: "days"}); err != nil {
+		t.Fatal(err)
+	}
+	add("Thanks", "a")
+	add("Nudge", "b")
+	if err := f.Svc.Automations.SetLive(f.Ctx, f.Acct, a.Utr); err != nil {
+		t.Fatal(err)
+	}
+	f.AddContact(typeA, "quiet@example.com")
+	f.Settle()
+	if f.StepsOf("quiet@example.com", "First") != 1 {
+		t.Fatal("no first email")
+	}
+	f.Advance(time.Hour)
+
+	for _, bad := range []service.BranchInput{{WaitingPeriod: "0", WaitingType: "hours"}, {WaitingPeriod: "3", WaitingType: "instantly"}, {WaitingPeriod: "3651", WaitingType: "days"}} {
+		bad.Utr = a.Utr
+		if _, err := f.Svc.Automations.UpdateBranchWait(f.Ctx, f.Acct, bad); fieldMessage(err, "waiting_period")+fieldMessage(err, "waiting_type") == "" {
+			t.Fatalf("wait %+v taken: %v", bad, err)
+		}
+	}
+	other := f.SecondAccount("other@example.org")
+	if _, err := other.Svc.Automations.UpdateBranchWait(other.Ctx, other.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "1", WaitingType: "hours"}); service.ErrorCode(err) != service.CodeNotFound {
+		t.Fatalf("another account changes the wait: %v", err)
+	}
+	// Two days become three hours: the contact, at the branch for an hour
+	// now, leaves two hours from now.
+	br, err := f.Svc.Automations.UpdateBranchWait(f.Ctx, f.Acct, service.BranchInput{Utr: a.Utr, WaitingPeriod: "3", WaitingType: "hours"})
+	if err != nil || br.WaitingPeriod != 3 || br.WaitingType != "hours" {
+		t.Fatalf("the new wait: %+v %v", br, err)
+	}
+	if n := f.Scalar("SELECT COUNT(*) FROM automation_schedules WHERE automation_id = ? AND kind = 'branch' AND waiting_period = 3 AND waiting_type = 'hours'", a.ID); n != 1 {
+		t.Fatal("the branch's wait is not stored")
+	}
+	f.Advance(time.Hour + 59*time.Minute)
+	f.Settle()
+	if f.StepsOf("quiet@example.com", "Nudge") != 0 {
+		t.Fatal("the contact left before the new deadline")
+	}
+	f.Advance(time.Minute)
+	f.Settle()
+	f.Settle()
+	if f.StepsOf("quiet@example.com", "Nudge") != 1 || f.StepsOf("quiet@example.com", "Thanks") != 0 {
+		t.Fatalf("after the new deadline: nudge %d thanks %d", f.StepsOf("quiet@example.com", "Nudge"), f.StepsOf("quiet@example.com", "Thanks"))
+	}
+}

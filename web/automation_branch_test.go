@@ -159,3 +159,36 @@ func TestAutomationAPITriggerSettings(t *testing.T) {
 		t.Fatalf("after saving: %+v", got)
 	}
 }
+
+// TestAutomationBranchWaitForm: the branch's wait is changed from the
+// form at the branch, refused with the reason when it is no wait, and
+// shown again with the new value.
+func TestAutomationBranchWaitForm(t *testing.T) {
+	t.Parallel()
+	s := newAutoSetup(t)
+	c := s.c
+	a := s.create("custom", "Branch wait", itoa(s.group), [3]string{"instantly", "0", "Hello"})
+	base := "/automations/" + a.Utr
+	c.get(base)
+	wantRedirect(t, c.post(base+"/branch", url.Values{"waiting_period": {"2"}, "waiting_type": {"days"}}), base)
+	r := c.get(base)
+	if value(r.doc, `#branch-wait-form input[name="waiting_period"]`) != "2" || attr(first(r.doc, "#branch-wait-form"), "action") != base+"/branch/wait" {
+		t.Fatal("the branch offers no form of its wait, with the current one")
+	}
+	r = c.post(base+"/branch/wait", url.Values{"waiting_period": {"0"}, "waiting_type": {"hours"}})
+	wantRedirect(t, r, base)
+	r = c.get(r.location())
+	if f := text(first(r.doc, "#flash")); !strings.Contains(f, "waiting period") {
+		t.Fatalf("flash %q", f)
+	}
+	r = c.post(base+"/branch/wait", url.Values{"waiting_period": {"6"}, "waiting_type": {"hours"}})
+	wantRedirect(t, r, base)
+	rows := s.emails(a.Utr)
+	if len(rows) != 2 || rows[1].Kind != models.StepBranch || rows[1].WaitingPeriod != 6 || rows[1].WaitingType != "hours" {
+		t.Fatalf("steps after the wait changed: %+v", rows)
+	}
+	r = c.get(base)
+	if got := text(first(r.doc, "#automation-branch .wait-label")); got != "Waits up to 6 hours" {
+		t.Fatalf("branch wait %q", got)
+	}
+}

@@ -30,6 +30,7 @@ func (w *Web) mountAutomations(r router) {
 	r.post("/automations/:utr/delete", service.ActRunAutomation, w.deleteAutomation)
 	r.post("/automations/:utr/emails", service.ActPrepare, w.addEmail)
 	r.post("/automations/:utr/branch", service.ActPrepare, w.addBranch)
+	r.post("/automations/:utr/branch/wait", service.ActPrepare, w.updateBranchWait)
 	r.get("/automations/:utr/emails/:email/contacts", service.ActRead, w.stepContacts)
 	r.get("/automations/:utr/emails/:email/report", service.ActRead, w.emailReport)
 	r.get("/automations/:utr/emails/new", service.ActRead, w.newEmail)
@@ -1080,6 +1081,26 @@ func (w *Web) addBranch(c *fiber.Ctx) error {
 		return err
 	}
 	w.flash(c, views.FlashSuccess, "Branch added: add the emails of each path.")
+	return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
+}
+
+// updateBranchWait changes the branch's wait; a refusal comes back as a
+// message on the automation's page, at the branch.
+func (w *Web) updateBranchWait(c *fiber.Ctx) error {
+	a, err := w.automationParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = w.svc.Automations.UpdateBranchWait(c.UserContext(), accountID(c), service.BranchInput{Utr: a.Utr,
+		WaitingPeriod: formValue(c, "waiting_period"), WaitingType: formValue(c, "waiting_type")})
+	switch {
+	case isValidation(err):
+		w.flash(c, views.FlashError, refusal(err))
+		return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
+	case err != nil:
+		return err
+	}
+	w.flash(c, views.FlashSuccess, "Branch wait saved: contacts already waiting count it from when they reached the branch.")
 	return redirectTo(c, automations.AutomationURL(a.Utr)+"#automation-branch")
 }
 

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +110,7 @@ type Child struct {
 	Addr string
 	in   io.WriteCloser
 	out  *bufio.Reader
+	mu   sync.Mutex // one command and its answer at a time
 }
 
 // StartChild runs this program with args and waits for its "addr" line.
@@ -140,8 +142,11 @@ func StartChild(args ...string) (*Child, error) {
 	return c, nil
 }
 
-// Ask sends one command line and returns the answer line.
+// Ask sends one command line and returns the answer line; callers from
+// several goroutines take turns.
 func (c *Child) Ask(command string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if _, err := io.WriteString(c.in, command+"\n"); err != nil {
 		return "", err
 	}
@@ -212,7 +217,9 @@ func FreshSchema(base string) (string, func(), error) {
 // OpenSQL opens the database at dsn (a postgres:// URL or an SQLite file)
 // for the benchmarks' own few statements: making and dropping a schema,
 // and reading counters to check or report what herald did. Herald's data
-// is only ever written by herald (through its API and SMTP).
+// is only ever written by herald (through its API and SMTP), but for one
+// statement of `load automation -branch`, which makes a branch's hour
+// pass (a process's clock cannot be moved from outside).
 func OpenSQL(dsn string) (*sql.DB, error) {
 	var d gorm.Dialector
 	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {

@@ -10,7 +10,8 @@
 //	load api         authenticated list endpoints beside a bare Fiber handler under wrk (make bench)
 //	load audience    a 1,000,000-row CSV import, a segment, the contact list (make bench-audience)
 //	load send        one single send to 100,000 contacts beside a plain SMTP client's ceiling (make bench-send)
-//	load automation  a CSV import into a live automation's target until every email is out (make bench-automation)
+//	load automation  a CSV import into a live automation's target until every email is out (make bench-automation);
+//	                 with -branch, a two-branch automation across kill -9 (make bench-automation-branch)
 //	load inbound     10,000 bounce reports posted to herald's inbound SMTP server (make bench-inbound)
 //	load events      load send with an events webhook endpoint on a loopback receiver
 //	load scaleout    several herald processes on one PostgreSQL database share a send, one killed every few seconds (make bench-scaleout)

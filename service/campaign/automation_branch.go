@@ -98,3 +98,59 @@ func checkPath(tx *gorm.DB, automationID int64, path string) error {
 	}
 	return nil
 }
+
+// UpdateBranchWait changes how long the automation's branch waits, with
+// the check of AddBranch. The contacts already waiting at the branch keep
+// the time they reached it: each one's deadline becomes that time plus
+// the new wait (due_at moves by the difference of the two waits; a
+// deadline now past is taken at the next round). One statement moves
+// them, on the condition that they still wait at the branch, as the
+// engine's own moves are conditional: a contact the engine is moving at
+// that moment takes its path once, by the wait it read. Errors:
+// ErrNotFound (no automation, or no branch); validation (the wait's
+// fields).
+func (s *Automations) UpdateBranchWait(ctx context.Context, accountID int64, in BranchInput) (*models.AutomationSchedule, error) {
+	p := core.Problems{}
+	waitType, period := checkWait(p, in.WaitingType, in.WaitingPeriod, []string{"hours", "days"}, 1)
+	if err := p.Err(); err != nil {
+		return nil, fmt.Errorf("automations: change the branch's wait: %w", err)
+	}
+	a, err := s.Get(ctx, accountID, in.Utr)
+	if err != nil {
+		return nil, fmt.Errorf("automations: change the branch's wait: %w", err)
+	}
+	var br models.AutomationSchedule
+	err = s.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The branch's row is locked: two edits at once shift the waiting
+		// contacts one after the other, each from the wait the other left.
+		if err := tx.Raw("SELECT * FROM automation_schedules WHERE automation_id = ? AND user_id = ? AND kind = ?"+s.db.SQL().ForUpdate(),
+			a.ID, accountID, models.StepBranch).Scan(&br).Error; err != nil {
+			return fmt.Errorf("automations: branch of automation %d: %w", a.ID, err)
+		}
+		if br.ID == 0 {
+			return core.ErrNotFound
+		}
+		lines, err := record.StepLines(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		at := len(lines[models.PathMain]) - 1 // the branch ends the main line
+		old := record.WaitOf(&br)
+		br.WaitingType, br.WaitingPeriod = waitType, period
+		shift := (record.WaitOf(&br) - old).Milliseconds()
+		br.UpdatedAt = models.NewTimestamp(s.db.Now())
+		if err := tx.Model(&models.AutomationSchedule{}).Where("id = ?", br.ID).Updates(map[string]any{
+			"waiting_type": br.WaitingType, "waiting_period": br.WaitingPeriod, "updated_at": br.UpdatedAt}).Error; err != nil {
+			return fmt.Errorf("automations: branch %d: %w", br.ID, err)
+		}
+		if shift == 0 {
+			return nil
+		}
+		return tx.Exec("UPDATE automation_contacts SET due_at = due_at + ?, updated_at = ? WHERE automation_id = ? AND state = ? AND path = ? AND step = ?",
+			shift, tx.NowFunc(), a.ID, models.EnrolActive, models.PathMain, at).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("automations: change the branch's wait: %w", err)
+	}
+	return &br, nil
+}

@@ -22,15 +22,10 @@ type automationsRound struct {
 	events *record.Events
 	now    func() time.Time
 	sent   func() // wakes the engine: messages were queued
-	// branchAfter is, per automation, the last enrolment id the branch
-	// pass looked at: each round reads the next batch of the contacts
-	// waiting at the branch, so a round's work stays bounded however
-	// many wait. Kept in memory: a restart starts again from the first.
-	branchAfter map[int64]int64
 }
 
 func newAutomationsRound(db *core.DB, events *record.Events, now func() time.Time, sent func()) *automationsRound {
-	return &automationsRound{db: db, events: events, now: now, sent: sent, branchAfter: map[int64]int64{}}
+	return &automationsRound{db: db, events: events, now: now, sent: sent}
 }
 
 func (ar *automationsRound) name() string { return "automations" }
@@ -377,9 +372,13 @@ func engagedOf(tx *gorm.DB, sendIDs []int64, es []models.AutomationContact) (map
 // branchEarly moves the contacts waiting at the automation's branch that
 // opened or clicked meanwhile onto path a, before the branch's wait runs
 // out. Each call reads the next stepBatch waiting contacts (by id, along
-// automation_contacts_step) after where the last call stopped, and checks
-// them in one query: a contact waiting at the branch is looked at once
-// every (waiting / stepBatch) rounds.
+// automation_contacts_step) after the automation's branch_cursor, checks
+// them in one query, and moves the cursor past them (back to the first
+// after the last). The cursor is in the database: the processes sharing
+// it take turns along the waiting contacts, and a restarted process goes
+// on where the others are, so a contact waiting at the branch is looked
+// at once every (waiting / stepBatch) rounds of all the processes
+// together, however often one restarts.
 func (ar *automationsRound) branchEarly(ctx context.Context, a *models.Automation) error {
 	lines, err := record.StepLines(ar.db.R.WithContext(ctx), a.ID)
 	if err != nil {
@@ -393,14 +392,21 @@ func (ar *automationsRound) branchEarly(ctx context.Context, a *models.Automatio
 	now := ar.now()
 	var waiting []models.AutomationContact
 	if err := ar.db.R.WithContext(ctx).Where("automation_id = ? AND state = ? AND path = ? AND step = ? AND id > ?",
-		a.ID, models.EnrolActive, models.PathMain, at, ar.branchAfter[a.ID]).
+		a.ID, models.EnrolActive, models.PathMain, at, a.BranchCursor).
 		Order("id").Limit(stepBatch).Find(&waiting).Error; err != nil {
 		return fmt.Errorf("automations: contacts at the branch of automation %d: %w", a.ID, err)
 	}
-	if len(waiting) < stepBatch {
-		delete(ar.branchAfter, a.ID)
-	} else {
-		ar.branchAfter[a.ID] = waiting[len(waiting)-1].ID
+	next := int64(0)
+	if len(waiting) == stepBatch {
+		next = waiting[len(waiting)-1].ID
+	}
+	if next != a.BranchCursor {
+		// From where this call read it only: a process that read the
+		// same cursor at the same time moves it once for both.
+		if err := ar.db.W.WithContext(ctx).Model(&models.Automation{}).Where("id = ? AND branch_cursor = ?", a.ID, a.BranchCursor).
+			Update("branch_cursor", next).Error; err != nil {
+			return fmt.Errorf("automations: branch cursor of automation %d: %w", a.ID, err)
+		}
 	}
 	if len(waiting) == 0 {
 		return nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,6 +100,16 @@ func (rs *runningSends) get(ctx context.Context, sendID int64) (*compiledSend, e
 	c, err := rs.compile(ctx, &ss)
 	if err != nil {
 		return nil, err
+	}
+	if ss.AutomationID != nil && !slices.Equal(ss.Links, c.links) {
+		// An automation's email is never resolved like a single send,
+		// which stores its links then: its send gets them here, before
+		// its first message, so that a click on one is followed
+		// (Tracking.linkTarget). An edited design replaces them.
+		if err := rs.db.W.WithContext(ctx).Model(&models.SingleSend{}).Where("id = ?", sendID).
+			Update("links", models.StringArray(append([]string{}, c.links...))).Error; err != nil {
+			return nil, fmt.Errorf("running: links of send %d: %w", sendID, err)
+		}
 	}
 	rs.mu.Lock()
 	rs.compiled[sendID] = c

@@ -303,6 +303,9 @@ type BranchForm struct {
 // BranchURL is where a branch is added (POST).
 func BranchURL(utr string) string { return AutomationURL(utr) + "/branch" }
 
+// BranchWaitURL is where the branch's wait is changed (POST).
+func BranchWaitURL(utr string) string { return BranchURL(utr) + "/wait" }
+
 // NewPathEmailURL is the form of an email added to a path of the branch.
 func NewPathEmailURL(utr, path string) string {
 	return NewEmailURL(utr) + "?path=" + url.QueryEscape(path)

@@ -59,7 +59,10 @@ type autoResult struct {
 	csvBytes  int
 }
 
-func runAutomation(ctx context.Context, o options) error {
+func runAutomation(ctx context.Context, o options, bo branchOptions) error {
+	if bo.on {
+		return runBranch(ctx, o, bo)
+	}
 	if _, err := os.Stat(o.herald); err != nil {
 		return fmt.Errorf("%s is missing: build it first (make bench-automation builds bin/herald)", o.herald)
 	}
@@ -245,6 +248,20 @@ type importReport struct {
 // createAutomation makes the custom automation on the empty type, its one
 // instant email, and sets it live; it returns the automation's utr.
 func (b *bench) createAutomation(ctx context.Context, h *heraldProc) (string, error) {
+	utr, err := b.createAutomationSteps(ctx, h, "Welcome, ((first_name))")
+	if err != nil {
+		return "", err
+	}
+	if _, err := b.call(ctx, h, http.MethodGet, "/automations/set-live?utr="+url.QueryEscape(utr), nil); err != nil {
+		return "", err
+	}
+	return utr, nil
+}
+
+// createAutomationSteps makes the custom automation on the empty type and
+// its first email (at once, the library design -template, subject), not
+// live yet; it returns the automation's utr.
+func (b *bench) createAutomationSteps(ctx context.Context, h *heraldProc, subject string) (string, error) {
 	utrOf := func(path string, body []byte) (string, error) {
 		var env struct {
 			Message struct {
@@ -272,7 +289,7 @@ func (b *bench) createAutomation(ctx context.Context, h *heraldProc) (string, er
 	body, err = b.call(ctx, h, http.MethodPost, "/automations/schedule/create", url.Values{
 		"utr":            {utr},
 		"sender_id":      {strconv.FormatInt(b.f.sender, 10)},
-		"subject":        {"Welcome, ((first_name))"},
+		"subject":        {subject},
 		"waiting_period": {"1"},
 		"waiting_type":   {"instantly"},
 		"template_id":    {strconv.Itoa(b.o.template)},
@@ -282,9 +299,6 @@ func (b *bench) createAutomation(ctx context.Context, h *heraldProc) (string, er
 		return "", err
 	}
 	if _, err := utrOf("automations/schedule/create", body); err != nil {
-		return "", err
-	}
-	if _, err := b.call(ctx, h, http.MethodGet, "/automations/set-live?utr="+url.QueryEscape(utr), nil); err != nil {
 		return "", err
 	}
 	return utr, nil

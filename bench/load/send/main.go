@@ -165,6 +165,10 @@ func Main(mode string) {
 	if mode == "relays" {
 		ro.flags()
 	}
+	var bo branchOptions
+	if mode == "automation" {
+		bo.flags()
+	}
 	flag.Parse()
 	o.automation, o.inbound = mode == "automation", mode == "inbound"
 	o.ceilings = strings.Split(ceilings, ",")
@@ -215,7 +219,7 @@ func Main(mode string) {
 		return
 	}
 	if o.automation {
-		if err := runAutomation(ctx, o); err != nil {
+		if err := runAutomation(ctx, o, bo); err != nil {
 			fatal(err)
 		}
 		return

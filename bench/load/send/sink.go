@@ -2,12 +2,17 @@ package send
 
 import (
 	"bufio"
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"mime"
 	"net"
+	"net/mail"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +45,17 @@ import (
 // answers 421 to EHLO and to MAIL (a relay closing its service), and "up"
 // listens again on the same address and accepts mail again. The counts
 // survive both.
+//
+// With -capture it also reads each message: its Subject, and in its body
+// (quoted-printable soft breaks joined) the path of the open pixel
+// (/t/o/TOKEN) and of the first tracked link (/t/c/TOKEN/N). It counts the
+// messages and distinct recipients of each subject ("subjects" answers
+// "subjects SUBJECT DISTINCT MESSAGES …", subjects without spaces), and
+// keeps, for each recipient, the tracking paths of the first message it got
+// and its messages by subject: "capture FILE" writes them to FILE as
+// "RECIPIENT<TAB>SUBJECT=N,SUBJECT=N<TAB>OPEN-PATH<TAB>CLICK-PATH" lines
+// (answers "ok"). `load automation -branch` reads who got which email, and
+// opens or clicks the first one as its recipient would.
 
 type sinkBackend struct {
 	messages atomic.Int64
@@ -53,7 +69,17 @@ type sinkBackend struct {
 	keepFrom bool
 	from     map[string]string // recipient → MAIL FROM (-return-paths)
 
-	refuse atomic.Bool // answer 421 to EHLO and MAIL ("refuse")
+	refuse   atomic.Bool // answer 421 to EHLO and MAIL ("refuse")
+	capture  bool
+	got      map[string]*captured // recipient → its messages (-capture)
+	subjects map[string]*[2]int64 // subject → distinct recipients, messages (-capture)
+}
+
+// captured is what -capture keeps of one recipient's messages.
+type captured struct {
+	bySubject map[string]int32
+	open      string // the first message's open pixel path
+	click     string // the first message's first tracked link path
 }
 
 // errRefused is the sink's answer while it refuses mail.
@@ -85,12 +111,44 @@ func (s *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (s *sinkSession) Data(r io.Reader) error {
-	n, err := io.Copy(io.Discard, r)
+	b := s.b
+	var n int64
+	var err error
+	var subject, open, click string
+	if b.capture {
+		var data []byte
+		data, err = io.ReadAll(r)
+		n = int64(len(data))
+		if err == nil {
+			subject, open, click = readCaptured(data)
+		}
+	} else {
+		n, err = io.Copy(io.Discard, r)
+	}
 	if err != nil {
 		return err
 	}
-	b := s.b
 	b.mu.Lock()
+	if b.capture {
+		for _, to := range s.to {
+			k := strings.ToLower(to)
+			c := b.got[k]
+			if c == nil {
+				c = &captured{bySubject: map[string]int32{}, open: open, click: click}
+				b.got[k] = c
+			}
+			sc := b.subjects[subject]
+			if sc == nil {
+				sc = &[2]int64{}
+				b.subjects[subject] = sc
+			}
+			if c.bySubject[subject] == 0 {
+				sc[0]++
+			}
+			sc[1]++
+			c.bySubject[subject]++
+		}
+	}
 	for _, to := range s.to {
 		k := strings.ToLower(to)
 		n := b.rcpts[k] + 1
@@ -176,10 +234,11 @@ func (s *sinkServer) refuseMail() { s.b.refuse.Store(true) }
 func RunSink(args []string) error {
 	fs := flag.NewFlagSet("sink", flag.ContinueOnError)
 	keepFrom := fs.Bool("return-paths", false, "keep each recipient's MAIL FROM for the paths command")
+	capture := fs.Bool("capture", false, "read each message's subject and tracking paths for the subjects and capture commands")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	b := &sinkBackend{rcpts: map[string]int32{}, keepFrom: *keepFrom, from: map[string]string{}}
+	b := newSinkBackend(*keepFrom, *capture)
 	srv, err := listenSink(b, "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -200,6 +259,7 @@ func RunSink(args []string) error {
 			b.mu.Lock()
 			b.rcpts, b.dups, b.most = map[string]int32{}, 0, 0
 			b.from = map[string]string{}
+			b.got, b.subjects = map[string]*captured{}, map[string]*[2]int64{}
 			b.mu.Unlock()
 			fmt.Println("ok")
 		case "paths":
@@ -218,11 +278,82 @@ func RunSink(args []string) error {
 				return fmt.Errorf("sink: listen again on %s: %w", srv.addr, err)
 			}
 			fmt.Println("ok")
+		case "subjects":
+			fmt.Println(b.subjectLine())
+		case "capture":
+			if err := b.writeCaptured(arg); err != nil {
+				return err
+			}
+			fmt.Println("ok")
 		default:
 			return fmt.Errorf("sink: unknown command %q", in.Text())
 		}
 	}
 	return in.Err()
+}
+
+func newSinkBackend(keepFrom, capture bool) *sinkBackend {
+	return &sinkBackend{rcpts: map[string]int32{}, keepFrom: keepFrom, from: map[string]string{}, capture: capture,
+		got: map[string]*captured{}, subjects: map[string]*[2]int64{}}
+}
+
+var (
+	openPathRE  = regexp.MustCompile(`/t/o/[A-Za-z0-9_-]+`)
+	clickPathRE = regexp.MustCompile(`/t/c/[A-Za-z0-9_-]+/[0-9]+`)
+)
+
+// readCaptured returns a message's subject (decoded, spaces as "_") and
+// the paths of its open pixel and first tracked link ("" when none).
+func readCaptured(data []byte) (subject, open, click string) {
+	m, err := mail.ReadMessage(bytes.NewReader(data))
+	if err != nil {
+		return "?", "", ""
+	}
+	subject = m.Header.Get("Subject")
+	if d, err := new(mime.WordDecoder).DecodeHeader(subject); err == nil {
+		subject = d
+	}
+	subject = strings.ReplaceAll(strings.TrimSpace(subject), " ", "_")
+	if subject == "" {
+		subject = "?"
+	}
+	body, _ := io.ReadAll(m.Body)
+	body = bytes.ReplaceAll(body, []byte("=\r\n"), nil) // quoted-printable soft breaks
+	return subject, string(openPathRE.Find(body)), string(clickPathRE.Find(body))
+}
+
+// subjectLine is the answer to "subjects".
+func (b *sinkBackend) subjectLine() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sb strings.Builder
+	sb.WriteString("subjects")
+	for s, c := range b.subjects {
+		fmt.Fprintf(&sb, " %s %d %d", s, c[0], c[1])
+	}
+	return sb.String()
+}
+
+func (b *sinkBackend) writeCaptured(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	b.mu.Lock()
+	for rcpt, c := range b.got {
+		var subs []string
+		for s, n := range c.bySubject {
+			subs = append(subs, s+"="+strconv.Itoa(int(n)))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", rcpt, strings.Join(subs, ","), c.open, c.click)
+	}
+	b.mu.Unlock()
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (b *sinkBackend) writePaths(path string) error {
@@ -290,6 +421,41 @@ func (s *sinkProc) paths(file string) error {
 	}
 	if strings.TrimSpace(line) != "ok" {
 		return fmt.Errorf("sink answered %q to paths", line)
+	}
+	return nil
+}
+
+// subjectCounts is an answer to "subjects" (-capture): per subject, its
+// distinct recipients and messages since the last reset.
+func (s *sinkProc) subjectCounts() (map[string][2]int64, error) {
+	line, err := s.Ask("subjects")
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Fields(line)
+	if len(f) == 0 || f[0] != "subjects" || len(f)%3 != 1 {
+		return nil, fmt.Errorf("sink answered %q to subjects", line)
+	}
+	out := map[string][2]int64{}
+	for i := 1; i+2 < len(f); i += 3 {
+		d, err1 := strconv.ParseInt(f[i+1], 10, 64)
+		m, err2 := strconv.ParseInt(f[i+2], 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("sink answered %q to subjects", line)
+		}
+		out[f[i]] = [2]int64{d, m}
+	}
+	return out, nil
+}
+
+// captured writes what -capture kept of each recipient to file.
+func (s *sinkProc) captured(file string) error {
+	line, err := s.Ask("capture " + file)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(line) != "ok" {
+		return fmt.Errorf("sink answered %q to capture", line)
 	}
 	return nil
 }

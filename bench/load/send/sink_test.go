@@ -181,3 +181,56 @@ func TestBuildTagsOfThisTest(t *testing.T) {
 		t.Fatalf("tags of no file %q", got)
 	}
 }
+
+// TestSinkCapturesTrackingPaths checks what `load automation -branch`
+// rests on: with -capture the sink counts each subject's recipients and
+// messages, and keeps the open pixel and first tracked link of each
+// recipient's first message, across quoted-printable soft line breaks.
+func TestSinkCapturesTrackingPaths(t *testing.T) {
+	b := newSinkBackend(false, true)
+	srv := smtp.NewServer(b)
+	srv.Domain = "sink.test"
+	srv.ErrorLog = log.New(io.Discard, "", 0)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	defer srv.Close()
+	c, err := smtp.Dial(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	msg := func(subject, token string) []byte {
+		return []byte("Subject: " + subject + "\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n" +
+			"<p><a href=3D\"https://mail.example.com/t/c/" + token[:5] + "=\r\n" + token[5:] + "/0\">shop</a></p>" +
+			"<img src=3D\"https://mail.example.com/t/o/" + token + ".gif\" width=3D\"1\">\r\n")
+	}
+	for i, m := range []struct{ to, subject, token string }{
+		{"a@example.com", "Welcome", "AAAAAAAAB5UU7UxNPTk--JlwDEI"},
+		{"b@example.com", "Welcome", "AAAAAAAAAE6KgSQ0XDlEG8RvtEA"},
+		{"a@example.com", "Thanks", "AAAAAAAAAO0pEl7f_WEABPFZO4c"},
+		{"A@example.com", "Welcome", "AAAAAAAAB5UU7UxNPTk--JlwDEI"}, // a duplicate
+	} {
+		if err := plainSend(c, "b@bounce.test", m.to, msg(m.subject, m.token), i > 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.subjectLine(); !strings.Contains(got, " Welcome 2 3") || !strings.Contains(got, " Thanks 1 1") {
+		t.Fatalf("subjects %q", got)
+	}
+	file := filepath.Join(t.TempDir(), "capture")
+	if err := b.writeCaptured(file); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readCapture(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := recs["a@example.com"]
+	if len(recs) != 2 || a == nil || a.counts["Welcome"] != 2 || a.counts["Thanks"] != 1 ||
+		a.open != "/t/o/AAAAAAAAB5UU7UxNPTk--JlwDEI" || a.click != "/t/c/AAAAAAAAB5UU7UxNPTk--JlwDEI/0" {
+		t.Fatalf("captured %d recipients, a: %+v", len(recs), a)
+	}
+}
