@@ -8,18 +8,29 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// safe[c] is true for ASCII bytes written as they are inside a JSON string.
-var safe = func() (t [utf8.RuneSelf]bool) {
+// safe[c] is true for ASCII bytes written as they are inside a JSON string
+// by encoding/json; logSafe[c] by log/slog's JSON handler, which leaves
+// <, > and & as they are.
+var safe, logSafe = func() (t, l [utf8.RuneSelf]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		l[c] = c != '"' && c != '\\'
+		t[c] = l[c] && c != '<' && c != '>' && c != '&'
 	}
 	return
 }()
 
-// appendString appends s as a JSON string, escaped as encoding/json does.
 // AppendString appends s as a JSON string, byte for byte as
 // encoding/json.Marshal writes it.
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, &safe, true) }
+
+// AppendLogString appends s as a JSON string, byte for byte as log/slog's
+// JSON handler writes it: <, > and & kept, \b and \f as \u0008 and \u000c.
+func AppendLogString(b []byte, s string) []byte { return appendString(b, s, &logSafe, false) }
+
+// appendString appends s quoted: the ASCII bytes that safe marks as they
+// are, the others escaped (\b and \f by name when named); invalid UTF-8
+// as U+FFFD, U+2028 and U+2029 escaped.
+func appendString(b []byte, s string, safe *[utf8.RuneSelf]bool, named bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -30,20 +41,20 @@ func AppendString(b []byte, s string) []byte {
 				continue
 			}
 			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
+			case c == '\n':
 				b = append(b, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				b = append(b, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				b = append(b, '\\', 't')
-			default: // other control characters and <, >, &
+			case c == '\b' && named:
+				b = append(b, '\\', 'b')
+			case c == '\f' && named:
+				b = append(b, '\\', 'f')
+			default: // other control characters, and <, > and & for encoding/json
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
 			i++

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"herald/jsonw"
 )
 
 // accessLog writes the line every request leaves at info level. The line
@@ -74,11 +75,11 @@ func appendRequestLine(b []byte, now time.Time, r request) []byte {
 	b = append(b, `{"time":"`...)
 	b = now.AppendFormat(b, time.RFC3339Nano)
 	b = append(b, `","level":"INFO","msg":"request","method":`...)
-	b = appendJSONString(b, r.method)
+	b = jsonw.AppendLogString(b, r.method)
 	b = append(b, `,"path":`...)
-	b = appendJSONString(b, r.path)
+	b = jsonw.AppendLogString(b, r.path)
 	b = append(b, `,"route":`...)
-	b = appendJSONString(b, r.route)
+	b = jsonw.AppendLogString(b, r.route)
 	b = append(b, `,"status":`...)
 	b = strconv.AppendInt(b, int64(r.status), 10)
 	b = append(b, `,"duration":`...)
@@ -88,55 +89,4 @@ func appendRequestLine(b []byte, now time.Time, r request) []byte {
 		b = strconv.AppendInt(b, r.account, 10)
 	}
 	return append(b, "}\n"...)
-}
-
-// appendJSONString appends s as a JSON string with slog's escaping: quote,
-// backslash and control bytes escaped, invalid UTF-8 as U+FFFD, U+2028 and
-// U+2029 escaped; <, > and & kept. A request's path is the client's text:
-// nothing in it can break the line or forge another.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

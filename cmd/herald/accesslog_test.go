@@ -32,7 +32,7 @@ func slogLine(t *testing.T, now time.Time, r request) string {
 func TestAccessLogLineIsSlogs(t *testing.T) {
 	t.Parallel()
 	paths := []string{
-		"/api/unsubscribes-groups", "", `/a"b\c`, "/new\nline\r\tx", "/\x00\x01\x1f\x7f", "/bad\xff\xfeutf8",
+		"/api/unsubscribes-groups", "", `/a"b\c`, "/new\nline\r\tx", "/\x00\x01\x1f\x7f\b\f", "/bad\xff\xfeutf8",
 		"/sep\u2028and\u2029", "/<script>&amp;", "/ünïcødé/日本", "/\xe2\x80", strings.Repeat("/x", 300),
 	}
 	zones := []*time.Location{time.UTC, time.FixedZone("X", 5*3600+30*60)}
