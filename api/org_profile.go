@@ -1,8 +1,6 @@
 package api
 
 import (
-	"io"
-
 	"github.com/gofiber/fiber/v2"
 
 	"herald/service"
@@ -58,17 +56,8 @@ func (a *API) saveOrgProfile(c *fiber.Ctx) error {
 		RemoveLogo: f.Get("remove_logo") == "1", LogoNotFile: f.Has("logo"),
 	}
 	if fh, ferr := c.FormFile("logo"); ferr == nil {
-		file, err := fh.Open()
-		if err != nil {
+		if in.Logo, err = service.ReadLogo(fh); err != nil {
 			return fail(c, err)
-		}
-		in.Logo, err = io.ReadAll(io.LimitReader(file, int64(service.MaxLogoBytes)+1))
-		file.Close()
-		if err != nil {
-			return fail(c, err)
-		}
-		if in.Logo == nil {
-			in.Logo = []byte{} // an empty file: the service says so
 		}
 	}
 	if _, err := a.svc.Profiles.Save(c.UserContext(), account(c), in); err != nil {

@@ -3,10 +3,12 @@ package service
 // Names of identity kept under their old names for the packages that use them.
 
 import (
+	"mime/multipart"
+	"time"
+
 	"herald/models"
 	"herald/service/core"
 	"herald/service/identity"
-	"time"
 )
 
 type (
@@ -147,6 +149,9 @@ type (
 	ProfileView  = identity.ProfileView
 	Brand        = core.Brand
 )
+
+// ReadLogo reads an uploaded logo file for ProfileInput.Logo.
+func ReadLogo(fh *multipart.FileHeader) ([]byte, error) { return identity.ReadLogo(fh) }
 
 // MaxLogoBytes is the largest logo file accepted.
 const MaxLogoBytes = identity.MaxLogoBytes

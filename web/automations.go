@@ -146,22 +146,17 @@ func settingsFormOf(c *fiber.Ctx) automations.Settings {
 // range (or none) goes as it is, for the service to refuse.
 func dateOffset(f automations.Settings) string {
 	days := strings.TrimSpace(f.DateDays)
-	switch f.DateWhen {
-	case "before":
+	switch {
+	case f.DateWhen != "before" && f.DateWhen != "after":
+		return "0"
+	case days == "":
+		return "x" // refused: days are needed
+	case f.DateWhen == "before":
 		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
 			return strconv.Itoa(-n)
 		}
-		if days == "" {
-			return "x" // refused: days are needed
-		}
-		return days
-	case "after":
-		if days == "" {
-			return "x"
-		}
-		return days
 	}
-	return "0"
+	return days
 }
 
 // automationInput turns the settings form into the service's input; no

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"io"
-	"mime/multipart"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -97,7 +95,7 @@ func (w *Web) saveProfile(c *fiber.Ctx) error {
 		RemoveLogo: formValue(c, "remove_logo") == "1",
 	}
 	if fh, err := c.FormFile("logo"); err == nil && fh.Filename != "" {
-		logo, err := readUpload(fh, service.MaxLogoBytes)
+		logo, err := service.ReadLogo(fh)
 		if err != nil {
 			return err
 		}
@@ -119,15 +117,4 @@ func (w *Web) saveProfile(c *fiber.Ctx) error {
 	}
 	w.flash(c, views.FlashSuccess, "The organisation profile is saved.")
 	return c.Redirect("/account#org-profile", fiber.StatusSeeOther)
-}
-
-// readUpload reads an uploaded file of at most max bytes; a larger one
-// comes back cut at max+1 bytes, for the service to refuse by its size.
-func readUpload(fh *multipart.FileHeader, max int) ([]byte, error) {
-	f, err := fh.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, int64(max)+1))
 }

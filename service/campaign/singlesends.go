@@ -282,11 +282,11 @@ func normalTime(s string) string {
 
 // location is the account's time zone (UTC when unset or unknown).
 func (s *SingleSends) location(ctx context.Context, accountID int64) (*time.Location, error) {
-	var tz string
-	if err := s.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
-		return nil, fmt.Errorf("single sends: time zone of account %d: %w", accountID, err)
+	loc, err := record.ReadAccountLocation(ctx, s.db.R, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("single sends: %w", err)
 	}
-	return record.AccountLocation(tz), nil
+	return loc, nil
 }
 
 // checkDesign applies the design rules of single sends and automation

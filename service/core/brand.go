@@ -81,6 +81,15 @@ func (b Brand) StylePath() string {
 	return BrandStylePrefix + strings.TrimPrefix(b.Color, "#") + ".css"
 }
 
+// LogoURL is the logo's absolute address under base, herald's public
+// address ("" without a logo).
+func (b Brand) LogoURL(base string) string {
+	if b.LogoPath == "" {
+		return ""
+	}
+	return strings.TrimRight(base, "/") + b.LogoPath
+}
+
 // Empty reports whether the profile shows nothing.
 func (b Brand) Empty() bool { return b == Brand{} }
 
@@ -189,11 +198,7 @@ func OrgPlaceholderValues(ctx context.Context, db *gorm.DB, accountID int64, bas
 		Pluck("field_name", &custom).Error; err != nil {
 		return nil, fmt.Errorf("profile: custom fields named as org placeholders, account %d: %w", accountID, err)
 	}
-	logo := ""
-	if b.LogoPath != "" {
-		logo = strings.TrimRight(base, "/") + b.LogoPath
-	}
-	out := map[string]string{PlaceholderOrgName: b.Name, PlaceholderOrgAddress: b.Address, PlaceholderOrgLogoURL: logo}
+	out := map[string]string{PlaceholderOrgName: b.Name, PlaceholderOrgAddress: b.Address, PlaceholderOrgLogoURL: b.LogoURL(base)}
 	for _, n := range custom {
 		delete(out, n)
 	}

@@ -123,10 +123,7 @@ func (m *Mail) brandedFor(ctx context.Context, account int64, sm systemMail) (sy
 
 // withBrand is sm carrying brand b.
 func (m *Mail) withBrand(sm systemMail, b core.Brand) systemMail {
-	sm.Brand, sm.LogoURL = b, ""
-	if b.LogoPath != "" {
-		sm.LogoURL = m.BaseURL + b.LogoPath
-	}
+	sm.Brand, sm.LogoURL = b, b.LogoURL(m.BaseURL)
 	return sm
 }
 

@@ -207,11 +207,11 @@ func (w *Warmups) notify() {
 
 // location is the account's time zone.
 func (w *Warmups) location(ctx context.Context, accountID int64) (*time.Location, error) {
-	var tz string
-	if err := w.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
-		return nil, fmt.Errorf("warm-up: time zone of account %d: %w", accountID, err)
+	loc, err := record.ReadAccountLocation(ctx, w.db.R, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	return record.AccountLocation(tz), nil
+	return loc, nil
 }
 
 // List is the account's plans, by domain.

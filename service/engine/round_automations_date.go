@@ -90,12 +90,12 @@ func (ar *automationsRound) enrolByDate(ctx context.Context, a *models.Automatio
 	if a.AutomationForTable == models.TargetSegments || a.AutomationFor == 0 || !core.FieldNameRE.MatchString(a.DateField) {
 		return 0, nil
 	}
-	var tz string
-	if err := ar.db.R.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", a.UserID).Scan(&tz).Error; err != nil {
-		return 0, fmt.Errorf("automations: time zone of account %d: %w", a.UserID, err)
+	loc, err := record.ReadAccountLocation(ctx, ar.db.R, a.UserID)
+	if err != nil {
+		return 0, fmt.Errorf("automations: %w", err)
 	}
 	now := ar.now()
-	local := now.In(record.AccountLocation(tz))
+	local := now.In(loc)
 	today := dayKey(local)
 	if a.DateDay != today {
 		if a.DateDay > today {
@@ -164,7 +164,7 @@ func (ar *automationsRound) enrolByDate(ctx context.Context, a *models.Automatio
 		emails = append(emails, r.Email)
 	}
 	last := rows[len(rows)-1].ID
-	err := ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = ar.db.W.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&models.Automation{}).Where("id = ? AND date_day = ? AND date_cursor = ? AND status = ?", a.ID, today, a.DateCursor, models.AutomationLive).
 			Update("date_cursor", last)
 		if res.Error != nil || res.RowsAffected == 0 {

@@ -10,6 +10,8 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
+	"mime/multipart"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +61,22 @@ type ProfileInput struct {
 	LogoNotFile bool
 }
 
+// ReadLogo reads an uploaded logo file for ProfileInput.Logo: at most
+// MaxLogoBytes and one byte more (Save refuses a larger one by its size);
+// an empty file is an empty, not a nil, logo (Save says so).
+func ReadLogo(fh *multipart.FileHeader) ([]byte, error) {
+	f, err := fh.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxLogoBytes+1))
+	if b == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
 // Get returns the account's profile without its logo's bytes (an empty
 // profile when none was saved).
 func (p *Profiles) Get(ctx context.Context, accountID int64) (*models.OrgProfile, error) {
@@ -82,11 +100,7 @@ func (p *Profiles) View(ctx context.Context, accountID int64) (ProfileView, erro
 		return ProfileView{}, err
 	}
 	b := core.BrandOf(pr)
-	v := ProfileView{Profile: pr, Address: b.Address}
-	if b.LogoPath != "" {
-		v.LogoURL = strings.TrimRight(p.baseURL, "/") + b.LogoPath
-	}
-	return v, nil
+	return ProfileView{Profile: pr, Address: b.Address, LogoURL: b.LogoURL(p.baseURL)}, nil
 }
 
 // Brand returns what pages show of the account's profile.

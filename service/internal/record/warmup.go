@@ -118,6 +118,16 @@ func AccountLocation(tz string) *time.Location {
 	return loc
 }
 
+// ReadAccountLocation reads the account's time zone (AccountLocation of
+// its users.time_zone).
+func ReadAccountLocation(ctx context.Context, db *gorm.DB, accountID int64) (*time.Location, error) {
+	var tz string
+	if err := db.WithContext(ctx).Table("users").Select("time_zone").Where("id = ?", accountID).Scan(&tz).Error; err != nil {
+		return nil, fmt.Errorf("time zone of account %d: %w", accountID, err)
+	}
+	return AccountLocation(tz), nil
+}
+
 // DomainOf is the lower-cased domain of an address.
 func DomainOf(addr string) string {
 	return strings.ToLower(strings.TrimSpace(addr[strings.LastIndexByte(addr, '@')+1:]))
