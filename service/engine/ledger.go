@@ -395,41 +395,35 @@ const deliveredDaily = `upd AS (UPDATE single_sends SET delivered = delivered + 
 	INSERT INTO account_daily (user_id, day, sent, delivered) SELECT upd.user_id, ?, n.n, n.n FROM upd, (SELECT count(*) AS n FROM done) n
 	ON CONFLICT (user_id, day) DO UPDATE SET sent = account_daily.sent + excluded.sent, delivered = account_daily.delivered + excluded.delivered`
 
-// markDelivered records this worker's claimed rows ids as delivered at a
-// time, with the relay that took each when the transport says (several
-// relays; relays: relayCase's clause): sent_at, the clause's arguments,
-// ids, worker. The relay is written by the statement that marks the row,
-// not by one of its own: a second update of every row cost PostgreSQL
-// about as much CPU as the mark itself.
-func markDelivered(relays string) string {
-	return markDeliveredSet + relays + " WHERE id IN ? AND worker = ?"
-}
-
-var markDeliveredSet = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ?")
-
-// relayCase is markDelivered's clause naming the relay of each of ids
-// that relayOf knows, and its arguments; "" and none when it knows none
-// (one relay, the outbox).
-func relayCase(relayOf map[int64]string, ids []int64) (string, []any) {
+// markDelivered is the statement that records the claimed rows ids as
+// delivered at now, and its arguments: with the relay that took each when
+// relayOf knows it (several relays), in one CASE. The relay is written by
+// the statement that marks the row, not by one of its own: a second
+// update of every row cost PostgreSQL about as much CPU as the mark
+// itself.
+func markDelivered(now models.Timestamp, relayOf map[int64]string, ids []int64, worker string) (string, []any) {
+	args := []any{now}
 	byRelay := map[string][]int64{}
 	for _, id := range ids {
 		if r := relayOf[id]; r != "" {
 			byRelay[r] = append(byRelay[r], id)
 		}
 	}
-	if len(byRelay) == 0 {
-		return "", nil
+	relays := ""
+	if len(byRelay) > 0 {
+		var b strings.Builder
+		b.WriteString(", relay = CASE")
+		for _, r := range slices.Sorted(maps.Keys(byRelay)) {
+			b.WriteString(" WHEN id IN ? THEN ?")
+			args = append(args, byRelay[r], r)
+		}
+		b.WriteString(" ELSE relay END")
+		relays = b.String()
 	}
-	var b strings.Builder
-	var args []any
-	b.WriteString(", relay = CASE")
-	for _, r := range slices.Sorted(maps.Keys(byRelay)) {
-		b.WriteString(" WHEN id IN ? THEN ?")
-		args = append(args, byRelay[r], r)
-	}
-	b.WriteString(" ELSE relay END")
-	return b.String(), args
+	return markDeliveredSet + relays + " WHERE id IN ? AND worker = ?", append(args, ids, worker)
 }
+
+var markDeliveredSet = record.LedgerSQL("UPDATE send_messages SET state = {delivered}, worker = NULL, sent_at = ?")
 
 // Record implements delivery.Store: every outcome in one transaction, the
 // group commit, through the database's relaxed pool (core.DB.Relaxed: on
@@ -533,16 +527,15 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 		// one round trip where the transaction below takes four.
 		for sendID, ids := range delivered {
 			var err error
-			relays, rargs := relayCase(relayOf, ids)
-			mark := append(append([]any{now}, rargs...), ids, l.live.worker)
+			mark, args := markDelivered(now, relayOf, ids, l.live.worker)
 			if !l.events.Wanted(accounts[sendID], record.EventDelivered) {
-				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered(relays)+` RETURNING 1),
-					`+deliveredDaily, append(mark, now, sendID, record.DayOf(now.Time))...).Error
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+mark+` RETURNING 1),
+					`+deliveredDaily, append(args, now, sendID, record.DayOf(now.Time))...).Error
 			} else {
 				// With the account's delivered events, still one statement.
-				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+markDelivered(relays)+` RETURNING id, send_id, user_id, email),
+				err = l.db.Relaxed.WithContext(ctx).Exec(`WITH done AS (`+mark+` RETURNING id, send_id, user_id, email),
 					ev AS (`+record.EventsOfClaimed("done m WHERE TRUE")+`),
-					`+deliveredDaily, append(mark, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time))...).Error
+					`+deliveredDaily, append(args, record.EventDelivered, now, record.KindPattern(record.EventDelivered), now, sendID, record.DayOf(now.Time))...).Error
 			}
 			if err != nil {
 				return fmt.Errorf("ledger: record deliveries of send %d: %w", sendID, err)
@@ -568,8 +561,8 @@ func (l *Ledger) Record(ctx context.Context, outs []delivery.Outcome) error {
 			if err := l.events.RecordClaimed(tx, accounts[sendID], record.EventDelivered, delivered[sendID], l.live.worker, now.Time); err != nil {
 				return err
 			}
-			relays, rargs := relayCase(relayOf, delivered[sendID])
-			res := tx.Exec(markDelivered(relays), append(append([]any{now}, rargs...), delivered[sendID], l.live.worker)...)
+			mark, args := markDelivered(now, relayOf, delivered[sendID], l.live.worker)
+			res := tx.Exec(mark, args...)
 			if res.Error != nil {
 				return res.Error
 			}
